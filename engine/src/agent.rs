@@ -1,0 +1,183 @@
+//! The agent interface: what an agent receives, what it can do, and the context
+//! it acts in. A planner and every stack layer implement the same trait, so layers
+//! wrap planners (and each other) in any order.
+
+use serde::Serialize;
+
+use crate::call::{ToolCall, ToolResult};
+use crate::time::TimeMs;
+use crate::tool::Catalog;
+use crate::value::Value;
+
+/// A message between the agent and a simulated user.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Message {
+    /// What a person would read.
+    pub text: String,
+    /// The same content, structured (what a model would understand from the text).
+    pub content: Value,
+}
+
+/// What an agent is told.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum Input {
+    /// A user said something.
+    User(Message),
+    /// A tool call came back.
+    Tool(ToolResult),
+    /// A stack layer refused a call before it reached the tool.
+    Blocked {
+        /// The refused call.
+        call: ToolCall,
+        /// Which layer refused it.
+        layer: &'static str,
+        /// Why, in words.
+        reason: String,
+    },
+    /// A timer the agent asked for has fired.
+    Wake,
+}
+
+impl Input {
+    /// A rough token count of the input as the model would read it.
+    pub fn token_estimate(&self) -> u32 {
+        match self {
+            Input::User(m) => 4 + (m.text.len() / 4) as u32,
+            Input::Tool(r) => 12 + r.reply.token_estimate() + r.call.args.token_estimate(),
+            Input::Blocked { reason, .. } => 12 + (reason.len() / 4) as u32,
+            Input::Wake => 0,
+        }
+    }
+}
+
+/// What an agent does next.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum Action {
+    /// Call a tool; the agent is busy until the result arrives.
+    Call(ToolCall),
+    /// Sleep until `until_ms` (a backoff); other inputs wait until it wakes.
+    Sleep {
+        /// When to wake.
+        until_ms: TimeMs,
+    },
+    /// Wait for the next input (a user message), or until `wake_at_ms` if given.
+    Idle {
+        /// Optional timer.
+        wake_at_ms: Option<TimeMs>,
+    },
+    /// Stop.
+    Finish(Finish),
+}
+
+/// Why an agent stopped.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum Finish {
+    /// The agent believes the task is done (the world decides whether it is).
+    Done,
+    /// The agent gave up.
+    GaveUp {
+        /// In words.
+        reason: String,
+    },
+    /// A stack layer stopped the agent (a loop detector, say).
+    Halted {
+        /// The layer.
+        layer: &'static str,
+        /// In words.
+        reason: String,
+    },
+    /// The agent failed (crashed, broke the protocol).
+    Failed {
+        /// In words.
+        reason: String,
+    },
+}
+
+/// How the planner reads tool results this turn. The noisy planner changes the lens
+/// to model a model's reading mistakes; the expert always reads through it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Lens {
+    /// Check responses against the schema before using them (off: trust malformed data).
+    pub validate: bool,
+}
+
+impl Default for Lens {
+    fn default() -> Self {
+        Self { validate: true }
+    }
+}
+
+/// Something a layer or planner decided that belongs in the trajectory.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Note {
+    /// Who decided: `"retry"`, `"loop_detector"`, `"noisy"`, ...
+    pub source: &'static str,
+    /// What, as a short stable word: `"backoff"`, `"blocked"`, `"misread_id"`, ...
+    pub what: &'static str,
+    /// Details.
+    pub detail: Value,
+}
+
+/// The context of one agent step.
+pub struct AgentCx<'a> {
+    /// Virtual time of the step.
+    pub now_ms: TimeMs,
+    /// The tools.
+    pub catalog: &'a Catalog,
+    /// How the planner reads results in this step.
+    pub lens: Lens,
+    turns: u32,
+    read_tokens: u32,
+    notes: Vec<Note>,
+}
+
+impl<'a> AgentCx<'a> {
+    /// A context at `now_ms`.
+    pub fn new(now_ms: TimeMs, catalog: &'a Catalog) -> Self {
+        Self { now_ms, catalog, lens: Lens::default(), turns: 0, read_tokens: 0, notes: Vec::new() }
+    }
+
+    /// Marks one planner decision (one model call): it costs tokens and think time.
+    /// Stack layers never call this; planners call it once per decision.
+    pub fn begin_turn(&mut self) {
+        self.turns += 1;
+    }
+
+    /// Adds what the planner read in this step to its context (prompt tokens of every
+    /// later turn). Planners call this for each input they read; layers never do.
+    pub fn read(&mut self, input: &Input) {
+        self.read_tokens += input.token_estimate();
+    }
+
+    /// Tokens read in this step.
+    pub fn read_tokens(&self) -> u32 {
+        self.read_tokens
+    }
+
+    /// Records a decision in the trajectory.
+    pub fn note(&mut self, source: &'static str, what: &'static str, detail: Value) {
+        self.notes.push(Note { source, what, detail });
+    }
+
+    /// Planner turns taken in this step.
+    pub fn turns(&self) -> u32 {
+        self.turns
+    }
+
+    /// Takes the notes recorded in this step.
+    pub fn take_notes(&mut self) -> Vec<Note> {
+        std::mem::take(&mut self.notes)
+    }
+}
+
+/// An agent: a planner, or a stack layer around an inner agent.
+pub trait Agent: Send {
+    /// Reacts to one input and says what to do next.
+    fn step(&mut self, input: Input, cx: &mut AgentCx<'_>) -> Action;
+}
+
+impl<A: Agent + ?Sized> Agent for Box<A> {
+    fn step(&mut self, input: Input, cx: &mut AgentCx<'_>) -> Action {
+        (**self).step(input, cx)
+    }
+}

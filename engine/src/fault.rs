@@ -1,0 +1,347 @@
+//! Faults, and the schedules that say when they apply.
+//!
+//! The vocabulary follows HTTP and the fault injectors people already know
+//! (toxiproxy, Envoy, Chaos Mesh). Every type validates itself while it is being
+//! deserialised, so a bad value in a scenario file is reported at its line and
+//! column, naming the field.
+
+use serde::{Deserialize, Serialize};
+
+use crate::time::TimeMs;
+
+/// What a call can suffer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "FaultUnchecked")]
+pub enum Fault {
+    /// An HTTP error status (4xx or 5xx), optionally with a `Retry-After` hint.
+    Error {
+        /// HTTP status, 400..=599; 429, 500, 502, 503 and 504 are the usual ones.
+        status: u16,
+        /// The `Retry-After` hint sent with the error, in milliseconds.
+        retry_after_ms: Option<TimeMs>,
+    },
+    /// No answer: the client gives up after the tool's `timeout_ms`.
+    Timeout,
+    /// Extra latency added to the call.
+    Latency {
+        /// Added to the drawn latency, in milliseconds.
+        extra_ms: TimeMs,
+    },
+    /// A response that does not match the tool's schema.
+    Malformed(MalformedKind),
+    /// The session token expires: this and every later call get 401 until the agent
+    /// calls `authenticate`.
+    AuthExpired,
+    /// A token bucket: `capacity` calls, one token back every `refill_ms`; an empty
+    /// bucket answers 429 with `retry_after_ms` until the next token.
+    RateLimit {
+        /// Bucket size (burst allowance), at least 1.
+        capacity: u32,
+        /// Milliseconds to earn back one token, at least 1.
+        refill_ms: TimeMs,
+    },
+    /// The answer reflects the world as it was `lag_ms` ago (a lagging replica or cache).
+    Stale {
+        /// How far behind the answer is, in milliseconds.
+        lag_ms: TimeMs,
+    },
+    /// For writes: the write is applied, then the answer is lost (the caller sees a
+    /// timeout). A blind retry applies it twice.
+    CommitThenTimeout,
+}
+
+/// How a malformed response is broken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum MalformedKind {
+    /// One top-level field is missing.
+    MissingField,
+    /// One top-level field has the wrong type (numbers arrive as formatted strings).
+    WrongType,
+    /// The body is cut off mid-way and does not parse.
+    Truncated,
+    /// The body is not the format at all.
+    Garbage,
+}
+
+#[derive(Deserialize)]
+enum FaultUnchecked {
+    Error {
+        status: u16,
+        #[serde(default)]
+        retry_after_ms: Option<TimeMs>,
+    },
+    Timeout,
+    Latency {
+        extra_ms: TimeMs,
+    },
+    Malformed(MalformedKind),
+    AuthExpired,
+    RateLimit {
+        capacity: u32,
+        refill_ms: TimeMs,
+    },
+    Stale {
+        lag_ms: TimeMs,
+    },
+    CommitThenTimeout,
+}
+
+impl TryFrom<FaultUnchecked> for Fault {
+    type Error = String;
+    fn try_from(f: FaultUnchecked) -> Result<Self, String> {
+        Ok(match f {
+            FaultUnchecked::Error { status, retry_after_ms } => {
+                if !(400..=599).contains(&status) {
+                    return Err(format!("field `status`: expected an HTTP error status in 400..=599, found {status}"));
+                }
+                Fault::Error { status, retry_after_ms }
+            }
+            FaultUnchecked::Timeout => Fault::Timeout,
+            FaultUnchecked::Latency { extra_ms } => Fault::Latency { extra_ms },
+            FaultUnchecked::Malformed(kind) => Fault::Malformed(kind),
+            FaultUnchecked::AuthExpired => Fault::AuthExpired,
+            FaultUnchecked::RateLimit { capacity, refill_ms } => {
+                if capacity == 0 {
+                    return Err("field `capacity`: expected at least 1 token, found 0".into());
+                }
+                if refill_ms == 0 {
+                    return Err("field `refill_ms`: expected at least 1 ms, found 0".into());
+                }
+                Fault::RateLimit { capacity, refill_ms }
+            }
+            FaultUnchecked::Stale { lag_ms } => Fault::Stale { lag_ms },
+            FaultUnchecked::CommitThenTimeout => Fault::CommitThenTimeout,
+        })
+    }
+}
+
+/// The kind of fault a call actually suffered, recorded in the trajectory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum FaultTag {
+    /// An injected error status.
+    Error(u16),
+    /// An injected timeout.
+    Timeout,
+    /// Injected extra latency.
+    Latency,
+    /// A malformed response.
+    Malformed(MalformedKind),
+    /// The session expired (or was already expired).
+    AuthExpired,
+    /// Refused by the rate limiter.
+    RateLimited,
+    /// A stale read.
+    Stale,
+    /// A write applied whose answer was lost.
+    CommitThenTimeout,
+}
+
+impl FaultTag {
+    /// A short stable name, used in CSV columns and timelines.
+    pub fn name(&self) -> String {
+        match self {
+            FaultTag::Error(status) => format!("error_{status}"),
+            FaultTag::Timeout => "timeout".into(),
+            FaultTag::Latency => "latency".into(),
+            FaultTag::Malformed(kind) => format!("malformed_{}", kind.name()),
+            FaultTag::AuthExpired => "auth_expired".into(),
+            FaultTag::RateLimited => "rate_limited".into(),
+            FaultTag::Stale => "stale".into(),
+            FaultTag::CommitThenTimeout => "commit_then_timeout".into(),
+        }
+    }
+}
+
+impl MalformedKind {
+    /// A short stable name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            MalformedKind::MissingField => "missing_field",
+            MalformedKind::WrongType => "wrong_type",
+            MalformedKind::Truncated => "truncated",
+            MalformedKind::Garbage => "garbage",
+        }
+    }
+}
+
+/// When a fault rule is active, in virtual time or call count.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(try_from = "ScheduleUnchecked")]
+pub enum Schedule {
+    /// Active for the whole trajectory.
+    #[default]
+    Always,
+    /// Active for `from_ms <= t < to_ms`.
+    Window {
+        /// Start of the window (inclusive).
+        from_ms: TimeMs,
+        /// End of the window (exclusive); after `from_ms`.
+        to_ms: TimeMs,
+    },
+    /// Bursts of `burst_ms` every `period_ms`, the first starting at `offset_ms`.
+    Periodic {
+        /// Time from one burst's start to the next.
+        period_ms: TimeMs,
+        /// Length of each burst, at most `period_ms`.
+        burst_ms: TimeMs,
+        /// Start of the first burst.
+        offset_ms: TimeMs,
+    },
+    /// Active from the tool's `n`-th call on (counting from 1).
+    AfterCalls {
+        /// The first call (1-based) at which the rule is active.
+        n: u64,
+    },
+}
+
+#[derive(Deserialize)]
+enum ScheduleUnchecked {
+    Always,
+    Window {
+        from_ms: TimeMs,
+        to_ms: TimeMs,
+    },
+    Periodic {
+        period_ms: TimeMs,
+        burst_ms: TimeMs,
+        #[serde(default)]
+        offset_ms: TimeMs,
+    },
+    AfterCalls {
+        n: u64,
+    },
+}
+
+impl TryFrom<ScheduleUnchecked> for Schedule {
+    type Error = String;
+    fn try_from(s: ScheduleUnchecked) -> Result<Self, String> {
+        Ok(match s {
+            ScheduleUnchecked::Always => Schedule::Always,
+            ScheduleUnchecked::Window { from_ms, to_ms } => {
+                if to_ms <= from_ms {
+                    return Err(format!(
+                        "field `to_ms`: the window must end after it starts, found from_ms: {from_ms}, to_ms: {to_ms}"
+                    ));
+                }
+                Schedule::Window { from_ms, to_ms }
+            }
+            ScheduleUnchecked::Periodic { period_ms, burst_ms, offset_ms } => {
+                if period_ms == 0 {
+                    return Err("field `period_ms`: expected a positive period, found 0".into());
+                }
+                if burst_ms == 0 || burst_ms > period_ms {
+                    return Err(format!(
+                        "field `burst_ms`: expected 1..={period_ms} (at most the period), found {burst_ms}"
+                    ));
+                }
+                Schedule::Periodic { period_ms, burst_ms, offset_ms }
+            }
+            ScheduleUnchecked::AfterCalls { n } => {
+                if n == 0 {
+                    return Err("field `n`: calls are counted from 1, found 0".into());
+                }
+                Schedule::AfterCalls { n }
+            }
+        })
+    }
+}
+
+impl Schedule {
+    /// Whether the schedule is active at `now_ms` for the tool's `call_number`-th call
+    /// (1-based).
+    pub fn is_active(&self, now_ms: TimeMs, call_number: u64) -> bool {
+        match *self {
+            Schedule::Always => true,
+            Schedule::Window { from_ms, to_ms } => (from_ms..to_ms).contains(&now_ms),
+            Schedule::Periodic { period_ms, burst_ms, offset_ms } => {
+                now_ms >= offset_ms && (now_ms - offset_ms) % period_ms < burst_ms
+            }
+            Schedule::AfterCalls { n } => call_number >= n,
+        }
+    }
+}
+
+/// A probability in `[0, 1]`, checked when read.
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd, Serialize, Deserialize)]
+#[serde(try_from = "f64", into = "f64")]
+pub struct Probability(f64);
+
+impl Probability {
+    /// Certainty.
+    pub const ONE: Probability = Probability(1.0);
+    /// Never.
+    pub const ZERO: Probability = Probability(0.0);
+
+    /// The probability as a number in `[0, 1]`.
+    pub fn get(self) -> f64 {
+        self.0
+    }
+
+    /// Scales the probability by `factor`, saturating at 1.
+    pub fn scaled(self, factor: f64) -> Probability {
+        Probability((self.0 * factor).clamp(0.0, 1.0))
+    }
+}
+
+impl TryFrom<f64> for Probability {
+    type Error = String;
+    fn try_from(p: f64) -> Result<Self, String> {
+        if (0.0..=1.0).contains(&p) {
+            Ok(Probability(p))
+        } else {
+            Err(format!("expected a probability in [0, 1], found {p}"))
+        }
+    }
+}
+
+impl From<Probability> for f64 {
+    fn from(p: Probability) -> f64 {
+        p.0
+    }
+}
+
+impl Default for Probability {
+    fn default() -> Self {
+        Probability::ONE
+    }
+}
+
+/// One fault on one tool: what, when, and how likely per call while active.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FaultRule {
+    /// The fault.
+    pub fault: Fault,
+    /// When the rule is active (default: always).
+    #[serde(default)]
+    pub when: Schedule,
+    /// The chance per call while active (default 1). Ignored by `RateLimit`, which is
+    /// a state, not a draw.
+    #[serde(default)]
+    pub probability: Probability,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn periodic_bursts() {
+        let s = Schedule::Periodic { period_ms: 100, burst_ms: 30, offset_ms: 50 };
+        assert!(!s.is_active(49, 1));
+        assert!(s.is_active(50, 1));
+        assert!(s.is_active(79, 1));
+        assert!(!s.is_active(80, 1));
+        assert!(s.is_active(150, 1));
+    }
+
+    #[test]
+    fn bad_values_are_refused_with_the_field() {
+        let err = ron::from_str::<Schedule>("Window(from_ms: 10, to_ms: 5)").unwrap_err();
+        assert!(err.to_string().contains("to_ms"), "{err}");
+        let err = ron::from_str::<FaultRule>("(fault: Timeout, probability: 1.5)").unwrap_err();
+        assert!(err.to_string().contains("probability"), "{err}");
+        let err = ron::from_str::<Fault>("Error(status: 200)").unwrap_err();
+        assert!(err.to_string().contains("status"), "{err}");
+    }
+}

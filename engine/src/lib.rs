@@ -1,0 +1,39 @@
+//! # agentsim-engine
+//!
+//! The deterministic core of agentsim: integer virtual time, an event queue ordered
+//! by (time, sequence), per-component ChaCha streams, tools with latency, faults,
+//! rate limits, sessions and drift, the agent and world interfaces, the event loop,
+//! trajectories with stable digests, the parallel sweep runner and statistics.
+//!
+//! It knows no concrete world or agent, reads no clock and does no I/O.
+
+#![warn(missing_docs)]
+
+pub mod agent;
+pub mod call;
+pub mod config;
+pub mod fault;
+pub mod latency;
+pub mod queue;
+pub mod rng;
+pub mod runtime;
+pub mod sim;
+pub mod stats;
+pub mod sweep;
+pub mod time;
+pub mod tool;
+pub mod trajectory;
+pub mod value;
+pub mod world;
+
+pub use agent::{Action, Agent, AgentCx, Finish, Input, Lens, Message, Note};
+pub use call::{Reply, ToolCall, ToolError, ToolResult};
+pub use config::{Budgets, ModelConfig, SimConfig};
+pub use fault::{Fault, FaultRule, FaultTag, MalformedKind, Probability, Schedule};
+pub use latency::Latency;
+pub use rng::{Stream, StreamSource};
+pub use time::TimeMs;
+pub use tool::{Catalog, Drift, DriftChange, ToolConfig, ToolDef, ToolId, ToolKind, ToolSpec};
+pub use trajectory::{Digest, DigestChain, Event, EventKind, Metrics, Outcome, Trajectory};
+pub use value::{Value, ValueKind};
+pub use world::{Minefield, Verdict, World, WorldCx};

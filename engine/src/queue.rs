@@ -1,0 +1,97 @@
+//! The event queue: a min-heap ordered by (virtual time, sequence number).
+//!
+//! The sequence number is assigned at push time, so two events at the same virtual
+//! time pop in the order they were scheduled. That tie-break is what makes the loop
+//! deterministic without comparing event payloads.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use crate::time::TimeMs;
+
+struct Entry<E> {
+    at_ms: TimeMs,
+    seq: u64,
+    event: E,
+}
+
+impl<E> PartialEq for Entry<E> {
+    fn eq(&self, other: &Self) -> bool {
+        self.at_ms == other.at_ms && self.seq == other.seq
+    }
+}
+impl<E> Eq for Entry<E> {}
+impl<E> PartialOrd for Entry<E> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<E> Ord for Entry<E> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // Reversed: BinaryHeap is a max-heap and we want the earliest event first.
+        (other.at_ms, other.seq).cmp(&(self.at_ms, self.seq))
+    }
+}
+
+/// A queue of events on the virtual clock, popped in (time, sequence) order.
+pub struct EventQueue<E> {
+    heap: BinaryHeap<Entry<E>>,
+    next_seq: u64,
+}
+
+impl<E> Default for EventQueue<E> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<E> EventQueue<E> {
+    /// An empty queue.
+    pub fn new() -> Self {
+        Self { heap: BinaryHeap::with_capacity(64), next_seq: 0 }
+    }
+
+    /// Schedules `event` at `at_ms`; returns its sequence number.
+    pub fn push(&mut self, at_ms: TimeMs, event: E) -> u64 {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.heap.push(Entry { at_ms, seq, event });
+        seq
+    }
+
+    /// Removes and returns the earliest event with its time and sequence number.
+    pub fn pop(&mut self) -> Option<(TimeMs, u64, E)> {
+        self.heap.pop().map(|e| (e.at_ms, e.seq, e.event))
+    }
+
+    /// The time of the earliest event, if any.
+    pub fn peek_time(&self) -> Option<TimeMs> {
+        self.heap.peek().map(|e| e.at_ms)
+    }
+
+    /// Number of pending events.
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    /// True when no event is pending.
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pops_by_time_then_push_order() {
+        let mut q = EventQueue::new();
+        q.push(20, "c");
+        q.push(10, "a");
+        q.push(10, "b");
+        q.push(5, "first");
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(t, _, e)| (t, e)).collect();
+        assert_eq!(order, vec![(5, "first"), (10, "a"), (10, "b"), (20, "c")]);
+    }
+}

@@ -1,0 +1,323 @@
+//! The tool runtime: runs one call through latency, rate limits, session state,
+//! fault rules and drift, and asks the world to serve it when it gets through.
+//!
+//! Each call draws from its own counter-based sub-stream (tool stream, call
+//! number), always the same number of draws for the rules, so the n-th call of a
+//! tool meets the same luck whatever happened before it.
+
+use crate::call::{Reply, ToolCall, ToolError};
+use crate::fault::{Fault, FaultTag, MalformedKind};
+use crate::rng::{Stream, StreamSource};
+use crate::time::TimeMs;
+use crate::tool::{AUTHENTICATE, Catalog, ToolKind, ToolSpec};
+use crate::value::Value;
+
+/// What happened to one call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Served {
+    /// What the caller receives.
+    pub reply: Reply,
+    /// Virtual time until the caller receives it.
+    pub latency_ms: TimeMs,
+    /// The injected fault, if any (ground truth, never shown to the planner).
+    pub fault: Option<FaultTag>,
+    /// Whether the world served the call (a write was applied).
+    pub served: bool,
+}
+
+struct Bucket {
+    tokens: u32,
+    refilled_at_ms: TimeMs,
+}
+
+struct ToolState {
+    stream: Stream,
+    calls: u64,
+    buckets: Vec<Option<Bucket>>,
+}
+
+/// Per-trajectory state of all tools.
+pub struct ToolRuntime<'c> {
+    catalog: &'c Catalog,
+    tools: Vec<ToolState>,
+    session_expired: bool,
+    fault_scale: f64,
+}
+
+/// The body a server in trouble sends instead of the format it promised.
+const GARBAGE_BODY: &str = "<html><head><title>502 Bad Gateway</title></head><body>upstream error</body></html>";
+
+impl<'c> ToolRuntime<'c> {
+    /// Fresh state for one trajectory; each tool gets the stream `tool.NAME`.
+    pub fn new(catalog: &'c Catalog, streams: &StreamSource) -> Self {
+        let tools = catalog
+            .specs()
+            .iter()
+            .map(|spec| ToolState {
+                stream: streams.stream(&format!("tool.{}", spec.def.name)),
+                calls: 0,
+                buckets: spec.config.faults.iter().map(|_| None).collect(),
+            })
+            .collect();
+        Self { catalog, tools, session_expired: false, fault_scale: 1.0 }
+    }
+
+    /// Multiplies every fault probability by `scale` (rate limits are unaffected).
+    pub fn with_fault_scale(mut self, scale: f64) -> Self {
+        self.fault_scale = scale.max(0.0);
+        self
+    }
+
+    /// How many calls each tool has received, in id order.
+    pub fn call_counts(&self) -> Vec<u64> {
+        self.tools.iter().map(|t| t.calls).collect()
+    }
+
+    /// Runs `call` at `now_ms`. `serve` is the world: it receives the call and the
+    /// time its data should reflect (earlier than now for a stale read).
+    pub fn call(
+        &mut self,
+        now_ms: TimeMs,
+        call: &ToolCall,
+        serve: &mut dyn FnMut(&ToolCall, TimeMs) -> Result<Value, ToolError>,
+    ) -> Served {
+        let spec: &ToolSpec = self.catalog.spec(call.tool);
+        let state = &mut self.tools[call.tool.0 as usize];
+        state.calls += 1;
+        let call_number = state.calls;
+        let mut rng = state.stream.substream(call_number);
+        let mut latency_ms = spec.config.latency.sample(&mut rng);
+        let timeout_ms = spec.config.timeout_ms;
+
+        // One draw per rule, always, so later rules see the same luck whichever fired.
+        let mut chosen: Option<&Fault> = None;
+        let mut rate_limited: Option<TimeMs> = None;
+        for (i, rule) in spec.config.faults.iter().enumerate() {
+            let hit = rng.chance(rule.probability.get() * self.fault_scale);
+            if !rule.when.is_active(now_ms, call_number) {
+                continue;
+            }
+            match &rule.fault {
+                Fault::RateLimit { capacity, refill_ms } => {
+                    let bucket = state.buckets[i].get_or_insert(Bucket { tokens: *capacity, refilled_at_ms: now_ms });
+                    let earned = (now_ms - bucket.refilled_at_ms) / refill_ms;
+                    if earned > 0 {
+                        bucket.tokens = (bucket.tokens as u64 + earned).min(*capacity as u64) as u32;
+                        bucket.refilled_at_ms += earned * refill_ms;
+                    }
+                    if bucket.tokens == 0 {
+                        rate_limited.get_or_insert(bucket.refilled_at_ms + refill_ms - now_ms);
+                    } else if rate_limited.is_none() {
+                        bucket.tokens -= 1;
+                    }
+                }
+                Fault::Latency { extra_ms } if hit => latency_ms += extra_ms,
+                fault if hit && chosen.is_none() => chosen = Some(fault),
+                _ => {}
+            }
+        }
+        let corruption_draw = rng.next_u64();
+
+        if let Some(retry_after_ms) = rate_limited {
+            return Served {
+                reply: Reply::Error {
+                    status: 429,
+                    retry_after_ms: Some(retry_after_ms),
+                    message: "rate limit exceeded".into(),
+                },
+                latency_ms: latency_ms.min(timeout_ms),
+                fault: Some(FaultTag::RateLimited),
+                served: false,
+            };
+        }
+        if spec.def.name == AUTHENTICATE && chosen.is_none() {
+            self.session_expired = false;
+            let token = format!("tok-{call_number}");
+            return self.serve_ok(call, now_ms, latency_ms, Value::map([("token", Value::Str(token))]), None);
+        }
+        if self.session_expired || matches!(chosen, Some(Fault::AuthExpired)) {
+            self.session_expired = true;
+            return Served {
+                reply: Reply::Error { status: 401, retry_after_ms: None, message: "session expired".into() },
+                latency_ms: latency_ms.min(timeout_ms),
+                fault: Some(FaultTag::AuthExpired),
+                served: false,
+            };
+        }
+
+        let mut as_of_ms = now_ms;
+        let mut fault = None;
+        match chosen {
+            Some(Fault::Error { status, retry_after_ms }) => {
+                return Served {
+                    reply: Reply::Error {
+                        status: *status,
+                        retry_after_ms: *retry_after_ms,
+                        message: status_message(*status).into(),
+                    },
+                    latency_ms: latency_ms.min(timeout_ms),
+                    fault: Some(FaultTag::Error(*status)),
+                    served: false,
+                };
+            }
+            Some(Fault::Timeout) => {
+                return Served { reply: Reply::Timeout, latency_ms: timeout_ms, fault: Some(FaultTag::Timeout), served: false };
+            }
+            Some(Fault::CommitThenTimeout) if spec.def.kind == ToolKind::Write => {
+                // The server applies the write; the answer never reaches the caller.
+                let served = serve(call, now_ms).is_ok();
+                return Served {
+                    reply: Reply::Timeout,
+                    latency_ms: timeout_ms,
+                    fault: Some(FaultTag::CommitThenTimeout),
+                    served,
+                };
+            }
+            Some(Fault::CommitThenTimeout) => {
+                return Served { reply: Reply::Timeout, latency_ms: timeout_ms, fault: Some(FaultTag::Timeout), served: false };
+            }
+            Some(Fault::Stale { lag_ms }) => {
+                as_of_ms = now_ms.saturating_sub(*lag_ms);
+                fault = Some(FaultTag::Stale);
+            }
+            Some(Fault::Malformed(kind)) => fault = Some(FaultTag::Malformed(*kind)),
+            Some(Fault::Latency { .. } | Fault::RateLimit { .. } | Fault::AuthExpired) | None => {}
+        }
+        if latency_ms > timeout_ms {
+            // Slow enough that the client gave up, but the server did the work.
+            let served = serve(call, as_of_ms).is_ok();
+            return Served { reply: Reply::Timeout, latency_ms: timeout_ms, fault: Some(FaultTag::Latency), served };
+        }
+        match serve(call, as_of_ms) {
+            Ok(body) => {
+                let malformed = match fault {
+                    Some(FaultTag::Malformed(kind)) => Some((kind, corruption_draw)),
+                    _ => None,
+                };
+                self.serve_ok(call, now_ms, latency_ms, body, malformed).with_fault(fault)
+            }
+            Err(err) => Served {
+                reply: Reply::Error { status: err.status, retry_after_ms: None, message: err.message },
+                latency_ms,
+                fault,
+                served: true,
+            },
+        }
+    }
+
+    fn serve_ok(
+        &self,
+        call: &ToolCall,
+        now_ms: TimeMs,
+        latency_ms: TimeMs,
+        mut body: Value,
+        malformed: Option<(MalformedKind, u64)>,
+    ) -> Served {
+        for drift in self.catalog.spec(call.tool).config.drift.iter().filter(|d| d.at_ms <= now_ms) {
+            drift.change.apply(&mut body);
+        }
+        let reply = match malformed {
+            None => Reply::Ok(body),
+            Some((kind, draw)) => corrupt(body, kind, draw),
+        };
+        Served { reply, latency_ms, fault: None, served: true }
+    }
+}
+
+impl Served {
+    fn with_fault(mut self, fault: Option<FaultTag>) -> Self {
+        self.fault = fault;
+        self
+    }
+}
+
+/// Breaks a body the way `kind` says, choosing the field with `draw`.
+fn corrupt(mut body: Value, kind: MalformedKind, draw: u64) -> Reply {
+    match kind {
+        MalformedKind::MissingField => {
+            if let Value::Map(pairs) = &mut body
+                && !pairs.is_empty()
+            {
+                pairs.remove((draw % pairs.len() as u64) as usize);
+            }
+            Reply::Ok(body)
+        }
+        MalformedKind::WrongType => {
+            if let Value::Map(pairs) = &mut body {
+                // Prefer a number: it arrives as a display string ("4,250"), the most
+                // common wrong-type bug and the one a careless reader misreads.
+                let ints: Vec<usize> =
+                    pairs.iter().enumerate().filter(|(_, (_, v))| matches!(v, Value::Int(_))).map(|(i, _)| i).collect();
+                if !ints.is_empty() {
+                    let i = ints[(draw % ints.len() as u64) as usize];
+                    let n = pairs[i].1.as_int().unwrap_or_default();
+                    pairs[i].1 = Value::Str(with_thousands_separators(n));
+                } else if !pairs.is_empty() {
+                    let i = (draw % pairs.len() as u64) as usize;
+                    pairs[i].1 = Value::Int(0);
+                }
+            }
+            Reply::Ok(body)
+        }
+        MalformedKind::Truncated => {
+            let text = body.render();
+            let cut = 1 + (draw % (text.len().max(2) as u64 - 1)) as usize;
+            let cut = (0..=cut.min(text.len())).rev().find(|i| text.is_char_boundary(*i)).unwrap_or(0);
+            Reply::Garbled(text[..cut].to_string())
+        }
+        MalformedKind::Garbage => Reply::Garbled(GARBAGE_BODY.into()),
+    }
+}
+
+fn with_thousands_separators(n: i64) -> String {
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::new();
+    if n < 0 {
+        out.push('-');
+    }
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn status_message(status: u16) -> &'static str {
+    match status {
+        400 => "bad request",
+        401 => "unauthorized",
+        403 => "forbidden",
+        404 => "not found",
+        408 => "request timeout",
+        409 => "conflict",
+        429 => "too many requests",
+        500 => "internal server error",
+        502 => "bad gateway",
+        503 => "service unavailable",
+        504 => "gateway timeout",
+        _ => "error",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn separators() {
+        assert_eq!(with_thousands_separators(4250), "4,250");
+        assert_eq!(with_thousands_separators(-1234567), "-1,234,567");
+        assert_eq!(with_thousands_separators(12), "12");
+    }
+
+    #[test]
+    fn truncation_stays_on_char_boundaries() {
+        let body = Value::map([("name", Value::str("ééééé"))]);
+        for draw in 0..40 {
+            let Reply::Garbled(text) = corrupt(body.clone(), MalformedKind::Truncated, draw) else { panic!() };
+            assert!(text.len() < body.render().len());
+        }
+    }
+}

@@ -1,0 +1,392 @@
+//! The event loop of one trajectory.
+//!
+//! The loop pops the earliest event, advances the clock to it and hands it to the
+//! world or the agent. The agent is one sequential process: while it thinks, waits
+//! on a tool or sleeps through a backoff it is busy, and user messages that arrive
+//! meanwhile queue up until it is free, as they would in a chat.
+
+use std::collections::VecDeque;
+
+use crate::agent::{Action, Agent, AgentCx, Finish, Input};
+use crate::call::{ToolCall, ToolResult};
+use crate::config::SimConfig;
+use crate::fault::FaultTag;
+use crate::queue::EventQueue;
+use crate::rng::{Stream, StreamSource};
+use crate::runtime::ToolRuntime;
+use crate::time::TimeMs;
+use crate::tool::Catalog;
+use crate::trajectory::{EventKind, Metrics, Outcome, Recorder, Trajectory};
+use crate::value::Value;
+use crate::world::{Minefield, Scheduled, World, WorldCx};
+
+/// Consecutive identical failing calls after which a budget-exhausted run is
+/// classified as `looped` (the agent was stuck, not merely slow).
+const LOOP_REPEATS_MIN: u32 = 3;
+
+enum Ev<E> {
+    /// A world process event.
+    World(E),
+    /// A user message; queued while the agent is busy.
+    User(crate::agent::Message),
+    /// A tool result; always delivered (the agent is waiting for it).
+    ToolDone { id: u32, result: ToolResult, fault: Option<FaultTag> },
+    /// An agent timer, valid only if its token is still current.
+    Wake(u64),
+    /// The agent finished thinking: carry out its action now.
+    Act(Action),
+    /// Deliver a user message that queued while the agent was busy.
+    Flush,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum AgentState {
+    /// Waiting for input; a timer with this token may be pending.
+    Idle(Option<u64>),
+    /// Thinking, calling a tool or sleeping: inputs queue up.
+    Busy,
+    /// Sleeping until the timer with this token.
+    Sleeping(u64),
+}
+
+enum End {
+    Finished(Finish),
+    Budget(&'static str),
+    Horizon,
+    Stalled,
+}
+
+/// Runs one trajectory of `world` with `agent` over `catalog`.
+pub fn run<W: World>(
+    mut world: W,
+    agent: &mut dyn Agent,
+    catalog: &Catalog,
+    streams: &StreamSource,
+    config: &SimConfig,
+) -> Trajectory {
+    let mut sim = Sim {
+        queue: EventQueue::new(),
+        now_ms: 0,
+        catalog,
+        config,
+        tools: ToolRuntime::new(catalog, streams).with_fault_scale(config.fault_scale),
+        model_rng: streams.stream("model"),
+        recorder: Recorder::new(config.record),
+        metrics: Metrics::default(),
+        cost_usd: 0.0,
+        context_tokens: 0,
+        state: AgentState::Idle(None),
+        inbox: VecDeque::new(),
+        next_token: 0,
+        next_call_id: 0,
+        repeat_run: 0,
+        last_failed: None,
+        fault_kinds: Vec::new(),
+        scheduled: Vec::new(),
+        minefields: Vec::new(),
+        world_notes: Vec::new(),
+    };
+    let end = sim.run(&mut world, agent);
+    sim.finish(&world, end, streams.seed())
+}
+
+struct Sim<'a, E> {
+    queue: EventQueue<Ev<E>>,
+    now_ms: TimeMs,
+    catalog: &'a Catalog,
+    config: &'a SimConfig,
+    tools: ToolRuntime<'a>,
+    model_rng: Stream,
+    recorder: Recorder,
+    metrics: Metrics,
+    cost_usd: f64,
+    context_tokens: u64,
+    state: AgentState,
+    inbox: VecDeque<crate::agent::Message>,
+    next_token: u64,
+    next_call_id: u32,
+    repeat_run: u32,
+    last_failed: Option<ToolCall>,
+    fault_kinds: Vec<FaultTag>,
+    scheduled: Vec<(TimeMs, Scheduled<E>)>,
+    minefields: Vec<Minefield>,
+    world_notes: Vec<(&'static str, Value)>,
+}
+
+impl<'a, E> Sim<'a, E> {
+    fn run<W: World<Event = E>>(&mut self, world: &mut W, agent: &mut dyn Agent) -> End {
+        {
+            let mut cx = WorldCx::new(0, &mut self.scheduled, &mut self.minefields, &mut self.world_notes);
+            world.start(&mut cx);
+        }
+        self.flush_world();
+        loop {
+            let Some((at_ms, _seq, ev)) = self.queue.pop() else { return End::Stalled };
+            if at_ms > self.config.horizon_ms {
+                self.now_ms = self.config.horizon_ms;
+                return End::Horizon;
+            }
+            debug_assert!(at_ms >= self.now_ms, "time never runs backwards");
+            self.now_ms = at_ms;
+            if self.recorder.count() >= self.config.budgets.events_max {
+                return End::Budget("events");
+            }
+            let outcome = match ev {
+                Ev::World(event) => {
+                    let mut cx =
+                        WorldCx::new(self.now_ms, &mut self.scheduled, &mut self.minefields, &mut self.world_notes);
+                    world.on_event(event, &mut cx);
+                    self.flush_world();
+                    None
+                }
+                Ev::User(message) => {
+                    if matches!(self.state, AgentState::Idle(_)) {
+                        self.deliver(Input::User(message), world, agent)
+                    } else {
+                        self.inbox.push_back(message);
+                        None
+                    }
+                }
+                Ev::Flush => match self.inbox.pop_front() {
+                    Some(message) if matches!(self.state, AgentState::Idle(_)) => {
+                        self.deliver(Input::User(message), world, agent)
+                    }
+                    Some(message) => {
+                        self.inbox.push_front(message);
+                        None
+                    }
+                    None => None,
+                },
+                Ev::ToolDone { id, result, fault } => {
+                    self.recorder.record(
+                        self.now_ms,
+                        EventKind::Result { id, reply: result.reply.clone(), latency_ms: result.latency_ms, fault },
+                    );
+                    self.deliver(Input::Tool(result), world, agent)
+                }
+                Ev::Wake(token) => match self.state {
+                    AgentState::Sleeping(t) | AgentState::Idle(Some(t)) if t == token => {
+                        self.deliver(Input::Wake, world, agent)
+                    }
+                    _ => None, // a timer that was superseded
+                },
+                Ev::Act(action) => self.act(action, world),
+            };
+            if let Some(end) = outcome {
+                return end;
+            }
+        }
+    }
+
+    /// Hands one input to the agent, accounts for the model's turns and carries out
+    /// (or schedules, after think time) the action.
+    fn deliver<W: World<Event = E>>(&mut self, input: Input, world: &mut W, agent: &mut dyn Agent) -> Option<End> {
+        match &input {
+            Input::User(message) => self.recorder.record(self.now_ms, EventKind::User(message.clone())),
+            Input::Tool(_) | Input::Blocked { .. } | Input::Wake => {}
+        }
+        self.state = AgentState::Busy;
+        let mut cx = AgentCx::new(self.now_ms, self.catalog);
+        let action = agent.step(input, &mut cx);
+        self.context_tokens += u64::from(cx.read_tokens());
+        for note in cx.take_notes() {
+            self.recorder.record(self.now_ms, EventKind::Note(note));
+        }
+        let mut think_ms = 0;
+        for _ in 0..cx.turns() {
+            think_ms += self.charge_turn();
+        }
+        if let Some(end) = self.check_budgets() {
+            return Some(end);
+        }
+        if think_ms == 0 {
+            self.act(action, world)
+        } else {
+            self.queue.push(self.now_ms + think_ms, Ev::Act(action));
+            None
+        }
+    }
+
+    fn charge_turn(&mut self) -> TimeMs {
+        let model = &self.config.model;
+        self.metrics.turns += 1;
+        let prompt_tokens = (u64::from(model.system_prompt_tokens) + self.context_tokens).min(u32::MAX as u64) as u32;
+        let completion_tokens = model.completion_tokens;
+        self.metrics.prompt_tokens += u64::from(prompt_tokens);
+        self.metrics.completion_tokens += u64::from(completion_tokens);
+        self.cost_usd += (f64::from(prompt_tokens) * model.usd_per_mtok_prompt
+            + f64::from(completion_tokens) * model.usd_per_mtok_completion)
+            / 1e6;
+        // What the model wrote is read back as context on the next turn.
+        self.context_tokens += u64::from(completion_tokens);
+        let think_ms = model.think.sample(&mut self.model_rng);
+        self.recorder.record(
+            self.now_ms,
+            EventKind::Turn { turn: self.metrics.turns, prompt_tokens, completion_tokens, think_ms },
+        );
+        think_ms
+    }
+
+    fn check_budgets(&self) -> Option<End> {
+        let b = &self.config.budgets;
+        if self.metrics.turns > b.turns_max {
+            Some(End::Budget("turns"))
+        } else if self.metrics.tokens() > b.tokens_max {
+            Some(End::Budget("tokens"))
+        } else {
+            None
+        }
+    }
+
+    fn act<W: World<Event = E>>(&mut self, action: Action, world: &mut W) -> Option<End> {
+        match action {
+            Action::Call(call) => {
+                if self.metrics.tool_calls >= self.config.budgets.tool_calls_max {
+                    return Some(End::Budget("tool_calls"));
+                }
+                self.state = AgentState::Busy;
+                self.issue(call, world);
+                None
+            }
+            Action::Sleep { until_ms } => {
+                let token = self.new_token();
+                self.state = AgentState::Sleeping(token);
+                let until_ms = until_ms.max(self.now_ms);
+                self.recorder.record(self.now_ms, EventKind::Wait { until_ms: Some(until_ms) });
+                self.queue.push(until_ms, Ev::Wake(token));
+                None
+            }
+            Action::Idle { wake_at_ms } => {
+                let token = wake_at_ms.map(|at| {
+                    let token = self.new_token();
+                    self.queue.push(at.max(self.now_ms), Ev::Wake(token));
+                    token
+                });
+                self.state = AgentState::Idle(token);
+                self.recorder.record(self.now_ms, EventKind::Wait { until_ms: wake_at_ms });
+                if !self.inbox.is_empty() {
+                    self.queue.push(self.now_ms, Ev::Flush);
+                }
+                None
+            }
+            Action::Finish(finish) => {
+                self.recorder.record(self.now_ms, EventKind::Finish(finish.clone()));
+                Some(End::Finished(finish))
+            }
+        }
+    }
+
+    fn new_token(&mut self) -> u64 {
+        self.next_token += 1;
+        self.next_token
+    }
+
+    fn issue<W: World<Event = E>>(&mut self, call: ToolCall, world: &mut W) {
+        self.metrics.tool_calls += 1;
+        self.next_call_id += 1;
+        let id = self.next_call_id;
+        let now_ms = self.now_ms;
+        self.recorder.record(now_ms, EventKind::Call { id, call: call.clone() });
+        let served = {
+            let (scheduled, minefields, notes) = (&mut self.scheduled, &mut self.minefields, &mut self.world_notes);
+            self.tools.call(now_ms, &call, &mut |c, as_of_ms| {
+                let mut cx = WorldCx::new(now_ms, scheduled, minefields, notes);
+                world.handle(c, as_of_ms, &mut cx)
+            })
+        };
+        self.flush_world();
+        let well_formed = match &served.reply {
+            crate::call::Reply::Ok(body) => self.catalog.check_response(call.tool, now_ms, body).is_ok(),
+            _ => false,
+        };
+        if !well_formed {
+            self.metrics.failed_calls += 1;
+            let repeated = self.last_failed.as_ref().is_some_and(|prev| prev.same_request(&call));
+            self.repeat_run = if repeated { self.repeat_run + 1 } else { 1 };
+            self.last_failed = Some(call.clone());
+        } else {
+            self.repeat_run = 0;
+            self.last_failed = None;
+        }
+        if let Some(tag) = served.fault {
+            self.metrics.faults_seen += 1;
+            if let Err(i) = self.fault_kinds.binary_search(&tag) {
+                self.fault_kinds.insert(i, tag);
+            }
+        }
+        let result = ToolResult { call, reply: served.reply, latency_ms: served.latency_ms };
+        self.queue.push(now_ms + served.latency_ms, Ev::ToolDone { id, result, fault: served.fault });
+    }
+
+    /// Moves what the world scheduled or reported into the queue and the trajectory.
+    fn flush_world(&mut self) {
+        for (what, detail) in self.world_notes.drain(..) {
+            self.recorder.record(self.now_ms, EventKind::World { what, detail });
+        }
+        for minefield in self.minefields.drain(..) {
+            self.metrics.violations += 1;
+            self.recorder.record(self.now_ms, EventKind::Minefield(minefield));
+        }
+        for (at_ms, item) in self.scheduled.drain(..) {
+            match item {
+                Scheduled::World(event) => self.queue.push(at_ms, Ev::World(event)),
+                Scheduled::ToAgent(message) => self.queue.push(at_ms, Ev::User(message)),
+            };
+        }
+    }
+
+    fn finish<W: World<Event = E>>(mut self, world: &W, end: End, seed: u64) -> Trajectory {
+        let verdict = world.judge();
+        let (outcome, reason) = classify(&end, &verdict, self.metrics.violations, self.repeat_run);
+        self.metrics.virtual_ms = self.now_ms;
+        self.metrics.cost_micro_usd = (self.cost_usd * 1e6).round() as u64;
+        self.recorder.record(
+            self.now_ms,
+            EventKind::End { outcome, reason: reason.clone(), verdict: verdict.clone() },
+        );
+        self.metrics.events = self.recorder.count();
+        let (digest, events) = self.recorder.finish();
+        Trajectory {
+            seed,
+            outcome,
+            verdict,
+            end_reason: reason,
+            metrics: self.metrics,
+            fault_kinds: self.fault_kinds,
+            digest,
+            events,
+        }
+    }
+}
+
+/// Judges the outcome: the world's state first (violations, success), then how the
+/// run stopped.
+fn classify(end: &End, verdict: &crate::world::Verdict, violations: u32, repeat_run: u32) -> (Outcome, String) {
+    let reason = match end {
+        End::Finished(Finish::Done) => "agent finished".to_string(),
+        End::Finished(Finish::GaveUp { reason }) => format!("agent gave up: {reason}"),
+        End::Finished(Finish::Halted { layer, reason }) => format!("halted by {layer}: {reason}"),
+        End::Finished(Finish::Failed { reason }) => format!("agent failed: {reason}"),
+        End::Budget(which) => format!("{which} budget exhausted"),
+        End::Horizon => "horizon reached".to_string(),
+        End::Stalled => "nothing left to happen".to_string(),
+    };
+    let outcome = if violations > 0 {
+        Outcome::Violation
+    } else if verdict.success {
+        Outcome::Success
+    } else if verdict.escalated {
+        Outcome::Escalated
+    } else {
+        match end {
+            End::Finished(Finish::Done) => Outcome::WrongResult,
+            End::Finished(Finish::GaveUp { .. }) => Outcome::GaveUp,
+            End::Finished(Finish::Halted { .. }) => Outcome::Looped,
+            End::Finished(Finish::Failed { .. }) => Outcome::AgentError,
+            End::Budget(_) if repeat_run >= LOOP_REPEATS_MIN => Outcome::Looped,
+            End::Budget(_) => Outcome::BudgetExhausted,
+            End::Horizon | End::Stalled => Outcome::Horizon,
+        }
+    };
+    (outcome, reason)
+}

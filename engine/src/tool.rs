@@ -1,0 +1,272 @@
+//! Tool definitions (from a world), their configuration (from a scenario), drift,
+//! and the catalog an agent sees.
+
+use serde::{Deserialize, Serialize};
+
+use crate::fault::FaultRule;
+use crate::latency::Latency;
+use crate::time::TimeMs;
+use crate::value::{Value, ValueKind};
+
+/// Index of a tool in its [`Catalog`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct ToolId(pub u16);
+
+/// Whether a tool changes the world.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ToolKind {
+    /// Reads only; safe to retry.
+    Read,
+    /// Changes the world; a retry may apply it twice unless an idempotency key is sent.
+    Write,
+}
+
+/// One argument of a tool.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ArgDef {
+    /// Argument name.
+    pub name: String,
+    /// Expected kind.
+    pub kind: ValueKind,
+    /// Whether the call fails without it.
+    pub required: bool,
+    /// Whether this is an identifier (the noisy planner can misread these).
+    pub is_id: bool,
+}
+
+/// One top-level field of a tool's response.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FieldDef {
+    /// Field name.
+    pub name: String,
+    /// Expected kind.
+    pub kind: ValueKind,
+}
+
+/// What a world says a tool is: name, meaning, arguments and response schema.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ToolDef {
+    /// Tool name, as agents call it.
+    pub name: String,
+    /// One line for the tool list.
+    pub description: String,
+    /// Read or write.
+    pub kind: ToolKind,
+    /// Arguments.
+    pub args: Vec<ArgDef>,
+    /// Response fields (top level) as documented before any drift.
+    pub response: Vec<FieldDef>,
+}
+
+impl ToolDef {
+    /// A definition with no arguments or fields yet.
+    pub fn new(name: &str, kind: ToolKind, description: &str) -> Self {
+        Self { name: name.into(), description: description.into(), kind, args: Vec::new(), response: Vec::new() }
+    }
+
+    /// Adds an argument.
+    pub fn arg(mut self, name: &str, kind: ValueKind, required: bool) -> Self {
+        self.args.push(ArgDef { name: name.into(), kind, required, is_id: false });
+        self
+    }
+
+    /// Adds a required identifier argument.
+    pub fn id_arg(mut self, name: &str) -> Self {
+        self.args.push(ArgDef { name: name.into(), kind: ValueKind::Str, required: true, is_id: true });
+        self
+    }
+
+    /// Adds a response field.
+    pub fn field(mut self, name: &str, kind: ValueKind) -> Self {
+        self.response.push(FieldDef { name: name.into(), kind });
+        self
+    }
+}
+
+/// How a scenario configures one tool: latency, client timeout, faults and drift.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolConfig {
+    /// Service latency of a successful call (default: uniform 50..=250 ms).
+    #[serde(default = "default_latency")]
+    pub latency: Latency,
+    /// How long the client waits before it gives up on a call (default 10 s).
+    #[serde(default = "default_timeout_ms")]
+    pub timeout_ms: TimeMs,
+    /// Fault rules, checked in order; the first that fires decides the fault
+    /// (rate limits and extra latency combine with it).
+    #[serde(default)]
+    pub faults: Vec<FaultRule>,
+    /// Changes to the response format at given virtual times.
+    #[serde(default)]
+    pub drift: Vec<Drift>,
+}
+
+fn default_latency() -> Latency {
+    Latency::Uniform { min_ms: 50, max_ms: 250 }
+}
+fn default_timeout_ms() -> TimeMs {
+    10_000
+}
+
+impl Default for ToolConfig {
+    fn default() -> Self {
+        Self { latency: default_latency(), timeout_ms: default_timeout_ms(), faults: Vec::new(), drift: Vec::new() }
+    }
+}
+
+/// A change to a tool's responses from a virtual time on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Drift {
+    /// When the change takes effect.
+    pub at_ms: TimeMs,
+    /// What changes.
+    pub change: DriftChange,
+}
+
+/// The kinds of drift.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum DriftChange {
+    /// A field is renamed (at any depth of the response).
+    RenameField {
+        /// Old name.
+        from: String,
+        /// New name.
+        to: String,
+    },
+    /// A field disappears (at any depth).
+    RemoveField {
+        /// The field.
+        field: String,
+    },
+    /// An integer field changes unit: values are divided by `divide_by` (for example
+    /// cents become whole currency units with 100).
+    UnitChange {
+        /// The field.
+        field: String,
+        /// The divisor, at least 1.
+        divide_by: i64,
+    },
+}
+
+impl DriftChange {
+    /// Applies the change to a response body, recursively.
+    pub fn apply(&self, value: &mut Value) {
+        match value {
+            Value::Map(pairs) => {
+                match self {
+                    DriftChange::RenameField { from, to } => {
+                        for (k, _) in pairs.iter_mut() {
+                            if k == from {
+                                k.clone_from(to);
+                            }
+                        }
+                    }
+                    DriftChange::RemoveField { field } => pairs.retain(|(k, _)| k != field),
+                    DriftChange::UnitChange { field, divide_by } => {
+                        for (k, v) in pairs.iter_mut() {
+                            if k == field
+                                && let Value::Int(n) = v
+                            {
+                                *n /= (*divide_by).max(1);
+                            }
+                        }
+                    }
+                }
+                for (_, v) in pairs.iter_mut() {
+                    self.apply(v);
+                }
+            }
+            Value::List(items) => items.iter_mut().for_each(|v| self.apply(v)),
+            _ => {}
+        }
+    }
+}
+
+/// A tool as the simulation runs it: its definition plus its configuration.
+#[derive(Clone, Debug)]
+pub struct ToolSpec {
+    /// What the tool is.
+    pub def: ToolDef,
+    /// How it behaves.
+    pub config: ToolConfig,
+}
+
+/// The name of the engine-provided tool that renews an expired session.
+pub const AUTHENTICATE: &str = "authenticate";
+
+/// The tools of a scenario, shared read-only by every trajectory.
+#[derive(Clone, Debug)]
+pub struct Catalog {
+    specs: Vec<ToolSpec>,
+}
+
+impl Catalog {
+    /// A catalog of the given tools plus the engine's `authenticate` tool (which
+    /// renews a session expired by an `AuthExpired` fault), unless already present.
+    pub fn new(mut specs: Vec<ToolSpec>) -> Self {
+        if !specs.iter().any(|s| s.def.name == AUTHENTICATE) {
+            specs.push(ToolSpec {
+                def: ToolDef::new(AUTHENTICATE, ToolKind::Read, "Renews the session token after a 401.")
+                    .field("token", ValueKind::Str),
+                config: ToolConfig { latency: Latency::Uniform { min_ms: 80, max_ms: 200 }, ..ToolConfig::default() },
+            });
+        }
+        assert!(specs.len() < u16::MAX as usize, "too many tools");
+        Self { specs }
+    }
+
+    /// The id of the tool called `name`.
+    pub fn id(&self, name: &str) -> Option<ToolId> {
+        self.specs.iter().position(|s| s.def.name == name).map(|i| ToolId(i as u16))
+    }
+
+    /// The tool with this id. Panics on an id from another catalog.
+    pub fn spec(&self, id: ToolId) -> &ToolSpec {
+        &self.specs[id.0 as usize]
+    }
+
+    /// The tool's name.
+    pub fn name(&self, id: ToolId) -> &str {
+        &self.spec(id).def.name
+    }
+
+    /// All tools, in id order.
+    pub fn specs(&self) -> &[ToolSpec] {
+        &self.specs
+    }
+
+    /// The name under which the documented field `original` appears in responses at
+    /// `at_ms` (following renames), or `None` once it has been removed.
+    pub fn field_name_at(&self, id: ToolId, original: &str, at_ms: TimeMs) -> Option<String> {
+        let mut name = original.to_string();
+        for drift in self.spec(id).config.drift.iter().filter(|d| d.at_ms <= at_ms) {
+            match &drift.change {
+                DriftChange::RenameField { from, to } if *from == name => name.clone_from(to),
+                DriftChange::RemoveField { field } if *field == name => return None,
+                _ => {}
+            }
+        }
+        Some(name)
+    }
+
+    /// Checks a response body against the tool's documented schema as of `at_ms`
+    /// (drift included). Returns the first problem found.
+    pub fn check_response(&self, id: ToolId, at_ms: TimeMs, body: &Value) -> Result<(), String> {
+        if !matches!(body, Value::Map(_)) {
+            return Err("response is not an object".into());
+        }
+        for field in &self.spec(id).def.response {
+            let Some(name) = self.field_name_at(id, &field.name, at_ms) else { continue };
+            match body.get(&name) {
+                None => return Err(format!("missing field `{name}`")),
+                Some(v) if v.kind() != field.kind => {
+                    return Err(format!("field `{name}`: expected {:?}, found {:?}", field.kind, v.kind()));
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,339 @@
+//! The trajectory: every event of one run with its virtual time, the outcome, the
+//! metrics, and a stable digest.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::agent::{Finish, Message, Note};
+use crate::call::{Reply, ToolCall};
+use crate::fault::FaultTag;
+use crate::time::TimeMs;
+use crate::value::Value;
+use crate::world::{Minefield, Verdict};
+
+/// How a trajectory ended, judged against the world.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The task's success conditions hold and no minefield fired.
+    Success,
+    /// The agent stopped but the world does not show the task done.
+    WrongResult,
+    /// A minefield fired (an action that must never happen).
+    Violation,
+    /// The agent gave up.
+    GaveUp,
+    /// The agent repeated itself until stopped.
+    Looped,
+    /// A turn, tool-call, token or event budget ran out.
+    BudgetExhausted,
+    /// Virtual time ran out (or nothing was left to happen).
+    Horizon,
+    /// Handed to a human: safe, but not success.
+    Escalated,
+    /// The agent itself failed.
+    AgentError,
+}
+
+impl Outcome {
+    /// Every outcome, in reporting order.
+    pub const ALL: [Outcome; 9] = [
+        Outcome::Success,
+        Outcome::WrongResult,
+        Outcome::Violation,
+        Outcome::GaveUp,
+        Outcome::Looped,
+        Outcome::BudgetExhausted,
+        Outcome::Horizon,
+        Outcome::Escalated,
+        Outcome::AgentError,
+    ];
+
+    /// The stable snake_case name used in files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Success => "success",
+            Outcome::WrongResult => "wrong_result",
+            Outcome::Violation => "violation",
+            Outcome::GaveUp => "gave_up",
+            Outcome::Looped => "looped",
+            Outcome::BudgetExhausted => "budget_exhausted",
+            Outcome::Horizon => "horizon",
+            Outcome::Escalated => "escalated",
+            Outcome::AgentError => "agent_error",
+        }
+    }
+
+    /// Whether this ends safely without success (counts towards recovery).
+    pub fn is_safe_end(self) -> bool {
+        matches!(self, Outcome::Success | Outcome::Escalated)
+    }
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One thing that happened.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum EventKind {
+    /// A user message reached the agent.
+    User(Message),
+    /// A planner decision (one model call).
+    Turn {
+        /// 1-based turn number.
+        turn: u32,
+        /// Prompt tokens of this call.
+        prompt_tokens: u32,
+        /// Completion tokens of this call.
+        completion_tokens: u32,
+        /// Virtual time the model took.
+        think_ms: TimeMs,
+    },
+    /// A tool call left the agent.
+    Call {
+        /// Call number in this trajectory (1-based).
+        id: u32,
+        /// The call.
+        call: ToolCall,
+    },
+    /// A tool call came back.
+    Result {
+        /// The call's number.
+        id: u32,
+        /// What came back.
+        reply: Reply,
+        /// How long it took.
+        latency_ms: TimeMs,
+        /// The injected fault, if any.
+        fault: Option<FaultTag>,
+    },
+    /// A planner or stack-layer decision.
+    Note(Note),
+    /// A change in the world.
+    World {
+        /// What changed.
+        what: &'static str,
+        /// Details.
+        detail: Value,
+    },
+    /// A minefield fired.
+    Minefield(Minefield),
+    /// The agent waits (`until_ms: None` waits for the user).
+    Wait {
+        /// Wake-up time, if any.
+        until_ms: Option<TimeMs>,
+    },
+    /// The agent stopped.
+    Finish(Finish),
+    /// The run ended.
+    End {
+        /// Judged outcome.
+        outcome: Outcome,
+        /// Why the run stopped.
+        reason: String,
+        /// The world's verdict.
+        verdict: Verdict,
+    },
+}
+
+/// An event at a virtual time.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Event {
+    /// When.
+    pub at_ms: TimeMs,
+    /// What.
+    pub kind: EventKind,
+}
+
+/// A 128-bit digest, printed as 32 hex digits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Digest(pub [u8; 16]);
+
+impl fmt::Display for Digest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for b in self.0 {
+            write!(f, "{b:02x}")?;
+        }
+        Ok(())
+    }
+}
+
+impl Serialize for Digest {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl Digest {
+    /// The digest of a sequence of digests (for a whole sweep, in seed order).
+    pub fn combine<'a>(digests: impl IntoIterator<Item = &'a Digest>) -> Digest {
+        let mut chain = DigestChain::new();
+        for d in digests {
+            chain.push(d);
+        }
+        chain.finish()
+    }
+}
+
+/// An incremental digest over a sequence of digests; feeding the same digests in the
+/// same order gives the same result however they were produced or batched.
+#[derive(Clone)]
+pub struct DigestChain(blake3::Hasher);
+
+impl Default for DigestChain {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl DigestChain {
+    /// An empty chain.
+    pub fn new() -> Self {
+        Self(blake3::Hasher::new_derive_key("agentsim sweep digest v1"))
+    }
+
+    /// Appends one digest.
+    pub fn push(&mut self, digest: &Digest) {
+        self.0.update(&digest.0);
+    }
+
+    /// The digest of everything pushed so far.
+    pub fn finish(&self) -> Digest {
+        truncate(self.0.finalize())
+    }
+}
+
+fn truncate(hash: blake3::Hash) -> Digest {
+    let mut out = [0u8; 16];
+    out.copy_from_slice(&hash.as_bytes()[..16]);
+    Digest(out)
+}
+
+/// Counts over one trajectory.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Metrics {
+    /// Planner decisions (model calls).
+    pub turns: u32,
+    /// Tool calls sent, retries included.
+    pub tool_calls: u32,
+    /// Calls whose reply was not a well-formed success.
+    pub failed_calls: u32,
+    /// Calls that met an injected fault.
+    pub faults_seen: u32,
+    /// Minefields fired.
+    pub violations: u32,
+    /// Prompt tokens over all turns.
+    pub prompt_tokens: u64,
+    /// Completion tokens over all turns.
+    pub completion_tokens: u64,
+    /// Model cost in millionths of a US dollar.
+    pub cost_micro_usd: u64,
+    /// Virtual time at the end.
+    pub virtual_ms: TimeMs,
+    /// Events recorded.
+    pub events: u32,
+}
+
+impl Metrics {
+    /// Prompt plus completion tokens.
+    pub fn tokens(&self) -> u64 {
+        self.prompt_tokens + self.completion_tokens
+    }
+}
+
+/// One run, summarised; `events` is filled only when recording was asked for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Trajectory {
+    /// The seed.
+    pub seed: u64,
+    /// The judged outcome.
+    pub outcome: Outcome,
+    /// The world's verdict.
+    pub verdict: Verdict,
+    /// Why the run stopped.
+    pub end_reason: String,
+    /// Counts.
+    pub metrics: Metrics,
+    /// The distinct kinds of fault met, sorted.
+    pub fault_kinds: Vec<FaultTag>,
+    /// Digest over every event (always computed, recorded or not).
+    pub digest: Digest,
+    /// The events, when recorded.
+    pub events: Vec<Event>,
+}
+
+impl Trajectory {
+    /// True when the trajectory met a fault and still ended safely.
+    pub fn recovered(&self) -> bool {
+        self.metrics.faults_seen > 0 && self.outcome.is_safe_end()
+    }
+}
+
+/// Hashes events as they happen (canonical postcard encoding into BLAKE3) and keeps
+/// them when asked to.
+pub struct Recorder {
+    hasher: blake3::Hasher,
+    buf: Vec<u8>,
+    events: Option<Vec<Event>>,
+    count: u32,
+}
+
+impl Recorder {
+    /// A recorder that keeps events when `keep` is true.
+    pub fn new(keep: bool) -> Self {
+        Self {
+            hasher: blake3::Hasher::new_derive_key("agentsim trajectory digest v1"),
+            buf: Vec::with_capacity(256),
+            events: keep.then(Vec::new),
+            count: 0,
+        }
+    }
+
+    /// Records one event.
+    pub fn record(&mut self, at_ms: TimeMs, kind: EventKind) {
+        self.buf.clear();
+        let buf = std::mem::take(&mut self.buf);
+        // Encoding a plain data enum into a Vec cannot fail.
+        self.buf = postcard::to_extend(&(at_ms, &kind), buf).expect("postcard encodes events into memory");
+        self.hasher.update(&self.buf);
+        self.count += 1;
+        if let Some(events) = &mut self.events {
+            events.push(Event { at_ms, kind });
+        }
+    }
+
+    /// Events recorded so far.
+    pub fn count(&self) -> u32 {
+        self.count
+    }
+
+    /// The digest and the kept events.
+    pub fn finish(self) -> (Digest, Vec<Event>) {
+        (truncate(self.hasher.finalize()), self.events.unwrap_or_default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digest_depends_on_content_and_order() {
+        let digest = |events: &[(TimeMs, &'static str)]| {
+            let mut r = Recorder::new(false);
+            for (t, what) in events {
+                r.record(*t, EventKind::World { what, detail: Value::Null });
+            }
+            r.finish().0
+        };
+        let a = digest(&[(1, "x"), (2, "y")]);
+        assert_eq!(a, digest(&[(1, "x"), (2, "y")]));
+        assert_ne!(a, digest(&[(2, "y"), (1, "x")]));
+        assert_ne!(a, digest(&[(1, "x"), (3, "y")]));
+        assert_eq!(a.to_string().len(), 32);
+    }
+}

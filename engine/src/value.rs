@@ -1,0 +1,253 @@
+//! Structured data exchanged with tools and users.
+//!
+//! Deliberately without floats: money is integer cents, durations integer
+//! milliseconds, so every value has one canonical encoding and one rendering.
+
+use serde::{Deserialize, Serialize};
+
+/// A JSON-like value with ordered maps (insertion order is kept and is part of the
+/// value, so rendering and hashing are canonical without sorting).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum Value {
+    /// No value.
+    #[default]
+    Null,
+    /// A boolean.
+    Bool(bool),
+    /// An integer (money is in cents, time in milliseconds).
+    Int(i64),
+    /// A string.
+    Str(String),
+    /// A list.
+    List(Vec<Value>),
+    /// A map with ordered keys.
+    Map(Vec<(String, Value)>),
+}
+
+impl Value {
+    /// A map from `(key, value)` pairs, in the given order.
+    pub fn map<K: Into<String>>(pairs: impl IntoIterator<Item = (K, Value)>) -> Value {
+        Value::Map(pairs.into_iter().map(|(k, v)| (k.into(), v)).collect())
+    }
+
+    /// A string value.
+    pub fn str(s: impl Into<String>) -> Value {
+        Value::Str(s.into())
+    }
+
+    /// The field `key` of a map, if this is a map and has it.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        match self {
+            Value::Map(pairs) => pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// Mutable access to the field `key` of a map.
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
+        match self {
+            Value::Map(pairs) => pairs.iter_mut().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// Sets `key` in a map (replacing or appending). No effect on non-maps.
+    pub fn set(&mut self, key: &str, value: Value) {
+        if let Value::Map(pairs) = self {
+            match pairs.iter_mut().find(|(k, _)| k == key) {
+                Some((_, v)) => *v = value,
+                None => pairs.push((key.to_string(), value)),
+            }
+        }
+    }
+
+    /// The integer, if this is one.
+    pub fn as_int(&self) -> Option<i64> {
+        match self {
+            Value::Int(n) => Some(*n),
+            _ => None,
+        }
+    }
+
+    /// The string, if this is one.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The list, if this is one.
+    pub fn as_list(&self) -> &[Value] {
+        match self {
+            Value::List(items) => items,
+            _ => &[],
+        }
+    }
+
+    /// Reads an integer the way a model that does not check types would: a string is
+    /// read up to its first non-digit (so `"4,250"` reads as 4), anything else as 0.
+    pub fn lenient_int(&self) -> i64 {
+        match self {
+            Value::Int(n) => *n,
+            Value::Str(s) => {
+                let (sign, digits) = match s.strip_prefix('-') {
+                    Some(rest) => (-1, rest),
+                    None => (1, s.as_str()),
+                };
+                let prefix: String = digits.chars().take_while(|c| c.is_ascii_digit()).take(18).collect();
+                sign * prefix.parse::<i64>().unwrap_or(0)
+            }
+            Value::Bool(b) => i64::from(*b),
+            _ => 0,
+        }
+    }
+
+    /// The kind of this value.
+    pub fn kind(&self) -> ValueKind {
+        match self {
+            Value::Null => ValueKind::Null,
+            Value::Bool(_) => ValueKind::Bool,
+            Value::Int(_) => ValueKind::Int,
+            Value::Str(_) => ValueKind::Str,
+            Value::List(_) => ValueKind::List,
+            Value::Map(_) => ValueKind::Map,
+        }
+    }
+
+    /// Renders as compact JSON (keys in their stored order).
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        self.render_into(&mut out);
+        out
+    }
+
+    /// Appends the compact JSON rendering to `out`.
+    pub fn render_into(&self, out: &mut String) {
+        match self {
+            Value::Null => out.push_str("null"),
+            Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+            Value::Int(n) => out.push_str(&n.to_string()),
+            Value::Str(s) => render_json_string(s, out),
+            Value::List(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    item.render_into(out);
+                }
+                out.push(']');
+            }
+            Value::Map(pairs) => {
+                out.push('{');
+                for (i, (k, v)) in pairs.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    render_json_string(k, out);
+                    out.push(':');
+                    v.render_into(out);
+                }
+                out.push('}');
+            }
+        }
+    }
+
+    /// A rough token count for this value as a model would see it (4 bytes a token,
+    /// the common rule of thumb), used by the cost model.
+    pub fn token_estimate(&self) -> u32 {
+        let bytes = self.rendered_len();
+        (bytes.div_ceil(4)).min(u32::MAX as usize) as u32
+    }
+
+    fn rendered_len(&self) -> usize {
+        match self {
+            Value::Null => 4,
+            Value::Bool(_) => 5,
+            Value::Int(n) => 1 + (n.unsigned_abs().checked_ilog10().unwrap_or(0) as usize),
+            Value::Str(s) => s.len() + 2,
+            Value::List(items) => 2 + items.iter().map(|v| v.rendered_len() + 1).sum::<usize>(),
+            Value::Map(pairs) => 2 + pairs.iter().map(|(k, v)| k.len() + 4 + v.rendered_len()).sum::<usize>(),
+        }
+    }
+}
+
+impl From<i64> for Value {
+    fn from(n: i64) -> Self {
+        Value::Int(n)
+    }
+}
+impl From<&str> for Value {
+    fn from(s: &str) -> Self {
+        Value::Str(s.to_string())
+    }
+}
+impl From<String> for Value {
+    fn from(s: String) -> Self {
+        Value::Str(s)
+    }
+}
+impl From<bool> for Value {
+    fn from(b: bool) -> Self {
+        Value::Bool(b)
+    }
+}
+
+/// The kind of a [`Value`], as named in tool schemas.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ValueKind {
+    /// `null`
+    Null,
+    /// A boolean.
+    Bool,
+    /// An integer.
+    Int,
+    /// A string.
+    Str,
+    /// A list.
+    List,
+    /// A map.
+    Map,
+}
+
+fn render_json_string(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_compact_json_in_order() {
+        let v = Value::map([("b", Value::Int(2)), ("a", Value::List(vec![Value::str("x\"y"), Value::Null]))]);
+        assert_eq!(v.render(), r#"{"b":2,"a":["x\"y",null]}"#);
+    }
+
+    #[test]
+    fn lenient_int_reads_like_a_careless_reader() {
+        assert_eq!(Value::str("4,250").lenient_int(), 4);
+        assert_eq!(Value::str("-12abc").lenient_int(), -12);
+        assert_eq!(Value::Null.lenient_int(), 0);
+        assert_eq!(Value::Int(7).lenient_int(), 7);
+    }
+
+    #[test]
+    fn set_replaces_or_appends() {
+        let mut v = Value::map([("a", Value::Int(1))]);
+        v.set("a", Value::Int(2));
+        v.set("b", Value::Int(3));
+        assert_eq!(v.render(), r#"{"a":2,"b":3}"#);
+    }
+}

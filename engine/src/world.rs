@@ -1,0 +1,100 @@
+//! The world interface: state, exogenous processes, users, tool semantics and the
+//! judge. The engine knows no concrete world; worlds implement this trait.
+
+use serde::Serialize;
+
+use crate::agent::Message;
+use crate::call::{ToolCall, ToolError};
+use crate::time::TimeMs;
+use crate::value::Value;
+
+/// Things a world asks of the engine while it handles an event or a call.
+pub struct WorldCx<'a, E> {
+    /// Virtual time now.
+    pub now_ms: TimeMs,
+    scheduled: &'a mut Vec<(TimeMs, Scheduled<E>)>,
+    minefields: &'a mut Vec<Minefield>,
+    notes: &'a mut Vec<(&'static str, Value)>,
+}
+
+/// Something a world scheduled.
+pub enum Scheduled<E> {
+    /// One of the world's own events (a price tick, a status change).
+    World(E),
+    /// A user message delivered to the agent.
+    ToAgent(Message),
+}
+
+/// An action that must never happen, and did.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Minefield {
+    /// Stable name, for example `"negative_refund"`.
+    pub name: &'static str,
+    /// What exactly happened.
+    pub detail: String,
+}
+
+impl<'a, E> WorldCx<'a, E> {
+    /// A context; the engine makes these.
+    pub fn new(
+        now_ms: TimeMs,
+        scheduled: &'a mut Vec<(TimeMs, Scheduled<E>)>,
+        minefields: &'a mut Vec<Minefield>,
+        notes: &'a mut Vec<(&'static str, Value)>,
+    ) -> Self {
+        Self { now_ms, scheduled, minefields, notes }
+    }
+
+    /// Schedules a world event at `at_ms` (not before now).
+    pub fn schedule(&mut self, at_ms: TimeMs, event: E) {
+        self.scheduled.push((at_ms.max(self.now_ms), Scheduled::World(event)));
+    }
+
+    /// Delivers a user message to the agent at `at_ms` (not before now).
+    pub fn tell_agent(&mut self, at_ms: TimeMs, message: Message) {
+        self.scheduled.push((at_ms.max(self.now_ms), Scheduled::ToAgent(message)));
+    }
+
+    /// Records that a minefield fired.
+    pub fn minefield(&mut self, name: &'static str, detail: impl Into<String>) {
+        self.minefields.push(Minefield { name, detail: detail.into() });
+    }
+
+    /// Records a world change in the trajectory.
+    pub fn note(&mut self, what: &'static str, detail: Value) {
+        self.notes.push((what, detail));
+    }
+}
+
+/// The world's judgement of its final state. Success is decided here, from the
+/// state, never from what the agent claims.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Verdict {
+    /// Whether the task's success conditions hold.
+    pub success: bool,
+    /// Whether the case was handed to a human.
+    pub escalated: bool,
+    /// The last milestone reached, for "how far did it get".
+    pub milestone: &'static str,
+    /// One line on why.
+    pub detail: String,
+}
+
+/// A world: state, processes, users and tool semantics for one trajectory.
+pub trait World {
+    /// The world's own events.
+    type Event;
+
+    /// Called once at time 0: schedule processes and the opening user message.
+    fn start(&mut self, cx: &mut WorldCx<'_, Self::Event>);
+
+    /// Handles one of the world's own events.
+    fn on_event(&mut self, event: Self::Event, cx: &mut WorldCx<'_, Self::Event>);
+
+    /// Serves a tool call that got through the faults. `as_of_ms` is the time the
+    /// answer's data should reflect (before now for a stale read); writes apply now.
+    fn handle(&mut self, call: &ToolCall, as_of_ms: TimeMs, cx: &mut WorldCx<'_, Self::Event>) -> Result<Value, ToolError>;
+
+    /// Judges the final state.
+    fn judge(&self) -> Verdict;
+}
