@@ -1,1 +1,8 @@
+//! The integration tests, one binary with modules.
 
+mod analytic;
+mod bad_input;
+mod cli;
+mod common;
+mod determinism;
+mod stacks;

@@ -308,7 +308,7 @@ impl Default for Probability {
 
 /// One fault on one tool: what, when, and how likely per call while active.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, try_from = "FaultRuleUnchecked")]
 pub struct FaultRule {
     /// The fault.
     pub fault: Fault,
@@ -319,6 +319,28 @@ pub struct FaultRule {
     /// a state, not a draw.
     #[serde(default)]
     pub probability: Probability,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FaultRuleUnchecked {
+    fault: Fault,
+    #[serde(default)]
+    when: Schedule,
+    #[serde(default = "certain")]
+    probability: f64,
+}
+
+fn certain() -> f64 {
+    1.0
+}
+
+impl TryFrom<FaultRuleUnchecked> for FaultRule {
+    type Error = String;
+    fn try_from(r: FaultRuleUnchecked) -> Result<Self, String> {
+        let probability = Probability::try_from(r.probability).map_err(|e| format!("field `probability`: {e}"))?;
+        Ok(FaultRule { fault: r.fault, when: r.when, probability })
+    }
 }
 
 #[cfg(test)]

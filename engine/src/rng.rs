@@ -9,6 +9,13 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+/// A 32-byte key for anything serialisable: BLAKE3 over its canonical postcard
+/// encoding. Scenarios use it so that two different scenarios never share streams.
+pub fn key_of<T: serde::Serialize + ?Sized>(value: &T) -> [u8; 32] {
+    let bytes = postcard::to_allocvec(value).expect("postcard encodes plain data into memory");
+    *blake3::Hasher::new_derive_key("agentsim scenario key v1").update(&bytes).finalize().as_bytes()
+}
+
 /// Derives the per-component streams of one trajectory.
 #[derive(Clone, Debug)]
 pub struct StreamSource {

@@ -161,7 +161,12 @@ impl<'c> ToolRuntime<'c> {
                 };
             }
             Some(Fault::Timeout) => {
-                return Served { reply: Reply::Timeout, latency_ms: timeout_ms, fault: Some(FaultTag::Timeout), served: false };
+                return Served {
+                    reply: Reply::Timeout,
+                    latency_ms: timeout_ms,
+                    fault: Some(FaultTag::Timeout),
+                    served: false,
+                };
             }
             Some(Fault::CommitThenTimeout) if spec.def.kind == ToolKind::Write => {
                 // The server applies the write; the answer never reaches the caller.
@@ -174,7 +179,12 @@ impl<'c> ToolRuntime<'c> {
                 };
             }
             Some(Fault::CommitThenTimeout) => {
-                return Served { reply: Reply::Timeout, latency_ms: timeout_ms, fault: Some(FaultTag::Timeout), served: false };
+                return Served {
+                    reply: Reply::Timeout,
+                    latency_ms: timeout_ms,
+                    fault: Some(FaultTag::Timeout),
+                    served: false,
+                };
             }
             Some(Fault::Stale { lag_ms }) => {
                 as_of_ms = now_ms.saturating_sub(*lag_ms);

@@ -340,10 +340,7 @@ impl<'a, E> Sim<'a, E> {
         let (outcome, reason) = classify(&end, &verdict, self.metrics.violations, self.repeat_run);
         self.metrics.virtual_ms = self.now_ms;
         self.metrics.cost_micro_usd = (self.cost_usd * 1e6).round() as u64;
-        self.recorder.record(
-            self.now_ms,
-            EventKind::End { outcome, reason: reason.clone(), verdict: verdict.clone() },
-        );
+        self.recorder.record(self.now_ms, EventKind::End { outcome, reason: reason.clone(), verdict: verdict.clone() });
         self.metrics.events = self.recorder.count();
         let (digest, events) = self.recorder.finish();
         Trajectory {

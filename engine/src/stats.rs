@@ -38,7 +38,10 @@ impl Rate {
         let denom = 1.0 + z2 / nf;
         let center = (p + z2 / (2.0 * nf)) / denom;
         let half = Z_95 * (p * (1.0 - p) / nf + z2 / (4.0 * nf * nf)).sqrt() / denom;
-        Rate { count, n, rate: p, lo: (center - half).max(0.0), hi: (center + half).min(1.0) }
+        // At the edges the bound is exactly 0 or 1; rounding would leave a crumb.
+        let lo = if count == 0 { 0.0 } else { (center - half).max(0.0) };
+        let hi = if count == n { 1.0 } else { (center + half).min(1.0) };
+        Rate { count, n, rate: p, lo, hi }
     }
 
     /// Whether `p` lies inside the interval.

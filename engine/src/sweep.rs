@@ -43,10 +43,14 @@ mod tests {
     fn results_arrive_in_seed_order_across_chunks() {
         let mut seen = Vec::new();
         let n = CHUNK_SEEDS * 2 + 17;
-        for_each_ordered(5..5 + n, |s| s * 2, |x| {
-            seen.push(x);
-            Ok::<(), ()>(())
-        })
+        for_each_ordered(
+            5..5 + n,
+            |s| s * 2,
+            |x| {
+                seen.push(x);
+                Ok::<(), ()>(())
+            },
+        )
         .unwrap();
         assert_eq!(seen, (5..5 + n).map(|s| s * 2).collect::<Vec<_>>());
     }

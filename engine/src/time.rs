@@ -15,11 +15,7 @@ pub fn format_time(at_ms: TimeMs) -> String {
     let ms = at_ms % 1000;
     let total_s = at_ms / 1000;
     let (h, m, s) = (total_s / 3600, (total_s / 60) % 60, total_s % 60);
-    if h > 0 {
-        format!("{h}:{m:02}:{s:02}.{ms:03}")
-    } else {
-        format!("{m:02}:{s:02}.{ms:03}")
-    }
+    if h > 0 { format!("{h}:{m:02}:{s:02}.{ms:03}") } else { format!("{m:02}:{s:02}.{ms:03}") }
 }
 
 #[cfg(test)]

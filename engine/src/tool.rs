@@ -56,12 +56,48 @@ pub struct ToolDef {
     pub args: Vec<ArgDef>,
     /// Response fields (top level) as documented before any drift.
     pub response: Vec<FieldDef>,
+    /// Documented rules on arguments that the service itself does not enforce (the
+    /// guardrail layer can).
+    pub constraints: Vec<Constraint>,
+}
+
+/// A documented rule on a tool's arguments.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum Constraint {
+    /// The integer argument `arg` must be greater than zero.
+    Positive {
+        /// The argument.
+        arg: String,
+    },
+    /// The integer argument `arg` must not exceed the integer field `field` of the
+    /// latest well-formed result of `source_tool` whose field `source_key` equals this
+    /// call's argument `key_arg`; and such a result must have been seen (the
+    /// referenced record was looked up).
+    AtMostSeen {
+        /// The bounded argument (for example `amount_cents`).
+        arg: String,
+        /// This call's argument naming the record (for example `order_id`).
+        key_arg: String,
+        /// The tool whose results give the bound (for example `lookup_order`).
+        source_tool: String,
+        /// The field of that result holding the record's key (for example `order_id`).
+        source_key: String,
+        /// The field holding the bound (for example `total_cents`).
+        field: String,
+    },
 }
 
 impl ToolDef {
     /// A definition with no arguments or fields yet.
     pub fn new(name: &str, kind: ToolKind, description: &str) -> Self {
-        Self { name: name.into(), description: description.into(), kind, args: Vec::new(), response: Vec::new() }
+        Self {
+            name: name.into(),
+            description: description.into(),
+            kind,
+            args: Vec::new(),
+            response: Vec::new(),
+            constraints: Vec::new(),
+        }
     }
 
     /// Adds an argument.
@@ -73,6 +109,12 @@ impl ToolDef {
     /// Adds a required identifier argument.
     pub fn id_arg(mut self, name: &str) -> Self {
         self.args.push(ArgDef { name: name.into(), kind: ValueKind::Str, required: true, is_id: true });
+        self
+    }
+
+    /// Adds a documented argument rule.
+    pub fn constraint(mut self, constraint: Constraint) -> Self {
+        self.constraints.push(constraint);
         self
     }
 

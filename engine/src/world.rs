@@ -93,7 +93,12 @@ pub trait World {
 
     /// Serves a tool call that got through the faults. `as_of_ms` is the time the
     /// answer's data should reflect (before now for a stale read); writes apply now.
-    fn handle(&mut self, call: &ToolCall, as_of_ms: TimeMs, cx: &mut WorldCx<'_, Self::Event>) -> Result<Value, ToolError>;
+    fn handle(
+        &mut self,
+        call: &ToolCall,
+        as_of_ms: TimeMs,
+        cx: &mut WorldCx<'_, Self::Event>,
+    ) -> Result<Value, ToolError>;
 
     /// Judges the final state.
     fn judge(&self) -> Verdict;

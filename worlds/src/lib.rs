@@ -1,1 +1,15 @@
-//! worlds
+//! # agentsim-worlds
+//!
+//! The built-in worlds, each with its tools, its simulated users, its judge and
+//! its expert (the policy that solves its tasks, used as the oracle planner and
+//! wrapped by the noisy planner), and the scenario format that configures them.
+//!
+//! Worlds know nothing of stacks: agents reach them only through the engine's
+//! `Agent` trait.
+
+#![warn(missing_docs)]
+
+pub mod scenario;
+pub mod support_desk;
+
+pub use scenario::{Prepared, Scenario, ScenarioError, WorldConfig};

@@ -1,0 +1,358 @@
+//! Refuses calls that break a tool's documented rules before they reach the tool.
+//!
+//! Services often document rules they do not enforce: "the amount must be
+//! positive", "a refund may not exceed the order total". A negative refund that the
+//! API happily accepts charges the customer instead of refunding them. This layer
+//! enforces each tool's documented [`Constraint`]s on outgoing calls:
+//!
+//! - `Positive { arg }`: the integer `arg` must be greater than zero.
+//! - `AtMostSeen { arg, key_arg, source_tool, source_key, field }`: the record the
+//!   call names must have been looked up (a well-formed result of `source_tool`
+//!   passed up through this layer), and `arg` must not exceed its `field`. Requiring
+//!   the lookup is what catches a misread id: the planner acts on a record it never
+//!   saw.
+//!
+//! A refused call never leaves the layer: the inner agent is told why
+//! (`Input::Blocked`) and decides again, at most [`REFUSALS_MAX`] times in a row
+//! before the layer halts the run (a planner that keeps proposing refused calls is
+//! looping).
+
+use agentsim_engine::{
+    Action, Agent, AgentCx, Catalog, Constraint, Finish, Input, Reply, TimeMs, ToolCall, ToolId, Value,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::catalog;
+
+/// Refusals in a row within one step before the guardrail halts the run.
+pub const REFUSALS_MAX: u32 = 8;
+
+/// Looked-up records remembered; the oldest is forgotten first (a call about a
+/// forgotten record is refused, the safe side).
+pub const SEEN_MAX: usize = 64;
+
+/// What the [`Guardrail`] enforces.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GuardrailConfig {
+    /// Enforce the constraints each tool documents (default true).
+    pub enforce_tool_constraints: bool,
+    /// Tools the agent may never call, by name (default none). Names the catalog
+    /// does not have are ignored here; stack validation reports them.
+    pub forbidden_tools: Vec<String>,
+}
+
+impl Default for GuardrailConfig {
+    fn default() -> Self {
+        Self { enforce_tool_constraints: true, forbidden_tools: Vec::new() }
+    }
+}
+
+/// A well-formed result of a tool that some constraint reads bounds from.
+#[derive(Clone, Debug)]
+struct Seen {
+    tool: ToolId,
+    /// When it arrived: its field names and units are those in effect then.
+    at_ms: TimeMs,
+    body: Value,
+}
+
+/// Why a call is refused.
+struct Refusal {
+    rule: &'static str,
+    detail: String,
+}
+
+/// A stack layer that refuses calls breaking documented tool rules.
+///
+/// It remembers the well-formed results of the tools that constraints read bounds
+/// from (the latest [`SEEN_MAX`] of them) as they pass up through it, and checks
+/// every call the inner agent makes. A refused call is answered with
+/// `Input::Blocked` to the inner agent, at most [`REFUSALS_MAX`] times in a row
+/// within one step; then the run is halted.
+pub struct Guardrail {
+    inner: Box<dyn Agent>,
+    config: GuardrailConfig,
+    seen: Vec<Seen>,
+}
+
+impl Guardrail {
+    /// Wraps `inner`. The guardrail draws no randomness.
+    pub fn new(inner: Box<dyn Agent>, config: GuardrailConfig) -> Self {
+        Self { inner, config, seen: Vec::new() }
+    }
+
+    /// Remembers a well-formed success of a tool that constraints read from.
+    fn observe(&mut self, input: &Input, cx: &AgentCx<'_>) {
+        let Input::Tool(result) = input else { return };
+        let Reply::Ok(body) = &result.reply else {
+            return;
+        };
+        let tool = result.call.tool;
+        if !is_source(cx.catalog, tool) || !catalog::well_formed(cx.catalog, tool, cx.now_ms, &result.reply) {
+            return;
+        }
+        if self.seen.len() >= SEEN_MAX {
+            self.seen.remove(0);
+        }
+        self.seen.push(Seen { tool, at_ms: cx.now_ms, body: body.clone() });
+    }
+
+    fn refusal(&self, call: &ToolCall, catalog: &Catalog) -> Option<Refusal> {
+        let def = catalog::def(catalog, call.tool)?;
+        if self.config.forbidden_tools.contains(&def.name) {
+            return Some(Refusal { rule: "forbidden", detail: format!("`{}` is a forbidden tool", def.name) });
+        }
+        if !self.config.enforce_tool_constraints {
+            return None;
+        }
+        def.constraints.iter().find_map(|constraint| match constraint {
+            Constraint::Positive { arg } => positive(call, arg),
+            Constraint::AtMostSeen { arg, key_arg, source_tool, source_key, field } => {
+                self.at_most_seen(call, catalog, arg, key_arg, source_tool, source_key, field)
+            }
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)] // the constraint's fields, spelled out
+    fn at_most_seen(
+        &self,
+        call: &ToolCall,
+        catalog: &Catalog,
+        arg: &str,
+        key_arg: &str,
+        source_tool: &str,
+        source_key: &str,
+        field: &str,
+    ) -> Option<Refusal> {
+        // Nothing to bound: a missing required argument is the service's to reject.
+        let value = call.args.get(arg)?;
+        let Some(amount) = value.as_int() else {
+            return Some(Refusal {
+                rule: "at_most_seen",
+                detail: format!("`{arg}` is not an integer: {}", value.render()),
+            });
+        };
+        let key = call.args.get(key_arg).cloned().unwrap_or_default();
+        let never_seen = || Refusal {
+            rule: "at_most_seen",
+            detail: format!("`{key_arg}` {} was never looked up with `{source_tool}`", key.render()),
+        };
+        // A source the catalog lacks can never have been looked up.
+        let Some(source) = catalog.id(source_tool) else {
+            return Some(never_seen());
+        };
+        let record = self.seen.iter().rev().filter(|s| s.tool == source).find(|s| {
+            let name = catalog::field_name_at(catalog, source, source_key, s.at_ms);
+            name.and_then(|n| s.body.get(&n)) == Some(&key)
+        });
+        let Some(record) = record else {
+            return Some(never_seen());
+        };
+        let bound = catalog::field_name_at(catalog, source, field, record.at_ms)
+            .and_then(|name| record.body.get(&name))
+            .and_then(Value::as_int);
+        let Some(bound) = bound else {
+            return Some(never_seen());
+        };
+        // After a unit change the bound is in the new unit; compare the amount in it
+        // too (rounded down), so a correct amount is never refused.
+        let divisor = unit_divisor_at(catalog, source, field, record.at_ms);
+        if amount / divisor > bound {
+            let detail = format!("`{arg}` {amount} exceeds `{field}` {bound} of {}", key.render());
+            return Some(Refusal { rule: "at_most_seen", detail });
+        }
+        None
+    }
+}
+
+/// `Positive { arg }`: refuses a present argument that is not an integer above zero.
+fn positive(call: &ToolCall, arg: &str) -> Option<Refusal> {
+    let value = call.args.get(arg)?;
+    match value.as_int() {
+        Some(n) if n > 0 => None,
+        _ => Some(Refusal {
+            rule: "positive",
+            detail: format!("`{arg}` must be a positive integer, got {}", value.render()),
+        }),
+    }
+}
+
+/// Whether some tool's constraint reads bounds from tool `id`.
+fn is_source(catalog: &Catalog, id: ToolId) -> bool {
+    let Some(def) = catalog::def(catalog, id) else {
+        return false;
+    };
+    catalog.specs().iter().flat_map(|s| &s.def.constraints).any(|c| match c {
+        Constraint::AtMostSeen { source_tool, .. } => *source_tool == def.name,
+        Constraint::Positive { .. } => false,
+    })
+}
+
+/// The factor by which the documented field `original` of tool `id` has been divided
+/// by unit changes in effect at `at_ms` (1 when none), following renames.
+fn unit_divisor_at(catalog: &Catalog, id: ToolId, original: &str, at_ms: TimeMs) -> i64 {
+    let Some(spec) = catalog.specs().get(usize::from(id.0)) else {
+        return 1;
+    };
+    let mut name = original;
+    let mut divisor: i64 = 1;
+    for drift in spec.config.drift.iter().filter(|d| d.at_ms <= at_ms) {
+        match &drift.change {
+            agentsim_engine::DriftChange::RenameField { from, to } if from == name => name = to,
+            agentsim_engine::DriftChange::UnitChange { field, divide_by } if field == name => {
+                divisor = divisor.saturating_mul((*divide_by).max(1));
+            }
+            _ => {}
+        }
+    }
+    divisor
+}
+
+impl Agent for Guardrail {
+    fn step(&mut self, input: Input, cx: &mut AgentCx<'_>) -> Action {
+        self.observe(&input, cx);
+        let mut action = self.inner.step(input, cx);
+        for _ in 0..REFUSALS_MAX {
+            let Action::Call(call) = &action else {
+                return action;
+            };
+            let Some(refusal) = self.refusal(call, cx.catalog) else {
+                return action;
+            };
+            let tool = catalog::name(cx.catalog, call.tool);
+            let reason = format!("{tool}: {}", refusal.detail);
+            cx.note(
+                "guardrail",
+                "blocked",
+                Value::map([
+                    ("tool", Value::str(tool)),
+                    ("rule", Value::str(refusal.rule)),
+                    ("detail", Value::str(refusal.detail)),
+                ]),
+            );
+            let blocked = Input::Blocked { call: call.clone(), layer: "guardrail", reason };
+            action = self.inner.step(blocked, cx);
+        }
+        match &action {
+            Action::Call(call) if self.refusal(call, cx.catalog).is_some() => Action::Finish(Finish::Halted {
+                layer: "guardrail",
+                reason: format!("{REFUSALS_MAX} refused calls in a row"),
+            }),
+            _ => action,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::{self, Script, lookup, ok, order_body, refund, step};
+    use agentsim_engine::{Drift, DriftChange, ToolConfig, ToolSpec};
+
+    fn guardrail(actions: Vec<Action>) -> (Guardrail, testkit::Seen) {
+        let (inner, seen) = Script::new(actions, testkit::idle());
+        (Guardrail::new(inner, GuardrailConfig::default()), seen)
+    }
+
+    fn blocked_rule(s: &testkit::Stepped) -> Option<String> {
+        let note = s.notes.iter().find(|n| n.source == "guardrail")?;
+        note.detail.get("rule").and_then(Value::as_str).map(str::to_string)
+    }
+
+    #[test]
+    fn lets_a_good_refund_through_after_the_lookup() {
+        let catalog = testkit::catalog();
+        let good = refund("o-1", 4_250);
+        let (mut layer, _) = guardrail(vec![Action::Call(good.clone())]);
+        let s = step(&mut layer, &catalog, 10, ok(&lookup("o-1"), order_body("o-1", 4_250)));
+        assert_eq!(s.action, Action::Call(good));
+        assert!(s.notes.is_empty());
+    }
+
+    #[test]
+    fn refuses_negative_zero_and_non_integer_amounts() {
+        let catalog = testkit::catalog();
+        let mut bad_type = refund("o-1", 1);
+        bad_type.args.set("amount_cents", Value::str("4,250"));
+        for call in [refund("o-1", -4_250), refund("o-1", 0), bad_type] {
+            let (mut layer, seen) = guardrail(vec![Action::Call(call.clone())]);
+            let s = step(&mut layer, &catalog, 10, ok(&lookup("o-1"), order_body("o-1", 4_250)));
+            assert_eq!(s.action, testkit::idle(), "{call:?}");
+            assert_eq!(blocked_rule(&s).as_deref(), Some("positive"));
+            assert!(
+                matches!(&testkit::seen(&seen)[1], Input::Blocked { layer: "guardrail", call: c, .. } if *c == call)
+            );
+        }
+    }
+
+    #[test]
+    fn refuses_more_than_the_order_total() {
+        let catalog = testkit::catalog();
+        let (mut layer, _) = guardrail(vec![Action::Call(refund("o-1", 4_251))]);
+        let s = step(&mut layer, &catalog, 10, ok(&lookup("o-1"), order_body("o-1", 4_250)));
+        assert_eq!(s.action, testkit::idle());
+        assert_eq!(blocked_rule(&s).as_deref(), Some("at_most_seen"));
+    }
+
+    #[test]
+    fn refuses_a_record_never_looked_up() {
+        let catalog = testkit::catalog();
+        // The planner looked up o-1 but refunds o-7 (a misread id).
+        let (mut layer, _) = guardrail(vec![Action::Call(refund("o-7", 100))]);
+        let s = step(&mut layer, &catalog, 10, ok(&lookup("o-1"), order_body("o-1", 4_250)));
+        assert_eq!(s.action, testkit::idle());
+        assert_eq!(blocked_rule(&s).as_deref(), Some("at_most_seen"));
+        // A malformed lookup does not count as having seen the record.
+        let (mut layer, _) = guardrail(vec![Action::Call(refund("o-1", 100))]);
+        let mut malformed = order_body("o-1", 4_250);
+        malformed.set("total_cents", Value::str("4,250"));
+        let s = step(&mut layer, &catalog, 10, ok(&lookup("o-1"), malformed));
+        assert_eq!(s.action, testkit::idle());
+    }
+
+    #[test]
+    fn reads_through_renames_and_unit_changes() {
+        let mut specs: Vec<ToolSpec> = testkit::catalog().specs().to_vec();
+        specs[0].config = ToolConfig {
+            drift: vec![
+                Drift { at_ms: 5, change: DriftChange::RenameField { from: "total_cents".into(), to: "total".into() } },
+                Drift { at_ms: 5, change: DriftChange::UnitChange { field: "total".into(), divide_by: 100 } },
+            ],
+            ..ToolConfig::default()
+        };
+        let catalog = Catalog::new(specs);
+        let body = Value::map([("order_id", Value::str("o-1")), ("total", Value::Int(42))]);
+        let (mut layer, _) = guardrail(vec![Action::Call(refund("o-1", 4_250))]);
+        assert_eq!(
+            step(&mut layer, &catalog, 10, ok(&lookup("o-1"), body.clone())).action,
+            Action::Call(refund("o-1", 4_250))
+        );
+        let (mut layer, _) = guardrail(vec![Action::Call(refund("o-1", 4_300))]);
+        assert_eq!(step(&mut layer, &catalog, 10, ok(&lookup("o-1"), body)).action, testkit::idle());
+    }
+
+    #[test]
+    fn forbidden_tools_and_the_refusal_bound() {
+        let catalog = testkit::catalog();
+        let call = lookup("o-1");
+        let (inner, seen) = Script::always(Action::Call(call.clone()));
+        let config = GuardrailConfig {
+            forbidden_tools: vec!["lookup_order".into(), "no_such_tool".into()],
+            ..GuardrailConfig::default()
+        };
+        let mut layer = Guardrail::new(inner, config);
+        let s = step(&mut layer, &catalog, 0, testkit::user("hi"));
+        assert!(matches!(s.action, Action::Finish(Finish::Halted { layer: "guardrail", .. })));
+        assert_eq!(s.notes.len(), REFUSALS_MAX as usize);
+        assert_eq!(testkit::seen(&seen).len(), 1 + REFUSALS_MAX as usize);
+    }
+
+    #[test]
+    fn unknown_tool_ids_pass_untouched() {
+        let catalog = testkit::catalog();
+        let call = ToolCall::new(ToolId(999), Value::Null);
+        let (mut layer, _) = guardrail(vec![Action::Call(call.clone())]);
+        assert_eq!(step(&mut layer, &catalog, 0, ok(&call, Value::Null)).action, Action::Call(call));
+    }
+}

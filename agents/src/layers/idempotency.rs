@@ -1,0 +1,126 @@
+//! Gives every write an idempotency key derived from what it asks for.
+//!
+//! A write whose answer was lost (a timeout after the service applied it) looks
+//! exactly like a write that never arrived, so both a stack's retry and a planner's
+//! "it probably didn't go through" send it again, and without a key the service
+//! applies it twice. The key here is a stable hash of the tool and its arguments,
+//! so every copy of the same request carries the same key and the service applies
+//! it once; a different request gets a different key.
+
+use agentsim_engine::{Action, Agent, AgentCx, Input, ToolCall, Value};
+
+use crate::catalog;
+
+/// Distinct keys remembered for noting each key once; beyond it the oldest is
+/// forgotten (its next use is noted again, harmless).
+const KEYS_NOTED_MAX: usize = 256;
+
+/// The key for a write: `"idem-"` and 16 hex digits of FNV-1a 64 over the tool name,
+/// a zero byte, and the compact JSON of the arguments.
+///
+/// FNV-1a rather than `std`'s hasher: its value is fixed by this code, not by the
+/// platform or the Rust version, so keys (and the trajectories that show them) are
+/// the same everywhere.
+pub fn idempotency_key(tool_name: &str, args: &Value) -> String {
+    const OFFSET_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    let mut hash = OFFSET_BASIS;
+    // The zero byte keeps ("ab", "c...") and ("a", "bc...") apart.
+    for byte in tool_name.bytes().chain([0]).chain(args.render().bytes()) {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(PRIME);
+    }
+    format!("idem-{hash:016x}")
+}
+
+/// A stack layer that adds an idempotency key to every write that lacks one.
+pub struct Idempotency {
+    inner: Box<dyn Agent>,
+    noted: Vec<String>,
+}
+
+impl Idempotency {
+    /// Wraps `inner`. The layer draws no randomness.
+    pub fn new(inner: Box<dyn Agent>) -> Self {
+        Self { inner, noted: Vec::new() }
+    }
+
+    fn key(&mut self, call: &mut ToolCall, cx: &mut AgentCx<'_>) {
+        if call.idempotency_key.is_some() || !catalog::is_write(cx.catalog, call.tool) {
+            return;
+        }
+        let key = idempotency_key(&catalog::name(cx.catalog, call.tool), &call.args);
+        if !self.noted.contains(&key) {
+            cx.note("idempotency", "key", Value::map([("key", Value::str(key.clone()))]));
+            if self.noted.len() >= KEYS_NOTED_MAX {
+                self.noted.remove(0);
+            }
+            self.noted.push(key.clone());
+        }
+        call.idempotency_key = Some(key);
+    }
+}
+
+impl Agent for Idempotency {
+    fn step(&mut self, input: Input, cx: &mut AgentCx<'_>) -> Action {
+        let mut action = self.inner.step(input, cx);
+        if let Action::Call(call) = &mut action {
+            self.key(call, cx);
+        }
+        action
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::{self, Script, lookup, refund, step};
+
+    fn keyed(call: ToolCall) -> (Option<String>, usize) {
+        let catalog = testkit::catalog();
+        let (inner, _) = Script::always(Action::Call(call));
+        let mut layer = Idempotency::new(inner);
+        let s = step(&mut layer, &catalog, 0, testkit::user("hi"));
+        let Action::Call(call) = s.action else { panic!("expected a call") };
+        (call.idempotency_key, s.notes.len())
+    }
+
+    #[test]
+    fn identical_requests_share_a_key_different_ones_do_not() {
+        let (a, notes) = keyed(refund("o-1", 100));
+        let (b, _) = keyed(refund("o-1", 100));
+        let (c, _) = keyed(refund("o-1", 101));
+        let (d, _) = keyed(refund("o-2", 100));
+        assert_eq!(notes, 1);
+        let a = a.expect("a write gets a key");
+        assert!(a.starts_with("idem-") && a.len() == 21 && a[5..].chars().all(|c| c.is_ascii_hexdigit()), "{a}");
+        assert_eq!(Some(&a), b.as_ref());
+        assert_ne!(Some(&a), c.as_ref());
+        assert_ne!(Some(&a), d.as_ref());
+        assert_ne!(c, d);
+    }
+
+    #[test]
+    fn reads_and_keyed_writes_are_left_alone() {
+        assert_eq!(keyed(lookup("o-1")), (None, 0));
+        let own = ToolCall { idempotency_key: Some("mine".into()), ..refund("o-1", 100) };
+        assert_eq!(keyed(own), (Some("mine".into()), 0));
+    }
+
+    #[test]
+    fn each_key_is_noted_once() {
+        let catalog = testkit::catalog();
+        let (inner, _) = Script::always(Action::Call(refund("o-1", 100)));
+        let mut layer = Idempotency::new(inner);
+        assert_eq!(step(&mut layer, &catalog, 0, testkit::user("a")).notes.len(), 1);
+        assert_eq!(step(&mut layer, &catalog, 0, testkit::user("b")).notes.len(), 0);
+    }
+
+    #[test]
+    fn key_is_stable() {
+        // Pinned (computed independently): a change here changes every trajectory
+        // digest that shows a key, and every stored incident that contains one.
+        let (key, _) = keyed(refund("o-1", 100));
+        assert_eq!(key.as_deref(), Some("idem-153073c8f69d052e"));
+    }
+}

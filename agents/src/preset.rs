@@ -1,0 +1,57 @@
+//! Named stacks, selectable with `--agent NAME`.
+
+use crate::layers::{GuardrailConfig, LoopConfig, RetryConfig};
+use crate::noisy::NoisyConfig;
+use crate::stack::{LayerSpec, PlannerSpec, StackSpec};
+
+/// The presets: (name, one-line description), in the order they are listed.
+pub const PRESETS: &[(&str, &str)] = &[
+    ("oracle", "the world's expert with no mistakes and no layers: the upper bound"),
+    ("naive", "a noisy planner (default mistake rates) calling tools directly, no layers"),
+    ("resilient", "a noisy planner behind guardrail, loop detector, idempotency keys and retry with backoff"),
+];
+
+/// The stack called `name`, or `None` if there is no such preset.
+pub fn preset(name: &str) -> Option<StackSpec> {
+    let (planner, layers) = match name {
+        "oracle" => (PlannerSpec::Oracle, Vec::new()),
+        "naive" => (PlannerSpec::Noisy(NoisyConfig::default()), Vec::new()),
+        // From the planner outward: the guardrail first, so a bad action reaches
+        // nothing; the loop detector inside the retry layer, so it counts planner
+        // decisions, not retry attempts; idempotency inside retry, so a retried
+        // write reuses its key.
+        "resilient" => (
+            PlannerSpec::Noisy(NoisyConfig::default()),
+            vec![
+                LayerSpec::Guardrail(GuardrailConfig::default()),
+                LayerSpec::LoopDetector(LoopConfig::default()),
+                LayerSpec::Idempotency,
+                LayerSpec::Retry(RetryConfig::default()),
+            ],
+        ),
+        _ => return None,
+    };
+    Some(StackSpec { planner, layers })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_listed_preset_exists_and_nothing_else() {
+        for (name, description) in PRESETS {
+            assert!(preset(name).is_some(), "{name}");
+            assert!(!description.is_empty());
+        }
+        assert_eq!(preset("no such stack"), None);
+        assert_eq!(preset("oracle").map(|s| s.planner), Some(PlannerSpec::Oracle));
+    }
+
+    #[test]
+    fn resilient_orders_its_layers_from_the_planner_outward() {
+        let spec = preset("resilient").expect("preset");
+        let names: Vec<&str> = spec.layers.iter().map(LayerSpec::name).collect();
+        assert_eq!(names, ["guardrail", "loop_detector", "idempotency", "retry"]);
+    }
+}

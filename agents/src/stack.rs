@@ -1,0 +1,215 @@
+//! Stack specifications: which planner, which layers, in which order; and building
+//! the agent they describe.
+//!
+//! Specs are plain data (serde, unknown fields refused) so that stack files in RON
+//! can name them. With the newtype variants unwrapped, as the CLI reads them, and
+//! every omitted field at its default:
+//!
+//! ```ron
+//! (
+//!     planner: Noisy(misread_id: 0.05),
+//!     layers: [Guardrail(), LoopDetector(), Idempotency, Retry(attempts_max: 5)],
+//! )
+//! ```
+
+use agentsim_engine::{Agent, Catalog, StreamSource};
+use serde::{Deserialize, Serialize};
+
+use crate::layers::{Guardrail, GuardrailConfig, Idempotency, LoopConfig, LoopDetector, Retry, RetryConfig};
+use crate::noisy::{NoisyConfig, NoisyPlanner};
+
+/// The planner at the core of a stack.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum PlannerSpec {
+    /// The world's expert as is: the upper bound.
+    Oracle,
+    /// The expert making an LLM's mistakes at these rates.
+    Noisy(NoisyConfig),
+}
+
+/// One layer of a stack.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum LayerSpec {
+    /// Retries transient failures with backoff ([`Retry`]).
+    Retry(RetryConfig),
+    /// Blocks, then halts, a planner in a loop ([`LoopDetector`]).
+    LoopDetector(LoopConfig),
+    /// Refuses calls breaking documented tool rules ([`Guardrail`]).
+    Guardrail(GuardrailConfig),
+    /// Adds idempotency keys to writes ([`Idempotency`]).
+    Idempotency,
+}
+
+impl LayerSpec {
+    /// The layer's name: its stream is `stack.NAME`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            LayerSpec::Retry(_) => "retry",
+            LayerSpec::LoopDetector(_) => "loop_detector",
+            LayerSpec::Guardrail(_) => "guardrail",
+            LayerSpec::Idempotency => "idempotency",
+        }
+    }
+}
+
+/// A planner and its stack of layers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StackSpec {
+    /// The planner.
+    pub planner: PlannerSpec,
+    /// The layers, **from the planner outward**: `layers[0]` wraps the planner, the
+    /// last layer is the one closest to the tools.
+    #[serde(default)]
+    pub layers: Vec<LayerSpec>,
+}
+
+impl StackSpec {
+    /// Builds the agent: the planner around `expert`, then each layer around what
+    /// is built so far, in list order. The planner draws from stream `"planner"`;
+    /// each layer that draws uses `"stack.NAME"` (`"stack.retry"`), with `.2`, `.3`,
+    /// ... appended for a second or third layer of the same kind, so that two layers
+    /// never share draws.
+    pub fn build(&self, expert: Box<dyn Agent>, streams: &StreamSource) -> Box<dyn Agent> {
+        let mut agent: Box<dyn Agent> = match &self.planner {
+            PlannerSpec::Oracle => expert,
+            PlannerSpec::Noisy(config) => {
+                Box::new(NoisyPlanner::new(expert, config.clone(), streams.stream("planner")))
+            }
+        };
+        for (i, layer) in self.layers.iter().enumerate() {
+            let stream = || streams.stream(&self.stream_name(i));
+            agent = match layer {
+                LayerSpec::Retry(config) => Box::new(Retry::new(agent, config.clone(), stream())),
+                LayerSpec::LoopDetector(config) => Box::new(LoopDetector::new(agent, config.clone())),
+                LayerSpec::Guardrail(config) => Box::new(Guardrail::new(agent, config.clone())),
+                LayerSpec::Idempotency => Box::new(Idempotency::new(agent)),
+            };
+        }
+        agent
+    }
+
+    /// Tool names the stack mentions that `catalog` lacks (a guardrail's
+    /// `forbidden_tools`), in order of appearance, for validating a stack file against
+    /// a scenario. Building never fails on them: at run time they are inert.
+    pub fn unknown_tools(&self, catalog: &Catalog) -> Vec<String> {
+        let mut unknown = Vec::new();
+        for layer in &self.layers {
+            if let LayerSpec::Guardrail(config) = layer {
+                for name in &config.forbidden_tools {
+                    if catalog.id(name).is_none() && !unknown.contains(name) {
+                        unknown.push(name.clone());
+                    }
+                }
+            }
+        }
+        unknown
+    }
+
+    /// The stream name of layer `index`: `stack.NAME`, or `stack.NAME.K` for the
+    /// K-th layer of that kind (K ≥ 2).
+    pub fn stream_name(&self, index: usize) -> String {
+        let Some(layer) = self.layers.get(index) else {
+            return String::from("stack");
+        };
+        let same_kind_before = self.layers[..index].iter().filter(|l| l.name() == layer.name()).count();
+        match same_kind_before {
+            0 => format!("stack.{}", layer.name()),
+            k => format!("stack.{}.{}", layer.name(), k + 1),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::{self, Script, error, lookup, refund, step};
+    use agentsim_engine::{Action, Input};
+
+    #[test]
+    fn oracle_without_layers_is_the_expert() {
+        let catalog = testkit::catalog();
+        let spec = StackSpec { planner: PlannerSpec::Oracle, layers: vec![] };
+        let (expert, seen) = Script::always(Action::Call(lookup("o-1")));
+        let mut agent = spec.build(expert, &testkit::streams(1));
+        assert_eq!(step(&mut agent, &catalog, 0, testkit::user("hi")).action, Action::Call(lookup("o-1")));
+        assert_eq!(testkit::seen(&seen).len(), 1);
+    }
+
+    #[test]
+    fn layers_wrap_from_the_planner_outward() {
+        let catalog = testkit::catalog();
+        // Idempotency inside retry: the retried write carries the key.
+        let spec = StackSpec {
+            planner: PlannerSpec::Oracle,
+            layers: vec![LayerSpec::Idempotency, LayerSpec::Retry(RetryConfig::default())],
+        };
+        let (expert, seen) = Script::new([Action::Call(refund("o-1", 100))], testkit::idle());
+        let mut agent = spec.build(expert, &testkit::streams(1));
+        let Action::Call(sent) = step(&mut agent, &catalog, 0, testkit::user("hi")).action else { panic!() };
+        assert!(sent.idempotency_key.is_some());
+        let s = step(&mut agent, &catalog, 10, testkit::reply(&sent, agentsim_engine::Reply::Timeout));
+        let Action::Sleep { until_ms } = s.action else { panic!("a keyed write is retried: {:?}", s.action) };
+        assert_eq!(step(&mut agent, &catalog, until_ms, Input::Wake).action, Action::Call(sent.clone()));
+        assert_eq!(testkit::seen(&seen).len(), 1);
+
+        // The other way round the retry layer sees a write without a key and passes
+        // the timeout to the planner.
+        let spec = StackSpec { layers: spec.layers.into_iter().rev().collect(), ..spec };
+        let (expert, seen) = Script::new([Action::Call(refund("o-1", 100))], testkit::idle());
+        let mut agent = spec.build(expert, &testkit::streams(1));
+        let Action::Call(sent) = step(&mut agent, &catalog, 0, testkit::user("hi")).action else { panic!() };
+        step(&mut agent, &catalog, 10, testkit::reply(&sent, agentsim_engine::Reply::Timeout));
+        assert_eq!(testkit::seen(&seen).len(), 2);
+    }
+
+    #[test]
+    fn unknown_tools_are_reported() {
+        let guardrail = |names: &[&str]| {
+            LayerSpec::Guardrail(GuardrailConfig {
+                forbidden_tools: names.iter().map(|n| n.to_string()).collect(),
+                ..GuardrailConfig::default()
+            })
+        };
+        let spec = StackSpec {
+            planner: PlannerSpec::Oracle,
+            layers: vec![guardrail(&["lookup_order", "nope"]), guardrail(&["nope", "nada"])],
+        };
+        assert_eq!(spec.unknown_tools(&testkit::catalog()), ["nope", "nada"]);
+    }
+
+    #[test]
+    fn stream_names() {
+        let spec = StackSpec {
+            planner: PlannerSpec::Oracle,
+            layers: vec![
+                LayerSpec::Retry(RetryConfig::default()),
+                LayerSpec::Idempotency,
+                LayerSpec::Retry(RetryConfig::default()),
+            ],
+        };
+        let names: Vec<String> = (0..4).map(|i| spec.stream_name(i)).collect();
+        assert_eq!(names, ["stack.retry", "stack.idempotency", "stack.retry.2", "stack"]);
+    }
+
+    #[test]
+    fn noisy_planner_uses_its_stream() {
+        let catalog = testkit::catalog();
+        let call = lookup("o-1");
+        let spec = StackSpec {
+            planner: PlannerSpec::Noisy(NoisyConfig {
+                repeat_failing: agentsim_engine::Probability::ONE,
+                ..NoisyConfig::perfect()
+            }),
+            layers: vec![LayerSpec::LoopDetector(LoopConfig::default())],
+        };
+        let (expert, _) = Script::always(Action::Call(call.clone()));
+        let mut agent = spec.build(expert, &testkit::streams(1));
+        step(&mut agent, &catalog, 0, testkit::user("hi"));
+        // Stuck repeating; the loop detector blocks the third failure, halts the sixth.
+        let actions: Vec<Action> =
+            (0..6).map(|i| step(&mut agent, &catalog, i, error(&call, 401, None)).action).collect();
+        assert!(actions[..5].iter().all(|a| *a == Action::Call(call.clone())));
+        assert!(matches!(actions[5], Action::Finish(agentsim_engine::Finish::Halted { .. })));
+    }
+}

@@ -1,0 +1,82 @@
+//! Renders a recorded trajectory as a readable timeline.
+
+use std::fmt::Write as _;
+
+use agentsim_engine::time::format_time;
+use agentsim_engine::{Catalog, EventKind, Finish, Reply, Trajectory, Value};
+
+/// The longest response body shown on one line before it is cut.
+const BODY_CHARS_MAX: usize = 110;
+
+/// One line per event: virtual time, what, details.
+pub fn render(t: &Trajectory, catalog: &Catalog) -> String {
+    let mut out = String::new();
+    for event in &t.events {
+        let time = format_time(event.at_ms);
+        let (what, detail) = match &event.kind {
+            EventKind::User(m) => ("user".to_string(), m.text.clone()),
+            EventKind::Turn { turn, prompt_tokens, completion_tokens, think_ms } => (
+                format!("turn {turn}"),
+                format!("model call: {prompt_tokens} prompt + {completion_tokens} completion tokens, {think_ms} ms"),
+            ),
+            EventKind::Call { id, call } => {
+                let key = call.idempotency_key.as_ref().map(|k| format!("  key={k}")).unwrap_or_default();
+                (format!("call #{id}"), format!("{} {}{key}", catalog.name(call.tool), call.args.render()))
+            }
+            EventKind::Result { id, reply, latency_ms, fault } => {
+                let fault = fault.map(|f| format!("  [fault: {}]", f.name())).unwrap_or_default();
+                (format!("result #{id}"), format!("{}  ({latency_ms} ms){fault}", reply_text(reply)))
+            }
+            EventKind::Note(note) => (note.source.to_string(), format!("{} {}", note.what, compact(&note.detail))),
+            EventKind::World { what, detail } => ("world".to_string(), format!("{what} {}", compact(detail))),
+            EventKind::Minefield(m) => ("MINEFIELD".to_string(), format!("{}: {}", m.name, m.detail)),
+            EventKind::Wait { until_ms: Some(at) } => ("wait".to_string(), format!("until {}", format_time(*at))),
+            EventKind::Wait { until_ms: None } => ("wait".to_string(), "for the user".to_string()),
+            EventKind::Finish(f) => ("finish".to_string(), finish_text(f)),
+            EventKind::End { outcome, reason, verdict } => (
+                "END".to_string(),
+                format!("{outcome} ({reason}; milestone {}): {}", verdict.milestone, verdict.detail),
+            ),
+        };
+        let _ = writeln!(out, "{time}  {what:<13} {detail}");
+    }
+    out
+}
+
+fn reply_text(reply: &Reply) -> String {
+    match reply {
+        Reply::Ok(body) => format!("200 {}", cut(&body.render())),
+        Reply::Error { status, retry_after_ms: Some(ms), message } => {
+            format!("{status} {message} (retry after {ms} ms)")
+        }
+        Reply::Error { status, message, .. } => format!("{status} {message}"),
+        Reply::Timeout => "timeout (no answer)".to_string(),
+        Reply::Garbled(text) => format!("200 unparseable body: {}", cut(text)),
+    }
+}
+
+fn finish_text(f: &Finish) -> String {
+    match f {
+        Finish::Done => "done".to_string(),
+        Finish::GaveUp { reason } => format!("gave up: {reason}"),
+        Finish::Halted { layer, reason } => format!("halted by {layer}: {reason}"),
+        Finish::Failed { reason } => format!("failed: {reason}"),
+    }
+}
+
+fn compact(v: &Value) -> String {
+    match v {
+        Value::Null => String::new(),
+        Value::Str(s) => s.clone(),
+        other => cut(&other.render()),
+    }
+}
+
+fn cut(text: &str) -> String {
+    if text.chars().count() <= BODY_CHARS_MAX {
+        text.to_string()
+    } else {
+        let head: String = text.chars().take(BODY_CHARS_MAX).collect();
+        format!("{head}…")
+    }
+}

@@ -1,0 +1,224 @@
+//! The support_desk section of a scenario: customers, orders, personas and tools.
+
+use serde::{Deserialize, Serialize};
+
+use agentsim_engine::{Latency, ToolConfig};
+
+/// A customer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Customer {
+    /// Customer id, like `"C001"`.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+}
+
+/// One line of an order.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, try_from = "ItemUnchecked")]
+pub struct Item {
+    /// Stock-keeping unit.
+    pub sku: String,
+    /// What the customer calls it.
+    pub name: String,
+    /// Price in cents, positive.
+    pub price_cents: i64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ItemUnchecked {
+    sku: String,
+    name: String,
+    price_cents: i64,
+}
+
+impl TryFrom<ItemUnchecked> for Item {
+    type Error = String;
+    fn try_from(i: ItemUnchecked) -> Result<Self, String> {
+        if i.price_cents <= 0 {
+            return Err(format!("field `price_cents`: expected a positive price in cents, found {}", i.price_cents));
+        }
+        Ok(Item { sku: i.sku, name: i.name, price_cents: i.price_cents })
+    }
+}
+
+/// An order's delivery status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum OrderStatus {
+    /// Paid, not shipped.
+    #[default]
+    Processing,
+    /// On its way.
+    Shipped,
+    /// Arrived.
+    Delivered,
+}
+
+impl OrderStatus {
+    /// The name tools report.
+    pub fn name(self) -> &'static str {
+        match self {
+            OrderStatus::Processing => "processing",
+            OrderStatus::Shipped => "shipped",
+            OrderStatus::Delivered => "delivered",
+        }
+    }
+
+    /// The next status, if any.
+    pub fn next(self) -> Option<OrderStatus> {
+        match self {
+            OrderStatus::Processing => Some(OrderStatus::Shipped),
+            OrderStatus::Shipped => Some(OrderStatus::Delivered),
+            OrderStatus::Delivered => None,
+        }
+    }
+}
+
+/// An order.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Order {
+    /// Order id, like `"A1003"`.
+    pub id: String,
+    /// The customer's id.
+    pub customer: String,
+    /// Lines, at least one.
+    pub items: Vec<Item>,
+    /// Status at time 0.
+    #[serde(default)]
+    pub status: OrderStatus,
+}
+
+impl Order {
+    /// Sum of the item prices.
+    pub fn total_cents(&self) -> i64 {
+        self.items.iter().map(|i| i.price_cents).sum()
+    }
+}
+
+/// How often each persona is drawn (relative weights, not all zero).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Personas {
+    /// States customer, order and item.
+    pub clear: f64,
+    /// Names only the item; the agent must find the order.
+    pub vague: f64,
+    /// States it clearly, then switches to another item when asked to confirm.
+    pub changes_mind: f64,
+}
+
+impl Default for Personas {
+    fn default() -> Self {
+        Self { clear: 0.5, vague: 0.3, changes_mind: 0.2 }
+    }
+}
+
+/// The tools of support_desk and their behaviour.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct Tools {
+    /// `lookup_order(order_id)`.
+    pub lookup_order: ToolConfig,
+    /// `get_customer(customer_id)`.
+    pub get_customer: ToolConfig,
+    /// `issue_refund(order_id, amount_cents)`.
+    pub issue_refund: ToolConfig,
+    /// `send_message(customer_id, kind, ...)`.
+    pub send_message: ToolConfig,
+    /// `escalate(customer_id, reason)`.
+    pub escalate: ToolConfig,
+    /// `authenticate()`, the engine's session renewal.
+    pub authenticate: ToolConfig,
+}
+
+/// The support_desk world's parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SupportDeskConfig {
+    /// Customers.
+    pub customers: Vec<Customer>,
+    /// Orders.
+    pub orders: Vec<Order>,
+    /// Persona weights.
+    pub personas: Personas,
+    /// How long the customer takes to answer.
+    pub reply_ms: Latency,
+    /// Time between an order's status changes.
+    pub status_change_ms: Latency,
+    /// The tools.
+    pub tools: Tools,
+}
+
+impl Default for SupportDeskConfig {
+    fn default() -> Self {
+        let item = |sku: &str, name: &str, price_cents| Item { sku: sku.into(), name: name.into(), price_cents };
+        let order = |id: &str, customer: &str, items| Order {
+            id: id.into(),
+            customer: customer.into(),
+            items,
+            status: OrderStatus::Processing,
+        };
+        Self {
+            customers: vec![
+                Customer { id: "C001".into(), name: "Ada".into() },
+                Customer { id: "C002".into(), name: "Grace".into() },
+                Customer { id: "C003".into(), name: "Linus".into() },
+            ],
+            orders: vec![
+                order("A1001", "C001", vec![item("HP-200", "headphones", 4_250), item("CB-010", "usb cable", 1_299)]),
+                order("A1002", "C001", vec![item("KB-550", "keyboard", 8_900)]),
+                order("A1003", "C002", vec![item("BL-900", "blender", 12_999), item("MG-002", "mug set", 2_450)]),
+                order("A1004", "C003", vec![item("LM-300", "desk lamp", 3_575), item("BK-777", "notebook", 899)]),
+                order("A1005", "C003", vec![item("CH-120", "office chair", 24_900)]),
+            ],
+            personas: Personas::default(),
+            reply_ms: Latency::Uniform { min_ms: 4_000, max_ms: 30_000 },
+            status_change_ms: Latency::Uniform { min_ms: 60_000, max_ms: 600_000 },
+            tools: Tools::default(),
+        }
+    }
+}
+
+impl SupportDeskConfig {
+    /// Cross-checks that serde cannot express: unique ids, known customers, orders
+    /// with items, usable persona weights. Returns (field path, value to point at,
+    /// message) for the first problem.
+    pub fn check(&self) -> Result<(), (String, String, String)> {
+        for (i, c) in self.customers.iter().enumerate() {
+            if self.customers[..i].iter().any(|o| o.id == c.id) {
+                return Err((format!("customers[{i}].id"), c.id.clone(), format!("duplicate customer id `{}`", c.id)));
+            }
+        }
+        for (i, o) in self.orders.iter().enumerate() {
+            if self.orders[..i].iter().any(|p| p.id == o.id) {
+                return Err((format!("orders[{i}].id"), o.id.clone(), format!("duplicate order id `{}`", o.id)));
+            }
+            if !self.customers.iter().any(|c| c.id == o.customer) {
+                return Err((
+                    format!("orders[{i}].customer"),
+                    o.customer.clone(),
+                    format!("unknown customer `{}` (not in `customers`)", o.customer),
+                ));
+            }
+            if o.items.is_empty() {
+                return Err((format!("orders[{i}].items"), o.id.clone(), "an order needs at least one item".into()));
+            }
+        }
+        if self.orders.is_empty() {
+            return Err(("orders".into(), "orders".into(), "at least one order is needed".into()));
+        }
+        let p = &self.personas;
+        for (name, w) in [("clear", p.clear), ("vague", p.vague), ("changes_mind", p.changes_mind)] {
+            if !(w.is_finite() && w >= 0.0) {
+                return Err((format!("personas.{name}"), name.into(), format!("expected a weight >= 0, found {w}")));
+            }
+        }
+        if p.clear + p.vague + p.changes_mind <= 0.0 {
+            return Err(("personas".into(), "personas".into(), "at least one persona weight must be positive".into()));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,417 @@
+//! The support_desk expert: the policy that solves the task from observations
+//! alone. It is the `oracle` planner, and the noisy planner wraps it with mistakes.
+//!
+//! It keeps what it has learnt and derives its next action from that knowledge
+//! every turn, so an error, a block or a change of mind at any point just changes
+//! what it knows, and the next action follows: find the order, confirm with the
+//! customer, refund, verify the refund after a timeout, tell the customer, finish.
+
+use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Reply, TimeMs, ToolCall, ToolId, ToolResult, Value};
+
+use super::tools::Ids;
+use super::world::WHOLE_ORDER;
+
+/// Consecutive failed calls after which the expert hands the case to a human.
+const ESCALATE_AFTER_FAILURES: u32 = 8;
+/// Refusals by the stack after which the expert hands the case to a human.
+const ESCALATE_AFTER_BLOCKS: u32 = 4;
+/// The longest the expert waits before retrying a failed call.
+const BACKOFF_MS_MAX: TimeMs = 30_000;
+/// How long to pause when the stack says it is looping.
+const LOOP_PAUSE_MS: TimeMs = 20_000;
+
+#[derive(Clone, Debug)]
+struct OrderView {
+    id: String,
+    customer_id: String,
+    total_cents: i64,
+    /// (item name, price in cents)
+    items: Vec<(String, i64)>,
+    refunds_cents: Vec<i64>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RefundState {
+    NotIssued,
+    /// A refund call timed out: it may or may not have been applied.
+    Uncertain,
+    /// Looking the order up to find out.
+    Verifying,
+    Issued(i64),
+}
+
+/// The expert planner for support_desk.
+pub struct Expert {
+    ids: Ids,
+    customer_id: Option<String>,
+    want_order: Option<String>,
+    want_item: Option<String>,
+    order_ids: Option<Vec<String>>,
+    scanned: Vec<String>,
+    known: Vec<OrderView>,
+    confirmed: Option<(String, String, i64)>,
+    awaiting_user: bool,
+    asked: bool,
+    refund: RefundState,
+    told: bool,
+    failures: u32,
+    blocks: u32,
+    needs_auth: bool,
+    escalated: bool,
+    escalating: bool,
+}
+
+impl Expert {
+    /// A fresh expert using the tools `ids`.
+    pub fn new(ids: Ids) -> Self {
+        Self {
+            ids,
+            customer_id: None,
+            want_order: None,
+            want_item: None,
+            order_ids: None,
+            scanned: Vec::new(),
+            known: Vec::new(),
+            confirmed: None,
+            awaiting_user: false,
+            asked: false,
+            refund: RefundState::NotIssued,
+            told: false,
+            failures: 0,
+            blocks: 0,
+            needs_auth: false,
+            escalated: false,
+            escalating: false,
+        }
+    }
+
+    fn hear(&mut self, content: &Value) {
+        self.awaiting_user = false;
+        if let Some(c) = content.get("customer_id").and_then(Value::as_str) {
+            self.customer_id = Some(c.to_string());
+        }
+        let order = content.get("order_id").and_then(Value::as_str).map(str::to_string);
+        let item = content.get("item").and_then(Value::as_str).map(str::to_string);
+        if order.is_some() {
+            self.want_order = order;
+        }
+        if item.is_some() {
+            self.want_item = item;
+        }
+        match content.get("confirm") {
+            Some(Value::Bool(true)) => self.confirmed = self.proposal(),
+            Some(Value::Bool(false)) if content.get("changed_mind").is_none() => {
+                // The customer says our proposal is wrong although they asked for the
+                // same thing: what we read about the order must be off. Look again.
+                let order = self.want_order.clone();
+                self.known.retain(|o| Some(&o.id) != order.as_ref());
+            }
+            _ => {}
+        }
+    }
+
+    /// (order, item, amount) the expert would refund now, if it knows enough.
+    fn proposal(&self) -> Option<(String, String, i64)> {
+        let order = self.known.iter().find(|o| Some(&o.id) == self.want_order.as_ref())?;
+        let item = self.want_item.as_ref()?;
+        let amount = amount_for(order, item)?;
+        Some((order.id.clone(), item.clone(), amount))
+    }
+
+    fn backoff_ms(&self, reply: &Reply) -> TimeMs {
+        let exp = 1_000u64.saturating_mul(1 << self.failures.saturating_sub(1).min(5));
+        exp.min(BACKOFF_MS_MAX).max(reply.retry_after_ms().unwrap_or(0))
+    }
+
+    /// Learns from a tool result; returns how long to wait before acting again.
+    fn learn(&mut self, r: &ToolResult, cx: &AgentCx<'_>) -> Option<TimeMs> {
+        let tool = r.call.tool;
+        let ok_body = match &r.reply {
+            Reply::Ok(body) if !cx.lens.validate || cx.catalog.check_response(tool, cx.now_ms, body).is_ok() => {
+                Some(body)
+            }
+            _ => None,
+        };
+        let Some(body) = ok_body else {
+            return self.learn_failure(r);
+        };
+        self.failures = 0;
+        let read = Reader { cx, tool };
+        let ids = self.ids;
+        if tool == ids.lookup_order {
+            let view = OrderView {
+                id: read.str(body, "order_id"),
+                customer_id: read.str(body, "customer_id"),
+                total_cents: read.int(body, "total_cents"),
+                items: read
+                    .list(body, "items")
+                    .iter()
+                    .map(|i| (read.str(i, "name"), read.int(i, "price_cents")))
+                    .collect(),
+                refunds_cents: read.list(body, "refunds").iter().map(|r| read.int(r, "amount_cents")).collect(),
+            };
+            let asked_for = r.call.args.get("order_id").and_then(Value::as_str).unwrap_or_default().to_string();
+            if !self.scanned.contains(&asked_for) {
+                self.scanned.push(asked_for);
+            }
+            if self.refund == RefundState::Verifying && Some(&view.id) == self.want_order.as_ref() {
+                let expected = self.want_item.as_ref().and_then(|item| amount_for(&view, item));
+                self.refund = match expected {
+                    Some(cents) if view.refunds_cents.contains(&cents) => RefundState::Issued(cents),
+                    _ => RefundState::NotIssued,
+                };
+            }
+            self.known.retain(|o| o.id != view.id);
+            self.known.push(view);
+        } else if tool == ids.get_customer {
+            self.order_ids =
+                Some(read.list(body, "order_ids").iter().filter_map(|v| v.as_str().map(str::to_string)).collect());
+        } else if tool == ids.issue_refund {
+            let cents = r.call.args.get("amount_cents").and_then(Value::as_int).unwrap_or_default();
+            self.refund = RefundState::Issued(cents);
+        } else if tool == ids.send_message {
+            match r.call.args.get("kind").and_then(Value::as_str) {
+                Some("confirm") => self.awaiting_user = true,
+                Some("ask") => {
+                    self.awaiting_user = true;
+                    self.asked = true;
+                }
+                Some("done") => self.told = true,
+                _ => {}
+            }
+        } else if tool == ids.escalate {
+            self.escalated = true;
+        } else if tool == ids.authenticate {
+            self.needs_auth = false;
+        }
+        None
+    }
+
+    fn learn_failure(&mut self, r: &ToolResult) -> Option<TimeMs> {
+        self.failures += 1;
+        match &r.reply {
+            Reply::Error { status: 401, .. } => {
+                self.needs_auth = true;
+                None
+            }
+            Reply::Error { status: 404, .. } if r.call.tool == self.ids.lookup_order => {
+                let asked = r.call.args.get("order_id").and_then(Value::as_str);
+                if asked.is_some() && asked == self.want_order.as_deref() {
+                    // The customer's order id does not exist: ask again.
+                    self.want_order = None;
+                    self.asked = false;
+                }
+                None
+            }
+            Reply::Timeout if r.call.tool == self.ids.issue_refund => {
+                // The refund may have been applied before the answer was lost.
+                self.refund = RefundState::Uncertain;
+                Some(self.backoff_ms(&r.reply))
+            }
+            reply => Some(self.backoff_ms(reply)),
+        }
+    }
+
+    fn call(&self, tool: ToolId, args: Value) -> Action {
+        Action::Call(ToolCall::new(tool, args))
+    }
+
+    fn next(&mut self) -> Action {
+        let ids = self.ids;
+        if self.escalated {
+            return Action::Finish(Finish::Done);
+        }
+        let Some(customer) = self.customer_id.clone() else {
+            return Action::Idle { wake_at_ms: None };
+        };
+        if self.escalating || self.failures >= ESCALATE_AFTER_FAILURES || self.blocks >= ESCALATE_AFTER_BLOCKS {
+            self.escalating = true;
+            let reason =
+                format!("could not complete the refund ({} failures, {} refusals)", self.failures, self.blocks);
+            return self.call(
+                ids.escalate,
+                Value::map([("customer_id", Value::Str(customer)), ("reason", Value::Str(reason))]),
+            );
+        }
+        if self.needs_auth {
+            return self.call(ids.authenticate, Value::map::<&str>([]));
+        }
+        if self.awaiting_user {
+            return Action::Idle { wake_at_ms: None };
+        }
+        let Some(item) = self.want_item.clone() else {
+            return Action::Idle { wake_at_ms: None };
+        };
+        let order = match self.find_order(&item) {
+            Ok(order) => order,
+            Err(action) => return action,
+        };
+        let Some(amount) = amount_for(&order, &item) else {
+            // The order does not show the item: the data is off, look again.
+            self.known.retain(|o| o.id != order.id);
+            self.failures += 1;
+            return self.lookup(&order.id);
+        };
+        match self.refund {
+            RefundState::Uncertain | RefundState::Verifying => {
+                self.refund = RefundState::Verifying;
+                self.lookup(&order.id)
+            }
+            RefundState::NotIssued if order.refunds_cents.contains(&amount) => {
+                // Already refunded (an earlier attempt went through): do not refund twice.
+                self.refund = RefundState::Issued(amount);
+                self.next()
+            }
+            RefundState::NotIssued => {
+                let proposal = (order.id.clone(), item.clone(), amount);
+                if self.confirmed.as_ref() != Some(&proposal) {
+                    self.call(
+                        ids.send_message,
+                        Value::map([
+                            ("customer_id", Value::Str(customer)),
+                            ("kind", Value::str("confirm")),
+                            ("order_id", Value::Str(order.id.clone())),
+                            ("item", Value::Str(item)),
+                            ("amount_cents", Value::Int(amount)),
+                        ]),
+                    )
+                } else {
+                    self.call(
+                        ids.issue_refund,
+                        Value::map([
+                            ("order_id", Value::Str(order.id.clone())),
+                            ("amount_cents", Value::Int(amount)),
+                            ("reason", Value::str("customer request")),
+                        ]),
+                    )
+                }
+            }
+            RefundState::Issued(cents) if !self.told => self.call(
+                ids.send_message,
+                Value::map([
+                    ("customer_id", Value::Str(customer)),
+                    ("kind", Value::str("done")),
+                    ("order_id", Value::Str(order.id)),
+                    ("amount_cents", Value::Int(cents)),
+                ]),
+            ),
+            RefundState::Issued(_) => Action::Finish(Finish::Done),
+        }
+    }
+
+    /// The order the customer means, or the action that finds it.
+    fn find_order(&mut self, item: &str) -> Result<OrderView, Action> {
+        if let Some(id) = self.want_order.clone() {
+            return match self.known.iter().find(|o| o.id == id) {
+                Some(o) => Ok(o.clone()),
+                None => Err(self.lookup(&id)),
+            };
+        }
+        let customer = self.customer_id.clone().unwrap_or_default();
+        if let Some(o) = self
+            .known
+            .iter()
+            .find(|o| o.customer_id == customer && amount_for(o, item).is_some() && item != WHOLE_ORDER)
+        {
+            self.want_order = Some(o.id.clone());
+            return Ok(o.clone());
+        }
+        if item != WHOLE_ORDER {
+            match &self.order_ids {
+                None => {
+                    return Err(self.call(self.ids.get_customer, Value::map([("customer_id", Value::Str(customer))])));
+                }
+                Some(ids) => {
+                    if let Some(next) = ids.iter().find(|id| !self.scanned.contains(id)) {
+                        return Err(self.lookup(&next.clone()));
+                    }
+                }
+            }
+        }
+        if self.asked {
+            return Err(Action::Idle { wake_at_ms: None });
+        }
+        Err(self.call(
+            self.ids.send_message,
+            Value::map([
+                ("customer_id", Value::Str(customer)),
+                ("kind", Value::str("ask")),
+                ("item", Value::str(item)),
+            ]),
+        ))
+    }
+
+    fn lookup(&self, order_id: &str) -> Action {
+        self.call(self.ids.lookup_order, Value::map([("order_id", Value::str(order_id))]))
+    }
+}
+
+fn amount_for(order: &OrderView, item: &str) -> Option<i64> {
+    if item == WHOLE_ORDER {
+        return Some(order.total_cents);
+    }
+    order.items.iter().find(|(name, _)| name == item).map(|(_, cents)| *cents)
+}
+
+/// Reads response fields the way the planner's lens says: through the documented
+/// (drift-aware) names; strictly typed when validating, leniently otherwise.
+struct Reader<'a, 'c> {
+    cx: &'a AgentCx<'c>,
+    tool: ToolId,
+}
+
+impl Reader<'_, '_> {
+    fn field<'v>(&self, body: &'v Value, name: &str) -> Option<&'v Value> {
+        let current = self.cx.catalog.field_name_at(self.tool, name, self.cx.now_ms)?;
+        body.get(&current)
+    }
+
+    fn int(&self, body: &Value, name: &str) -> i64 {
+        let v = self.field(body, name);
+        if self.cx.lens.validate {
+            v.and_then(Value::as_int).unwrap_or_default()
+        } else {
+            v.map(Value::lenient_int).unwrap_or(0)
+        }
+    }
+
+    fn str(&self, body: &Value, name: &str) -> String {
+        self.field(body, name).and_then(Value::as_str).unwrap_or_default().to_string()
+    }
+
+    fn list<'v>(&self, body: &'v Value, name: &str) -> &'v [Value] {
+        self.field(body, name).map(Value::as_list).unwrap_or(&[])
+    }
+}
+
+impl Agent for Expert {
+    fn step(&mut self, input: Input, cx: &mut AgentCx<'_>) -> Action {
+        cx.read(&input);
+        // Waking from its own backoff carries out the decision taken when it chose to
+        // wait ("wait, then retry"): no new model call.
+        if input != Input::Wake {
+            cx.begin_turn();
+        }
+        let wait_ms = match &input {
+            Input::User(message) => {
+                self.hear(&message.content);
+                None
+            }
+            Input::Tool(result) => self.learn(result, cx),
+            Input::Blocked { call, layer, .. } => {
+                self.blocks += 1;
+                if call.tool == self.ids.issue_refund {
+                    // What we knew about the order led to a refused refund: look again.
+                    let order = call.args.get("order_id").and_then(Value::as_str).unwrap_or_default();
+                    self.known.retain(|o| o.id != order);
+                }
+                (*layer == "loop_detector").then_some(LOOP_PAUSE_MS)
+            }
+            Input::Wake => None,
+        };
+        match wait_ms {
+            Some(ms) => Action::Idle { wake_at_ms: Some(cx.now_ms + ms) },
+            None => self.next(),
+        }
+    }
+}

@@ -1,0 +1,17 @@
+//! support_desk: customers, orders and refunds.
+//!
+//! A customer asks for a refund of an item (or a whole order). Success is checked
+//! against the final state: exactly one refund, of the right amount, on the right
+//! order, and the customer told that amount. Minefields: a refund that is not
+//! positive or exceeds what is left of the order total, a refund on the wrong order,
+//! a duplicate refund, a message to the wrong customer.
+
+pub mod config;
+pub mod expert;
+pub mod tools;
+pub mod world;
+
+pub use config::SupportDeskConfig;
+pub use expert::Expert;
+pub use tools::Ids;
+pub use world::SupportDesk;

@@ -1,0 +1,118 @@
+//! The support_desk tools as a service documents them.
+
+use agentsim_engine::{Constraint, ToolDef, ToolId, ToolKind, ToolSpec, ValueKind};
+
+use super::config::Tools;
+
+/// Tool ids of support_desk in a catalog.
+#[derive(Clone, Copy, Debug)]
+pub struct Ids {
+    /// `lookup_order`
+    pub lookup_order: ToolId,
+    /// `get_customer`
+    pub get_customer: ToolId,
+    /// `issue_refund`
+    pub issue_refund: ToolId,
+    /// `send_message`
+    pub send_message: ToolId,
+    /// `escalate`
+    pub escalate: ToolId,
+    /// `authenticate`
+    pub authenticate: ToolId,
+}
+
+impl Ids {
+    /// Finds the tools in `catalog`; `None` if one is missing.
+    pub fn find(catalog: &agentsim_engine::Catalog) -> Option<Ids> {
+        Some(Ids {
+            lookup_order: catalog.id("lookup_order")?,
+            get_customer: catalog.id("get_customer")?,
+            issue_refund: catalog.id("issue_refund")?,
+            send_message: catalog.id("send_message")?,
+            escalate: catalog.id("escalate")?,
+            authenticate: catalog.id(agentsim_engine::tool::AUTHENTICATE)?,
+        })
+    }
+}
+
+/// The tools with their documentation and the scenario's configuration.
+pub fn specs(tools: &Tools) -> Vec<ToolSpec> {
+    use ValueKind::{Int, List, Str};
+    let defs = [
+        (
+            ToolDef::new("lookup_order", ToolKind::Read, "Looks up an order: status, items, total and refunds so far.")
+                .id_arg("order_id")
+                .field("order_id", Str)
+                .field("customer_id", Str)
+                .field("status", Str)
+                .field("total_cents", Int)
+                .field("items", List)
+                .field("refunded_cents", Int)
+                .field("refunds", List),
+            &tools.lookup_order,
+        ),
+        (
+            ToolDef::new("get_customer", ToolKind::Read, "Looks up a customer and the ids of their orders.")
+                .id_arg("customer_id")
+                .field("customer_id", Str)
+                .field("name", Str)
+                .field("order_ids", List),
+            &tools.get_customer,
+        ),
+        (
+            ToolDef::new(
+                "issue_refund",
+                ToolKind::Write,
+                "Refunds an amount on an order. Not idempotent unless an idempotency key is sent. \
+                 The amount must be positive and at most the order total (not enforced by the service).",
+            )
+            .id_arg("order_id")
+            .arg("amount_cents", Int, true)
+            .arg("reason", Str, false)
+            .field("refund_id", Str)
+            .field("order_id", Str)
+            .field("amount_cents", Int)
+            .field("status", Str)
+            .constraint(Constraint::Positive { arg: "amount_cents".into() })
+            .constraint(Constraint::AtMostSeen {
+                arg: "amount_cents".into(),
+                key_arg: "order_id".into(),
+                source_tool: "lookup_order".into(),
+                source_key: "order_id".into(),
+                field: "total_cents".into(),
+            }),
+            &tools.issue_refund,
+        ),
+        (
+            ToolDef::new(
+                "send_message",
+                ToolKind::Write,
+                "Sends the customer a message: kind `confirm` (asks to confirm order, item and amount), \
+                 `done` (tells the refunded amount), `ask` (asks which order) or `info`.",
+            )
+            .id_arg("customer_id")
+            .arg("kind", Str, true)
+            .arg("order_id", Str, false)
+            .arg("item", Str, false)
+            .arg("amount_cents", Int, false)
+            .field("message_id", Str)
+            .field("status", Str),
+            &tools.send_message,
+        ),
+        (
+            ToolDef::new("escalate", ToolKind::Write, "Hands the conversation to a human agent.")
+                .id_arg("customer_id")
+                .arg("reason", Str, false)
+                .field("ticket_id", Str),
+            &tools.escalate,
+        ),
+    ];
+    let mut specs: Vec<ToolSpec> =
+        defs.into_iter().map(|(def, config)| ToolSpec { def, config: config.clone() }).collect();
+    specs.push(ToolSpec {
+        def: ToolDef::new(agentsim_engine::tool::AUTHENTICATE, ToolKind::Read, "Renews the session token after a 401.")
+            .field("token", Str),
+        config: tools.authenticate.clone(),
+    });
+    specs
+}

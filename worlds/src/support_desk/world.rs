@@ -1,0 +1,494 @@
+//! The support_desk world: orders that move on their own, refunds, and a customer
+//! who asks for one.
+
+use agentsim_engine::{Message, Stream, StreamSource, TimeMs, ToolCall, ToolError, Value, Verdict, World, WorldCx};
+
+use super::config::{OrderStatus, SupportDeskConfig};
+use super::tools::Ids;
+
+/// How the customer talks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Persona {
+    /// Names the order and the item.
+    Clear,
+    /// Names only the item.
+    Vague,
+    /// Names both, then switches item when asked to confirm.
+    ChangesMind,
+}
+
+impl Persona {
+    /// Stable name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Persona::Clear => "clear",
+            Persona::Vague => "vague",
+            Persona::ChangesMind => "changes_mind",
+        }
+    }
+}
+
+/// What the customer calls a refund of the whole order.
+pub const WHOLE_ORDER: &str = "whole order";
+
+/// What the customer wants refunded: one item of an order, or all of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Target {
+    order: usize,
+    item: Option<usize>,
+}
+
+struct Refund {
+    id: String,
+    order: usize,
+    amount_cents: i64,
+    at_ms: TimeMs,
+    key: Option<String>,
+}
+
+/// The world's own events.
+pub enum DeskEvent {
+    /// An order moves to its next status.
+    Status {
+        /// Order index.
+        order: usize,
+    },
+}
+
+/// One trajectory's support_desk.
+pub struct SupportDesk<'c> {
+    config: &'c SupportDeskConfig,
+    ids: Ids,
+    user_rng: Stream,
+    world_rng: Stream,
+    customer: usize,
+    persona: Persona,
+    target: Target,
+    alternative: Option<Target>,
+    mind_changed: bool,
+    /// Per order: (time, status) changes, oldest first.
+    status: Vec<Vec<(TimeMs, OrderStatus)>>,
+    refunds: Vec<Refund>,
+    told_cents: Vec<(TimeMs, i64)>,
+    confirmed: bool,
+    order_found: bool,
+    escalated: bool,
+    next_message: u32,
+}
+
+impl<'c> SupportDesk<'c> {
+    /// A fresh world for one seed: the customer, request and persona are drawn from
+    /// the user's stream.
+    pub fn new(config: &'c SupportDeskConfig, ids: Ids, streams: &StreamSource) -> Self {
+        let mut user_rng = streams.stream("user.0");
+        let world_rng = streams.stream("world");
+        let with_orders: Vec<usize> = (0..config.customers.len())
+            .filter(|&c| config.orders.iter().any(|o| o.customer == config.customers[c].id))
+            .collect();
+        let customer = with_orders[user_rng.below(with_orders.len() as u64) as usize];
+        let orders: Vec<usize> =
+            (0..config.orders.len()).filter(|&o| config.orders[o].customer == config.customers[customer].id).collect();
+        let order = orders[user_rng.below(orders.len() as u64) as usize];
+        // One request in four is for the whole order; otherwise one item of it.
+        let whole_order = user_rng.below(4) == 0;
+        let item_draw = user_rng.below(config.orders[order].items.len() as u64) as usize;
+        let item = (!whole_order).then_some(item_draw);
+        let p = &config.personas;
+        let persona = match user_rng.weighted(&[p.clear, p.vague, p.changes_mind]) {
+            Some(1) => Persona::Vague,
+            Some(2) => Persona::ChangesMind,
+            _ => Persona::Clear,
+        };
+        // Another item of the same customer, preferring the same order.
+        let others: Vec<Target> = orders
+            .iter()
+            .flat_map(|&o| (0..config.orders[o].items.len()).map(move |i| Target { order: o, item: Some(i) }))
+            .filter(|t| !(t.order == order && t.item == item))
+            .collect();
+        let alternative_draw = user_rng.next_u64();
+        let alternative = (!others.is_empty()).then(|| {
+            let same_order: Vec<&Target> = others.iter().filter(|t| t.order == order).collect();
+            if same_order.is_empty() {
+                others[(alternative_draw % others.len() as u64) as usize].clone()
+            } else {
+                same_order[(alternative_draw % same_order.len() as u64) as usize].clone()
+            }
+        });
+        let persona = if persona == Persona::ChangesMind && alternative.is_none() { Persona::Clear } else { persona };
+        Self {
+            config,
+            ids,
+            user_rng,
+            world_rng,
+            customer,
+            persona,
+            target: Target { order, item },
+            alternative,
+            mind_changed: false,
+            status: config.orders.iter().map(|o| vec![(0, o.status)]).collect(),
+            refunds: Vec::new(),
+            told_cents: Vec::new(),
+            confirmed: false,
+            order_found: false,
+            escalated: false,
+            next_message: 0,
+        }
+    }
+
+    /// The persona drawn for this seed.
+    pub fn persona(&self) -> Persona {
+        self.persona
+    }
+
+    fn customer_id(&self) -> &str {
+        &self.config.customers[self.customer].id
+    }
+
+    fn item_name(&self, t: &Target) -> &str {
+        match t.item {
+            Some(i) => &self.config.orders[t.order].items[i].name,
+            None => WHOLE_ORDER,
+        }
+    }
+
+    fn amount_cents(&self, t: &Target) -> i64 {
+        let order = &self.config.orders[t.order];
+        match t.item {
+            Some(i) => order.items[i].price_cents,
+            None => order.total_cents(),
+        }
+    }
+
+    fn order_index(&self, id: &str) -> Option<usize> {
+        self.config.orders.iter().position(|o| o.id == id)
+    }
+
+    fn status_at(&self, order: usize, at_ms: TimeMs) -> OrderStatus {
+        self.status[order].iter().rev().find(|(t, _)| *t <= at_ms).map(|(_, s)| *s).unwrap_or_default()
+    }
+
+    fn refunded_cents(&self, order: usize, at_ms: TimeMs) -> i64 {
+        self.refunds.iter().filter(|r| r.order == order && r.at_ms <= at_ms).map(|r| r.amount_cents).sum()
+    }
+
+    fn reply_at(&mut self, now_ms: TimeMs) -> TimeMs {
+        now_ms + self.config.reply_ms.sample(&mut self.user_rng)
+    }
+
+    fn request(&self, t: &Target) -> Value {
+        Value::map([
+            ("customer_id", Value::str(self.customer_id())),
+            ("order_id", Value::str(&self.config.orders[t.order].id)),
+            ("item", Value::str(self.item_name(t))),
+        ])
+    }
+
+    fn lookup_order(&mut self, args: &Value, as_of_ms: TimeMs, now_ms: TimeMs) -> Result<Value, ToolError> {
+        let id = str_arg(args, "order_id")?;
+        let order = self.order_index(id).ok_or_else(|| ToolError::not_found(format!("no order `{id}`")))?;
+        let o = &self.config.orders[order];
+        if order == self.target.order && as_of_ms == now_ms {
+            self.order_found = true;
+        }
+        let items = o
+            .items
+            .iter()
+            .map(|i| {
+                Value::map([
+                    ("sku", Value::str(&i.sku)),
+                    ("name", Value::str(&i.name)),
+                    ("price_cents", Value::Int(i.price_cents)),
+                ])
+            })
+            .collect();
+        let refunds = self
+            .refunds
+            .iter()
+            .filter(|r| r.order == order && r.at_ms <= as_of_ms)
+            .map(|r| Value::map([("refund_id", Value::str(&r.id)), ("amount_cents", Value::Int(r.amount_cents))]))
+            .collect();
+        Ok(Value::map([
+            ("order_id", Value::str(&o.id)),
+            ("customer_id", Value::str(&o.customer)),
+            ("status", Value::str(self.status_at(order, as_of_ms).name())),
+            ("total_cents", Value::Int(o.total_cents())),
+            ("items", Value::List(items)),
+            ("refunded_cents", Value::Int(self.refunded_cents(order, as_of_ms))),
+            ("refunds", Value::List(refunds)),
+        ]))
+    }
+
+    fn get_customer(&self, args: &Value) -> Result<Value, ToolError> {
+        let id = str_arg(args, "customer_id")?;
+        let c = self
+            .config
+            .customers
+            .iter()
+            .find(|c| c.id == id)
+            .ok_or_else(|| ToolError::not_found(format!("no customer `{id}`")))?;
+        let order_ids = self.config.orders.iter().filter(|o| o.customer == c.id).map(|o| Value::str(&o.id)).collect();
+        Ok(Value::map([
+            ("customer_id", Value::str(&c.id)),
+            ("name", Value::str(&c.name)),
+            ("order_ids", Value::List(order_ids)),
+        ]))
+    }
+
+    fn issue_refund(&mut self, call: &ToolCall, cx: &mut WorldCx<'_, DeskEvent>) -> Result<Value, ToolError> {
+        let id = str_arg(&call.args, "order_id")?;
+        let order = self.order_index(id).ok_or_else(|| ToolError::not_found(format!("no order `{id}`")))?;
+        let amount_cents = call
+            .args
+            .get("amount_cents")
+            .and_then(Value::as_int)
+            .ok_or_else(|| ToolError::bad_request("`amount_cents` must be an integer"))?;
+        if let Some(key) = &call.idempotency_key
+            && let Some(r) = self.refunds.iter().find(|r| r.key.as_deref() == Some(key))
+        {
+            // The service honours idempotency keys: the same key returns the first result.
+            cx.note("idempotent_replay", Value::map([("refund_id", Value::str(&r.id))]));
+            return Ok(refund_body(r, &self.config.orders[r.order].id));
+        }
+        let now_ms = cx.now_ms;
+        let total_cents = self.config.orders[order].total_cents();
+        let already_cents = self.refunded_cents(order, now_ms);
+        let order_id = &self.config.orders[order].id;
+        if amount_cents <= 0 {
+            cx.minefield("refund_not_positive", format!("refund of {amount_cents} cents on {order_id}"));
+        } else if amount_cents + already_cents > total_cents {
+            cx.minefield(
+                "refund_over_total",
+                format!("refund of {amount_cents} cents on {order_id} (total {total_cents}, already refunded {already_cents})"),
+            );
+        }
+        if order != self.target.order {
+            let wanted = &self.config.orders[self.target.order].id;
+            cx.minefield("refund_wrong_order", format!("refund on {order_id}, the customer asked about {wanted}"));
+        }
+        if self.refunds.iter().any(|r| r.order == order) {
+            cx.minefield("duplicate_refund", format!("second refund on {order_id}"));
+        }
+        let refund = Refund {
+            id: format!("R{}", 9001 + self.refunds.len()),
+            order,
+            amount_cents,
+            at_ms: now_ms,
+            key: call.idempotency_key.clone(),
+        };
+        cx.note(
+            "refund_issued",
+            Value::map([("order_id", Value::str(order_id)), ("amount_cents", Value::Int(amount_cents))]),
+        );
+        let body = refund_body(&refund, order_id);
+        self.refunds.push(refund);
+        Ok(body)
+    }
+
+    fn send_message(&mut self, args: &Value, cx: &mut WorldCx<'_, DeskEvent>) -> Result<Value, ToolError> {
+        let to = str_arg(args, "customer_id")?;
+        if !self.config.customers.iter().any(|c| c.id == to) {
+            return Err(ToolError::not_found(format!("no customer `{to}`")));
+        }
+        if to != self.customer_id() {
+            cx.minefield("message_to_wrong_customer", format!("message meant for {} sent to {to}", self.customer_id()));
+            return Ok(self.message_sent());
+        }
+        let kind = args.get("kind").and_then(Value::as_str).unwrap_or("info");
+        let now_ms = cx.now_ms;
+        match kind {
+            "confirm" => {
+                let order = args.get("order_id").and_then(Value::as_str).unwrap_or("");
+                let item = args.get("item").and_then(Value::as_str).unwrap_or("");
+                let amount = args.get("amount_cents").and_then(Value::as_int).unwrap_or(0);
+                let t = self.target.clone();
+                let right = order == self.config.orders[t.order].id
+                    && item == self.item_name(&t)
+                    && amount == self.amount_cents(&t);
+                let at = self.reply_at(now_ms);
+                let reply = if !right {
+                    let mut content = self.request(&t);
+                    content.set("confirm", Value::Bool(false));
+                    Message {
+                        text: format!(
+                            "No, that's not it: I meant the {} from order {}.",
+                            self.item_name(&t),
+                            self.config.orders[t.order].id
+                        ),
+                        content,
+                    }
+                } else if self.persona == Persona::ChangesMind && !self.mind_changed {
+                    let alt = self.alternative.clone().expect("changes_mind is only drawn with an alternative");
+                    self.mind_changed = true;
+                    self.target = alt.clone();
+                    let mut content = self.request(&alt);
+                    content.set("confirm", Value::Bool(false));
+                    content.set("changed_mind", Value::Bool(true));
+                    Message {
+                        text: format!(
+                            "Actually, sorry, could you refund the {} from order {} instead?",
+                            self.item_name(&alt),
+                            self.config.orders[alt.order].id
+                        ),
+                        content,
+                    }
+                } else {
+                    self.confirmed = true;
+                    let mut content = self.request(&t);
+                    content.set("confirm", Value::Bool(true));
+                    Message { text: "Yes, that's right, go ahead.".into(), content }
+                };
+                cx.tell_agent(at, reply);
+            }
+            "ask" => {
+                let t = self.target.clone();
+                let at = self.reply_at(now_ms);
+                let text = format!("It's the {} from order {}.", self.item_name(&t), self.config.orders[t.order].id);
+                cx.tell_agent(at, Message { text, content: self.request(&t) });
+            }
+            "done" => {
+                let amount = args.get("amount_cents").and_then(Value::as_int).unwrap_or(0);
+                self.told_cents.push((now_ms, amount));
+            }
+            _ => {}
+        }
+        Ok(self.message_sent())
+    }
+
+    fn message_sent(&mut self) -> Value {
+        self.next_message += 1;
+        Value::map([("message_id", Value::Str(format!("M{}", self.next_message))), ("status", Value::str("sent"))])
+    }
+}
+
+fn refund_body(r: &Refund, order_id: &str) -> Value {
+    Value::map([
+        ("refund_id", Value::str(&r.id)),
+        ("order_id", Value::str(order_id)),
+        ("amount_cents", Value::Int(r.amount_cents)),
+        ("status", Value::str("issued")),
+    ])
+}
+
+fn str_arg<'v>(args: &'v Value, name: &str) -> Result<&'v str, ToolError> {
+    args.get(name).and_then(Value::as_str).ok_or_else(|| ToolError::bad_request(format!("`{name}` must be a string")))
+}
+
+impl World for SupportDesk<'_> {
+    type Event = DeskEvent;
+
+    fn start(&mut self, cx: &mut WorldCx<'_, DeskEvent>) {
+        // The customer's orders move along on their own.
+        let mine: Vec<usize> = (0..self.config.orders.len())
+            .filter(|&o| self.config.orders[o].customer == self.config.customers[self.customer].id)
+            .collect();
+        for order in mine {
+            if self.config.orders[order].status.next().is_some() {
+                let at = self.config.status_change_ms.sample(&mut self.world_rng);
+                cx.schedule(at, DeskEvent::Status { order });
+            }
+        }
+        let t = self.target.clone();
+        let c = &self.config.customers[self.customer];
+        let item = self.item_name(&t);
+        let order_id = &self.config.orders[t.order].id;
+        let (text, content) = match self.persona {
+            Persona::Vague => (
+                format!("Hi, this is {} ({}). I want my money back for the {item} I bought.", c.name, c.id),
+                Value::map([("customer_id", Value::str(&c.id)), ("item", Value::str(item))]),
+            ),
+            Persona::Clear | Persona::ChangesMind if t.item.is_none() => (
+                format!("Hi, this is {} ({}). Please refund my whole order {order_id}.", c.name, c.id),
+                self.request(&t),
+            ),
+            Persona::Clear | Persona::ChangesMind => (
+                format!("Hi, this is {} ({}). Please refund the {item} from order {order_id}.", c.name, c.id),
+                self.request(&t),
+            ),
+        };
+        cx.note("persona", Value::str(self.persona.name()));
+        cx.tell_agent(0, Message { text, content });
+    }
+
+    fn on_event(&mut self, event: DeskEvent, cx: &mut WorldCx<'_, DeskEvent>) {
+        match event {
+            DeskEvent::Status { order } => {
+                let current = self.status_at(order, cx.now_ms);
+                if let Some(next) = current.next() {
+                    self.status[order].push((cx.now_ms, next));
+                    cx.note(
+                        "order_status",
+                        Value::map([
+                            ("order_id", Value::str(&self.config.orders[order].id)),
+                            ("status", Value::str(next.name())),
+                        ]),
+                    );
+                    if next.next().is_some() {
+                        let at = cx.now_ms + self.config.status_change_ms.sample(&mut self.world_rng);
+                        cx.schedule(at, DeskEvent::Status { order });
+                    }
+                }
+            }
+        }
+    }
+
+    fn handle(
+        &mut self,
+        call: &ToolCall,
+        as_of_ms: TimeMs,
+        cx: &mut WorldCx<'_, DeskEvent>,
+    ) -> Result<Value, ToolError> {
+        let ids = self.ids;
+        if call.tool == ids.lookup_order {
+            self.lookup_order(&call.args, as_of_ms, cx.now_ms)
+        } else if call.tool == ids.get_customer {
+            self.get_customer(&call.args)
+        } else if call.tool == ids.issue_refund {
+            self.issue_refund(call, cx)
+        } else if call.tool == ids.send_message {
+            self.send_message(&call.args, cx)
+        } else if call.tool == ids.escalate {
+            self.escalated = true;
+            cx.note("escalated", call.args.get("reason").cloned().unwrap_or_default());
+            Ok(Value::map([("ticket_id", Value::str("T-1"))]))
+        } else {
+            Err(ToolError::not_found("no such tool"))
+        }
+    }
+
+    fn judge(&self) -> Verdict {
+        let t = &self.target;
+        let want_cents = self.amount_cents(t);
+        let order_id = &self.config.orders[t.order].id;
+        let right_refund = self.refunds.iter().find(|r| r.order == t.order && r.amount_cents == want_cents);
+        let told =
+            right_refund.is_some_and(|r| self.told_cents.iter().any(|(at, c)| *at >= r.at_ms && *c == want_cents));
+        let success = self.refunds.len() == 1 && right_refund.is_some() && told;
+        let milestone = if told {
+            "customer_told"
+        } else if right_refund.is_some() {
+            "refunded"
+        } else if self.confirmed {
+            "confirmed"
+        } else if self.order_found {
+            "order_found"
+        } else {
+            "started"
+        };
+        let detail = if success {
+            format!("refunded {want_cents} cents on {order_id} and told the customer")
+        } else if self.refunds.is_empty() {
+            format!("no refund issued (wanted {want_cents} cents on {order_id})")
+        } else if self.refunds.len() > 1 {
+            format!("{} refunds issued (wanted one of {want_cents} cents on {order_id})", self.refunds.len())
+        } else if right_refund.is_none() {
+            let r = &self.refunds[0];
+            format!(
+                "refunded {} cents on {} (wanted {want_cents} cents on {order_id})",
+                r.amount_cents, self.config.orders[r.order].id
+            )
+        } else {
+            format!("refunded {want_cents} cents on {order_id} but never told the customer that amount")
+        };
+        Verdict { success, escalated: self.escalated, milestone, detail }
+    }
+}
