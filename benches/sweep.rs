@@ -1,1 +1,97 @@
-fn main() {}
+//! Criterion benches: the event queue against a bare heap, one trajectory per
+//! preset, and a sweep. Numbers and how to reproduce them: BENCHMARKS.md.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::hint::black_box;
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+
+use agentsim::Runner;
+use agentsim_engine::queue::EventQueue;
+use agentsim_worlds::{Prepared, Scenario};
+
+fn default_scenario() -> Prepared {
+    let text = agentsim::builtin::scenario(agentsim::builtin::DEFAULT_SCENARIO).expect("built in");
+    Prepared::new(Scenario::parse(text, "built-in").expect("parses"))
+}
+
+/// Times spread like a trajectory's: mostly forward, some ties.
+fn times(n: u64) -> Vec<u64> {
+    (0..n).map(|i| (i * 7_919) % 5_000 + i / 3).collect()
+}
+
+fn queue(c: &mut Criterion) {
+    let times = times(1_000);
+    let mut group = c.benchmark_group("queue_1000_push_pop");
+    group.throughput(Throughput::Elements(times.len() as u64));
+    group.bench_function("event_queue", |b| {
+        b.iter(|| {
+            let mut q = EventQueue::new();
+            for &t in &times {
+                q.push(t, t as u32);
+            }
+            let mut sum = 0u64;
+            while let Some((t, _, e)) = q.pop() {
+                sum = sum.wrapping_add(t ^ u64::from(e));
+            }
+            black_box(sum)
+        })
+    });
+    group.bench_function("bare_binary_heap", |b| {
+        b.iter(|| {
+            let mut q = BinaryHeap::new();
+            for (seq, &t) in times.iter().enumerate() {
+                q.push(Reverse((t, seq as u64, t as u32)));
+            }
+            let mut sum = 0u64;
+            while let Some(Reverse((t, _, e))) = q.pop() {
+                sum = sum.wrapping_add(t ^ u64::from(e));
+            }
+            black_box(sum)
+        })
+    });
+    group.finish();
+}
+
+fn trajectory(c: &mut Criterion) {
+    let prepared = default_scenario();
+    let mut group = c.benchmark_group("trajectory_support_desk");
+    for preset in ["oracle", "naive", "resilient"] {
+        let stack = agentsim_agents::preset(preset).expect("preset exists");
+        let runner = Runner::new(&prepared, &stack, false, 1.0);
+        let mut seed = 0u64;
+        group.bench_function(BenchmarkId::from_parameter(preset), |b| {
+            b.iter(|| {
+                seed = seed.wrapping_add(1) % 10_000;
+                black_box(runner.run(seed).digest)
+            })
+        });
+    }
+    group.finish();
+}
+
+fn sweep(c: &mut Criterion) {
+    let prepared = default_scenario();
+    let stack = agentsim_agents::preset("resilient").expect("preset exists");
+    let runner = Runner::new(&prepared, &stack, false, 1.0);
+    let seeds = 10_000u64;
+    let mut group = c.benchmark_group("sweep_support_desk_resilient");
+    group.sample_size(10).throughput(Throughput::Elements(seeds));
+    group.bench_function("10000_seeds", |b| {
+        b.iter(|| {
+            let mut chain = agentsim_engine::DigestChain::new();
+            runner
+                .sweep(0..seeds, |t| {
+                    chain.push(&t.digest);
+                    Ok::<(), ()>(())
+                })
+                .expect("sink never fails");
+            black_box(chain.finish())
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, queue, trajectory, sweep);
+criterion_main!(benches);

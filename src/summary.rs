@@ -1,6 +1,8 @@
 //! Aggregates a sweep, in seed order, into the numbers of `summary.json`, the rows
 //! of `trajectories.csv` and the printed table.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 use agentsim_engine::stats::{Rate, percentile};
@@ -37,6 +39,8 @@ pub struct Row {
     pub milestone: &'static str,
     /// Kinds of fault met, `;`-separated.
     pub fault_kinds: String,
+    /// Minefields that fired, `;`-separated.
+    pub minefields: String,
     /// Trajectory digest.
     pub digest: String,
 }
@@ -59,6 +63,7 @@ impl Row {
             virtual_ms: t.metrics.virtual_ms,
             milestone: t.verdict.milestone,
             fault_kinds: t.fault_kinds.iter().map(|f| f.name()).collect::<Vec<_>>().join(";"),
+            minefields: t.minefields.join(";"),
             digest: t.digest.to_string(),
         }
     }
@@ -120,6 +125,8 @@ pub struct Summary {
     pub recovery: Rate,
     /// Share of trajectories where a minefield fired.
     pub violation: Rate,
+    /// Trajectories in which each minefield fired, by name.
+    pub minefields: BTreeMap<&'static str, u64>,
     /// Trajectories per outcome, every outcome listed, in reporting order.
     #[serde(serialize_with = "as_map")]
     pub outcomes: Vec<(String, u64)>,
@@ -151,6 +158,7 @@ pub struct SummaryBuilder {
     met_fault: u64,
     recovered: u64,
     violated: u64,
+    minefields: BTreeMap<&'static str, u64>,
     turns: Vec<u64>,
     tool_calls: Vec<u64>,
     cost: Vec<u64>,
@@ -174,6 +182,7 @@ impl SummaryBuilder {
             met_fault: 0,
             recovered: 0,
             violated: 0,
+            minefields: BTreeMap::new(),
             turns: Vec::new(),
             tool_calls: Vec::new(),
             cost: Vec::new(),
@@ -193,6 +202,9 @@ impl SummaryBuilder {
             self.recovered += u64::from(t.recovered());
         }
         self.violated += u64::from(t.metrics.violations > 0);
+        for name in &t.minefields {
+            *self.minefields.entry(name).or_default() += 1;
+        }
         self.turns.push(u64::from(t.metrics.turns));
         self.tool_calls.push(u64::from(t.metrics.tool_calls));
         self.cost.push(t.metrics.cost_micro_usd);
@@ -217,6 +229,7 @@ impl SummaryBuilder {
             completion: Rate::wilson(successes, n),
             recovery: Rate::wilson(self.recovered, self.met_fault),
             violation: Rate::wilson(self.violated, n),
+            minefields: self.minefields,
             outcomes: Outcome::ALL.iter().zip(self.outcomes).map(|(o, c)| (o.name().to_string(), c)).collect(),
             turns: Spread::of(self.turns),
             tool_calls: Spread::of(self.tool_calls),

@@ -82,6 +82,7 @@ pub fn run<W: World>(
         repeat_run: 0,
         last_failed: None,
         fault_kinds: Vec::new(),
+        minefield_names: Vec::new(),
         scheduled: Vec::new(),
         minefields: Vec::new(),
         world_notes: Vec::new(),
@@ -108,6 +109,7 @@ struct Sim<'a, E> {
     repeat_run: u32,
     last_failed: Option<ToolCall>,
     fault_kinds: Vec<FaultTag>,
+    minefield_names: Vec<&'static str>,
     scheduled: Vec<(TimeMs, Scheduled<E>)>,
     minefields: Vec<Minefield>,
     world_notes: Vec<(&'static str, Value)>,
@@ -325,6 +327,9 @@ impl<'a, E> Sim<'a, E> {
         }
         for minefield in self.minefields.drain(..) {
             self.metrics.violations += 1;
+            if !self.minefield_names.contains(&minefield.name) {
+                self.minefield_names.push(minefield.name);
+            }
             self.recorder.record(self.now_ms, EventKind::Minefield(minefield));
         }
         for (at_ms, item) in self.scheduled.drain(..) {
@@ -350,6 +355,7 @@ impl<'a, E> Sim<'a, E> {
             end_reason: reason,
             metrics: self.metrics,
             fault_kinds: self.fault_kinds,
+            minefields: self.minefield_names,
             digest,
             events,
         }

@@ -260,6 +260,8 @@ pub struct Trajectory {
     pub metrics: Metrics,
     /// The distinct kinds of fault met, sorted.
     pub fault_kinds: Vec<FaultTag>,
+    /// The distinct minefields that fired, in the order they first fired.
+    pub minefields: Vec<&'static str>,
     /// Digest over every event (always computed, recorded or not).
     pub digest: Digest,
     /// The events, when recorded.

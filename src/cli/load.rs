@@ -37,8 +37,19 @@ pub fn scenario(spec: &str) -> Result<Prepared, Failure> {
     Ok(Prepared::new(scenario))
 }
 
-/// The stack named by `--agent`.
-pub fn agent(spec: &str) -> Result<StackSpec, Failure> {
+/// The stack named by `--agent`, checked against the scenario's tools.
+pub fn agent(spec: &str, prepared: &Prepared) -> Result<StackSpec, Failure> {
+    let stack = stack(spec)?;
+    if let Some(tool) = stack.unknown_tools(&prepared.catalog).first() {
+        return Err(Failure::input(format!(
+            "{spec}: field `forbidden_tools`: unknown tool `{tool}` (the scenario's tools: {})",
+            prepared.catalog.specs().iter().map(|s| s.def.name.as_str()).collect::<Vec<_>>().join(", ")
+        )));
+    }
+    Ok(stack)
+}
+
+fn stack(spec: &str) -> Result<StackSpec, Failure> {
     match AgentSource::classify(spec) {
         AgentSource::Preset(name) => agentsim_agents::preset(&name).ok_or_else(|| {
             let names: Vec<&str> = agentsim_agents::PRESETS.iter().map(|(n, _)| *n).collect();

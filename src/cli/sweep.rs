@@ -17,7 +17,7 @@ use super::{Failure, Setup, load};
 /// Runs the sweep, writes `trajectories.csv` and `summary.json`, prints the table.
 pub fn sweep(setup: &Setup, seeds: Range<u64>, out: &Path) -> Result<ExitCode, Failure> {
     let prepared = load::scenario(&setup.scenario)?;
-    let stack = load::agent(&setup.agent)?;
+    let stack = load::agent(&setup.agent, &prepared)?;
     std::fs::create_dir_all(out).map_err(|e| io_failure(out, &e))?;
     let runner = Runner::new(&prepared, &stack, false, setup.fault_scale);
 
@@ -91,6 +91,10 @@ fn print_table(s: &Summary) {
     let outcomes: Vec<String> =
         s.outcomes.iter().filter(|(_, c)| *c > 0).map(|(name, c)| format!("{name} {c}")).collect();
     table.add_row(vec!["outcomes".to_string(), outcomes.join(", "), String::new()]);
+    if !s.minefields.is_empty() {
+        let fired: Vec<String> = s.minefields.iter().map(|(name, c)| format!("{name} {c}")).collect();
+        table.add_row(vec!["minefields".to_string(), fired.join(", "), String::new()]);
+    }
     println!("{table}");
     println!("digest {}", s.digest);
 }
