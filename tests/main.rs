@@ -5,4 +5,5 @@ mod bad_input;
 mod cli;
 mod common;
 mod determinism;
+mod docs;
 mod stacks;

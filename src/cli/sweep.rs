@@ -88,12 +88,12 @@ fn print_table(s: &Summary) {
         s.cost_usd_per_success.as_ref().map_or("n/a".to_string(), |c| format!("${c}")),
         String::new(),
     ]);
-    let outcomes: Vec<String> =
-        s.outcomes.iter().filter(|(_, c)| *c > 0).map(|(name, c)| format!("{name} {c}")).collect();
-    table.add_row(vec!["outcomes".to_string(), outcomes.join(", "), String::new()]);
-    if !s.minefields.is_empty() {
-        let fired: Vec<String> = s.minefields.iter().map(|(name, c)| format!("{name} {c}")).collect();
-        table.add_row(vec!["minefields".to_string(), fired.join(", "), String::new()]);
+    let share = |count: u64| format!("{count}  ({:.1}%)", 100.0 * count as f64 / s.trajectories.max(1) as f64);
+    for (name, count) in s.outcomes.iter().filter(|(_, c)| *c > 0) {
+        table.add_row(vec![format!("outcome {name}"), share(*count), String::new()]);
+    }
+    for (name, count) in &s.minefields {
+        table.add_row(vec![format!("minefield {name}"), share(*count), String::new()]);
     }
     println!("{table}");
     println!("digest {}", s.digest);

@@ -1,0 +1,34 @@
+//! The documented examples parse: the RON blocks of seeds/README.md.
+
+use std::path::Path;
+
+fn ron_blocks(markdown: &str) -> Vec<String> {
+    let mut blocks = Vec::new();
+    let mut current: Option<String> = None;
+    for line in markdown.lines() {
+        match (&mut current, line.trim_start()) {
+            (None, "```ron") => current = Some(String::new()),
+            (Some(block), "```") => {
+                blocks.push(std::mem::take(block));
+                current = None;
+            }
+            (Some(block), _) => {
+                block.push_str(line);
+                block.push('\n');
+            }
+            (None, _) => {}
+        }
+    }
+    blocks
+}
+
+#[test]
+fn the_scenario_and_stack_examples_in_seeds_readme_parse() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/README.md")).unwrap();
+    let blocks = ron_blocks(&readme);
+    assert_eq!(blocks.len(), 2, "a scenario example and a stack example");
+    let scenario = agentsim_worlds::Scenario::parse(&blocks[0], "seeds/README.md").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(scenario.name, "support_desk");
+    let stack = agentsim::spec::parse_stack(&blocks[1], "seeds/README.md").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(stack, agentsim_agents::preset("resilient").unwrap(), "the documented defaults are the preset's");
+}
