@@ -74,11 +74,11 @@ impl StackSpec {
         let mut agent: Box<dyn Agent> = match &self.planner {
             PlannerSpec::Oracle => expert,
             PlannerSpec::Noisy(config) => {
-                Box::new(NoisyPlanner::new(expert, config.clone(), streams.stream("planner")))
+                Box::new(NoisyPlanner::new(expert, config.clone(), streams.agent_stream("planner")))
             }
         };
         for (i, layer) in self.layers.iter().enumerate() {
-            let stream = || streams.stream(&self.stream_name(i));
+            let stream = || streams.agent_stream(&self.stream_name(i));
             agent = match layer {
                 LayerSpec::Retry(config) => Box::new(Retry::new(agent, config.clone(), stream())),
                 LayerSpec::LoopDetector(config) => Box::new(LoopDetector::new(agent, config.clone())),

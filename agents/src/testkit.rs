@@ -60,16 +60,16 @@ pub(crate) fn order_body(order_id: &str, total_cents: i64) -> Value {
 }
 
 pub(crate) fn ok(call: &ToolCall, body: Value) -> Input {
-    Input::Tool(ToolResult { call: call.clone(), reply: Reply::Ok(body), latency_ms: 100 })
+    Input::Tool(ToolResult { call: call.clone(), reply: Reply::Ok(body), latency_ms: 100, cache_age_ms: None })
 }
 
 pub(crate) fn error(call: &ToolCall, status: u16, retry_after_ms: Option<u64>) -> Input {
     let reply = Reply::Error { status, retry_after_ms, message: format!("status {status}") };
-    Input::Tool(ToolResult { call: call.clone(), reply, latency_ms: 100 })
+    Input::Tool(ToolResult { call: call.clone(), reply, latency_ms: 100, cache_age_ms: None })
 }
 
 pub(crate) fn reply(call: &ToolCall, reply: Reply) -> Input {
-    Input::Tool(ToolResult { call: call.clone(), reply, latency_ms: 100 })
+    Input::Tool(ToolResult { call: call.clone(), reply, latency_ms: 100, cache_age_ms: None })
 }
 
 /// What a scripted agent was told, shared with the test that owns the script.

@@ -103,6 +103,10 @@ pub struct ToolResult {
     pub reply: Reply,
     /// Virtual time the call took.
     pub latency_ms: TimeMs,
+    /// Set when a stack layer answered from a cache instead of the tool: how old
+    /// the cached answer is. `None` means the reply came from the tool just now. A
+    /// planner that passes on cached data should flag it as possibly stale.
+    pub cache_age_ms: Option<TimeMs>,
 }
 
 /// A world's refusal of a call: a status and a message.

@@ -21,13 +21,27 @@ pub fn key_of<T: serde::Serialize + ?Sized>(value: &T) -> [u8; 32] {
 pub struct StreamSource {
     scenario_key: [u8; 32],
     seed: u64,
+    trial: u32,
 }
 
 impl StreamSource {
     /// Streams for `seed` of the scenario identified by `scenario_key` (a digest of
     /// the scenario's canonical form, so two different scenarios never share streams).
     pub fn new(scenario_key: [u8; 32], seed: u64) -> Self {
-        Self { scenario_key, seed }
+        Self { scenario_key, seed, trial: 0 }
+    }
+
+    /// The same seed's streams for the `trial`-th independent attempt of the agent:
+    /// world, user and tool streams stay the same (the same task instance, the same
+    /// faults); agent streams ([`StreamSource::agent_stream`]) change. Trial 0 is the
+    /// plain seed. This is what pass^k measures.
+    pub fn with_trial(&self, trial: u32) -> Self {
+        Self { trial, ..self.clone() }
+    }
+
+    /// The trial number (0 unless set with [`StreamSource::with_trial`]).
+    pub fn trial(&self) -> u32 {
+        self.trial
     }
 
     /// The seed this source derives from.
@@ -37,11 +51,28 @@ impl StreamSource {
 
     /// The stream of one component, named like `"tool.lookup_order"`, `"world"`,
     /// `"user.0"`, `"planner"`, `"stack.retry"`.
+    ///
+    /// These are the world's side (world, users, tools): the same in every trial.
     pub fn stream(&self, component: &str) -> Stream {
+        self.derive(component, None)
+    }
+
+    /// The stream of one of the agent's components (`"planner"`, `"model"`,
+    /// `"stack.retry"`): it differs between trials of the same seed, and equals
+    /// [`StreamSource::stream`] in trial 0.
+    pub fn agent_stream(&self, component: &str) -> Stream {
+        self.derive(component, (self.trial > 0).then_some(self.trial))
+    }
+
+    fn derive(&self, component: &str, trial: Option<u32>) -> Stream {
         let mut hasher = blake3::Hasher::new_derive_key("agentsim stream v1");
         hasher.update(&self.scenario_key);
         hasher.update(&self.seed.to_le_bytes());
         hasher.update(component.as_bytes());
+        if let Some(trial) = trial {
+            hasher.update(b"\0trial");
+            hasher.update(&trial.to_le_bytes());
+        }
         Stream { rng: ChaCha8Rng::from_seed(*hasher.finalize().as_bytes()) }
     }
 }
@@ -152,6 +183,19 @@ mod tests {
         assert_eq!(a1, a2);
         assert_ne!(a1, b);
         assert_ne!(a1, a_other_seed);
+    }
+
+    #[test]
+    fn trials_change_agent_streams_only() {
+        let plain = source(5);
+        let trial = plain.with_trial(2);
+        assert_eq!(plain.stream("tool.a").next_u64(), trial.stream("tool.a").next_u64());
+        assert_eq!(plain.agent_stream("planner").next_u64(), plain.stream("planner").next_u64());
+        assert_ne!(plain.agent_stream("planner").next_u64(), trial.agent_stream("planner").next_u64());
+        assert_ne!(
+            trial.agent_stream("planner").next_u64(),
+            source(5).with_trial(3).agent_stream("planner").next_u64()
+        );
     }
 
     #[test]

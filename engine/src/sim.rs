@@ -70,7 +70,7 @@ pub fn run<W: World>(
         catalog,
         config,
         tools: ToolRuntime::new(catalog, streams).with_fault_scale(config.fault_scale),
-        model_rng: streams.stream("model"),
+        model_rng: streams.agent_stream("model"),
         recorder: Recorder::new(config.record),
         metrics: Metrics::default(),
         cost_usd: 0.0,
@@ -316,7 +316,7 @@ impl<'a, E> Sim<'a, E> {
                 self.fault_kinds.insert(i, tag);
             }
         }
-        let result = ToolResult { call, reply: served.reply, latency_ms: served.latency_ms };
+        let result = ToolResult { call, reply: served.reply, latency_ms: served.latency_ms, cache_age_ms: None };
         self.queue.push(now_ms + served.latency_ms, Ev::ToolDone { id, result, fault: served.fault });
     }
 
