@@ -9,7 +9,10 @@
 #![warn(missing_docs)]
 
 pub mod builtin;
+pub mod incident;
+pub mod property;
 pub mod runner;
+pub mod shrink;
 pub mod spec;
 pub mod summary;
 pub mod timeline;

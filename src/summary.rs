@@ -146,6 +146,9 @@ pub struct Summary {
     pub cost_usd_per_success: Option<String>,
     /// Digest over all trajectory digests in seed order.
     pub digest: String,
+    /// Incident files written for the first failures of each failure mode (paths
+    /// relative to the output directory), ready for `agentsim replay`.
+    pub failures: Vec<String>,
 }
 
 fn as_map<S: serde::Serializer>(pairs: &[(String, u64)], serializer: S) -> Result<S::Ok, S::Error> {
@@ -239,6 +242,7 @@ impl SummaryBuilder {
             cost_usd_total: usd(self.cost_total),
             cost_usd_per_success: (successes > 0).then(|| usd(self.cost_total / successes)),
             digest: self.chain.finish().to_string(),
+            failures: Vec::new(),
         }
     }
 }

@@ -49,10 +49,20 @@ fn sweep_output_is_byte_identical_on_1_and_4_threads() {
         assert!(output.status.success(), "{}", text(&output));
         let csv = std::fs::read(dir.path().join(&out).join("trajectories.csv")).unwrap();
         let summary = std::fs::read(dir.path().join(&out).join("summary.json")).unwrap();
-        files.push((csv, summary));
+        let mut failures: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir.path().join(&out).join("failures"))
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap())
+            })
+            .collect();
+        failures.sort();
+        assert!(!failures.is_empty(), "a naive sweep of 600 seeds has failures to keep");
+        files.push((csv, summary, failures));
     }
     assert!(files[0].0 == files[1].0, "trajectories.csv differs between 1 and 4 threads");
     assert!(files[0].1 == files[1].1, "summary.json differs between 1 and 4 threads");
+    assert!(files[0].2 == files[1].2, "failures/ differs between 1 and 4 threads");
 }
 
 #[test]

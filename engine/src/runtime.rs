@@ -15,6 +15,12 @@ use crate::value::Value;
 /// What happened to one call.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Served {
+    /// The tool's call number (1-based) this call had.
+    pub call_number: u64,
+    /// The faults this call suffered, written so that an explicit schedule
+    /// ([`crate::ToolConfig::explicit_faults`]) replays them: a rate-limit refusal as
+    /// its 429, a session expiry only at the call that expired it.
+    pub realised: Vec<Fault>,
     /// What the caller receives.
     pub reply: Reply,
     /// Virtual time until the caller receives it.
@@ -89,12 +95,16 @@ impl<'c> ToolRuntime<'c> {
         let mut latency_ms = spec.config.latency.sample(&mut rng);
         let timeout_ms = spec.config.timeout_ms;
 
-        // One draw per rule, always, so later rules see the same luck whichever fired.
-        let mut chosen: Option<&Fault> = None;
+        // One draw per rule, always, so later rules see the same luck whichever fired;
+        // an explicit schedule ignores the rules but still draws, so the rest of the
+        // call (the corruption draw) is the same as in the run it was taken from.
+        let explicit = spec.config.explicit_faults.as_deref();
+        let mut chosen: Option<Fault> = None;
+        let mut extra_latency_ms: TimeMs = 0;
         let mut rate_limited: Option<TimeMs> = None;
         for (i, rule) in spec.config.faults.iter().enumerate() {
             let hit = rng.chance(rule.probability.get() * self.fault_scale);
-            if !rule.when.is_active(now_ms, call_number) {
+            if explicit.is_some() || !rule.when.is_active(now_ms, call_number) {
                 continue;
             }
             match &rule.fault {
@@ -111,15 +121,34 @@ impl<'c> ToolRuntime<'c> {
                         bucket.tokens -= 1;
                     }
                 }
-                Fault::Latency { extra_ms } if hit => latency_ms += extra_ms,
-                fault if hit && chosen.is_none() => chosen = Some(fault),
+                Fault::Latency { extra_ms } if hit => extra_latency_ms += extra_ms,
+                fault if hit && chosen.is_none() => chosen = Some(fault.clone()),
                 _ => {}
             }
+        }
+        for entry in explicit.unwrap_or_default().iter().filter(|e| e.call == call_number) {
+            match &entry.fault {
+                Fault::Latency { extra_ms } => extra_latency_ms += extra_ms,
+                // A rate limit is a state, not a per-call fault: as an explicit entry
+                // it is its 429 (which is how a realised schedule writes it).
+                Fault::RateLimit { .. } => {}
+                fault if chosen.is_none() => chosen = Some(fault.clone()),
+                _ => {}
+            }
+        }
+        latency_ms += extra_latency_ms;
+        // What this call suffered, written as faults an explicit schedule can replay.
+        let mut realised = Vec::new();
+        if extra_latency_ms > 0 {
+            realised.push(Fault::Latency { extra_ms: extra_latency_ms });
         }
         let corruption_draw = rng.next_u64();
 
         if let Some(retry_after_ms) = rate_limited {
+            realised.push(Fault::Error { status: 429, retry_after_ms: Some(retry_after_ms) });
             return Served {
+                call_number,
+                realised,
                 reply: Reply::Error {
                     status: 429,
                     retry_after_ms: Some(retry_after_ms),
@@ -133,11 +162,18 @@ impl<'c> ToolRuntime<'c> {
         if spec.def.name == AUTHENTICATE && chosen.is_none() {
             self.session_expired = false;
             let token = format!("tok-{call_number}");
-            return self.serve_ok(call, now_ms, latency_ms, Value::map([("token", Value::Str(token))]), None);
+            let body = Value::map([("token", Value::Str(token))]);
+            return self.serve_ok(call, now_ms, latency_ms, body, None).with(call_number, realised, None);
         }
         if self.session_expired || matches!(chosen, Some(Fault::AuthExpired)) {
+            if !self.session_expired {
+                // Only the expiry itself: later 401s follow from the session state.
+                realised.push(Fault::AuthExpired);
+            }
             self.session_expired = true;
             return Served {
+                call_number,
+                realised,
                 reply: Reply::Error { status: 401, retry_after_ms: None, message: "session expired".into() },
                 latency_ms: latency_ms.min(timeout_ms),
                 fault: Some(FaultTag::AuthExpired),
@@ -147,9 +183,16 @@ impl<'c> ToolRuntime<'c> {
 
         let mut as_of_ms = now_ms;
         let mut fault = None;
-        match chosen {
+        if let Some(f) = &chosen
+            && !matches!(f, Fault::Latency { .. } | Fault::RateLimit { .. } | Fault::AuthExpired)
+        {
+            realised.push(f.clone());
+        }
+        match &chosen {
             Some(Fault::Error { status, retry_after_ms }) => {
                 return Served {
+                    call_number,
+                    realised,
                     reply: Reply::Error {
                         status: *status,
                         retry_after_ms: *retry_after_ms,
@@ -162,6 +205,8 @@ impl<'c> ToolRuntime<'c> {
             }
             Some(Fault::Timeout) => {
                 return Served {
+                    call_number,
+                    realised,
                     reply: Reply::Timeout,
                     latency_ms: timeout_ms,
                     fault: Some(FaultTag::Timeout),
@@ -172,6 +217,8 @@ impl<'c> ToolRuntime<'c> {
                 // The server applies the write; the answer never reaches the caller.
                 let served = serve(call, now_ms).is_ok();
                 return Served {
+                    call_number,
+                    realised,
                     reply: Reply::Timeout,
                     latency_ms: timeout_ms,
                     fault: Some(FaultTag::CommitThenTimeout),
@@ -180,6 +227,8 @@ impl<'c> ToolRuntime<'c> {
             }
             Some(Fault::CommitThenTimeout) => {
                 return Served {
+                    call_number,
+                    realised,
                     reply: Reply::Timeout,
                     latency_ms: timeout_ms,
                     fault: Some(FaultTag::Timeout),
@@ -196,7 +245,14 @@ impl<'c> ToolRuntime<'c> {
         if latency_ms > timeout_ms {
             // Slow enough that the client gave up, but the server did the work.
             let served = serve(call, as_of_ms).is_ok();
-            return Served { reply: Reply::Timeout, latency_ms: timeout_ms, fault: Some(FaultTag::Latency), served };
+            return Served {
+                call_number,
+                realised,
+                reply: Reply::Timeout,
+                latency_ms: timeout_ms,
+                fault: Some(FaultTag::Latency),
+                served,
+            };
         }
         match serve(call, as_of_ms) {
             Ok(body) => {
@@ -204,9 +260,11 @@ impl<'c> ToolRuntime<'c> {
                     Some(FaultTag::Malformed(kind)) => Some((kind, corruption_draw)),
                     _ => None,
                 };
-                self.serve_ok(call, now_ms, latency_ms, body, malformed).with_fault(fault)
+                self.serve_ok(call, now_ms, latency_ms, body, malformed).with(call_number, realised, fault)
             }
             Err(err) => Served {
+                call_number,
+                realised,
                 reply: Reply::Error { status: err.status, retry_after_ms: None, message: err.message },
                 latency_ms,
                 fault,
@@ -230,12 +288,14 @@ impl<'c> ToolRuntime<'c> {
             None => Reply::Ok(body),
             Some((kind, draw)) => corrupt(body, kind, draw),
         };
-        Served { reply, latency_ms, fault: None, served: true }
+        Served { call_number: 0, realised: Vec::new(), reply, latency_ms, fault: None, served: true }
     }
 }
 
 impl Served {
-    fn with_fault(mut self, fault: Option<FaultTag>) -> Self {
+    fn with(mut self, call_number: u64, realised: Vec<Fault>, fault: Option<FaultTag>) -> Self {
+        self.call_number = call_number;
+        self.realised = realised;
         self.fault = fault;
         self
     }

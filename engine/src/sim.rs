@@ -16,7 +16,7 @@ use crate::rng::{Stream, StreamSource};
 use crate::runtime::ToolRuntime;
 use crate::time::TimeMs;
 use crate::tool::Catalog;
-use crate::trajectory::{EventKind, Metrics, Outcome, Recorder, Trajectory};
+use crate::trajectory::{EventKind, Metrics, Outcome, RealisedFault, Recorder, Trajectory};
 use crate::value::Value;
 use crate::world::{Minefield, Scheduled, World, WorldCx};
 
@@ -83,6 +83,7 @@ pub fn run<W: World>(
         last_failed: None,
         fault_kinds: Vec::new(),
         minefield_names: Vec::new(),
+        realised_faults: Vec::new(),
         scheduled: Vec::new(),
         minefields: Vec::new(),
         world_notes: Vec::new(),
@@ -110,6 +111,7 @@ struct Sim<'a, E> {
     last_failed: Option<ToolCall>,
     fault_kinds: Vec<FaultTag>,
     minefield_names: Vec<&'static str>,
+    realised_faults: Vec<RealisedFault>,
     scheduled: Vec<(TimeMs, Scheduled<E>)>,
     minefields: Vec<Minefield>,
     world_notes: Vec<(&'static str, Value)>,
@@ -310,6 +312,9 @@ impl<'a, E> Sim<'a, E> {
             self.repeat_run = 0;
             self.last_failed = None;
         }
+        for fault in served.realised {
+            self.realised_faults.push(RealisedFault { tool: call.tool, call: served.call_number, fault });
+        }
         if let Some(tag) = served.fault {
             self.metrics.faults_seen += 1;
             if let Err(i) = self.fault_kinds.binary_search(&tag) {
@@ -356,6 +361,7 @@ impl<'a, E> Sim<'a, E> {
             metrics: self.metrics,
             fault_kinds: self.fault_kinds,
             minefields: self.minefield_names,
+            realised_faults: self.realised_faults,
             digest,
             events,
         }

@@ -142,6 +142,22 @@ pub struct ToolConfig {
     /// Changes to the response format at given virtual times.
     #[serde(default)]
     pub drift: Vec<Drift>,
+    /// An explicit schedule: when set, `faults` no longer decide anything and exactly
+    /// these calls suffer exactly these faults (several entries for one call combine
+    /// like rules: extra latency adds up, the first other fault decides). Shrunk
+    /// incidents and property tests use it; so can a hand-written scenario.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explicit_faults: Option<Vec<CallFault>>,
+}
+
+/// A fault on one numbered call of a tool.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CallFault {
+    /// The tool's call number, from 1.
+    pub call: u64,
+    /// What that call suffers.
+    pub fault: crate::fault::Fault,
 }
 
 fn default_latency() -> Latency {
@@ -153,7 +169,13 @@ fn default_timeout_ms() -> TimeMs {
 
 impl Default for ToolConfig {
     fn default() -> Self {
-        Self { latency: default_latency(), timeout_ms: default_timeout_ms(), faults: Vec::new(), drift: Vec::new() }
+        Self {
+            latency: default_latency(),
+            timeout_ms: default_timeout_ms(),
+            faults: Vec::new(),
+            drift: Vec::new(),
+            explicit_faults: None,
+        }
     }
 }
 

@@ -245,8 +245,19 @@ impl Metrics {
     }
 }
 
+/// One fault one call suffered.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RealisedFault {
+    /// The tool.
+    pub tool: crate::tool::ToolId,
+    /// The tool's call number, from 1.
+    pub call: u64,
+    /// The fault, as an explicit schedule writes it.
+    pub fault: crate::fault::Fault,
+}
+
 /// One run, summarised; `events` is filled only when recording was asked for.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Trajectory {
     /// The seed.
     pub seed: u64,
@@ -262,6 +273,9 @@ pub struct Trajectory {
     pub fault_kinds: Vec<FaultTag>,
     /// The distinct minefields that fired, in the order they first fired.
     pub minefields: Vec<&'static str>,
+    /// Every fault every call suffered, in call order: the run's realised schedule,
+    /// ready to be made explicit (see `ToolConfig::explicit_faults`).
+    pub realised_faults: Vec<RealisedFault>,
     /// Digest over every event (always computed, recorded or not).
     pub digest: Digest,
     /// The events, when recorded.

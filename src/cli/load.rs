@@ -9,7 +9,7 @@ use agentsim_worlds::{Prepared, Scenario};
 use super::Failure;
 
 /// Reads a text file, naming it in the error.
-fn read_text(path: &str, what: &str) -> Result<String, Failure> {
+pub fn read_text(path: &str, what: &str) -> Result<String, Failure> {
     let bytes = std::fs::read(path).map_err(|e| Failure::input(format!("cannot read {what} `{path}`: {e}")))?;
     String::from_utf8(bytes).map_err(|e| {
         let offset = e.utf8_error().valid_up_to();

@@ -1,5 +1,6 @@
 //! Argument parsing and the subcommands.
 
+mod incident;
 mod load;
 mod output;
 mod run;
@@ -9,6 +10,7 @@ use std::ops::Range;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use agentsim_engine::Outcome;
 use clap::{Args, Parser, Subcommand};
 
 /// Exit code for bad input or usage.
@@ -46,6 +48,10 @@ enum Command {
     Sweep(SweepArgs),
     /// List the built-in scenarios and agent presets.
     List,
+    /// Replay incident files: exit 0 when each reproduces its outcome and digest.
+    Replay(ReplayArgs),
+    /// Shrink a failing seed to its minimal fault schedule and write it as an incident.
+    Shrink(ShrinkArgs),
 }
 
 /// Where the scenario and the agent come from.
@@ -69,6 +75,51 @@ struct RunArgs {
     /// The seed to run.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Also write the trajectory as an incident file (RON) that replays exactly.
+    #[arg(long, value_name = "FILE")]
+    record: Option<PathBuf>,
+    /// With --record: the outcome another stack must reach on this incident, as
+    /// AGENT=OUTCOME (for example resilient=success); repeatable.
+    #[arg(long, value_name = "AGENT=OUTCOME", value_parser = parse_expect, requires = "record")]
+    expect: Vec<(String, Outcome)>,
+}
+
+#[derive(Args, Debug)]
+struct ReplayArgs {
+    /// Incident files to replay.
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<String>,
+    /// Replay against this stack instead, judged on the outcome the incident expects
+    /// of it (`expect`), success by default.
+    #[arg(long)]
+    agent: Option<String>,
+}
+
+#[derive(Args, Debug)]
+struct ShrinkArgs {
+    #[command(flatten)]
+    setup: Setup,
+    /// The failing seed.
+    #[arg(long)]
+    seed: u64,
+    /// Where to write the minimal incident.
+    #[arg(short = 'o', long = "out", value_name = "FILE")]
+    out: PathBuf,
+    /// The outcome another stack must reach on the minimal incident, as
+    /// AGENT=OUTCOME; repeatable.
+    #[arg(long, value_name = "AGENT=OUTCOME", value_parser = parse_expect)]
+    expect: Vec<(String, Outcome)>,
+}
+
+fn parse_expect(text: &str) -> Result<(String, Outcome), String> {
+    let (agent, outcome) = text
+        .split_once('=')
+        .ok_or_else(|| format!("expected AGENT=OUTCOME (like resilient=success), found `{text}`"))?;
+    let outcome = Outcome::ALL.into_iter().find(|o| o.name() == outcome).ok_or_else(|| {
+        let names: Vec<&str> = Outcome::ALL.iter().map(|o| o.name()).collect();
+        format!("unknown outcome `{outcome}` (outcomes: {})", names.join(", "))
+    })?;
+    Ok((agent.to_string(), outcome))
 }
 
 #[derive(Args, Debug)]
@@ -81,6 +132,10 @@ struct SweepArgs {
     /// Directory for trajectories.csv and summary.json (created if missing).
     #[arg(long, default_value = "out")]
     out: PathBuf,
+    /// Write the first N failing trajectories of each failure mode as incidents
+    /// under DIR/failures/ (0: none).
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    failures: usize,
 }
 
 fn parse_seeds(text: &str) -> Result<Range<u64>, String> {
@@ -104,8 +159,10 @@ fn parse_fault_scale(text: &str) -> Result<f64, String> {
 /// Runs the parsed command.
 pub fn dispatch(cli: Cli) -> Result<ExitCode, Failure> {
     match cli.command {
-        Command::Run(args) => run::run(&args.setup, args.seed),
-        Command::Sweep(args) => sweep::sweep(&args.setup, args.seeds, &args.out),
+        Command::Run(args) => run::run(&args.setup, args.seed, args.record.as_deref(), &args.expect),
+        Command::Replay(args) => incident::replay(&args.files, args.agent.as_deref()),
+        Command::Shrink(args) => incident::shrink(&args.setup, args.seed, &args.out, &args.expect),
+        Command::Sweep(args) => sweep::sweep(&args.setup, args.seeds, &args.out, args.failures),
         Command::List => {
             println!("scenarios:");
             for (name, _) in agentsim::builtin::SCENARIOS {

@@ -2,12 +2,18 @@
 
 use std::process::ExitCode;
 
+use std::path::Path;
+
+use agentsim::incident::Incident;
 use agentsim::{Runner, timeline};
+use agentsim_engine::Outcome;
+
+use super::output::write_atomic;
 
 use super::{Failure, Setup, load};
 
 /// Runs one seed and prints its timeline and outcome.
-pub fn run(setup: &Setup, seed: u64) -> Result<ExitCode, Failure> {
+pub fn run(setup: &Setup, seed: u64, record: Option<&Path>, expect: &[(String, Outcome)]) -> Result<ExitCode, Failure> {
     let prepared = load::scenario(&setup.scenario)?;
     let stack = load::agent(&setup.agent, &prepared)?;
     let runner = Runner::new(&prepared, &stack, true, setup.fault_scale);
@@ -27,5 +33,14 @@ pub fn run(setup: &Setup, seed: u64) -> Result<ExitCode, Failure> {
         m.virtual_ms as f64 / 1000.0
     );
     println!("digest:  {}", t.digest);
+    if let Some(path) = record {
+        let mut incident = Incident::record(&prepared, None, seed, setup.fault_scale, &setup.agent, &stack, &t);
+        for (agent, outcome) in expect {
+            load::agent(agent, &prepared)?;
+            incident.expect.insert(agent.clone(), *outcome);
+        }
+        write_atomic(path, incident.to_ron().as_bytes())?;
+        println!("recorded {}; replay it with: agentsim replay {}", path.display(), path.display());
+    }
     Ok(ExitCode::SUCCESS)
 }

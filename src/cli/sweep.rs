@@ -7,15 +7,19 @@ use std::time::Instant;
 
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 
+use agentsim::incident::Incident;
 use agentsim::summary::{Summary, usd};
 use agentsim::{Row, Runner, SummaryBuilder};
+use agentsim_agents::StackSpec;
+use agentsim_engine::Outcome;
 use agentsim_engine::stats::Rate;
+use agentsim_worlds::Prepared;
 
 use super::output::{AtomicFile, io_failure, write_atomic};
 use super::{Failure, Setup, load};
 
 /// Runs the sweep, writes `trajectories.csv` and `summary.json`, prints the table.
-pub fn sweep(setup: &Setup, seeds: Range<u64>, out: &Path) -> Result<ExitCode, Failure> {
+pub fn sweep(setup: &Setup, seeds: Range<u64>, out: &Path, failures_per_mode: usize) -> Result<ExitCode, Failure> {
     let prepared = load::scenario(&setup.scenario)?;
     let stack = load::agent(&setup.agent, &prepared)?;
     std::fs::create_dir_all(out).map_err(|e| io_failure(out, &e))?;
@@ -25,16 +29,24 @@ pub fn sweep(setup: &Setup, seeds: Range<u64>, out: &Path) -> Result<ExitCode, F
     let csv_path = out.join("trajectories.csv");
     let mut csv_file = AtomicFile::create(&csv_path)?;
     let mut builder = SummaryBuilder::new();
+    // The first failing seeds of each failure mode, in seed order.
+    let mut failing: Vec<(Outcome, u64)> = Vec::new();
     {
         let mut csv = csv::Writer::from_writer(csv_file.writer());
         runner.sweep(seeds.clone(), |t| {
             builder.add(&t);
+            if t.outcome != Outcome::Success
+                && failing.iter().filter(|(o, _)| *o == t.outcome).count() < failures_per_mode
+            {
+                failing.push((t.outcome, t.seed));
+            }
             csv.serialize(Row::of(&t))
                 .map_err(|e| Failure::input(format!("cannot write `{}`: {e}", csv_path.display())))
         })?;
         csv.flush().map_err(|e| io_failure(&csv_path, &e))?;
     }
-    let summary = builder.finish(&prepared.scenario.name, &setup.agent, seeds.clone(), setup.fault_scale);
+    let mut summary = builder.finish(&prepared.scenario.name, &setup.agent, seeds.clone(), setup.fault_scale);
+    summary.failures = write_failures(&prepared, &stack, setup, out, &failing)?;
     let json = serde_json::to_string_pretty(&summary).expect("a summary is plain data") + "\n";
     // The summary is renamed into place last: its presence marks a complete sweep.
     csv_file.commit()?;
@@ -43,6 +55,15 @@ pub fn sweep(setup: &Setup, seeds: Range<u64>, out: &Path) -> Result<ExitCode, F
 
     print_table(&summary);
     println!("wrote {}/trajectories.csv and {}/summary.json", out.display(), out.display());
+    if !summary.failures.is_empty() {
+        println!(
+            "wrote {} failing trajectories as incidents under {}/failures/ (replay: agentsim replay {}/{})",
+            summary.failures.len(),
+            out.display(),
+            out.display(),
+            summary.failures[0]
+        );
+    }
     eprintln!(
         "{} trajectories in {:.2} s ({:.0} per second)",
         summary.trajectories,
@@ -50,6 +71,32 @@ pub fn sweep(setup: &Setup, seeds: Range<u64>, out: &Path) -> Result<ExitCode, F
         summary.trajectories as f64 / elapsed.as_secs_f64().max(1e-9)
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Re-runs each failing seed with recording on and writes it as an incident under
+/// `out/failures/`; returns the paths relative to `out`.
+fn write_failures(
+    prepared: &Prepared,
+    stack: &StackSpec,
+    setup: &Setup,
+    out: &Path,
+    failing: &[(Outcome, u64)],
+) -> Result<Vec<String>, Failure> {
+    if failing.is_empty() {
+        return Ok(Vec::new());
+    }
+    let dir = out.join("failures");
+    std::fs::create_dir_all(&dir).map_err(|e| io_failure(&dir, &e))?;
+    let recorder = Runner::new(prepared, stack, true, setup.fault_scale);
+    let mut written = Vec::new();
+    for (outcome, seed) in failing {
+        let t = recorder.run(*seed);
+        let incident = Incident::record(prepared, None, *seed, setup.fault_scale, &setup.agent, stack, &t);
+        let name = format!("failures/{outcome}_seed{seed}.ron");
+        write_atomic(&out.join(&name), incident.to_ron().as_bytes())?;
+        written.push(name);
+    }
+    Ok(written)
 }
 
 fn pct(r: &Rate) -> (String, String) {

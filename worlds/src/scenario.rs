@@ -158,6 +158,24 @@ impl Scenario {
         agentsim_engine::rng::key_of(self)
     }
 
+    /// Every tool's configuration, by tool name, for editing (making a realised
+    /// fault schedule explicit, dropping drift while shrinking).
+    pub fn tool_configs_mut(&mut self) -> Vec<(&'static str, &mut agentsim_engine::ToolConfig)> {
+        match &mut self.world {
+            WorldConfig::SupportDesk(desk) => {
+                let t = &mut desk.tools;
+                vec![
+                    ("lookup_order", &mut t.lookup_order),
+                    ("get_customer", &mut t.get_customer),
+                    ("issue_refund", &mut t.issue_refund),
+                    ("send_message", &mut t.send_message),
+                    ("escalate", &mut t.escalate),
+                    (agentsim_engine::tool::AUTHENTICATE, &mut t.authenticate),
+                ]
+            }
+        }
+    }
+
     /// The loop configuration for this scenario.
     pub fn sim_config(&self, record: bool, fault_scale: f64) -> SimConfig {
         SimConfig {
@@ -183,8 +201,15 @@ pub struct Prepared {
 impl Prepared {
     /// Prepares a parsed scenario.
     pub fn new(scenario: Scenario) -> Prepared {
-        let catalog = scenario.catalog();
         let key = scenario.key();
+        Prepared::with_key(scenario, key)
+    }
+
+    /// Prepares a scenario whose streams derive from `key` rather than from its own
+    /// content: an edited copy (an explicit fault schedule, a shrunk incident) that
+    /// must still meet the same world, users and luck as the original.
+    pub fn with_key(scenario: Scenario, key: [u8; 32]) -> Prepared {
+        let catalog = scenario.catalog();
         let desk_ids = support_desk::Ids::find(&catalog);
         Prepared { scenario, catalog, key, desk_ids }
     }

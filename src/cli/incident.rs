@@ -1,0 +1,92 @@
+//! `agentsim replay` and `agentsim shrink`: incidents as regression tests.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use agentsim::incident::{Incident, Replay};
+use agentsim::shrink::shrink as shrink_seed;
+use agentsim_engine::Outcome;
+
+use super::output::write_atomic;
+use super::{Failure, Setup, load};
+
+/// Reads and parses an incident file.
+pub fn load_incident(path: &str) -> Result<Incident, Failure> {
+    let text = load::read_text(path, "incident")?;
+    Incident::parse(&text, path).map_err(|e| Failure::input(e.to_string()))
+}
+
+/// Replays each file; with `agent`, judges that stack on the outcome the incident
+/// expects of it (success unless its `expect` says otherwise).
+pub fn replay(files: &[String], agent: Option<&str>) -> Result<ExitCode, Failure> {
+    let incidents: Vec<(String, Incident)> =
+        files.iter().map(|f| load_incident(f).map(|i| (f.clone(), i))).collect::<Result<_, _>>()?;
+    let mut failed = 0;
+    for (file, incident) in &incidents {
+        let prepared = incident.prepared();
+        match agent {
+            None => {
+                let replayed = incident.replay(&prepared, None);
+                match incident.check(&prepared, &replayed) {
+                    Replay::Match => println!("PASS {file}: {} (digest {})", incident.outcome, incident.digest),
+                    Replay::Diverged { outcome, digest, first_difference } => {
+                        failed += 1;
+                        println!(
+                            "FAIL {file}: recorded {} (digest {}), replayed {outcome} (digest {digest})",
+                            incident.outcome, incident.digest
+                        );
+                        if let Some(d) = first_difference {
+                            println!("  first difference, event {}:", d.index + 1);
+                            println!("    recorded: {}", d.recorded);
+                            println!("    replayed: {}", d.replayed);
+                        }
+                        println!("  reproduce: agentsim replay {file}");
+                    }
+                }
+            }
+            Some(spec) => {
+                let stack = load::agent(spec, &prepared)?;
+                let replayed = incident.replay(&prepared, Some(&stack));
+                let expected = incident.expect.get(spec).copied().unwrap_or(agentsim_engine::Outcome::Success);
+                if replayed.outcome == expected {
+                    println!("PASS {file} with {spec}: {} (expected {expected})", replayed.outcome);
+                } else {
+                    failed += 1;
+                    println!(
+                        "FAIL {file} with {spec}: {} (expected {expected}): {}",
+                        replayed.outcome, replayed.verdict.detail
+                    );
+                    println!("  reproduce: agentsim replay {file} --agent {spec}");
+                }
+            }
+        }
+    }
+    println!("{} passed, {failed} failed", incidents.len() - failed);
+    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// Shrinks a failing seed and writes the minimal incident.
+pub fn shrink(setup: &Setup, seed: u64, out: &Path, expect: &[(String, Outcome)]) -> Result<ExitCode, Failure> {
+    let prepared = load::scenario(&setup.scenario)?;
+    let stack = load::agent(&setup.agent, &prepared)?;
+    let shrunk = shrink_seed(&prepared, &stack, seed, setup.fault_scale)
+        .map_err(|e| Failure::input(format!("seed {seed} with {}: {e}", setup.agent)))?;
+    let minimal = agentsim_worlds::Prepared::with_key(shrunk.scenario.clone(), shrunk.key);
+    let mut incident =
+        Incident::record(&minimal, Some(shrunk.key), seed, setup.fault_scale, &setup.agent, &stack, &shrunk.trajectory);
+    incident.title = format!("shrunk: {}", incident.title);
+    for (agent, outcome) in expect {
+        load::agent(agent, &prepared)?;
+        incident.expect.insert(agent.clone(), *outcome);
+    }
+    write_atomic(out, incident.to_ron().as_bytes())?;
+    println!("shrunk seed {seed} with {} ({} kept), in {} runs:", setup.agent, shrunk.outcome, shrunk.runs);
+    println!("  faults: {} -> {}", shrunk.faults_before, shrunk.faults_after);
+    println!("  drift:  {} -> {}", shrunk.drift_before, shrunk.drift_after);
+    println!("  events: {} -> {}", shrunk.events_before, shrunk.events_after);
+    for f in agentsim::shrink::realised(&minimal, &shrunk.trajectory) {
+        println!("  kept: {} call {}: {:?}", f.tool, f.fault.call, f.fault.fault);
+    }
+    println!("wrote {}; replay it with: agentsim replay {}", out.display(), out.display());
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,200 @@
+//! Incidents: one trajectory saved so that it replays exactly, anywhere.
+//!
+//! An incident holds everything a replay needs by value: the scenario, the seed,
+//! the stack, the fault scale, and (when the scenario was edited after the fact, as
+//! a shrunk schedule is) the key its streams derive from. It states what happened,
+//! the outcome and the digest, with the timeline as text, so a replay that diverges
+//! can say where. `expect` states the outcome other stacks should reach on it: the
+//! regression question "does the fixed stack survive this incident?".
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use agentsim_agents::StackSpec;
+use agentsim_engine::{Outcome, Trajectory};
+use agentsim_worlds::scenario::{ron_error, ron_options};
+use agentsim_worlds::{Prepared, Scenario, ScenarioError};
+
+use crate::{Runner, timeline};
+
+/// The incident file format version this build writes and reads.
+pub const INCIDENT_VERSION: u32 = 1;
+
+/// One recorded trajectory, standing alone.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Incident {
+    /// Format version ([`INCIDENT_VERSION`]).
+    pub version: u32,
+    /// What happened, in a line (optional).
+    #[serde(default)]
+    pub title: String,
+    /// The scenario, by value.
+    pub scenario: Scenario,
+    /// Hex key the streams derive from, when it is not the scenario's own (an edited
+    /// scenario that must meet the same world). Absent: the scenario's key.
+    #[serde(default)]
+    pub stream_key: Option<String>,
+    /// The seed.
+    pub seed: u64,
+    /// Multiplier on fault probabilities.
+    #[serde(default = "one")]
+    pub fault_scale: f64,
+    /// The agent spec as it was given (`naive`, `stacks/x.ron`).
+    pub agent: String,
+    /// The stack, by value.
+    pub stack: StackSpec,
+    /// The recorded outcome.
+    pub outcome: Outcome,
+    /// The recorded trajectory digest.
+    pub digest: String,
+    /// The recorded timeline, one line per event, to show where a replay diverges.
+    #[serde(default)]
+    pub timeline: Vec<String>,
+    /// Outcomes other stacks (preset names or stack file paths) must reach when the
+    /// incident is replayed with `--agent`.
+    #[serde(default)]
+    pub expect: BTreeMap<String, Outcome>,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+impl Incident {
+    /// Records a trajectory (run with recording on) as an incident.
+    pub fn record(
+        prepared: &Prepared,
+        stream_key: Option<[u8; 32]>,
+        seed: u64,
+        fault_scale: f64,
+        agent: &str,
+        stack: &StackSpec,
+        trajectory: &Trajectory,
+    ) -> Incident {
+        Incident {
+            version: INCIDENT_VERSION,
+            title: format!("{} on seed {seed}: {}", trajectory.outcome, trajectory.verdict.detail),
+            scenario: prepared.scenario.clone(),
+            stream_key: stream_key.map(hex),
+            seed,
+            fault_scale,
+            agent: agent.to_string(),
+            stack: stack.clone(),
+            outcome: trajectory.outcome,
+            digest: trajectory.digest.to_string(),
+            timeline: timeline::render(trajectory, &prepared.catalog).lines().map(str::to_string).collect(),
+            expect: BTreeMap::new(),
+        }
+    }
+
+    /// Parses an incident file's text; `origin` names it in errors.
+    pub fn parse(text: &str, origin: &str) -> Result<Incident, ScenarioError> {
+        let incident: Incident = ron_options().from_str(text).map_err(|e| ron_error(text, origin, &e))?;
+        let fail = |message: String| ScenarioError { origin: origin.to_string(), line: 1, column: 1, message };
+        if incident.version != INCIDENT_VERSION {
+            return Err(fail(format!(
+                "field `version`: this build reads incident version {INCIDENT_VERSION}, found {}",
+                incident.version
+            )));
+        }
+        if let Some(key) = &incident.stream_key
+            && unhex(key).is_none()
+        {
+            return Err(fail(format!("field `stream_key`: expected 64 hex digits, found `{key}`")));
+        }
+        // The embedded scenario gets the same checks as a scenario file.
+        let scenario_text = ron_text(&incident.scenario);
+        Scenario::parse(&scenario_text, &format!("{origin} (field `scenario`)"))?;
+        Ok(incident)
+    }
+
+    /// The incident as RON text, in the dialect the loaders read.
+    pub fn to_ron(&self) -> String {
+        ron_text(self)
+    }
+
+    /// The scenario prepared with the incident's stream key.
+    pub fn prepared(&self) -> Prepared {
+        match self.stream_key.as_deref().and_then(unhex) {
+            Some(key) => Prepared::with_key(self.scenario.clone(), key),
+            None => Prepared::new(self.scenario.clone()),
+        }
+    }
+
+    /// Replays the incident with its own stack (or `stack` when given), recording.
+    pub fn replay(&self, prepared: &Prepared, stack: Option<&StackSpec>) -> Trajectory {
+        let stack = stack.unwrap_or(&self.stack);
+        Runner::new(prepared, stack, true, self.fault_scale).run(self.seed)
+    }
+
+    /// Compares a replay with its own stack against the record.
+    pub fn check(&self, prepared: &Prepared, replayed: &Trajectory) -> Replay {
+        let digest = replayed.digest.to_string();
+        if replayed.outcome == self.outcome && digest == self.digest {
+            return Replay::Match;
+        }
+        let lines: Vec<String> = timeline::render(replayed, &prepared.catalog).lines().map(str::to_string).collect();
+        let first_difference = (0..self.timeline.len().max(lines.len()))
+            .find(|&i| self.timeline.get(i) != lines.get(i))
+            .map(|i| Difference {
+                index: i,
+                recorded: self.timeline.get(i).cloned().unwrap_or_else(|| "(nothing: the record ends here)".into()),
+                replayed: lines.get(i).cloned().unwrap_or_else(|| "(nothing: the replay ends here)".into()),
+            });
+        Replay::Diverged { outcome: replayed.outcome, digest, first_difference }
+    }
+}
+
+/// How a replay compares with its record.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Replay {
+    /// Same outcome, same digest.
+    Match,
+    /// Something differs.
+    Diverged {
+        /// The replayed outcome.
+        outcome: Outcome,
+        /// The replayed digest.
+        digest: String,
+        /// The first timeline line that differs (none when only the digest does).
+        first_difference: Option<Difference>,
+    },
+}
+
+/// The first event where a replay differs from its record.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Difference {
+    /// 0-based event index.
+    pub index: usize,
+    /// The recorded line (virtual time first).
+    pub recorded: String,
+    /// The replayed line.
+    pub replayed: String,
+}
+
+fn ron_text<T: Serialize>(value: &T) -> String {
+    let config = ron::ser::PrettyConfig::new()
+        .extensions(ron::extensions::Extensions::UNWRAP_VARIANT_NEWTYPES | ron::extensions::Extensions::IMPLICIT_SOME);
+    let mut text = ron::Options::default().to_string_pretty(value, config).expect("incidents are plain data");
+    text.push('\n');
+    text
+}
+
+/// Lower-case hex of a key.
+pub fn hex(key: [u8; 32]) -> String {
+    key.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A key from 64 hex digits.
+pub fn unhex(text: &str) -> Option<[u8; 32]> {
+    if text.len() != 64 || !text.is_ascii() {
+        return None;
+    }
+    let mut key = [0u8; 32];
+    for (i, byte) in key.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&text[2 * i..2 * i + 2], 16).ok()?;
+    }
+    Some(key)
+}

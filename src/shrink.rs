@@ -1,0 +1,189 @@
+//! Shrinking a failing trajectory to the smallest fault schedule that still fails
+//! the same way.
+//!
+//! The run's realised faults become an explicit schedule (`explicit_faults` on each
+//! tool), with the streams still keyed by the original scenario so that the world,
+//! the user and every draw stay the same. Then faults are removed by delta debugging
+//! (Zeller's ddmin: drop halves, then quarters, ... while the failure persists), and
+//! drift events one at a time. Every step is a deterministic run, so the result is
+//! the same on every machine.
+
+use agentsim_agents::StackSpec;
+use agentsim_engine::{CallFault, Drift, Outcome, Trajectory};
+use agentsim_worlds::{Prepared, Scenario};
+
+use crate::Runner;
+
+/// The most runs one shrink may take: a bound, so it always ends.
+pub const RUNS_MAX: u32 = 4_000;
+
+/// One fault of the schedule, with its tool.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolFault {
+    /// Tool name.
+    pub tool: String,
+    /// The numbered call and its fault.
+    pub fault: CallFault,
+}
+
+/// A shrunk failure.
+#[derive(Clone, Debug)]
+pub struct Shrunk {
+    /// The scenario with the minimal explicit schedule and the drift that matters.
+    pub scenario: Scenario,
+    /// The streams' key: the original scenario's.
+    pub key: [u8; 32],
+    /// The trajectory of the minimal case (recorded).
+    pub trajectory: Trajectory,
+    /// The failure mode kept throughout.
+    pub outcome: Outcome,
+    /// Faults realised by the original run.
+    pub faults_before: usize,
+    /// Faults in the minimal schedule.
+    pub faults_after: usize,
+    /// Drift entries before and after.
+    pub drift_before: usize,
+    /// Drift entries kept.
+    pub drift_after: usize,
+    /// Events of the original trajectory.
+    pub events_before: u32,
+    /// Events of the minimal one.
+    pub events_after: u32,
+    /// Runs spent.
+    pub runs: u32,
+}
+
+/// Why a seed could not be shrunk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ShrinkError {
+    /// The run succeeded: there is no failure to keep.
+    NotAFailure,
+    /// The explicit schedule did not reproduce the failure (a bug: report it).
+    NotReproduced(Outcome),
+}
+
+impl std::fmt::Display for ShrinkError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ShrinkError::NotAFailure => f.write_str("the trajectory succeeds: there is no failure to shrink"),
+            ShrinkError::NotReproduced(o) => {
+                write!(f, "the explicit schedule did not reproduce the failure (got {o}); please report this")
+            }
+        }
+    }
+}
+
+/// The realised faults of a trajectory, with tool names.
+pub fn realised(prepared: &Prepared, t: &Trajectory) -> Vec<ToolFault> {
+    t.realised_faults
+        .iter()
+        .map(|r| ToolFault {
+            tool: prepared.catalog.name(r.tool).to_string(),
+            fault: CallFault { call: r.call, fault: r.fault.clone() },
+        })
+        .collect()
+}
+
+/// `scenario` with exactly `faults` as every tool's explicit schedule and only the
+/// drift entries `keep_drift[tool][i]` says to keep.
+pub fn with_schedule(scenario: &Scenario, faults: &[ToolFault], keep_drift: &[(String, Vec<bool>)]) -> Scenario {
+    let mut edited = scenario.clone();
+    for (name, config) in edited.tool_configs_mut() {
+        config.explicit_faults =
+            Some(faults.iter().filter(|f| f.tool == name).map(|f| f.fault.clone()).collect::<Vec<_>>());
+        if let Some((_, keep)) = keep_drift.iter().find(|(tool, _)| tool == name) {
+            let drift: Vec<Drift> =
+                config.drift.iter().zip(keep).filter(|(_, k)| **k).map(|(d, _)| d.clone()).collect();
+            config.drift = drift;
+        }
+    }
+    edited
+}
+
+/// Shrinks seed `seed` of `prepared` run with `stack`.
+pub fn shrink(prepared: &Prepared, stack: &StackSpec, seed: u64, fault_scale: f64) -> Result<Shrunk, ShrinkError> {
+    let original = Runner::new(prepared, stack, true, fault_scale).run(seed);
+    if original.outcome == Outcome::Success {
+        return Err(ShrinkError::NotAFailure);
+    }
+    let target = original.outcome;
+    let key = prepared.key();
+    let mut faults = realised(prepared, &original);
+    let mut keep_drift: Vec<(String, Vec<bool>)> = prepared
+        .scenario
+        .clone()
+        .tool_configs_mut()
+        .into_iter()
+        .map(|(name, config)| (name.to_string(), vec![true; config.drift.len()]))
+        .collect();
+    let drift_before: usize = keep_drift.iter().map(|(_, k)| k.len()).sum();
+
+    let runs = std::cell::Cell::new(0u32);
+    let fails = |faults: &[ToolFault], keep_drift: &[(String, Vec<bool>)]| -> Option<Trajectory> {
+        runs.set(runs.get() + 1);
+        let scenario = with_schedule(&prepared.scenario, faults, keep_drift);
+        let candidate = Prepared::with_key(scenario, key);
+        let t = Runner::new(&candidate, stack, true, fault_scale).run(seed);
+        (t.outcome == target).then_some(t)
+    };
+
+    let Some(mut best) = fails(&faults, &keep_drift) else {
+        let scenario = with_schedule(&prepared.scenario, &faults, &keep_drift);
+        let t = Runner::new(&Prepared::with_key(scenario, key), stack, false, fault_scale).run(seed);
+        return Err(ShrinkError::NotReproduced(t.outcome));
+    };
+    let faults_before = faults.len();
+
+    // ddmin over the faults: try removing each of n chunks; on success keep the
+    // smaller schedule and coarsen, otherwise refine until chunks are single faults.
+    let mut chunks = 2usize;
+    while !faults.is_empty() && runs.get() < RUNS_MAX {
+        let size = faults.len().div_ceil(chunks);
+        let mut reduced = false;
+        for start in (0..faults.len()).step_by(size) {
+            let candidate: Vec<ToolFault> =
+                faults[..start].iter().chain(faults[(start + size).min(faults.len())..].iter()).cloned().collect();
+            if let Some(t) = fails(&candidate, &keep_drift) {
+                faults = candidate;
+                best = t;
+                chunks = (chunks - 1).max(2);
+                reduced = true;
+                break;
+            }
+            if runs.get() >= RUNS_MAX {
+                break;
+            }
+        }
+        if !reduced {
+            if size == 1 {
+                break;
+            }
+            chunks = (chunks * 2).min(faults.len());
+        }
+    }
+    // Then each drift entry that the failure does not need.
+    for tool in 0..keep_drift.len() {
+        for i in 0..keep_drift[tool].1.len() {
+            let mut candidate = keep_drift.clone();
+            candidate[tool].1[i] = false;
+            if let Some(t) = fails(&faults, &candidate) {
+                keep_drift = candidate;
+                best = t;
+            }
+        }
+    }
+    let drift_after: usize = keep_drift.iter().map(|(_, k)| k.iter().filter(|x| **x).count()).sum();
+    Ok(Shrunk {
+        scenario: with_schedule(&prepared.scenario, &faults, &keep_drift),
+        key,
+        outcome: target,
+        faults_before,
+        faults_after: faults.len(),
+        drift_before,
+        drift_after,
+        events_before: original.metrics.events,
+        events_after: best.metrics.events,
+        trajectory: best,
+        runs: runs.get(),
+    })
+}

@@ -1,0 +1,119 @@
+//! Data-driven: every incident in `seeds/incidents/` replays exactly with its own
+//! stack, and every stack in its `expect` map reaches the stated outcome.
+
+use std::path::Path;
+
+use agentsim::incident::{Incident, Replay};
+
+fn incidents() -> Vec<(String, Incident)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/incidents");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "ron"))
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|path| {
+            let name = path.to_string_lossy().into_owned();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let incident = Incident::parse(&text, &name).unwrap_or_else(|e| panic!("{e}"));
+            (name, incident)
+        })
+        .collect()
+}
+
+#[test]
+fn every_incident_replays_exactly() {
+    let all = incidents();
+    assert!(all.len() >= 3, "the regression suite is in seeds/incidents/");
+    for (name, incident) in all {
+        let prepared = incident.prepared();
+        let replayed = incident.replay(&prepared, None);
+        if let Replay::Diverged { outcome, digest, first_difference } = incident.check(&prepared, &replayed) {
+            panic!(
+                "{name}: recorded {} {}, replayed {outcome} {digest}; first difference: {first_difference:?}\n\
+                 reproduce: agentsim replay {name}",
+                incident.outcome, incident.digest
+            );
+        }
+    }
+}
+
+#[test]
+fn every_expected_stack_reaches_its_outcome() {
+    for (name, incident) in incidents() {
+        let prepared = incident.prepared();
+        for (agent, expected) in &incident.expect {
+            let stack = agentsim_agents::preset(agent).unwrap_or_else(|| {
+                let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(agent);
+                let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{name}: stack `{agent}`: {e}"));
+                agentsim::spec::parse_stack(&text, agent).unwrap_or_else(|e| panic!("{e}"))
+            });
+            let replayed = incident.replay(&prepared, Some(&stack));
+            assert_eq!(
+                replayed.outcome, *expected,
+                "{name} with {agent}: {}\nreproduce: agentsim replay {name} --agent {agent}",
+                replayed.verdict.detail
+            );
+        }
+    }
+}
+
+#[test]
+fn a_recorded_run_replays_and_an_edited_one_says_where_it_diverges() {
+    let prepared = crate::common::default_scenario();
+    let stack = crate::common::preset("naive");
+    let t = agentsim::Runner::new(&prepared, &stack, true, 1.0).run(25);
+    let incident = Incident::record(&prepared, None, 25, 1.0, "naive", &stack, &t);
+    let text = incident.to_ron();
+    let parsed = Incident::parse(&text, "memory").unwrap();
+    assert_eq!(parsed, incident, "an incident survives its own text");
+    let replayed = parsed.replay(&parsed.prepared(), None);
+    assert_eq!(parsed.check(&parsed.prepared(), &replayed), Replay::Match);
+
+    // The same incident with the commit-then-timeout window removed: the replay
+    // must diverge, and name the first event that differs.
+    let edited_text = text.replace("CommitThenTimeout", "Timeout");
+    let edited = Incident::parse(&edited_text, "memory").unwrap();
+    let prepared = edited.prepared();
+    let replayed = edited.replay(&prepared, None);
+    match edited.check(&prepared, &replayed) {
+        Replay::Diverged { first_difference: Some(d), .. } => {
+            assert_ne!(d.recorded, d.replayed);
+            assert!(d.index > 0, "the start is the same: {d:?}");
+        }
+        other => panic!("expected a divergence, got {other:?}"),
+    }
+}
+
+#[test]
+fn shrinking_keeps_the_failure_and_the_minimal_schedule_replays_exactly() {
+    let prepared = crate::common::default_scenario();
+    let stack = crate::common::preset("naive");
+    for seed in [25, 63] {
+        let shrunk = agentsim::shrink::shrink(&prepared, &stack, seed, 1.0).unwrap();
+        assert!(shrunk.faults_after <= shrunk.faults_before);
+        assert_eq!(shrunk.trajectory.outcome, shrunk.outcome);
+        let minimal = agentsim_worlds::Prepared::with_key(shrunk.scenario.clone(), shrunk.key);
+        let again = agentsim::Runner::new(&minimal, &stack, false, 1.0).run(seed);
+        assert_eq!(again.digest, shrunk.trajectory.digest, "seed {seed}: shrinking is deterministic");
+        // Minimal: removing any one remaining fault loses the failure.
+        let kept = agentsim::shrink::realised(&minimal, &shrunk.trajectory);
+        for i in 0..kept.len() {
+            let mut fewer = kept.clone();
+            fewer.remove(i);
+            let scenario = agentsim::shrink::with_schedule(&shrunk.scenario, &fewer, &[]);
+            let t =
+                agentsim::Runner::new(&agentsim_worlds::Prepared::with_key(scenario, shrunk.key), &stack, false, 1.0)
+                    .run(seed);
+            assert_ne!(t.outcome, shrunk.outcome, "seed {seed}: fault {i} was not needed");
+        }
+    }
+    let oracle = crate::common::preset("oracle");
+    assert_eq!(
+        agentsim::shrink::shrink(&prepared, &oracle, 1, 1.0).unwrap_err(),
+        agentsim::shrink::ShrinkError::NotAFailure
+    );
+}
