@@ -16,6 +16,7 @@ pub mod shrink;
 pub mod spec;
 pub mod summary;
 pub mod timeline;
+pub mod trace;
 
 pub use runner::Runner;
 pub use summary::{Row, Summary, SummaryBuilder};

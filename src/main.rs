@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    restore_sigpipe();
     let args = cli::Cli::parse();
     match cli::dispatch(args) {
         Ok(code) => code,
@@ -16,5 +17,17 @@ fn main() -> ExitCode {
             eprintln!("error: {}", failure.message);
             ExitCode::from(failure.code)
         }
+    }
+}
+
+/// Rust ignores SIGPIPE, so printing into a closed pipe (`agentsim run | head`)
+/// would panic. Restoring the default makes agentsim end quietly there, like every
+/// other Unix tool.
+fn restore_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in main, before any other thread exists; setting a
+    // signal's disposition to its default has no other precondition.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

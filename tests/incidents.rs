@@ -117,3 +117,49 @@ fn shrinking_keeps_the_failure_and_the_minimal_schedule_replays_exactly() {
         agentsim::shrink::ShrinkError::NotAFailure
     );
 }
+
+#[test]
+fn an_imported_trace_reproduces_its_recorded_failures_in_order() {
+    let prepared = crate::common::default_scenario();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/traces/refund_storm.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let tools: Vec<String> = prepared.catalog.specs().iter().map(|s| s.def.name.clone()).collect();
+    let trace = agentsim::trace::parse(&text, "refund_storm.jsonl", &tools).unwrap();
+    assert_eq!((trace.records, trace.failures), (9, 5));
+    let traced = agentsim_worlds::Prepared::new(agentsim::trace::apply(&prepared.scenario, &trace));
+    let stack = crate::common::preset("naive");
+    let t = agentsim::Runner::new(&traced, &stack, true, 1.0).run(2);
+    let lookup = traced.catalog.id("lookup_order").unwrap();
+    let refund = traced.catalog.id("issue_refund").unwrap();
+    let faults_of = |tool| -> Vec<_> {
+        t.realised_faults.iter().filter(|f| f.tool == tool).map(|f| (f.call, f.fault.clone())).collect()
+    };
+    let storm: Vec<u64> = faults_of(lookup).iter().map(|(call, _)| *call).collect();
+    assert_eq!(storm, [1, 2, 3, 4], "the 503 storm hits the first four lookups");
+    assert_eq!(
+        faults_of(refund).first().map(|(c, f)| (*c, f.clone())),
+        Some((1, agentsim_engine::Fault::CommitThenTimeout))
+    );
+    // Recorded latencies are the calls' latencies.
+    let first_result = t.events.iter().find_map(|e| match &e.kind {
+        agentsim_engine::EventKind::Result { id: 1, latency_ms, .. } => Some(*latency_ms),
+        _ => None,
+    });
+    assert_eq!(first_result, Some(210));
+}
+
+#[test]
+fn a_bad_trace_line_is_refused_with_its_line_and_field() {
+    let tools = vec!["lookup_order".to_string()];
+    for (text, position, needle) in [
+        ("{\"ts_ms\": 1, \"tool\": \"lookup_ordr\", \"status\": 200}", (1, 1), "field `tool`"),
+        ("\n{\"ts_ms\": 1, \"tool\": \"lookup_order\", \"status\": 302}", (2, 1), "field `status`"),
+        ("{\"tool\": \"lookup_order\", \"status\": 200}", (1, 1), "field `timestamp`"),
+        ("{\"ts_ms\": 1, \"tool\": \"lookup_order\", \"colour\": 1}", (1, 45), "unknown field `colour`"),
+        ("{\"ts_ms\": 1, \"tool\": \"lookup_order\"", (1, 35), "EOF"),
+    ] {
+        let err = agentsim::trace::parse(text, "t.jsonl", &tools).unwrap_err();
+        assert_eq!((err.line, err.column), position, "{err}");
+        assert!(err.message.contains(needle), "{err}");
+    }
+}

@@ -33,7 +33,9 @@ pub use fault::{Fault, FaultRule, FaultTag, MalformedKind, Probability, Schedule
 pub use latency::Latency;
 pub use rng::{Stream, StreamSource};
 pub use time::TimeMs;
-pub use tool::{CallFault, Catalog, Constraint, Drift, DriftChange, ToolConfig, ToolDef, ToolId, ToolKind, ToolSpec};
+pub use tool::{
+    CallFault, Catalog, Constraint, Drift, DriftChange, ToolConfig, ToolDef, ToolId, ToolKind, ToolSpec, TracedCall,
+};
 pub use trajectory::{Digest, DigestChain, Event, EventKind, Metrics, Outcome, RealisedFault, Trajectory};
 pub use value::{Value, ValueKind};
 pub use world::{Minefield, Verdict, World, WorldCx};

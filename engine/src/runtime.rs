@@ -98,7 +98,8 @@ impl<'c> ToolRuntime<'c> {
         // One draw per rule, always, so later rules see the same luck whichever fired;
         // an explicit schedule ignores the rules but still draws, so the rest of the
         // call (the corruption draw) is the same as in the run it was taken from.
-        let explicit = spec.config.explicit_faults.as_deref();
+        let traced = usize::try_from(call_number - 1).ok().and_then(|i| spec.config.trace.get(i));
+        let explicit = if traced.is_some() { Some(&[][..]) } else { spec.config.explicit_faults.as_deref() };
         let mut chosen: Option<Fault> = None;
         let mut extra_latency_ms: TimeMs = 0;
         let mut rate_limited: Option<TimeMs> = None;
@@ -134,6 +135,16 @@ impl<'c> ToolRuntime<'c> {
                 Fault::RateLimit { .. } => {}
                 fault if chosen.is_none() => chosen = Some(fault.clone()),
                 _ => {}
+            }
+        }
+        if let Some(traced) = traced {
+            if let Some(ms) = traced.latency_ms {
+                latency_ms = ms;
+            }
+            match &traced.fault {
+                Some(Fault::Latency { extra_ms }) => extra_latency_ms += extra_ms,
+                Some(Fault::RateLimit { .. }) | None => {}
+                Some(fault) => chosen = Some(fault.clone()),
             }
         }
         latency_ms += extra_latency_ms;

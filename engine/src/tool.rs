@@ -148,6 +148,23 @@ pub struct ToolConfig {
     /// incidents and property tests use it; so can a hand-written scenario.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub explicit_faults: Option<Vec<CallFault>>,
+    /// Calls recorded in production (`agentsim import-trace`): the n-th call of the
+    /// tool takes the n-th entry's latency and suffers its fault; calls past the end
+    /// of the trace fall back to `faults` (or `explicit_faults`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trace: Vec<TracedCall>,
+}
+
+/// One call as a production trace recorded it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TracedCall {
+    /// How long the call took (None: drawn from `latency` as usual).
+    #[serde(default)]
+    pub latency_ms: Option<TimeMs>,
+    /// What the call suffered (None: it succeeded).
+    #[serde(default)]
+    pub fault: Option<crate::fault::Fault>,
 }
 
 /// A fault on one numbered call of a tool.
@@ -175,6 +192,7 @@ impl Default for ToolConfig {
             faults: Vec::new(),
             drift: Vec::new(),
             explicit_faults: None,
+            trace: Vec::new(),
         }
     }
 }

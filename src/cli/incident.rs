@@ -90,3 +90,38 @@ pub fn shrink(setup: &Setup, seed: u64, out: &Path, expect: &[(String, Outcome)]
     println!("wrote {}; replay it with: agentsim replay {}", out.display(), out.display());
     Ok(ExitCode::SUCCESS)
 }
+
+/// Imports a production trace as an incident replayed with `agent`.
+pub fn import_trace(
+    trace_path: &str,
+    scenario: &str,
+    agent: &str,
+    seed: u64,
+    out: &Path,
+    expect: &[(String, Outcome)],
+) -> Result<ExitCode, Failure> {
+    let prepared = load::scenario(scenario)?;
+    let text = load::read_text(trace_path, "trace")?;
+    let tools: Vec<String> = prepared.catalog.specs().iter().map(|s| s.def.name.clone()).collect();
+    let trace = agentsim::trace::parse(&text, trace_path, &tools).map_err(|e| Failure::input(e.to_string()))?;
+    let traced = agentsim_worlds::Prepared::new(agentsim::trace::apply(&prepared.scenario, &trace));
+    let stack = load::agent(agent, &traced)?;
+    let t = agentsim::Runner::new(&traced, &stack, true, 1.0).run(seed);
+    let mut incident = Incident::record(&traced, None, seed, 1.0, agent, &stack, &t);
+    incident.title = format!("imported from {trace_path}: {}", incident.title);
+    for (other, outcome) in expect {
+        load::agent(other, &traced)?;
+        incident.expect.insert(other.clone(), *outcome);
+    }
+    write_atomic(out, incident.to_ron().as_bytes())?;
+    println!(
+        "imported {} calls ({} failed) on {} tools over {:.1} s of recorded time",
+        trace.records,
+        trace.failures,
+        trace.calls.len(),
+        trace.span_ms as f64 / 1000.0
+    );
+    println!("replayed with {agent}: {} ({})", t.outcome, t.verdict.detail);
+    println!("wrote {}; replay it with: agentsim replay {}", out.display(), out.display());
+    Ok(ExitCode::SUCCESS)
+}

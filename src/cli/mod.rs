@@ -52,6 +52,8 @@ enum Command {
     Replay(ReplayArgs),
     /// Shrink a failing seed to its minimal fault schedule and write it as an incident.
     Shrink(ShrinkArgs),
+    /// Turn a production trace (JSON lines, one tool call each) into an incident.
+    ImportTrace(ImportTraceArgs),
 }
 
 /// Where the scenario and the agent come from.
@@ -111,6 +113,28 @@ struct ShrinkArgs {
     expect: Vec<(String, Outcome)>,
 }
 
+#[derive(Args, Debug)]
+struct ImportTraceArgs {
+    /// The trace: one JSON object per tool call (docs/traces.md).
+    #[arg(value_name = "TRACE.jsonl")]
+    trace: String,
+    /// The scenario whose world and tools the trace ran against: a file or a built-in name.
+    #[arg(long, default_value = agentsim::builtin::DEFAULT_SCENARIO)]
+    scenario: String,
+    /// The stack to replay the trace with (the one that ran in production).
+    #[arg(long, default_value = "resilient")]
+    agent: String,
+    /// The seed for everything the trace does not record (the user, the planner).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Where to write the incident.
+    #[arg(short = 'o', long = "out", value_name = "FILE")]
+    out: PathBuf,
+    /// The outcome another stack must reach on the incident, as AGENT=OUTCOME; repeatable.
+    #[arg(long, value_name = "AGENT=OUTCOME", value_parser = parse_expect)]
+    expect: Vec<(String, Outcome)>,
+}
+
 fn parse_expect(text: &str) -> Result<(String, Outcome), String> {
     let (agent, outcome) = text
         .split_once('=')
@@ -161,6 +185,9 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, Failure> {
     match cli.command {
         Command::Run(args) => run::run(&args.setup, args.seed, args.record.as_deref(), &args.expect),
         Command::Replay(args) => incident::replay(&args.files, args.agent.as_deref()),
+        Command::ImportTrace(args) => {
+            incident::import_trace(&args.trace, &args.scenario, &args.agent, args.seed, &args.out, &args.expect)
+        }
         Command::Shrink(args) => incident::shrink(&args.setup, args.seed, &args.out, &args.expect),
         Command::Sweep(args) => sweep::sweep(&args.setup, args.seeds, &args.out, args.failures),
         Command::List => {
