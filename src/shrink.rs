@@ -91,6 +91,10 @@ pub fn with_schedule(scenario: &Scenario, faults: &[ToolFault], keep_drift: &[(S
     for (name, config) in edited.tool_configs_mut() {
         config.explicit_faults =
             Some(faults.iter().filter(|f| f.tool == name).map(|f| f.fault.clone()).collect::<Vec<_>>());
+        // A traced call keeps its recorded latency; its fault is in the schedule now.
+        for call in &mut config.trace {
+            call.fault = None;
+        }
         if let Some((_, keep)) = keep_drift.iter().find(|(tool, _)| tool == name) {
             let drift: Vec<Drift> =
                 config.drift.iter().zip(keep).filter(|(_, k)| **k).map(|(d, _)| d.clone()).collect();

@@ -163,3 +163,19 @@ fn a_bad_trace_line_is_refused_with_its_line_and_field() {
         assert!(err.message.contains(needle), "{err}");
     }
 }
+
+#[test]
+fn an_imported_trace_shrinks_to_the_failures_that_matter() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/incidents/refund_storm_from_trace.ron");
+    let incident = Incident::parse(&std::fs::read_to_string(&path).unwrap(), "storm").unwrap();
+    let prepared = incident.prepared();
+    let shrunk = agentsim::shrink::shrink(&prepared, &incident.stack, incident.seed, 1.0).unwrap();
+    assert_eq!(shrunk.outcome, incident.outcome);
+    assert!(shrunk.faults_after < shrunk.faults_before, "{} -> {}", shrunk.faults_before, shrunk.faults_after);
+    let minimal = agentsim_worlds::Prepared::with_key(shrunk.scenario.clone(), shrunk.key);
+    let kept = agentsim::shrink::realised(&minimal, &shrunk.trajectory);
+    assert!(
+        kept.iter().any(|f| f.tool == "issue_refund" && f.fault.fault == agentsim_engine::Fault::CommitThenTimeout),
+        "the lost answer is what pays twice: {kept:?}"
+    );
+}

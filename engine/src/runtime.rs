@@ -99,13 +99,14 @@ impl<'c> ToolRuntime<'c> {
         // an explicit schedule ignores the rules but still draws, so the rest of the
         // call (the corruption draw) is the same as in the run it was taken from.
         let traced = usize::try_from(call_number - 1).ok().and_then(|i| spec.config.trace.get(i));
-        let explicit = if traced.is_some() { Some(&[][..]) } else { spec.config.explicit_faults.as_deref() };
+        let explicit = spec.config.explicit_faults.as_deref();
+        let rules_decide = explicit.is_none() && traced.is_none();
         let mut chosen: Option<Fault> = None;
         let mut extra_latency_ms: TimeMs = 0;
         let mut rate_limited: Option<TimeMs> = None;
         for (i, rule) in spec.config.faults.iter().enumerate() {
             let hit = rng.chance(rule.probability.get() * self.fault_scale);
-            if explicit.is_some() || !rule.when.is_active(now_ms, call_number) {
+            if !rules_decide || !rule.when.is_active(now_ms, call_number) {
                 continue;
             }
             match &rule.fault {

@@ -149,8 +149,9 @@ pub struct ToolConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub explicit_faults: Option<Vec<CallFault>>,
     /// Calls recorded in production (`agentsim import-trace`): the n-th call of the
-    /// tool takes the n-th entry's latency and suffers its fault; calls past the end
-    /// of the trace fall back to `faults` (or `explicit_faults`).
+    /// tool takes the n-th entry's latency and suffers its fault (and any
+    /// `explicit_faults` entry for it); calls past the end of the trace fall back to
+    /// `faults`, unless `explicit_faults` is set.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub trace: Vec<TracedCall>,
 }

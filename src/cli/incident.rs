@@ -66,21 +66,37 @@ pub fn replay(files: &[String], agent: Option<&str>) -> Result<ExitCode, Failure
 }
 
 /// Shrinks a failing seed and writes the minimal incident.
-pub fn shrink(setup: &Setup, seed: u64, out: &Path, expect: &[(String, Outcome)]) -> Result<ExitCode, Failure> {
-    let prepared = load::scenario(&setup.scenario)?;
-    let stack = load::agent(&setup.agent, &prepared)?;
-    let shrunk = shrink_seed(&prepared, &stack, seed, setup.fault_scale)
-        .map_err(|e| Failure::input(format!("seed {seed} with {}: {e}", setup.agent)))?;
+pub fn shrink(
+    setup: &Setup,
+    seed: Option<u64>,
+    from_incident: Option<&str>,
+    out: &Path,
+    expect: &[(String, Outcome)],
+) -> Result<ExitCode, Failure> {
+    let (prepared, stack, seed, fault_scale, agent) = match from_incident {
+        Some(file) => {
+            let incident = load_incident(file)?;
+            (incident.prepared(), incident.stack.clone(), incident.seed, incident.fault_scale, incident.agent.clone())
+        }
+        None => {
+            let prepared = load::scenario(&setup.scenario)?;
+            let stack = load::agent(&setup.agent, &prepared)?;
+            let seed = seed.ok_or_else(|| Failure::input("shrink: give --seed N or --incident FILE"))?;
+            (prepared, stack, seed, setup.fault_scale, setup.agent.clone())
+        }
+    };
+    let shrunk = shrink_seed(&prepared, &stack, seed, fault_scale)
+        .map_err(|e| Failure::input(format!("seed {seed} with {agent}: {e}")))?;
     let minimal = agentsim_worlds::Prepared::with_key(shrunk.scenario.clone(), shrunk.key);
     let mut incident =
-        Incident::record(&minimal, Some(shrunk.key), seed, setup.fault_scale, &setup.agent, &stack, &shrunk.trajectory);
+        Incident::record(&minimal, Some(shrunk.key), seed, fault_scale, &agent, &stack, &shrunk.trajectory);
     incident.title = format!("shrunk: {}", incident.title);
     for (agent, outcome) in expect {
         load::agent(agent, &prepared)?;
         incident.expect.insert(agent.clone(), *outcome);
     }
     write_atomic(out, incident.to_ron().as_bytes())?;
-    println!("shrunk seed {seed} with {} ({} kept), in {} runs:", setup.agent, shrunk.outcome, shrunk.runs);
+    println!("shrunk seed {seed} with {agent} ({} kept), in {} runs:", shrunk.outcome, shrunk.runs);
     println!("  faults: {} -> {}", shrunk.faults_before, shrunk.faults_after);
     println!("  drift:  {} -> {}", shrunk.drift_before, shrunk.drift_after);
     println!("  events: {} -> {}", shrunk.events_before, shrunk.events_after);

@@ -102,8 +102,11 @@ struct ShrinkArgs {
     #[command(flatten)]
     setup: Setup,
     /// The failing seed.
-    #[arg(long)]
-    seed: u64,
+    #[arg(long, required_unless_present = "incident")]
+    seed: Option<u64>,
+    /// Shrink this incident instead (its scenario, seed, stack and fault scale).
+    #[arg(long, value_name = "FILE", conflicts_with = "seed")]
+    incident: Option<String>,
     /// Where to write the minimal incident.
     #[arg(short = 'o', long = "out", value_name = "FILE")]
     out: PathBuf,
@@ -188,7 +191,9 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, Failure> {
         Command::ImportTrace(args) => {
             incident::import_trace(&args.trace, &args.scenario, &args.agent, args.seed, &args.out, &args.expect)
         }
-        Command::Shrink(args) => incident::shrink(&args.setup, args.seed, &args.out, &args.expect),
+        Command::Shrink(args) => {
+            incident::shrink(&args.setup, args.seed, args.incident.as_deref(), &args.out, &args.expect)
+        }
         Command::Sweep(args) => sweep::sweep(&args.setup, args.seeds, &args.out, args.failures),
         Command::List => {
             println!("scenarios:");
