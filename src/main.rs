@@ -4,6 +4,11 @@
 
 mod cli;
 
+/// mimalloc: a sweep allocates and frees many small values per event, and the
+/// system allocator spent about a third of a sweep's time there (see BENCHMARKS.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::process::ExitCode;
 
 use clap::Parser;
