@@ -33,8 +33,9 @@ enum Ev<E> {
     ToolDone { id: u32, result: ToolResult, fault: Option<FaultTag> },
     /// An agent timer, valid only if its token is still current.
     Wake(u64),
-    /// The agent finished thinking: carry out its action now.
-    Act(Action),
+    /// The agent finished thinking: carry out its action now (with the per-call
+    /// timeout a timeout layer set, if any).
+    Act(Action, Option<TimeMs>),
     /// Deliver a user message that queued while the agent was busy.
     Flush,
 }
@@ -172,7 +173,7 @@ impl<'a, E> Sim<'a, E> {
                     }
                     _ => None, // a timer that was superseded
                 },
-                Ev::Act(action) => self.act(action, world),
+                Ev::Act(action, timeout_ms) => self.act(action, timeout_ms, world),
             };
             if let Some(end) = outcome {
                 return end;
@@ -191,6 +192,8 @@ impl<'a, E> Sim<'a, E> {
         let mut cx = AgentCx::new(self.now_ms, self.catalog);
         let action = agent.step(input, &mut cx);
         self.context_tokens += u64::from(cx.read_tokens());
+        self.context_tokens = self.context_tokens.saturating_sub(u64::from(cx.evicted_tokens()));
+        let call_timeout_ms = cx.call_timeout_ms();
         for note in cx.take_notes() {
             self.recorder.record(self.now_ms, EventKind::Note(note));
         }
@@ -202,9 +205,9 @@ impl<'a, E> Sim<'a, E> {
             return Some(end);
         }
         if think_ms == 0 {
-            self.act(action, world)
+            self.act(action, call_timeout_ms, world)
         } else {
-            self.queue.push(self.now_ms + think_ms, Ev::Act(action));
+            self.queue.push(self.now_ms + think_ms, Ev::Act(action, call_timeout_ms));
             None
         }
     }
@@ -240,14 +243,19 @@ impl<'a, E> Sim<'a, E> {
         }
     }
 
-    fn act<W: World<Event = E>>(&mut self, action: Action, world: &mut W) -> Option<End> {
+    fn act<W: World<Event = E>>(
+        &mut self,
+        action: Action,
+        call_timeout_ms: Option<TimeMs>,
+        world: &mut W,
+    ) -> Option<End> {
         match action {
             Action::Call(call) => {
                 if self.metrics.tool_calls >= self.config.budgets.tool_calls_max {
                     return Some(End::Budget("tool_calls"));
                 }
                 self.state = AgentState::Busy;
-                self.issue(call, world);
+                self.issue(call, call_timeout_ms, world);
                 None
             }
             Action::Sleep { until_ms } => {
@@ -283,7 +291,7 @@ impl<'a, E> Sim<'a, E> {
         self.next_token
     }
 
-    fn issue<W: World<Event = E>>(&mut self, call: ToolCall, world: &mut W) {
+    fn issue<W: World<Event = E>>(&mut self, call: ToolCall, call_timeout_ms: Option<TimeMs>, world: &mut W) {
         self.metrics.tool_calls += 1;
         self.next_call_id += 1;
         let id = self.next_call_id;
@@ -297,6 +305,15 @@ impl<'a, E> Sim<'a, E> {
             })
         };
         self.flush_world();
+        let mut served = served;
+        if let Some(limit_ms) = call_timeout_ms
+            && served.latency_ms > limit_ms
+        {
+            // The client stopped waiting; whatever the tool did (a write applied)
+            // stands, but the answer is lost.
+            served.reply = crate::call::Reply::Timeout;
+            served.latency_ms = limit_ms;
+        }
         let well_formed = match &served.reply {
             crate::call::Reply::Ok(body) => self.catalog.check_response(call.tool, now_ms, body).is_ok(),
             _ => false,
