@@ -427,7 +427,9 @@ impl Agent for Expert {
                     let order = call.args.get("order_id").and_then(Value::as_str).unwrap_or_default();
                     self.known.retain(|o| o.id != order);
                 }
-                (*layer == "loop_detector").then_some(LOOP_PAUSE_MS)
+                // Told it is looping, or that the tool's circuit is open: pause
+                // before trying again rather than asking at once.
+                (*layer == "loop_detector" || *layer == "circuit_breaker").then_some(LOOP_PAUSE_MS)
             }
             Input::Wake => None,
         };
