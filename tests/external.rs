@@ -113,3 +113,15 @@ fn decisions_are_values_a_replay_can_read() {
     assert_eq!(first.get("action"), Some(&Value::str("call")));
     assert!(first.get("tool").is_some() && first.get("protocol").is_none(), "{}", first.render());
 }
+
+#[test]
+fn every_action_in_the_protocol_doc_parses() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/protocol.md")).unwrap();
+    let catalog = default_scenario().catalog;
+    let actions: Vec<&str> = doc.lines().filter_map(|l| l.strip_prefix("< ")).collect();
+    assert!(actions.len() >= 5, "the example exchange is in the doc");
+    for line in actions {
+        agentsim_agents::external::protocol::parse_action(line.as_bytes(), &catalog)
+            .unwrap_or_else(|e| panic!("{line}: {e}"));
+    }
+}

@@ -8,4 +8,5 @@ mod determinism;
 mod docs;
 mod external;
 mod layer_cases;
+mod stack_files;
 mod stacks;

@@ -28,6 +28,12 @@
 //!   was applied and only the answer was lost, it is now applied twice (a double
 //!   refund) unless the call carries an idempotency key.
 //!
+//! One more mistake needs no rate: **forgetting**. When a context-budget layer
+//! evicts old observations (`AgentCx::evict`), the expert drops what it learnt
+//! from them (support_desk's expert forgets the orders it looked up), so the
+//! planner must look them up again, and every new lookup is another chance to
+//! misread an id or trust a malformed answer.
+//!
 //! Mistakes compound downstream: a misread id or a hallucinated total becomes a
 //! write with the wrong record or amount (in the worst story, a negative refund the
 //! API accepted), which is what the guardrail layer exists to catch.
@@ -43,6 +49,19 @@
 //! lens's `validate` off for the rest of the step, and it ends a failure streak.
 //! Any input other than a failed result (a success, a user message, a timer, a
 //! layer's `Blocked`) also resets the count of failures in a row.
+//!
+//! ## Tokens and cost
+//!
+//! Each decision is one model call, charged by the engine with the scenario's
+//! `model` (`ModelConfig`): the prompt is `system_prompt_tokens` (default 1,200:
+//! instructions and the tool list) plus everything the planner has read so far
+//! (each observation's `Input::token_estimate`, about a quarter token per
+//! character of its JSON) plus its own earlier completions; the completion is
+//! `completion_tokens` (default 60). At the defaults of $3 per million prompt
+//! tokens and $15 per million completion tokens, a clean support_desk task of 7
+//! turns costs about $0.04, and a planner stuck for 40 turns about $0.44 (ten
+//! times as much for six times the turns): the prompt grows with every failure read.
+//! Waking from a backoff the planner chose itself is not a new model call.
 //!
 //! ## Determinism
 //!
