@@ -125,3 +125,18 @@ fn every_action_in_the_protocol_doc_parses() {
             .unwrap_or_else(|e| panic!("{line}: {e}"));
     }
 }
+
+#[test]
+fn layers_wrap_an_external_agent_and_only_an_external_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = env!("CARGO_MANIFEST_DIR");
+    let example = format!("cmd:python3 {root}/examples/agents/support_desk_agent.py");
+    let hardened = format!("{root}/seeds/stacks/hardened.ron");
+    let output = agentsim(dir.path(), &["run", "--agent", &example, "--layers", &hardened, "--seed", "1"], &[]);
+    assert!(output.status.success(), "{}", text(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("approval") && stdout.contains("requested"), "{stdout}");
+    assert!(stdout.contains("external") && stdout.contains("outcome: success"), "{stdout}");
+    let refused = agentsim(dir.path(), &["run", "--agent", "naive", "--layers", &hardened], &[]);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+}

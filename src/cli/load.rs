@@ -38,12 +38,26 @@ pub fn scenario(spec: &str) -> Result<Prepared, Failure> {
 }
 
 /// The stack named by `--agent`, checked against the scenario's tools.
-/// `turn_limit_ms` is the wall-clock limit per answer of an external agent.
-pub fn agent(spec: &str, prepared: &Prepared, turn_limit_ms: u64) -> Result<StackSpec, Failure> {
+/// `turn_limit_ms` is the wall-clock limit per answer of an external agent, and
+/// `layers` a stack file whose layers wrap it.
+pub fn agent(spec: &str, prepared: &Prepared, turn_limit_ms: u64, layers: Option<&str>) -> Result<StackSpec, Failure> {
     let mut stack = stack(spec)?;
-    if let agentsim_agents::PlannerSpec::External(config) = &mut stack.planner {
-        config.turn_limit_ms = turn_limit_ms;
+    match (&mut stack.planner, layers) {
+        (agentsim_agents::PlannerSpec::External(config), layers) => {
+            config.turn_limit_ms = turn_limit_ms;
+            if let Some(path) = layers {
+                let text = read_text(path, "stack file")?;
+                stack.layers = parse_stack(&text, path).map_err(|e| Failure::input(e.to_string()))?.layers;
+            }
+        }
+        (_, Some(_)) => {
+            return Err(Failure::input(
+                "--layers: only for external agents (--agent cmd:COMMAND); put the layers in the stack file",
+            ));
+        }
+        (_, None) => {}
     }
+    let spec = layers.unwrap_or(spec);
     if let Some(tool) = stack.unknown_tools(&prepared.catalog).first() {
         return Err(Failure::input(format!(
             "{spec}: field `forbidden_tools`: unknown tool `{tool}` (the scenario's tools: {})",

@@ -64,6 +64,10 @@ struct Setup {
     /// an agent slower than this ends its trajectory as agent_error.
     #[arg(long, default_value_t = 10_000)]
     turn_limit_ms: u64,
+    /// With `--agent cmd:COMMAND`: wrap the external agent in the layers of this
+    /// stack file (its planner is not used).
+    #[arg(long)]
+    layers: Option<String>,
 }
 
 #[derive(Args, Debug)]

@@ -9,7 +9,7 @@ use super::{Failure, Setup, load};
 /// Runs one seed and prints its timeline and outcome.
 pub fn run(setup: &Setup, seed: u64) -> Result<ExitCode, Failure> {
     let prepared = load::scenario(&setup.scenario)?;
-    let stack = load::agent(&setup.agent, &prepared, setup.turn_limit_ms)?;
+    let stack = load::agent(&setup.agent, &prepared, setup.turn_limit_ms, setup.layers.as_deref())?;
     let runner = Runner::new(&prepared, &stack, true, setup.fault_scale);
     let t = runner.run(seed);
     println!("agentsim run: scenario {}, agent {}, seed {seed}", prepared.scenario.name, setup.agent);

@@ -17,7 +17,7 @@ use super::{Failure, Setup, load};
 /// Runs the sweep, writes `trajectories.csv` and `summary.json`, prints the table.
 pub fn sweep(setup: &Setup, seeds: Range<u64>, out: &Path) -> Result<ExitCode, Failure> {
     let prepared = load::scenario(&setup.scenario)?;
-    let stack = load::agent(&setup.agent, &prepared, setup.turn_limit_ms)?;
+    let stack = load::agent(&setup.agent, &prepared, setup.turn_limit_ms, setup.layers.as_deref())?;
     std::fs::create_dir_all(out).map_err(|e| io_failure(out, &e))?;
     let runner = Runner::new(&prepared, &stack, false, setup.fault_scale);
 
