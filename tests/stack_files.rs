@@ -98,3 +98,14 @@ fn the_hardened_stack_never_pays_twice_and_approvals_take_time() {
     // A human approving each refund costs virtual time.
     assert!(hardened.virtual_ms.p50 > resilient.virtual_ms.p50 + 30_000);
 }
+
+#[test]
+fn the_summary_counts_each_layers_decisions() {
+    let hardened = summary(&stack_file("hardened.ron"), 0..300, 1.0);
+    let naive = summary(&preset("naive"), 0..300, 1.0);
+    for decision in ["retry.backoff", "approval.requested", "contract.violation", "idempotency.key"] {
+        let count = hardened.decisions.get(decision).unwrap_or_else(|| panic!("{decision}: {:?}", hardened.decisions));
+        assert!(count.trajectories > 0 && count.times >= count.trajectories, "{decision}: {count:?}");
+    }
+    assert!(naive.decisions.keys().all(|k| k.starts_with("noisy.")), "{:?}", naive.decisions);
+}

@@ -84,6 +84,7 @@ pub fn run<W: World>(
         last_failed: None,
         fault_kinds: Vec::new(),
         minefield_names: Vec::new(),
+        decisions: Vec::new(),
         scheduled: Vec::new(),
         minefields: Vec::new(),
         world_notes: Vec::new(),
@@ -111,6 +112,7 @@ struct Sim<'a, E> {
     last_failed: Option<ToolCall>,
     fault_kinds: Vec<FaultTag>,
     minefield_names: Vec<&'static str>,
+    decisions: Vec<(&'static str, &'static str, u32)>,
     scheduled: Vec<(TimeMs, Scheduled<E>)>,
     minefields: Vec<Minefield>,
     world_notes: Vec<(&'static str, Value)>,
@@ -195,6 +197,11 @@ impl<'a, E> Sim<'a, E> {
         self.context_tokens = self.context_tokens.saturating_sub(u64::from(cx.evicted_tokens()));
         let call_timeout_ms = cx.call_timeout_ms();
         for note in cx.take_notes() {
+            let key = (note.source, note.what);
+            match self.decisions.binary_search_by(|(s, w, _)| (*s, *w).cmp(&key)) {
+                Ok(i) => self.decisions[i].2 = self.decisions[i].2.saturating_add(1),
+                Err(i) => self.decisions.insert(i, (key.0, key.1, 1)),
+            }
             self.recorder.record(self.now_ms, EventKind::Note(note));
         }
         let mut think_ms = 0;
@@ -373,6 +380,7 @@ impl<'a, E> Sim<'a, E> {
             metrics: self.metrics,
             fault_kinds: self.fault_kinds,
             minefields: self.minefield_names,
+            decisions: self.decisions,
             digest,
             events,
         }

@@ -262,6 +262,10 @@ pub struct Trajectory {
     pub fault_kinds: Vec<FaultTag>,
     /// The distinct minefields that fired, in the order they first fired.
     pub minefields: Vec<&'static str>,
+    /// How often each kind of planner or stack-layer decision (a note's source
+    /// and what) was taken, sorted by (source, what): what the stack did, counted
+    /// even when events are not recorded.
+    pub decisions: Vec<(&'static str, &'static str, u32)>,
     /// Digest over every event (always computed, recorded or not).
     pub digest: Digest,
     /// The events, when recorded.

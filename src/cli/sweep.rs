@@ -95,6 +95,13 @@ fn print_table(s: &Summary) {
     for (name, count) in &s.minefields {
         table.add_row(vec![format!("minefield {name}"), share(*count), String::new()]);
     }
+    for (name, count) in &s.decisions {
+        table.add_row(vec![
+            format!("decision {name}"),
+            format!("{}, {} times", share(count.trajectories), count.times),
+            String::new(),
+        ]);
+    }
     println!("{table}");
     println!("digest {}", s.digest);
 }
