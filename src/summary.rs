@@ -127,6 +127,9 @@ pub struct Summary {
     pub violation: Rate,
     /// Trajectories in which each minefield fired, by name.
     pub minefields: BTreeMap<&'static str, u64>,
+    /// Per planner or stack-layer decision (`source.what`, as in the timeline):
+    /// in how many trajectories it was taken, and how often in all.
+    pub decisions: BTreeMap<String, DecisionCount>,
     /// Trajectories per outcome, every outcome listed, in reporting order.
     #[serde(serialize_with = "as_map")]
     pub outcomes: Vec<(String, u64)>,
@@ -155,13 +158,23 @@ fn as_map<S: serde::Serializer>(pairs: &[(String, u64)], serializer: S) -> Resul
     serializer.collect_map(pairs.iter().map(|(k, v)| (k, v)))
 }
 
-/// Accumulates trajectories in seed order.
+/// How often one kind of decision was taken in a sweep.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct DecisionCount {
+    /// Trajectories in which it was taken at least once.
+    pub trajectories: u64,
+    /// Times it was taken, in all trajectories.
+    pub times: u64,
+}
+
+/// Accumulates trajectories, in seed order, into a [`Summary`].
 pub struct SummaryBuilder {
     outcomes: [u64; Outcome::ALL.len()],
     met_fault: u64,
     recovered: u64,
     violated: u64,
     minefields: BTreeMap<&'static str, u64>,
+    decisions: BTreeMap<String, DecisionCount>,
     turns: Vec<u64>,
     tool_calls: Vec<u64>,
     cost: Vec<u64>,
@@ -186,6 +199,7 @@ impl SummaryBuilder {
             recovered: 0,
             violated: 0,
             minefields: BTreeMap::new(),
+            decisions: BTreeMap::new(),
             turns: Vec::new(),
             tool_calls: Vec::new(),
             cost: Vec::new(),
@@ -207,6 +221,11 @@ impl SummaryBuilder {
         self.violated += u64::from(t.metrics.violations > 0);
         for name in &t.minefields {
             *self.minefields.entry(name).or_default() += 1;
+        }
+        for (source, what, times) in &t.decisions {
+            let count = self.decisions.entry(format!("{source}.{what}")).or_default();
+            count.trajectories += 1;
+            count.times += u64::from(*times);
         }
         self.turns.push(u64::from(t.metrics.turns));
         self.tool_calls.push(u64::from(t.metrics.tool_calls));
@@ -233,6 +252,7 @@ impl SummaryBuilder {
             recovery: Rate::wilson(self.recovered, self.met_fault),
             violation: Rate::wilson(self.violated, n),
             minefields: self.minefields,
+            decisions: self.decisions,
             outcomes: Outcome::ALL.iter().zip(self.outcomes).map(|(o, c)| (o.name().to_string(), c)).collect(),
             turns: Spread::of(self.turns),
             tool_calls: Spread::of(self.tool_calls),

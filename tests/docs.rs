@@ -26,9 +26,31 @@ fn ron_blocks(markdown: &str) -> Vec<String> {
 fn the_scenario_and_stack_examples_in_seeds_readme_parse() {
     let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/README.md")).unwrap();
     let blocks = ron_blocks(&readme);
-    assert_eq!(blocks.len(), 2, "a scenario example and a stack example");
+    assert_eq!(blocks.len(), 3, "a scenario example, a stack example and the layer defaults");
     let scenario = agentsim_worlds::Scenario::parse(&blocks[0], "seeds/README.md").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(scenario.name, "support_desk");
     let stack = agentsim::spec::parse_stack(&blocks[1], "seeds/README.md").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(stack, agentsim_agents::preset("resilient").unwrap(), "the documented defaults are the preset's");
+}
+
+#[test]
+fn the_layer_defaults_in_seeds_readme_are_the_defaults() {
+    use agentsim_agents::LayerSpec;
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/README.md")).unwrap();
+    let blocks = ron_blocks(&readme);
+    let stack = agentsim::spec::parse_stack(&blocks[2], "seeds/README.md").unwrap_or_else(|e| panic!("{e}"));
+    let defaults = [
+        LayerSpec::Retry(Default::default()),
+        LayerSpec::Timeout(Default::default()),
+        LayerSpec::CircuitBreaker(Default::default()),
+        LayerSpec::Cache(Default::default()),
+        LayerSpec::Fallback(Default::default()),
+        LayerSpec::Contract,
+        LayerSpec::LoopDetector(Default::default()),
+        LayerSpec::Guardrail(Default::default()),
+        LayerSpec::Approval(Default::default()),
+        LayerSpec::Idempotency,
+        LayerSpec::ContextBudget(Default::default()),
+    ];
+    assert_eq!(stack.layers, defaults);
 }

@@ -33,6 +33,7 @@
 #![warn(missing_docs)]
 
 mod catalog;
+pub mod external;
 pub mod layers;
 pub mod noisy;
 mod notes;
@@ -41,8 +42,11 @@ pub mod stack;
 #[cfg(test)]
 mod testkit;
 
+pub use external::{ExternalAgent, ExternalConfig};
 pub use layers::{
-    Guardrail, GuardrailConfig, Idempotency, LoopConfig, LoopDetector, Retry, RetryConfig, WriteRetry, idempotency_key,
+    Approval, ApprovalConfig, Backoff, BreakerConfig, Cache, CacheConfig, CircuitBreaker, ContextBudget, ContextConfig,
+    Contract, Fallback, FallbackConfig, Guardrail, GuardrailConfig, Idempotency, Jitter, LoopConfig, LoopDetector,
+    Retry, RetryBudget, RetryConfig, Route, Rule, Timeout, TimeoutConfig, WriteRetry, idempotency_key,
 };
 pub use noisy::{NoisyConfig, NoisyPlanner};
 pub use preset::{PRESETS, preset};

@@ -28,6 +28,14 @@
 //!   was applied and only the answer was lost, it is now applied twice (a double
 //!   refund) unless the call carries an idempotency key.
 //!
+//! - `misremember_evicted` (default 0.3, per id argument of the first call after
+//!   an eviction): when a context-budget layer evicts old observations
+//!   (`AgentCx::evict`), the expert forgets what it learnt from them
+//!   (support_desk's expert forgets the orders it looked up) and must look them
+//!   up again; the model, whose memory of the id is now a summary, copies it
+//!   wrong at this rate instead of `misread_id`. The budget that saves tokens
+//!   costs lookups and mistakes.
+//!
 //! Mistakes compound downstream: a misread id or a hallucinated total becomes a
 //! write with the wrong record or amount (in the worst story, a negative refund the
 //! API accepted), which is what the guardrail layer exists to catch.
@@ -43,6 +51,19 @@
 //! lens's `validate` off for the rest of the step, and it ends a failure streak.
 //! Any input other than a failed result (a success, a user message, a timer, a
 //! layer's `Blocked`) also resets the count of failures in a row.
+//!
+//! ## Tokens and cost
+//!
+//! Each decision is one model call, charged by the engine with the scenario's
+//! `model` (`ModelConfig`): the prompt is `system_prompt_tokens` (default 1,200:
+//! instructions and the tool list) plus everything the planner has read so far
+//! (each observation's `Input::token_estimate`, about a quarter token per
+//! character of its JSON) plus its own earlier completions; the completion is
+//! `completion_tokens` (default 60). At the defaults of $3 per million prompt
+//! tokens and $15 per million completion tokens, a clean support_desk task of 7
+//! turns costs about $0.04, and a planner stuck for 40 turns about $0.44 (ten
+//! times as much for six times the turns): the prompt grows with every failure read.
+//! Waking from a backoff the planner chose itself is not a new model call.
 //!
 //! ## Determinism
 //!
@@ -76,6 +97,9 @@ pub struct NoisyConfig {
     pub give_up_after: u32,
     /// Chance of re-sending a write that timed out, at once (default 0.5).
     pub blind_write_retry: Probability,
+    /// Chance, per id argument of the first call after a context eviction, of
+    /// misreading it (default 0.3; replaces `misread_id` for that call).
+    pub misremember_evicted: Probability,
 }
 
 impl Default for NoisyConfig {
@@ -87,6 +111,7 @@ impl Default for NoisyConfig {
             give_up: probability(0.2),
             give_up_after: 3,
             blind_write_retry: probability(0.5),
+            misremember_evicted: probability(0.3),
         }
     }
 }
@@ -101,6 +126,7 @@ impl NoisyConfig {
             give_up: Probability::ZERO,
             give_up_after: 3,
             blind_write_retry: Probability::ZERO,
+            misremember_evicted: Probability::ZERO,
         }
     }
 }
@@ -124,13 +150,25 @@ pub struct NoisyPlanner {
     /// The last failure it swallowed while stuck: when a layer finally blocks the
     /// repetition, this is what the expert gets to read (the error it never saw).
     swallowed: Option<Input>,
+    /// Set by a context eviction until the next call: ids are copied from a
+    /// summary, misread at `misremember_evicted`.
+    evicted: bool,
 }
 
 impl NoisyPlanner {
     /// Wraps `expert`; mistakes are drawn from `stream` (the stack builder passes
     /// `"planner"`).
     pub fn new(expert: Box<dyn Agent>, config: NoisyConfig, stream: Stream) -> Self {
-        Self { expert, config, stream, last_call: None, stuck: None, failures_in_row: 0, swallowed: None }
+        Self {
+            expert,
+            config,
+            stream,
+            last_call: None,
+            stuck: None,
+            failures_in_row: 0,
+            swallowed: None,
+            evicted: false,
+        }
     }
 
     fn chance(&mut self, p: Probability) -> bool {
@@ -196,11 +234,17 @@ impl NoisyPlanner {
         let Some(def) = catalog::def(cx.catalog, call.tool) else {
             return call;
         };
+        // One draw per id argument either way, so an eviction changes no later draw.
+        let rate = if std::mem::take(&mut self.evicted) {
+            self.config.misremember_evicted.get()
+        } else {
+            self.config.misread_id.get()
+        };
         for arg in def.args.iter().filter(|a| a.is_id) {
             let Some(Value::Str(id)) = call.args.get_mut(&arg.name) else {
                 continue;
             };
-            if !self.stream.chance(self.config.misread_id.get()) {
+            if !self.stream.chance(rate) {
                 continue;
             }
             let Some(wrong) = misread_id(id, &mut self.stream) else {
@@ -264,6 +308,9 @@ fn describe(reply: &Reply) -> String {
 
 impl Agent for NoisyPlanner {
     fn step(&mut self, input: Input, cx: &mut AgentCx<'_>) -> Action {
+        if cx.forget_before_ms().is_some() {
+            self.evicted = true;
+        }
         match &input {
             Input::Tool(result) => {
                 let malformed = catalog::malformed(cx.catalog, result.call.tool, cx.now_ms, &result.reply);
@@ -400,6 +447,23 @@ mod tests {
     }
 
     #[test]
+    fn misremembers_ids_after_an_eviction_only_for_the_next_call() {
+        let catalog = testkit::catalog();
+        let config = NoisyConfig { misremember_evicted: always(1.0), ..NoisyConfig::perfect() };
+        let (mut planner, _) = noisy(config, vec![], 2);
+        planner.expert = Script::always(Action::Call(lookup("o-1234"))).0;
+        let mut cx = AgentCx::new(0, &catalog);
+        assert_eq!(planner.step(testkit::user("hi"), &mut cx), Action::Call(lookup("o-1234")));
+        let mut cx = AgentCx::new(10, &catalog);
+        cx.evict(100, 5);
+        let Action::Call(call) = planner.step(testkit::user("again"), &mut cx) else { panic!() };
+        assert_ne!(call, lookup("o-1234"), "the id is misremembered");
+        assert_eq!(cx.take_notes()[0].what, "misread_id");
+        let mut cx = AgentCx::new(20, &catalog);
+        assert_eq!(planner.step(testkit::user("once more"), &mut cx), Action::Call(lookup("o-1234")));
+    }
+
+    #[test]
     fn misread_without_digits_changes_the_last_character() {
         let mut stream = testkit::streams(1).stream("planner");
         for id in ["abc", "ABC", "a-", "é"] {
@@ -522,6 +586,7 @@ mod tests {
             give_up: always(0.5),
             give_up_after: 1,
             blind_write_retry: always(0.5),
+            misremember_evicted: always(0.5),
         };
         let trace = |seed| run(&mut noisy(config.clone(), actions.clone(), seed).0, &inputs);
         assert_eq!(trace(7), trace(7));

@@ -1,6 +1,6 @@
 //! Named stacks, selectable with `--agent NAME`.
 
-use crate::layers::{GuardrailConfig, LoopConfig, RetryConfig};
+use crate::layers::{Backoff, GuardrailConfig, Jitter, LoopConfig, RetryBudget, RetryConfig};
 use crate::noisy::NoisyConfig;
 use crate::stack::{LayerSpec, PlannerSpec, StackSpec};
 
@@ -8,6 +8,8 @@ use crate::stack::{LayerSpec, PlannerSpec, StackSpec};
 pub const PRESETS: &[(&str, &str)] = &[
     ("oracle", "the world's expert with no mistakes and no layers: the upper bound"),
     ("naive", "a noisy planner (default mistake rates) calling tools directly, no layers"),
+    ("retry", "naive plus immediate retries of failed reads (no backoff, Retry-After ignored)"),
+    ("backoff", "naive plus retries with exponential backoff, full jitter, Retry-After and a retry budget"),
     ("resilient", "a noisy planner behind guardrail, loop detector, idempotency keys and retry with backoff"),
 ];
 
@@ -16,6 +18,22 @@ pub fn preset(name: &str) -> Option<StackSpec> {
     let (planner, layers) = match name {
         "oracle" => (PlannerSpec::Oracle, Vec::new()),
         "naive" => (PlannerSpec::Noisy(NoisyConfig::default()), Vec::new()),
+        // What a first retry loop looks like: try again at once, a few times.
+        "retry" => (
+            PlannerSpec::Noisy(NoisyConfig::default()),
+            vec![LayerSpec::Retry(RetryConfig {
+                backoff: Backoff::Constant,
+                base_ms: 0,
+                jitter: Jitter::None,
+                honor_retry_after: false,
+                ..RetryConfig::default()
+            })],
+        ),
+        // The same retries, spaced out and bounded.
+        "backoff" => (
+            PlannerSpec::Noisy(NoisyConfig::default()),
+            vec![LayerSpec::Retry(RetryConfig { budget: Some(RetryBudget::default()), ..RetryConfig::default() })],
+        ),
         // From the planner outward: the guardrail first, so a bad action reaches
         // nothing; the loop detector inside the retry layer, so it counts planner
         // decisions, not retry attempts; idempotency inside retry, so a retried

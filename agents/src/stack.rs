@@ -15,7 +15,12 @@
 use agentsim_engine::{Agent, Catalog, StreamSource};
 use serde::{Deserialize, Serialize};
 
-use crate::layers::{Guardrail, GuardrailConfig, Idempotency, LoopConfig, LoopDetector, Retry, RetryConfig};
+use crate::external::{ExternalAgent, ExternalConfig};
+use crate::layers::{
+    Approval, ApprovalConfig, BreakerConfig, Cache, CacheConfig, CircuitBreaker, ContextBudget, ContextConfig,
+    Contract, Fallback, FallbackConfig, Guardrail, GuardrailConfig, Idempotency, LoopConfig, LoopDetector, Retry,
+    RetryConfig, Timeout, TimeoutConfig,
+};
 use crate::noisy::{NoisyConfig, NoisyPlanner};
 
 /// The planner at the core of a stack.
@@ -25,6 +30,10 @@ pub enum PlannerSpec {
     Oracle,
     /// The expert making an LLM's mistakes at these rates.
     Noisy(NoisyConfig),
+    /// An external process (`--agent cmd:COMMAND`); the expert is not used. Never
+    /// read from a stack file: files are data and cannot start processes.
+    #[serde(skip_deserializing)]
+    External(ExternalConfig),
 }
 
 /// One layer of a stack.
@@ -38,6 +47,20 @@ pub enum LayerSpec {
     Guardrail(GuardrailConfig),
     /// Adds idempotency keys to writes ([`Idempotency`]).
     Idempotency,
+    /// A virtual-time deadline on every call ([`Timeout`]).
+    Timeout(TimeoutConfig),
+    /// Per-tool circuits: closed, open, half-open ([`CircuitBreaker`]).
+    CircuitBreaker(BreakerConfig),
+    /// Caches reads with a TTL, serves stale entries flagged ([`Cache`]).
+    Cache(CacheConfig),
+    /// Reroutes failed calls to alternate tools ([`Fallback`]).
+    Fallback(FallbackConfig),
+    /// Turns malformed responses into typed errors ([`Contract`]).
+    Contract,
+    /// Holds writes for a simulated human's approval ([`Approval`]).
+    Approval(ApprovalConfig),
+    /// Evicts old observations past a token budget ([`ContextBudget`]).
+    ContextBudget(ContextConfig),
 }
 
 impl LayerSpec {
@@ -48,6 +71,13 @@ impl LayerSpec {
             LayerSpec::LoopDetector(_) => "loop_detector",
             LayerSpec::Guardrail(_) => "guardrail",
             LayerSpec::Idempotency => "idempotency",
+            LayerSpec::Timeout(_) => "timeout",
+            LayerSpec::CircuitBreaker(_) => "circuit_breaker",
+            LayerSpec::Cache(_) => "cache",
+            LayerSpec::Fallback(_) => "fallback",
+            LayerSpec::Contract => "contract",
+            LayerSpec::Approval(_) => "approval",
+            LayerSpec::ContextBudget(_) => "context_budget",
         }
     }
 }
@@ -76,6 +106,7 @@ impl StackSpec {
             PlannerSpec::Noisy(config) => {
                 Box::new(NoisyPlanner::new(expert, config.clone(), streams.agent_stream("planner")))
             }
+            PlannerSpec::External(config) => Box::new(ExternalAgent::new(config.clone())),
         };
         for (i, layer) in self.layers.iter().enumerate() {
             let stream = || streams.agent_stream(&self.stream_name(i));
@@ -84,22 +115,44 @@ impl StackSpec {
                 LayerSpec::LoopDetector(config) => Box::new(LoopDetector::new(agent, config.clone())),
                 LayerSpec::Guardrail(config) => Box::new(Guardrail::new(agent, config.clone())),
                 LayerSpec::Idempotency => Box::new(Idempotency::new(agent)),
+                LayerSpec::Timeout(config) => Box::new(Timeout::new(agent, config.clone())),
+                LayerSpec::CircuitBreaker(config) => Box::new(CircuitBreaker::new(agent, config.clone())),
+                LayerSpec::Cache(config) => Box::new(Cache::new(agent, config.clone())),
+                LayerSpec::Fallback(config) => Box::new(Fallback::new(agent, config.clone())),
+                LayerSpec::Contract => Box::new(Contract::new(agent)),
+                LayerSpec::Approval(config) => Box::new(Approval::new(agent, config.clone(), stream())),
+                LayerSpec::ContextBudget(config) => Box::new(ContextBudget::new(agent, config.clone())),
             };
         }
         agent
     }
 
     /// Tool names the stack mentions that `catalog` lacks (a guardrail's
-    /// `forbidden_tools`), in order of appearance, for validating a stack file against
-    /// a scenario. Building never fails on them: at run time they are inert.
+    /// `forbidden_tools` and rules, a fallback's routes, the tool lists of the
+    /// breaker, cache and approval gate), in order of appearance, for validating a
+    /// stack file against a scenario. Building never fails on them: at run time
+    /// they are inert.
     pub fn unknown_tools(&self, catalog: &Catalog) -> Vec<String> {
-        let mut unknown = Vec::new();
+        let mut unknown: Vec<String> = Vec::new();
         for layer in &self.layers {
-            if let LayerSpec::Guardrail(config) = layer {
-                for name in &config.forbidden_tools {
-                    if catalog.id(name).is_none() && !unknown.contains(name) {
-                        unknown.push(name.clone());
-                    }
+            let names: Vec<&str> = match layer {
+                LayerSpec::Guardrail(config) => config
+                    .forbidden_tools
+                    .iter()
+                    .map(String::as_str)
+                    .chain(config.rules.iter().flat_map(|r| r.tools()))
+                    .collect(),
+                LayerSpec::Fallback(config) => {
+                    config.routes.iter().flat_map(|r| [r.from.as_str(), r.to.as_str()]).collect()
+                }
+                LayerSpec::CircuitBreaker(config) => config.tools.iter().map(String::as_str).collect(),
+                LayerSpec::Cache(config) => config.tools.iter().map(String::as_str).collect(),
+                LayerSpec::Approval(config) => config.tools.iter().map(String::as_str).collect(),
+                _ => Vec::new(),
+            };
+            for name in names {
+                if catalog.id(name).is_none() && !unknown.iter().any(|u| u == name) {
+                    unknown.push(name.to_string());
                 }
             }
         }

@@ -129,12 +129,59 @@ pub struct AgentCx<'a> {
     turns: u32,
     read_tokens: u32,
     notes: Vec<Note>,
+    call_timeout_ms: Option<TimeMs>,
+    evicted_tokens: u32,
+    forget_before_ms: Option<TimeMs>,
 }
 
 impl<'a> AgentCx<'a> {
     /// A context at `now_ms`.
     pub fn new(now_ms: TimeMs, catalog: &'a Catalog) -> Self {
-        Self { now_ms, catalog, lens: Lens::default(), turns: 0, read_tokens: 0, notes: Vec::new() }
+        Self {
+            now_ms,
+            catalog,
+            lens: Lens::default(),
+            turns: 0,
+            read_tokens: 0,
+            notes: Vec::new(),
+            call_timeout_ms: None,
+            evicted_tokens: 0,
+            forget_before_ms: None,
+        }
+    }
+
+    /// Limits the tool call this step returns to `timeout_ms` of virtual time (the
+    /// timeout layer): if the tool takes longer, the caller receives `Reply::Timeout`
+    /// at the deadline, although the tool may still have applied a write. The
+    /// shortest limit set in a step wins.
+    pub fn limit_call(&mut self, timeout_ms: TimeMs) {
+        self.call_timeout_ms = Some(self.call_timeout_ms.map_or(timeout_ms, |t| t.min(timeout_ms)));
+    }
+
+    /// The per-call limit set in this step, if any.
+    pub fn call_timeout_ms(&self) -> Option<TimeMs> {
+        self.call_timeout_ms
+    }
+
+    /// Evicts `tokens` from the planner's context (the context-budget layer): later
+    /// turns' prompts no longer include them, and everything the planner learnt
+    /// before `before_ms` is forgotten. Planners that keep knowledge read
+    /// [`AgentCx::forget_before_ms`] at the start of their step and drop what they
+    /// learnt earlier; a planner that ignores it simply never forgets.
+    pub fn evict(&mut self, tokens: u32, before_ms: TimeMs) {
+        self.evicted_tokens = self.evicted_tokens.saturating_add(tokens);
+        self.forget_before_ms = Some(self.forget_before_ms.map_or(before_ms, |t| t.max(before_ms)));
+    }
+
+    /// Tokens evicted in this step.
+    pub fn evicted_tokens(&self) -> u32 {
+        self.evicted_tokens
+    }
+
+    /// Set when the context was evicted in this step: facts learnt before this
+    /// virtual time are gone from the planner's context.
+    pub fn forget_before_ms(&self) -> Option<TimeMs> {
+        self.forget_before_ms
     }
 
     /// Marks one planner decision (one model call): it costs tokens and think time.

@@ -33,8 +33,9 @@ enum Ev<E> {
     ToolDone { id: u32, result: ToolResult, fault: Option<FaultTag> },
     /// An agent timer, valid only if its token is still current.
     Wake(u64),
-    /// The agent finished thinking: carry out its action now.
-    Act(Action),
+    /// The agent finished thinking: carry out its action now (with the per-call
+    /// timeout a timeout layer set, if any).
+    Act(Action, Option<TimeMs>),
     /// Deliver a user message that queued while the agent was busy.
     Flush,
 }
@@ -84,6 +85,7 @@ pub fn run<W: World>(
         fault_kinds: Vec::new(),
         minefield_names: Vec::new(),
         realised_faults: Vec::new(),
+        decisions: Vec::new(),
         scheduled: Vec::new(),
         minefields: Vec::new(),
         world_notes: Vec::new(),
@@ -112,6 +114,7 @@ struct Sim<'a, E> {
     fault_kinds: Vec<FaultTag>,
     minefield_names: Vec<&'static str>,
     realised_faults: Vec<RealisedFault>,
+    decisions: Vec<(&'static str, &'static str, u32)>,
     scheduled: Vec<(TimeMs, Scheduled<E>)>,
     minefields: Vec<Minefield>,
     world_notes: Vec<(&'static str, Value)>,
@@ -174,7 +177,7 @@ impl<'a, E> Sim<'a, E> {
                     }
                     _ => None, // a timer that was superseded
                 },
-                Ev::Act(action) => self.act(action, world),
+                Ev::Act(action, timeout_ms) => self.act(action, timeout_ms, world),
             };
             if let Some(end) = outcome {
                 return end;
@@ -193,7 +196,14 @@ impl<'a, E> Sim<'a, E> {
         let mut cx = AgentCx::new(self.now_ms, self.catalog);
         let action = agent.step(input, &mut cx);
         self.context_tokens += u64::from(cx.read_tokens());
+        self.context_tokens = self.context_tokens.saturating_sub(u64::from(cx.evicted_tokens()));
+        let call_timeout_ms = cx.call_timeout_ms();
         for note in cx.take_notes() {
+            let key = (note.source, note.what);
+            match self.decisions.binary_search_by(|(s, w, _)| (*s, *w).cmp(&key)) {
+                Ok(i) => self.decisions[i].2 = self.decisions[i].2.saturating_add(1),
+                Err(i) => self.decisions.insert(i, (key.0, key.1, 1)),
+            }
             self.recorder.record(self.now_ms, EventKind::Note(note));
         }
         let mut think_ms = 0;
@@ -204,9 +214,9 @@ impl<'a, E> Sim<'a, E> {
             return Some(end);
         }
         if think_ms == 0 {
-            self.act(action, world)
+            self.act(action, call_timeout_ms, world)
         } else {
-            self.queue.push(self.now_ms + think_ms, Ev::Act(action));
+            self.queue.push(self.now_ms + think_ms, Ev::Act(action, call_timeout_ms));
             None
         }
     }
@@ -242,14 +252,19 @@ impl<'a, E> Sim<'a, E> {
         }
     }
 
-    fn act<W: World<Event = E>>(&mut self, action: Action, world: &mut W) -> Option<End> {
+    fn act<W: World<Event = E>>(
+        &mut self,
+        action: Action,
+        call_timeout_ms: Option<TimeMs>,
+        world: &mut W,
+    ) -> Option<End> {
         match action {
             Action::Call(call) => {
                 if self.metrics.tool_calls >= self.config.budgets.tool_calls_max {
                     return Some(End::Budget("tool_calls"));
                 }
                 self.state = AgentState::Busy;
-                self.issue(call, world);
+                self.issue(call, call_timeout_ms, world);
                 None
             }
             Action::Sleep { until_ms } => {
@@ -285,7 +300,7 @@ impl<'a, E> Sim<'a, E> {
         self.next_token
     }
 
-    fn issue<W: World<Event = E>>(&mut self, call: ToolCall, world: &mut W) {
+    fn issue<W: World<Event = E>>(&mut self, call: ToolCall, call_timeout_ms: Option<TimeMs>, world: &mut W) {
         self.metrics.tool_calls += 1;
         self.next_call_id += 1;
         let id = self.next_call_id;
@@ -299,6 +314,15 @@ impl<'a, E> Sim<'a, E> {
             })
         };
         self.flush_world();
+        let mut served = served;
+        if let Some(limit_ms) = call_timeout_ms
+            && served.latency_ms > limit_ms
+        {
+            // The client stopped waiting; whatever the tool did (a write applied)
+            // stands, but the answer is lost.
+            served.reply = crate::call::Reply::Timeout;
+            served.latency_ms = limit_ms;
+        }
         let well_formed = match &served.reply {
             crate::call::Reply::Ok(body) => self.catalog.check_response(call.tool, now_ms, body).is_ok(),
             _ => false,
@@ -362,6 +386,7 @@ impl<'a, E> Sim<'a, E> {
             fault_kinds: self.fault_kinds,
             minefields: self.minefield_names,
             realised_faults: self.realised_faults,
+            decisions: self.decisions,
             digest,
             events,
         }

@@ -276,6 +276,10 @@ pub struct Trajectory {
     /// Every fault every call suffered, in call order: the run's realised schedule,
     /// ready to be made explicit (see `ToolConfig::explicit_faults`).
     pub realised_faults: Vec<RealisedFault>,
+    /// How often each kind of planner or stack-layer decision (a note's source
+    /// and what) was taken, sorted by (source, what): what the stack did, counted
+    /// even when events are not recorded.
+    pub decisions: Vec<(&'static str, &'static str, u32)>,
     /// Digest over every event (always computed, recorded or not).
     pub digest: Digest,
     /// The events, when recorded.

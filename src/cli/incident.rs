@@ -45,7 +45,7 @@ pub fn replay(files: &[String], agent: Option<&str>) -> Result<ExitCode, Failure
                 }
             }
             Some(spec) => {
-                let stack = load::agent(spec, &prepared)?;
+                let stack = load::agent(spec, &prepared, load::TURN_LIMIT_MS_DEFAULT, None)?;
                 let replayed = incident.replay(&prepared, Some(&stack));
                 let expected = incident.expect.get(spec).copied().unwrap_or(agentsim_engine::Outcome::Success);
                 if replayed.outcome == expected {
@@ -80,7 +80,7 @@ pub fn shrink(
         }
         None => {
             let prepared = load::scenario(&setup.scenario)?;
-            let stack = load::agent(&setup.agent, &prepared)?;
+            let stack = load::agent(&setup.agent, &prepared, setup.turn_limit_ms, setup.layers.as_deref())?;
             let seed = seed.ok_or_else(|| Failure::input("shrink: give --seed N or --incident FILE"))?;
             (prepared, stack, seed, setup.fault_scale, setup.agent.clone())
         }
@@ -92,7 +92,7 @@ pub fn shrink(
         Incident::record(&minimal, Some(shrunk.key), seed, fault_scale, &agent, &stack, &shrunk.trajectory);
     incident.title = format!("shrunk: {}", incident.title);
     for (agent, outcome) in expect {
-        load::agent(agent, &prepared)?;
+        load::agent(agent, &prepared, load::TURN_LIMIT_MS_DEFAULT, None)?;
         incident.expect.insert(agent.clone(), *outcome);
     }
     write_atomic(out, incident.to_ron().as_bytes())?;
@@ -121,12 +121,12 @@ pub fn import_trace(
     let tools: Vec<String> = prepared.catalog.specs().iter().map(|s| s.def.name.clone()).collect();
     let trace = agentsim::trace::parse(&text, trace_path, &tools).map_err(|e| Failure::input(e.to_string()))?;
     let traced = agentsim_worlds::Prepared::new(agentsim::trace::apply(&prepared.scenario, &trace));
-    let stack = load::agent(agent, &traced)?;
+    let stack = load::agent(agent, &traced, load::TURN_LIMIT_MS_DEFAULT, None)?;
     let t = agentsim::Runner::new(&traced, &stack, true, 1.0).run(seed);
     let mut incident = Incident::record(&traced, None, seed, 1.0, agent, &stack, &t);
     incident.title = format!("imported from {trace_path}: {}", incident.title);
     for (other, outcome) in expect {
-        load::agent(other, &traced)?;
+        load::agent(other, &traced, load::TURN_LIMIT_MS_DEFAULT, None)?;
         incident.expect.insert(other.clone(), *outcome);
     }
     write_atomic(out, incident.to_ron().as_bytes())?;

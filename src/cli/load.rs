@@ -37,9 +37,30 @@ pub fn scenario(spec: &str) -> Result<Prepared, Failure> {
     Ok(Prepared::new(scenario))
 }
 
+/// The external agents' wall-clock limit per answer when no `--turn-limit-ms` applies.
+pub const TURN_LIMIT_MS_DEFAULT: u64 = 10_000;
+
 /// The stack named by `--agent`, checked against the scenario's tools.
-pub fn agent(spec: &str, prepared: &Prepared) -> Result<StackSpec, Failure> {
-    let stack = stack(spec)?;
+/// `turn_limit_ms` is the wall-clock limit per answer of an external agent, and
+/// `layers` a stack file whose layers wrap it.
+pub fn agent(spec: &str, prepared: &Prepared, turn_limit_ms: u64, layers: Option<&str>) -> Result<StackSpec, Failure> {
+    let mut stack = stack(spec)?;
+    match (&mut stack.planner, layers) {
+        (agentsim_agents::PlannerSpec::External(config), layers) => {
+            config.turn_limit_ms = turn_limit_ms;
+            if let Some(path) = layers {
+                let text = read_text(path, "stack file")?;
+                stack.layers = parse_stack(&text, path).map_err(|e| Failure::input(e.to_string()))?.layers;
+            }
+        }
+        (_, Some(_)) => {
+            return Err(Failure::input(
+                "--layers: only for external agents (--agent cmd:COMMAND); put the layers in the stack file",
+            ));
+        }
+        (_, None) => {}
+    }
+    let spec = layers.unwrap_or(spec);
     if let Some(tool) = stack.unknown_tools(&prepared.catalog).first() {
         return Err(Failure::input(format!(
             "{spec}: field `forbidden_tools`: unknown tool `{tool}` (the scenario's tools: {})",
@@ -62,8 +83,12 @@ fn stack(spec: &str) -> Result<StackSpec, Failure> {
             let text = read_text(&path, "stack file")?;
             parse_stack(&text, &path).map_err(|e| Failure::input(e.to_string()))
         }
-        AgentSource::Command(command) => Err(Failure::input(format!(
-            "--agent cmd:{command}: external agents are not supported by this build yet; use a preset or a stack file"
-        ))),
+        AgentSource::Command(command) if command.trim().is_empty() => {
+            Err(Failure::input("--agent cmd:COMMAND: the command is empty"))
+        }
+        AgentSource::Command(command) => Ok(StackSpec {
+            planner: agentsim_agents::PlannerSpec::External(agentsim_agents::ExternalConfig::new(&command)),
+            layers: Vec::new(),
+        }),
     }
 }

@@ -68,6 +68,14 @@ struct Setup {
     /// Multiply every fault probability by this factor (0 turns faults off).
     #[arg(long, default_value_t = 1.0, value_parser = parse_fault_scale, allow_negative_numbers = true)]
     fault_scale: f64,
+    /// Wall-clock limit per answer of an external agent (`cmd:`), in milliseconds;
+    /// an agent slower than this ends its trajectory as agent_error.
+    #[arg(long, default_value_t = load::TURN_LIMIT_MS_DEFAULT)]
+    turn_limit_ms: u64,
+    /// With `--agent cmd:COMMAND`: wrap the external agent in the layers of this
+    /// stack file (its planner is not used).
+    #[arg(long)]
+    layers: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -200,7 +208,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, Failure> {
             for (name, _) in agentsim::builtin::SCENARIOS {
                 println!("  {name}");
             }
-            println!("agent presets:");
+            println!("agent presets (or a stack file .ron, or cmd:COMMAND for an external agent):");
             for (name, about) in agentsim_agents::PRESETS {
                 println!("  {name:<10} {about}");
             }

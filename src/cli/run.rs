@@ -15,7 +15,7 @@ use super::{Failure, Setup, load};
 /// Runs one seed and prints its timeline and outcome.
 pub fn run(setup: &Setup, seed: u64, record: Option<&Path>, expect: &[(String, Outcome)]) -> Result<ExitCode, Failure> {
     let prepared = load::scenario(&setup.scenario)?;
-    let stack = load::agent(&setup.agent, &prepared)?;
+    let stack = load::agent(&setup.agent, &prepared, setup.turn_limit_ms, setup.layers.as_deref())?;
     let runner = Runner::new(&prepared, &stack, true, setup.fault_scale);
     let t = runner.run(seed);
     println!("agentsim run: scenario {}, agent {}, seed {seed}", prepared.scenario.name, setup.agent);
@@ -36,7 +36,7 @@ pub fn run(setup: &Setup, seed: u64, record: Option<&Path>, expect: &[(String, O
     if let Some(path) = record {
         let mut incident = Incident::record(&prepared, None, seed, setup.fault_scale, &setup.agent, &stack, &t);
         for (agent, outcome) in expect {
-            load::agent(agent, &prepared)?;
+            load::agent(agent, &prepared, load::TURN_LIMIT_MS_DEFAULT, None)?;
             incident.expect.insert(agent.clone(), *outcome);
         }
         write_atomic(path, incident.to_ron().as_bytes())?;

@@ -21,7 +21,7 @@ use super::{Failure, Setup, load};
 /// Runs the sweep, writes `trajectories.csv` and `summary.json`, prints the table.
 pub fn sweep(setup: &Setup, seeds: Range<u64>, out: &Path, failures_per_mode: usize) -> Result<ExitCode, Failure> {
     let prepared = load::scenario(&setup.scenario)?;
-    let stack = load::agent(&setup.agent, &prepared)?;
+    let stack = load::agent(&setup.agent, &prepared, setup.turn_limit_ms, setup.layers.as_deref())?;
     std::fs::create_dir_all(out).map_err(|e| io_failure(out, &e))?;
     let runner = Runner::new(&prepared, &stack, false, setup.fault_scale);
 
@@ -141,6 +141,13 @@ fn print_table(s: &Summary) {
     }
     for (name, count) in &s.minefields {
         table.add_row(vec![format!("minefield {name}"), share(*count), String::new()]);
+    }
+    for (name, count) in &s.decisions {
+        table.add_row(vec![
+            format!("decision {name}"),
+            format!("{}, {} times", share(count.trajectories), count.times),
+            String::new(),
+        ]);
     }
     println!("{table}");
     println!("digest {}", s.digest);

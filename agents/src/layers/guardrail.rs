@@ -12,6 +12,14 @@
 //!   the lookup is what catches a misread id: the planner acts on a record it never
 //!   saw.
 //!
+//! Declarative `rules` add the stack owner's own policy on top:
+//!
+//! - `ArgRange { tool, arg, min, max }`: the integer argument must lie in
+//!   `[min, max]` (either bound optional); a non-integer is refused.
+//! - `RequireBefore { tool, required }`: `tool` may be called only after a
+//!   well-formed success of `required` passed up through this layer (a lookup
+//!   before a refund, a confirmation message before a write).
+//!
 //! A refused call never leaves the layer: the inner agent is told why
 //! (`Input::Blocked`) and decides again, at most [`REFUSALS_MAX`] times in a row
 //! before the layer halts the run (a planner that keeps proposing refused calls is
@@ -40,11 +48,48 @@ pub struct GuardrailConfig {
     /// Tools the agent may never call, by name (default none). Names the catalog
     /// does not have are ignored here; stack validation reports them.
     pub forbidden_tools: Vec<String>,
+    /// The stack owner's own rules over actions (default none).
+    pub rules: Vec<Rule>,
 }
 
 impl Default for GuardrailConfig {
     fn default() -> Self {
-        Self { enforce_tool_constraints: true, forbidden_tools: Vec::new() }
+        Self { enforce_tool_constraints: true, forbidden_tools: Vec::new(), rules: Vec::new() }
+    }
+}
+
+/// A declarative rule over the calls an agent makes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Rule {
+    /// The integer argument `arg` of `tool` must be in `[min, max]`.
+    ArgRange {
+        /// The tool, by name.
+        tool: String,
+        /// The argument.
+        arg: String,
+        /// Smallest allowed value (optional).
+        #[serde(default)]
+        min: Option<i64>,
+        /// Largest allowed value (optional).
+        #[serde(default)]
+        max: Option<i64>,
+    },
+    /// `tool` may be called only after a well-formed success of `required`.
+    RequireBefore {
+        /// The gated tool, by name.
+        tool: String,
+        /// The tool that must have succeeded first.
+        required: String,
+    },
+}
+
+impl Rule {
+    /// The tool names the rule mentions.
+    pub fn tools(&self) -> Vec<&str> {
+        match self {
+            Rule::ArgRange { tool, .. } => vec![tool],
+            Rule::RequireBefore { tool, required } => vec![tool, required],
+        }
     }
 }
 
@@ -74,12 +119,14 @@ pub struct Guardrail {
     inner: Box<dyn Agent>,
     config: GuardrailConfig,
     seen: Vec<Seen>,
+    /// Tools with a well-formed success so far (for `RequireBefore`).
+    succeeded: Vec<ToolId>,
 }
 
 impl Guardrail {
     /// Wraps `inner`. The guardrail draws no randomness.
     pub fn new(inner: Box<dyn Agent>, config: GuardrailConfig) -> Self {
-        Self { inner, config, seen: Vec::new() }
+        Self { inner, config, seen: Vec::new(), succeeded: Vec::new() }
     }
 
     /// Remembers a well-formed success of a tool that constraints read from.
@@ -89,6 +136,9 @@ impl Guardrail {
             return;
         };
         let tool = result.call.tool;
+        if !self.succeeded.contains(&tool) && catalog::well_formed(cx.catalog, tool, cx.now_ms, &result.reply) {
+            self.succeeded.push(tool);
+        }
         if !is_source(cx.catalog, tool) || !catalog::well_formed(cx.catalog, tool, cx.now_ms, &result.reply) {
             return;
         }
@@ -103,6 +153,9 @@ impl Guardrail {
         if self.config.forbidden_tools.contains(&def.name) {
             return Some(Refusal { rule: "forbidden", detail: format!("`{}` is a forbidden tool", def.name) });
         }
+        if let Some(refusal) = self.config.rules.iter().find_map(|rule| self.broken(rule, call, &def.name, catalog)) {
+            return Some(refusal);
+        }
         if !self.config.enforce_tool_constraints {
             return None;
         }
@@ -112,6 +165,34 @@ impl Guardrail {
                 self.at_most_seen(call, catalog, arg, key_arg, source_tool, source_key, field)
             }
         })
+    }
+
+    /// Whether `call` (to the tool called `name`) breaks `rule`.
+    fn broken(&self, rule: &Rule, call: &ToolCall, name: &str, catalog: &Catalog) -> Option<Refusal> {
+        match rule {
+            Rule::ArgRange { tool, arg, min, max } if tool == name => {
+                let value = call.args.get(arg)?;
+                let in_range =
+                    value.as_int().is_some_and(|n| min.is_none_or(|lo| n >= lo) && max.is_none_or(|hi| n <= hi));
+                (!in_range).then(|| Refusal {
+                    rule: "arg_range",
+                    detail: format!(
+                        "`{arg}` must be an integer in [{}, {}], got {}",
+                        min.map_or("-inf".to_string(), |v| v.to_string()),
+                        max.map_or("inf".to_string(), |v| v.to_string()),
+                        value.render()
+                    ),
+                })
+            }
+            Rule::RequireBefore { tool, required } if tool == name => {
+                let done = catalog.id(required).is_some_and(|id| self.succeeded.contains(&id));
+                (!done).then(|| Refusal {
+                    rule: "require_before",
+                    detail: format!("`{required}` must succeed before `{tool}`"),
+                })
+            }
+            Rule::ArgRange { .. } | Rule::RequireBefore { .. } => None,
+        }
     }
 
     #[allow(clippy::too_many_arguments)] // the constraint's fields, spelled out
@@ -346,6 +427,34 @@ mod tests {
         assert!(matches!(s.action, Action::Finish(Finish::Halted { layer: "guardrail", .. })));
         assert_eq!(s.notes.len(), REFUSALS_MAX as usize);
         assert_eq!(testkit::seen(&seen).len(), 1 + REFUSALS_MAX as usize);
+    }
+
+    #[test]
+    fn declarative_rules() {
+        let catalog = testkit::catalog();
+        let config = GuardrailConfig {
+            enforce_tool_constraints: false,
+            forbidden_tools: vec![],
+            rules: vec![
+                Rule::ArgRange {
+                    tool: "refund_order".into(),
+                    arg: "amount_cents".into(),
+                    min: Some(1),
+                    max: Some(500),
+                },
+                Rule::RequireBefore { tool: "refund_order".into(), required: "list_news".into() },
+            ],
+        };
+        let run = |call: ToolCall, first: Input| {
+            let (inner, _) = Script::new([Action::Call(call)], testkit::idle());
+            let mut layer = Guardrail::new(inner, config.clone());
+            blocked_rule(&step(&mut layer, &catalog, 0, first))
+        };
+        let news_ok = ok(&testkit::news(), Value::map([("items", Value::List(vec![]))]));
+        assert_eq!(run(refund("o-1", 501), news_ok.clone()).as_deref(), Some("arg_range"));
+        assert_eq!(run(refund("o-1", 0), news_ok.clone()).as_deref(), Some("arg_range"));
+        assert_eq!(run(refund("o-1", 500), news_ok).as_deref(), None);
+        assert_eq!(run(refund("o-1", 100), testkit::user("hi")).as_deref(), Some("require_before"));
     }
 
     #[test]

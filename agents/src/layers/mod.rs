@@ -7,12 +7,26 @@
 //! an action and tell the inner agent why (`Input::Blocked`). Layers never call
 //! `begin_turn` or `read`: they are code, not model calls, and cost no tokens.
 
+pub mod approval;
+pub mod cache;
+pub mod circuit_breaker;
+pub mod context_budget;
+pub mod contract;
+pub mod fallback;
 pub mod guardrail;
 pub mod idempotency;
 pub mod loop_detector;
 pub mod retry;
+pub mod timeout;
 
-pub use guardrail::{Guardrail, GuardrailConfig};
+pub use approval::{Approval, ApprovalConfig};
+pub use cache::{Cache, CacheConfig};
+pub use circuit_breaker::{BreakerConfig, CircuitBreaker};
+pub use context_budget::{ContextBudget, ContextConfig};
+pub use contract::Contract;
+pub use fallback::{Fallback, FallbackConfig, Route};
+pub use guardrail::{Guardrail, GuardrailConfig, Rule};
 pub use idempotency::{Idempotency, idempotency_key};
 pub use loop_detector::{LoopConfig, LoopDetector};
-pub use retry::{Retry, RetryConfig, WriteRetry};
+pub use retry::{Backoff, Jitter, Retry, RetryBudget, RetryConfig, WriteRetry};
+pub use timeout::{Timeout, TimeoutConfig};

@@ -1,10 +1,20 @@
-//! Retries transient failures with capped exponential backoff and full jitter.
+//! Retries transient failures with backoff, jitter and a retry budget.
 //!
-//! The schedule is AWS's "full jitter": before retry `n` (1 for the first) the layer
-//! sleeps a uniform draw from `[0, min(cap_ms, base_ms * 2^(n-1))]`. Jitter spreads
-//! the retries of many clients apart; the cap keeps one retry from waiting for ever.
-//! A server's `Retry-After` is a floor on the wait: retrying earlier only earns
-//! another 429.
+//! Before retry `n` (1 for the first) the layer computes a ceiling from `backoff`:
+//! `Constant` (`base_ms`), `Linear` (`base_ms * n`) or `Exponential`
+//! (`base_ms * 2^(n-1)`), each capped at `cap_ms`. Then `jitter` turns the ceiling
+//! into a wait, with the formulas of AWS's "Exponential Backoff and Jitter":
+//! `None` waits the ceiling; `Full` a uniform draw from `[0, ceiling]` (the
+//! default); `Equal` `ceiling/2 + uniform[0, ceiling/2]`; `Decorrelated`
+//! `min(cap_ms, uniform[base_ms, previous_wait * 3])`, starting from `base_ms`
+//! (it ignores `backoff`). Jitter spreads the retries of many clients apart; the
+//! cap keeps one retry from waiting for ever. A server's `Retry-After` is a floor
+//! on the wait: retrying earlier only earns another 429.
+//!
+//! The optional retry `budget` is the AWS SDK's retry quota, a token bucket: a
+//! retry spends `retry_cost` tokens (`timeout_cost` after a timeout), a success
+//! earns `success_refund` back, up to `capacity`. An empty bucket means no retry:
+//! when a dependency is down, retries stop multiplying the load on it.
 //!
 //! Only transient replies (408, 429, 5xx, timeouts) are retried: a 4xx will fail the
 //! same way again. Writes are retried only as `retry_writes` allows, because a write
@@ -32,6 +42,52 @@ pub enum WriteRetry {
     Always,
 }
 
+/// How the backoff ceiling grows with the retry number.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Backoff {
+    /// `base_ms` before every retry.
+    Constant,
+    /// `base_ms * n` before retry `n`.
+    Linear,
+    /// `base_ms * 2^(n-1)` before retry `n` (the default).
+    #[default]
+    Exponential,
+}
+
+/// How the wait is drawn under the ceiling (AWS's names and formulas).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Jitter {
+    /// Wait the ceiling exactly: every client retries in lockstep.
+    None,
+    /// Uniform in `[0, ceiling]` (the default).
+    #[default]
+    Full,
+    /// `ceiling/2` plus uniform in `[0, ceiling/2]`.
+    Equal,
+    /// `min(cap_ms, uniform[base_ms, 3 * previous wait])`, the first from `base_ms`.
+    Decorrelated,
+}
+
+/// A token bucket that bounds retries (the AWS SDK's retry quota).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RetryBudget {
+    /// Tokens in a full bucket, and at the start (default 500, the SDK's).
+    pub capacity: u32,
+    /// Tokens a retry after an error costs (default 5).
+    pub retry_cost: u32,
+    /// Tokens a retry after a timeout costs (default 10).
+    pub timeout_cost: u32,
+    /// Tokens a well-formed success earns back (default 1).
+    pub success_refund: u32,
+}
+
+impl Default for RetryBudget {
+    fn default() -> Self {
+        Self { capacity: 500, retry_cost: 5, timeout_cost: 10, success_refund: 1 }
+    }
+}
+
 /// How the [`Retry`] layer retries.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -46,6 +102,13 @@ pub struct RetryConfig {
     pub honor_retry_after: bool,
     /// Which writes may be retried (default: only those with an idempotency key).
     pub retry_writes: WriteRetry,
+    /// How the ceiling grows (default `Exponential`).
+    pub backoff: Backoff,
+    /// How the wait is drawn under it (default `Full`).
+    pub jitter: Jitter,
+    /// A retry budget shared by all calls through this layer (default none:
+    /// unbounded beyond `attempts_max`).
+    pub budget: Option<RetryBudget>,
 }
 
 impl Default for RetryConfig {
@@ -56,6 +119,9 @@ impl Default for RetryConfig {
             cap_ms: 20_000,
             honor_retry_after: true,
             retry_writes: WriteRetry::OnlyWithKey,
+            backoff: Backoff::Exponential,
+            jitter: Jitter::Full,
+            budget: None,
         }
     }
 }
@@ -63,7 +129,11 @@ impl Default for RetryConfig {
 /// The largest backoff before retry `retry` (1 for the first):
 /// `min(cap_ms, base_ms * 2^(retry-1))`, saturating instead of overflowing.
 pub(crate) fn backoff_ceiling_ms(config: &RetryConfig, retry: u32) -> TimeMs {
-    let factor = 1u64.checked_shl(retry.saturating_sub(1)).unwrap_or(u64::MAX);
+    let factor = match config.backoff {
+        Backoff::Constant => 1,
+        Backoff::Linear => u64::from(retry.max(1)),
+        Backoff::Exponential => 1u64.checked_shl(retry.saturating_sub(1)).unwrap_or(u64::MAX),
+    };
     config.base_ms.saturating_mul(factor).min(config.cap_ms)
 }
 
@@ -81,13 +151,73 @@ pub struct Retry {
     attempts: u32,
     /// Whether this layer is in a backoff sleep (the next Wake is its own).
     sleeping: bool,
+    /// The previous wait of this call (decorrelated jitter grows from it).
+    previous_wait_ms: TimeMs,
+    /// Tokens left in the retry budget, if there is one.
+    budget_tokens: Option<u32>,
 }
 
 impl Retry {
     /// Wraps `inner`; backoff jitter is drawn from `stream` (the stack builder passes
     /// `"stack.retry"`).
     pub fn new(inner: Box<dyn Agent>, config: RetryConfig, stream: Stream) -> Self {
-        Self { inner, config, stream, forwarded: None, attempts: 0, sleeping: false }
+        let budget_tokens = config.budget.as_ref().map(|b| b.capacity);
+        Self {
+            inner,
+            config,
+            stream,
+            forwarded: None,
+            attempts: 0,
+            sleeping: false,
+            previous_wait_ms: 0,
+            budget_tokens,
+        }
+    }
+
+    /// The wait before retry `retry` under the configured jitter.
+    fn jittered_wait_ms(&mut self, retry: u32) -> TimeMs {
+        let ceiling_ms = backoff_ceiling_ms(&self.config, retry);
+        match self.config.jitter {
+            Jitter::None => ceiling_ms,
+            Jitter::Full => self.stream.between(0, ceiling_ms),
+            Jitter::Equal => {
+                let half_ms = ceiling_ms / 2;
+                half_ms + self.stream.between(0, ceiling_ms - half_ms)
+            }
+            Jitter::Decorrelated => {
+                let base_ms = self.config.base_ms.min(self.config.cap_ms);
+                let previous_ms = if retry <= 1 { base_ms } else { self.previous_wait_ms.max(base_ms) };
+                let high_ms = previous_ms.saturating_mul(3).max(base_ms);
+                self.stream.between(base_ms, high_ms).min(self.config.cap_ms)
+            }
+        }
+    }
+
+    /// Takes the cost of a retry after `reply` from the budget; false if it is empty.
+    fn spend_budget(&mut self, reply: &agentsim_engine::Reply, cx: &mut AgentCx<'_>) -> bool {
+        let (Some(budget), Some(tokens)) = (&self.config.budget, self.budget_tokens) else {
+            return true;
+        };
+        let cost = if *reply == agentsim_engine::Reply::Timeout { budget.timeout_cost } else { budget.retry_cost };
+        if tokens < cost {
+            cx.note(
+                "retry",
+                "budget_exhausted",
+                Value::map([("tokens", notes::int(u64::from(tokens))), ("cost", notes::int(u64::from(cost)))]),
+            );
+            return false;
+        }
+        self.budget_tokens = Some(tokens - cost);
+        true
+    }
+
+    /// A well-formed answer earns tokens back.
+    fn refund_budget(&mut self, result: &ToolResult, cx: &AgentCx<'_>) {
+        if let (Some(budget), Some(tokens)) = (&self.config.budget, self.budget_tokens)
+            && catalog::well_formed(cx.catalog, result.call.tool, cx.now_ms, &result.reply)
+        {
+            self.budget_tokens = Some(tokens.saturating_add(budget.success_refund).min(budget.capacity));
+        }
     }
 
     /// The backoff sleep for `result`, if the layer retries it.
@@ -109,8 +239,12 @@ impl Retry {
                 return None;
             }
         }
+        if !self.spend_budget(&result.reply, cx) {
+            return None;
+        }
         let retry = self.attempts;
-        let jitter_ms = self.stream.between(0, backoff_ceiling_ms(&self.config, retry));
+        let jitter_ms = self.jittered_wait_ms(retry);
+        self.previous_wait_ms = jitter_ms;
         let floor_ms = match result.reply.retry_after_ms() {
             Some(retry_after_ms) if self.config.honor_retry_after => retry_after_ms,
             _ => 0,
@@ -142,6 +276,7 @@ impl Agent for Retry {
                 }
             }
             Input::Tool(result) => {
+                self.refund_budget(result, cx);
                 if let Some(sleep) = self.backoff(result, cx) {
                     return sleep;
                 }

@@ -28,6 +28,8 @@ struct OrderView {
     /// (item name, price in cents)
     items: Vec<(String, i64)>,
     refunds_cents: Vec<i64>,
+    /// When the expert read it (a context eviction forgets older reads).
+    learnt_at_ms: TimeMs,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,6 +49,8 @@ pub struct Expert {
     want_order: Option<String>,
     want_item: Option<String>,
     order_ids: Option<Vec<String>>,
+    /// When `order_ids` was read.
+    order_ids_at_ms: TimeMs,
     scanned: Vec<String>,
     known: Vec<OrderView>,
     confirmed: Option<(String, String, i64)>,
@@ -70,6 +74,7 @@ impl Expert {
             want_order: None,
             want_item: None,
             order_ids: None,
+            order_ids_at_ms: 0,
             scanned: Vec::new(),
             known: Vec::new(),
             confirmed: None,
@@ -149,6 +154,7 @@ impl Expert {
                     .map(|i| (read.str(i, "name"), read.int(i, "price_cents")))
                     .collect(),
                 refunds_cents: read.list(body, "refunds").iter().map(|r| read.int(r, "amount_cents")).collect(),
+                learnt_at_ms: cx.now_ms,
             };
             let asked_for = r.call.args.get("order_id").and_then(Value::as_str).unwrap_or_default().to_string();
             if !self.scanned.contains(&asked_for) {
@@ -166,6 +172,7 @@ impl Expert {
         } else if tool == ids.get_customer {
             self.order_ids =
                 Some(read.list(body, "order_ids").iter().filter_map(|v| v.as_str().map(str::to_string)).collect());
+            self.order_ids_at_ms = cx.now_ms;
         } else if tool == ids.issue_refund {
             let cents = r.call.args.get("amount_cents").and_then(Value::as_int).unwrap_or_default();
             self.refund = RefundState::Issued(cents);
@@ -341,6 +348,18 @@ impl Expert {
         ))
     }
 
+    /// Drops what was read from tools before `before_ms`: that part of the context
+    /// was evicted, so the expert must look it up again. (What the customer said
+    /// and what the expert itself did stay: a model keeps a running summary of
+    /// the conversation, not of every tool body.)
+    fn forget(&mut self, before_ms: TimeMs) {
+        self.known.retain(|o| o.learnt_at_ms >= before_ms);
+        if self.order_ids.is_some() && self.order_ids_at_ms < before_ms {
+            self.order_ids = None;
+            self.scanned.clear();
+        }
+    }
+
     fn lookup(&self, order_id: &str) -> Action {
         self.call(self.ids.lookup_order, Value::map([("order_id", Value::str(order_id))]))
     }
@@ -386,6 +405,9 @@ impl Reader<'_, '_> {
 
 impl Agent for Expert {
     fn step(&mut self, input: Input, cx: &mut AgentCx<'_>) -> Action {
+        if let Some(before_ms) = cx.forget_before_ms() {
+            self.forget(before_ms);
+        }
         cx.read(&input);
         // Waking from its own backoff carries out the decision taken when it chose to
         // wait ("wait, then retry"): no new model call.
@@ -405,7 +427,9 @@ impl Agent for Expert {
                     let order = call.args.get("order_id").and_then(Value::as_str).unwrap_or_default();
                     self.known.retain(|o| o.id != order);
                 }
-                (*layer == "loop_detector").then_some(LOOP_PAUSE_MS)
+                // Told it is looping, or that the tool's circuit is open: pause
+                // before trying again rather than asking at once.
+                (*layer == "loop_detector" || *layer == "circuit_breaker").then_some(LOOP_PAUSE_MS)
             }
             Input::Wake => None,
         };

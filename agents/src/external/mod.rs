@@ -1,0 +1,118 @@
+//! External agents: a planner in another process, in any language, speaking
+//! newline-delimited JSON over stdin and stdout (`docs/protocol.md`).
+//!
+//! The process is started at the agent's first step, one per trajectory (a sweep
+//! builds one agent per seed, so processes run in parallel). Each step sends one
+//! observation and reads one action; each step is one model turn (it reads the
+//! observation and costs tokens like any planner). Every decision is recorded in
+//! the trajectory as `("external", "decision", <the action>)`, so a run can be
+//! replayed later without the process.
+//!
+//! A crash, a hang past `turn_limit_ms` of wall-clock time, a line that is not a
+//! valid action, or a line longer than `line_bytes_max` ends the trajectory with
+//! `Finish::Failed` (outcome `agent_error`) and the reason; the process is killed
+//! and reaped, and the tail of its stderr is recorded as
+//! `("external", "stderr", text)`. The sweep goes on with the next seed.
+
+mod process;
+pub mod protocol;
+
+use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Value};
+use serde::{Deserialize, Serialize};
+
+use process::Process;
+
+/// How an external agent is run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExternalConfig {
+    /// The command, split on whitespace and run without a shell.
+    pub command: String,
+    /// Wall-clock limit per answer (default 10 s).
+    #[serde(default = "default_turn_limit_ms")]
+    pub turn_limit_ms: u64,
+    /// Longest accepted action line, in bytes (default 1 MiB).
+    #[serde(default = "default_line_bytes_max")]
+    pub line_bytes_max: usize,
+    /// Stderr kept, in bytes: the tail (default 4 KiB).
+    #[serde(default = "default_stderr_bytes_max")]
+    pub stderr_bytes_max: usize,
+}
+
+fn default_turn_limit_ms() -> u64 {
+    10_000
+}
+fn default_line_bytes_max() -> usize {
+    1 << 20
+}
+fn default_stderr_bytes_max() -> usize {
+    4 << 10
+}
+
+impl ExternalConfig {
+    /// A config for `command` with the default limits.
+    pub fn new(command: &str) -> Self {
+        Self {
+            command: command.to_string(),
+            turn_limit_ms: default_turn_limit_ms(),
+            line_bytes_max: default_line_bytes_max(),
+            stderr_bytes_max: default_stderr_bytes_max(),
+        }
+    }
+}
+
+/// A planner that is an external process.
+pub struct ExternalAgent {
+    config: ExternalConfig,
+    process: Option<Process>,
+    seq: u64,
+    failed: bool,
+}
+
+impl ExternalAgent {
+    /// An agent that starts `config.command` at its first step.
+    pub fn new(config: ExternalConfig) -> Self {
+        Self { config, process: None, seq: 0, failed: false }
+    }
+
+    fn exchange(&mut self, input: &Input, cx: &AgentCx<'_>) -> Result<(Action, Value), String> {
+        if self.process.is_none() {
+            let process =
+                Process::spawn(&self.config.command, self.config.line_bytes_max, self.config.stderr_bytes_max)?;
+            self.process = Some(process);
+        }
+        let process = self.process.as_mut().ok_or("no process")?;
+        self.seq += 1;
+        process.send(&protocol::observation(self.seq, input, cx))?;
+        let line = process.receive(self.config.turn_limit_ms)?;
+        protocol::parse_action(&line, cx.catalog).map_err(|e| format!("answer to observation {}: {e}", self.seq))
+    }
+}
+
+impl Agent for ExternalAgent {
+    fn step(&mut self, input: Input, cx: &mut AgentCx<'_>) -> Action {
+        if self.failed {
+            return Action::Finish(Finish::Failed { reason: "the agent already failed".into() });
+        }
+        cx.read(&input);
+        cx.begin_turn();
+        match self.exchange(&input, cx) {
+            Ok((action, decision)) => {
+                cx.note("external", "decision", decision);
+                if matches!(action, Action::Finish(_))
+                    && let Some(mut process) = self.process.take()
+                {
+                    process.stop();
+                }
+                action
+            }
+            Err(reason) => {
+                self.failed = true;
+                let stderr = self.process.take().map(|mut p| p.stop()).unwrap_or_default();
+                cx.note("external", "error", Value::str(reason.clone()));
+                cx.note("external", "stderr", Value::Str(stderr));
+                Action::Finish(Finish::Failed { reason })
+            }
+        }
+    }
+}

@@ -1,0 +1,286 @@
+//! The JSON-lines protocol spoken with external agents (`docs/protocol.md` is the
+//! user-facing description; this is its implementation).
+//!
+//! agentsim writes one observation per line and reads one action per line. Every
+//! message carries `"protocol": "agentsim/1"`; an action with another major
+//! version is refused. Values map to JSON one to one, except that agentsim has
+//! no floats (money in cents, time in milliseconds): a non-integer number in an
+//! action is an error.
+
+use agentsim_engine::tool::ArgDef;
+use agentsim_engine::{Action, AgentCx, Catalog, Finish, Input, Reply, ToolCall, ToolKind, Value, ValueKind};
+use serde_json::{Map, Number, Value as Json, json};
+
+/// The protocol name and major version, in every message both ways.
+pub const PROTOCOL: &str = "agentsim/1";
+
+/// An engine value as JSON.
+pub fn to_json(value: &Value) -> Json {
+    match value {
+        Value::Null => Json::Null,
+        Value::Bool(b) => Json::Bool(*b),
+        Value::Int(n) => Json::Number(Number::from(*n)),
+        Value::Str(s) => Json::String(s.clone()),
+        Value::List(items) => Json::Array(items.iter().map(to_json).collect()),
+        Value::Map(pairs) => Json::Object(pairs.iter().map(|(k, v)| (k.clone(), to_json(v))).collect()),
+    }
+}
+
+/// JSON as an engine value; `path` names the place in errors.
+pub fn from_json(json: &Json, path: &str) -> Result<Value, String> {
+    Ok(match json {
+        Json::Null => Value::Null,
+        Json::Bool(b) => Value::Bool(*b),
+        Json::Number(n) => Value::Int(
+            n.as_i64().ok_or_else(|| format!("`{path}`: {n} is not an integer (amounts are in cents, times in ms)"))?,
+        ),
+        Json::String(s) => Value::Str(s.clone()),
+        Json::Array(items) => Value::List(
+            items.iter().enumerate().map(|(i, v)| from_json(v, &format!("{path}[{i}]"))).collect::<Result<_, _>>()?,
+        ),
+        Json::Object(map) => Value::Map(
+            map.iter()
+                .map(|(k, v)| Ok((k.clone(), from_json(v, &format!("{path}.{k}"))?)))
+                .collect::<Result<_, String>>()?,
+        ),
+    })
+}
+
+fn kind_name(kind: ValueKind) -> &'static str {
+    match kind {
+        ValueKind::Null => "null",
+        ValueKind::Bool => "boolean",
+        ValueKind::Int => "integer",
+        ValueKind::Str => "string",
+        ValueKind::List => "array",
+        ValueKind::Map => "object",
+    }
+}
+
+fn arg_schema(arg: &ArgDef) -> Json {
+    let mut schema = json!({ "type": kind_name(arg.kind) });
+    if arg.is_id {
+        schema["description"] = Json::String("an identifier: copy it exactly".into());
+    }
+    schema
+}
+
+/// The tool list in the style of function calling: name, description, kind
+/// (`read` or `write`) and a JSON-schema object for the arguments.
+pub fn tool_list(catalog: &Catalog) -> Json {
+    let tools = catalog.specs().iter().map(|spec| {
+        let def = &spec.def;
+        let properties: Map<String, Json> = def.args.iter().map(|a| (a.name.clone(), arg_schema(a))).collect();
+        let required: Vec<Json> = def.args.iter().filter(|a| a.required).map(|a| Json::String(a.name.clone())).collect();
+        json!({
+            "name": def.name,
+            "description": def.description,
+            "kind": match def.kind { ToolKind::Read => "read", ToolKind::Write => "write" },
+            "parameters": { "type": "object", "properties": properties, "required": required },
+            "response_fields": def.response.iter().map(|f| json!({"name": f.name, "type": kind_name(f.kind)})).collect::<Vec<_>>(),
+        })
+    });
+    Json::Array(tools.collect())
+}
+
+fn call_json(call: &ToolCall, catalog: &Catalog) -> Json {
+    json!({
+        "tool": crate::catalog::name(catalog, call.tool),
+        "args": to_json(&call.args),
+        "idempotency_key": call.idempotency_key,
+    })
+}
+
+/// The event part of an observation.
+pub fn event_json(input: &Input, catalog: &Catalog) -> Json {
+    match input {
+        Input::User(message) => json!({
+            "kind": "user_message", "text": message.text, "content": to_json(&message.content),
+        }),
+        Input::Tool(result) => {
+            let mut event = json!({
+                "kind": "tool_result",
+                "call": call_json(&result.call, catalog),
+                "latency_ms": result.latency_ms,
+                "cache_age_ms": result.cache_age_ms,
+            });
+            match &result.reply {
+                Reply::Ok(body) => {
+                    event["ok"] = Json::Bool(true);
+                    event["body"] = to_json(body);
+                }
+                Reply::Error { status, retry_after_ms, message } => {
+                    event["ok"] = Json::Bool(false);
+                    event["error"] = json!({
+                        "type": "http", "status": status, "message": message, "retry_after_ms": retry_after_ms,
+                    });
+                }
+                Reply::Timeout => {
+                    event["ok"] = Json::Bool(false);
+                    event["error"] = json!({ "type": "timeout", "status": 504 });
+                }
+                Reply::Garbled(text) => {
+                    event["ok"] = Json::Bool(false);
+                    event["error"] = json!({ "type": "unparseable", "status": 200, "text": text });
+                }
+            }
+            event
+        }
+        Input::Blocked { call, layer, reason } => json!({
+            "kind": "blocked", "call": call_json(call, catalog), "layer": layer, "reason": reason,
+        }),
+        Input::Wake => json!({ "kind": "wake" }),
+    }
+}
+
+/// One observation line (without the newline). The first (`seq` 1) carries the
+/// tool list.
+pub fn observation(seq: u64, input: &Input, cx: &AgentCx<'_>) -> String {
+    let mut message = json!({
+        "protocol": PROTOCOL,
+        "type": "observation",
+        "seq": seq,
+        "now_ms": cx.now_ms,
+        "event": event_json(input, cx.catalog),
+    });
+    if seq == 1 {
+        message["tools"] = tool_list(cx.catalog);
+    }
+    message.to_string()
+}
+
+fn field<'a>(message: &'a Map<String, Json>, name: &str) -> Result<&'a Json, String> {
+    message.get(name).ok_or_else(|| format!("missing field `{name}`"))
+}
+
+fn uint(message: &Map<String, Json>, name: &str) -> Result<Option<u64>, String> {
+    match message.get(name) {
+        None | Some(Json::Null) => Ok(None),
+        Some(v) => {
+            v.as_u64().map(Some).ok_or_else(|| format!("field `{name}`: expected a non-negative integer, found {v}"))
+        }
+    }
+}
+
+fn text(message: &Map<String, Json>, name: &str) -> Result<String, String> {
+    match message.get(name) {
+        None | Some(Json::Null) => Ok(String::new()),
+        Some(Json::String(s)) => Ok(s.clone()),
+        Some(v) => Err(format!("field `{name}`: expected a string, found {v}")),
+    }
+}
+
+/// Parses one action line. Returns the action and the decision as a value (what
+/// the trajectory records so that the run can be replayed without the agent).
+pub fn parse_action(line: &[u8], catalog: &Catalog) -> Result<(Action, Value), String> {
+    let json: Json = serde_json::from_slice(line).map_err(|e| format!("not JSON: {e}"))?;
+    let Json::Object(message) = &json else {
+        return Err("expected a JSON object".into());
+    };
+    match field(message, "protocol")? {
+        Json::String(p) if p == PROTOCOL => {}
+        other => return Err(format!("field `protocol`: expected \"{PROTOCOL}\", found {other}")),
+    }
+    let Json::String(kind) = field(message, "action")? else {
+        return Err("field `action`: expected a string".into());
+    };
+    let action = match kind.as_str() {
+        "call" => {
+            let Json::String(name) = field(message, "tool")? else {
+                return Err("field `tool`: expected a string".into());
+            };
+            let tool = catalog.id(name).ok_or_else(|| format!("field `tool`: unknown tool `{name}`"))?;
+            let args = match message.get("args") {
+                None | Some(Json::Null) => Value::Map(Vec::new()),
+                Some(args @ Json::Object(_)) => from_json(args, "args")?,
+                Some(other) => return Err(format!("field `args`: expected an object, found {other}")),
+            };
+            let idempotency_key = match message.get("idempotency_key") {
+                None | Some(Json::Null) => None,
+                Some(Json::String(k)) => Some(k.clone()),
+                Some(other) => return Err(format!("field `idempotency_key`: expected a string, found {other}")),
+            };
+            Action::Call(ToolCall { tool, args, idempotency_key })
+        }
+        "sleep" => Action::Sleep { until_ms: uint(message, "until_ms")?.ok_or("missing field `until_ms`")? },
+        "idle" => Action::Idle { wake_at_ms: uint(message, "wake_at_ms")? },
+        "finish" => match text(message, "outcome")?.as_str() {
+            "done" => Action::Finish(Finish::Done),
+            "gave_up" => Action::Finish(Finish::GaveUp { reason: text(message, "reason")? }),
+            other => return Err(format!("field `outcome`: expected \"done\" or \"gave_up\", found \"{other}\"")),
+        },
+        other => {
+            return Err(format!("field `action`: expected call, sleep, idle or finish, found \"{other}\""));
+        }
+    };
+    let mut decision = from_json(&json, "action")?;
+    if let Value::Map(pairs) = &mut decision {
+        pairs.retain(|(k, _)| k != "protocol");
+    }
+    Ok((action, decision))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit;
+
+    #[test]
+    fn values_round_trip_through_json() {
+        let v = Value::map([
+            ("a", Value::Int(-5)),
+            ("b", Value::List(vec![Value::Null, Value::Bool(true), Value::str("x\"y")])),
+        ]);
+        assert_eq!(from_json(&to_json(&v), "v").unwrap(), v);
+        assert!(from_json(&json!(1.5), "amount").unwrap_err().contains("not an integer"));
+    }
+
+    #[test]
+    fn parses_every_action_and_refuses_bad_ones() {
+        let catalog = testkit::catalog();
+        let p = |s: &str| parse_action(s.as_bytes(), &catalog);
+        let (call, decision) =
+            p(r#"{"protocol":"agentsim/1","action":"call","tool":"lookup_order","args":{"order_id":"o-1"}}"#).unwrap();
+        assert_eq!(call, Action::Call(testkit::lookup("o-1")));
+        assert_eq!(decision.get("tool"), Some(&Value::str("lookup_order")));
+        assert_eq!(
+            p(r#"{"protocol":"agentsim/1","action":"sleep","until_ms":5}"#).unwrap().0,
+            Action::Sleep { until_ms: 5 }
+        );
+        assert_eq!(p(r#"{"protocol":"agentsim/1","action":"idle"}"#).unwrap().0, Action::Idle { wake_at_ms: None });
+        assert_eq!(
+            p(r#"{"protocol":"agentsim/1","action":"finish","outcome":"done"}"#).unwrap().0,
+            Action::Finish(Finish::Done)
+        );
+        for (bad, needle) in [
+            ("hello", "not JSON"),
+            ("[1]", "object"),
+            (r#"{"action":"idle"}"#, "protocol"),
+            (r#"{"protocol":"agentsim/2","action":"idle"}"#, "agentsim/1"),
+            (r#"{"protocol":"agentsim/1","action":"dance"}"#, "dance"),
+            (r#"{"protocol":"agentsim/1","action":"call","tool":"nope"}"#, "unknown tool"),
+            (
+                r#"{"protocol":"agentsim/1","action":"call","tool":"refund_order","args":{"amount_cents":1.5}}"#,
+                "integer",
+            ),
+            (r#"{"protocol":"agentsim/1","action":"sleep"}"#, "until_ms"),
+        ] {
+            let err = p(bad).unwrap_err();
+            assert!(err.contains(needle), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn the_first_observation_lists_the_tools() {
+        let catalog = testkit::catalog();
+        let cx = AgentCx::new(7, &catalog);
+        let first: Json = serde_json::from_str(&observation(1, &testkit::user("hi"), &cx)).unwrap();
+        assert_eq!(first["protocol"], PROTOCOL);
+        assert_eq!(first["now_ms"], 7);
+        assert_eq!(first["event"]["kind"], "user_message");
+        assert_eq!(first["tools"][0]["name"], "lookup_order");
+        assert_eq!(first["tools"][0]["parameters"]["required"][0], "order_id");
+        let second: Json = serde_json::from_str(&observation(2, &Input::Wake, &cx)).unwrap();
+        assert!(second.get("tools").is_none());
+    }
+}
