@@ -11,7 +11,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use agentsim_agents::StackSpec;
+use agentsim_agents::external::replayed::recorded_steps;
+use agentsim_agents::{PlannerSpec, StackSpec};
 use agentsim_engine::{Outcome, Trajectory};
 use agentsim_worlds::scenario::{ron_error, ron_options};
 use agentsim_worlds::{Prepared, Scenario, ScenarioError};
@@ -81,7 +82,7 @@ impl Incident {
             seed,
             fault_scale,
             agent: agent.to_string(),
-            stack: stack.clone(),
+            stack: replayable(stack, trajectory),
             outcome: trajectory.outcome,
             digest: trajectory.digest.to_string(),
             timeline: timeline::render(trajectory, &prepared.catalog).lines().map(str::to_string).collect(),
@@ -144,6 +145,18 @@ impl Incident {
                 replayed: lines.get(i).cloned().unwrap_or_else(|| "(nothing: the replay ends here)".into()),
             });
         Replay::Diverged { outcome: replayed.outcome, digest, first_difference }
+    }
+}
+
+/// The stack as an incident stores it: an external agent becomes its recorded
+/// decisions, so the incident replays without the process (and a file never names
+/// a command to run).
+fn replayable(stack: &StackSpec, trajectory: &Trajectory) -> StackSpec {
+    match &stack.planner {
+        PlannerSpec::External(_) => {
+            StackSpec { planner: PlannerSpec::Replayed(recorded_steps(trajectory)), layers: stack.layers.clone() }
+        }
+        _ => stack.clone(),
     }
 }
 

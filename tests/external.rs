@@ -140,3 +140,25 @@ fn layers_wrap_an_external_agent_and_only_an_external_agent() {
     let refused = agentsim(dir.path(), &["run", "--agent", "naive", "--layers", &hardened], &[]);
     assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
 }
+
+#[test]
+fn an_external_agents_incident_replays_from_its_decisions_without_the_process() {
+    let prepared = default_scenario();
+    for (command, seed) in [(EXAMPLE, 4), ("python3 tests/external_agents/crash.py", 1)] {
+        let stack = external(command, 20_000);
+        let t = Runner::new(&prepared, &stack, true, 1.0).run(seed);
+        let incident = agentsim::incident::Incident::record(&prepared, None, seed, 1.0, "cmd:x", &stack, &t);
+        let text = incident.to_ron();
+        assert!(!text.contains("External("), "an incident never names a command to run");
+        let parsed = agentsim::incident::Incident::parse(&text, "memory").unwrap();
+        assert!(matches!(parsed.stack.planner, PlannerSpec::Replayed(_)));
+        let replayed = parsed.replay(&parsed.prepared(), None);
+        assert_eq!(
+            parsed.check(&parsed.prepared(), &replayed),
+            agentsim::incident::Replay::Match,
+            "{command}: outcome {} vs {}",
+            replayed.outcome,
+            t.outcome
+        );
+    }
+}

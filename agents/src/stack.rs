@@ -15,6 +15,7 @@
 use agentsim_engine::{Agent, Catalog, StreamSource};
 use serde::{Deserialize, Serialize};
 
+use crate::external::replayed::{RecordedStep, ReplayedAgent};
 use crate::external::{ExternalAgent, ExternalConfig};
 use crate::layers::{
     Approval, ApprovalConfig, BreakerConfig, Cache, CacheConfig, CircuitBreaker, ContextBudget, ContextConfig,
@@ -34,6 +35,9 @@ pub enum PlannerSpec {
     /// read from a stack file: files are data and cannot start processes.
     #[serde(skip_deserializing)]
     External(ExternalConfig),
+    /// An external agent played back from its recorded steps (what incidents store,
+    /// so they replay without the agent).
+    Replayed(Vec<RecordedStep>),
 }
 
 /// One layer of a stack.
@@ -107,6 +111,7 @@ impl StackSpec {
                 Box::new(NoisyPlanner::new(expert, config.clone(), streams.agent_stream("planner")))
             }
             PlannerSpec::External(config) => Box::new(ExternalAgent::new(config.clone())),
+            PlannerSpec::Replayed(steps) => Box::new(ReplayedAgent::new(steps.clone())),
         };
         for (i, layer) in self.layers.iter().enumerate() {
             let stream = || streams.agent_stream(&self.stream_name(i));

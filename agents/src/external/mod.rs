@@ -16,6 +16,7 @@
 
 mod process;
 pub mod protocol;
+pub mod replayed;
 
 use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Value};
 use serde::{Deserialize, Serialize};

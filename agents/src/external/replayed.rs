@@ -1,0 +1,104 @@
+//! Replaying an external agent from its recorded decisions, without the process.
+//!
+//! An external agent's every answer is recorded in its trajectory as an
+//! `("external", "decision", ...)` note, and a failure as `("external", "error")`
+//! and `("external", "stderr")` notes. [`ReplayedAgent`] gives the same answers in
+//! the same order, reading and taking turns exactly as the live agent did, so the
+//! replayed trajectory (digest included) is the recorded one. It diverges only if
+//! the world does: then the decisions run out or stop fitting, and the run ends as
+//! `agent_error` saying so.
+
+use serde::{Deserialize, Serialize};
+
+use agentsim_engine::{Action, Agent, AgentCx, EventKind, Finish, Input, Trajectory, Value};
+
+use super::protocol;
+
+/// One recorded step of an external agent.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum RecordedStep {
+    /// An answer, as the trajectory recorded it.
+    Decision(Value),
+    /// The agent failed here.
+    Failed {
+        /// Why.
+        reason: String,
+        /// The end of its stderr.
+        stderr: String,
+    },
+}
+
+/// The recorded steps of an external agent in a recorded trajectory, in order.
+pub fn recorded_steps(t: &Trajectory) -> Vec<RecordedStep> {
+    let mut steps = Vec::new();
+    let mut pending_error: Option<String> = None;
+    for event in &t.events {
+        let EventKind::Note(note) = &event.kind else { continue };
+        if note.source != "external" {
+            continue;
+        }
+        match note.what {
+            "decision" => steps.push(RecordedStep::Decision(note.detail.clone())),
+            "error" => pending_error = Some(note.detail.as_str().unwrap_or_default().to_string()),
+            "stderr" => {
+                let stderr = note.detail.as_str().unwrap_or_default().to_string();
+                steps.push(RecordedStep::Failed { reason: pending_error.take().unwrap_or_default(), stderr });
+            }
+            _ => {}
+        }
+    }
+    if let Some(reason) = pending_error {
+        steps.push(RecordedStep::Failed { reason, stderr: String::new() });
+    }
+    steps
+}
+
+/// An external agent played back from its recorded steps.
+pub struct ReplayedAgent {
+    steps: Vec<RecordedStep>,
+    next: usize,
+}
+
+impl ReplayedAgent {
+    /// Plays back `steps` in order.
+    pub fn new(steps: Vec<RecordedStep>) -> Self {
+        Self { steps, next: 0 }
+    }
+}
+
+impl Agent for ReplayedAgent {
+    fn step(&mut self, input: Input, cx: &mut AgentCx<'_>) -> Action {
+        // The live agent read every observation and took a turn for each answer.
+        cx.read(&input);
+        cx.begin_turn();
+        let Some(step) = self.steps.get(self.next).cloned() else {
+            return Action::Finish(Finish::Failed {
+                reason: format!("replay diverged: the recording has only {} decisions", self.steps.len()),
+            });
+        };
+        self.next += 1;
+        match step {
+            RecordedStep::Decision(decision) => {
+                let mut json = protocol::to_json(&decision);
+                if let serde_json::Value::Object(map) = &mut json {
+                    map.insert("protocol".into(), serde_json::Value::String(protocol::PROTOCOL.into()));
+                }
+                let line = json.to_string();
+                match protocol::parse_action(line.as_bytes(), cx.catalog) {
+                    Ok((action, decision)) => {
+                        cx.note("external", "decision", decision);
+                        action
+                    }
+                    Err(e) => Action::Finish(Finish::Failed {
+                        reason: format!("replay diverged: recorded decision {} does not parse: {e}", self.next),
+                    }),
+                }
+            }
+            RecordedStep::Failed { reason, stderr } => {
+                cx.note("external", "error", Value::str(reason.clone()));
+                cx.note("external", "stderr", Value::Str(stderr));
+                Action::Finish(Finish::Failed { reason })
+            }
+        }
+    }
+}
