@@ -1,7 +1,9 @@
 //! The support_desk world: orders that move on their own, refunds, and a customer
 //! who asks for one.
 
-use agentsim_engine::{Message, Stream, StreamSource, TimeMs, ToolCall, ToolError, Value, Verdict, World, WorldCx};
+use agentsim_engine::{
+    Message, MilestoneDag, Progress, Stream, StreamSource, TimeMs, ToolCall, ToolError, Value, Verdict, World, WorldCx,
+};
 
 use super::config::{OrderStatus, SupportDeskConfig};
 use super::tools::Ids;
@@ -55,6 +57,20 @@ pub enum DeskEvent {
     },
 }
 
+/// The task's milestones. The customer's confirmation is a milestone of its own but
+/// not a prerequisite of the refund: the judge checks the refund against the
+/// customer's request, whoever confirmed what.
+pub fn milestones() -> MilestoneDag {
+    MilestoneDag::new(&[
+        ("started", &[]),
+        ("order_found", &["started"]),
+        ("confirmed", &["order_found"]),
+        ("refunded", &["started"]),
+        ("customer_told", &["refunded"]),
+    ])
+    .expect("the support_desk milestones form a DAG")
+}
+
 /// One trajectory's support_desk.
 pub struct SupportDesk<'c> {
     config: &'c SupportDeskConfig,
@@ -74,6 +90,7 @@ pub struct SupportDesk<'c> {
     order_found: bool,
     escalated: bool,
     next_message: u32,
+    progress: Progress,
 }
 
 impl<'c> SupportDesk<'c> {
@@ -132,6 +149,7 @@ impl<'c> SupportDesk<'c> {
             order_found: false,
             escalated: false,
             next_message: 0,
+            progress: Progress::new(),
         }
     }
 
@@ -189,6 +207,7 @@ impl<'c> SupportDesk<'c> {
         let o = &self.config.orders[order];
         if order == self.target.order && as_of_ms == now_ms {
             self.order_found = true;
+            self.progress.reach("order_found", now_ms);
         }
         let items = o
             .items
@@ -280,6 +299,9 @@ impl<'c> SupportDesk<'c> {
             Value::map([("order_id", Value::str(order_id)), ("amount_cents", Value::Int(amount_cents))]),
         );
         let body = refund_body(&refund, order_id);
+        if order == self.target.order && amount_cents == self.amount_cents(&self.target) {
+            self.progress.reach("refunded", now_ms);
+        }
         self.refunds.push(refund);
         Ok(body)
     }
@@ -333,6 +355,7 @@ impl<'c> SupportDesk<'c> {
                     }
                 } else {
                     self.confirmed = true;
+                    self.progress.reach("confirmed", now_ms);
                     let mut content = self.request(&t);
                     content.set("confirm", Value::Bool(true));
                     Message { text: "Yes, that's right, go ahead.".into(), content }
@@ -348,6 +371,9 @@ impl<'c> SupportDesk<'c> {
             "done" => {
                 let amount = args.get("amount_cents").and_then(Value::as_int).unwrap_or(0);
                 self.told_cents.push((now_ms, amount));
+                if self.progress.has("refunded") && amount == self.amount_cents(&self.target) {
+                    self.progress.reach("customer_told", now_ms);
+                }
             }
             _ => {}
         }
@@ -406,6 +432,7 @@ impl World for SupportDesk<'_> {
             ),
         };
         cx.note("persona", Value::str(self.persona.name()));
+        self.progress.reach("started", cx.now_ms);
         cx.tell_agent(0, Message { text, content });
     }
 
@@ -462,18 +489,9 @@ impl World for SupportDesk<'_> {
         let right_refund = self.refunds.iter().find(|r| r.order == t.order && r.amount_cents == want_cents);
         let told =
             right_refund.is_some_and(|r| self.told_cents.iter().any(|(at, c)| *at >= r.at_ms && *c == want_cents));
-        let success = self.refunds.len() == 1 && right_refund.is_some() && told;
-        let milestone = if told {
-            "customer_told"
-        } else if right_refund.is_some() {
-            "refunded"
-        } else if self.confirmed {
-            "confirmed"
-        } else if self.order_found {
-            "order_found"
-        } else {
-            "started"
-        };
+        let order_ok = self.progress.check(&milestones());
+        let success = self.refunds.len() == 1 && right_refund.is_some() && told && order_ok.is_ok();
+        let milestone = self.progress.last();
         let detail = if success {
             format!("refunded {want_cents} cents on {order_id} and told the customer")
         } else if self.refunds.is_empty() {
@@ -486,6 +504,8 @@ impl World for SupportDesk<'_> {
                 "refunded {} cents on {} (wanted {want_cents} cents on {order_id})",
                 r.amount_cents, self.config.orders[r.order].id
             )
+        } else if let Err(why) = order_ok {
+            format!("milestones out of order: {why}")
         } else {
             format!("refunded {want_cents} cents on {order_id} but never told the customer that amount")
         };
