@@ -6,4 +6,6 @@ mod cli;
 mod common;
 mod determinism;
 mod docs;
+mod flight_booking;
 mod stacks;
+mod world_kit;

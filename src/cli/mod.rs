@@ -108,8 +108,10 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Sweep(args) => sweep::sweep(&args.setup, args.seeds, &args.out),
         Command::List => {
             println!("scenarios:");
-            for (name, _) in agentsim::builtin::SCENARIOS {
-                println!("  {name}");
+            for (name, text) in agentsim::builtin::SCENARIOS {
+                // Built-ins are parsed by the tests; a description is shown when present.
+                let about = agentsim_worlds::Scenario::parse(text, name).map(|s| s.description).unwrap_or_default();
+                println!("  {name:<16} {about}");
             }
             println!("agent presets:");
             for (name, about) in agentsim_agents::PRESETS {

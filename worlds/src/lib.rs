@@ -9,6 +9,8 @@
 
 #![warn(missing_docs)]
 
+pub mod flight_booking;
+mod read;
 pub mod scenario;
 pub mod support_desk;
 

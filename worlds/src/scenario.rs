@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use agentsim_engine::{Agent, Budgets, Catalog, ModelConfig, SimConfig, StreamSource, TimeMs, Trajectory};
 
+use crate::flight_booking::{self, FlightBookingConfig};
 use crate::support_desk::{self, SupportDeskConfig};
 
 /// A scenario as written in a file.
@@ -37,10 +38,15 @@ fn default_horizon_ms() -> TimeMs {
 }
 
 /// The built-in worlds and their parameters.
+// One value per scenario, parsed once and shared by every seed: its size does not
+// matter, and boxing variants would only make scenarios harder to build in code.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum WorldConfig {
     /// Customers, orders and refunds.
     SupportDesk(SupportDeskConfig),
+    /// Fares on a random walk and a traveller with a budget.
+    FlightBooking(FlightBookingConfig),
 }
 
 /// A scenario file that could not be used: where and why.
@@ -132,6 +138,9 @@ impl Scenario {
             WorldConfig::SupportDesk(desk) => {
                 desk.check().map_err(|(field, value, message)| located(format!("world.{field}"), value, message))?;
             }
+            WorldConfig::FlightBooking(flights) => {
+                flights.check().map_err(|(field, value, message)| located(format!("world.{field}"), value, message))?;
+            }
         }
         if scenario.horizon_ms == 0 {
             let (line, column) = locate(text, "horizon_ms");
@@ -149,6 +158,7 @@ impl Scenario {
     pub fn catalog(&self) -> Catalog {
         match &self.world {
             WorldConfig::SupportDesk(desk) => Catalog::new(support_desk::tools::specs(&desk.tools)),
+            WorldConfig::FlightBooking(flights) => Catalog::new(flight_booking::tools::specs(&flights.tools)),
         }
     }
 
@@ -178,6 +188,7 @@ pub struct Prepared {
     pub catalog: Catalog,
     key: [u8; 32],
     desk_ids: Option<support_desk::Ids>,
+    flight_ids: Option<flight_booking::Ids>,
 }
 
 impl Prepared {
@@ -186,7 +197,8 @@ impl Prepared {
         let catalog = scenario.catalog();
         let key = scenario.key();
         let desk_ids = support_desk::Ids::find(&catalog);
-        Prepared { scenario, catalog, key, desk_ids }
+        let flight_ids = flight_booking::Ids::find(&catalog);
+        Prepared { scenario, catalog, key, desk_ids, flight_ids }
     }
 
     /// The scenario key (see [`Scenario::key`]).
@@ -205,6 +217,9 @@ impl Prepared {
             WorldConfig::SupportDesk(_) => {
                 Box::new(support_desk::Expert::new(self.desk_ids.expect("support_desk catalog has its tools")))
             }
+            WorldConfig::FlightBooking(_) => {
+                Box::new(flight_booking::Expert::new(self.flight_ids.expect("flight_booking catalog has its tools")))
+            }
         }
     }
 
@@ -222,6 +237,11 @@ impl Prepared {
             WorldConfig::SupportDesk(desk) => {
                 let ids = self.desk_ids.expect("support_desk catalog has its tools");
                 let world = support_desk::SupportDesk::new(desk, ids, &streams);
+                agentsim_engine::sim::run(world, &mut *agent, &self.catalog, &streams, config)
+            }
+            WorldConfig::FlightBooking(flights) => {
+                let ids = self.flight_ids.expect("flight_booking catalog has its tools");
+                let world = flight_booking::FlightBooking::new(flights, ids, &streams);
                 agentsim_engine::sim::run(world, &mut *agent, &self.catalog, &streams, config)
             }
         }
