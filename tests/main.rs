@@ -8,4 +8,5 @@ mod determinism;
 mod docs;
 mod flight_booking;
 mod stacks;
+mod weather_dining;
 mod world_kit;

@@ -13,5 +13,6 @@ pub mod flight_booking;
 mod read;
 pub mod scenario;
 pub mod support_desk;
+pub mod weather_dining;
 
 pub use scenario::{Prepared, Scenario, ScenarioError, WorldConfig};

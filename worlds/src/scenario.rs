@@ -10,6 +10,7 @@ use agentsim_engine::{Agent, Budgets, Catalog, ModelConfig, SimConfig, StreamSou
 
 use crate::flight_booking::{self, FlightBookingConfig};
 use crate::support_desk::{self, SupportDeskConfig};
+use crate::weather_dining::{self, WeatherDiningConfig};
 
 /// A scenario as written in a file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -47,6 +48,8 @@ pub enum WorldConfig {
     SupportDesk(SupportDeskConfig),
     /// Fares on a random walk and a traveller with a budget.
     FlightBooking(FlightBookingConfig),
+    /// Weather from two providers, restaurants, and a table for tonight.
+    WeatherDining(WeatherDiningConfig),
 }
 
 /// A scenario file that could not be used: where and why.
@@ -131,12 +134,18 @@ impl Scenario {
     pub fn parse(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
         let scenario: Scenario = ron_options().from_str(text).map_err(|e| ron_error(text, origin, &e))?;
         let located = |field: String, value: String, message: String| {
-            let (line, column) = locate(text, &format!("\"{value}\""));
+            // Point at the quoted value (an id); for a number, at its field name.
+            let quoted = format!("\"{value}\"");
+            let needle = if text.contains(&quoted) { quoted } else { format!("{value}:") };
+            let (line, column) = locate(text, &needle);
             ScenarioError { origin: origin.to_string(), line, column, message: format!("field `{field}`: {message}") }
         };
         match &scenario.world {
             WorldConfig::SupportDesk(desk) => {
                 desk.check().map_err(|(field, value, message)| located(format!("world.{field}"), value, message))?;
+            }
+            WorldConfig::WeatherDining(dining) => {
+                dining.check().map_err(|(field, value, message)| located(format!("world.{field}"), value, message))?;
             }
             WorldConfig::FlightBooking(flights) => {
                 flights.check().map_err(|(field, value, message)| located(format!("world.{field}"), value, message))?;
@@ -159,6 +168,7 @@ impl Scenario {
         match &self.world {
             WorldConfig::SupportDesk(desk) => Catalog::new(support_desk::tools::specs(&desk.tools)),
             WorldConfig::FlightBooking(flights) => Catalog::new(flight_booking::tools::specs(&flights.tools)),
+            WorldConfig::WeatherDining(dining) => Catalog::new(weather_dining::tools::specs(&dining.tools)),
         }
     }
 
@@ -189,6 +199,7 @@ pub struct Prepared {
     key: [u8; 32],
     desk_ids: Option<support_desk::Ids>,
     flight_ids: Option<flight_booking::Ids>,
+    dining_ids: Option<weather_dining::Ids>,
 }
 
 impl Prepared {
@@ -198,7 +209,8 @@ impl Prepared {
         let key = scenario.key();
         let desk_ids = support_desk::Ids::find(&catalog);
         let flight_ids = flight_booking::Ids::find(&catalog);
-        Prepared { scenario, catalog, key, desk_ids, flight_ids }
+        let dining_ids = weather_dining::Ids::find(&catalog);
+        Prepared { scenario, catalog, key, desk_ids, flight_ids, dining_ids }
     }
 
     /// The scenario key (see [`Scenario::key`]).
@@ -219,6 +231,9 @@ impl Prepared {
             }
             WorldConfig::FlightBooking(_) => {
                 Box::new(flight_booking::Expert::new(self.flight_ids.expect("flight_booking catalog has its tools")))
+            }
+            WorldConfig::WeatherDining(_) => {
+                Box::new(weather_dining::Expert::new(self.dining_ids.expect("weather_dining catalog has its tools")))
             }
         }
     }
@@ -242,6 +257,11 @@ impl Prepared {
             WorldConfig::FlightBooking(flights) => {
                 let ids = self.flight_ids.expect("flight_booking catalog has its tools");
                 let world = flight_booking::FlightBooking::new(flights, ids, &streams);
+                agentsim_engine::sim::run(world, &mut *agent, &self.catalog, &streams, config)
+            }
+            WorldConfig::WeatherDining(dining) => {
+                let ids = self.dining_ids.expect("weather_dining catalog has its tools");
+                let world = weather_dining::WeatherDining::new(dining, ids, &streams);
                 agentsim_engine::sim::run(world, &mut *agent, &self.catalog, &streams, config)
             }
         }
