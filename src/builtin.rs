@@ -4,6 +4,7 @@
 pub const SCENARIOS: &[(&str, &str)] = &[
     ("support_desk", include_str!("../seeds/support_desk.ron")),
     ("flight_booking", include_str!("../seeds/flight_booking.ron")),
+    ("newsroom", include_str!("../seeds/newsroom.ron")),
     ("weather_dining", include_str!("../seeds/weather_dining.ron")),
 ];
 

@@ -7,6 +7,7 @@ mod common;
 mod determinism;
 mod docs;
 mod flight_booking;
+mod newsroom;
 mod stacks;
 mod weather_dining;
 mod world_kit;

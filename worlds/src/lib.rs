@@ -10,6 +10,7 @@
 #![warn(missing_docs)]
 
 pub mod flight_booking;
+pub mod newsroom;
 mod read;
 pub mod scenario;
 pub mod support_desk;

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use agentsim_engine::{Agent, Budgets, Catalog, ModelConfig, SimConfig, StreamSource, TimeMs, Trajectory};
 
 use crate::flight_booking::{self, FlightBookingConfig};
+use crate::newsroom::{self, NewsroomConfig};
 use crate::support_desk::{self, SupportDeskConfig};
 use crate::weather_dining::{self, WeatherDiningConfig};
 
@@ -50,6 +51,8 @@ pub enum WorldConfig {
     FlightBooking(FlightBookingConfig),
     /// Weather from two providers, restaurants, and a table for tonight.
     WeatherDining(WeatherDiningConfig),
+    /// A news feed that moves, a summary and a task DAG.
+    Newsroom(NewsroomConfig),
 }
 
 /// A scenario file that could not be used: where and why.
@@ -144,6 +147,9 @@ impl Scenario {
             WorldConfig::SupportDesk(desk) => {
                 desk.check().map_err(|(field, value, message)| located(format!("world.{field}"), value, message))?;
             }
+            WorldConfig::Newsroom(news) => {
+                news.check().map_err(|(field, value, message)| located(format!("world.{field}"), value, message))?;
+            }
             WorldConfig::WeatherDining(dining) => {
                 dining.check().map_err(|(field, value, message)| located(format!("world.{field}"), value, message))?;
             }
@@ -169,6 +175,7 @@ impl Scenario {
             WorldConfig::SupportDesk(desk) => Catalog::new(support_desk::tools::specs(&desk.tools)),
             WorldConfig::FlightBooking(flights) => Catalog::new(flight_booking::tools::specs(&flights.tools)),
             WorldConfig::WeatherDining(dining) => Catalog::new(weather_dining::tools::specs(&dining.tools)),
+            WorldConfig::Newsroom(news) => Catalog::new(newsroom::tools::specs(&news.tools)),
         }
     }
 
@@ -200,6 +207,7 @@ pub struct Prepared {
     desk_ids: Option<support_desk::Ids>,
     flight_ids: Option<flight_booking::Ids>,
     dining_ids: Option<weather_dining::Ids>,
+    news_ids: Option<newsroom::Ids>,
 }
 
 impl Prepared {
@@ -210,7 +218,8 @@ impl Prepared {
         let desk_ids = support_desk::Ids::find(&catalog);
         let flight_ids = flight_booking::Ids::find(&catalog);
         let dining_ids = weather_dining::Ids::find(&catalog);
-        Prepared { scenario, catalog, key, desk_ids, flight_ids, dining_ids }
+        let news_ids = newsroom::Ids::find(&catalog);
+        Prepared { scenario, catalog, key, desk_ids, flight_ids, dining_ids, news_ids }
     }
 
     /// The scenario key (see [`Scenario::key`]).
@@ -234,6 +243,9 @@ impl Prepared {
             }
             WorldConfig::WeatherDining(_) => {
                 Box::new(weather_dining::Expert::new(self.dining_ids.expect("weather_dining catalog has its tools")))
+            }
+            WorldConfig::Newsroom(_) => {
+                Box::new(newsroom::Expert::new(self.news_ids.expect("newsroom catalog has its tools")))
             }
         }
     }
@@ -262,6 +274,11 @@ impl Prepared {
             WorldConfig::WeatherDining(dining) => {
                 let ids = self.dining_ids.expect("weather_dining catalog has its tools");
                 let world = weather_dining::WeatherDining::new(dining, ids, &streams);
+                agentsim_engine::sim::run(world, &mut *agent, &self.catalog, &streams, config)
+            }
+            WorldConfig::Newsroom(news) => {
+                let ids = self.news_ids.expect("newsroom catalog has its tools");
+                let world = newsroom::Newsroom::new(news, ids, &streams);
                 agentsim_engine::sim::run(world, &mut *agent, &self.catalog, &streams, config)
             }
         }
