@@ -9,5 +9,6 @@ mod docs;
 mod flight_booking;
 mod newsroom;
 mod stacks;
+mod swarm;
 mod weather_dining;
 mod world_kit;

@@ -60,6 +60,9 @@ struct Setup {
     /// Multiply every fault probability by this factor (0 turns faults off).
     #[arg(long, default_value_t = 1.0, value_parser = parse_fault_scale, allow_negative_numbers = true)]
     fault_scale: f64,
+    /// Swarm mode: each seed draws its fault parameters from the scenario's `swarm` ranges.
+    #[arg(long)]
+    swarm: bool,
 }
 
 #[derive(Args, Debug)]

@@ -19,7 +19,8 @@ pub fn sweep(setup: &Setup, seeds: Range<u64>, out: &Path) -> Result<ExitCode, F
     let prepared = load::scenario(&setup.scenario)?;
     let stack = load::agent(&setup.agent, &prepared)?;
     std::fs::create_dir_all(out).map_err(|e| io_failure(out, &e))?;
-    let runner = Runner::new(&prepared, &stack, false, setup.fault_scale);
+    load::check_swarm(setup, &prepared)?;
+    let runner = Runner::new(&prepared, &stack, false, setup.fault_scale).with_swarm(setup.swarm);
 
     let started = Instant::now();
     let csv_path = out.join("trajectories.csv");
@@ -29,8 +30,9 @@ pub fn sweep(setup: &Setup, seeds: Range<u64>, out: &Path) -> Result<ExitCode, F
         let mut csv = csv::Writer::from_writer(csv_file.writer());
         runner.sweep(seeds.clone(), |t| {
             builder.add(&t);
-            csv.serialize(Row::of(&t))
-                .map_err(|e| Failure::input(format!("cannot write `{}`: {e}", csv_path.display())))
+            let mut row = Row::of(&t);
+            row.swarm = runner.swarm_values(t.seed);
+            csv.serialize(row).map_err(|e| Failure::input(format!("cannot write `{}`: {e}", csv_path.display())))
         })?;
         csv.flush().map_err(|e| io_failure(&csv_path, &e))?;
     }

@@ -14,6 +14,7 @@ pub mod newsroom;
 mod read;
 pub mod scenario;
 pub mod support_desk;
+pub mod swarm;
 pub mod weather_dining;
 
 pub use scenario::{Prepared, Scenario, ScenarioError, WorldConfig};

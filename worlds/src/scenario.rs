@@ -6,11 +6,15 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use agentsim_engine::{Agent, Budgets, Catalog, ModelConfig, SimConfig, StreamSource, TimeMs, Trajectory};
+use agentsim_engine::{
+    Agent, Budgets, Catalog, ModelConfig, SimConfig, StreamSource, TimeMs, ToolCall, ToolError, Trajectory, Value,
+    Verdict, World, WorldCx,
+};
 
 use crate::flight_booking::{self, FlightBookingConfig};
 use crate::newsroom::{self, NewsroomConfig};
 use crate::support_desk::{self, SupportDeskConfig};
+use crate::swarm::{Swarm, SwarmDraw};
 use crate::weather_dining::{self, WeatherDiningConfig};
 
 /// A scenario as written in a file.
@@ -33,6 +37,11 @@ pub struct Scenario {
     pub model: ModelConfig,
     /// The world, its data and its tools.
     pub world: WorldConfig,
+    /// Ranges that swarm mode draws fault parameters from, per seed (optional,
+    /// empty). Left out of the canonical form when empty, so scenarios without it
+    /// keep their keys.
+    #[serde(default, skip_serializing_if = "Swarm::is_empty")]
+    pub swarm: Swarm,
 }
 
 fn default_horizon_ms() -> TimeMs {
@@ -132,6 +141,14 @@ fn locate(text: &str, needle: &str) -> (usize, usize) {
     (line, column)
 }
 
+/// The 1-based line and column of byte `offset` in `text`.
+fn position_of(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
 impl Scenario {
     /// Parses and checks a scenario; `origin` names it in errors.
     pub fn parse(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
@@ -157,6 +174,13 @@ impl Scenario {
                 flights.check().map_err(|(field, value, message)| located(format!("world.{field}"), value, message))?;
             }
         }
+        scenario.swarm.check(&scenario.catalog()).map_err(|(tool, message)| {
+            // Point at the tool's name inside the swarm section.
+            let start = text.find("swarm:").unwrap_or(0);
+            let offset = text[start..].find(&format!("\"{tool}\"")).map_or(start, |o| start + o);
+            let (line, column) = position_of(text, offset);
+            ScenarioError { origin: origin.to_string(), line, column, message }
+        })?;
         if scenario.horizon_ms == 0 {
             let (line, column) = locate(text, "horizon_ms");
             return Err(ScenarioError {
@@ -258,30 +282,103 @@ impl Prepared {
         config: &SimConfig,
         agent: impl FnOnce(Box<dyn Agent>, &StreamSource) -> Box<dyn Agent>,
     ) -> Trajectory {
+        self.run_with(seed, config, &self.catalog, None, agent)
+    }
+
+    /// This seed's swarm draw (see [`crate::swarm`]), or `None` when the scenario
+    /// has no swarm section.
+    pub fn swarm_draw(&self, seed: u64) -> Option<SwarmDraw> {
+        (!self.scenario.swarm.is_empty())
+            .then(|| self.scenario.swarm.draw(&self.catalog, &mut self.streams(seed).stream("swarm")))
+    }
+
+    /// Runs one seed in swarm mode: with the fault parameters this seed draws from
+    /// the scenario's ranges, recorded as a `swarm` note at t=0. The same as
+    /// [`Prepared::run`] for a scenario without a swarm section.
+    pub fn run_swarm(
+        &self,
+        seed: u64,
+        config: &SimConfig,
+        agent: impl FnOnce(Box<dyn Agent>, &StreamSource) -> Box<dyn Agent>,
+    ) -> Trajectory {
+        match self.swarm_draw(seed) {
+            Some(draw) => self.run_with(seed, config, &draw.catalog, Some(draw.note()), agent),
+            None => self.run(seed, config, agent),
+        }
+    }
+
+    fn run_with(
+        &self,
+        seed: u64,
+        config: &SimConfig,
+        catalog: &Catalog,
+        swarm_note: Option<Value>,
+        agent: impl FnOnce(Box<dyn Agent>, &StreamSource) -> Box<dyn Agent>,
+    ) -> Trajectory {
         let streams = self.streams(seed);
         let mut agent = agent(self.expert(), &streams);
         match &self.scenario.world {
             WorldConfig::SupportDesk(desk) => {
                 let ids = self.desk_ids.expect("support_desk catalog has its tools");
                 let world = support_desk::SupportDesk::new(desk, ids, &streams);
-                agentsim_engine::sim::run(world, &mut *agent, &self.catalog, &streams, config)
+                agentsim_engine::sim::run(Noted::new(world, swarm_note), &mut *agent, catalog, &streams, config)
             }
             WorldConfig::FlightBooking(flights) => {
                 let ids = self.flight_ids.expect("flight_booking catalog has its tools");
                 let world = flight_booking::FlightBooking::new(flights, ids, &streams);
-                agentsim_engine::sim::run(world, &mut *agent, &self.catalog, &streams, config)
+                agentsim_engine::sim::run(Noted::new(world, swarm_note), &mut *agent, catalog, &streams, config)
             }
             WorldConfig::WeatherDining(dining) => {
                 let ids = self.dining_ids.expect("weather_dining catalog has its tools");
                 let world = weather_dining::WeatherDining::new(dining, ids, &streams);
-                agentsim_engine::sim::run(world, &mut *agent, &self.catalog, &streams, config)
+                agentsim_engine::sim::run(Noted::new(world, swarm_note), &mut *agent, catalog, &streams, config)
             }
             WorldConfig::Newsroom(news) => {
                 let ids = self.news_ids.expect("newsroom catalog has its tools");
                 let world = newsroom::Newsroom::new(news, ids, &streams);
-                agentsim_engine::sim::run(world, &mut *agent, &self.catalog, &streams, config)
+                agentsim_engine::sim::run(Noted::new(world, swarm_note), &mut *agent, catalog, &streams, config)
             }
         }
+    }
+}
+
+/// A world that first records a note at t=0 (the swarm draw), then is `W`.
+struct Noted<W> {
+    world: W,
+    note: Option<Value>,
+}
+
+impl<W> Noted<W> {
+    fn new(world: W, note: Option<Value>) -> Self {
+        Noted { world, note }
+    }
+}
+
+impl<W: World> World for Noted<W> {
+    type Event = W::Event;
+
+    fn start(&mut self, cx: &mut WorldCx<'_, W::Event>) {
+        if let Some(note) = self.note.take() {
+            cx.note("swarm", note);
+        }
+        self.world.start(cx);
+    }
+
+    fn on_event(&mut self, event: W::Event, cx: &mut WorldCx<'_, W::Event>) {
+        self.world.on_event(event, cx);
+    }
+
+    fn handle(
+        &mut self,
+        call: &ToolCall,
+        as_of_ms: TimeMs,
+        cx: &mut WorldCx<'_, W::Event>,
+    ) -> Result<Value, ToolError> {
+        self.world.handle(call, as_of_ms, cx)
+    }
+
+    fn judge(&self) -> Verdict {
+        self.world.judge()
     }
 }
 
