@@ -9,6 +9,7 @@ mod docs;
 mod flight_booking;
 mod newsroom;
 mod stacks;
+mod support_desk;
 mod swarm;
 mod weather_dining;
 mod world_kit;

@@ -17,6 +17,8 @@ pub enum Persona {
     Vague,
     /// Names both, then switches item when asked to confirm.
     ChangesMind,
+    /// Clear, but leaves after the patience time without a refund.
+    Impatient,
 }
 
 impl Persona {
@@ -26,6 +28,7 @@ impl Persona {
             Persona::Clear => "clear",
             Persona::Vague => "vague",
             Persona::ChangesMind => "changes_mind",
+            Persona::Impatient => "impatient",
         }
     }
 }
@@ -55,6 +58,8 @@ pub enum DeskEvent {
         /// Order index.
         order: usize,
     },
+    /// An impatient customer's patience runs out.
+    PatienceOut,
 }
 
 /// The task's milestones. The customer's confirmation is a milestone of its own but
@@ -91,6 +96,7 @@ pub struct SupportDesk<'c> {
     escalated: bool,
     next_message: u32,
     progress: Progress,
+    left_at_ms: Option<TimeMs>,
 }
 
 impl<'c> SupportDesk<'c> {
@@ -111,9 +117,12 @@ impl<'c> SupportDesk<'c> {
         let item_draw = user_rng.below(config.orders[order].items.len() as u64) as usize;
         let item = (!whole_order).then_some(item_draw);
         let p = &config.personas;
-        let persona = match user_rng.weighted(&[p.clear, p.vague, p.changes_mind]) {
+        // A zero weight draws nothing, so scenarios without impatient customers draw
+        // exactly as before.
+        let persona = match user_rng.weighted(&[p.clear, p.vague, p.changes_mind, p.impatient]) {
             Some(1) => Persona::Vague,
             Some(2) => Persona::ChangesMind,
+            Some(3) => Persona::Impatient,
             _ => Persona::Clear,
         };
         // Another item of the same customer, preferring the same order.
@@ -150,6 +159,7 @@ impl<'c> SupportDesk<'c> {
             escalated: false,
             next_message: 0,
             progress: Progress::new(),
+            left_at_ms: None,
         }
     }
 
@@ -422,22 +432,35 @@ impl World for SupportDesk<'_> {
                 format!("Hi, this is {} ({}). I want my money back for the {item} I bought.", c.name, c.id),
                 Value::map([("customer_id", Value::str(&c.id)), ("item", Value::str(item))]),
             ),
-            Persona::Clear | Persona::ChangesMind if t.item.is_none() => (
+            Persona::Clear | Persona::ChangesMind | Persona::Impatient if t.item.is_none() => (
                 format!("Hi, this is {} ({}). Please refund my whole order {order_id}.", c.name, c.id),
                 self.request(&t),
             ),
-            Persona::Clear | Persona::ChangesMind => (
+            Persona::Clear | Persona::ChangesMind | Persona::Impatient => (
                 format!("Hi, this is {} ({}). Please refund the {item} from order {order_id}.", c.name, c.id),
                 self.request(&t),
             ),
         };
         cx.note("persona", Value::str(self.persona.name()));
+        if self.persona == Persona::Impatient {
+            cx.schedule(self.config.patience_ms, DeskEvent::PatienceOut);
+        }
         self.progress.reach("started", cx.now_ms);
         cx.tell_agent(0, Message { text, content });
     }
 
     fn on_event(&mut self, event: DeskEvent, cx: &mut WorldCx<'_, DeskEvent>) {
         match event {
+            DeskEvent::PatienceOut => {
+                if self.refunds.is_empty() && self.left_at_ms.is_none() {
+                    self.left_at_ms = Some(cx.now_ms);
+                    let mut content = self.request(&self.target.clone());
+                    content.set("left", Value::Bool(true));
+                    cx.note("customer_left", Value::Int(cx.now_ms as i64));
+                    let text = "Forget it, I'll dispute the charge with my bank.".to_string();
+                    cx.tell_agent(cx.now_ms, Message { text, content });
+                }
+            }
             DeskEvent::Status { order } => {
                 let current = self.status_at(order, cx.now_ms);
                 if let Some(next) = current.next() {
@@ -492,6 +515,10 @@ impl World for SupportDesk<'_> {
         let order_ok = self.progress.check(&milestones());
         let success = self.refunds.len() == 1 && right_refund.is_some() && told && order_ok.is_ok();
         let milestone = self.progress.last();
+        if let Some(left) = self.left_at_ms {
+            let detail = format!("the customer left after {} s without a refund", left / 1_000);
+            return Verdict { success: false, escalated: self.escalated, milestone, detail };
+        }
         let detail = if success {
             format!("refunded {want_cents} cents on {order_id} and told the customer")
         } else if self.refunds.is_empty() {
