@@ -44,12 +44,19 @@ struct FlightUnchecked {
 impl TryFrom<FlightUnchecked> for Flight {
     type Error = String;
     fn try_from(f: FlightUnchecked) -> Result<Self, String> {
-        if f.fare_cents <= 0 {
-            return Err(format!("field `fare_cents`: expected a positive fare in cents, found {}", f.fare_cents));
+        if f.fare_cents <= 0 || f.fare_cents > FARE_CENTS_MAX {
+            return Err(format!(
+                "field `fare_cents`: expected a positive fare in cents up to {FARE_CENTS_MAX}, found {}",
+                f.fare_cents
+            ));
         }
         Ok(Flight { id: f.id, origin: f.origin, destination: f.destination, date: f.date, fare_cents: f.fare_cents })
     }
 }
+
+/// The largest fare or fare step a scenario may give, in cents ($10 million): far
+/// beyond any ticket, and far from overflowing a fare walk.
+pub const FARE_CENTS_MAX: i64 = 1_000_000_000;
 
 /// How often each persona is drawn (relative weights, not all zero).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -182,18 +189,18 @@ impl FlightBookingConfig {
         if self.flights.is_empty() {
             return Err(("flights".into(), "flights".into(), "at least one flight is needed".into()));
         }
-        if self.fare_step_cents_max < 0 {
+        if !(0..=FARE_CENTS_MAX).contains(&self.fare_step_cents_max) {
             return Err((
                 "fare_step_cents_max".into(),
                 "fare_step_cents_max".into(),
-                format!("expected a step >= 0, found {}", self.fare_step_cents_max),
+                format!("expected a step in 0..={FARE_CENTS_MAX}, found {}", self.fare_step_cents_max),
             ));
         }
-        if self.fare_cents_min <= 0 {
+        if self.fare_cents_min <= 0 || self.fare_cents_min > FARE_CENTS_MAX {
             return Err((
                 "fare_cents_min".into(),
                 "fare_cents_min".into(),
-                format!("expected a positive fare in cents, found {}", self.fare_cents_min),
+                format!("expected a positive fare in cents up to {FARE_CENTS_MAX}, found {}", self.fare_cents_min),
             ));
         }
         if self.fare_tick_ms.max_ms() == 0 {
