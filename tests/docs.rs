@@ -26,9 +26,11 @@ fn ron_blocks(markdown: &str) -> Vec<String> {
 fn the_scenario_and_stack_examples_in_seeds_readme_parse() {
     let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/README.md")).unwrap();
     let blocks = ron_blocks(&readme);
-    assert_eq!(blocks.len(), 2, "a scenario example and a stack example");
+    assert_eq!(blocks.len(), 3, "two scenario examples and a stack example");
     let scenario = agentsim_worlds::Scenario::parse(&blocks[0], "seeds/README.md").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(scenario.name, "support_desk");
-    let stack = agentsim::spec::parse_stack(&blocks[1], "seeds/README.md").unwrap_or_else(|e| panic!("{e}"));
+    let other = agentsim_worlds::Scenario::parse(&blocks[1], "seeds/README.md").unwrap_or_else(|e| panic!("{e}"));
+    assert!(!other.swarm.is_empty(), "the second example shows a swarm section");
+    let stack = agentsim::spec::parse_stack(&blocks[2], "seeds/README.md").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(stack, agentsim_agents::preset("resilient").unwrap(), "the documented defaults are the preset's");
 }
