@@ -42,6 +42,9 @@ pub struct Incident {
     /// Multiplier on fault probabilities.
     #[serde(default = "one")]
     pub fault_scale: f64,
+    /// Swarm mode: the seed drew its fault parameters from the scenario's ranges.
+    #[serde(default)]
+    pub swarm: bool,
     /// The agent spec as it was given (`naive`, `stacks/x.ron`).
     pub agent: String,
     /// The stack, by value.
@@ -81,6 +84,7 @@ impl Incident {
             stream_key: stream_key.map(hex),
             seed,
             fault_scale,
+            swarm: false,
             agent: agent.to_string(),
             stack: replayable(stack, trajectory),
             outcome: trajectory.outcome,
@@ -127,7 +131,7 @@ impl Incident {
     /// Replays the incident with its own stack (or `stack` when given), recording.
     pub fn replay(&self, prepared: &Prepared, stack: Option<&StackSpec>) -> Trajectory {
         let stack = stack.unwrap_or(&self.stack);
-        Runner::new(prepared, stack, true, self.fault_scale).run(self.seed)
+        Runner::new(prepared, stack, true, self.fault_scale).with_swarm(self.swarm).run(self.seed)
     }
 
     /// Compares a replay with its own stack against the record.

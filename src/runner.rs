@@ -11,18 +11,39 @@ pub struct Runner<'a> {
     prepared: &'a Prepared,
     stack: &'a StackSpec,
     config: SimConfig,
+    swarm: bool,
 }
 
 impl<'a> Runner<'a> {
     /// A runner; `record` keeps every event (for timelines), `fault_scale`
     /// multiplies every fault probability.
     pub fn new(prepared: &'a Prepared, stack: &'a StackSpec, record: bool, fault_scale: f64) -> Self {
-        Self { prepared, stack, config: prepared.scenario.sim_config(record, fault_scale) }
+        Self { prepared, stack, config: prepared.scenario.sim_config(record, fault_scale), swarm: false }
+    }
+
+    /// Turns swarm mode on or off: each seed draws its fault parameters from the
+    /// scenario's `swarm` ranges (see `agentsim_worlds::swarm`).
+    pub fn with_swarm(mut self, swarm: bool) -> Self {
+        self.swarm = swarm;
+        self
+    }
+
+    /// What this seed drew in swarm mode (`name=value;...`), `None` when off.
+    pub fn swarm_values(&self, seed: u64) -> Option<String> {
+        if !self.swarm {
+            return None;
+        }
+        Some(self.prepared.swarm_draw(seed).map(|d| d.describe()).unwrap_or_default())
     }
 
     /// Runs one seed.
     pub fn run(&self, seed: u64) -> Trajectory {
-        self.prepared.run(seed, &self.config, |expert, streams| self.stack.build(expert, streams))
+        let agent = |expert, streams: &_| self.stack.build(expert, streams);
+        if self.swarm {
+            self.prepared.run_swarm(seed, &self.config, agent)
+        } else {
+            self.prepared.run(seed, &self.config, agent)
+        }
     }
 
     /// Runs every seed of `seeds` in parallel and hands the trajectories to `sink`

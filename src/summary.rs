@@ -43,6 +43,10 @@ pub struct Row {
     pub minefields: String,
     /// Trajectory digest.
     pub digest: String,
+    /// In swarm mode, the fault parameters this seed drew (`name=value;...`);
+    /// the column is absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swarm: Option<String>,
 }
 
 impl Row {
@@ -65,6 +69,7 @@ impl Row {
             fault_kinds: t.fault_kinds.iter().map(|f| f.name()).collect::<Vec<_>>().join(";"),
             minefields: t.minefields.join(";"),
             digest: t.digest.to_string(),
+            swarm: None,
         }
     }
 }

@@ -26,10 +26,12 @@ fn ron_blocks(markdown: &str) -> Vec<String> {
 fn the_scenario_and_stack_examples_in_seeds_readme_parse() {
     let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/README.md")).unwrap();
     let blocks = ron_blocks(&readme);
-    assert_eq!(blocks.len(), 3, "a scenario example, a stack example and the layer defaults");
+    assert_eq!(blocks.len(), 4, "two scenario examples, a stack example and the layer defaults");
     let scenario = agentsim_worlds::Scenario::parse(&blocks[0], "seeds/README.md").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(scenario.name, "support_desk");
-    let stack = agentsim::spec::parse_stack(&blocks[1], "seeds/README.md").unwrap_or_else(|e| panic!("{e}"));
+    let other = agentsim_worlds::Scenario::parse(&blocks[1], "seeds/README.md").unwrap_or_else(|e| panic!("{e}"));
+    assert!(!other.swarm.is_empty(), "the second example shows a swarm section");
+    let stack = agentsim::spec::parse_stack(&blocks[2], "seeds/README.md").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(stack, agentsim_agents::preset("resilient").unwrap(), "the documented defaults are the preset's");
 }
 
@@ -38,7 +40,7 @@ fn the_layer_defaults_in_seeds_readme_are_the_defaults() {
     use agentsim_agents::LayerSpec;
     let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/README.md")).unwrap();
     let blocks = ron_blocks(&readme);
-    let stack = agentsim::spec::parse_stack(&blocks[2], "seeds/README.md").unwrap_or_else(|e| panic!("{e}"));
+    let stack = agentsim::spec::parse_stack(&blocks[3], "seeds/README.md").unwrap_or_else(|e| panic!("{e}"));
     let defaults = [
         LayerSpec::Retry(Default::default()),
         LayerSpec::Timeout(Default::default()),

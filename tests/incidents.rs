@@ -179,3 +179,17 @@ fn an_imported_trace_shrinks_to_the_failures_that_matter() {
         "the lost answer is what pays twice: {kept:?}"
     );
 }
+
+#[test]
+fn a_swarm_run_records_and_replays_with_its_drawn_faults() {
+    let prepared = agentsim::property::builtin("flight_booking");
+    let stack = crate::common::preset("naive");
+    for seed in 0..5 {
+        let t = agentsim::Runner::new(&prepared, &stack, true, 1.0).with_swarm(true).run(seed);
+        let mut incident = Incident::record(&prepared, None, seed, 1.0, "naive", &stack, &t);
+        incident.swarm = true;
+        let parsed = Incident::parse(&incident.to_ron(), "memory").unwrap();
+        let replayed = parsed.replay(&parsed.prepared(), None);
+        assert_eq!(parsed.check(&parsed.prepared(), &replayed), Replay::Match, "seed {seed}");
+    }
+}

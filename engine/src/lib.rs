@@ -20,6 +20,7 @@ pub mod runtime;
 pub mod sim;
 pub mod stats;
 pub mod sweep;
+pub mod task;
 pub mod time;
 pub mod tool;
 pub mod trajectory;
@@ -32,6 +33,7 @@ pub use config::{Budgets, ModelConfig, SimConfig};
 pub use fault::{Fault, FaultRule, FaultTag, MalformedKind, Probability, Schedule};
 pub use latency::Latency;
 pub use rng::{Stream, StreamSource};
+pub use task::{DagError, MilestoneDag, Progress};
 pub use time::TimeMs;
 pub use tool::{
     CallFault, Catalog, Constraint, Drift, DriftChange, ToolConfig, ToolDef, ToolId, ToolKind, ToolSpec, TracedCall,

@@ -92,3 +92,14 @@ fn stack(spec: &str) -> Result<StackSpec, Failure> {
         }),
     }
 }
+
+/// Refuses `--swarm` for a scenario without a `swarm` section: nothing would vary.
+pub fn check_swarm(setup: &super::Setup, prepared: &Prepared) -> Result<(), Failure> {
+    if setup.swarm && prepared.scenario.swarm.is_empty() {
+        return Err(Failure::input(format!(
+            "--swarm: scenario `{}` has no `swarm` section, so nothing would vary (see seeds/README.md)",
+            setup.scenario
+        )));
+    }
+    Ok(())
+}

@@ -76,6 +76,9 @@ struct Setup {
     /// stack file (its planner is not used).
     #[arg(long)]
     layers: Option<String>,
+    /// Swarm mode: each seed draws its fault parameters from the scenario's `swarm` ranges.
+    #[arg(long)]
+    swarm: bool,
 }
 
 #[derive(Args, Debug)]
@@ -205,8 +208,10 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Sweep(args) => sweep::sweep(&args.setup, args.seeds, &args.out, args.failures),
         Command::List => {
             println!("scenarios:");
-            for (name, _) in agentsim::builtin::SCENARIOS {
-                println!("  {name}");
+            for (name, text) in agentsim::builtin::SCENARIOS {
+                // Built-ins are parsed by the tests; a description is shown when present.
+                let about = agentsim_worlds::Scenario::parse(text, name).map(|s| s.description).unwrap_or_default();
+                println!("  {name:<16} {about}");
             }
             println!("agent presets (or a stack file .ron, or cmd:COMMAND for an external agent):");
             for (name, about) in agentsim_agents::PRESETS {

@@ -16,7 +16,8 @@ use super::{Failure, Setup, load};
 pub fn run(setup: &Setup, seed: u64, record: Option<&Path>, expect: &[(String, Outcome)]) -> Result<ExitCode, Failure> {
     let prepared = load::scenario(&setup.scenario)?;
     let stack = load::agent(&setup.agent, &prepared, setup.turn_limit_ms, setup.layers.as_deref())?;
-    let runner = Runner::new(&prepared, &stack, true, setup.fault_scale);
+    load::check_swarm(setup, &prepared)?;
+    let runner = Runner::new(&prepared, &stack, true, setup.fault_scale).with_swarm(setup.swarm);
     let t = runner.run(seed);
     println!("agentsim run: scenario {}, agent {}, seed {seed}", prepared.scenario.name, setup.agent);
     print!("{}", timeline::render(&t, &prepared.catalog));
@@ -35,6 +36,7 @@ pub fn run(setup: &Setup, seed: u64, record: Option<&Path>, expect: &[(String, O
     println!("digest:  {}", t.digest);
     if let Some(path) = record {
         let mut incident = Incident::record(&prepared, None, seed, setup.fault_scale, &setup.agent, &stack, &t);
+        incident.swarm = setup.swarm;
         for (agent, outcome) in expect {
             load::agent(agent, &prepared, load::TURN_LIMIT_MS_DEFAULT, None)?;
             incident.expect.insert(agent.clone(), *outcome);

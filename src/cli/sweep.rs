@@ -23,7 +23,8 @@ pub fn sweep(setup: &Setup, seeds: Range<u64>, out: &Path, failures_per_mode: us
     let prepared = load::scenario(&setup.scenario)?;
     let stack = load::agent(&setup.agent, &prepared, setup.turn_limit_ms, setup.layers.as_deref())?;
     std::fs::create_dir_all(out).map_err(|e| io_failure(out, &e))?;
-    let runner = Runner::new(&prepared, &stack, false, setup.fault_scale);
+    load::check_swarm(setup, &prepared)?;
+    let runner = Runner::new(&prepared, &stack, false, setup.fault_scale).with_swarm(setup.swarm);
 
     let started = Instant::now();
     let csv_path = out.join("trajectories.csv");
@@ -40,8 +41,9 @@ pub fn sweep(setup: &Setup, seeds: Range<u64>, out: &Path, failures_per_mode: us
             {
                 failing.push((t.outcome, t.seed));
             }
-            csv.serialize(Row::of(&t))
-                .map_err(|e| Failure::input(format!("cannot write `{}`: {e}", csv_path.display())))
+            let mut row = Row::of(&t);
+            row.swarm = runner.swarm_values(t.seed);
+            csv.serialize(row).map_err(|e| Failure::input(format!("cannot write `{}`: {e}", csv_path.display())))
         })?;
         csv.flush().map_err(|e| io_failure(&csv_path, &e))?;
     }
@@ -87,11 +89,12 @@ fn write_failures(
     }
     let dir = out.join("failures");
     std::fs::create_dir_all(&dir).map_err(|e| io_failure(&dir, &e))?;
-    let recorder = Runner::new(prepared, stack, true, setup.fault_scale);
+    let recorder = Runner::new(prepared, stack, true, setup.fault_scale).with_swarm(setup.swarm);
     let mut written = Vec::new();
     for (outcome, seed) in failing {
         let t = recorder.run(*seed);
-        let incident = Incident::record(prepared, None, *seed, setup.fault_scale, &setup.agent, stack, &t);
+        let mut incident = Incident::record(prepared, None, *seed, setup.fault_scale, &setup.agent, stack, &t);
+        incident.swarm = setup.swarm;
         let name = format!("failures/{outcome}_seed{seed}.ron");
         write_atomic(&out.join(&name), incident.to_ron().as_bytes())?;
         written.push(name);

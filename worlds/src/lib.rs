@@ -9,7 +9,12 @@
 
 #![warn(missing_docs)]
 
+pub mod flight_booking;
+pub mod newsroom;
+mod read;
 pub mod scenario;
 pub mod support_desk;
+pub mod swarm;
+pub mod weather_dining;
 
 pub use scenario::{Prepared, Scenario, ScenarioError, WorldConfig};

@@ -6,9 +6,16 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use agentsim_engine::{Agent, Budgets, Catalog, ModelConfig, SimConfig, StreamSource, TimeMs, Trajectory};
+use agentsim_engine::{
+    Agent, Budgets, Catalog, ModelConfig, SimConfig, StreamSource, TimeMs, ToolCall, ToolError, Trajectory, Value,
+    Verdict, World, WorldCx,
+};
 
+use crate::flight_booking::{self, FlightBookingConfig};
+use crate::newsroom::{self, NewsroomConfig};
 use crate::support_desk::{self, SupportDeskConfig};
+use crate::swarm::{Swarm, SwarmDraw};
+use crate::weather_dining::{self, WeatherDiningConfig};
 
 /// A scenario as written in a file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -30,6 +37,11 @@ pub struct Scenario {
     pub model: ModelConfig,
     /// The world, its data and its tools.
     pub world: WorldConfig,
+    /// Ranges that swarm mode draws fault parameters from, per seed (optional,
+    /// empty). Left out of the canonical form when empty, so scenarios without it
+    /// keep their keys.
+    #[serde(default, skip_serializing_if = "Swarm::is_empty")]
+    pub swarm: Swarm,
 }
 
 fn default_horizon_ms() -> TimeMs {
@@ -37,10 +49,19 @@ fn default_horizon_ms() -> TimeMs {
 }
 
 /// The built-in worlds and their parameters.
+// One value per scenario, parsed once and shared by every seed: its size does not
+// matter, and boxing variants would only make scenarios harder to build in code.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum WorldConfig {
     /// Customers, orders and refunds.
     SupportDesk(SupportDeskConfig),
+    /// Fares on a random walk and a traveller with a budget.
+    FlightBooking(FlightBookingConfig),
+    /// Weather from two providers, restaurants, and a table for tonight.
+    WeatherDining(WeatherDiningConfig),
+    /// A news feed that moves, a summary and a task DAG.
+    Newsroom(NewsroomConfig),
 }
 
 /// A scenario file that could not be used: where and why.
@@ -120,19 +141,46 @@ fn locate(text: &str, needle: &str) -> (usize, usize) {
     (line, column)
 }
 
+/// The 1-based line and column of byte `offset` in `text`.
+fn position_of(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
 impl Scenario {
     /// Parses and checks a scenario; `origin` names it in errors.
     pub fn parse(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
         let scenario: Scenario = ron_options().from_str(text).map_err(|e| ron_error(text, origin, &e))?;
         let located = |field: String, value: String, message: String| {
-            let (line, column) = locate(text, &format!("\"{value}\""));
+            // Point at the quoted value (an id); for a number, at its field name.
+            let quoted = format!("\"{value}\"");
+            let needle = if text.contains(&quoted) { quoted } else { format!("{value}:") };
+            let (line, column) = locate(text, &needle);
             ScenarioError { origin: origin.to_string(), line, column, message: format!("field `{field}`: {message}") }
         };
         match &scenario.world {
             WorldConfig::SupportDesk(desk) => {
                 desk.check().map_err(|(field, value, message)| located(format!("world.{field}"), value, message))?;
             }
+            WorldConfig::Newsroom(news) => {
+                news.check().map_err(|(field, value, message)| located(format!("world.{field}"), value, message))?;
+            }
+            WorldConfig::WeatherDining(dining) => {
+                dining.check().map_err(|(field, value, message)| located(format!("world.{field}"), value, message))?;
+            }
+            WorldConfig::FlightBooking(flights) => {
+                flights.check().map_err(|(field, value, message)| located(format!("world.{field}"), value, message))?;
+            }
         }
+        scenario.swarm.check(&scenario.catalog()).map_err(|(tool, message)| {
+            // Point at the tool's name inside the swarm section.
+            let start = text.find("swarm:").unwrap_or(0);
+            let offset = text[start..].find(&format!("\"{tool}\"")).map_or(start, |o| start + o);
+            let (line, column) = position_of(text, offset);
+            ScenarioError { origin: origin.to_string(), line, column, message }
+        })?;
         if scenario.horizon_ms == 0 {
             let (line, column) = locate(text, "horizon_ms");
             return Err(ScenarioError {
@@ -149,6 +197,9 @@ impl Scenario {
     pub fn catalog(&self) -> Catalog {
         match &self.world {
             WorldConfig::SupportDesk(desk) => Catalog::new(support_desk::tools::specs(&desk.tools)),
+            WorldConfig::FlightBooking(flights) => Catalog::new(flight_booking::tools::specs(&flights.tools)),
+            WorldConfig::WeatherDining(dining) => Catalog::new(weather_dining::tools::specs(&dining.tools)),
+            WorldConfig::Newsroom(news) => Catalog::new(newsroom::tools::specs(&news.tools)),
         }
     }
 
@@ -162,17 +213,10 @@ impl Scenario {
     /// fault schedule explicit, dropping drift while shrinking).
     pub fn tool_configs_mut(&mut self) -> Vec<(&'static str, &mut agentsim_engine::ToolConfig)> {
         match &mut self.world {
-            WorldConfig::SupportDesk(desk) => {
-                let t = &mut desk.tools;
-                vec![
-                    ("lookup_order", &mut t.lookup_order),
-                    ("get_customer", &mut t.get_customer),
-                    ("issue_refund", &mut t.issue_refund),
-                    ("send_message", &mut t.send_message),
-                    ("escalate", &mut t.escalate),
-                    (agentsim_engine::tool::AUTHENTICATE, &mut t.authenticate),
-                ]
-            }
+            WorldConfig::SupportDesk(desk) => desk.tools.configs_mut(),
+            WorldConfig::FlightBooking(flights) => flights.tools.configs_mut(),
+            WorldConfig::WeatherDining(dining) => dining.tools.configs_mut(),
+            WorldConfig::Newsroom(news) => news.tools.configs_mut(),
         }
     }
 
@@ -196,6 +240,9 @@ pub struct Prepared {
     pub catalog: Catalog,
     key: [u8; 32],
     desk_ids: Option<support_desk::Ids>,
+    flight_ids: Option<flight_booking::Ids>,
+    dining_ids: Option<weather_dining::Ids>,
+    news_ids: Option<newsroom::Ids>,
 }
 
 impl Prepared {
@@ -211,7 +258,10 @@ impl Prepared {
     pub fn with_key(scenario: Scenario, key: [u8; 32]) -> Prepared {
         let catalog = scenario.catalog();
         let desk_ids = support_desk::Ids::find(&catalog);
-        Prepared { scenario, catalog, key, desk_ids }
+        let flight_ids = flight_booking::Ids::find(&catalog);
+        let dining_ids = weather_dining::Ids::find(&catalog);
+        let news_ids = newsroom::Ids::find(&catalog);
+        Prepared { scenario, catalog, key, desk_ids, flight_ids, dining_ids, news_ids }
     }
 
     /// The scenario key (see [`Scenario::key`]).
@@ -230,6 +280,15 @@ impl Prepared {
             WorldConfig::SupportDesk(_) => {
                 Box::new(support_desk::Expert::new(self.desk_ids.expect("support_desk catalog has its tools")))
             }
+            WorldConfig::FlightBooking(_) => {
+                Box::new(flight_booking::Expert::new(self.flight_ids.expect("flight_booking catalog has its tools")))
+            }
+            WorldConfig::WeatherDining(_) => {
+                Box::new(weather_dining::Expert::new(self.dining_ids.expect("weather_dining catalog has its tools")))
+            }
+            WorldConfig::Newsroom(_) => {
+                Box::new(newsroom::Expert::new(self.news_ids.expect("newsroom catalog has its tools")))
+            }
         }
     }
 
@@ -241,15 +300,103 @@ impl Prepared {
         config: &SimConfig,
         agent: impl FnOnce(Box<dyn Agent>, &StreamSource) -> Box<dyn Agent>,
     ) -> Trajectory {
+        self.run_with(seed, config, &self.catalog, None, agent)
+    }
+
+    /// This seed's swarm draw (see [`crate::swarm`]), or `None` when the scenario
+    /// has no swarm section.
+    pub fn swarm_draw(&self, seed: u64) -> Option<SwarmDraw> {
+        (!self.scenario.swarm.is_empty())
+            .then(|| self.scenario.swarm.draw(&self.catalog, &mut self.streams(seed).stream("swarm")))
+    }
+
+    /// Runs one seed in swarm mode: with the fault parameters this seed draws from
+    /// the scenario's ranges, recorded as a `swarm` note at t=0. The same as
+    /// [`Prepared::run`] for a scenario without a swarm section.
+    pub fn run_swarm(
+        &self,
+        seed: u64,
+        config: &SimConfig,
+        agent: impl FnOnce(Box<dyn Agent>, &StreamSource) -> Box<dyn Agent>,
+    ) -> Trajectory {
+        match self.swarm_draw(seed) {
+            Some(draw) => self.run_with(seed, config, &draw.catalog, Some(draw.note()), agent),
+            None => self.run(seed, config, agent),
+        }
+    }
+
+    fn run_with(
+        &self,
+        seed: u64,
+        config: &SimConfig,
+        catalog: &Catalog,
+        swarm_note: Option<Value>,
+        agent: impl FnOnce(Box<dyn Agent>, &StreamSource) -> Box<dyn Agent>,
+    ) -> Trajectory {
         let streams = self.streams(seed);
         let mut agent = agent(self.expert(), &streams);
         match &self.scenario.world {
             WorldConfig::SupportDesk(desk) => {
                 let ids = self.desk_ids.expect("support_desk catalog has its tools");
                 let world = support_desk::SupportDesk::new(desk, ids, &streams);
-                agentsim_engine::sim::run(world, &mut *agent, &self.catalog, &streams, config)
+                agentsim_engine::sim::run(Noted::new(world, swarm_note), &mut *agent, catalog, &streams, config)
+            }
+            WorldConfig::FlightBooking(flights) => {
+                let ids = self.flight_ids.expect("flight_booking catalog has its tools");
+                let world = flight_booking::FlightBooking::new(flights, ids, &streams);
+                agentsim_engine::sim::run(Noted::new(world, swarm_note), &mut *agent, catalog, &streams, config)
+            }
+            WorldConfig::WeatherDining(dining) => {
+                let ids = self.dining_ids.expect("weather_dining catalog has its tools");
+                let world = weather_dining::WeatherDining::new(dining, ids, &streams);
+                agentsim_engine::sim::run(Noted::new(world, swarm_note), &mut *agent, catalog, &streams, config)
+            }
+            WorldConfig::Newsroom(news) => {
+                let ids = self.news_ids.expect("newsroom catalog has its tools");
+                let world = newsroom::Newsroom::new(news, ids, &streams);
+                agentsim_engine::sim::run(Noted::new(world, swarm_note), &mut *agent, catalog, &streams, config)
             }
         }
+    }
+}
+
+/// A world that first records a note at t=0 (the swarm draw), then is `W`.
+struct Noted<W> {
+    world: W,
+    note: Option<Value>,
+}
+
+impl<W> Noted<W> {
+    fn new(world: W, note: Option<Value>) -> Self {
+        Noted { world, note }
+    }
+}
+
+impl<W: World> World for Noted<W> {
+    type Event = W::Event;
+
+    fn start(&mut self, cx: &mut WorldCx<'_, W::Event>) {
+        if let Some(note) = self.note.take() {
+            cx.note("swarm", note);
+        }
+        self.world.start(cx);
+    }
+
+    fn on_event(&mut self, event: W::Event, cx: &mut WorldCx<'_, W::Event>) {
+        self.world.on_event(event, cx);
+    }
+
+    fn handle(
+        &mut self,
+        call: &ToolCall,
+        as_of_ms: TimeMs,
+        cx: &mut WorldCx<'_, W::Event>,
+    ) -> Result<Value, ToolError> {
+        self.world.handle(call, as_of_ms, cx)
+    }
+
+    fn judge(&self) -> Verdict {
+        self.world.judge()
     }
 }
 

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use agentsim_engine::{Latency, ToolConfig};
+use agentsim_engine::{Latency, TimeMs, ToolConfig};
 
 /// A customer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -108,11 +108,19 @@ pub struct Personas {
     pub vague: f64,
     /// States it clearly, then switches to another item when asked to confirm.
     pub changes_mind: f64,
+    /// Clear, but leaves after `patience_ms` without a refund. Left out of the
+    /// canonical form when 0 (the default), so older scenarios keep their keys.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub impatient: f64,
+}
+
+fn is_zero(w: &f64) -> bool {
+    *w == 0.0
 }
 
 impl Default for Personas {
     fn default() -> Self {
-        Self { clear: 0.5, vague: 0.3, changes_mind: 0.2 }
+        Self { clear: 0.5, vague: 0.3, changes_mind: 0.2, impatient: 0.0 }
     }
 }
 
@@ -134,6 +142,21 @@ pub struct Tools {
     pub authenticate: ToolConfig,
 }
 
+impl Tools {
+    /// Every tool's configuration with its name, for editing a scenario (explicit
+    /// schedules, recorded traces, shrinking).
+    pub fn configs_mut(&mut self) -> Vec<(&'static str, &mut ToolConfig)> {
+        vec![
+            ("lookup_order", &mut self.lookup_order),
+            ("get_customer", &mut self.get_customer),
+            ("issue_refund", &mut self.issue_refund),
+            ("send_message", &mut self.send_message),
+            ("escalate", &mut self.escalate),
+            ("authenticate", &mut self.authenticate),
+        ]
+    }
+}
+
 /// The support_desk world's parameters.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -148,8 +171,19 @@ pub struct SupportDeskConfig {
     pub reply_ms: Latency,
     /// Time between an order's status changes.
     pub status_change_ms: Latency,
+    /// How long an impatient customer waits for the refund before leaving (left out
+    /// of the canonical form at its default, 180 s).
+    #[serde(skip_serializing_if = "is_default_patience")]
+    pub patience_ms: TimeMs,
     /// The tools.
     pub tools: Tools,
+}
+
+/// The default patience of an impatient customer.
+const PATIENCE_MS_DEFAULT: TimeMs = 180_000;
+
+fn is_default_patience(ms: &TimeMs) -> bool {
+    *ms == PATIENCE_MS_DEFAULT
 }
 
 impl Default for SupportDeskConfig {
@@ -177,6 +211,7 @@ impl Default for SupportDeskConfig {
             personas: Personas::default(),
             reply_ms: Latency::Uniform { min_ms: 4_000, max_ms: 30_000 },
             status_change_ms: Latency::Uniform { min_ms: 60_000, max_ms: 600_000 },
+            patience_ms: PATIENCE_MS_DEFAULT,
             tools: Tools::default(),
         }
     }
@@ -211,12 +246,14 @@ impl SupportDeskConfig {
             return Err(("orders".into(), "orders".into(), "at least one order is needed".into()));
         }
         let p = &self.personas;
-        for (name, w) in [("clear", p.clear), ("vague", p.vague), ("changes_mind", p.changes_mind)] {
+        let weights =
+            [("clear", p.clear), ("vague", p.vague), ("changes_mind", p.changes_mind), ("impatient", p.impatient)];
+        for (name, w) in weights {
             if !(w.is_finite() && w >= 0.0) {
                 return Err((format!("personas.{name}"), name.into(), format!("expected a weight >= 0, found {w}")));
             }
         }
-        if p.clear + p.vague + p.changes_mind <= 0.0 {
+        if p.clear + p.vague + p.changes_mind + p.impatient <= 0.0 {
             return Err(("personas".into(), "personas".into(), "at least one persona weight must be positive".into()));
         }
         Ok(())

@@ -63,6 +63,7 @@ pub struct Expert {
     needs_auth: bool,
     escalated: bool,
     escalating: bool,
+    left: bool,
 }
 
 impl Expert {
@@ -87,11 +88,16 @@ impl Expert {
             needs_auth: false,
             escalated: false,
             escalating: false,
+            left: false,
         }
     }
 
     fn hear(&mut self, content: &Value) {
         self.awaiting_user = false;
+        if content.get("left") == Some(&Value::Bool(true)) {
+            self.left = true;
+            return;
+        }
         if let Some(c) = content.get("customer_id").and_then(Value::as_str) {
             self.customer_id = Some(c.to_string());
         }
@@ -227,6 +233,9 @@ impl Expert {
         let ids = self.ids;
         if self.escalated {
             return Action::Finish(Finish::Done);
+        }
+        if self.left {
+            return Action::Finish(Finish::GaveUp { reason: "the customer left".into() });
         }
         let Some(customer) = self.customer_id.clone() else {
             return Action::Idle { wake_at_ms: None };

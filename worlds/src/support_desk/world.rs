@@ -1,7 +1,9 @@
 //! The support_desk world: orders that move on their own, refunds, and a customer
 //! who asks for one.
 
-use agentsim_engine::{Message, Stream, StreamSource, TimeMs, ToolCall, ToolError, Value, Verdict, World, WorldCx};
+use agentsim_engine::{
+    Message, MilestoneDag, Progress, Stream, StreamSource, TimeMs, ToolCall, ToolError, Value, Verdict, World, WorldCx,
+};
 
 use super::config::{OrderStatus, SupportDeskConfig};
 use super::tools::Ids;
@@ -15,6 +17,8 @@ pub enum Persona {
     Vague,
     /// Names both, then switches item when asked to confirm.
     ChangesMind,
+    /// Clear, but leaves after the patience time without a refund.
+    Impatient,
 }
 
 impl Persona {
@@ -24,6 +28,7 @@ impl Persona {
             Persona::Clear => "clear",
             Persona::Vague => "vague",
             Persona::ChangesMind => "changes_mind",
+            Persona::Impatient => "impatient",
         }
     }
 }
@@ -53,6 +58,22 @@ pub enum DeskEvent {
         /// Order index.
         order: usize,
     },
+    /// An impatient customer's patience runs out.
+    PatienceOut,
+}
+
+/// The task's milestones. The customer's confirmation is a milestone of its own but
+/// not a prerequisite of the refund: the judge checks the refund against the
+/// customer's request, whoever confirmed what.
+pub fn milestones() -> MilestoneDag {
+    MilestoneDag::new(&[
+        ("started", &[]),
+        ("order_found", &["started"]),
+        ("confirmed", &["order_found"]),
+        ("refunded", &["started"]),
+        ("customer_told", &["refunded"]),
+    ])
+    .expect("the support_desk milestones form a DAG")
 }
 
 /// One trajectory's support_desk.
@@ -74,6 +95,8 @@ pub struct SupportDesk<'c> {
     order_found: bool,
     escalated: bool,
     next_message: u32,
+    progress: Progress,
+    left_at_ms: Option<TimeMs>,
 }
 
 impl<'c> SupportDesk<'c> {
@@ -94,9 +117,12 @@ impl<'c> SupportDesk<'c> {
         let item_draw = user_rng.below(config.orders[order].items.len() as u64) as usize;
         let item = (!whole_order).then_some(item_draw);
         let p = &config.personas;
-        let persona = match user_rng.weighted(&[p.clear, p.vague, p.changes_mind]) {
+        // A zero weight draws nothing, so scenarios without impatient customers draw
+        // exactly as before.
+        let persona = match user_rng.weighted(&[p.clear, p.vague, p.changes_mind, p.impatient]) {
             Some(1) => Persona::Vague,
             Some(2) => Persona::ChangesMind,
+            Some(3) => Persona::Impatient,
             _ => Persona::Clear,
         };
         // Another item of the same customer, preferring the same order.
@@ -132,6 +158,8 @@ impl<'c> SupportDesk<'c> {
             order_found: false,
             escalated: false,
             next_message: 0,
+            progress: Progress::new(),
+            left_at_ms: None,
         }
     }
 
@@ -189,6 +217,7 @@ impl<'c> SupportDesk<'c> {
         let o = &self.config.orders[order];
         if order == self.target.order && as_of_ms == now_ms {
             self.order_found = true;
+            self.progress.reach("order_found", now_ms);
         }
         let items = o
             .items
@@ -280,6 +309,9 @@ impl<'c> SupportDesk<'c> {
             Value::map([("order_id", Value::str(order_id)), ("amount_cents", Value::Int(amount_cents))]),
         );
         let body = refund_body(&refund, order_id);
+        if order == self.target.order && amount_cents == self.amount_cents(&self.target) {
+            self.progress.reach("refunded", now_ms);
+        }
         self.refunds.push(refund);
         Ok(body)
     }
@@ -333,6 +365,7 @@ impl<'c> SupportDesk<'c> {
                     }
                 } else {
                     self.confirmed = true;
+                    self.progress.reach("confirmed", now_ms);
                     let mut content = self.request(&t);
                     content.set("confirm", Value::Bool(true));
                     Message { text: "Yes, that's right, go ahead.".into(), content }
@@ -348,6 +381,9 @@ impl<'c> SupportDesk<'c> {
             "done" => {
                 let amount = args.get("amount_cents").and_then(Value::as_int).unwrap_or(0);
                 self.told_cents.push((now_ms, amount));
+                if self.progress.has("refunded") && amount == self.amount_cents(&self.target) {
+                    self.progress.reach("customer_told", now_ms);
+                }
             }
             _ => {}
         }
@@ -396,21 +432,35 @@ impl World for SupportDesk<'_> {
                 format!("Hi, this is {} ({}). I want my money back for the {item} I bought.", c.name, c.id),
                 Value::map([("customer_id", Value::str(&c.id)), ("item", Value::str(item))]),
             ),
-            Persona::Clear | Persona::ChangesMind if t.item.is_none() => (
+            Persona::Clear | Persona::ChangesMind | Persona::Impatient if t.item.is_none() => (
                 format!("Hi, this is {} ({}). Please refund my whole order {order_id}.", c.name, c.id),
                 self.request(&t),
             ),
-            Persona::Clear | Persona::ChangesMind => (
+            Persona::Clear | Persona::ChangesMind | Persona::Impatient => (
                 format!("Hi, this is {} ({}). Please refund the {item} from order {order_id}.", c.name, c.id),
                 self.request(&t),
             ),
         };
         cx.note("persona", Value::str(self.persona.name()));
+        if self.persona == Persona::Impatient {
+            cx.schedule(self.config.patience_ms, DeskEvent::PatienceOut);
+        }
+        self.progress.reach("started", cx.now_ms);
         cx.tell_agent(0, Message { text, content });
     }
 
     fn on_event(&mut self, event: DeskEvent, cx: &mut WorldCx<'_, DeskEvent>) {
         match event {
+            DeskEvent::PatienceOut => {
+                if self.refunds.is_empty() && self.left_at_ms.is_none() {
+                    self.left_at_ms = Some(cx.now_ms);
+                    let mut content = self.request(&self.target.clone());
+                    content.set("left", Value::Bool(true));
+                    cx.note("customer_left", Value::Int(cx.now_ms as i64));
+                    let text = "Forget it, I'll dispute the charge with my bank.".to_string();
+                    cx.tell_agent(cx.now_ms, Message { text, content });
+                }
+            }
             DeskEvent::Status { order } => {
                 let current = self.status_at(order, cx.now_ms);
                 if let Some(next) = current.next() {
@@ -462,18 +512,13 @@ impl World for SupportDesk<'_> {
         let right_refund = self.refunds.iter().find(|r| r.order == t.order && r.amount_cents == want_cents);
         let told =
             right_refund.is_some_and(|r| self.told_cents.iter().any(|(at, c)| *at >= r.at_ms && *c == want_cents));
-        let success = self.refunds.len() == 1 && right_refund.is_some() && told;
-        let milestone = if told {
-            "customer_told"
-        } else if right_refund.is_some() {
-            "refunded"
-        } else if self.confirmed {
-            "confirmed"
-        } else if self.order_found {
-            "order_found"
-        } else {
-            "started"
-        };
+        let order_ok = self.progress.check(&milestones());
+        let success = self.refunds.len() == 1 && right_refund.is_some() && told && order_ok.is_ok();
+        let milestone = self.progress.last();
+        if let Some(left) = self.left_at_ms {
+            let detail = format!("the customer left after {} s without a refund", left / 1_000);
+            return Verdict { success: false, escalated: self.escalated, milestone, detail };
+        }
         let detail = if success {
             format!("refunded {want_cents} cents on {order_id} and told the customer")
         } else if self.refunds.is_empty() {
@@ -486,6 +531,8 @@ impl World for SupportDesk<'_> {
                 "refunded {} cents on {} (wanted {want_cents} cents on {order_id})",
                 r.amount_cents, self.config.orders[r.order].id
             )
+        } else if let Err(why) = order_ok {
+            format!("milestones out of order: {why}")
         } else {
             format!("refunded {want_cents} cents on {order_id} but never told the customer that amount")
         };

@@ -1,0 +1,239 @@
+//! The flight_booking section of a scenario: travellers, flights, the fare walk,
+//! personas and tools.
+
+use serde::{Deserialize, Serialize};
+
+use agentsim_engine::{Latency, TimeMs, ToolConfig};
+
+/// A traveller.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Traveller {
+    /// Traveller id, like `"T01"`.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+}
+
+/// A flight and its fare at time 0.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, try_from = "FlightUnchecked")]
+pub struct Flight {
+    /// Flight id, like `"BA117"`; unique.
+    pub id: String,
+    /// Origin airport, like `"LHR"`.
+    pub origin: String,
+    /// Destination airport.
+    pub destination: String,
+    /// Day of the flight, like `"2026-12-01"`.
+    pub date: String,
+    /// Fare at time 0, in cents; positive.
+    pub fare_cents: i64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FlightUnchecked {
+    id: String,
+    origin: String,
+    destination: String,
+    date: String,
+    fare_cents: i64,
+}
+
+impl TryFrom<FlightUnchecked> for Flight {
+    type Error = String;
+    fn try_from(f: FlightUnchecked) -> Result<Self, String> {
+        if f.fare_cents <= 0 || f.fare_cents > FARE_CENTS_MAX {
+            return Err(format!(
+                "field `fare_cents`: expected a positive fare in cents up to {FARE_CENTS_MAX}, found {}",
+                f.fare_cents
+            ));
+        }
+        Ok(Flight { id: f.id, origin: f.origin, destination: f.destination, date: f.date, fare_cents: f.fare_cents })
+    }
+}
+
+/// The largest fare or fare step a scenario may give, in cents ($10 million): far
+/// beyond any ticket, and far from overflowing a fare walk.
+pub const FARE_CENTS_MAX: i64 = 1_000_000_000;
+
+/// How often each persona is drawn (relative weights, not all zero).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Personas {
+    /// Names route, date and budget.
+    pub clear: f64,
+    /// Names the route and budget but no date; the agent must ask.
+    pub vague: f64,
+    /// Switches to another date of the same route when a fare is quoted.
+    pub changes_mind: f64,
+    /// Clear, but leaves after `patience_ms` without a booking.
+    pub impatient: f64,
+}
+
+impl Default for Personas {
+    fn default() -> Self {
+        Self { clear: 0.4, vague: 0.2, changes_mind: 0.2, impatient: 0.2 }
+    }
+}
+
+/// The tools of flight_booking and their behaviour.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct Tools {
+    /// `search_flights(origin, destination, date)`.
+    pub search_flights: ToolConfig,
+    /// `get_fare(flight_id)`.
+    pub get_fare: ToolConfig,
+    /// `book(traveller_id, flight_id, fare_cents)`.
+    pub book: ToolConfig,
+    /// `cancel(booking_id)`.
+    pub cancel: ToolConfig,
+    /// `get_bookings(traveller_id)`.
+    pub get_bookings: ToolConfig,
+    /// `send_message(traveller_id, kind, ...)`.
+    pub send_message: ToolConfig,
+    /// `escalate(traveller_id, reason)`.
+    pub escalate: ToolConfig,
+    /// `authenticate()`, the engine's session renewal.
+    pub authenticate: ToolConfig,
+}
+
+impl Tools {
+    /// Every tool's configuration with its name, for editing a scenario (explicit
+    /// schedules, recorded traces, shrinking).
+    pub fn configs_mut(&mut self) -> Vec<(&'static str, &mut ToolConfig)> {
+        vec![
+            ("search_flights", &mut self.search_flights),
+            ("get_fare", &mut self.get_fare),
+            ("book", &mut self.book),
+            ("cancel", &mut self.cancel),
+            ("get_bookings", &mut self.get_bookings),
+            ("send_message", &mut self.send_message),
+            ("escalate", &mut self.escalate),
+            ("authenticate", &mut self.authenticate),
+        ]
+    }
+}
+
+/// The flight_booking world's parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FlightBookingConfig {
+    /// Travellers.
+    pub travellers: Vec<Traveller>,
+    /// Flights.
+    pub flights: Vec<Flight>,
+    /// Time between two fare ticks; at each tick every fare takes one step.
+    pub fare_tick_ms: Latency,
+    /// Largest step of a fare at one tick, up or down, in cents.
+    pub fare_step_cents_max: i64,
+    /// Fares never walk below this, in cents.
+    pub fare_cents_min: i64,
+    /// The traveller's budget: the cheapest fare of the trip at time 0 plus this
+    /// percentage.
+    pub budget_margin_percent: u32,
+    /// A fare told to the traveller must have been the flight's fare at some time in
+    /// the last `quote_grace_ms` (the time it takes to read a fare and pass it on);
+    /// otherwise it is stale.
+    pub quote_grace_ms: TimeMs,
+    /// How long an impatient traveller waits for a booking before leaving.
+    pub patience_ms: TimeMs,
+    /// Persona weights.
+    pub personas: Personas,
+    /// How long the traveller takes to answer.
+    pub reply_ms: Latency,
+    /// The tools.
+    pub tools: Tools,
+}
+
+impl Default for FlightBookingConfig {
+    fn default() -> Self {
+        let flight = |id: &str, origin: &str, destination: &str, date: &str, fare_cents| Flight {
+            id: id.into(),
+            origin: origin.into(),
+            destination: destination.into(),
+            date: date.into(),
+            fare_cents,
+        };
+        Self {
+            travellers: vec![
+                Traveller { id: "T01".into(), name: "Ada".into() },
+                Traveller { id: "T02".into(), name: "Grace".into() },
+            ],
+            flights: vec![
+                flight("BA117", "LHR", "JFK", "2026-12-01", 45_000),
+                flight("VS003", "LHR", "JFK", "2026-12-01", 47_500),
+                flight("BA115", "LHR", "JFK", "2026-12-02", 41_000),
+                flight("AF1680", "CDG", "LIS", "2026-12-01", 12_900),
+                flight("TP433", "CDG", "LIS", "2026-12-03", 11_500),
+            ],
+            fare_tick_ms: Latency::Uniform { min_ms: 60_000, max_ms: 180_000 },
+            fare_step_cents_max: 2_500,
+            fare_cents_min: 5_000,
+            budget_margin_percent: 20,
+            quote_grace_ms: 15_000,
+            patience_ms: 150_000,
+            personas: Personas::default(),
+            reply_ms: Latency::Uniform { min_ms: 10_000, max_ms: 90_000 },
+            tools: Tools::default(),
+        }
+    }
+}
+
+impl FlightBookingConfig {
+    /// Cross-checks that serde cannot express. Returns (field path, value to point
+    /// at, message) for the first problem.
+    pub fn check(&self) -> Result<(), (String, String, String)> {
+        for (i, t) in self.travellers.iter().enumerate() {
+            if self.travellers[..i].iter().any(|o| o.id == t.id) {
+                return Err((
+                    format!("travellers[{i}].id"),
+                    t.id.clone(),
+                    format!("duplicate traveller id `{}`", t.id),
+                ));
+            }
+        }
+        if self.travellers.is_empty() {
+            return Err(("travellers".into(), "travellers".into(), "at least one traveller is needed".into()));
+        }
+        for (i, f) in self.flights.iter().enumerate() {
+            if self.flights[..i].iter().any(|o| o.id == f.id) {
+                return Err((format!("flights[{i}].id"), f.id.clone(), format!("duplicate flight id `{}`", f.id)));
+            }
+        }
+        if self.flights.is_empty() {
+            return Err(("flights".into(), "flights".into(), "at least one flight is needed".into()));
+        }
+        if !(0..=FARE_CENTS_MAX).contains(&self.fare_step_cents_max) {
+            return Err((
+                "fare_step_cents_max".into(),
+                "fare_step_cents_max".into(),
+                format!("expected a step in 0..={FARE_CENTS_MAX}, found {}", self.fare_step_cents_max),
+            ));
+        }
+        if self.fare_cents_min <= 0 || self.fare_cents_min > FARE_CENTS_MAX {
+            return Err((
+                "fare_cents_min".into(),
+                "fare_cents_min".into(),
+                format!("expected a positive fare in cents up to {FARE_CENTS_MAX}, found {}", self.fare_cents_min),
+            ));
+        }
+        if self.fare_tick_ms.max_ms() == 0 {
+            return Err(("fare_tick_ms".into(), "fare_tick_ms".into(), "fare ticks need a positive interval".into()));
+        }
+        let p = &self.personas;
+        let weights =
+            [("clear", p.clear), ("vague", p.vague), ("changes_mind", p.changes_mind), ("impatient", p.impatient)];
+        for (name, w) in weights {
+            if !(w.is_finite() && w >= 0.0) {
+                return Err((format!("personas.{name}"), name.into(), format!("expected a weight >= 0, found {w}")));
+            }
+        }
+        if weights.iter().map(|(_, w)| w).sum::<f64>() <= 0.0 {
+            return Err(("personas".into(), "personas".into(), "at least one persona weight must be positive".into()));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,434 @@
+//! The flight_booking expert: the policy that solves the task from observations
+//! alone. It is the `oracle` planner, and the noisy planner wraps it with mistakes.
+//!
+//! Like support_desk's expert it keeps what it has learnt and derives the next
+//! action from that every turn: learn the trip, search, quote a fare it read within
+//! the last minute, book at the fare the traveller confirmed, and on a 409 read the
+//! new fare and quote again. A booking whose answer was lost is checked with
+//! `get_bookings` before anything is booked again.
+//!
+//! What it does not do: check how old a search replica's data is. A search that
+//! came back a few seconds ago looks fresh, so a lagging replica (`Stale` on
+//! `search_flights`) can make it quote a fare that is gone. That is the
+//! contextual-accuracy failure the world counts as `stale_fare_told`.
+
+use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Reply, TimeMs, ToolCall, ToolId, ToolResult, Value};
+
+use super::tools::Ids;
+use crate::read::{Reader, accepted, arg_str};
+
+/// Consecutive failed calls after which the expert hands the case to a human.
+const ESCALATE_AFTER_FAILURES: u32 = 8;
+/// Refusals by the stack after which the expert hands the case to a human.
+const ESCALATE_AFTER_BLOCKS: u32 = 4;
+/// Searches that found nothing within budget before the expert hands over.
+const ESCALATE_AFTER_EMPTY_SEARCHES: u32 = 3;
+/// The longest the expert waits before retrying a failed call.
+const BACKOFF_MS_MAX: TimeMs = 30_000;
+/// How long to pause when the stack says it is looping.
+const LOOP_PAUSE_MS: TimeMs = 20_000;
+/// A fare read longer ago than this is read again before it is quoted.
+const FARE_FRESH_MS: TimeMs = 60_000;
+/// How long to wait for fares to come down when nothing fits the budget.
+const PRICE_WAIT_MS: TimeMs = 120_000;
+
+/// What the expert knows about a flight's fare.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct FareView {
+    flight_id: String,
+    date: String,
+    fare_cents: i64,
+    /// When the expert read it (its own clock).
+    read_at_ms: TimeMs,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum BookingState {
+    NotBooked,
+    /// A book call timed out: it may or may not have been applied.
+    Uncertain,
+    Booked {
+        booking_id: String,
+        flight_id: String,
+        fare_cents: i64,
+    },
+}
+
+/// The expert planner for flight_booking.
+pub struct Expert {
+    ids: Ids,
+    traveller_id: Option<String>,
+    origin: String,
+    destination: String,
+    date: Option<String>,
+    budget_cents: i64,
+    /// Fares read for the current trip, by flight.
+    fares: Vec<FareView>,
+    searched: bool,
+    empty_searches: u32,
+    /// Flights the traveller refused (over budget).
+    refused: Vec<String>,
+    quoted: Option<(String, i64)>,
+    confirmed: Option<(String, i64)>,
+    awaiting_user: bool,
+    asked: bool,
+    booking: BookingState,
+    /// Active bookings beyond the one kept, to cancel.
+    extra_bookings: Vec<String>,
+    told: bool,
+    left: bool,
+    failures: u32,
+    blocks: u32,
+    needs_auth: bool,
+    escalated: bool,
+    escalating: bool,
+}
+
+impl Expert {
+    /// A fresh expert using the tools `ids`.
+    pub fn new(ids: Ids) -> Self {
+        Self {
+            ids,
+            traveller_id: None,
+            origin: String::new(),
+            destination: String::new(),
+            date: None,
+            budget_cents: 0,
+            fares: Vec::new(),
+            searched: false,
+            empty_searches: 0,
+            refused: Vec::new(),
+            quoted: None,
+            confirmed: None,
+            awaiting_user: false,
+            asked: false,
+            booking: BookingState::NotBooked,
+            extra_bookings: Vec::new(),
+            told: false,
+            left: false,
+            failures: 0,
+            blocks: 0,
+            needs_auth: false,
+            escalated: false,
+            escalating: false,
+        }
+    }
+
+    fn hear(&mut self, content: &Value) {
+        self.awaiting_user = false;
+        if content.get("left") == Some(&Value::Bool(true)) {
+            self.left = true;
+            return;
+        }
+        if let Some(t) = content.get("traveller_id").and_then(Value::as_str) {
+            self.traveller_id = Some(t.to_string());
+        }
+        if let Some(o) = content.get("origin").and_then(Value::as_str) {
+            self.origin = o.to_string();
+        }
+        if let Some(d) = content.get("destination").and_then(Value::as_str) {
+            self.destination = d.to_string();
+        }
+        if let Some(b) = content.get("budget_cents").and_then(Value::as_int) {
+            self.budget_cents = b;
+        }
+        if let Some(d) = content.get("date").and_then(Value::as_str)
+            && self.date.as_deref() != Some(d)
+        {
+            // A new day: everything read about the old one is beside the point.
+            self.date = Some(d.to_string());
+            self.fares.clear();
+            self.searched = false;
+            self.refused.clear();
+            self.quoted = None;
+            self.confirmed = None;
+        }
+        let flight = arg_str(content, "flight_id").to_string();
+        let fare = content.get("fare_cents").and_then(Value::as_int).unwrap_or_default();
+        match content.get("confirm") {
+            Some(Value::Bool(true)) if self.quoted.as_ref() == Some(&(flight.clone(), fare)) => {
+                self.confirmed = Some((flight, fare));
+            }
+            Some(Value::Bool(false)) if content.get("over_budget").is_some() => self.refused.push(flight),
+            Some(Value::Bool(false)) => self.quoted = None,
+            _ => {}
+        }
+    }
+
+    fn backoff_ms(&self, reply: &Reply) -> TimeMs {
+        let exp = 1_000u64.saturating_mul(1 << self.failures.saturating_sub(1).min(5));
+        exp.min(BACKOFF_MS_MAX).max(reply.retry_after_ms().unwrap_or(0))
+    }
+
+    fn remember(&mut self, view: FareView) {
+        if self.date.as_deref() != Some(view.date.as_str()) {
+            return;
+        }
+        self.fares.retain(|f| f.flight_id != view.flight_id);
+        self.fares.push(view);
+    }
+
+    /// Learns from a tool result; returns how long to wait before acting again.
+    fn learn(&mut self, r: &ToolResult, cx: &AgentCx<'_>) -> Option<TimeMs> {
+        let tool = r.call.tool;
+        let Some(body) = accepted(r, cx) else {
+            return self.learn_failure(r);
+        };
+        self.failures = 0;
+        let read = Reader { cx, tool };
+        let ids = self.ids;
+        let now_ms = cx.now_ms;
+        if tool == ids.search_flights {
+            if arg_str(&r.call.args, "date") == self.date.as_deref().unwrap_or_default() {
+                self.searched = true;
+                self.fares.clear();
+                let views: Vec<FareView> = read
+                    .list(body, "flights")
+                    .iter()
+                    .map(|f| FareView {
+                        flight_id: read.str(f, "flight_id"),
+                        date: read.str(f, "date"),
+                        fare_cents: read.int(f, "fare_cents"),
+                        read_at_ms: now_ms,
+                    })
+                    .collect();
+                views.into_iter().for_each(|v| self.remember(v));
+            }
+        } else if tool == ids.get_fare {
+            let view = FareView {
+                flight_id: read.str(body, "flight_id"),
+                date: read.str(body, "date"),
+                fare_cents: read.int(body, "fare_cents"),
+                read_at_ms: now_ms,
+            };
+            self.remember(view);
+        } else if tool == ids.book {
+            self.booking = BookingState::Booked {
+                booking_id: read.str(body, "booking_id"),
+                flight_id: arg_str(&r.call.args, "flight_id").to_string(),
+                fare_cents: r.call.args.get("fare_cents").and_then(Value::as_int).unwrap_or_default(),
+            };
+        } else if tool == ids.get_bookings {
+            let active: Vec<(String, String, i64)> = read
+                .list(body, "bookings")
+                .iter()
+                .filter(|b| read.str(b, "status") == "booked")
+                .map(|b| (read.str(b, "booking_id"), read.str(b, "flight_id"), read.int(b, "fare_cents")))
+                .collect();
+            let keep = active.iter().position(|(_, f, fare)| self.confirmed.as_ref() == Some(&(f.clone(), *fare)));
+            self.booking = match keep.or((!active.is_empty()).then_some(0)) {
+                Some(k) => {
+                    let (id, flight, fare) = active[k].clone();
+                    self.extra_bookings =
+                        active.iter().enumerate().filter(|(i, _)| *i != k).map(|(_, b)| b.0.clone()).collect();
+                    BookingState::Booked { booking_id: id, flight_id: flight, fare_cents: fare }
+                }
+                None => BookingState::NotBooked,
+            };
+        } else if tool == ids.cancel {
+            let id = arg_str(&r.call.args, "booking_id");
+            self.extra_bookings.retain(|b| b != id);
+        } else if tool == ids.send_message {
+            match r.call.args.get("kind").and_then(Value::as_str) {
+                Some("quote") => {
+                    self.awaiting_user = true;
+                    self.quoted = Some((
+                        arg_str(&r.call.args, "flight_id").to_string(),
+                        r.call.args.get("fare_cents").and_then(Value::as_int).unwrap_or_default(),
+                    ));
+                }
+                Some("ask") => {
+                    self.awaiting_user = true;
+                    self.asked = true;
+                }
+                Some("done") => self.told = true,
+                _ => {}
+            }
+        } else if tool == ids.escalate {
+            self.escalated = true;
+        } else if tool == ids.authenticate {
+            self.needs_auth = false;
+        }
+        None
+    }
+
+    fn learn_failure(&mut self, r: &ToolResult) -> Option<TimeMs> {
+        self.failures += 1;
+        match &r.reply {
+            Reply::Error { status: 401, .. } => {
+                self.needs_auth = true;
+                None
+            }
+            Reply::Error { status: 409, .. } if r.call.tool == self.ids.book => {
+                // The fare moved: what we quoted is gone. Read it again and re-quote.
+                let flight = arg_str(&r.call.args, "flight_id");
+                self.fares.iter_mut().filter(|f| f.flight_id == flight).for_each(|f| f.read_at_ms = 0);
+                self.confirmed = None;
+                self.quoted = None;
+                self.failures = 0;
+                None
+            }
+            Reply::Timeout if r.call.tool == self.ids.book => {
+                // The booking may have been made before the answer was lost.
+                self.booking = BookingState::Uncertain;
+                Some(self.backoff_ms(&r.reply))
+            }
+            reply => Some(self.backoff_ms(reply)),
+        }
+    }
+
+    fn call(&self, tool: ToolId, args: Value) -> Action {
+        Action::Call(ToolCall::new(tool, args))
+    }
+
+    fn message(&self, traveller: &str, kind: &str, extra: Vec<(&str, Value)>) -> Action {
+        let mut args = Value::map([("traveller_id", Value::str(traveller)), ("kind", Value::str(kind))]);
+        for (k, v) in extra {
+            args.set(k, v);
+        }
+        self.call(self.ids.send_message, args)
+    }
+
+    fn next(&mut self, now_ms: TimeMs) -> Action {
+        let ids = self.ids;
+        if self.escalated {
+            return Action::Finish(Finish::Done);
+        }
+        if self.left {
+            return Action::Finish(Finish::GaveUp { reason: "the traveller left".into() });
+        }
+        let Some(traveller) = self.traveller_id.clone() else {
+            return Action::Idle { wake_at_ms: None };
+        };
+        if self.escalating
+            || self.failures >= ESCALATE_AFTER_FAILURES
+            || self.blocks >= ESCALATE_AFTER_BLOCKS
+            || self.empty_searches >= ESCALATE_AFTER_EMPTY_SEARCHES
+        {
+            self.escalating = true;
+            let reason = format!(
+                "could not book ({} failures, {} refusals, {} searches without a fare in budget)",
+                self.failures, self.blocks, self.empty_searches
+            );
+            return self.call(
+                ids.escalate,
+                Value::map([("traveller_id", Value::str(&traveller)), ("reason", Value::Str(reason))]),
+            );
+        }
+        if self.needs_auth {
+            return self.call(ids.authenticate, Value::map::<&str>([]));
+        }
+        if let Some(extra) = self.extra_bookings.first() {
+            return self.call(ids.cancel, Value::map([("booking_id", Value::str(extra))]));
+        }
+        match self.booking.clone() {
+            BookingState::Uncertain => {
+                return self.call(ids.get_bookings, Value::map([("traveller_id", Value::str(&traveller))]));
+            }
+            BookingState::Booked { booking_id, flight_id, fare_cents } => {
+                if self.told {
+                    return Action::Finish(Finish::Done);
+                }
+                return self.message(
+                    &traveller,
+                    "done",
+                    vec![
+                        ("booking_id", Value::Str(booking_id)),
+                        ("flight_id", Value::Str(flight_id)),
+                        ("fare_cents", Value::Int(fare_cents)),
+                    ],
+                );
+            }
+            BookingState::NotBooked => {}
+        }
+        if self.awaiting_user {
+            return Action::Idle { wake_at_ms: None };
+        }
+        let Some(date) = self.date.clone() else {
+            if self.asked {
+                return Action::Idle { wake_at_ms: None };
+            }
+            return self.message(&traveller, "ask", Vec::new());
+        };
+        if let Some((flight, fare)) = self.confirmed.clone() {
+            return self.call(
+                ids.book,
+                Value::map([
+                    ("traveller_id", Value::str(&traveller)),
+                    ("flight_id", Value::Str(flight)),
+                    ("fare_cents", Value::Int(fare)),
+                ]),
+            );
+        }
+        if !self.searched {
+            return self.call(
+                ids.search_flights,
+                Value::map([
+                    ("origin", Value::str(&self.origin)),
+                    ("destination", Value::str(&self.destination)),
+                    ("date", Value::Str(date)),
+                ]),
+            );
+        }
+        let candidate = self
+            .fares
+            .iter()
+            .filter(|f| !self.refused.contains(&f.flight_id) && f.fare_cents > 0)
+            .min_by_key(|f| (f.fare_cents, f.flight_id.clone()))
+            .cloned();
+        let Some(best) = candidate else {
+            // Nothing to offer (or all refused): wait for the fares to move, then search again.
+            self.empty_searches += 1;
+            self.searched = false;
+            self.refused.clear();
+            return Action::Idle { wake_at_ms: Some(now_ms + PRICE_WAIT_MS) };
+        };
+        if now_ms.saturating_sub(best.read_at_ms) > FARE_FRESH_MS {
+            return self.call(ids.get_fare, Value::map([("flight_id", Value::str(&best.flight_id))]));
+        }
+        if best.fare_cents > self.budget_cents {
+            self.empty_searches += 1;
+            self.searched = false;
+            return Action::Idle { wake_at_ms: Some(now_ms + PRICE_WAIT_MS) };
+        }
+        self.message(
+            &traveller,
+            "quote",
+            vec![("flight_id", Value::Str(best.flight_id)), ("fare_cents", Value::Int(best.fare_cents))],
+        )
+    }
+}
+
+impl Agent for Expert {
+    fn step(&mut self, input: Input, cx: &mut AgentCx<'_>) -> Action {
+        cx.read(&input);
+        // Waking from its own backoff carries out the decision taken when it chose to
+        // wait ("wait, then retry"): no new model call.
+        if input != Input::Wake {
+            cx.begin_turn();
+        }
+        let wait_ms = match &input {
+            Input::User(message) => {
+                self.hear(&message.content);
+                None
+            }
+            Input::Tool(result) => self.learn(result, cx),
+            Input::Blocked { call, layer, .. } => {
+                self.blocks += 1;
+                if call.tool == self.ids.book {
+                    // What we knew about the fare led to a refused booking: read it again.
+                    let flight = arg_str(&call.args, "flight_id");
+                    self.fares.iter_mut().filter(|f| f.flight_id == flight).for_each(|f| f.read_at_ms = 0);
+                    self.confirmed = None;
+                    self.quoted = None;
+                }
+                (*layer == "loop_detector").then_some(LOOP_PAUSE_MS)
+            }
+            Input::Wake => None,
+        };
+        match wait_ms {
+            Some(ms) => Action::Idle { wake_at_ms: Some(cx.now_ms + ms) },
+            None => self.next(cx.now_ms),
+        }
+    }
+}

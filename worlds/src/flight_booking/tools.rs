@@ -1,0 +1,130 @@
+//! The flight_booking tools as a service documents them.
+
+use agentsim_engine::{Constraint, ToolDef, ToolId, ToolKind, ToolSpec, ValueKind};
+
+use super::config::Tools;
+
+/// Tool ids of flight_booking in a catalog.
+#[derive(Clone, Copy, Debug)]
+pub struct Ids {
+    /// `search_flights`
+    pub search_flights: ToolId,
+    /// `get_fare`
+    pub get_fare: ToolId,
+    /// `book`
+    pub book: ToolId,
+    /// `cancel`
+    pub cancel: ToolId,
+    /// `get_bookings`
+    pub get_bookings: ToolId,
+    /// `send_message`
+    pub send_message: ToolId,
+    /// `escalate`
+    pub escalate: ToolId,
+    /// `authenticate`
+    pub authenticate: ToolId,
+}
+
+impl Ids {
+    /// Finds the tools in `catalog`; `None` if one is missing.
+    pub fn find(catalog: &agentsim_engine::Catalog) -> Option<Ids> {
+        Some(Ids {
+            search_flights: catalog.id("search_flights")?,
+            get_fare: catalog.id("get_fare")?,
+            book: catalog.id("book")?,
+            cancel: catalog.id("cancel")?,
+            get_bookings: catalog.id("get_bookings")?,
+            send_message: catalog.id("send_message")?,
+            escalate: catalog.id("escalate")?,
+            authenticate: catalog.id(agentsim_engine::tool::AUTHENTICATE)?,
+        })
+    }
+}
+
+/// The tools with their documentation and the scenario's configuration.
+pub fn specs(tools: &Tools) -> Vec<ToolSpec> {
+    use ValueKind::{Int, List, Str};
+    let defs = [
+        (
+            ToolDef::new(
+                "search_flights",
+                ToolKind::Read,
+                "Flights on a route and day with their current fares (served from a replica that can lag).",
+            )
+            .arg("origin", Str, true)
+            .arg("destination", Str, true)
+            .arg("date", Str, true)
+            .field("flights", List),
+            &tools.search_flights,
+        ),
+        (
+            ToolDef::new("get_fare", ToolKind::Read, "The current fare of one flight.")
+                .id_arg("flight_id")
+                .field("flight_id", Str)
+                .field("date", Str)
+                .field("fare_cents", Int),
+            &tools.get_fare,
+        ),
+        (
+            ToolDef::new(
+                "book",
+                ToolKind::Write,
+                "Books a flight at the quoted fare. Answers 409 \"fare changed\" when `fare_cents` is not the \
+                 current fare. Not idempotent unless an idempotency key is sent.",
+            )
+            .id_arg("traveller_id")
+            .id_arg("flight_id")
+            .arg("fare_cents", Int, true)
+            .field("booking_id", Str)
+            .field("flight_id", Str)
+            .field("fare_cents", Int)
+            .field("status", Str)
+            .constraint(Constraint::Positive { arg: "fare_cents".into() }),
+            &tools.book,
+        ),
+        (
+            ToolDef::new("cancel", ToolKind::Write, "Cancels a booking.")
+                .id_arg("booking_id")
+                .field("booking_id", Str)
+                .field("status", Str),
+            &tools.cancel,
+        ),
+        (
+            ToolDef::new("get_bookings", ToolKind::Read, "A traveller's bookings, active and cancelled.")
+                .id_arg("traveller_id")
+                .field("bookings", List),
+            &tools.get_bookings,
+        ),
+        (
+            ToolDef::new(
+                "send_message",
+                ToolKind::Write,
+                "Sends the traveller a message: kind `quote` (a flight and its fare, asking to confirm), \
+                 `done` (the booking and its fare), `ask` (asks for the date) or `info`.",
+            )
+            .id_arg("traveller_id")
+            .arg("kind", Str, true)
+            .arg("flight_id", Str, false)
+            .arg("fare_cents", Int, false)
+            .arg("booking_id", Str, false)
+            .field("message_id", Str)
+            .field("status", Str),
+            &tools.send_message,
+        ),
+        (
+            ToolDef::new("escalate", ToolKind::Write, "Hands the conversation to a human agent.")
+                .id_arg("traveller_id")
+                .arg("reason", Str, false)
+                .field("ticket_id", Str),
+            &tools.escalate,
+        ),
+    ];
+    let mut specs: Vec<ToolSpec> =
+        defs.into_iter().map(|(def, config)| ToolSpec { def, config: config.clone() }).collect();
+    specs.push(ToolSpec {
+        def: ToolDef::new(agentsim_engine::tool::AUTHENTICATE, ToolKind::Read, "Renews the session token after a 401.")
+            .field("token", Str),
+        config: tools.authenticate.clone(),
+    });
+    specs
+}

@@ -1,0 +1,176 @@
+//! The newsroom section of a scenario: editors, the feed process, personas, tools.
+
+use serde::{Deserialize, Serialize};
+
+use agentsim_engine::{Latency, Probability, TimeMs, ToolConfig};
+
+/// An editor who asks for summaries.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Editor {
+    /// Editor id, like `"E01"`.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+}
+
+/// How often each persona is drawn (relative weights, not all zero).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Personas {
+    /// Says how many stories.
+    pub clear: f64,
+    /// Asks for "the latest news"; says how many when asked.
+    pub vague: f64,
+    /// Clear, but leaves after `patience_ms` without a summary.
+    pub impatient: f64,
+}
+
+impl Default for Personas {
+    fn default() -> Self {
+        Self { clear: 0.6, vague: 0.2, impatient: 0.2 }
+    }
+}
+
+/// The tools of newsroom and their behaviour.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct Tools {
+    /// `latest_news(limit)`.
+    pub latest_news: ToolConfig,
+    /// `get_story(story_id)`.
+    pub get_story: ToolConfig,
+    /// `create_task(key, kind, story_id, depends_on)`.
+    pub create_task: ToolConfig,
+    /// `list_tasks()`.
+    pub list_tasks: ToolConfig,
+    /// `send_summary(editor_id, stories, stale)`.
+    pub send_summary: ToolConfig,
+    /// `send_message(editor_id, kind)`.
+    pub send_message: ToolConfig,
+    /// `escalate(editor_id, reason)`.
+    pub escalate: ToolConfig,
+    /// `authenticate()`, the engine's session renewal.
+    pub authenticate: ToolConfig,
+}
+
+impl Tools {
+    /// Every tool's configuration with its name, for editing a scenario (explicit
+    /// schedules, recorded traces, shrinking).
+    pub fn configs_mut(&mut self) -> Vec<(&'static str, &mut ToolConfig)> {
+        vec![
+            ("latest_news", &mut self.latest_news),
+            ("get_story", &mut self.get_story),
+            ("create_task", &mut self.create_task),
+            ("list_tasks", &mut self.list_tasks),
+            ("send_summary", &mut self.send_summary),
+            ("send_message", &mut self.send_message),
+            ("escalate", &mut self.escalate),
+            ("authenticate", &mut self.authenticate),
+        ]
+    }
+}
+
+/// The newsroom world's parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NewsroomConfig {
+    /// Editors.
+    pub editors: Vec<Editor>,
+    /// Story titles, drawn for each story (at least one).
+    pub topics: Vec<String>,
+    /// Stories already in the feed at time 0.
+    pub initial_stories: u32,
+    /// Time between two story arrivals.
+    pub arrival_ms: Latency,
+    /// Chance that a story (initial or new) is corrected later.
+    pub correction_probability: Probability,
+    /// Time from a story's arrival (or time 0) to its correction.
+    pub correction_delay_ms: Latency,
+    /// Smallest number of stories asked for.
+    pub summary_size_min: u32,
+    /// Largest number of stories asked for (at most `initial_stories`).
+    pub summary_size_max: u32,
+    /// How long an impatient editor waits for the summary.
+    pub patience_ms: TimeMs,
+    /// Persona weights.
+    pub personas: Personas,
+    /// How long the editor takes to answer.
+    pub reply_ms: Latency,
+    /// The tools.
+    pub tools: Tools,
+}
+
+impl Default for NewsroomConfig {
+    fn default() -> Self {
+        Self {
+            editors: vec![Editor { id: "E01".into(), name: "Nellie".into() }],
+            topics: ["election results", "storm warning", "market close", "transit strike", "cup final"]
+                .iter()
+                .map(|t| t.to_string())
+                .collect(),
+            initial_stories: 6,
+            arrival_ms: Latency::Uniform { min_ms: 20_000, max_ms: 120_000 },
+            correction_probability: Probability::try_from(0.3).expect("0.3 is a probability"),
+            correction_delay_ms: Latency::Uniform { min_ms: 10_000, max_ms: 180_000 },
+            summary_size_min: 2,
+            summary_size_max: 4,
+            patience_ms: 180_000,
+            personas: Personas::default(),
+            reply_ms: Latency::Uniform { min_ms: 4_000, max_ms: 30_000 },
+            tools: Tools::default(),
+        }
+    }
+}
+
+impl NewsroomConfig {
+    /// Cross-checks that serde cannot express. Returns (field path, value to point
+    /// at, message) for the first problem.
+    pub fn check(&self) -> Result<(), (String, String, String)> {
+        for (i, e) in self.editors.iter().enumerate() {
+            if self.editors[..i].iter().any(|o| o.id == e.id) {
+                return Err((format!("editors[{i}].id"), e.id.clone(), format!("duplicate editor id `{}`", e.id)));
+            }
+        }
+        if self.editors.is_empty() {
+            return Err(("editors".into(), "editors".into(), "at least one editor is needed".into()));
+        }
+        if self.topics.is_empty() {
+            return Err(("topics".into(), "topics".into(), "at least one topic is needed".into()));
+        }
+        if self.summary_size_min == 0
+            || self.summary_size_max < self.summary_size_min
+            || self.summary_size_max > self.initial_stories
+        {
+            return Err((
+                "summary_size_max".into(),
+                "summary_size_max".into(),
+                format!(
+                    "expected 1 <= summary_size_min <= summary_size_max <= initial_stories, found {}..={} with {} stories",
+                    self.summary_size_min, self.summary_size_max, self.initial_stories
+                ),
+            ));
+        }
+        if self.initial_stories > 1_000 {
+            return Err((
+                "initial_stories".into(),
+                "initial_stories".into(),
+                format!("expected at most 1000 stories, found {}", self.initial_stories),
+            ));
+        }
+        if self.arrival_ms.max_ms() == 0 {
+            return Err(("arrival_ms".into(), "arrival_ms".into(), "arrivals need a positive interval".into()));
+        }
+        let p = &self.personas;
+        let weights = [("clear", p.clear), ("vague", p.vague), ("impatient", p.impatient)];
+        for (name, w) in weights {
+            if !(w.is_finite() && w >= 0.0) {
+                return Err((format!("personas.{name}"), name.into(), format!("expected a weight >= 0, found {w}")));
+            }
+        }
+        if weights.iter().map(|(_, w)| w).sum::<f64>() <= 0.0 {
+            return Err(("personas".into(), "personas".into(), "at least one persona weight must be positive".into()));
+        }
+        Ok(())
+    }
+}

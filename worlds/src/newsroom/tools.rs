@@ -1,0 +1,128 @@
+//! The newsroom tools as a service documents them.
+
+use agentsim_engine::{ToolDef, ToolId, ToolKind, ToolSpec, ValueKind};
+
+use super::config::Tools;
+
+/// Tool ids of newsroom in a catalog.
+#[derive(Clone, Copy, Debug)]
+pub struct Ids {
+    /// `latest_news`
+    pub latest_news: ToolId,
+    /// `get_story`
+    pub get_story: ToolId,
+    /// `create_task`
+    pub create_task: ToolId,
+    /// `list_tasks`
+    pub list_tasks: ToolId,
+    /// `send_summary`
+    pub send_summary: ToolId,
+    /// `send_message`
+    pub send_message: ToolId,
+    /// `escalate`
+    pub escalate: ToolId,
+    /// `authenticate`
+    pub authenticate: ToolId,
+}
+
+impl Ids {
+    /// Finds the tools in `catalog`; `None` if one is missing.
+    pub fn find(catalog: &agentsim_engine::Catalog) -> Option<Ids> {
+        Some(Ids {
+            latest_news: catalog.id("latest_news")?,
+            get_story: catalog.id("get_story")?,
+            create_task: catalog.id("create_task")?,
+            list_tasks: catalog.id("list_tasks")?,
+            send_summary: catalog.id("send_summary")?,
+            send_message: catalog.id("send_message")?,
+            escalate: catalog.id("escalate")?,
+            authenticate: catalog.id(agentsim_engine::tool::AUTHENTICATE)?,
+        })
+    }
+}
+
+/// The tools with their documentation and the scenario's configuration.
+pub fn specs(tools: &Tools) -> Vec<ToolSpec> {
+    use ValueKind::{Bool, Int, List, Str};
+    let defs = [
+        (
+            ToolDef::new(
+                "latest_news",
+                ToolKind::Read,
+                "The newest stories, newest first, with their versions, and `generated_at_ms`, when the feed \
+                 was built (a lagging replica serves an old feed).",
+            )
+            .arg("limit", Int, true)
+            .field("stories", List)
+            .field("generated_at_ms", Int),
+            &tools.latest_news,
+        ),
+        (
+            ToolDef::new("get_story", ToolKind::Read, "One story at its current version (corrections included).")
+                .id_arg("story_id")
+                .field("story_id", Str)
+                .field("version", Int)
+                .field("title", Str),
+            &tools.get_story,
+        ),
+        (
+            ToolDef::new(
+                "create_task",
+                ToolKind::Write,
+                "Creates a task `kind` (`check`, `summarise` or `publish`) under a client-chosen `key`, \
+                 depending on the tasks keyed in `depends_on`. The service accepts keys not created yet; \
+                 create prerequisites first.",
+            )
+            .arg("key", Str, true)
+            .arg("kind", Str, true)
+            .arg("story_id", Str, false)
+            .arg("depends_on", List, false)
+            .field("task_id", Str)
+            .field("key", Str),
+            &tools.create_task,
+        ),
+        (
+            ToolDef::new("list_tasks", ToolKind::Read, "The tasks created so far, oldest first.").field("tasks", List),
+            &tools.list_tasks,
+        ),
+        (
+            ToolDef::new(
+                "send_summary",
+                ToolKind::Write,
+                "Sends the editor the summary: `stories` as a list of {story_id, version}, and `stale: true` \
+                 when it may be built from stale data.",
+            )
+            .id_arg("editor_id")
+            .arg("stories", List, true)
+            .arg("stale", Bool, false)
+            .field("summary_id", Str),
+            &tools.send_summary,
+        ),
+        (
+            ToolDef::new(
+                "send_message",
+                ToolKind::Write,
+                "Sends the editor a message: kind `ask` (how many stories) or `info`.",
+            )
+            .id_arg("editor_id")
+            .arg("kind", Str, true)
+            .field("message_id", Str),
+            &tools.send_message,
+        ),
+        (
+            ToolDef::new("escalate", ToolKind::Write, "Hands the request to a human.")
+                .id_arg("editor_id")
+                .arg("reason", Str, false)
+                .field("ticket_id", Str),
+            &tools.escalate,
+        ),
+    ];
+    let mut specs: Vec<ToolSpec> =
+        defs.into_iter().map(|(def, config)| ToolSpec { def, config: config.clone() }).collect();
+    specs.push(ToolSpec {
+        def: ToolDef::new(agentsim_engine::tool::AUTHENTICATE, ToolKind::Read, "Renews the session token after a 401.")
+            .field("token", Str),
+        config: tools.authenticate.clone(),
+    });
+    specs
+}

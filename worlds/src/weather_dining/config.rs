@@ -1,0 +1,221 @@
+//! The weather_dining section of a scenario: customers, restaurants, the weather
+//! process, personas and tools.
+
+use serde::{Deserialize, Serialize};
+
+use agentsim_engine::{Latency, Probability, TimeMs, ToolConfig};
+
+/// A customer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Customer {
+    /// Customer id, like `"C01"`.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+}
+
+/// A restaurant and its tables for tonight.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Restaurant {
+    /// Restaurant id, like `"R01"`; unique.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// The city it is in.
+    pub city: String,
+    /// Seats indoors (the largest party it can seat inside).
+    #[serde(default)]
+    pub indoor_seats: u32,
+    /// Seats outdoors.
+    #[serde(default)]
+    pub outdoor_seats: u32,
+}
+
+/// How often each persona is drawn (relative weights, not all zero).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Personas {
+    /// Names city and party size.
+    pub clear: f64,
+    /// Names the city only; the party size when asked.
+    pub vague: f64,
+    /// Clear, but leaves after `patience_ms` without a table.
+    pub impatient: f64,
+}
+
+impl Default for Personas {
+    fn default() -> Self {
+        Self { clear: 0.6, vague: 0.2, impatient: 0.2 }
+    }
+}
+
+/// The tools of weather_dining and their behaviour.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct Tools {
+    /// `get_weather(city)`, the primary provider.
+    pub get_weather: ToolConfig,
+    /// `get_weather_backup(city)`, the second provider.
+    pub get_weather_backup: ToolConfig,
+    /// `find_restaurants(city, party_size, seating)`.
+    pub find_restaurants: ToolConfig,
+    /// `reserve(customer_id, restaurant_id, party_size, seating)`.
+    pub reserve: ToolConfig,
+    /// `get_reservations(customer_id)`.
+    pub get_reservations: ToolConfig,
+    /// `send_message(customer_id, kind, ...)`.
+    pub send_message: ToolConfig,
+    /// `escalate(customer_id, reason)`.
+    pub escalate: ToolConfig,
+    /// `authenticate()`, the engine's session renewal.
+    pub authenticate: ToolConfig,
+}
+
+impl Tools {
+    /// Every tool's configuration with its name, for editing a scenario (explicit
+    /// schedules, recorded traces, shrinking).
+    pub fn configs_mut(&mut self) -> Vec<(&'static str, &mut ToolConfig)> {
+        vec![
+            ("get_weather", &mut self.get_weather),
+            ("get_weather_backup", &mut self.get_weather_backup),
+            ("find_restaurants", &mut self.find_restaurants),
+            ("reserve", &mut self.reserve),
+            ("get_reservations", &mut self.get_reservations),
+            ("send_message", &mut self.send_message),
+            ("escalate", &mut self.escalate),
+            ("authenticate", &mut self.authenticate),
+        ]
+    }
+}
+
+/// The weather_dining world's parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WeatherDiningConfig {
+    /// Customers.
+    pub customers: Vec<Customer>,
+    /// Restaurants.
+    pub restaurants: Vec<Restaurant>,
+    /// Chance that it rains, drawn per city at time 0 and at every weather change.
+    pub rain_probability: Probability,
+    /// Time between two weather changes (per city).
+    pub weather_change_ms: Latency,
+    /// Smallest and largest party, drawn uniformly.
+    pub party_size_min: u32,
+    /// Largest party.
+    pub party_size_max: u32,
+    /// How long an impatient customer waits for a table before leaving.
+    pub patience_ms: TimeMs,
+    /// Persona weights.
+    pub personas: Personas,
+    /// How long the customer takes to answer.
+    pub reply_ms: Latency,
+    /// The tools.
+    pub tools: Tools,
+}
+
+impl Default for WeatherDiningConfig {
+    fn default() -> Self {
+        let r = |id: &str, name: &str, city: &str, indoor_seats, outdoor_seats| Restaurant {
+            id: id.into(),
+            name: name.into(),
+            city: city.into(),
+            indoor_seats,
+            outdoor_seats,
+        };
+        Self {
+            customers: vec![
+                Customer { id: "C01".into(), name: "Ada".into() },
+                Customer { id: "C02".into(), name: "Grace".into() },
+            ],
+            restaurants: vec![
+                r("R01", "Terrazza", "Lisbon", 6, 8),
+                r("R02", "Casa Azul", "Lisbon", 10, 0),
+                r("R03", "Le Jardin", "Paris", 4, 6),
+                r("R04", "Bistro Nord", "Paris", 8, 0),
+            ],
+            rain_probability: Probability::try_from(0.4).expect("0.4 is a probability"),
+            weather_change_ms: Latency::Uniform { min_ms: 300_000, max_ms: 1_200_000 },
+            party_size_min: 2,
+            party_size_max: 6,
+            patience_ms: 180_000,
+            personas: Personas::default(),
+            reply_ms: Latency::Uniform { min_ms: 4_000, max_ms: 30_000 },
+            tools: Tools::default(),
+        }
+    }
+}
+
+impl WeatherDiningConfig {
+    /// Cross-checks that serde cannot express. Returns (field path, value to point
+    /// at, message) for the first problem.
+    pub fn check(&self) -> Result<(), (String, String, String)> {
+        for (i, c) in self.customers.iter().enumerate() {
+            if self.customers[..i].iter().any(|o| o.id == c.id) {
+                return Err((format!("customers[{i}].id"), c.id.clone(), format!("duplicate customer id `{}`", c.id)));
+            }
+        }
+        if self.customers.is_empty() {
+            return Err(("customers".into(), "customers".into(), "at least one customer is needed".into()));
+        }
+        for (i, r) in self.restaurants.iter().enumerate() {
+            if self.restaurants[..i].iter().any(|o| o.id == r.id) {
+                return Err((
+                    format!("restaurants[{i}].id"),
+                    r.id.clone(),
+                    format!("duplicate restaurant id `{}`", r.id),
+                ));
+            }
+        }
+        if self.party_size_min == 0 || self.party_size_max < self.party_size_min {
+            return Err((
+                "party_size_max".into(),
+                "party_size_max".into(),
+                format!(
+                    "expected 1 <= party_size_min <= party_size_max, found {}..={}",
+                    self.party_size_min, self.party_size_max
+                ),
+            ));
+        }
+        // Every city must seat the largest party both inside and outside, or a seed
+        // could draw a task that cannot be done whatever the weather.
+        for r in &self.restaurants {
+            let city = &r.city;
+            let fits = |outdoor: bool| {
+                self.restaurants.iter().any(|o| {
+                    o.city == *city && (if outdoor { o.outdoor_seats } else { o.indoor_seats }) >= self.party_size_max
+                })
+            };
+            if !fits(false) || !fits(true) {
+                return Err((
+                    "restaurants".into(),
+                    city.clone(),
+                    format!("city `{city}` cannot seat a party of {} both indoors and outdoors", self.party_size_max),
+                ));
+            }
+        }
+        if self.restaurants.is_empty() {
+            return Err(("restaurants".into(), "restaurants".into(), "at least one restaurant is needed".into()));
+        }
+        if self.weather_change_ms.max_ms() == 0 {
+            return Err((
+                "weather_change_ms".into(),
+                "weather_change_ms".into(),
+                "weather changes need a positive interval".into(),
+            ));
+        }
+        let p = &self.personas;
+        let weights = [("clear", p.clear), ("vague", p.vague), ("impatient", p.impatient)];
+        for (name, w) in weights {
+            if !(w.is_finite() && w >= 0.0) {
+                return Err((format!("personas.{name}"), name.into(), format!("expected a weight >= 0, found {w}")));
+            }
+        }
+        if weights.iter().map(|(_, w)| w).sum::<f64>() <= 0.0 {
+            return Err(("personas".into(), "personas".into(), "at least one persona weight must be positive".into()));
+        }
+        Ok(())
+    }
+}

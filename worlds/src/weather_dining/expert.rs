@@ -1,0 +1,312 @@
+//! The weather_dining expert: the policy that solves the task from observations
+//! alone. It is the `oracle` planner, and the noisy planner wraps it with mistakes.
+//!
+//! Read the weather, find a table with the seating the weather allows, reserve,
+//! tell the customer. Under a burst of 503s from the primary weather provider it
+//! backs off and switches to the other provider:
+//! waiting or switching always works here, declaring the task impossible never
+//! does. A reservation whose answer was lost is checked with `get_reservations`
+//! before anything is reserved again.
+
+use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Reply, TimeMs, ToolCall, ToolId, ToolResult, Value};
+
+use super::tools::Ids;
+use crate::read::{Reader, accepted, arg_str};
+
+/// Consecutive failed calls after which the expert hands the case to a human.
+const ESCALATE_AFTER_FAILURES: u32 = 8;
+/// Refusals by the stack after which the expert hands the case to a human.
+const ESCALATE_AFTER_BLOCKS: u32 = 4;
+/// Failures in a row of one weather provider before trying the other. One: a
+/// planner behind a retry layer only sees a failure after the retries, so the
+/// provider has already failed several times.
+const SWITCH_PROVIDER_AFTER: u32 = 1;
+/// The longest the expert waits before retrying a failed call.
+const BACKOFF_MS_MAX: TimeMs = 30_000;
+/// How long to pause when the stack says it is looping.
+const LOOP_PAUSE_MS: TimeMs = 20_000;
+/// A weather reading older than this is read again before reserving.
+const WEATHER_FRESH_MS: TimeMs = 60_000;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum ReservationState {
+    None,
+    /// A reserve call timed out: it may or may not have been applied.
+    Uncertain,
+    Reserved(String),
+}
+
+/// The expert planner for weather_dining.
+pub struct Expert {
+    ids: Ids,
+    customer_id: Option<String>,
+    city: String,
+    party_size: Option<i64>,
+    /// (raining, read at).
+    weather: Option<(bool, TimeMs)>,
+    use_backup: bool,
+    provider_failures: u32,
+    /// Restaurants found for (outdoor, ids).
+    found: Option<(bool, Vec<String>)>,
+    reservation: ReservationState,
+    told: bool,
+    left: bool,
+    asked: bool,
+    awaiting_user: bool,
+    failures: u32,
+    blocks: u32,
+    needs_auth: bool,
+    escalated: bool,
+    escalating: bool,
+}
+
+impl Expert {
+    /// A fresh expert using the tools `ids`.
+    pub fn new(ids: Ids) -> Self {
+        Self {
+            ids,
+            customer_id: None,
+            city: String::new(),
+            party_size: None,
+            weather: None,
+            use_backup: false,
+            provider_failures: 0,
+            found: None,
+            reservation: ReservationState::None,
+            told: false,
+            left: false,
+            asked: false,
+            awaiting_user: false,
+            failures: 0,
+            blocks: 0,
+            needs_auth: false,
+            escalated: false,
+            escalating: false,
+        }
+    }
+
+    fn hear(&mut self, content: &Value) {
+        self.awaiting_user = false;
+        if content.get("left") == Some(&Value::Bool(true)) {
+            self.left = true;
+            return;
+        }
+        if let Some(c) = content.get("customer_id").and_then(Value::as_str) {
+            self.customer_id = Some(c.to_string());
+        }
+        if let Some(c) = content.get("city").and_then(Value::as_str) {
+            self.city = c.to_string();
+        }
+        if let Some(n) = content.get("party_size").and_then(Value::as_int) {
+            self.party_size = Some(n);
+        }
+    }
+
+    fn backoff_ms(&self, reply: &Reply) -> TimeMs {
+        let exp = 1_000u64.saturating_mul(1 << self.failures.saturating_sub(1).min(5));
+        exp.min(BACKOFF_MS_MAX).max(reply.retry_after_ms().unwrap_or(0))
+    }
+
+    fn is_weather(&self, tool: ToolId) -> bool {
+        tool == self.ids.get_weather || tool == self.ids.get_weather_backup
+    }
+
+    /// Learns from a tool result; returns how long to wait before acting again.
+    fn learn(&mut self, r: &ToolResult, cx: &AgentCx<'_>) -> Option<TimeMs> {
+        let tool = r.call.tool;
+        let Some(body) = accepted(r, cx) else {
+            return self.learn_failure(r);
+        };
+        self.failures = 0;
+        let read = Reader { cx, tool };
+        let ids = self.ids;
+        if self.is_weather(tool) {
+            self.provider_failures = 0;
+            let raining = read.str(body, "condition") == "rain";
+            if self.weather.is_some_and(|(was, _)| was != raining) {
+                // The weather turned: tables found for the old weather are beside the point.
+                self.found = None;
+            }
+            self.weather = Some((raining, cx.now_ms));
+        } else if tool == ids.find_restaurants {
+            let outdoor = arg_str(&r.call.args, "seating") == "outdoor";
+            let list = read.list(body, "restaurants").iter().map(|x| read.str(x, "restaurant_id")).collect();
+            self.found = Some((outdoor, list));
+        } else if tool == ids.reserve {
+            self.reservation = ReservationState::Reserved(read.str(body, "reservation_id"));
+        } else if tool == ids.get_reservations {
+            let ids_found: Vec<String> =
+                read.list(body, "reservations").iter().map(|x| read.str(x, "reservation_id")).collect();
+            self.reservation = match ids_found.first() {
+                Some(id) => ReservationState::Reserved(id.clone()),
+                None => ReservationState::None,
+            };
+        } else if tool == ids.send_message {
+            match r.call.args.get("kind").and_then(Value::as_str) {
+                Some("ask") => {
+                    self.awaiting_user = true;
+                    self.asked = true;
+                }
+                Some("done") => self.told = true,
+                _ => {}
+            }
+        } else if tool == ids.escalate {
+            self.escalated = true;
+        } else if tool == ids.authenticate {
+            self.needs_auth = false;
+        }
+        None
+    }
+
+    fn learn_failure(&mut self, r: &ToolResult) -> Option<TimeMs> {
+        self.failures += 1;
+        if self.is_weather(r.call.tool) {
+            self.provider_failures += 1;
+            if self.provider_failures >= SWITCH_PROVIDER_AFTER {
+                // This provider is in trouble: ask the other one.
+                self.use_backup = !self.use_backup;
+                self.provider_failures = 0;
+            }
+        }
+        match &r.reply {
+            Reply::Error { status: 401, .. } => {
+                self.needs_auth = true;
+                None
+            }
+            Reply::Error { status: 409, .. } if r.call.tool == self.ids.reserve => {
+                // That table is gone: look again.
+                self.found = None;
+                None
+            }
+            Reply::Timeout if r.call.tool == self.ids.reserve => {
+                self.reservation = ReservationState::Uncertain;
+                Some(self.backoff_ms(&r.reply))
+            }
+            reply => Some(self.backoff_ms(reply)),
+        }
+    }
+
+    fn call(&self, tool: ToolId, args: Value) -> Action {
+        Action::Call(ToolCall::new(tool, args))
+    }
+
+    fn next(&mut self, now_ms: TimeMs) -> Action {
+        let ids = self.ids;
+        if self.escalated {
+            return Action::Finish(Finish::Done);
+        }
+        if self.left {
+            return Action::Finish(Finish::GaveUp { reason: "the customer left".into() });
+        }
+        let Some(customer) = self.customer_id.clone() else {
+            return Action::Idle { wake_at_ms: None };
+        };
+        if self.escalating || self.failures >= ESCALATE_AFTER_FAILURES || self.blocks >= ESCALATE_AFTER_BLOCKS {
+            self.escalating = true;
+            let reason = format!("could not reserve ({} failures, {} refusals)", self.failures, self.blocks);
+            return self.call(
+                ids.escalate,
+                Value::map([("customer_id", Value::Str(customer)), ("reason", Value::Str(reason))]),
+            );
+        }
+        if self.needs_auth {
+            return self.call(ids.authenticate, Value::map::<&str>([]));
+        }
+        match self.reservation.clone() {
+            ReservationState::Reserved(id) if !self.told => {
+                return self.call(
+                    ids.send_message,
+                    Value::map([
+                        ("customer_id", Value::Str(customer)),
+                        ("kind", Value::str("done")),
+                        ("reservation_id", Value::Str(id)),
+                    ]),
+                );
+            }
+            ReservationState::Reserved(_) => return Action::Finish(Finish::Done),
+            ReservationState::Uncertain => {
+                return self.call(ids.get_reservations, Value::map([("customer_id", Value::Str(customer))]));
+            }
+            ReservationState::None => {}
+        }
+        if self.awaiting_user {
+            return Action::Idle { wake_at_ms: None };
+        }
+        let Some(party) = self.party_size else {
+            if self.asked {
+                return Action::Idle { wake_at_ms: None };
+            }
+            return self.call(
+                ids.send_message,
+                Value::map([("customer_id", Value::Str(customer)), ("kind", Value::str("ask"))]),
+            );
+        };
+        let fresh = self.weather.filter(|(_, at)| now_ms.saturating_sub(*at) <= WEATHER_FRESH_MS);
+        let Some((raining, _)) = fresh else {
+            let provider = if self.use_backup { ids.get_weather_backup } else { ids.get_weather };
+            return self.call(provider, Value::map([("city", Value::str(&self.city))]));
+        };
+        let outdoor = !raining;
+        let seating = if outdoor { "outdoor" } else { "indoor" };
+        match &self.found {
+            Some((o, list)) if *o == outdoor => match list.first() {
+                Some(restaurant) => self.call(
+                    ids.reserve,
+                    Value::map([
+                        ("customer_id", Value::Str(customer)),
+                        ("restaurant_id", Value::str(restaurant)),
+                        ("party_size", Value::Int(party)),
+                        ("seating", Value::str(seating)),
+                    ]),
+                ),
+                None => {
+                    self.escalating = true;
+                    self.next(now_ms)
+                }
+            },
+            _ => self.call(
+                ids.find_restaurants,
+                Value::map([
+                    ("city", Value::str(&self.city)),
+                    ("party_size", Value::Int(party)),
+                    ("seating", Value::str(seating)),
+                ]),
+            ),
+        }
+    }
+}
+
+impl Agent for Expert {
+    fn step(&mut self, input: Input, cx: &mut AgentCx<'_>) -> Action {
+        cx.read(&input);
+        // Waking from its own backoff carries out the decision taken when it chose to
+        // wait ("wait, then retry"): no new model call.
+        if input != Input::Wake {
+            cx.begin_turn();
+        }
+        let wait_ms = match &input {
+            Input::User(message) => {
+                self.hear(&message.content);
+                None
+            }
+            Input::Tool(result) => self.learn(result, cx),
+            Input::Blocked { call, layer, .. } => {
+                self.blocks += 1;
+                if call.tool == self.ids.reserve {
+                    self.found = None;
+                }
+                if self.is_weather(call.tool) {
+                    // Repeating the same provider is what got blocked: ask the other one.
+                    self.use_backup = call.tool == self.ids.get_weather;
+                    self.provider_failures = 0;
+                }
+                (*layer == "loop_detector").then_some(LOOP_PAUSE_MS)
+            }
+            Input::Wake => None,
+        };
+        match wait_ms {
+            Some(ms) => Action::Idle { wake_at_ms: Some(cx.now_ms + ms) },
+            None => self.next(cx.now_ms),
+        }
+    }
+}
