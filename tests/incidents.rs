@@ -128,14 +128,17 @@ fn an_imported_trace_reproduces_its_recorded_failures_in_order() {
     assert_eq!((trace.records, trace.failures), (9, 5));
     let traced = agentsim_worlds::Prepared::new(agentsim::trace::apply(&prepared.scenario, &trace));
     let stack = crate::common::preset("naive");
-    let t = agentsim::Runner::new(&traced, &stack, true, 1.0).run(2);
+    let t = agentsim::Runner::new(&traced, &stack, true, 1.0).run(1);
     let lookup = traced.catalog.id("lookup_order").unwrap();
     let refund = traced.catalog.id("issue_refund").unwrap();
     let faults_of = |tool| -> Vec<_> {
         t.realised_faults.iter().filter(|f| f.tool == tool).map(|f| (f.call, f.fault.clone())).collect()
     };
     let storm: Vec<u64> = faults_of(lookup).iter().map(|(call, _)| *call).collect();
-    assert_eq!(storm, [1, 2, 3, 4], "the 503 storm hits the first four lookups");
+    // The storm hits the first four lookups, the fifth went through as recorded;
+    // later calls fall back to the scenario's fault model.
+    assert_eq!(storm[..4], [1, 2, 3, 4], "{storm:?}");
+    assert!(!storm.contains(&5), "the recorded success stays a success: {storm:?}");
     assert_eq!(
         faults_of(refund).first().map(|(c, f)| (*c, f.clone())),
         Some((1, agentsim_engine::Fault::CommitThenTimeout))

@@ -49,8 +49,9 @@
 //! malformed (off-schema or unparseable) and the planner checks it. A malformed body
 //! the planner trusted is, to the planner, a success: it goes to the expert with the
 //! lens's `validate` off for the rest of the step, and it ends a failure streak.
-//! Any input other than a failed result (a success, a user message, a timer, a
-//! layer's `Blocked`) also resets the count of failures in a row.
+//! A success, a user message or a layer's `Blocked` also resets the count of
+//! failures in a row; a timer does not (waiting between failures is still a
+//! streak of failures).
 //!
 //! ## Tokens and cost
 //!
@@ -334,7 +335,11 @@ impl Agent for NoisyPlanner {
                     self.stuck = None;
                 }
             }
-            Input::User(_) | Input::Blocked { .. } | Input::Wake => {
+            // A timer is no evidence that anything works again: waiting between
+            // failures keeps the streak (that is how a planner that backs off still
+            // ends up declaring the task impossible).
+            Input::Wake => self.stuck = None,
+            Input::User(_) | Input::Blocked { .. } => {
                 self.failures_in_row = 0;
                 self.stuck = None;
             }

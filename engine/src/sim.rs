@@ -276,6 +276,11 @@ impl<'a, E> Sim<'a, E> {
                 None
             }
             Action::Idle { wake_at_ms } => {
+                // A user message that queued while the agent was busy arrived before
+                // now: it goes first, ahead of a timer that is due now.
+                if !self.inbox.is_empty() {
+                    self.queue.push(self.now_ms, Ev::Flush);
+                }
                 let token = wake_at_ms.map(|at| {
                     let token = self.new_token();
                     self.queue.push(at.max(self.now_ms), Ev::Wake(token));
@@ -283,9 +288,6 @@ impl<'a, E> Sim<'a, E> {
                 });
                 self.state = AgentState::Idle(token);
                 self.recorder.record(self.now_ms, EventKind::Wait { until_ms: wake_at_ms });
-                if !self.inbox.is_empty() {
-                    self.queue.push(self.now_ms, Ev::Flush);
-                }
                 None
             }
             Action::Finish(finish) => {
