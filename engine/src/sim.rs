@@ -310,6 +310,9 @@ impl<'a, E> Sim<'a, E> {
             self.repeat_run = 0;
             self.last_failed = None;
         }
+        if served.fault.is_none() && (400..500).contains(&served.reply.status()) {
+            self.metrics.rejected_calls += 1;
+        }
         if let Some(tag) = served.fault {
             self.metrics.faults_seen += 1;
             if let Err(i) = self.fault_kinds.binary_search(&tag) {

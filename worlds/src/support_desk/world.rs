@@ -489,6 +489,11 @@ impl World for SupportDesk<'_> {
         } else {
             format!("refunded {want_cents} cents on {order_id} but never told the customer that amount")
         };
-        Verdict { success, escalated: self.escalated, milestone, detail }
+        // Contextual accuracy: each amount the customer was told must be what the
+        // requested order had actually been refunded at that moment.
+        let told_accurately = (!self.told_cents.is_empty()).then(|| {
+            self.told_cents.iter().all(|(at, cents)| *cents > 0 && self.refunded_cents(t.order, *at) == *cents)
+        });
+        Verdict { success, escalated: self.escalated, milestone, detail, told_accurately }
     }
 }
