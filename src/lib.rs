@@ -9,9 +9,13 @@
 #![warn(missing_docs)]
 
 pub mod builtin;
+pub mod compare;
+pub mod gate;
+pub mod report;
 pub mod runner;
 pub mod spec;
 pub mod summary;
+pub mod surface;
 pub mod timeline;
 
 pub use runner::Runner;

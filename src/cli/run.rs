@@ -10,7 +10,7 @@ use super::{Failure, Setup, load};
 pub fn run(setup: &Setup, seed: u64) -> Result<ExitCode, Failure> {
     let prepared = load::scenario(&setup.scenario)?;
     let stack = load::agent(&setup.agent, &prepared)?;
-    let runner = Runner::new(&prepared, &stack, true, setup.fault_scale);
+    let runner = Runner::new(&prepared, &stack, true, setup.fault_scale.single("run")?);
     let t = runner.run(seed);
     println!("agentsim run: scenario {}, agent {}, seed {seed}", prepared.scenario.name, setup.agent);
     print!("{}", timeline::render(&t, &prepared.catalog));

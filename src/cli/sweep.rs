@@ -1,6 +1,5 @@
 //! `agentsim sweep`: many seeds in parallel, results in seed order.
 
-use std::ops::Range;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -8,48 +7,139 @@ use std::time::Instant;
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 
 use agentsim::summary::{Summary, usd};
+use agentsim::surface::{Surface, SurfacePoint, scale_dir};
 use agentsim::{Row, Runner, SummaryBuilder};
+use agentsim_agents::StackSpec;
 use agentsim_engine::stats::Rate;
+use agentsim_worlds::Prepared;
 
 use super::output::{AtomicFile, io_failure, write_atomic};
-use super::{Failure, Setup, load};
+use super::progress::Progress;
+use super::{Failure, SweepArgs, load};
 
-/// Runs the sweep, writes `trajectories.csv` and `summary.json`, prints the table.
-pub fn sweep(setup: &Setup, seeds: Range<u64>, out: &Path) -> Result<ExitCode, Failure> {
+/// Runs the sweep (one per fault scale), writes `trajectories.csv` and
+/// `summary.json` (and `surface.json` for several scales), prints the table.
+pub fn sweep(args: &SweepArgs) -> Result<ExitCode, Failure> {
+    let setup = &args.setup;
     let prepared = load::scenario(&setup.scenario)?;
     let stack = load::agent(&setup.agent, &prepared)?;
+    let out = &args.out;
+    if let [scale] = setup.fault_scale.0.as_slice() {
+        let summary = sweep_one(&prepared, &stack, args, *scale, out)?;
+        print_table(&summary);
+        println!("wrote {}/trajectories.csv and {}/summary.json", out.display(), out.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut points = Vec::new();
+    for scale in &setup.fault_scale.0 {
+        let summary = sweep_one(&prepared, &stack, args, *scale, &out.join(scale_dir(*scale)))?;
+        points.push(SurfacePoint::of(&summary));
+    }
+    let surface = Surface {
+        scenario: prepared.scenario.name.clone(),
+        agent: setup.agent.clone(),
+        seed_start: args.seeds.start,
+        seed_end: args.seeds.end,
+        trials: args.trials,
+        points,
+    };
+    let json = serde_json::to_string_pretty(&surface).expect("a surface is plain data") + "\n";
+    write_atomic(&out.join("surface.json"), json.as_bytes())?;
+    print_surface(&surface);
+    println!("wrote {}/surface.json and one directory per scale", out.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One sweep at one fault scale into `out`; returns its summary.
+fn sweep_one(
+    prepared: &Prepared,
+    stack: &StackSpec,
+    args: &SweepArgs,
+    fault_scale: f64,
+    out: &Path,
+) -> Result<Summary, Failure> {
+    let (seeds, trials) = (args.seeds.clone(), args.trials);
     std::fs::create_dir_all(out).map_err(|e| io_failure(out, &e))?;
-    let runner = Runner::new(&prepared, &stack, false, setup.fault_scale);
+    let runner = Runner::new(prepared, stack, false, fault_scale);
 
     let started = Instant::now();
     let csv_path = out.join("trajectories.csv");
     let mut csv_file = AtomicFile::create(&csv_path)?;
-    let mut builder = SummaryBuilder::new();
+    let mut builder = SummaryBuilder::with_trials(trials);
+    let total = (seeds.end - seeds.start).saturating_mul(u64::from(trials));
+    let mut progress = Progress::new(format!("scale {fault_scale}"), total, args.quiet);
     {
-        let mut csv = csv::Writer::from_writer(csv_file.writer());
-        runner.sweep(seeds.clone(), |t| {
+        let csv_error = |e: csv::Error| Failure::input(format!("cannot write `{}`: {e}", csv_path.display()));
+        // With trials the rows gain a `trial` column after `seed`; the rows are
+        // written without the writer's own header so the column can be inserted.
+        let mut csv = csv::WriterBuilder::new().has_headers(trials == 1).from_writer(csv_file.writer());
+        let mut first = true;
+        runner.sweep_trials(seeds.clone(), trials, |trial, t| {
             builder.add(&t);
-            csv.serialize(Row::of(&t))
-                .map_err(|e| Failure::input(format!("cannot write `{}`: {e}", csv_path.display())))
+            progress.advance(1);
+            if trials == 1 {
+                csv.serialize(Row::of(&t)).map_err(csv_error)
+            } else {
+                for (i, mut record) in row_records(&Row::of(&t), first)?.into_iter().enumerate() {
+                    let is_header = first && i == 0;
+                    record.insert(1, if is_header { "trial".to_string() } else { trial.to_string() });
+                    csv.write_record(&record).map_err(csv_error)?;
+                }
+                first = false;
+                Ok(())
+            }
         })?;
         csv.flush().map_err(|e| io_failure(&csv_path, &e))?;
     }
-    let summary = builder.finish(&prepared.scenario.name, &setup.agent, seeds.clone(), setup.fault_scale);
+    progress.finish();
+    let summary = builder.finish(&prepared.scenario.name, &args.setup.agent, seeds, fault_scale);
     let json = serde_json::to_string_pretty(&summary).expect("a summary is plain data") + "\n";
     // The summary is renamed into place last: its presence marks a complete sweep.
     csv_file.commit()?;
     write_atomic(&out.join("summary.json"), json.as_bytes())?;
     let elapsed = started.elapsed();
-
-    print_table(&summary);
-    println!("wrote {}/trajectories.csv and {}/summary.json", out.display(), out.display());
     eprintln!(
         "{} trajectories in {:.2} s ({:.0} per second)",
         summary.trajectories,
         elapsed.as_secs_f64(),
         summary.trajectories as f64 / elapsed.as_secs_f64().max(1e-9)
     );
-    Ok(ExitCode::SUCCESS)
+    Ok(summary)
+}
+
+/// The CSV records of one row as the csv writer would write them: the header
+/// (when `header`) and the row.
+fn row_records(row: &Row, header: bool) -> Result<Vec<Vec<String>>, Failure> {
+    let encode = |e: &dyn std::fmt::Display| Failure::input(format!("cannot encode a row: {e}"));
+    let mut w = csv::WriterBuilder::new().has_headers(header).from_writer(Vec::new());
+    w.serialize(row).map_err(|e| encode(&e))?;
+    let bytes = w.into_inner().map_err(|e| encode(&e))?;
+    let mut reader = csv::ReaderBuilder::new().has_headers(false).from_reader(bytes.as_slice());
+    reader.records().map(|r| r.map(|r| r.iter().map(str::to_string).collect()).map_err(|e| encode(&e))).collect()
+}
+
+fn print_surface(s: &Surface) {
+    println!(
+        "reliability surface {} x {}: seeds {}..{} per scale{}",
+        s.scenario,
+        s.agent,
+        s.seed_start,
+        s.seed_end,
+        if s.trials > 1 { format!(", {} trials each", s.trials) } else { String::new() }
+    );
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED).set_header(vec![
+        "fault scale",
+        "completion",
+        "95% interval",
+        "recovery",
+        "violations",
+    ]);
+    for p in &s.points {
+        let (value, interval) = pct(&p.completion);
+        table.add_row(vec![format!("{}", p.fault_scale), value, interval, pct(&p.recovery).0, pct(&p.violation).0]);
+    }
+    println!("{table}");
 }
 
 fn pct(r: &Rate) -> (String, String) {

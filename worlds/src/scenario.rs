@@ -216,7 +216,20 @@ impl Prepared {
         config: &SimConfig,
         agent: impl FnOnce(Box<dyn Agent>, &StreamSource) -> Box<dyn Agent>,
     ) -> Trajectory {
-        let streams = self.streams(seed);
+        self.run_trial(seed, 0, config, agent)
+    }
+
+    /// Runs the `trial`-th independent attempt at one seed (for pass^k): the same
+    /// world, user and tool streams as trial 0, different agent streams (see
+    /// [`StreamSource::with_trial`]). Trial 0 is exactly [`Prepared::run`].
+    pub fn run_trial(
+        &self,
+        seed: u64,
+        trial: u32,
+        config: &SimConfig,
+        agent: impl FnOnce(Box<dyn Agent>, &StreamSource) -> Box<dyn Agent>,
+    ) -> Trajectory {
+        let streams = self.streams(seed).with_trial(trial);
         let mut agent = agent(self.expert(), &streams);
         match &self.scenario.world {
             WorldConfig::SupportDesk(desk) => {
