@@ -6,4 +6,6 @@ mod cli;
 mod common;
 mod determinism;
 mod docs;
+mod reliability;
 mod stacks;
+mod validation;
