@@ -316,10 +316,14 @@ fn the_report_is_self_contained_deterministic_and_shows_the_summary_numbers() {
     }
     // Every rate and spread in summary.json appears in the report exactly as written there.
     for sweep in ["resilient", "naive"] {
-        let summary = json(&dir.path().join("1").join(sweep).join("summary.json"));
+        let path = dir.path().join("1").join(sweep).join("summary.json");
+        let file_text = String::from_utf8(read(&path)).unwrap();
+        let summary = json(&path);
         for key in ["completion", "recovery", "violation", "contextual_accuracy", "tool_fidelity"] {
             for field in ["count", "n", "rate", "lo", "hi"] {
                 let value = summary[key][field].to_string();
+                // The value as the file writes it, not only as a parser reads it back.
+                assert!(file_text.contains(&format!("\"{field}\": {value}")), "{key}.{field} {value} not in the file");
                 assert!(
                     html.contains(&format!("<td>{value}</td>")),
                     "{sweep} {key}.{field} = {value} not in the report"

@@ -70,7 +70,7 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
         let json = serde_json::to_string_pretty(&comparison).expect("a comparison is plain data") + "\n";
         write_atomic(&out.join("compare.json"), json.as_bytes())?;
     }
-    print!("{}", render(&comparison, args.show));
+    print!("{}", render(&comparison, &args.scenario, args.show));
     if let Some(out) = &args.out {
         println!("wrote {}/compare.json", out.display());
     }
@@ -85,8 +85,9 @@ fn points(d: &Difference) -> String {
     format!("[{:+.2}, {:+.2}] pp, width {:.2} pp", 100.0 * d.lo, 100.0 * d.hi, 100.0 * d.width())
 }
 
-/// The comparison as the terminal shows it.
-pub fn render(c: &Comparison, show: usize) -> String {
+/// The comparison as the terminal shows it; `scenario` is the spec as given, for
+/// the commands that reproduce a seed.
+pub fn render(c: &Comparison, scenario: &str, show: usize) -> String {
     let p = &c.pairs;
     let mut out = String::new();
     let mut line = |s: String| {
@@ -135,7 +136,7 @@ pub fn render(c: &Comparison, show: usize) -> String {
             let (who, spec) = if d.is_regression() { ("candidate", &c.candidate) } else { ("baseline", &c.baseline) };
             line(format!(
                 "  seed {:<8} baseline {:<16} candidate {:<16} ({who} fails: agentsim run {} --agent {spec} --seed {})",
-                d.seed, d.baseline, d.candidate, c.scenario, d.seed
+                d.seed, d.baseline, d.candidate, scenario, d.seed
             ));
         }
         if c.disagreements.len() > show {

@@ -43,7 +43,9 @@ impl Progress {
             return;
         }
         let now = Instant::now();
-        if self.last_drawn.is_none_or(|at| now.duration_since(at) >= REDRAW_EVERY) || self.done >= self.total {
+        // The first draw waits one interval too, so the rate and ETA mean something.
+        let since = self.last_drawn.unwrap_or(self.started);
+        if now.duration_since(since) >= REDRAW_EVERY || (self.done >= self.total && self.last_drawn.is_some()) {
             self.last_drawn = Some(now);
             self.draw(now);
         }

@@ -67,7 +67,8 @@ fn sweep_one(
     let mut csv_file = AtomicFile::create(&csv_path)?;
     let mut builder = SummaryBuilder::with_trials(trials);
     let total = (seeds.end - seeds.start).saturating_mul(u64::from(trials));
-    let mut progress = Progress::new(format!("scale {fault_scale}"), total, args.quiet);
+    let label = if args.setup.fault_scale.0.len() > 1 { format!("scale {fault_scale}") } else { "sweep".to_string() };
+    let mut progress = Progress::new(label, total, args.quiet);
     {
         let csv_error = |e: csv::Error| Failure::input(format!("cannot write `{}`: {e}", csv_path.display()));
         // With trials the rows gain a `trial` column after `seed`; the rows are
@@ -156,9 +157,20 @@ fn print_table(s: &Summary) {
     );
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED).set_header(vec!["metric", "value", "95% interval"]);
-    for (name, rate) in [("completion", &s.completion), ("recovery", &s.recovery), ("violations", &s.violation)] {
+    for (name, rate) in [
+        ("completion", &s.completion),
+        ("recovery", &s.recovery),
+        ("violations", &s.violation),
+        ("contextual accuracy", &s.contextual_accuracy),
+        ("tool fidelity", &s.tool_fidelity),
+    ] {
         let (value, interval) = pct(rate);
         table.add_row(vec![name.to_string(), value, interval]);
+    }
+    if let Some(p) = &s.pass_k {
+        let values: Vec<String> = p.values.iter().map(|(k, v)| format!("k={k} {:.1}%", 100.0 * v)).collect();
+        let (_, interval) = pct(&p.all_trials);
+        table.add_row(vec![format!("pass^k ({} trials)", p.trials), values.join("  "), interval]);
     }
     let spread = |name: &str, p50: String, p90: String, p99: String| {
         vec![name.to_string(), format!("p50 {p50}  p90 {p90}  p99 {p99}"), String::new()]
