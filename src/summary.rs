@@ -347,7 +347,9 @@ impl SummaryBuilder {
             entry.1 += u64::from(t.outcome.is_safe_end());
         }
         self.tokens.push(t.metrics.tokens());
-        self.count_trial(t.seed, t.outcome == Outcome::Success);
+        if self.pass_k.is_some() {
+            self.count_trial(t.seed, t.outcome == Outcome::Success);
+        }
     }
 
     /// The summary of everything added.

@@ -47,6 +47,34 @@ fn the_default_sweep_is_unchanged_by_the_new_metrics() {
 }
 
 #[test]
+fn the_progress_bar_shows_on_a_terminal_only_and_not_with_quiet() {
+    let dir = tempfile::tempdir().unwrap();
+    // Piped stderr: silent.
+    let output = run_ok(dir.path(), &["sweep", "--seeds", "0..4000", "--out", "piped"], &[], 0);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains('\r') && !stderr.contains("ETA"), "{stderr}");
+    // A terminal: `script` (util-linux) gives the command a pseudo-terminal.
+    let script = Path::new("/usr/bin/script");
+    if !script.is_file() {
+        assert!(std::env::var_os("CI").is_none(), "CI is set but /usr/bin/script (util-linux) is missing");
+        eprintln!("SKIPPED the terminal half: /usr/bin/script is not installed");
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_agentsim");
+    let on_terminal = |extra: &str| {
+        let command = format!("{bin} sweep --seeds 0..16000 --out tty {extra} > /dev/null");
+        let output =
+            Command::new(script).current_dir(dir.path()).args(["-qec", &command, "/dev/null"]).output().unwrap();
+        assert!(output.status.success(), "{}", text(&output));
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let shown = on_terminal("");
+    assert!(shown.contains("ETA") && shown.contains("/s"), "no progress bar on a terminal: {shown}");
+    let quiet = on_terminal("--quiet");
+    assert!(!quiet.contains("ETA"), "--quiet still drew a bar: {quiet}");
+}
+
+#[test]
 fn trials_add_pass_k_and_keep_trial_0_equal_to_the_plain_sweep() {
     let dir = tempfile::tempdir().unwrap();
     let mut outputs = Vec::new();
