@@ -170,14 +170,24 @@ fn a_burst_window_against_a_fixed_backoff_succeeds_as_the_geometry_says() {
     assert!(!estimate.contains(0.4), "{estimate:?}");
 }
 
+/// The exact coverage of the Wilson 95% interval for `n` trials at rate `p`: the
+/// binomial probability of the counts whose interval contains `p`.
+fn exact_wilson_coverage(n: u64, p: f64) -> f64 {
+    let ln_choose = |k: u64| -> f64 { (0..k).map(|i| ((n - i) as f64).ln() - ((i + 1) as f64).ln()).sum() };
+    (0..=n)
+        .filter(|&k| Rate::wilson(k, n).contains(p))
+        .map(|k| (ln_choose(k) + k as f64 * p.ln() + (n - k) as f64 * (1.0 - p).ln()).exp())
+        .sum()
+}
+
 #[test]
 fn wilson_95_covers_the_true_rate_in_about_95_percent_of_repeated_sweeps() {
-    // 400 independent sweeps (different scenario keys) of 150 seeds each, with a
+    // 500 independent sweeps (different scenario keys) of 200 seeds each, with a
     // true success rate of 1 - 0.5^2 = 0.75.
     let truth = 0.75;
     let catalog = catalog(error_503(), Schedule::Always, 0.5);
     let config = config(Latency::Fixed { ms: 0 });
-    let (sweeps, seeds) = (400u32, 150u64);
+    let (sweeps, seeds) = (500u32, 200u64);
     let mut covered = 0;
     for sweep in 0..sweeps {
         let mut key = [0u8; 32];
@@ -189,7 +199,74 @@ fn wilson_95_covers_the_true_rate_in_about_95_percent_of_repeated_sweeps() {
         covered += u32::from(Rate::wilson(hits, seeds).contains(truth));
     }
     let coverage = f64::from(covered) / f64::from(sweeps);
-    // Binomial noise over 400 sweeps is about +-1.1 points; Wilson's own
-    // coverage at n = 150 wanders around 95% by about a point.
-    assert!((0.92..=0.975).contains(&coverage), "coverage {coverage} ({covered} of {sweeps})");
+    // Wilson's exact coverage at this n and p is 95.9%; the sweeps must agree with it
+    // within three standard errors (about 2.7 points over 500 sweeps), and so lie
+    // near the nominal 95%.
+    let exact = exact_wilson_coverage(seeds, truth);
+    let se = (exact * (1.0 - exact) / f64::from(sweeps)).sqrt();
+    assert!((exact - 0.959).abs() < 0.001, "exact coverage {exact}");
+    assert!((coverage - exact).abs() <= 3.0 * se, "coverage {coverage} ({covered} of {sweeps}), exact {exact}");
+    assert!((0.92..=0.98).contains(&coverage), "coverage {coverage}");
+}
+
+/// Draws `n` pairs (baseline, candidate) with the given cell probabilities
+/// (both succeed, only the baseline, only the candidate; the rest neither).
+fn draw_pairs(stream: &mut agentsim_engine::Stream, n: u64, cells: [f64; 3]) -> agentsim_engine::paired::PairCounts {
+    let mut counts = agentsim_engine::paired::PairCounts::default();
+    for _ in 0..n {
+        let u = stream.unit();
+        let (b, c) = if u < cells[0] {
+            (true, true)
+        } else if u < cells[0] + cells[1] {
+            (true, false)
+        } else if u < cells[0] + cells[1] + cells[2] {
+            (false, true)
+        } else {
+            (false, false)
+        };
+        counts.add(b, c);
+    }
+    counts
+}
+
+#[test]
+fn the_paired_interval_covers_the_true_difference_in_about_95_percent_of_comparisons() {
+    // Correlated stacks: both succeed 80%, only the baseline 3%, only the
+    // candidate 7%, neither 10%; the true difference is +4 points.
+    let cells = [0.80, 0.03, 0.07];
+    let truth = cells[2] - cells[1];
+    let reps = 1_000u64;
+    let mut stream = StreamSource::new([21; 32], 0).stream("pairs");
+    let (mut covered, mut narrower) = (0u64, 0u64);
+    for _ in 0..reps {
+        let counts = draw_pairs(&mut stream, 300, cells);
+        let paired = agentsim_engine::paired::newcombe_paired(&counts);
+        let unpaired = agentsim_engine::paired::newcombe_unpaired(
+            &Rate::wilson(counts.candidate_successes(), counts.n()),
+            &Rate::wilson(counts.baseline_successes(), counts.n()),
+        );
+        covered += u64::from(paired.contains(truth));
+        narrower += u64::from(paired.width() < unpaired.width());
+    }
+    let coverage = covered as f64 / reps as f64;
+    assert!((0.93..=0.975).contains(&coverage), "paired coverage {coverage}");
+    // With positively correlated outcomes, pairing narrows the interval nearly always.
+    assert!(narrower as f64 / reps as f64 > 0.95, "narrower in only {narrower} of {reps}");
+}
+
+#[test]
+fn mcnemar_exact_rejects_a_true_null_at_most_about_5_percent_of_the_time() {
+    // The stacks differ on 10% of seeds, each direction equally likely.
+    let cells = [0.7, 0.05, 0.05];
+    let reps = 2_000u64;
+    let mut stream = StreamSource::new([22; 32], 0).stream("pairs");
+    let rejected = (0..reps)
+        .filter(|_| {
+            let counts = draw_pairs(&mut stream, 300, cells);
+            agentsim_engine::paired::mcnemar_exact(counts.baseline_only, counts.candidate_only) < 0.05
+        })
+        .count();
+    let size = rejected as f64 / reps as f64;
+    // The exact test is conservative: its size is at most the nominal 5% (plus noise).
+    assert!((0.01..=0.06).contains(&size), "type I error {size}");
 }
