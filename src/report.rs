@@ -22,6 +22,9 @@ pub struct ReportInput {
     pub surface: Option<Json>,
 }
 
+/// Disagreeing seeds listed per comparison (all of them are in compare.json).
+const DISAGREEMENTS_SHOWN: usize = 15;
+
 /// Chart width in SVG units.
 const WIDTH: f64 = 760.0;
 /// Left margin for labels.
@@ -439,8 +442,104 @@ for(var i=0;i<c.length;i++){var r=c[i].getBoundingClientRect();if(!(r.width>0&&r
 if(document.body.dataset.status===undefined){document.body.dataset.status=ok?'ok':'empty chart';}\
 document.body.dataset.charts=String(c.length);});";
 
-/// The whole report.
-pub fn render(inputs: &[ReportInput]) -> String {
+/// A paired comparison (`compare.json`): the two intervals on the difference
+/// around zero, the table of pairs, the test, the verdict and the worst seeds.
+fn comparison_section(out: &mut String, index: usize, c: &Json) {
+    let _ = writeln!(
+        out,
+        "<p class=\"meta\">{} (baseline) vs {} (candidate) on {}, seeds {}..{}, fault scale {}: the same seeds, so the same world and faults.</p>",
+        escape(&raw(&c["baseline"])),
+        escape(&raw(&c["candidate"])),
+        escape(&raw(&c["scenario"])),
+        raw(&c["seed_start"]),
+        raw(&c["seed_end"]),
+        raw(&c["fault_scale"])
+    );
+    let rows = [("paired (Newcombe method 10)", &c["paired"]), ("unpaired (independent sweeps)", &c["unpaired"])];
+    let reach = rows.iter().flat_map(|(_, d)| [num(&d["lo"]).abs(), num(&d["hi"]).abs()]).fold(0.01, f64::max) * 1.15;
+    let height = 30.0 + rows.len() as f64 * ROW + 24.0;
+    let plot = WIDTH - LEFT - RIGHT;
+    let x = |d: f64| LEFT + (d / reach + 1.0) / 2.0 * plot;
+    svg_open(
+        out,
+        &format!("compare-{index}"),
+        height,
+        "Difference in completion, candidate minus baseline (95% intervals)",
+    );
+    let axis_y = 24.0 + rows.len() as f64 * ROW;
+    for tick in -4..=4 {
+        let d = reach * f64::from(tick) / 4.0;
+        let _ = write!(
+            out,
+            r##"<line x1="{:.1}" y1="18" x2="{:.1}" y2="{axis_y:.1}" stroke="{}"/>"##,
+            x(d),
+            x(d),
+            if tick == 0 { "#111827" } else { "#e5e7eb" },
+        );
+        if tick % 2 == 0 {
+            let _ = write!(
+                out,
+                r##"<text x="{:.1}" y="{:.1}" font-size="10" text-anchor="middle" fill="#6b7280">{:+.1} pp</text>"##,
+                x(d),
+                axis_y + 12.0,
+                100.0 * d
+            );
+        }
+    }
+    for (i, (label, d)) in rows.iter().enumerate() {
+        let y = 24.0 + i as f64 * ROW + 10.0;
+        let (lo, est, hi) = (num(&d["lo"]), num(&d["estimate"]), num(&d["hi"]));
+        let text = format!("{:+.2} pp [{:+.2}, {:+.2}]", 100.0 * est, 100.0 * lo, 100.0 * hi);
+        let _ = write!(
+            out,
+            r##"<text x="{:.1}" y="{:.1}" font-size="12" text-anchor="end">{}</text><line x1="{:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="{}" stroke-width="3"/><circle cx="{:.1}" cy="{y:.1}" r="4.5" fill="#111827"><title>{}</title></circle><text x="{:.1}" y="{:.1}" font-size="11">{}</text>"##,
+            LEFT - 8.0,
+            y + 4.0,
+            escape(label),
+            x(lo),
+            x(hi),
+            colour(index + i),
+            x(est),
+            escape(&text),
+            WIDTH - RIGHT + 8.0,
+            y + 4.0,
+            escape(&text)
+        );
+    }
+    svg_close(out);
+    let p = &c["pairs"];
+    let _ = writeln!(
+        out,
+        "<table><tbody><tr><td>pairs.both</td><td>{}</td></tr><tr><td>pairs.baseline_only</td><td>{}</td></tr><tr><td>pairs.candidate_only</td><td>{}</td></tr><tr><td>pairs.neither</td><td>{}</td></tr><tr><td>mcnemar_p</td><td>{}</td></tr><tr><td>verdict</td><td>{}</td></tr></tbody></table>",
+        raw(&p["both"]),
+        raw(&p["baseline_only"]),
+        raw(&p["candidate_only"]),
+        raw(&p["neither"]),
+        raw(&c["mcnemar_p"]),
+        escape(&raw(&c["verdict"]))
+    );
+    if let Some(list) = c["disagreements"].as_array().filter(|l| !l.is_empty()) {
+        let _ = writeln!(
+            out,
+            "<p class=\"meta\">Seeds where they disagree ({}), worst first: the candidate's failures by severity, then its improvements.</p><table><thead><tr><th>seed</th><th>baseline</th><th>candidate</th></tr></thead><tbody>",
+            list.len()
+        );
+        for d in list.iter().take(DISAGREEMENTS_SHOWN) {
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
+                raw(&d["seed"]),
+                escape(&raw(&d["baseline"])),
+                escape(&raw(&d["candidate"]))
+            );
+        }
+        out.push_str("</tbody></table>\n");
+    }
+}
+
+/// The whole report: sweeps (with their surfaces) and paired comparisons
+/// (`compare.json` from `agentsim compare --out`).
+pub fn render(inputs: &[ReportInput], comparisons: &[Json]) -> String {
     let mut out = String::new();
     out.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
     out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
@@ -461,6 +560,17 @@ pub fn render(inputs: &[ReportInput]) -> String {
             raw(&s["fault_scale"]),
             escape(&raw(&s["digest"]))
         );
+    }
+
+    if !comparisons.is_empty() {
+        out.push_str("<h2>Paired comparison</h2>\n");
+        for (i, c) in comparisons.iter().enumerate() {
+            comparison_section(&mut out, i, c);
+        }
+    }
+    if inputs.is_empty() {
+        let _ = write!(out, "<script>{SCRIPT}</script>\n</body></html>\n");
+        return out;
     }
 
     out.push_str("<h2>Task completion</h2>\n");

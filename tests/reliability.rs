@@ -295,7 +295,7 @@ fn bad_input_to_the_new_commands_exits_2_with_a_clear_message() {
     for (args, needle) in [
         (vec!["check", gate, "empty"], "cannot read summary"),
         (vec!["check", "missing.ron", "empty"], "cannot read gate file `missing.ron`"),
-        (vec!["report", "empty", "-o", "r.html"], "neither summary.json nor surface.json"),
+        (vec!["report", "empty", "-o", "r.html"], "holds neither summary.json"),
         (vec!["run", "--fault-scale", "0,1"], "takes one scale"),
         (vec!["sweep", "--fault-scale", "1,x"], "--fault-scale"),
         (vec!["sweep", "--fault-scale", "1,1"], "listed twice"),
@@ -319,8 +319,12 @@ fn render_report(dir: &Path, threads: &str) -> (PathBuf, Vec<u8>) {
     run_ok(dir, &["sweep", "--agent", "resilient", "--seeds", "0..500", "--out", &sub("resilient")], &env, 0);
     run_ok(dir, &["sweep", "--agent", "naive", "--seeds", "0..300", "--trials", "3", "--out", &sub("naive")], &env, 0);
     run_ok(dir, &["sweep", "--seeds", "0..300", "--fault-scale", "0,1,2,4", "--out", &sub("surface")], &env, 0);
+    let compare = ["compare", "--baseline", "naive", "--candidate", "resilient", "--seeds", "0..300", "--out"];
+    run_ok(dir, &[&compare[..], &[sub("compare").as_str()]].concat(), &env, 0);
     let html = sub("report.html");
-    run_ok(dir, &["report", &sub("resilient"), &sub("naive"), &sub("surface"), "-o", &html], &env, 0);
+    let dirs = [sub("resilient"), sub("naive"), sub("surface"), sub("compare")];
+    let args: Vec<&str> = ["report"].into_iter().chain(dirs.iter().map(String::as_str)).chain(["-o", &html]).collect();
+    run_ok(dir, &args, &env, 0);
     let path = dir.join(&html);
     let bytes = read(&path);
     (path, bytes)
@@ -339,7 +343,9 @@ fn the_report_is_self_contained_deterministic_and_shows_the_summary_numbers() {
     for forbidden in ["src=", "href=", "@import", "url(", "https:"] {
         assert!(!html.contains(forbidden), "the report must not load anything (`{forbidden}` found)");
     }
-    for id in ["completion", "outcomes", "dimensions", "recovery", "turns-0", "cost-0", "surface", "pass-k"] {
+    for id in
+        ["compare-0", "completion", "outcomes", "dimensions", "recovery", "turns-0", "cost-0", "surface", "pass-k"]
+    {
         assert!(html.contains(&format!("id=\"{id}\"")), "chart `{id}` missing");
     }
     // Every rate and spread in summary.json appears in the report exactly as written there.
@@ -369,6 +375,12 @@ fn the_report_is_self_contained_deterministic_and_shows_the_summary_numbers() {
         }
         assert!(html.contains(summary["digest"].as_str().unwrap()));
     }
+    let compare = json(&dir.path().join("1/compare/compare.json"));
+    for key in ["both", "baseline_only", "candidate_only", "neither"] {
+        let value = compare["pairs"][key].to_string();
+        assert!(html.contains(&format!("<td>{value}</td>")), "pairs.{key} = {value} not in the report");
+    }
+    assert!(html.contains(&format!("<td>{}</td>", compare["mcnemar_p"])), "mcnemar_p not in the report");
     let naive = json(&dir.path().join("1/naive/summary.json"));
     for k in 1..=3 {
         let value = naive["pass_k"]["values"][k.to_string()].to_string();

@@ -17,7 +17,7 @@ const DIRS_MAX: usize = 12;
 #[derive(Args, Debug)]
 pub struct ReportArgs {
     /// Sweep output directories (with summary.json, or surface.json from
-    /// `sweep --fault-scale A,B,...`).
+    /// `sweep --fault-scale A,B,...`), and `compare --out` directories (compare.json).
     #[arg(required = true, num_args = 1..)]
     dirs: Vec<PathBuf>,
     /// The HTML file to write.
@@ -34,6 +34,12 @@ fn read_json(path: &Path) -> Result<serde_json::Value, Failure> {
 /// Reads one directory: a plain sweep, or a surface whose summary is the sweep
 /// at fault scale 1 (or the first scale when 1 is not among them).
 fn input(dir: &Path) -> Result<ReportInput, Failure> {
+    if !dir.join("surface.json").is_file() && !dir.join("summary.json").is_file() {
+        return Err(Failure::input(format!(
+            "`{}` holds neither summary.json, surface.json nor compare.json: pass the --out directory of a sweep or a compare",
+            dir.display()
+        )));
+    }
     let surface_path = dir.join("surface.json");
     let (summary, surface) = if surface_path.is_file() {
         let surface = read_json(&surface_path)?;
@@ -49,10 +55,7 @@ fn input(dir: &Path) -> Result<ReportInput, Failure> {
     } else if dir.join("summary.json").is_file() {
         (read_json(&dir.join("summary.json"))?, None)
     } else {
-        return Err(Failure::input(format!(
-            "`{}` holds neither summary.json nor surface.json: pass the --out directory of a sweep",
-            dir.display()
-        )));
+        unreachable!("checked above")
     };
     if !summary["completion"].is_object() {
         return Err(Failure::input(format!(
@@ -69,16 +72,41 @@ pub fn report(args: &ReportArgs) -> Result<ExitCode, Failure> {
     if args.dirs.len() > DIRS_MAX {
         return Err(Failure::input(format!("at most {DIRS_MAX} directories in one report, found {}", args.dirs.len())));
     }
-    let mut inputs = args.dirs.iter().map(|d| input(d)).collect::<Result<Vec<_>, _>>()?;
+    let mut comparisons = Vec::new();
+    let mut inputs = Vec::new();
+    let mut sweep_dirs = Vec::new();
+    for dir in &args.dirs {
+        let compare = dir.join("compare.json");
+        if compare.is_file() {
+            let c = read_json(&compare)?;
+            if !c["paired"].is_object() {
+                return Err(Failure::input(format!(
+                    "{}: field `paired`: missing; is this an agentsim compare.json?",
+                    compare.display()
+                )));
+            }
+            comparisons.push(c);
+        }
+        if !compare.is_file() || dir.join("summary.json").is_file() || dir.join("surface.json").is_file() {
+            inputs.push(input(dir)?);
+            sweep_dirs.push(dir);
+        }
+    }
     // Two sweeps of one agent are told apart by their directory.
     let labels: Vec<String> = inputs.iter().map(|x| x.label.clone()).collect();
-    for (input, dir) in inputs.iter_mut().zip(&args.dirs) {
+    for (input, dir) in inputs.iter_mut().zip(&sweep_dirs) {
         if labels.iter().filter(|l| **l == input.label).count() > 1 {
             input.label = format!("{} ({})", input.label, dir.display());
         }
     }
-    let html = render(&inputs);
+    let html = render(&inputs, &comparisons);
     write_atomic(&args.out, html.as_bytes())?;
-    println!("wrote {} ({} sweeps, {} bytes)", args.out.display(), inputs.len(), html.len());
+    println!(
+        "wrote {} ({} sweeps, {} comparisons, {} bytes)",
+        args.out.display(),
+        inputs.len(),
+        comparisons.len(),
+        html.len()
+    );
     Ok(ExitCode::SUCCESS)
 }
