@@ -229,6 +229,9 @@ mod tests {
         assert_eq!(mcnemar_exact(0, 0), 1.0);
         assert_eq!(mcnemar_exact(4, 4), 1.0);
         assert!(mcnemar_exact(3, 4) <= 1.0);
+        // Against exact rational arithmetic: 2 * sum_{i<=26} C(221, i) / 2^221.
+        let p = mcnemar_exact(195, 26);
+        assert!((p / 3.300_653_285_748_393e-33 - 1.0).abs() < 1e-12, "{p}");
         // Large n does not overflow or underflow to nonsense.
         let p = mcnemar_exact(400, 600);
         assert!(p > 0.0 && p < 1e-9, "{p}");
