@@ -6,8 +6,9 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use agentsim::Runner;
 use agentsim::compare::{Comparison, ComparisonBuilder};
+use agentsim::summary::Summary;
+use agentsim::{Runner, SummaryBuilder};
 use agentsim_engine::paired::Difference;
 use agentsim_engine::stats::Rate;
 
@@ -52,12 +53,15 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
     let run_baseline = Runner::new(&prepared, &baseline, false, args.fault_scale);
     let run_candidate = Runner::new(&prepared, &candidate, false, args.fault_scale);
     let mut builder = ComparisonBuilder::default();
+    let (mut baseline_summary, mut candidate_summary) = (SummaryBuilder::new(), SummaryBuilder::new());
     let mut progress = Progress::new("compare", args.seeds.end - args.seeds.start, args.quiet);
     agentsim_engine::sweep::for_each_ordered(
         args.seeds.clone(),
         |seed| (run_baseline.run(seed), run_candidate.run(seed)),
         |(b, c)| {
             builder.add(&b, &c);
+            baseline_summary.add(&b);
+            candidate_summary.add(&c);
             progress.advance(1);
             Ok::<(), Failure>(())
         },
@@ -71,10 +75,41 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
         write_atomic(&out.join("compare.json"), json.as_bytes())?;
     }
     print!("{}", render(&comparison, &args.scenario, args.show));
+    let finish = |builder: SummaryBuilder, spec: &str| {
+        builder.finish(&prepared.scenario.name, spec, args.seeds.clone(), args.fault_scale)
+    };
+    print!("{}", side_by_side(&finish(baseline_summary, &args.baseline), &finish(candidate_summary, &args.candidate)));
     if let Some(out) = &args.out {
         println!("wrote {}/compare.json", out.display());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The other dimensions of both stacks, for context (each with its own Wilson
+/// interval; only completion is analysed pair by pair above).
+fn side_by_side(b: &Summary, c: &Summary) -> String {
+    let mut table = comfy_table::Table::new();
+    table.load_style(comfy_table::presets::UTF8_FULL_CONDENSED).set_header(vec![
+        "both stacks",
+        "baseline",
+        "candidate",
+    ]);
+    for (name, x, y) in [
+        ("recovery", &b.recovery, &c.recovery),
+        ("violations", &b.violation, &c.violation),
+        ("contextual accuracy", &b.contextual_accuracy, &c.contextual_accuracy),
+        ("tool fidelity", &b.tool_fidelity, &c.tool_fidelity),
+    ] {
+        table.add_row(vec![name.to_string(), rate(x), rate(y)]);
+    }
+    table.add_row(vec!["turns p50 / p95 / p99".to_string(), spread(&b.turns), spread(&c.turns)]);
+    let per_success = |s: &Summary| s.cost_usd_per_success.as_ref().map_or("n/a".to_string(), |c| format!("${c}"));
+    table.add_row(vec!["cost per success".to_string(), per_success(b), per_success(c)]);
+    format!("{table}\n")
+}
+
+fn spread(s: &agentsim::summary::Spread) -> String {
+    format!("{} / {} / {}", s.p50, s.p95, s.p99)
 }
 
 fn rate(r: &Rate) -> String {
