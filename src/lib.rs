@@ -9,12 +9,16 @@
 #![warn(missing_docs)]
 
 pub mod builtin;
+pub mod compare;
+pub mod gate;
 pub mod incident;
 pub mod property;
+pub mod report;
 pub mod runner;
 pub mod shrink;
 pub mod spec;
 pub mod summary;
+pub mod surface;
 pub mod timeline;
 pub mod trace;
 

@@ -46,6 +46,39 @@ impl<'a> Runner<'a> {
         }
     }
 
+    /// Runs the `trial`-th independent attempt at one seed (pass^k); trial 0 is
+    /// [`Runner::run`].
+    pub fn run_trial(&self, seed: u64, trial: u32) -> Trajectory {
+        let agent = |expert, streams: &_| self.stack.build(expert, streams);
+        if self.swarm {
+            self.prepared.run_swarm_trial(seed, trial, &self.config, agent)
+        } else {
+            self.prepared.run_trial(seed, trial, &self.config, agent)
+        }
+    }
+
+    /// Runs `trials` attempts at every seed of `seeds` in parallel and hands
+    /// `(trial, trajectory)` to `sink` in (seed, trial) order. With one trial this is
+    /// [`Runner::sweep`].
+    pub fn sweep_trials<E>(
+        &self,
+        seeds: Range<u64>,
+        trials: u32,
+        mut sink: impl FnMut(u32, Trajectory) -> Result<(), E>,
+    ) -> Result<(), E> {
+        assert!(trials >= 1, "at least one trial");
+        let k = u64::from(trials);
+        let units = 0..(seeds.end - seeds.start).checked_mul(k).expect("seeds times trials fits in u64");
+        agentsim_engine::sweep::for_each_ordered(
+            units,
+            |unit| {
+                let trial = (unit % k) as u32;
+                (trial, self.run_trial(seeds.start + unit / k, trial))
+            },
+            |(trial, t)| sink(trial, t),
+        )
+    }
+
     /// Runs every seed of `seeds` in parallel and hands the trajectories to `sink`
     /// in seed order.
     pub fn sweep<E>(&self, seeds: Range<u64>, sink: impl FnMut(Trajectory) -> Result<(), E>) -> Result<(), E> {

@@ -5,8 +5,9 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use agentsim_engine::pass_k::PassK;
 use agentsim_engine::stats::{Rate, percentile};
-use agentsim_engine::{DigestChain, Outcome, Trajectory};
+use agentsim_engine::{DigestChain, FaultTag, Outcome, Trajectory};
 
 /// One row of `trajectories.csv`.
 #[derive(Debug, Serialize)]
@@ -88,10 +89,40 @@ pub struct Spread {
     pub p50: u64,
     /// 90th percentile.
     pub p90: u64,
+    /// 95th percentile.
+    pub p95: u64,
     /// 99th percentile.
     pub p99: u64,
     /// Largest value.
     pub max: u64,
+    /// How the values are distributed, for charts.
+    pub histogram: Histogram,
+}
+
+/// Counts of values in equal bins from 0: bin `i` holds values in
+/// `[i * bin_width, (i + 1) * bin_width)`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Histogram {
+    /// Width of each bin, at least 1.
+    pub bin_width: u64,
+    /// Count per bin; at most [`HISTOGRAM_BINS_MAX`] bins, the last holding the maximum.
+    pub counts: Vec<u64>,
+}
+
+/// The most bins in a histogram: enough for a chart, small in `summary.json`.
+pub const HISTOGRAM_BINS_MAX: u64 = 20;
+
+impl Histogram {
+    fn of(sorted: &[u64]) -> Histogram {
+        let max = sorted.last().copied().unwrap_or(0);
+        let bin_width = (max / HISTOGRAM_BINS_MAX + 1).max(1);
+        let mut counts = vec![0; (max / bin_width + 1) as usize];
+        for v in sorted {
+            counts[(v / bin_width) as usize] += 1;
+        }
+        debug_assert!(counts.len() as u64 <= HISTOGRAM_BINS_MAX + 1);
+        Histogram { bin_width, counts }
+    }
 }
 
 impl Spread {
@@ -102,8 +133,10 @@ impl Spread {
             mean,
             p50: percentile(&values, 50.0),
             p90: percentile(&values, 90.0),
+            p95: percentile(&values, 95.0),
             p99: percentile(&values, 99.0),
             max: values.last().copied().unwrap_or(0),
+            histogram: Histogram::of(&values),
         }
     }
 }
@@ -157,6 +190,40 @@ pub struct Summary {
     /// Incident files written for the first failures of each failure mode (paths
     /// relative to the output directory), ready for `agentsim replay`.
     pub failures: Vec<String>,
+    /// Attempts per seed (`--trials`); 1 unless pass^k was asked for. With more,
+    /// every rate above counts each (seed, trial) as one trajectory.
+    pub trials: u32,
+    /// Contextual accuracy: among trajectories where the agent told the user an
+    /// outcome, the share where what it said matched the world at that moment.
+    pub contextual_accuracy: Rate,
+    /// Tool fidelity: the share of trajectories with no minefield and no call the
+    /// world refused as malformed or unknown (a 4xx that was not an injected fault).
+    pub tool_fidelity: Rate,
+    /// Calls the world refused with a 4xx, over all trajectories.
+    pub rejected_calls_total: u64,
+    /// Recovery per kind of fault: among trajectories that met that kind, the
+    /// share that ended safely (success or escalation).
+    pub recovery_by_fault: BTreeMap<String, Rate>,
+    /// Prompt plus completion tokens per trajectory.
+    pub tokens: Spread,
+    /// pass^k for k = 1..=trials, present when `trials` > 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pass_k: Option<PassKSummary>,
+}
+
+/// pass^k as tau-bench defines it: the mean over task instances (seeds) of
+/// C(c, k) / C(n, k), for c successes in n trials.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PassKSummary {
+    /// Trials per instance.
+    pub trials: u32,
+    /// Instances (seeds).
+    pub instances: u64,
+    /// pass^k by k, for k = 1..=trials.
+    pub values: BTreeMap<u32, f64>,
+    /// The share of instances solved in every trial (pass^trials, a plain
+    /// proportion of instances) with its Wilson interval.
+    pub all_trials: Rate,
 }
 
 fn as_map<S: serde::Serializer>(pairs: &[(String, u64)], serializer: S) -> Result<S::Ok, S::Error> {
@@ -187,6 +254,18 @@ pub struct SummaryBuilder {
     tokens_total: u64,
     cost_total: u64,
     chain: DigestChain,
+    told: u64,
+    told_accurately: u64,
+    faithful: u64,
+    rejected_calls_total: u64,
+    /// Per fault kind met: (trajectories, of which ended safely).
+    by_fault: BTreeMap<FaultTag, (u64, u64)>,
+    tokens: Vec<u64>,
+    trials: u32,
+    pass_k: Option<PassK>,
+    /// The seed whose trials are being counted, and its successes so far.
+    open_seed: Option<(u64, u32, u32)>,
+    solved_all: u64,
 }
 
 impl Default for SummaryBuilder {
@@ -212,6 +291,50 @@ impl SummaryBuilder {
             tokens_total: 0,
             cost_total: 0,
             chain: DigestChain::new(),
+            told: 0,
+            told_accurately: 0,
+            faithful: 0,
+            rejected_calls_total: 0,
+            by_fault: BTreeMap::new(),
+            tokens: Vec::new(),
+            trials: 1,
+            pass_k: None,
+            open_seed: None,
+            solved_all: 0,
+        }
+    }
+
+    /// Empty, for `trials` attempts per seed (pass^k). Trajectories must then
+    /// arrive in (seed, trial) order, `trials` per seed.
+    pub fn with_trials(trials: u32) -> Self {
+        let mut builder = Self::new();
+        builder.trials = trials;
+        if trials > 1 {
+            builder.pass_k = Some(PassK::new(trials));
+        }
+        builder
+    }
+
+    fn close_seed(&mut self) {
+        if let Some((seed, seen, successes)) = self.open_seed.take() {
+            assert_eq!(seen, self.trials, "seed {seed}: {seen} trials, expected {}", self.trials);
+            if let Some(pass_k) = &mut self.pass_k {
+                pass_k.add(successes);
+            }
+            self.solved_all += u64::from(successes == self.trials);
+        }
+    }
+
+    fn count_trial(&mut self, seed: u64, success: bool) {
+        match &mut self.open_seed {
+            Some((open, seen, successes)) if *open == seed => {
+                *seen += 1;
+                *successes += u32::from(success);
+            }
+            _ => {
+                self.close_seed();
+                self.open_seed = Some((seed, 1, u32::from(success)));
+            }
         }
     }
 
@@ -239,11 +362,34 @@ impl SummaryBuilder {
         self.tokens_total += t.metrics.tokens();
         self.cost_total += t.metrics.cost_micro_usd;
         self.chain.push(&t.digest);
+        if let Some(accurate) = t.verdict.told_accurately {
+            self.told += 1;
+            self.told_accurately += u64::from(accurate);
+        }
+        self.faithful += u64::from(t.metrics.violations == 0 && t.metrics.rejected_calls == 0);
+        self.rejected_calls_total += u64::from(t.metrics.rejected_calls);
+        for kind in &t.fault_kinds {
+            let entry = self.by_fault.entry(*kind).or_default();
+            entry.0 += 1;
+            entry.1 += u64::from(t.outcome.is_safe_end());
+        }
+        self.tokens.push(t.metrics.tokens());
+        if self.pass_k.is_some() {
+            self.count_trial(t.seed, t.outcome == Outcome::Success);
+        }
     }
 
     /// The summary of everything added.
-    pub fn finish(self, scenario: &str, agent: &str, seeds: std::ops::Range<u64>, fault_scale: f64) -> Summary {
+    pub fn finish(mut self, scenario: &str, agent: &str, seeds: std::ops::Range<u64>, fault_scale: f64) -> Summary {
+        self.close_seed();
         let n = self.turns.len() as u64;
+        let instances = self.pass_k.as_ref().map_or(0, PassK::instances);
+        let pass_k = self.pass_k.as_ref().map(|p| PassKSummary {
+            trials: self.trials,
+            instances,
+            values: p.values(),
+            all_trials: Rate::wilson(self.solved_all, instances),
+        });
         let successes = self.outcomes[0];
         debug_assert_eq!(Outcome::ALL[0], Outcome::Success);
         Summary {
@@ -268,6 +414,17 @@ impl SummaryBuilder {
             cost_usd_per_success: (successes > 0).then(|| usd(self.cost_total / successes)),
             digest: self.chain.finish().to_string(),
             failures: Vec::new(),
+            trials: self.trials,
+            contextual_accuracy: Rate::wilson(self.told_accurately, self.told),
+            tool_fidelity: Rate::wilson(self.faithful, n),
+            rejected_calls_total: self.rejected_calls_total,
+            recovery_by_fault: self
+                .by_fault
+                .iter()
+                .map(|(kind, (met, safe))| (kind.name(), Rate::wilson(*safe, *met)))
+                .collect(),
+            tokens: Spread::of(self.tokens),
+            pass_k,
         }
     }
 }

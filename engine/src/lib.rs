@@ -14,6 +14,8 @@ pub mod call;
 pub mod config;
 pub mod fault;
 pub mod latency;
+pub mod paired;
+pub mod pass_k;
 pub mod queue;
 pub mod rng;
 pub mod runtime;

@@ -341,6 +341,9 @@ impl<'a, E> Sim<'a, E> {
         for fault in served.realised {
             self.realised_faults.push(RealisedFault { tool: call.tool, call: served.call_number, fault });
         }
+        if served.fault.is_none() && (400..500).contains(&served.reply.status()) {
+            self.metrics.rejected_calls += 1;
+        }
         if let Some(tag) = served.fault {
             self.metrics.faults_seen += 1;
             if let Err(i) = self.fault_kinds.binary_search(&tag) {

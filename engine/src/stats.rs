@@ -9,6 +9,9 @@ use serde::Serialize;
 /// The 97.5th percentile of the standard normal: two-sided 95% intervals.
 pub const Z_95: f64 = 1.959_963_984_540_054;
 
+/// The 99.5th percentile of the standard normal: two-sided 99% intervals.
+pub const Z_99: f64 = 2.575_829_303_548_900_4;
+
 /// A proportion with its Wilson 95% score interval.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Rate {
@@ -28,16 +31,23 @@ impl Rate {
     /// The rate of `count` hits in `n` trials with its Wilson interval. With no
     /// trials the interval is the whole of [0, 1]: nothing is known.
     pub fn wilson(count: u64, n: u64) -> Rate {
+        Rate::wilson_z(count, n, Z_95)
+    }
+
+    /// The rate with a Wilson interval at the normal quantile `z` (for example
+    /// [`Z_99`] for a 99% interval).
+    pub fn wilson_z(count: u64, n: u64, z: f64) -> Rate {
         assert!(count <= n, "count {count} exceeds trials {n}");
+        assert!(z > 0.0, "z must be positive");
         if n == 0 {
             return Rate { count, n, rate: 0.0, lo: 0.0, hi: 1.0 };
         }
         let nf = n as f64;
         let p = count as f64 / nf;
-        let z2 = Z_95 * Z_95;
+        let z2 = z * z;
         let denom = 1.0 + z2 / nf;
         let center = (p + z2 / (2.0 * nf)) / denom;
-        let half = Z_95 * (p * (1.0 - p) / nf + z2 / (4.0 * nf * nf)).sqrt() / denom;
+        let half = z * (p * (1.0 - p) / nf + z2 / (4.0 * nf * nf)).sqrt() / denom;
         // At the edges the bound is exactly 0 or 1; rounding would leave a crumb.
         let lo = if count == 0 { 0.0 } else { (center - half).max(0.0) };
         let hi = if count == n { 1.0 } else { (center + half).min(1.0) };

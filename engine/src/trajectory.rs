@@ -236,6 +236,9 @@ pub struct Metrics {
     pub virtual_ms: TimeMs,
     /// Events recorded.
     pub events: u32,
+    /// Calls the world itself refused with a 4xx (bad or unknown arguments, a
+    /// missing record): tool-fidelity errors, as opposed to injected faults.
+    pub rejected_calls: u32,
 }
 
 impl Metrics {

@@ -78,6 +78,12 @@ pub struct Verdict {
     pub milestone: &'static str,
     /// One line on why.
     pub detail: String,
+    /// Contextual accuracy: whether everything the agent told the user about the
+    /// outcome matched the world at the moment it was said; `None` when the agent
+    /// told the user nothing checkable. Not part of the trajectory digest: it is a
+    /// function of the events, which the digest already covers.
+    #[serde(skip)]
+    pub told_accurately: Option<bool>,
 }
 
 /// A world: state, processes, users and tool semantics for one trajectory.

@@ -82,7 +82,7 @@ pub fn shrink(
             let prepared = load::scenario(&setup.scenario)?;
             let stack = load::agent(&setup.agent, &prepared, setup.turn_limit_ms, setup.layers.as_deref())?;
             let seed = seed.ok_or_else(|| Failure::input("shrink: give --seed N or --incident FILE"))?;
-            (prepared, stack, seed, setup.fault_scale, setup.agent.clone())
+            (prepared, stack, seed, setup.fault_scale.single("shrink")?, setup.agent.clone())
         }
     };
     let shrunk = shrink_seed(&prepared, &stack, seed, fault_scale)

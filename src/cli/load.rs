@@ -8,6 +8,11 @@ use agentsim_worlds::{Prepared, Scenario};
 
 use super::Failure;
 
+/// Reads a text file, naming it (as `what`) in the error.
+pub fn text(path: &str, what: &str) -> Result<String, Failure> {
+    read_text(path, what)
+}
+
 /// Reads a text file, naming it in the error.
 pub fn read_text(path: &str, what: &str) -> Result<String, Failure> {
     let bytes = std::fs::read(path).map_err(|e| Failure::input(format!("cannot read {what} `{path}`: {e}")))?;

@@ -1,8 +1,12 @@
 //! Argument parsing and the subcommands.
 
+mod check;
+mod compare;
 mod incident;
 mod load;
 mod output;
+mod progress;
+mod report;
 mod run;
 mod sweep;
 
@@ -54,6 +58,12 @@ enum Command {
     Shrink(ShrinkArgs),
     /// Turn a production trace (JSON lines, one tool call each) into an incident.
     ImportTrace(ImportTraceArgs),
+    /// Run two stacks on the same seeds and compare them pair by pair.
+    Compare(compare::CompareArgs),
+    /// Check a sweep's summary.json against a gate file; exit 1 if a rule fails.
+    Check(check::CheckArgs),
+    /// Render sweeps (and reliability surfaces) as one self-contained HTML file.
+    Report(report::ReportArgs),
 }
 
 /// Where the scenario and the agent come from.
@@ -65,9 +75,10 @@ struct Setup {
     /// Agent: a preset (oracle, naive, resilient), a stack file (.ron), or cmd:COMMAND.
     #[arg(long, default_value = "resilient")]
     agent: String,
-    /// Multiply every fault probability by this factor (0 turns faults off).
-    #[arg(long, default_value_t = 1.0, value_parser = parse_fault_scale, allow_negative_numbers = true)]
-    fault_scale: f64,
+    /// Multiply every fault probability by this factor (0 turns faults off). `sweep`
+    /// takes a comma-separated list (0,0.5,1,2,4) to map the reliability surface.
+    #[arg(long, default_value = "1", value_parser = parse_fault_scales, allow_negative_numbers = true)]
+    fault_scale: FaultScales,
     /// Wall-clock limit per answer of an external agent (`cmd:`), in milliseconds;
     /// an agent slower than this ends its trajectory as agent_error.
     #[arg(long, default_value_t = load::TURN_LIMIT_MS_DEFAULT)]
@@ -79,6 +90,36 @@ struct Setup {
     /// Swarm mode: each seed draws its fault parameters from the scenario's `swarm` ranges.
     #[arg(long)]
     swarm: bool,
+}
+
+/// One or more fault scales, as given to `--fault-scale`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FaultScales(pub Vec<f64>);
+
+impl FaultScales {
+    /// The one scale of a command that runs a single configuration.
+    pub fn single(&self, command: &str) -> Result<f64, Failure> {
+        match self.0.as_slice() {
+            [one] => Ok(*one),
+            _ => Err(Failure::input(format!("--fault-scale: `{command}` takes one scale, found {}", self.0.len()))),
+        }
+    }
+}
+
+/// The most scales in one surface: each is a whole sweep.
+const FAULT_SCALES_MAX: usize = 32;
+
+fn parse_fault_scales(text: &str) -> Result<FaultScales, String> {
+    let scales = text.split(',').map(|part| parse_fault_scale(part.trim())).collect::<Result<Vec<f64>, String>>()?;
+    if scales.len() > FAULT_SCALES_MAX {
+        return Err(format!("at most {FAULT_SCALES_MAX} scales, found {}", scales.len()));
+    }
+    for (i, a) in scales.iter().enumerate() {
+        if scales[..i].contains(a) {
+            return Err(format!("the scale {a} is listed twice"));
+        }
+    }
+    Ok(FaultScales(scales))
 }
 
 #[derive(Args, Debug)]
@@ -174,6 +215,13 @@ struct SweepArgs {
     /// under DIR/failures/ (0: none).
     #[arg(long, default_value_t = 3, value_name = "N")]
     failures: usize,
+    /// Attempts per seed with independent agent streams and the same world; adds
+    /// pass^k for k = 1..=K to summary.json (tau-bench's measure of consistency).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    trials: u32,
+    /// No progress bar (it is shown only when stderr is a terminal anyway).
+    #[arg(long)]
+    quiet: bool,
 }
 
 fn parse_seeds(text: &str) -> Result<Range<u64>, String> {
@@ -205,7 +253,10 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Shrink(args) => {
             incident::shrink(&args.setup, args.seed, args.incident.as_deref(), &args.out, &args.expect)
         }
-        Command::Sweep(args) => sweep::sweep(&args.setup, args.seeds, &args.out, args.failures),
+        Command::Sweep(args) => sweep::sweep(&args),
+        Command::Compare(args) => compare::compare(&args),
+        Command::Check(args) => check::check(&args),
+        Command::Report(args) => report::report(&args),
         Command::List => {
             println!("scenarios:");
             for (name, text) in agentsim::builtin::SCENARIOS {

@@ -17,7 +17,8 @@ pub fn run(setup: &Setup, seed: u64, record: Option<&Path>, expect: &[(String, O
     let prepared = load::scenario(&setup.scenario)?;
     let stack = load::agent(&setup.agent, &prepared, setup.turn_limit_ms, setup.layers.as_deref())?;
     load::check_swarm(setup, &prepared)?;
-    let runner = Runner::new(&prepared, &stack, true, setup.fault_scale).with_swarm(setup.swarm);
+    let fault_scale = setup.fault_scale.single("run")?;
+    let runner = Runner::new(&prepared, &stack, true, fault_scale).with_swarm(setup.swarm);
     let t = runner.run(seed);
     println!("agentsim run: scenario {}, agent {}, seed {seed}", prepared.scenario.name, setup.agent);
     print!("{}", timeline::render(&t, &prepared.catalog));
@@ -35,7 +36,7 @@ pub fn run(setup: &Setup, seed: u64, record: Option<&Path>, expect: &[(String, O
     );
     println!("digest:  {}", t.digest);
     if let Some(path) = record {
-        let mut incident = Incident::record(&prepared, None, seed, setup.fault_scale, &setup.agent, &stack, &t);
+        let mut incident = Incident::record(&prepared, None, seed, fault_scale, &setup.agent, &stack, &t);
         incident.swarm = setup.swarm;
         for (agent, outcome) in expect {
             load::agent(agent, &prepared, load::TURN_LIMIT_MS_DEFAULT, None)?;

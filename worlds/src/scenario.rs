@@ -300,7 +300,20 @@ impl Prepared {
         config: &SimConfig,
         agent: impl FnOnce(Box<dyn Agent>, &StreamSource) -> Box<dyn Agent>,
     ) -> Trajectory {
-        self.run_with(seed, config, &self.catalog, None, agent)
+        self.run_trial(seed, 0, config, agent)
+    }
+
+    /// Runs the `trial`-th independent attempt at one seed (for pass^k): the same
+    /// world, user and tool streams as trial 0, different agent streams (see
+    /// [`StreamSource::with_trial`]). Trial 0 is exactly [`Prepared::run`].
+    pub fn run_trial(
+        &self,
+        seed: u64,
+        trial: u32,
+        config: &SimConfig,
+        agent: impl FnOnce(Box<dyn Agent>, &StreamSource) -> Box<dyn Agent>,
+    ) -> Trajectory {
+        self.run_with(seed, trial, config, &self.catalog, None, agent)
     }
 
     /// This seed's swarm draw (see [`crate::swarm`]), or `None` when the scenario
@@ -319,21 +332,33 @@ impl Prepared {
         config: &SimConfig,
         agent: impl FnOnce(Box<dyn Agent>, &StreamSource) -> Box<dyn Agent>,
     ) -> Trajectory {
+        self.run_swarm_trial(seed, 0, config, agent)
+    }
+
+    /// [`Prepared::run_swarm`] for the `trial`-th attempt (pass^k in swarm mode).
+    pub fn run_swarm_trial(
+        &self,
+        seed: u64,
+        trial: u32,
+        config: &SimConfig,
+        agent: impl FnOnce(Box<dyn Agent>, &StreamSource) -> Box<dyn Agent>,
+    ) -> Trajectory {
         match self.swarm_draw(seed) {
-            Some(draw) => self.run_with(seed, config, &draw.catalog, Some(draw.note()), agent),
-            None => self.run(seed, config, agent),
+            Some(draw) => self.run_with(seed, trial, config, &draw.catalog, Some(draw.note()), agent),
+            None => self.run_trial(seed, trial, config, agent),
         }
     }
 
     fn run_with(
         &self,
         seed: u64,
+        trial: u32,
         config: &SimConfig,
         catalog: &Catalog,
         swarm_note: Option<Value>,
         agent: impl FnOnce(Box<dyn Agent>, &StreamSource) -> Box<dyn Agent>,
     ) -> Trajectory {
-        let streams = self.streams(seed);
+        let streams = self.streams(seed).with_trial(trial);
         let mut agent = agent(self.expert(), &streams);
         match &self.scenario.world {
             WorldConfig::SupportDesk(desk) => {

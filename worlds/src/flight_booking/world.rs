@@ -88,6 +88,10 @@ pub struct FlightBooking<'c> {
     confirmed: Option<(usize, i64, TimeMs)>,
     /// `done` messages: (time, booking id, fare).
     told: Vec<(TimeMs, String, i64)>,
+    /// Fares told to the traveller (quotes and confirmations), and how many of them
+    /// the flight did not have at that moment (contextual accuracy).
+    fares_told: u32,
+    fares_told_wrong: u32,
     left_at_ms: Option<TimeMs>,
     escalated: bool,
     next_message: u32,
@@ -159,6 +163,8 @@ impl<'c> FlightBooking<'c> {
             bookings: Vec::new(),
             confirmed: None,
             told: Vec::new(),
+            fares_told: 0,
+            fares_told_wrong: 0,
             left_at_ms: None,
             escalated: false,
             next_message: 0,
@@ -380,7 +386,9 @@ impl<'c> FlightBooking<'c> {
             // Contextual accuracy: the fare told must be one the flight actually had a
             // moment ago, whatever happens to the booking afterwards.
             let from_ms = now_ms.saturating_sub(self.config.quote_grace_ms);
+            self.fares_told += 1;
             if !self.fare_held_between(f, fare_cents, from_ms, now_ms) {
+                self.fares_told_wrong += 1;
                 let current = self.fare_at(f, now_ms);
                 // A fare the flight had earlier is stale; one it never had is wrong
                 // (a misread or a hallucinated number).
@@ -578,7 +586,14 @@ impl World for FlightBooking<'_> {
         let order_ok = self.progress.check(&milestones());
         let milestone = self.progress.last();
         let confirmed = self.confirmed;
-        let verdict = |success: bool, detail: String| Verdict { success, escalated: self.escalated, milestone, detail };
+        let told_accurately = (self.fares_told > 0).then_some(self.fares_told_wrong == 0);
+        let verdict = |success: bool, detail: String| Verdict {
+            success,
+            escalated: self.escalated,
+            milestone,
+            detail,
+            told_accurately,
+        };
         if let Some(left) = self.left_at_ms {
             let what = if active.is_empty() { "without a booking" } else { "and a booking came after" };
             return verdict(false, format!("the traveller left after {} s {what}", left / 1_000));

@@ -509,7 +509,15 @@ impl World for Newsroom<'_> {
 
     fn judge(&self) -> Verdict {
         let milestone = self.progress.last();
-        let verdict = |success: bool, detail: String| Verdict { success, escalated: self.escalated, milestone, detail };
+        // What this world tells its user is judged by its minefields; it does not
+        // report contextual accuracy separately (None: not measured here).
+        let verdict = |success: bool, detail: String| Verdict {
+            success,
+            escalated: self.escalated,
+            milestone,
+            detail,
+            told_accurately: None,
+        };
         if let Some(left) = self.left_at_ms {
             return verdict(false, format!("the editor left after {} s without a summary", left / 1_000));
         }

@@ -515,9 +515,14 @@ impl World for SupportDesk<'_> {
         let order_ok = self.progress.check(&milestones());
         let success = self.refunds.len() == 1 && right_refund.is_some() && told && order_ok.is_ok();
         let milestone = self.progress.last();
+        // Contextual accuracy: each amount the customer was told must be what the
+        // requested order had actually been refunded at that moment.
+        let told_accurately = (!self.told_cents.is_empty()).then(|| {
+            self.told_cents.iter().all(|(at, cents)| *cents > 0 && self.refunded_cents(t.order, *at) == *cents)
+        });
         if let Some(left) = self.left_at_ms {
             let detail = format!("the customer left after {} s without a refund", left / 1_000);
-            return Verdict { success: false, escalated: self.escalated, milestone, detail };
+            return Verdict { success: false, escalated: self.escalated, milestone, detail, told_accurately };
         }
         let detail = if success {
             format!("refunded {want_cents} cents on {order_id} and told the customer")
@@ -536,6 +541,6 @@ impl World for SupportDesk<'_> {
         } else {
             format!("refunded {want_cents} cents on {order_id} but never told the customer that amount")
         };
-        Verdict { success, escalated: self.escalated, milestone, detail }
+        Verdict { success, escalated: self.escalated, milestone, detail, told_accurately }
     }
 }

@@ -430,7 +430,15 @@ impl World for WeatherDining<'_> {
 
     fn judge(&self) -> Verdict {
         let milestone = self.progress.last();
-        let verdict = |success: bool, detail: String| Verdict { success, escalated: self.escalated, milestone, detail };
+        // What this world tells its user is judged by its minefields; it does not
+        // report contextual accuracy separately (None: not measured here).
+        let verdict = |success: bool, detail: String| Verdict {
+            success,
+            escalated: self.escalated,
+            milestone,
+            detail,
+            told_accurately: None,
+        };
         if let Some(left) = self.left_at_ms {
             let what = if self.reservations.is_empty() { "without a table" } else { "and a reservation came after" };
             return verdict(false, format!("the customer left after {} s {what}", left / 1_000));

@@ -1,0 +1,689 @@
+//! The HTML report: one self-contained file (no network, no external script or
+//! style) with hand-written SVG charts of one or more sweeps.
+//!
+//! It reads the sweeps' `summary.json` (and `surface.json`) as JSON values and
+//! prints the numbers exactly as they are written there, so the report and the
+//! files always agree. A few lines of inline script only check, once the page has
+//! loaded, that every chart was laid out, and record that in `data-status` on the
+//! body (the end-to-end test reads it from headless Chromium).
+
+use std::fmt::Write as _;
+
+use serde_json::Value as Json;
+
+/// One sweep to show.
+#[derive(Clone, Debug)]
+pub struct ReportInput {
+    /// How the sweep is named in the report (the agent spec, made unique).
+    pub label: String,
+    /// Its `summary.json`.
+    pub summary: Json,
+    /// Its `surface.json`, when the directory holds a reliability surface.
+    pub surface: Option<Json>,
+}
+
+/// Disagreeing seeds listed per comparison (all of them are in compare.json).
+const DISAGREEMENTS_SHOWN: usize = 15;
+
+/// Chart width in SVG units.
+const WIDTH: f64 = 760.0;
+/// Left margin for labels.
+const LEFT: f64 = 270.0;
+/// Right margin for values.
+const RIGHT: f64 = 150.0;
+/// Height of one bar row.
+const ROW: f64 = 26.0;
+
+/// Colours of the stacks, in input order (cycled).
+const STACK_COLOURS: [&str; 6] = ["#2563eb", "#d97706", "#059669", "#7c3aed", "#dc2626", "#0891b2"];
+
+/// Colours of the outcomes, in reporting order.
+const OUTCOME_COLOURS: [(&str, &str); 9] = [
+    ("success", "#16a34a"),
+    ("wrong_result", "#f97316"),
+    ("violation", "#dc2626"),
+    ("gave_up", "#a3a3a3"),
+    ("looped", "#9333ea"),
+    ("budget_exhausted", "#db2777"),
+    ("horizon", "#0ea5e9"),
+    ("escalated", "#eab308"),
+    ("agent_error", "#525252"),
+];
+
+fn colour(i: usize) -> &'static str {
+    STACK_COLOURS[i % STACK_COLOURS.len()]
+}
+
+/// Escapes text for HTML and SVG.
+pub fn escape(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+fn num(v: &Json) -> f64 {
+    match v {
+        Json::Number(n) => n.as_f64().unwrap_or(0.0),
+        Json::String(s) => s.parse().unwrap_or(0.0),
+        _ => 0.0,
+    }
+}
+
+/// A value exactly as summary.json writes it.
+fn raw(v: &Json) -> String {
+    match v {
+        Json::String(s) => s.clone(),
+        Json::Null => "n/a".to_string(),
+        other => other.to_string(),
+    }
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.1}%", 100.0 * x)
+}
+
+/// `rate [lo, hi]` of a `{count, n, rate, lo, hi}` object, in percent.
+fn rate_text(r: &Json) -> String {
+    if num(&r["n"]) == 0.0 {
+        return "n/a (none)".to_string();
+    }
+    format!("{} [{}, {}]", pct(num(&r["rate"])), pct(num(&r["lo"])), pct(num(&r["hi"])))
+}
+
+fn x_of(value: f64) -> f64 {
+    LEFT + value.clamp(0.0, 1.0) * (WIDTH - LEFT - RIGHT)
+}
+
+fn svg_open(out: &mut String, id: &str, height: f64, title: &str) {
+    let _ = write!(
+        out,
+        r#"<figure><figcaption>{}</figcaption><svg id="{id}" class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" role="img" aria-label="{}">"#,
+        escape(title),
+        escape(title)
+    );
+}
+
+fn svg_close(out: &mut String) {
+    out.push_str("</svg></figure>\n");
+}
+
+/// A horizontal axis from 0% to 100% at `y`.
+fn percent_axis(out: &mut String, y: f64) {
+    for tick in 0..=10 {
+        let v = f64::from(tick) / 10.0;
+        let x = x_of(v);
+        let _ = write!(out, r##"<line x1="{x:.1}" y1="18" x2="{x:.1}" y2="{y:.1}" stroke="#e5e7eb"/>"##);
+        if tick % 2 == 0 {
+            let _ = write!(
+                out,
+                r##"<text x="{x:.1}" y="{:.1}" font-size="10" text-anchor="middle" fill="#6b7280">{}%</text>"##,
+                y + 12.0,
+                tick * 10
+            );
+        }
+    }
+}
+
+/// One row: label, a bar to `rate` and a whisker from `lo` to `hi`, the value text.
+fn rate_row(out: &mut String, y: f64, label: &str, rate: &Json, fill: &str) {
+    let _ = write!(
+        out,
+        r##"<text x="{:.1}" y="{:.1}" font-size="12" text-anchor="end">{}</text>"##,
+        LEFT - 8.0,
+        y + 13.0,
+        escape(label)
+    );
+    if num(&rate["n"]) > 0.0 {
+        let (r, lo, hi) = (num(&rate["rate"]), num(&rate["lo"]), num(&rate["hi"]));
+        let _ = write!(
+            out,
+            r#"<rect x="{LEFT}" y="{:.1}" width="{:.1}" height="16" fill="{fill}" opacity="0.75"><title>{}</title></rect>"#,
+            y + 2.0,
+            x_of(r) - LEFT,
+            escape(&rate_text(rate))
+        );
+        let (x_lo, x_hi) = (x_of(lo), x_of(hi));
+        let _ = write!(
+            out,
+            r##"<line x1="{x_lo:.1}" y1="{:.1}" x2="{x_hi:.1}" y2="{:.1}" stroke="#111827" stroke-width="1.5"/><line x1="{x_lo:.1}" y1="{:.1}" x2="{x_lo:.1}" y2="{:.1}" stroke="#111827"/><line x1="{x_hi:.1}" y1="{:.1}" x2="{x_hi:.1}" y2="{:.1}" stroke="#111827"/>"##,
+            y + 10.0,
+            y + 10.0,
+            y + 5.0,
+            y + 15.0,
+            y + 5.0,
+            y + 15.0
+        );
+    }
+    let _ = write!(
+        out,
+        r#"<text x="{:.1}" y="{:.1}" font-size="11">{}</text>"#,
+        WIDTH - RIGHT + 8.0,
+        y + 13.0,
+        escape(&rate_text(rate))
+    );
+}
+
+fn rates_chart(out: &mut String, id: &str, title: &str, rows: &[(String, Json, &str)]) {
+    let height = 30.0 + rows.len() as f64 * ROW + 20.0;
+    svg_open(out, id, height, title);
+    percent_axis(out, height - 20.0);
+    for (i, (label, rate, fill)) in rows.iter().enumerate() {
+        rate_row(out, 24.0 + i as f64 * ROW, label, rate, fill);
+    }
+    svg_close(out);
+}
+
+fn outcomes_chart(out: &mut String, inputs: &[ReportInput]) {
+    let height = 30.0 + inputs.len() as f64 * ROW + 40.0;
+    svg_open(out, "outcomes", height, "Outcomes per stack (share of trajectories)");
+    percent_axis(out, 24.0 + inputs.len() as f64 * ROW);
+    for (i, input) in inputs.iter().enumerate() {
+        let y = 24.0 + i as f64 * ROW;
+        let total = num(&input.summary["trajectories"]).max(1.0);
+        let _ = write!(
+            out,
+            r##"<text x="{:.1}" y="{:.1}" font-size="12" text-anchor="end">{}</text>"##,
+            LEFT - 8.0,
+            y + 13.0,
+            escape(&input.label)
+        );
+        let mut x = LEFT;
+        for (name, fill) in OUTCOME_COLOURS {
+            let count = num(&input.summary["outcomes"][name]);
+            if count <= 0.0 {
+                continue;
+            }
+            let w = count / total * (WIDTH - LEFT - RIGHT);
+            let _ = write!(
+                out,
+                r#"<rect x="{x:.2}" y="{:.1}" width="{w:.2}" height="16" fill="{fill}"><title>{name}: {} ({})</title></rect>"#,
+                y + 2.0,
+                raw(&input.summary["outcomes"][name]),
+                pct(count / total)
+            );
+            x += w;
+        }
+        let success = num(&input.summary["outcomes"]["success"]);
+        let _ = write!(
+            out,
+            r#"<text x="{:.1}" y="{:.1}" font-size="11">success {}</text>"#,
+            WIDTH - RIGHT + 8.0,
+            y + 13.0,
+            pct(success / total)
+        );
+    }
+    // Legend.
+    let y = height - 12.0;
+    let mut x = 10.0;
+    for (name, fill) in OUTCOME_COLOURS {
+        let _ = write!(
+            out,
+            r#"<rect x="{x:.1}" y="{:.1}" width="10" height="10" fill="{fill}"/><text x="{:.1}" y="{y:.1}" font-size="10">{name}</text>"#,
+            y - 9.0,
+            x + 13.0
+        );
+        x += 13.0 + 6.5 * name.len() as f64 + 12.0;
+    }
+    svg_close(out);
+}
+
+fn recovery_chart(out: &mut String, inputs: &[ReportInput]) {
+    let mut rows = Vec::new();
+    for (i, input) in inputs.iter().enumerate() {
+        if let Json::Object(kinds) = &input.summary["recovery_by_fault"] {
+            for (kind, rate) in kinds {
+                let label = if inputs.len() > 1 { format!("{} · {kind}", input.label) } else { kind.clone() };
+                rows.push((label, rate.clone(), colour(i)));
+            }
+        }
+    }
+    if rows.is_empty() {
+        return;
+    }
+    rates_chart(
+        out,
+        "recovery",
+        "Recovery per fault kind: among runs that met the fault, the share that ended safely (95% Wilson)",
+        &rows,
+    );
+}
+
+fn histogram_chart(out: &mut String, id: &str, title: &str, spread: &Json, fill: &str, unit: impl Fn(f64) -> String) {
+    let counts: Vec<f64> = spread["histogram"]["counts"].as_array().map_or(Vec::new(), |a| a.iter().map(num).collect());
+    if counts.is_empty() {
+        return;
+    }
+    let width = num(&spread["histogram"]["bin_width"]).max(1.0);
+    let height = 170.0;
+    let (plot_left, plot_right, top, bottom) = (60.0, WIDTH - 20.0, 20.0, height - 40.0);
+    svg_open(out, id, height, title);
+    let peak = counts.iter().copied().fold(1.0, f64::max);
+    let bar_w = (plot_right - plot_left) / counts.len() as f64;
+    for (i, c) in counts.iter().enumerate() {
+        let h = c / peak * (bottom - top);
+        let lo = i as f64 * width;
+        let _ = write!(
+            out,
+            r#"<rect x="{:.2}" y="{:.2}" width="{:.2}" height="{h:.2}" fill="{fill}" opacity="0.8"><title>{} to {}: {c}</title></rect>"#,
+            plot_left + i as f64 * bar_w + 1.0,
+            bottom - h,
+            (bar_w - 2.0).max(1.0),
+            unit(lo),
+            unit(lo + width)
+        );
+    }
+    let span = counts.len() as f64 * width;
+    // Labels at alternating heights, so close percentiles stay readable.
+    for (k, (name, key)) in [("p50", "p50"), ("p90", "p90"), ("p99", "p99")].into_iter().enumerate() {
+        let v = num(&spread[key]);
+        let label_y = if k % 2 == 0 { top - 6.0 } else { top + 8.0 };
+        let x = plot_left + (v + 0.5) / span * (plot_right - plot_left);
+        let near_right = x > plot_right - 90.0;
+        let anchor = if near_right { "end" } else { "start" };
+        let _ = write!(
+            out,
+            r##"<line x1="{x:.1}" y1="{top}" x2="{x:.1}" y2="{bottom}" stroke="#111827" stroke-dasharray="3,2"/><text x="{:.1}" y="{label_y:.1}" font-size="10" text-anchor="{anchor}">{name} {}</text>"##,
+            if near_right { x - 3.0 } else { x + 3.0 },
+            unit(v)
+        );
+    }
+    let _ = write!(
+        out,
+        r##"<line x1="{plot_left}" y1="{bottom}" x2="{plot_right}" y2="{bottom}" stroke="#6b7280"/><text x="{plot_left}" y="{:.1}" font-size="10" fill="#6b7280">{}</text><text x="{plot_right}" y="{:.1}" font-size="10" fill="#6b7280" text-anchor="end">{}</text><text x="{:.1}" y="{:.1}" font-size="10" fill="#6b7280" text-anchor="middle">mean {}, max {}</text>"##,
+        bottom + 14.0,
+        unit(0.0),
+        bottom + 14.0,
+        unit(span),
+        (plot_left + plot_right) / 2.0,
+        bottom + 30.0,
+        unit(num(&spread["mean"])),
+        unit(num(&spread["max"]))
+    );
+    svg_close(out);
+}
+
+/// One line of a line chart: its label, its points (x label, a rate object or a
+/// bare number) and its colour.
+type Series = (String, Vec<(String, Json)>, &'static str);
+
+/// A line chart of rates with a 95% band; `points` are (x label, rate object).
+fn line_chart(out: &mut String, id: &str, title: &str, series: &[Series], x_name: &str) {
+    let height = 240.0;
+    let (plot_left, plot_right, top, bottom) = (60.0, WIDTH - 160.0, 20.0, height - 40.0);
+    svg_open(out, id, height, title);
+    let ys = |v: f64| bottom - v.clamp(0.0, 1.0) * (bottom - top);
+    for tick in 0..=5 {
+        let v = f64::from(tick) / 5.0;
+        let _ = write!(
+            out,
+            r##"<line x1="{plot_left}" y1="{:.1}" x2="{plot_right}" y2="{:.1}" stroke="#e5e7eb"/><text x="{:.1}" y="{:.1}" font-size="10" text-anchor="end" fill="#6b7280">{}%</text>"##,
+            ys(v),
+            ys(v),
+            plot_left - 6.0,
+            ys(v) + 3.0,
+            tick * 20
+        );
+    }
+    let count = series.iter().map(|s| s.1.len()).max().unwrap_or(0);
+    let xs = |i: usize| {
+        if count <= 1 {
+            (plot_left + plot_right) / 2.0
+        } else {
+            plot_left + i as f64 / (count - 1) as f64 * (plot_right - plot_left)
+        }
+    };
+    if let Some((_, points, _)) = series.iter().max_by_key(|s| s.1.len()) {
+        for (i, (label, _)) in points.iter().enumerate() {
+            let _ = write!(
+                out,
+                r##"<text x="{:.1}" y="{:.1}" font-size="10" text-anchor="middle" fill="#6b7280">{}</text>"##,
+                xs(i),
+                bottom + 14.0,
+                escape(label)
+            );
+        }
+    }
+    let _ = write!(
+        out,
+        r##"<text x="{:.1}" y="{:.1}" font-size="10" text-anchor="middle" fill="#6b7280">{}</text>"##,
+        (plot_left + plot_right) / 2.0,
+        bottom + 30.0,
+        escape(x_name)
+    );
+    for (s, (label, points, fill)) in series.iter().enumerate() {
+        let has_band = points.iter().all(|(_, r)| r.get("lo").is_some());
+        if has_band {
+            let upper: Vec<String> =
+                points.iter().enumerate().map(|(i, (_, r))| format!("{:.1},{:.1}", xs(i), ys(num(&r["hi"])))).collect();
+            let lower: Vec<String> = points
+                .iter()
+                .enumerate()
+                .rev()
+                .map(|(i, (_, r))| format!("{:.1},{:.1}", xs(i), ys(num(&r["lo"]))))
+                .collect();
+            let _ = write!(
+                out,
+                r#"<polygon points="{} {}" fill="{fill}" opacity="0.18"/>"#,
+                upper.join(" "),
+                lower.join(" ")
+            );
+        }
+        let value = |r: &Json| if r.is_object() { num(&r["rate"]) } else { num(r) };
+        let line: Vec<String> =
+            points.iter().enumerate().map(|(i, (_, r))| format!("{:.1},{:.1}", xs(i), ys(value(r)))).collect();
+        let _ = write!(out, r#"<polyline points="{}" fill="none" stroke="{fill}" stroke-width="2"/>"#, line.join(" "));
+        for (i, (x_label, r)) in points.iter().enumerate() {
+            let text = if r.is_object() { rate_text(r) } else { raw(r) };
+            let _ = write!(
+                out,
+                r#"<circle cx="{:.1}" cy="{:.1}" r="3.5" fill="{fill}"><title>{} at {}: {}</title></circle>"#,
+                xs(i),
+                ys(value(r)),
+                escape(label),
+                escape(x_label),
+                escape(&text)
+            );
+        }
+        let _ = write!(
+            out,
+            r#"<rect x="{:.1}" y="{:.1}" width="10" height="10" fill="{fill}"/><text x="{:.1}" y="{:.1}" font-size="11">{}</text>"#,
+            plot_right + 14.0,
+            top + s as f64 * 16.0,
+            plot_right + 28.0,
+            top + s as f64 * 16.0 + 9.0,
+            escape(label)
+        );
+    }
+    svg_close(out);
+}
+
+fn numbers_table(out: &mut String, inputs: &[ReportInput]) {
+    out.push_str("<table><thead><tr><th>summary.json</th>");
+    for input in inputs {
+        let _ = write!(out, "<th>{}</th>", escape(&input.label));
+    }
+    out.push_str("</tr></thead><tbody>\n");
+    let rate_keys = ["completion", "recovery", "violation", "contextual_accuracy", "tool_fidelity"];
+    for key in rate_keys {
+        for field in ["count", "n", "rate", "lo", "hi"] {
+            let _ = write!(out, "<tr><td>{key}.{field}</td>");
+            for input in inputs {
+                let _ = write!(out, "<td>{}</td>", escape(&raw(&input.summary[key][field])));
+            }
+            out.push_str("</tr>\n");
+        }
+    }
+    for key in ["turns", "tool_calls", "tokens", "cost_micro_usd", "virtual_ms"] {
+        for field in ["mean", "p50", "p90", "p95", "p99", "max"] {
+            let _ = write!(out, "<tr><td>{key}.{field}</td>");
+            for input in inputs {
+                let _ = write!(out, "<td>{}</td>", escape(&raw(&input.summary[key][field])));
+            }
+            out.push_str("</tr>\n");
+        }
+    }
+    for key in ["trajectories", "trials", "rejected_calls_total", "cost_usd_total", "cost_usd_per_success", "digest"] {
+        let _ = write!(out, "<tr><td>{key}</td>");
+        for input in inputs {
+            let _ = write!(out, "<td>{}</td>", escape(&raw(&input.summary[key])));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody></table>\n");
+}
+
+const STYLE: &str = "body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:820px;color:#111827}\
+h1{font-size:1.5rem}h2{font-size:1.15rem;margin-top:2rem}figure{margin:1rem 0}figcaption{font-size:.9rem;color:#374151;margin-bottom:.3rem}\
+table{border-collapse:collapse;font-size:.8rem;font-variant-numeric:tabular-nums}td,th{border:1px solid #e5e7eb;padding:2px 8px;text-align:right}\
+td:first-child,th:first-child{text-align:left}.meta{color:#6b7280;font-size:.85rem}";
+
+/// Checks, after load, that every chart has a size: the page's own smoke test.
+const SCRIPT: &str = "window.addEventListener('error',function(e){document.body.dataset.status='error: '+e.message;});\
+window.addEventListener('load',function(){var c=document.querySelectorAll('svg.chart');var ok=c.length>0;\
+for(var i=0;i<c.length;i++){var r=c[i].getBoundingClientRect();if(!(r.width>0&&r.height>0)){ok=false;}}\
+if(document.body.dataset.status===undefined){document.body.dataset.status=ok?'ok':'empty chart';}\
+document.body.dataset.charts=String(c.length);});";
+
+/// A paired comparison (`compare.json`): the two intervals on the difference
+/// around zero, the table of pairs, the test, the verdict and the worst seeds.
+fn comparison_section(out: &mut String, index: usize, c: &Json) {
+    let _ = writeln!(
+        out,
+        "<p class=\"meta\">{} (baseline) vs {} (candidate) on {}, seeds {}..{}, fault scale {}: the same seeds, so the same world and faults.</p>",
+        escape(&raw(&c["baseline"])),
+        escape(&raw(&c["candidate"])),
+        escape(&raw(&c["scenario"])),
+        raw(&c["seed_start"]),
+        raw(&c["seed_end"]),
+        raw(&c["fault_scale"])
+    );
+    let rows = [("paired (Newcombe method 10)", &c["paired"]), ("unpaired (independent sweeps)", &c["unpaired"])];
+    let reach = rows.iter().flat_map(|(_, d)| [num(&d["lo"]).abs(), num(&d["hi"]).abs()]).fold(0.01, f64::max) * 1.15;
+    let height = 30.0 + rows.len() as f64 * ROW + 24.0;
+    let plot = WIDTH - LEFT - RIGHT;
+    let x = |d: f64| LEFT + (d / reach + 1.0) / 2.0 * plot;
+    svg_open(
+        out,
+        &format!("compare-{index}"),
+        height,
+        "Difference in completion, candidate minus baseline (95% intervals)",
+    );
+    let axis_y = 24.0 + rows.len() as f64 * ROW;
+    for tick in -4..=4 {
+        let d = reach * f64::from(tick) / 4.0;
+        let _ = write!(
+            out,
+            r##"<line x1="{:.1}" y1="18" x2="{:.1}" y2="{axis_y:.1}" stroke="{}"/>"##,
+            x(d),
+            x(d),
+            if tick == 0 { "#111827" } else { "#e5e7eb" },
+        );
+        if tick % 2 == 0 {
+            let _ = write!(
+                out,
+                r##"<text x="{:.1}" y="{:.1}" font-size="10" text-anchor="middle" fill="#6b7280">{:+.1} pp</text>"##,
+                x(d),
+                axis_y + 12.0,
+                100.0 * d
+            );
+        }
+    }
+    for (i, (label, d)) in rows.iter().enumerate() {
+        let y = 24.0 + i as f64 * ROW + 10.0;
+        let (lo, est, hi) = (num(&d["lo"]), num(&d["estimate"]), num(&d["hi"]));
+        let text = format!("{:+.2} pp [{:+.2}, {:+.2}]", 100.0 * est, 100.0 * lo, 100.0 * hi);
+        let _ = write!(
+            out,
+            r##"<text x="{:.1}" y="{:.1}" font-size="12" text-anchor="end">{}</text><line x1="{:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="{}" stroke-width="3"/><circle cx="{:.1}" cy="{y:.1}" r="4.5" fill="#111827"><title>{}</title></circle><text x="{:.1}" y="{:.1}" font-size="11">{}</text>"##,
+            LEFT - 8.0,
+            y + 4.0,
+            escape(label),
+            x(lo),
+            x(hi),
+            colour(index + i),
+            x(est),
+            escape(&text),
+            WIDTH - RIGHT + 8.0,
+            y + 4.0,
+            escape(&text)
+        );
+    }
+    svg_close(out);
+    let p = &c["pairs"];
+    let _ = writeln!(
+        out,
+        "<table><tbody><tr><td>pairs.both</td><td>{}</td></tr><tr><td>pairs.baseline_only</td><td>{}</td></tr><tr><td>pairs.candidate_only</td><td>{}</td></tr><tr><td>pairs.neither</td><td>{}</td></tr><tr><td>mcnemar_p</td><td>{}</td></tr><tr><td>verdict</td><td>{}</td></tr></tbody></table>",
+        raw(&p["both"]),
+        raw(&p["baseline_only"]),
+        raw(&p["candidate_only"]),
+        raw(&p["neither"]),
+        raw(&c["mcnemar_p"]),
+        escape(&raw(&c["verdict"]))
+    );
+    if let Some(list) = c["disagreements"].as_array().filter(|l| !l.is_empty()) {
+        let _ = writeln!(
+            out,
+            "<p class=\"meta\">Seeds where they disagree ({}), worst first: the candidate's failures by severity, then its improvements.</p><table><thead><tr><th>seed</th><th>baseline</th><th>candidate</th></tr></thead><tbody>",
+            list.len()
+        );
+        for d in list.iter().take(DISAGREEMENTS_SHOWN) {
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
+                raw(&d["seed"]),
+                escape(&raw(&d["baseline"])),
+                escape(&raw(&d["candidate"]))
+            );
+        }
+        out.push_str("</tbody></table>\n");
+    }
+}
+
+/// The whole report: sweeps (with their surfaces) and paired comparisons
+/// (`compare.json` from `agentsim compare --out`).
+pub fn render(inputs: &[ReportInput], comparisons: &[Json]) -> String {
+    let mut out = String::new();
+    out.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
+    out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
+    let _ = writeln!(out, "<title>agentsim reliability report</title><style>{STYLE}</style></head><body>");
+    out.push_str("<h1>agentsim reliability report</h1>\n");
+    for input in inputs {
+        let s = &input.summary;
+        let _ = writeln!(
+            out,
+            "<p class=\"meta\"><b>{}</b>: scenario {}, agent {}, seeds {}..{}, {} trajectories, {} trial(s) per seed, fault scale {}, digest <code>{}</code></p>",
+            escape(&input.label),
+            escape(&raw(&s["scenario"])),
+            escape(&raw(&s["agent"])),
+            raw(&s["seed_start"]),
+            raw(&s["seed_end"]),
+            raw(&s["trajectories"]),
+            raw(&s["trials"]),
+            raw(&s["fault_scale"]),
+            escape(&raw(&s["digest"]))
+        );
+    }
+
+    if !comparisons.is_empty() {
+        out.push_str("<h2>Paired comparison</h2>\n");
+        for (i, c) in comparisons.iter().enumerate() {
+            comparison_section(&mut out, i, c);
+        }
+    }
+    if inputs.is_empty() {
+        let _ = write!(out, "<script>{SCRIPT}</script>\n</body></html>\n");
+        return out;
+    }
+
+    out.push_str("<h2>Task completion</h2>\n");
+    let rows: Vec<_> =
+        inputs.iter().enumerate().map(|(i, x)| (x.label.clone(), x.summary["completion"].clone(), colour(i))).collect();
+    rates_chart(&mut out, "completion", "Completion per stack, with 95% Wilson intervals", &rows);
+    outcomes_chart(&mut out, inputs);
+
+    out.push_str("<h2>The four dimensions</h2>\n");
+    let mut rows = Vec::new();
+    for (i, x) in inputs.iter().enumerate() {
+        for (key, name) in [
+            ("completion", "completion"),
+            ("recovery", "recovery grace"),
+            ("contextual_accuracy", "contextual accuracy"),
+            ("tool_fidelity", "tool fidelity"),
+        ] {
+            let label = if inputs.len() > 1 { format!("{} · {name}", x.label) } else { name.to_string() };
+            rows.push((label, x.summary[key].clone(), colour(i)));
+        }
+    }
+    rates_chart(
+        &mut out,
+        "dimensions",
+        "Completion, recovery grace, contextual accuracy, tool fidelity (95% Wilson)",
+        &rows,
+    );
+    recovery_chart(&mut out, inputs);
+
+    out.push_str("<h2>Distributions</h2>\n");
+    for (i, x) in inputs.iter().enumerate() {
+        histogram_chart(
+            &mut out,
+            &format!("turns-{i}"),
+            &format!("{}: planner turns per trajectory", x.label),
+            &x.summary["turns"],
+            colour(i),
+            |v| if v.fract() == 0.0 { format!("{v}") } else { format!("{v:.2}") },
+        );
+        histogram_chart(
+            &mut out,
+            &format!("cost-{i}"),
+            &format!("{}: model cost per trajectory", x.label),
+            &x.summary["cost_micro_usd"],
+            colour(i),
+            |v| format!("${:.4}", v / 1e6),
+        );
+    }
+
+    let surfaces: Vec<Series> = inputs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, x)| {
+            let points = x.surface.as_ref()?["points"].as_array()?;
+            let points = points.iter().map(|p| (raw(&p["fault_scale"]), p["completion"].clone())).collect();
+            Some((x.label.clone(), points, colour(i)))
+        })
+        .collect();
+    if !surfaces.is_empty() {
+        out.push_str("<h2>Reliability surface</h2>\n");
+        line_chart(
+            &mut out,
+            "surface",
+            "Completion as every fault probability is multiplied (95% Wilson band)",
+            &surfaces,
+            "fault scale",
+        );
+        out.push_str("<table><thead><tr><th>surface.json</th><th>fault scale</th><th>completion.rate</th><th>completion.lo</th><th>completion.hi</th></tr></thead><tbody>\n");
+        for (label, points, _) in &surfaces {
+            for (scale, r) in points {
+                let _ = writeln!(
+                    out,
+                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    escape(label),
+                    escape(scale),
+                    raw(&r["rate"]),
+                    raw(&r["lo"]),
+                    raw(&r["hi"])
+                );
+            }
+        }
+        out.push_str("</tbody></table>\n");
+    }
+
+    let pass_k: Vec<Series> = inputs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, x)| {
+            let values = x.summary["pass_k"]["values"].as_object()?;
+            let points = values.iter().map(|(k, v)| (k.clone(), v.clone())).collect::<Vec<_>>();
+            Some((x.label.clone(), points, colour(i)))
+        })
+        .collect();
+    if !pass_k.is_empty() {
+        out.push_str("<h2>Consistency: pass^k</h2>\n");
+        line_chart(
+            &mut out,
+            "pass-k",
+            "pass^k: the chance of solving a task in all of k attempts (tau-bench)",
+            &pass_k,
+            "k",
+        );
+        out.push_str("<table><thead><tr><th>summary.json</th><th>k</th><th>pass_k.values</th></tr></thead><tbody>\n");
+        for (label, points, _) in &pass_k {
+            for (k, v) in points {
+                let _ = writeln!(out, "<tr><td>{}</td><td>{k}</td><td>{}</td></tr>", escape(label), raw(v));
+            }
+        }
+        out.push_str("</tbody></table>\n");
+    }
+
+    out.push_str("<h2>Numbers</h2>\n<p class=\"meta\">Exactly as written in each summary.json.</p>\n");
+    numbers_table(&mut out, inputs);
+    let _ = write!(out, "<script>{SCRIPT}</script>\n</body></html>\n");
+    out
+}
