@@ -15,6 +15,7 @@ pub mod incident;
 pub mod property;
 pub mod report;
 pub mod runner;
+pub mod shard;
 pub mod shrink;
 pub mod spec;
 pub mod summary;

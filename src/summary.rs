@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use agentsim_engine::pass_k::PassK;
 use agentsim_engine::stats::{Rate, percentile};
-use agentsim_engine::{DigestChain, FaultTag, Outcome, Trajectory};
+use agentsim_engine::{Digest, DigestChain, Outcome, Trajectory};
 
 /// One row of `trajectories.csv`.
 #[derive(Debug, Serialize)]
@@ -42,6 +42,13 @@ pub struct Row {
     pub fault_kinds: String,
     /// Minefields that fired, `;`-separated.
     pub minefields: String,
+    /// Whether what the agent told the user matched the world: 1, 0, or empty when
+    /// it told nothing (or the world does not measure it).
+    pub told_accurately: Option<u8>,
+    /// Calls the world refused with a 4xx that was not an injected fault.
+    pub rejected_calls: u32,
+    /// Planner and layer decisions taken, `source.what=times;...`, sorted.
+    pub decisions: String,
     /// Trajectory digest.
     pub digest: String,
     /// In swarm mode, the fault parameters this seed drew (`name=value;...`);
@@ -69,10 +76,152 @@ impl Row {
             milestone: t.verdict.milestone,
             fault_kinds: t.fault_kinds.iter().map(|f| f.name()).collect::<Vec<_>>().join(";"),
             minefields: t.minefields.join(";"),
+            told_accurately: t.verdict.told_accurately.map(u8::from),
+            rejected_calls: t.metrics.rejected_calls,
+            decisions: t
+                .decisions
+                .iter()
+                .map(|(source, what, times)| format!("{source}.{what}={times}"))
+                .collect::<Vec<_>>()
+                .join(";"),
             digest: t.digest.to_string(),
             swarm: None,
         }
     }
+}
+
+/// What the summary needs of one trajectory: made from a trajectory while it runs,
+/// or read back from its row in `trajectories.csv` (to merge shards or resume an
+/// interrupted sweep), with the same result either way.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Record {
+    /// Seed.
+    pub seed: u64,
+    /// Outcome.
+    pub outcome: Outcome,
+    /// Calls that met an injected fault.
+    pub faults_seen: u32,
+    /// Faults met and still a safe end.
+    pub recovered: bool,
+    /// Minefields fired.
+    pub violations: u32,
+    /// Distinct minefields fired.
+    pub minefields: Vec<String>,
+    /// Decisions as (`source.what`, times), sorted.
+    pub decisions: Vec<(String, u64)>,
+    /// Turns.
+    pub turns: u64,
+    /// Tool calls.
+    pub tool_calls: u64,
+    /// Cost in millionths of a dollar.
+    pub cost_micro_usd: u64,
+    /// Virtual time at the end.
+    pub virtual_ms: u64,
+    /// Tokens.
+    pub tokens: u64,
+    /// The trajectory digest.
+    pub digest: Digest,
+    /// Contextual accuracy, when measured.
+    pub told_accurately: Option<bool>,
+    /// Calls refused with a 4xx not injected.
+    pub rejected_calls: u64,
+    /// Names of the fault kinds met.
+    pub fault_kinds: Vec<String>,
+}
+
+impl Record {
+    /// The record of a trajectory.
+    pub fn of(t: &Trajectory) -> Record {
+        Record {
+            seed: t.seed,
+            outcome: t.outcome,
+            faults_seen: t.metrics.faults_seen,
+            recovered: t.recovered(),
+            violations: t.metrics.violations,
+            minefields: t.minefields.iter().map(|m| m.to_string()).collect(),
+            decisions: t.decisions.iter().map(|(s, w, n)| (format!("{s}.{w}"), u64::from(*n))).collect(),
+            turns: u64::from(t.metrics.turns),
+            tool_calls: u64::from(t.metrics.tool_calls),
+            cost_micro_usd: t.metrics.cost_micro_usd,
+            virtual_ms: t.metrics.virtual_ms,
+            tokens: t.metrics.tokens(),
+            digest: t.digest,
+            told_accurately: t.verdict.told_accurately,
+            rejected_calls: u64::from(t.metrics.rejected_calls),
+            fault_kinds: t.fault_kinds.iter().map(|f| f.name()).collect(),
+        }
+    }
+
+    /// The record of one `trajectories.csv` row, given the header; an error names
+    /// the column.
+    pub fn from_csv(header: &csv::StringRecord, row: &csv::StringRecord) -> Result<Record, String> {
+        let field = |name: &str| -> Result<&str, String> {
+            let i = header.iter().position(|h| h == name).ok_or_else(|| format!("no column `{name}`"))?;
+            row.get(i).ok_or_else(|| format!("column `{name}` is missing in this row"))
+        };
+        let number = |name: &str| -> Result<u64, String> {
+            let text = field(name)?;
+            text.parse().map_err(|_| format!("column `{name}`: expected a non-negative integer, found `{text}`"))
+        };
+        let list = |name: &str| -> Result<Vec<String>, String> {
+            Ok(field(name)?.split(';').filter(|p| !p.is_empty()).map(str::to_string).collect())
+        };
+        let outcome_name = field("outcome")?;
+        let outcome = Outcome::ALL
+            .into_iter()
+            .find(|o| o.name() == outcome_name)
+            .ok_or_else(|| format!("column `outcome`: unknown outcome `{outcome_name}`"))?;
+        let cost = field("cost_usd")?;
+        let cost_micro_usd = parse_usd(cost)
+            .ok_or_else(|| format!("column `cost_usd`: expected dollars like 0.012345, found `{cost}`"))?;
+        let digest_text = field("digest")?;
+        let digest = Digest::from_hex(digest_text)
+            .ok_or_else(|| format!("column `digest`: expected 32 hex digits, found `{digest_text}`"))?;
+        let told_accurately = match field("told_accurately")? {
+            "" => None,
+            "1" => Some(true),
+            "0" => Some(false),
+            other => return Err(format!("column `told_accurately`: expected 1, 0 or nothing, found `{other}`")),
+        };
+        let decisions = list("decisions")?
+            .into_iter()
+            .map(|d| {
+                let (name, times) =
+                    d.split_once('=').ok_or_else(|| format!("column `decisions`: `{d}` is not name=times"))?;
+                let times = times.parse().map_err(|_| format!("column `decisions`: `{d}` is not name=times"))?;
+                Ok((name.to_string(), times))
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        Ok(Record {
+            seed: number("seed")?,
+            outcome,
+            faults_seen: u32::try_from(number("faults_seen")?)
+                .map_err(|_| "column `faults_seen`: too large".to_string())?,
+            recovered: number("recovered")? == 1,
+            violations: u32::try_from(number("violations")?)
+                .map_err(|_| "column `violations`: too large".to_string())?,
+            minefields: list("minefields")?,
+            decisions,
+            turns: number("turns")?,
+            tool_calls: number("tool_calls")?,
+            cost_micro_usd,
+            virtual_ms: number("virtual_ms")?,
+            tokens: number("tokens")?,
+            digest,
+            told_accurately,
+            rejected_calls: number("rejected_calls")?,
+            fault_kinds: list("fault_kinds")?,
+        })
+    }
+}
+
+/// Millionths of a dollar from `usd`'s format (`12.000345`), exactly.
+pub fn parse_usd(text: &str) -> Option<u64> {
+    let (whole, micros) = text.split_once('.')?;
+    if micros.len() != 6 || !micros.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    whole.parse::<u64>().ok()?.checked_mul(1_000_000)?.checked_add(micros.parse().ok()?)
 }
 
 /// Formats millionths of a dollar as dollars with six decimals, exactly.
@@ -164,7 +313,7 @@ pub struct Summary {
     /// Share of trajectories where a minefield fired.
     pub violation: Rate,
     /// Trajectories in which each minefield fired, by name.
-    pub minefields: BTreeMap<&'static str, u64>,
+    pub minefields: BTreeMap<String, u64>,
     /// Per planner or stack-layer decision (`source.what`, as in the timeline):
     /// in how many trajectories it was taken, and how often in all.
     pub decisions: BTreeMap<String, DecisionCount>,
@@ -245,7 +394,7 @@ pub struct SummaryBuilder {
     met_fault: u64,
     recovered: u64,
     violated: u64,
-    minefields: BTreeMap<&'static str, u64>,
+    minefields: BTreeMap<String, u64>,
     decisions: BTreeMap<String, DecisionCount>,
     turns: Vec<u64>,
     tool_calls: Vec<u64>,
@@ -259,7 +408,7 @@ pub struct SummaryBuilder {
     faithful: u64,
     rejected_calls_total: u64,
     /// Per fault kind met: (trajectories, of which ended safely).
-    by_fault: BTreeMap<FaultTag, (u64, u64)>,
+    by_fault: BTreeMap<String, (u64, u64)>,
     tokens: Vec<u64>,
     trials: u32,
     pass_k: Option<PassK>,
@@ -340,42 +489,47 @@ impl SummaryBuilder {
 
     /// Adds the next trajectory (in seed order).
     pub fn add(&mut self, t: &Trajectory) {
-        let index = Outcome::ALL.iter().position(|o| *o == t.outcome).expect("every outcome is listed");
+        self.add_record(&Record::of(t));
+    }
+
+    /// Adds the next record (in seed order): a trajectory's, or a CSV row's.
+    pub fn add_record(&mut self, r: &Record) {
+        let index = Outcome::ALL.iter().position(|o| *o == r.outcome).expect("every outcome is listed");
         self.outcomes[index] += 1;
-        if t.metrics.faults_seen > 0 {
+        if r.faults_seen > 0 {
             self.met_fault += 1;
-            self.recovered += u64::from(t.recovered());
+            self.recovered += u64::from(r.recovered);
         }
-        self.violated += u64::from(t.metrics.violations > 0);
-        for name in &t.minefields {
-            *self.minefields.entry(name).or_default() += 1;
+        self.violated += u64::from(r.violations > 0);
+        for name in &r.minefields {
+            *self.minefields.entry(name.clone()).or_default() += 1;
         }
-        for (source, what, times) in &t.decisions {
-            let count = self.decisions.entry(format!("{source}.{what}")).or_default();
+        for (name, times) in &r.decisions {
+            let count = self.decisions.entry(name.clone()).or_default();
             count.trajectories += 1;
-            count.times += u64::from(*times);
+            count.times += times;
         }
-        self.turns.push(u64::from(t.metrics.turns));
-        self.tool_calls.push(u64::from(t.metrics.tool_calls));
-        self.cost.push(t.metrics.cost_micro_usd);
-        self.virtual_ms.push(t.metrics.virtual_ms);
-        self.tokens_total += t.metrics.tokens();
-        self.cost_total += t.metrics.cost_micro_usd;
-        self.chain.push(&t.digest);
-        if let Some(accurate) = t.verdict.told_accurately {
+        self.turns.push(r.turns);
+        self.tool_calls.push(r.tool_calls);
+        self.cost.push(r.cost_micro_usd);
+        self.virtual_ms.push(r.virtual_ms);
+        self.tokens_total += r.tokens;
+        self.cost_total += r.cost_micro_usd;
+        self.chain.push(&r.digest);
+        if let Some(accurate) = r.told_accurately {
             self.told += 1;
             self.told_accurately += u64::from(accurate);
         }
-        self.faithful += u64::from(t.metrics.violations == 0 && t.metrics.rejected_calls == 0);
-        self.rejected_calls_total += u64::from(t.metrics.rejected_calls);
-        for kind in &t.fault_kinds {
-            let entry = self.by_fault.entry(*kind).or_default();
+        self.faithful += u64::from(r.violations == 0 && r.rejected_calls == 0);
+        self.rejected_calls_total += r.rejected_calls;
+        for kind in &r.fault_kinds {
+            let entry = self.by_fault.entry(kind.clone()).or_default();
             entry.0 += 1;
-            entry.1 += u64::from(t.outcome.is_safe_end());
+            entry.1 += u64::from(r.outcome.is_safe_end());
         }
-        self.tokens.push(t.metrics.tokens());
+        self.tokens.push(r.tokens);
         if self.pass_k.is_some() {
-            self.count_trial(t.seed, t.outcome == Outcome::Success);
+            self.count_trial(r.seed, r.outcome == Outcome::Success);
         }
     }
 
@@ -421,7 +575,7 @@ impl SummaryBuilder {
             recovery_by_fault: self
                 .by_fault
                 .iter()
-                .map(|(kind, (met, safe))| (kind.name(), Rate::wilson(*safe, *met)))
+                .map(|(kind, (met, safe))| (kind.clone(), Rate::wilson(*safe, *met)))
                 .collect(),
             tokens: Spread::of(self.tokens),
             pass_k,

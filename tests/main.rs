@@ -13,6 +13,7 @@ mod layer_cases;
 mod newsroom;
 mod properties;
 mod reliability;
+mod shards;
 mod stack_files;
 mod stacks;
 mod support_desk;

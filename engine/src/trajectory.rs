@@ -169,6 +169,18 @@ impl Serialize for Digest {
 }
 
 impl Digest {
+    /// Parses 32 lower- or upper-case hex digits.
+    pub fn from_hex(text: &str) -> Option<Digest> {
+        if text.len() != 32 || !text.is_ascii() {
+            return None;
+        }
+        let mut out = [0u8; 16];
+        for (i, byte) in out.iter_mut().enumerate() {
+            *byte = u8::from_str_radix(&text[2 * i..2 * i + 2], 16).ok()?;
+        }
+        Some(Digest(out))
+    }
+
     /// The digest of a sequence of digests (for a whole sweep, in seed order).
     pub fn combine<'a>(digests: impl IntoIterator<Item = &'a Digest>) -> Digest {
         let mut chain = DigestChain::new();

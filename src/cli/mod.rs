@@ -4,6 +4,7 @@ mod check;
 mod compare;
 mod incident;
 mod load;
+mod merge;
 mod output;
 mod progress;
 mod report;
@@ -64,6 +65,8 @@ enum Command {
     Check(check::CheckArgs),
     /// Render sweeps (and reliability surfaces) as one self-contained HTML file.
     Report(report::ReportArgs),
+    /// Combine the outputs of `sweep --shard K/N` into the files one run writes.
+    Merge(merge::MergeArgs),
 }
 
 /// Where the scenario and the agent come from.
@@ -222,6 +225,10 @@ struct SweepArgs {
     /// No progress bar (it is shown only when stderr is a terminal anyway).
     #[arg(long)]
     quiet: bool,
+    /// Run only the K-th (from 0) of N contiguous parts of the seeds, for a sweep
+    /// split across machines; `agentsim merge` combines the parts.
+    #[arg(long, value_name = "K/N", value_parser = agentsim::shard::parse_shard)]
+    shard: Option<(u32, u32)>,
 }
 
 fn parse_seeds(text: &str) -> Result<Range<u64>, String> {
@@ -257,6 +264,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Compare(args) => compare::compare(&args),
         Command::Check(args) => check::check(&args),
         Command::Report(args) => report::report(&args),
+        Command::Merge(args) => merge::merge(&args),
         Command::List => {
             println!("scenarios:");
             for (name, text) in agentsim::builtin::SCENARIOS {

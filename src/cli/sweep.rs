@@ -6,7 +6,8 @@ use std::time::Instant;
 
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 
-use agentsim::incident::Incident;
+use agentsim::incident::{Incident, hex};
+use agentsim::shard::{SHARD_FORMAT, ShardManifest, shard_seeds};
 use agentsim::summary::{Summary, usd};
 use agentsim::surface::{Surface, SurfacePoint, scale_dir};
 use agentsim::{Row, Runner, SummaryBuilder};
@@ -27,8 +28,39 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode, Failure> {
     let stack = load::agent(&setup.agent, &prepared, setup.turn_limit_ms, setup.layers.as_deref())?;
     load::check_swarm(setup, &prepared)?;
     let out = &args.out;
+    if let Some((shard, shards)) = args.shard {
+        let scale = setup.fault_scale.single("sweep --shard")?;
+        let seeds = shard_seeds(&args.seeds, shard, shards);
+        let summary = sweep_one(&prepared, &stack, args, seeds, scale, out)?;
+        let manifest = ShardManifest {
+            format: SHARD_FORMAT,
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            scenario: prepared.scenario.name.clone(),
+            scenario_key: hex(prepared.key()),
+            agent: setup.agent.clone(),
+            stack_key: hex(agentsim_engine::rng::key_of(&stack)),
+            seed_start: args.seeds.start,
+            seed_end: args.seeds.end,
+            shard,
+            shards,
+            trials: args.trials,
+            fault_scale: scale,
+            swarm: setup.swarm,
+            failures: args.failures,
+        };
+        let json = serde_json::to_string_pretty(&manifest).expect("a manifest is plain data") + "\n";
+        write_atomic(&out.join("shard.json"), json.as_bytes())?;
+        print_table(&summary);
+        println!(
+            "wrote shard {shard}/{shards} (seeds {}..{}) to {}; combine the shards with: agentsim merge DIR... --out DIR",
+            summary.seed_start,
+            summary.seed_end,
+            out.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     if let [scale] = setup.fault_scale.0.as_slice() {
-        let summary = sweep_one(&prepared, &stack, args, *scale, out)?;
+        let summary = sweep_one(&prepared, &stack, args, args.seeds.clone(), *scale, out)?;
         print_table(&summary);
         println!("wrote {}/trajectories.csv and {}/summary.json", out.display(), out.display());
         if let Some(first) = summary.failures.first() {
@@ -43,7 +75,7 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode, Failure> {
     }
     let mut points = Vec::new();
     for scale in &setup.fault_scale.0 {
-        let summary = sweep_one(&prepared, &stack, args, *scale, &out.join(scale_dir(*scale)))?;
+        let summary = sweep_one(&prepared, &stack, args, args.seeds.clone(), *scale, &out.join(scale_dir(*scale)))?;
         points.push(SurfacePoint::of(&summary));
     }
     let surface = Surface {
@@ -66,10 +98,11 @@ fn sweep_one(
     prepared: &Prepared,
     stack: &StackSpec,
     args: &SweepArgs,
+    seeds: std::ops::Range<u64>,
     fault_scale: f64,
     out: &Path,
 ) -> Result<Summary, Failure> {
-    let (seeds, trials) = (args.seeds.clone(), args.trials);
+    let trials = args.trials;
     std::fs::create_dir_all(out).map_err(|e| io_failure(out, &e))?;
     let runner = Runner::new(prepared, stack, false, fault_scale).with_swarm(args.setup.swarm);
 

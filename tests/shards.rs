@@ -1,0 +1,91 @@
+//! Sweeps split over shards: four shard processes merged give exactly the bytes of
+//! one run, and shards that do not belong together are refused.
+
+use std::process::{Command, Stdio};
+
+use crate::common::{agentsim, text};
+
+fn files(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for name in ["trajectories.csv", "summary.json"] {
+        out.push((name.to_string(), std::fs::read(dir.join(name)).unwrap()));
+    }
+    if let Ok(entries) = std::fs::read_dir(dir.join("failures")) {
+        let mut failures: Vec<_> = entries
+            .map(|e| e.unwrap())
+            .map(|e| (format!("failures/{}", e.file_name().to_string_lossy()), std::fs::read(e.path()).unwrap()))
+            .collect();
+        failures.sort();
+        out.extend(failures);
+    }
+    out
+}
+
+#[test]
+fn four_shard_processes_merge_into_the_bytes_of_one_run() {
+    let dir = tempfile::tempdir().unwrap();
+    for extra in [&[][..], &["--trials", "2"][..]] {
+        let mut single_args = vec!["sweep", "--agent", "naive", "--seeds", "0..1200", "--out", "single", "--quiet"];
+        single_args.extend_from_slice(extra);
+        let output = agentsim(dir.path(), &single_args, &[]);
+        assert!(output.status.success(), "{}", text(&output));
+        // The shards run as separate processes at the same time, as on a cluster.
+        let children: Vec<_> = (0..4)
+            .map(|k| {
+                let mut command = Command::new(env!("CARGO_BIN_EXE_agentsim"));
+                command.current_dir(dir.path()).stdout(Stdio::null()).stderr(Stdio::null());
+                command.args(["sweep", "--agent", "naive", "--seeds", "0..1200", "--quiet"]);
+                command.args(["--shard", &format!("{k}/4"), "--out", &format!("shard-{k}")]).args(extra);
+                command.spawn().unwrap()
+            })
+            .collect();
+        for mut child in children {
+            assert!(child.wait().unwrap().success());
+        }
+        let output =
+            agentsim(dir.path(), &["merge", "shard-3", "shard-1", "shard-0", "shard-2", "--out", "merged"], &[]);
+        assert!(output.status.success(), "{}", text(&output));
+        let (single, merged) = (files(&dir.path().join("single")), files(&dir.path().join("merged")));
+        assert_eq!(single.len(), merged.len(), "{extra:?}");
+        for ((name, a), (other, b)) in single.iter().zip(&merged) {
+            assert_eq!(name, other);
+            assert!(a == b, "{name} differs between one run and the merged shards ({extra:?})");
+        }
+        for d in ["single", "merged", "shard-0", "shard-1", "shard-2", "shard-3"] {
+            std::fs::remove_dir_all(dir.path().join(d)).unwrap();
+        }
+    }
+}
+
+#[test]
+fn shards_that_do_not_belong_together_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = |agent: &str, seeds: &str, shard: &str, out: &str| {
+        let output = agentsim(
+            dir.path(),
+            &["sweep", "--agent", agent, "--seeds", seeds, "--shard", shard, "--out", out, "--quiet"],
+            &[],
+        );
+        assert!(output.status.success(), "{}", text(&output));
+    };
+    sweep("naive", "0..100", "0/2", "a0");
+    sweep("naive", "0..100", "1/2", "a1");
+    sweep("resilient", "0..100", "1/2", "b1");
+    sweep("naive", "0..200", "1/2", "c1");
+    for (shards, needle) in [
+        (&["a0", "b1"][..], "field `agent`"),
+        (&["a0", "c1"][..], "field `seeds`"),
+        (&["a0"][..], "exactly once"),
+        (&["a0", "a0"][..], "exactly once"),
+    ] {
+        let mut args = vec!["merge"];
+        args.extend_from_slice(shards);
+        args.extend_from_slice(&["--out", "m"]);
+        let output = agentsim(dir.path(), &args, &[]);
+        assert_eq!(output.status.code(), Some(2), "{shards:?}: {}", text(&output));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(needle), "{shards:?}: expected `{needle}` in {stderr}");
+    }
+    let output = agentsim(dir.path(), &["sweep", "--shard", "4/4"], &[]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+}
