@@ -8,6 +8,7 @@ mod determinism;
 mod docs;
 mod external;
 mod flight_booking;
+mod fuzz_regressions;
 mod incidents;
 mod layer_cases;
 mod newsroom;

@@ -120,8 +120,13 @@ fn field_before(text: &str, line: usize, column: usize) -> Option<String> {
         // A field separator (`:`) not part of a `::` path.
         if bytes[i] == b':' && (i + 1 >= bytes.len() || bytes[i + 1] != b':') && (i == 0 || bytes[i - 1] != b':') {
             let name_end = before[..i].trim_end().len();
-            let name_start =
-                before[..name_end].rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).map_or(0, |p| p + 1);
+            // Past the last character that cannot be in a name (which may be several
+            // bytes long: found by the fuzzer).
+            let name_start = before[..name_end]
+                .char_indices()
+                .rev()
+                .find(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '_'))
+                .map_or(0, |(p, c)| p + c.len_utf8());
             let name = &before[name_start..name_end];
             if !name.is_empty() && !name.starts_with(|c: char| c.is_ascii_digit()) {
                 return Some(name.to_string());
