@@ -13,6 +13,7 @@ mod layer_cases;
 mod newsroom;
 mod properties;
 mod reliability;
+mod resume;
 mod shards;
 mod stack_files;
 mod stacks;

@@ -1,0 +1,152 @@
+//! Interrupted sweeps: a real SIGINT or SIGTERM to a running sweep process leaves
+//! whole files marked partial, and `sweep --resume` ends with exactly the bytes of
+//! one uninterrupted run (on another number of threads).
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use crate::common::{agentsim, text};
+
+/// The files a sweep writes that must match byte for byte.
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for name in ["trajectories.csv", "summary.json"] {
+        out.push((name.to_string(), std::fs::read(dir.join(name)).unwrap()));
+    }
+    if let Ok(entries) = std::fs::read_dir(dir.join("failures")) {
+        let mut failures: Vec<_> = entries
+            .map(|e| e.unwrap())
+            .map(|e| (format!("failures/{}", e.file_name().to_string_lossy()), std::fs::read(e.path()).unwrap()))
+            .collect();
+        failures.sort();
+        out.extend(failures);
+    }
+    out
+}
+
+/// Starts `sweep ARGS --out part` with small chunks, sends `signal` once rows are
+/// being written, checks the partial files, resumes on 4 threads and compares with
+/// an uninterrupted run on 1 thread.
+fn interrupt_then_resume(args: &[&str], signal: libc::c_int, chunk_seeds: u64) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut full_args = vec!["sweep", "--quiet", "--out", "full"];
+    full_args.extend_from_slice(args);
+    let output = agentsim(dir.path(), &full_args, &[("RAYON_NUM_THREADS", "1")]);
+    assert!(output.status.success(), "{}", text(&output));
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agentsim"))
+        .current_dir(dir.path())
+        .args(["sweep", "--quiet", "--out", "part"])
+        .args(args)
+        .env("AGENTSIM_CHUNK_SEEDS", chunk_seeds.to_string())
+        .env("RAYON_NUM_THREADS", "4")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait (by polling, with no time limit on the sweep) until rows reach the
+    // temporary file: the sweep is then under way and far from its end.
+    let temp = dir.path().join("part/.trajectories.csv.tmp");
+    while std::fs::metadata(&temp).map_or(0, |m| m.len()) == 0 {
+        assert!(child.try_wait().unwrap().is_none(), "the sweep ended before it was interrupted");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    // SAFETY: sending a signal to a child process this test started and has not reaped.
+    let sent = unsafe { libc::kill(i32::try_from(child.id()).unwrap(), signal) };
+    assert_eq!(sent, 0, "the signal was sent");
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130), "{}", text(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("continue with: agentsim sweep") && stdout.contains("--resume part"), "{stdout}");
+
+    // The partial files are whole and agree with each other.
+    let part = dir.path().join("part");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(part.join("summary.json")).unwrap()).unwrap();
+    let done_until = summary["partial"]["done_until_seed"].as_u64().expect("summary.json is marked partial");
+    let (seed_start, seed_end) = (summary["seed_start"].as_u64().unwrap(), summary["seed_end"].as_u64().unwrap());
+    assert!(seed_start < done_until && done_until < seed_end, "{seed_start}..{done_until}..{seed_end}");
+    assert_eq!((done_until - seed_start) % chunk_seeds, 0, "a sweep stops between chunks");
+    let trials = summary["trials"].as_u64().unwrap();
+    assert_eq!(summary["trajectories"].as_u64().unwrap(), (done_until - seed_start) * trials);
+    let csv = std::fs::read_to_string(part.join("trajectories.csv")).unwrap();
+    let seeds: Vec<u64> = csv.lines().skip(1).map(|l| l.split(',').next().unwrap().parse().unwrap()).collect();
+    let expected: Vec<u64> = (seed_start..done_until).flat_map(|s| std::iter::repeat_n(s, trials as usize)).collect();
+    assert_eq!(seeds, expected, "whole seeds, in seed order");
+    let full_csv = std::fs::read_to_string(dir.path().join("full/trajectories.csv")).unwrap();
+    assert!(full_csv.starts_with(&csv), "the rows done are the uninterrupted run's first rows");
+    for failure in summary["failures"].as_array().unwrap() {
+        assert!(part.join(failure.as_str().unwrap()).is_file(), "{failure}");
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(&part)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+
+    let mut resume_args = vec!["sweep", "--quiet", "--resume", "part"];
+    resume_args.extend_from_slice(args);
+    let output = agentsim(dir.path(), &resume_args, &[("RAYON_NUM_THREADS", "4")]);
+    assert!(output.status.success(), "{}", text(&output));
+    let (full, resumed) = (files(&dir.path().join("full")), files(&part));
+    assert_eq!(
+        full.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+        resumed.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+        "{args:?}"
+    );
+    for ((name, a), (_, b)) in full.iter().zip(&resumed) {
+        assert!(a == b, "{name} differs between one run and the resumed run ({args:?})");
+    }
+    for name in ["run.json", "shard.json"] {
+        assert_eq!(
+            std::fs::read(dir.path().join("full").join(name)).ok(),
+            std::fs::read(part.join(name)).ok(),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn sigint_then_resume_gives_the_bytes_of_one_run() {
+    interrupt_then_resume(&["--agent", "naive", "--seeds", "0..4000"], libc::SIGINT, 64);
+}
+
+#[test]
+fn sigterm_to_a_shard_with_trials_then_resume_gives_the_bytes_of_one_run() {
+    let args = ["--agent", "naive", "--seeds", "0..4000", "--trials", "2", "--shard", "1/2", "--failures", "2"];
+    interrupt_then_resume(&args, libc::SIGTERM, 32);
+}
+
+#[test]
+fn resume_refuses_other_arguments_and_missing_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = agentsim(dir.path(), &["sweep", "--quiet", "--agent", "naive", "--seeds", "0..50", "--out", "a"], &[]);
+    assert!(output.status.success(), "{}", text(&output));
+    std::fs::create_dir(dir.path().join("empty")).unwrap();
+    for (args, needle) in [
+        (
+            &["--agent", "naive", "--seeds", "0..60", "--resume", "a"][..],
+            "field `seeds` is 0..50 in a/run.json and 0..60 here",
+        ),
+        (&["--agent", "resilient", "--seeds", "0..50", "--resume", "a"][..], "field `agent`"),
+        (&["--agent", "naive", "--seeds", "0..50", "--trials", "2", "--resume", "a"][..], "field `trials`"),
+        (&["--agent", "naive", "--seeds", "0..50", "--fault-scale", "2", "--resume", "a"][..], "field `fault_scale`"),
+        (&["--agent", "naive", "--seeds", "0..50", "--shard", "0/2", "--resume", "a"][..], "field `shards`"),
+        (&["--agent", "naive", "--seeds", "0..50", "--resume", "empty"][..], "no run.json there"),
+        (&["--agent", "naive", "--seeds", "0..50", "--resume", "a", "--out", "b"][..], "--out"),
+    ] {
+        let mut full = vec!["sweep", "--quiet"];
+        full.extend_from_slice(args);
+        let output = agentsim(dir.path(), &full, &[]);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {}", text(&output));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(needle), "{args:?}: expected `{needle}` in {stderr}");
+    }
+    // Resuming a complete sweep runs nothing and rewrites the same bytes.
+    let before = files(&dir.path().join("a"));
+    let output =
+        agentsim(dir.path(), &["sweep", "--quiet", "--agent", "naive", "--seeds", "0..50", "--resume", "a"], &[]);
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(before == files(&dir.path().join("a")));
+}
