@@ -1,6 +1,7 @@
 //! The integration tests, one binary with modules.
 
 mod analytic;
+mod bad_files;
 mod bad_input;
 mod cli;
 mod common;

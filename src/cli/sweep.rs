@@ -239,7 +239,7 @@ impl Sweep<'_> {
             return Ok(done);
         }
         let shown = path.display();
-        let text = load::read_text(&path.to_string_lossy(), "trajectories")?;
+        let text = load::read_bounded(&path.to_string_lossy(), "trajectories", None)?;
         if !text.is_empty() && !text.ends_with('\n') {
             return Err(Failure::input(format!("{shown}: the last row is cut off (not written by agentsim?)")));
         }
