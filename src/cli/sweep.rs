@@ -109,8 +109,8 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The manifest of a sweep's arguments, written first into its output directory;
-/// `--resume` refuses a directory whose manifest differs from its own arguments.
+/// The manifest of a sweep's arguments, written with its rows into its output
+/// directory; `--resume` refuses a directory whose manifest differs from its own arguments.
 const RUN_MANIFEST: &str = "run.json";
 
 /// Overrides the seeds per chunk (the granularity of an interruption). Output does
@@ -300,9 +300,6 @@ impl Sweep<'_> {
             self.check_manifest(out, manifest)?;
             self.read_done(out, &seeds, &mut builder)?
         } else {
-            // Written first, so that an interrupted run can be resumed.
-            let json = serde_json::to_string_pretty(manifest).expect("a manifest is plain data") + "\n";
-            write_atomic(&out.join(RUN_MANIFEST), json.as_bytes())?;
             Done { bytes: Vec::new(), next_seed: seeds.start, failing: Vec::new() }
         };
         let runner = Runner::new(prepared, stack, false, fault_scale).with_swarm(args.setup.swarm);
@@ -364,9 +361,12 @@ impl Sweep<'_> {
         }
         summary.failures = write_failures(prepared, stack, args, fault_scale, out, &failing)?;
         let json = serde_json::to_string_pretty(&summary).expect("a summary is plain data") + "\n";
-        // The summary is renamed into place last: its presence marks a finished
-        // (complete or partial) sweep.
+        // The manifest follows the rows it describes (a sweep killed outright leaves
+        // the previous rows with their own manifest, never new arguments over old
+        // rows), and the summary is renamed into place last.
         csv_file.commit()?;
+        let manifest_json = serde_json::to_string_pretty(manifest).expect("a manifest is plain data") + "\n";
+        write_atomic(&out.join(RUN_MANIFEST), manifest_json.as_bytes())?;
         write_atomic(&out.join("summary.json"), json.as_bytes())?;
         let elapsed = started.elapsed();
         let ran = (done_until - done.next_seed).saturating_mul(u64::from(trials));
