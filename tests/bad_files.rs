@@ -96,6 +96,10 @@ fn every_bad_command_line_is_refused() {
     std::fs::create_dir(dir.join("folder")).unwrap();
     let done = agentsim(dir, &["sweep", "--quiet", "--seeds", "0..10", "--out", "done"], &[]);
     assert!(done.status.success(), "{}", text(&done));
+    let summary = std::fs::read_to_string(dir.join("done/summary.json")).unwrap();
+    std::fs::create_dir(dir.join("partial")).unwrap();
+    let partial = summary.replacen("{\n", "{\n  \"partial\": {\"done_until_seed\": 5},\n", 1);
+    std::fs::write(dir.join("partial/summary.json"), partial).unwrap();
 
     let list = std::fs::read_to_string(repo().join("tests/bad_args.txt")).unwrap();
     let repo = repo().to_string_lossy().into_owned();

@@ -7,20 +7,22 @@ use std::process::{Command, Stdio};
 
 use crate::common::{agentsim, text};
 
-/// The files a sweep writes that must match byte for byte.
+/// Every file a sweep wrote under `dir`, by relative path, sorted.
 fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
-    for name in ["trajectories.csv", "summary.json"] {
-        out.push((name.to_string(), std::fs::read(dir.join(name)).unwrap()));
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                let name = path.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+                out.push((name, std::fs::read(&path).unwrap()));
+            }
+        }
     }
-    if let Ok(entries) = std::fs::read_dir(dir.join("failures")) {
-        let mut failures: Vec<_> = entries
-            .map(|e| e.unwrap())
-            .map(|e| (format!("failures/{}", e.file_name().to_string_lossy()), std::fs::read(e.path()).unwrap()))
-            .collect();
-        failures.sort();
-        out.extend(failures);
-    }
+    out.sort();
     out
 }
 
@@ -46,8 +48,8 @@ fn interrupt_then_resume(args: &[&str], signal: libc::c_int, chunk_seeds: u64) {
         .unwrap();
     // Wait (by polling, with no time limit on the sweep) until rows reach the
     // temporary file: the sweep is then under way and far from its end.
-    let temp = dir.path().join("part/.trajectories.csv.tmp");
-    while std::fs::metadata(&temp).map_or(0, |m| m.len()) == 0 {
+    let temps = [dir.path().join("part/.trajectories.csv.tmp"), dir.path().join("part/scale-0/.trajectories.csv.tmp")];
+    while temps.iter().all(|temp| std::fs::metadata(temp).map_or(0, |m| m.len()) == 0) {
         assert!(child.try_wait().unwrap().is_none(), "the sweep ended before it was interrupted");
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
@@ -57,10 +59,20 @@ fn interrupt_then_resume(args: &[&str], signal: libc::c_int, chunk_seeds: u64) {
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(130), "{}", text(&output));
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(stdout.contains("continue with: agentsim sweep") && stdout.contains("--resume part"), "{stdout}");
+    assert!(stdout.contains("continue with: agentsim sweep") && stdout.ends_with("--resume part\n"), "{stdout}");
 
-    // The partial files are whole and agree with each other.
+    // The partial files are whole and agree with each other; with several scales,
+    // those of the scale that was running.
     let part = dir.path().join("part");
+    let partial: Vec<String> = files(&part)
+        .into_iter()
+        .filter(|(name, bytes)| {
+            name.ends_with("summary.json") && String::from_utf8_lossy(bytes).contains("\"partial\"")
+        })
+        .map(|(name, _)| name.trim_end_matches("summary.json").to_string())
+        .collect();
+    assert_eq!(partial.len(), 1, "one partial summary: {partial:?}");
+    let (part, full_dir) = (part.join(&partial[0]), dir.path().join("full").join(&partial[0]));
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(part.join("summary.json")).unwrap()).unwrap();
     let done_until = summary["partial"]["done_until_seed"].as_u64().expect("summary.json is marked partial");
@@ -73,7 +85,7 @@ fn interrupt_then_resume(args: &[&str], signal: libc::c_int, chunk_seeds: u64) {
     let seeds: Vec<u64> = csv.lines().skip(1).map(|l| l.split(',').next().unwrap().parse().unwrap()).collect();
     let expected: Vec<u64> = (seed_start..done_until).flat_map(|s| std::iter::repeat_n(s, trials as usize)).collect();
     assert_eq!(seeds, expected, "whole seeds, in seed order");
-    let full_csv = std::fs::read_to_string(dir.path().join("full/trajectories.csv")).unwrap();
+    let full_csv = std::fs::read_to_string(full_dir.join("trajectories.csv")).unwrap();
     assert!(full_csv.starts_with(&csv), "the rows done are the uninterrupted run's first rows");
     for failure in summary["failures"].as_array().unwrap() {
         assert!(part.join(failure.as_str().unwrap()).is_file(), "{failure}");
@@ -89,7 +101,7 @@ fn interrupt_then_resume(args: &[&str], signal: libc::c_int, chunk_seeds: u64) {
     resume_args.extend_from_slice(args);
     let output = agentsim(dir.path(), &resume_args, &[("RAYON_NUM_THREADS", "4")]);
     assert!(output.status.success(), "{}", text(&output));
-    let (full, resumed) = (files(&dir.path().join("full")), files(&part));
+    let (full, resumed) = (files(&dir.path().join("full")), files(&dir.path().join("part")));
     assert_eq!(
         full.iter().map(|(n, _)| n).collect::<Vec<_>>(),
         resumed.iter().map(|(n, _)| n).collect::<Vec<_>>(),
@@ -97,13 +109,6 @@ fn interrupt_then_resume(args: &[&str], signal: libc::c_int, chunk_seeds: u64) {
     );
     for ((name, a), (_, b)) in full.iter().zip(&resumed) {
         assert!(a == b, "{name} differs between one run and the resumed run ({args:?})");
-    }
-    for name in ["run.json", "shard.json"] {
-        assert_eq!(
-            std::fs::read(dir.path().join("full").join(name)).ok(),
-            std::fs::read(part.join(name)).ok(),
-            "{name}"
-        );
     }
 }
 
@@ -116,6 +121,11 @@ fn sigint_then_resume_gives_the_bytes_of_one_run() {
 fn sigterm_to_a_shard_with_trials_then_resume_gives_the_bytes_of_one_run() {
     let args = ["--agent", "naive", "--seeds", "0..4000", "--trials", "2", "--shard", "1/2", "--failures", "2"];
     interrupt_then_resume(&args, libc::SIGTERM, 32);
+}
+
+#[test]
+fn sigint_to_a_surface_then_resume_gives_the_bytes_of_one_run() {
+    interrupt_then_resume(&["--agent", "naive", "--seeds", "0..1500", "--fault-scale", "0,1"], libc::SIGINT, 32);
 }
 
 #[test]

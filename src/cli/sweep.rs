@@ -45,7 +45,7 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode, Failure> {
         let summary = sweep.one(seeds, scale, out, &manifest, resume)?;
         print_table(&summary);
         if summary.partial.is_some() {
-            return Ok(interrupted(&summary, out));
+            return Ok(interrupted(&summary, out, out));
         }
         let json = serde_json::to_string_pretty(&manifest).expect("a manifest is plain data") + "\n";
         write_atomic(&out.join("shard.json"), json.as_bytes())?;
@@ -62,7 +62,7 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode, Failure> {
         let summary = sweep.one(args.seeds.clone(), *scale, out, &manifest, resume)?;
         print_table(&summary);
         if summary.partial.is_some() {
-            return Ok(interrupted(&summary, out));
+            return Ok(interrupted(&summary, out, out));
         }
         println!("wrote {}/trajectories.csv and {}/summary.json", out.display(), out.display());
         if let Some(first) = summary.failures.first() {
@@ -90,7 +90,7 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode, Failure> {
         let resume_this = resume && dir.join(RUN_MANIFEST).is_file();
         let summary = sweep.one(args.seeds.clone(), *scale, dir, &manifest, resume_this)?;
         if summary.partial.is_some() {
-            return Ok(interrupted(&summary, out));
+            return Ok(interrupted(&summary, dir, out));
         }
         points.push(SurfacePoint::of(&summary));
     }
@@ -129,14 +129,14 @@ fn chunk_seeds(trials: u32) -> Result<u64, Failure> {
 }
 
 /// Reports an interrupted sweep and the command that continues it.
-fn interrupted(summary: &Summary, out: &Path) -> ExitCode {
+fn interrupted(summary: &Summary, written: &Path, out: &Path) -> ExitCode {
     let done = summary.partial.map_or(summary.seed_end, |p| p.done_until_seed);
     println!(
         "interrupted: wrote seeds {}..{done} of {}..{} to {} (summary.json is marked partial)",
         summary.seed_start,
         summary.seed_start,
         summary.seed_end,
-        out.display()
+        written.display()
     );
     println!("continue with: {}", resume_command(out));
     ExitCode::from(EXIT_INTERRUPTED)
