@@ -97,6 +97,17 @@ fn interrupt_then_resume(args: &[&str], signal: libc::c_int, chunk_seeds: u64) {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 
+    // `check` refuses a partial summary; `report` labels it.
+    if partial[0].is_empty() {
+        let gate = format!("{}/seeds/gates/release.ron", env!("CARGO_MANIFEST_DIR"));
+        let output = agentsim(dir.path(), &["check", &gate, "part"], &[]);
+        assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+        let output = agentsim(dir.path(), &["report", "part", "-o", "partial.html"], &[]);
+        assert!(output.status.success(), "{}", text(&output));
+        let html = std::fs::read_to_string(dir.path().join("partial.html")).unwrap();
+        assert!(html.contains(&format!("(partial: seeds {seed_start}..{done_until})")), "the report says so");
+    }
+
     let mut resume_args = vec!["sweep", "--quiet", "--resume", "part"];
     resume_args.extend_from_slice(args);
     let output = agentsim(dir.path(), &resume_args, &[("RAYON_NUM_THREADS", "4")]);
