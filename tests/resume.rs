@@ -171,3 +171,62 @@ fn resume_refuses_other_arguments_and_missing_runs() {
     assert!(output.status.success(), "{}", text(&output));
     assert!(before == files(&dir.path().join("a")));
 }
+
+/// SIGKILL gives no chance to write anything: the directory keeps the previous
+/// run's files, and their manifest, so `--resume` with the new arguments is
+/// refused instead of mixing new rows with old ones.
+#[test]
+fn a_sweep_killed_outright_leaves_the_previous_run_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let output =
+        agentsim(dir.path(), &["sweep", "--quiet", "--agent", "oracle", "--seeds", "0..200", "--out", "d"], &[]);
+    assert!(output.status.success(), "{}", text(&output));
+    let before = files(&dir.path().join("d"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agentsim"))
+        .current_dir(dir.path())
+        .args(["sweep", "--quiet", "--agent", "naive", "--seeds", "0..4000", "--out", "d"])
+        .env("AGENTSIM_CHUNK_SEEDS", "64")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let temp = dir.path().join("d/.trajectories.csv.tmp");
+    while std::fs::metadata(&temp).map_or(0, |m| m.len()) == 0 {
+        assert!(child.try_wait().unwrap().is_none(), "the sweep ended before it was killed");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let after: Vec<_> = files(&dir.path().join("d")).into_iter().filter(|(n, _)| !n.ends_with(".tmp")).collect();
+    assert!(before == after, "the previous run's files are untouched");
+    let output =
+        agentsim(dir.path(), &["sweep", "--quiet", "--agent", "naive", "--seeds", "0..4000", "--resume", "d"], &[]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("field `agent` is oracle in d/run.json"));
+}
+
+/// The library side: a flag set while a chunk is handed on stops the sweep at the
+/// end of that chunk, and what was handed on is every seed before it, in order.
+#[test]
+fn sweep_trials_until_stops_between_whole_chunks() {
+    let prepared = crate::common::default_scenario();
+    let stack = crate::common::preset("naive");
+    let runner = agentsim::Runner::new(&prepared, &stack, false, 1.0);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let mut seen = Vec::new();
+    let until = runner
+        .sweep_trials_until(10..200, 2, 16, &stop, |trial, t| {
+            seen.push((t.seed, trial));
+            if t.seed == 30 {
+                stop.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+            Ok::<(), ()>(())
+        })
+        .unwrap();
+    assert_eq!(until, 42, "the chunk 26..42 holding seed 30 is finished, no other starts");
+    let expected: Vec<(u64, u32)> = (10..42).flat_map(|s| [(s, 0), (s, 1)]).collect();
+    assert_eq!(seen, expected);
+    stop.store(false, std::sync::atomic::Ordering::SeqCst);
+    let all = runner.sweep_trials_until(10..200, 1, 1000, &stop, |_, _| Ok::<(), ()>(())).unwrap();
+    assert_eq!(all, 200, "without a signal the sweep is complete");
+}
