@@ -230,3 +230,45 @@ fn sweep_trials_until_stops_between_whole_chunks() {
     let all = runner.sweep_trials_until(10..200, 1, 1000, &stop, |_, _| Ok::<(), ()>(())).unwrap();
     assert_eq!(all, 200, "without a signal the sweep is complete");
 }
+
+/// Interrupted before its first chunk is done: a CSV of the header alone, a
+/// summary of nothing done, and a resume that runs everything.
+#[test]
+fn an_interruption_before_the_first_row_leaves_a_header_and_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["--agent", "naive", "--seeds", "0..3000", "--trials", "2"];
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agentsim"))
+        .current_dir(dir.path())
+        .args(["sweep", "--quiet", "--out", "part"])
+        .args(args)
+        .env("AGENTSIM_CHUNK_SEEDS", "3000")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The temporary file is created after the handler is installed and before the
+    // one chunk starts.
+    while !dir.path().join("part/.trajectories.csv.tmp").exists() {
+        assert!(child.try_wait().unwrap().is_none(), "the sweep ended before it was interrupted");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    // SAFETY: sending a signal to a child process this test started and has not reaped.
+    assert_eq!(unsafe { libc::kill(i32::try_from(child.id()).unwrap(), libc::SIGINT) }, 0);
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let csv = std::fs::read_to_string(dir.path().join("part/trajectories.csv")).unwrap();
+    assert!(csv.starts_with("seed,trial,outcome,") && csv.lines().count() == 1, "{csv}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("part/summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["partial"]["done_until_seed"], 0);
+    assert_eq!(summary["trajectories"], 0);
+
+    let mut resume = vec!["sweep", "--quiet", "--resume", "part"];
+    resume.extend_from_slice(&args);
+    let output = agentsim(dir.path(), &resume, &[]);
+    assert!(output.status.success(), "{}", text(&output));
+    let mut full = vec!["sweep", "--quiet", "--out", "full"];
+    full.extend_from_slice(&args);
+    let output = agentsim(dir.path(), &full, &[("RAYON_NUM_THREADS", "1")]);
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(files(&dir.path().join("full")) == files(&dir.path().join("part")));
+}

@@ -352,6 +352,15 @@ impl Sweep<'_> {
                     }
                 },
             )?;
+            if first && done_until == done.next_seed {
+                // Interrupted before its first row: still a CSV with its header.
+                for mut record in row_records(&header_row(args.setup.swarm), true)?.into_iter().take(1) {
+                    if trials > 1 {
+                        record.insert(1, "trial".to_string());
+                    }
+                    csv.write_record(&record).map_err(csv_error)?;
+                }
+            }
             csv.flush().map_err(|e| io_failure(&csv_path, &e))?;
         }
         progress.finish();
@@ -405,6 +414,32 @@ fn write_failures(
         written.push(name);
     }
     Ok(written)
+}
+
+/// A row with every column (`swarm` when `swarm`), for its header alone.
+fn header_row(swarm: bool) -> Row {
+    Row {
+        seed: 0,
+        outcome: "",
+        success: 0,
+        turns: 0,
+        tool_calls: 0,
+        failed_calls: 0,
+        faults_seen: 0,
+        recovered: 0,
+        violations: 0,
+        tokens: 0,
+        cost_usd: String::new(),
+        virtual_ms: 0,
+        milestone: "",
+        fault_kinds: String::new(),
+        minefields: String::new(),
+        told_accurately: None,
+        rejected_calls: 0,
+        decisions: String::new(),
+        digest: String::new(),
+        swarm: swarm.then(String::new),
+    }
 }
 
 /// The CSV records of one row as the csv writer would write them: the header
