@@ -129,6 +129,7 @@ impl Incident {
         if agentsim_engine::Digest::from_hex(&incident.digest).is_none() {
             return Err(fail(format!("field `digest`: expected 32 hex digits, found `{}`", incident.digest)));
         }
+        crate::spec::check_layers(&incident.stack, text, origin)?;
         // The embedded scenario gets the same checks as a scenario file.
         let scenario_text = ron_text(&incident.scenario);
         Scenario::parse(&scenario_text, &format!("{origin} (field `scenario`)"))?;

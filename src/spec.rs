@@ -37,8 +37,8 @@ pub fn parse_stack(text: &str, origin: &str) -> Result<StackSpec, ScenarioError>
 }
 
 /// Percentages and sizes the types cannot bound: a value past them would make a
-/// layer silently never (or always) act.
-fn check_layers(stack: &StackSpec, text: &str, origin: &str) -> Result<(), ScenarioError> {
+/// layer silently never (or always) act. Stack files and incidents' stacks.
+pub(crate) fn check_layers(stack: &StackSpec, text: &str, origin: &str) -> Result<(), ScenarioError> {
     let (mut breakers, mut budgets) = (0, 0);
     for layer in &stack.layers {
         let problem = match layer {
