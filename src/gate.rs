@@ -154,6 +154,23 @@ impl Gate {
                     format!("rule `{}`: the bound must be a finite number, found {b}", rule.metric),
                 ));
             }
+            // A rate and its interval lie in [0, 1]: a bound outside is a percent
+            // written as a number (90 for 0.9) or a typo, and would always or never hold.
+            let last = rule.metric.rsplit('.').next().unwrap_or("");
+            if matches!(last, "rate" | "lo" | "hi")
+                && let Some((field, b)) = ["at_least", "at_most", "exactly"]
+                    .into_iter()
+                    .zip(bounds)
+                    .find_map(|(field, b)| b.filter(|b| !(0.0..=1.0).contains(b)).map(|b| (field, b)))
+            {
+                return Err(at(
+                    &needle,
+                    format!(
+                        "field `{field}`: rule `{}`: a rate is in [0, 1] (write 0.9 for 90%), found {b}",
+                        rule.metric
+                    ),
+                ));
+            }
             if rule.metric.is_empty() || rule.metric.split('.').any(str::is_empty) {
                 return Err(at(
                     &needle,

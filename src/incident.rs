@@ -97,7 +97,18 @@ impl Incident {
     /// Parses an incident file's text; `origin` names it in errors.
     pub fn parse(text: &str, origin: &str) -> Result<Incident, ScenarioError> {
         let incident: Incident = ron_options().from_str(text).map_err(|e| ron_error(text, origin, &e))?;
-        let fail = |message: String| ScenarioError { origin: origin.to_string(), line: 1, column: 1, message };
+        // Checks past parsing point at the field's first `name:` in the text.
+        let fail_at = |field: &str, message: String| {
+            let (line, column) = text.find(&format!("{field}:")).map_or((1, 1), |offset| {
+                let before = &text[..offset];
+                (before.matches('\n').count() + 1, before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1)
+            });
+            ScenarioError { origin: origin.to_string(), line, column, message }
+        };
+        let fail = |message: String| {
+            let field = message.split('`').nth(1).unwrap_or("").to_string();
+            fail_at(&field, message)
+        };
         if incident.version != INCIDENT_VERSION {
             return Err(fail(format!(
                 "field `version`: this build reads incident version {INCIDENT_VERSION}, found {}",
@@ -109,6 +120,16 @@ impl Incident {
         {
             return Err(fail(format!("field `stream_key`: expected 64 hex digits, found `{key}`")));
         }
+        if !incident.fault_scale.is_finite() || incident.fault_scale < 0.0 {
+            return Err(fail(format!(
+                "field `fault_scale`: expected a finite number >= 0, found {}",
+                incident.fault_scale
+            )));
+        }
+        if agentsim_engine::Digest::from_hex(&incident.digest).is_none() {
+            return Err(fail(format!("field `digest`: expected 32 hex digits, found `{}`", incident.digest)));
+        }
+        crate::spec::check_layers(&incident.stack, text, origin)?;
         // The embedded scenario gets the same checks as a scenario file.
         let scenario_text = ron_text(&incident.scenario);
         Scenario::parse(&scenario_text, &format!("{origin} (field `scenario`)"))?;

@@ -1,6 +1,7 @@
 //! Puts a scenario and an agent together and runs seeds: one, or a sweep.
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use agentsim_agents::StackSpec;
 use agentsim_engine::{SimConfig, Trajectory};
@@ -77,6 +78,44 @@ impl<'a> Runner<'a> {
             },
             |(trial, t)| sink(trial, t),
         )
+    }
+
+    /// [`Runner::sweep_trials`] in chunks of `chunk_seeds` seeds (every trial of a
+    /// seed in one chunk), stopping between chunks once `stop` is set. Returns the
+    /// first seed not handed to `sink`: `seeds.end` when the sweep is complete.
+    /// The chunk running when `stop` is set is dropped, never handed on in part, so
+    /// `sink` always sees whole seeds from `seeds.start` on.
+    pub fn sweep_trials_until<E>(
+        &self,
+        seeds: Range<u64>,
+        trials: u32,
+        chunk_seeds: u64,
+        stop: &AtomicBool,
+        mut sink: impl FnMut(u32, Trajectory) -> Result<(), E>,
+    ) -> Result<u64, E> {
+        assert!(chunk_seeds >= 1, "at least one seed per chunk");
+        let mut start = seeds.start;
+        while start < seeds.end {
+            if stop.load(Ordering::SeqCst) {
+                return Ok(start);
+            }
+            let end = start.saturating_add(chunk_seeds).min(seeds.end);
+            let mut chunk = Vec::new();
+            self.sweep_trials(start..end, trials, |trial, t| {
+                chunk.push((trial, t));
+                Ok::<(), E>(())
+            })?;
+            // A terminal's Ctrl-C reaches the whole process group, external agents
+            // included, so the chunk it interrupted may hold runs it broke: drop it.
+            if stop.load(Ordering::SeqCst) {
+                return Ok(start);
+            }
+            for (trial, t) in chunk {
+                sink(trial, t)?;
+            }
+            start = end;
+        }
+        Ok(seeds.end)
     }
 
     /// Runs every seed of `seeds` in parallel and hands the trajectories to `sink`

@@ -358,6 +358,18 @@ pub struct Summary {
     /// pass^k for k = 1..=trials, present when `trials` > 1.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pass_k: Option<PassKSummary>,
+    /// Present only when the sweep was interrupted (and so absent from a complete
+    /// run's bytes): which seeds the other fields cover.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partial: Option<Partial>,
+}
+
+/// What an interrupted sweep covers: seeds `seed_start..done_until_seed`, every
+/// trial of each; `sweep --resume` continues from `done_until_seed`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Partial {
+    /// The first seed not done.
+    pub done_until_seed: u64,
 }
 
 /// pass^k as tau-bench defines it: the mean over task instances (seeds) of
@@ -579,6 +591,7 @@ impl SummaryBuilder {
                 .collect(),
             tokens: Spread::of(self.tokens),
             pass_k,
+            partial: None,
         }
     }
 }

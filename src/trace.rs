@@ -76,7 +76,8 @@ pub fn parse(text: &str, origin: &str, tools: &[String]) -> Result<Trace, Scenar
         if timed.len() >= RECORDS_MAX {
             return Err(error(number, 1, format!("a trace holds at most {RECORDS_MAX} records")));
         }
-        let record: Record = serde_json::from_str(line).map_err(|e| error(number, e.column(), e.to_string()))?;
+        let record: Record =
+            serde_json::from_str(line).map_err(|e| error(number, e.column(), json_message(line, &e)))?;
         let at_ms = match (&record.timestamp, record.ts_ms) {
             (_, Some(ms)) => ms,
             (Some(ts), None) => rfc3339_ms(ts).ok_or_else(|| {
@@ -99,6 +100,9 @@ pub fn parse(text: &str, origin: &str, tools: &[String]) -> Result<Trace, Scenar
         }
         timed.push((at_ms, number, record));
     }
+    if timed.is_empty() {
+        return Err(error(1, 1, "the trace holds no records (one JSON object per line, docs/traces.md)".into()));
+    }
     // Stable: records with the same time keep their order in the file.
     timed.sort_by_key(|(at_ms, number, _)| (*at_ms, *number));
     let mut trace = Trace {
@@ -117,6 +121,26 @@ pub fn parse(text: &str, origin: &str, tools: &[String]) -> Result<Trace, Scenar
         let _ = (&record.arguments, &record.body); // informational: the world model answers successful calls
     }
     Ok(trace)
+}
+
+/// serde_json's message without its position (the line is the file's, not the
+/// JSON text's), naming the field whose value was wrong when serde did not.
+fn json_message(line: &str, e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let text = text.rsplit_once(" at line ").map_or(text.as_str(), |(message, _)| message).to_string();
+    if !(text.starts_with("invalid type") || text.starts_with("invalid value")) {
+        return text;
+    }
+    // The key is the last `"name":` before the column where the value failed.
+    let before = line.get(..e.column().min(line.len())).unwrap_or(line);
+    let key = before.rfind("\":").and_then(|end| {
+        let start = before[..end].rfind('"')? + 1;
+        Some(&before[start..end])
+    });
+    match key {
+        Some(key) => format!("field `{key}`: {text}"),
+        None => text,
+    }
 }
 
 fn fault_of(r: &Record) -> Result<Option<Fault>, (&'static str, String)> {

@@ -1,6 +1,7 @@
 //! The integration tests, one binary with modules.
 
 mod analytic;
+mod bad_files;
 mod bad_input;
 mod cli;
 mod common;
@@ -14,6 +15,7 @@ mod layer_cases;
 mod newsroom;
 mod properties;
 mod reliability;
+mod resume;
 mod shards;
 mod stack_files;
 mod stacks;

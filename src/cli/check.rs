@@ -31,6 +31,13 @@ pub fn check(args: &CheckArgs) -> Result<ExitCode, Failure> {
     let summary: serde_json::Value = serde_json::from_str(&summary_text).map_err(|e| {
         Failure::input(format!("{}:{}:{}: not a summary.json: {e}", summary_path.display(), e.line(), e.column()))
     })?;
+    // A gate judges a whole sweep: a partial one could pass on the seeds it reached.
+    if let Some(done) = summary.get("partial").and_then(|p| p.get("done_until_seed")) {
+        return Err(Failure::input(format!(
+            "{}: field `partial`: the sweep was interrupted (seeds done until {done}); finish it with `agentsim sweep ... --resume DIR` first",
+            summary_path.display()
+        )));
+    }
     let results = gate.check(&summary).map_err(|(index, message)| {
         let (line, column) = gate.locate_rule(&text, index);
         Failure::input(format!("{gate_path}:{line}:{column}: field `metric`: {message}"))

@@ -117,7 +117,7 @@ pub fn import_trace(
     expect: &[(String, Outcome)],
 ) -> Result<ExitCode, Failure> {
     let prepared = load::scenario(scenario)?;
-    let text = load::read_text(trace_path, "trace")?;
+    let text = load::read_bounded(trace_path, "trace", Some(load::TRACE_BYTES_MAX))?;
     let tools: Vec<String> = prepared.catalog.specs().iter().map(|s| s.def.name.clone()).collect();
     let trace = agentsim::trace::parse(&text, trace_path, &tools).map_err(|e| Failure::input(e.to_string()))?;
     let traced = agentsim_worlds::Prepared::new(agentsim::trace::apply(&prepared.scenario, &trace));

@@ -8,20 +8,54 @@ use agentsim_worlds::{Prepared, Scenario};
 
 use super::Failure;
 
-/// Reads a text file, naming it (as `what`) in the error.
+/// The largest scenario, stack, gate or incident file read: far above any real one
+/// (the largest incident in `seeds/incidents/` is 22 KB), low enough that a wrong or
+/// hostile file is refused at once instead of parsed for minutes.
+pub const INPUT_BYTES_MAX: u64 = 16 << 20;
+
+/// The largest trace read (`import-trace`): production traces are longer than
+/// scenarios, but a trace holds at most `agentsim::trace::RECORDS_MAX` records.
+pub const TRACE_BYTES_MAX: u64 = 64 << 20;
+
+/// Reads a text file of at most [`INPUT_BYTES_MAX`], naming it (as `what`) in the error.
 pub fn text(path: &str, what: &str) -> Result<String, Failure> {
     read_text(path, what)
 }
 
-/// Reads a text file, naming it in the error.
+/// Reads a text file of at most [`INPUT_BYTES_MAX`], naming it in the error.
 pub fn read_text(path: &str, what: &str) -> Result<String, Failure> {
-    let bytes = std::fs::read(path).map_err(|e| Failure::input(format!("cannot read {what} `{path}`: {e}")))?;
+    read_bounded(path, what, Some(INPUT_BYTES_MAX))
+}
+
+/// Reads a text file of at most `bytes_max` bytes (any size with `None`: the CSV
+/// files agentsim wrote itself), naming it in the error: a directory, a file too
+/// large, or bytes that are not UTF-8 (with the line and column of the first).
+pub fn read_bounded(path: &str, what: &str, bytes_max: Option<u64>) -> Result<String, Failure> {
+    use std::io::Read;
+    let cannot = |e: &dyn std::fmt::Display| Failure::input(format!("cannot read {what} `{path}`: {e}"));
+    if Path::new(path).is_dir() {
+        return Err(cannot(&"it is a directory, not a file"));
+    }
+    let file = std::fs::File::open(path).map_err(|e| cannot(&e))?;
+    let mut bytes = Vec::new();
+    // `take` bounds the read even when the size on disk says nothing (a pipe).
+    let limit = bytes_max.map_or(u64::MAX, |max| max + 1);
+    file.take(limit).read_to_end(&mut bytes).map_err(|e| cannot(&e))?;
+    if let Some(max) = bytes_max.filter(|max| bytes.len() as u64 > *max) {
+        return Err(Failure::input(format!(
+            "{path}: {what} is larger than {} MiB, the limit for {what}s (is it the right file?)",
+            max >> 20
+        )));
+    }
     String::from_utf8(bytes).map_err(|e| {
         let offset = e.utf8_error().valid_up_to();
         let text = String::from_utf8_lossy(&e.as_bytes()[..offset]).into_owned();
         let line = text.matches('\n').count() + 1;
         let column = text.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-        Failure::input(format!("{path}:{line}:{column}: {what} is not valid UTF-8"))
+        Failure::input(format!(
+            "{path}:{line}:{column}: {what} is not valid UTF-8 (byte 0x{:02x})",
+            e.as_bytes()[offset]
+        ))
     })
 }
 
@@ -31,6 +65,9 @@ pub fn scenario(spec: &str) -> Result<Prepared, Failure> {
         (read_text(spec, "scenario")?, spec.to_string())
     } else if let Some(text) = agentsim::builtin::scenario(spec) {
         (text.to_string(), format!("built-in {spec}"))
+    } else if Path::new(spec).exists() {
+        // A directory or a device: read_text says which.
+        (read_text(spec, "scenario")?, spec.to_string())
     } else {
         let names: Vec<&str> = agentsim::builtin::SCENARIOS.iter().map(|(n, _)| *n).collect();
         return Err(Failure::input(format!(

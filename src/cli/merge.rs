@@ -67,7 +67,7 @@ pub fn merge(args: &MergeArgs) -> Result<ExitCode, Failure> {
     let seeds = first.seed_start..first.seed_end;
     for s in &shards {
         let path = s.dir.join("trajectories.csv");
-        let text = load::read_text(&path.to_string_lossy(), "trajectories")?;
+        let text = load::read_bounded(&path.to_string_lossy(), "trajectories", None)?;
         let mut lines = text.lines();
         let header = lines.next().ok_or_else(|| Failure::input(format!("{}: empty", path.display())))?;
         match &header_line {

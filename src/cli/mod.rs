@@ -3,6 +3,7 @@
 mod check;
 mod compare;
 mod incident;
+mod interrupt;
 mod load;
 mod merge;
 mod output;
@@ -214,6 +215,10 @@ struct SweepArgs {
     /// Directory for trajectories.csv and summary.json (created if missing).
     #[arg(long, default_value = "out")]
     out: PathBuf,
+    /// Continue the interrupted sweep in DIR (instead of --out): the arguments must
+    /// be those it ran with; the result is the files one uninterrupted run writes.
+    #[arg(long, value_name = "DIR", conflicts_with = "out")]
+    resume: Option<PathBuf>,
     /// Write the first N failing trajectories of each failure mode as incidents
     /// under DIR/failures/ (0: none).
     #[arg(long, default_value_t = 3, value_name = "N")]

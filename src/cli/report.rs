@@ -63,7 +63,11 @@ fn input(dir: &Path) -> Result<ReportInput, Failure> {
             dir.display()
         )));
     }
-    let label = summary["agent"].as_str().unwrap_or("?").to_string();
+    let mut label = summary["agent"].as_str().unwrap_or("?").to_string();
+    // An interrupted sweep is shown, but never as if it were whole.
+    if let Some(done) = summary["partial"]["done_until_seed"].as_u64() {
+        label = format!("{label} (partial: seeds {}..{done})", summary["seed_start"]);
+    }
     Ok(ReportInput { label, summary, surface })
 }
 

@@ -1,14 +1,17 @@
 //! `agentsim sweep`: many seeds in parallel, results in seed order.
 
+use std::io::Write;
+use std::ops::Range;
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 
 use agentsim::incident::{Incident, hex};
 use agentsim::shard::{SHARD_FORMAT, ShardManifest, shard_seeds};
-use agentsim::summary::{Summary, usd};
+use agentsim::summary::{Partial, Record, Summary, usd};
 use agentsim::surface::{Surface, SurfacePoint, scale_dir};
 use agentsim::{Row, Runner, SummaryBuilder};
 use agentsim_agents::StackSpec;
@@ -16,41 +19,36 @@ use agentsim_engine::Outcome;
 use agentsim_engine::stats::Rate;
 use agentsim_worlds::Prepared;
 
+use super::interrupt::{self, EXIT_INTERRUPTED};
 use super::output::{AtomicFile, io_failure, write_atomic};
 use super::progress::Progress;
 use super::{Failure, SweepArgs, load};
 
 /// Runs the sweep (one per fault scale), writes `trajectories.csv` and
-/// `summary.json` (and `surface.json` for several scales), prints the table.
+/// `summary.json` (and `surface.json` for several scales), prints the table. On
+/// SIGINT or SIGTERM it writes the seeds done so far, marked partial, and exits
+/// with [`EXIT_INTERRUPTED`]; `--resume DIR` continues such a sweep.
 pub fn sweep(args: &SweepArgs) -> Result<ExitCode, Failure> {
     let setup = &args.setup;
     let prepared = load::scenario(&setup.scenario)?;
     let stack = load::agent(&setup.agent, &prepared, setup.turn_limit_ms, setup.layers.as_deref())?;
     load::check_swarm(setup, &prepared)?;
-    let out = &args.out;
+    let chunk_seeds = chunk_seeds(args.trials)?;
+    let resume = args.resume.is_some();
+    let out = args.resume.as_ref().unwrap_or(&args.out);
+    let stop = interrupt::install();
+    let sweep = Sweep { prepared: &prepared, stack: &stack, args, chunk_seeds, stop };
     if let Some((shard, shards)) = args.shard {
         let scale = setup.fault_scale.single("sweep --shard")?;
         let seeds = shard_seeds(&args.seeds, shard, shards);
-        let summary = sweep_one(&prepared, &stack, args, seeds, scale, out)?;
-        let manifest = ShardManifest {
-            format: SHARD_FORMAT,
-            version: env!("CARGO_PKG_VERSION").to_string(),
-            scenario: prepared.scenario.name.clone(),
-            scenario_key: hex(prepared.key()),
-            agent: setup.agent.clone(),
-            stack_key: hex(agentsim_engine::rng::key_of(&stack)),
-            seed_start: args.seeds.start,
-            seed_end: args.seeds.end,
-            shard,
-            shards,
-            trials: args.trials,
-            fault_scale: scale,
-            swarm: setup.swarm,
-            failures: args.failures,
-        };
+        let manifest = sweep.manifest(scale, shard, shards);
+        let summary = sweep.one(seeds, scale, out, &manifest, resume)?;
+        print_table(&summary);
+        if summary.partial.is_some() {
+            return Ok(interrupted(&summary, out, out));
+        }
         let json = serde_json::to_string_pretty(&manifest).expect("a manifest is plain data") + "\n";
         write_atomic(&out.join("shard.json"), json.as_bytes())?;
-        print_table(&summary);
         println!(
             "wrote shard {shard}/{shards} (seeds {}..{}) to {}; combine the shards with: agentsim merge DIR... --out DIR",
             summary.seed_start,
@@ -60,8 +58,12 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode, Failure> {
         return Ok(ExitCode::SUCCESS);
     }
     if let [scale] = setup.fault_scale.0.as_slice() {
-        let summary = sweep_one(&prepared, &stack, args, args.seeds.clone(), *scale, out)?;
+        let manifest = sweep.manifest(*scale, 0, 1);
+        let summary = sweep.one(args.seeds.clone(), *scale, out, &manifest, resume)?;
         print_table(&summary);
+        if summary.partial.is_some() {
+            return Ok(interrupted(&summary, out, out));
+        }
         println!("wrote {}/trajectories.csv and {}/summary.json", out.display(), out.display());
         if let Some(first) = summary.failures.first() {
             println!(
@@ -73,9 +75,23 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode, Failure> {
         }
         return Ok(ExitCode::SUCCESS);
     }
+    // A surface resumes scale by scale: each scale directory has its own run.json;
+    // scales not started yet run from the beginning.
+    let dirs: Vec<_> = setup.fault_scale.0.iter().map(|s| out.join(scale_dir(*s))).collect();
+    if resume && !dirs.iter().any(|d| d.join(RUN_MANIFEST).is_file()) {
+        return Err(Failure::input(format!(
+            "--resume {}: no scale directory there holds a {RUN_MANIFEST} (nothing to resume)",
+            out.display()
+        )));
+    }
     let mut points = Vec::new();
-    for scale in &setup.fault_scale.0 {
-        let summary = sweep_one(&prepared, &stack, args, args.seeds.clone(), *scale, &out.join(scale_dir(*scale)))?;
+    for (scale, dir) in setup.fault_scale.0.iter().zip(&dirs) {
+        let manifest = sweep.manifest(*scale, 0, 1);
+        let resume_this = resume && dir.join(RUN_MANIFEST).is_file();
+        let summary = sweep.one(args.seeds.clone(), *scale, dir, &manifest, resume_this)?;
+        if summary.partial.is_some() {
+            return Ok(interrupted(&summary, dir, out));
+        }
         points.push(SurfacePoint::of(&summary));
     }
     let surface = Surface {
@@ -93,74 +109,283 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// One sweep at one fault scale into `out`; returns its summary.
-fn sweep_one(
-    prepared: &Prepared,
-    stack: &StackSpec,
-    args: &SweepArgs,
-    seeds: std::ops::Range<u64>,
-    fault_scale: f64,
-    out: &Path,
-) -> Result<Summary, Failure> {
-    let trials = args.trials;
-    std::fs::create_dir_all(out).map_err(|e| io_failure(out, &e))?;
-    let runner = Runner::new(prepared, stack, false, fault_scale).with_swarm(args.setup.swarm);
+/// The manifest of a sweep's arguments, written with its rows into its output
+/// directory; `--resume` refuses a directory whose manifest differs from its own arguments.
+const RUN_MANIFEST: &str = "run.json";
 
-    let started = Instant::now();
-    let csv_path = out.join("trajectories.csv");
-    let mut csv_file = AtomicFile::create(&csv_path)?;
-    let mut builder = SummaryBuilder::with_trials(trials);
-    let total = (seeds.end - seeds.start).saturating_mul(u64::from(trials));
-    let label = if args.setup.fault_scale.0.len() > 1 { format!("scale {fault_scale}") } else { "sweep".to_string() };
-    let mut progress = Progress::new(label, total, args.quiet);
-    // The first failing seeds of each failure mode (first trial), in seed order.
-    let mut failing: Vec<(Outcome, u64)> = Vec::new();
-    {
-        let csv_error = |e: csv::Error| Failure::input(format!("cannot write `{}`: {e}", csv_path.display()));
-        // With trials the rows gain a `trial` column after `seed`; the rows are
-        // written without the writer's own header so the column can be inserted.
-        let mut csv = csv::WriterBuilder::new().has_headers(trials == 1).from_writer(csv_file.writer());
-        let mut first = true;
-        runner.sweep_trials(seeds.clone(), trials, |trial, t| {
-            builder.add(&t);
-            progress.advance(1);
-            if trial == 0
-                && t.outcome != Outcome::Success
-                && failing.iter().filter(|(o, _)| *o == t.outcome).count() < args.failures
-            {
-                failing.push((t.outcome, t.seed));
+/// Overrides the seeds per chunk (the granularity of an interruption). Output does
+/// not depend on it; the tests set it so that a short sweep has many chunks.
+const CHUNK_SEEDS_ENV: &str = "AGENTSIM_CHUNK_SEEDS";
+
+/// Seeds per chunk: the engine's chunk in trajectories, or the environment's.
+fn chunk_seeds(trials: u32) -> Result<u64, Failure> {
+    match std::env::var(CHUNK_SEEDS_ENV) {
+        Err(_) => Ok((agentsim_engine::sweep::CHUNK_SEEDS / u64::from(trials)).max(1)),
+        Ok(text) => match text.trim().parse::<u64>() {
+            Ok(n) if n >= 1 => Ok(n),
+            _ => Err(Failure::input(format!("{CHUNK_SEEDS_ENV}: expected a number of seeds >= 1, found `{text}`"))),
+        },
+    }
+}
+
+/// Reports an interrupted sweep and the command that continues it.
+fn interrupted(summary: &Summary, written: &Path, out: &Path) -> ExitCode {
+    let done = summary.partial.map_or(summary.seed_end, |p| p.done_until_seed);
+    println!(
+        "interrupted: wrote seeds {}..{done} of {}..{} to {} (summary.json is marked partial)",
+        summary.seed_start,
+        summary.seed_start,
+        summary.seed_end,
+        written.display()
+    );
+    println!("continue with: {}", resume_command(out));
+    ExitCode::from(EXIT_INTERRUPTED)
+}
+
+/// This process's command line with `--out DIR` replaced by `--resume DIR`.
+fn resume_command(out: &Path) -> String {
+    let mut words = vec!["agentsim".to_string()];
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        if arg == "--out" || arg == "--resume" {
+            args.next();
+        } else if !arg.starts_with("--out=") && !arg.starts_with("--resume=") {
+            words.push(arg);
+        }
+    }
+    words.push("--resume".to_string());
+    words.push(out.display().to_string());
+    let quote = |w: &String| {
+        if !w.is_empty() && w.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./=:,".contains(&b)) {
+            w.clone()
+        } else {
+            format!("'{}'", w.replace('\'', r"'\''"))
+        }
+    };
+    words.iter().map(quote).collect::<Vec<_>>().join(" ")
+}
+
+/// What every scale of one `sweep` command shares.
+struct Sweep<'a> {
+    prepared: &'a Prepared,
+    stack: &'a StackSpec,
+    args: &'a SweepArgs,
+    chunk_seeds: u64,
+    stop: &'a AtomicBool,
+}
+
+/// The rows already written by an interrupted run of the same sweep.
+struct Done {
+    /// The file's bytes, header included, copied unchanged.
+    bytes: Vec<u8>,
+    /// The first seed without rows.
+    next_seed: u64,
+    /// The first failing seeds of each failure mode (first trial), in seed order.
+    failing: Vec<(Outcome, u64)>,
+}
+
+impl Sweep<'_> {
+    fn manifest(&self, fault_scale: f64, shard: u32, shards: u32) -> ShardManifest {
+        let setup = &self.args.setup;
+        ShardManifest {
+            format: SHARD_FORMAT,
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            scenario: self.prepared.scenario.name.clone(),
+            scenario_key: hex(self.prepared.key()),
+            agent: setup.agent.clone(),
+            stack_key: hex(agentsim_engine::rng::key_of(self.stack)),
+            seed_start: self.args.seeds.start,
+            seed_end: self.args.seeds.end,
+            shard,
+            shards,
+            trials: self.args.trials,
+            fault_scale,
+            swarm: setup.swarm,
+            failures: self.args.failures,
+        }
+    }
+
+    /// Refuses to resume `out` unless its run had these arguments.
+    fn check_manifest(&self, out: &Path, manifest: &ShardManifest) -> Result<(), Failure> {
+        let path = out.join(RUN_MANIFEST);
+        if !path.is_file() {
+            return Err(Failure::input(format!(
+                "--resume {}: no {RUN_MANIFEST} there, so no sweep to resume (start one with --out)",
+                out.display()
+            )));
+        }
+        let text = load::read_text(&path.to_string_lossy(), "run manifest")?;
+        let theirs: ShardManifest = serde_json::from_str(&text)
+            .map_err(|e| Failure::input(format!("{}:{}:{}: {e}", path.display(), e.line(), e.column())))?;
+        let mismatch = manifest.mismatch(&theirs).or_else(|| {
+            (manifest.shard != theirs.shard).then(|| ("shard", manifest.shard.to_string(), theirs.shard.to_string()))
+        });
+        if let Some((field, ours, theirs)) = mismatch {
+            return Err(Failure::input(format!(
+                "--resume {}: that sweep had other arguments: field `{field}` is {theirs} in {} and {ours} here",
+                out.display(),
+                path.display()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Reads back the rows an interrupted run wrote into `out`, adding them to
+    /// `builder`; they must be whole seeds from `seeds.start` on, in order.
+    fn read_done(&self, out: &Path, seeds: &Range<u64>, builder: &mut SummaryBuilder) -> Result<Done, Failure> {
+        let path = out.join("trajectories.csv");
+        let mut done = Done { bytes: Vec::new(), next_seed: seeds.start, failing: Vec::new() };
+        if !path.exists() {
+            return Ok(done);
+        }
+        let shown = path.display();
+        let text = load::read_bounded(&path.to_string_lossy(), "trajectories", None)?;
+        if !text.is_empty() && !text.ends_with('\n') {
+            return Err(Failure::input(format!("{shown}: the last row is cut off (not written by agentsim?)")));
+        }
+        let mut reader = csv::ReaderBuilder::new().has_headers(false).from_reader(text.as_bytes());
+        let mut records = reader.records();
+        let Some(header) = records.next() else { return Ok(done) };
+        let header = header.map_err(|e| Failure::input(format!("{shown}:1: not a CSV header: {e}")))?;
+        let trials = self.args.trials;
+        let mut trial_of_seed = 0u32;
+        for row in records {
+            let row = row.map_err(|e| Failure::input(format!("{shown}: {e}")))?;
+            let line = row.position().map_or(0, csv::Position::line);
+            let record = Record::from_csv(&header, &row).map_err(|e| Failure::input(format!("{shown}:{line}: {e}")))?;
+            if record.seed != done.next_seed || done.next_seed >= seeds.end {
+                return Err(Failure::input(format!(
+                    "{shown}:{line}: expected seed {}, found {} (the rows must be the seeds {}..{} in order)",
+                    done.next_seed, record.seed, seeds.start, seeds.end
+                )));
             }
-            let mut row = Row::of(&t);
-            row.swarm = runner.swarm_values(t.seed);
-            if trials == 1 {
-                csv.serialize(row).map_err(csv_error)
-            } else {
-                for (i, mut record) in row_records(&row, first)?.into_iter().enumerate() {
-                    let is_header = first && i == 0;
-                    record.insert(1, if is_header { "trial".to_string() } else { trial.to_string() });
+            if trial_of_seed == 0
+                && record.outcome != Outcome::Success
+                && done.failing.iter().filter(|(o, _)| *o == record.outcome).count() < self.args.failures
+            {
+                done.failing.push((record.outcome, record.seed));
+            }
+            builder.add_record(&record);
+            trial_of_seed += 1;
+            if trial_of_seed == trials {
+                trial_of_seed = 0;
+                done.next_seed += 1;
+            }
+        }
+        if trial_of_seed != 0 {
+            return Err(Failure::input(format!(
+                "{shown}: seed {} has {trial_of_seed} of its {trials} trials (rows are written whole seeds at a time)",
+                done.next_seed
+            )));
+        }
+        done.bytes = text.into_bytes();
+        Ok(done)
+    }
+
+    /// One sweep at one fault scale into `out`, continuing the rows already there
+    /// when `resume`; returns its summary, marked partial when interrupted.
+    fn one(
+        &self,
+        seeds: Range<u64>,
+        fault_scale: f64,
+        out: &Path,
+        manifest: &ShardManifest,
+        resume: bool,
+    ) -> Result<Summary, Failure> {
+        let (prepared, stack, args) = (self.prepared, self.stack, self.args);
+        let trials = args.trials;
+        std::fs::create_dir_all(out).map_err(|e| io_failure(out, &e))?;
+        let mut builder = SummaryBuilder::with_trials(trials);
+        let done = if resume {
+            self.check_manifest(out, manifest)?;
+            self.read_done(out, &seeds, &mut builder)?
+        } else {
+            Done { bytes: Vec::new(), next_seed: seeds.start, failing: Vec::new() }
+        };
+        let runner = Runner::new(prepared, stack, false, fault_scale).with_swarm(args.setup.swarm);
+
+        let started = Instant::now();
+        let csv_path = out.join("trajectories.csv");
+        let mut csv_file = AtomicFile::create(&csv_path)?;
+        csv_file.writer().write_all(&done.bytes).map_err(|e| io_failure(&csv_path, &e))?;
+        let header_written = !done.bytes.is_empty();
+        let total = (seeds.end - done.next_seed).saturating_mul(u64::from(trials));
+        let label =
+            if args.setup.fault_scale.0.len() > 1 { format!("scale {fault_scale}") } else { "sweep".to_string() };
+        let mut progress = Progress::new(label, total, args.quiet);
+        // The first failing seeds of each failure mode (first trial), in seed order.
+        let mut failing = done.failing;
+        let done_until;
+        {
+            let csv_error = |e: csv::Error| Failure::input(format!("cannot write `{}`: {e}", csv_path.display()));
+            // With trials the rows gain a `trial` column after `seed`; the rows are
+            // written without the writer's own header so the column can be inserted.
+            let mut csv =
+                csv::WriterBuilder::new().has_headers(trials == 1 && !header_written).from_writer(csv_file.writer());
+            let mut first = !header_written;
+            done_until = runner.sweep_trials_until(
+                done.next_seed..seeds.end,
+                trials,
+                self.chunk_seeds,
+                self.stop,
+                |trial, t| {
+                    builder.add(&t);
+                    progress.advance(1);
+                    if trial == 0
+                        && t.outcome != Outcome::Success
+                        && failing.iter().filter(|(o, _)| *o == t.outcome).count() < args.failures
+                    {
+                        failing.push((t.outcome, t.seed));
+                    }
+                    let mut row = Row::of(&t);
+                    row.swarm = runner.swarm_values(t.seed);
+                    if trials == 1 {
+                        csv.serialize(row).map_err(csv_error)
+                    } else {
+                        for (i, mut record) in row_records(&row, first)?.into_iter().enumerate() {
+                            let is_header = first && i == 0;
+                            record.insert(1, if is_header { "trial".to_string() } else { trial.to_string() });
+                            csv.write_record(&record).map_err(csv_error)?;
+                        }
+                        first = false;
+                        Ok(())
+                    }
+                },
+            )?;
+            if first && done_until == done.next_seed {
+                // Interrupted before its first row: still a CSV with its header.
+                for mut record in row_records(&header_row(args.setup.swarm), true)?.into_iter().take(1) {
+                    if trials > 1 {
+                        record.insert(1, "trial".to_string());
+                    }
                     csv.write_record(&record).map_err(csv_error)?;
                 }
-                first = false;
-                Ok(())
             }
-        })?;
-        csv.flush().map_err(|e| io_failure(&csv_path, &e))?;
+            csv.flush().map_err(|e| io_failure(&csv_path, &e))?;
+        }
+        progress.finish();
+        let mut summary = builder.finish(&prepared.scenario.name, &args.setup.agent, seeds.clone(), fault_scale);
+        if done_until < seeds.end {
+            summary.partial = Some(Partial { done_until_seed: done_until });
+        }
+        summary.failures = write_failures(prepared, stack, args, fault_scale, out, &failing)?;
+        let json = serde_json::to_string_pretty(&summary).expect("a summary is plain data") + "\n";
+        // The manifest follows the rows it describes (a sweep killed outright leaves
+        // the previous rows with their own manifest, never new arguments over old
+        // rows), and the summary is renamed into place last.
+        csv_file.commit()?;
+        let manifest_json = serde_json::to_string_pretty(manifest).expect("a manifest is plain data") + "\n";
+        write_atomic(&out.join(RUN_MANIFEST), manifest_json.as_bytes())?;
+        write_atomic(&out.join("summary.json"), json.as_bytes())?;
+        let elapsed = started.elapsed();
+        let ran = (done_until - done.next_seed).saturating_mul(u64::from(trials));
+        eprintln!(
+            "{ran} trajectories in {:.2} s ({:.0} per second)",
+            elapsed.as_secs_f64(),
+            ran as f64 / elapsed.as_secs_f64().max(1e-9)
+        );
+        Ok(summary)
     }
-    progress.finish();
-    let mut summary = builder.finish(&prepared.scenario.name, &args.setup.agent, seeds, fault_scale);
-    summary.failures = write_failures(prepared, stack, args, fault_scale, out, &failing)?;
-    let json = serde_json::to_string_pretty(&summary).expect("a summary is plain data") + "\n";
-    // The summary is renamed into place last: its presence marks a complete sweep.
-    csv_file.commit()?;
-    write_atomic(&out.join("summary.json"), json.as_bytes())?;
-    let elapsed = started.elapsed();
-    eprintln!(
-        "{} trajectories in {:.2} s ({:.0} per second)",
-        summary.trajectories,
-        elapsed.as_secs_f64(),
-        summary.trajectories as f64 / elapsed.as_secs_f64().max(1e-9)
-    );
-    Ok(summary)
 }
 
 /// Re-runs each failing seed with recording on and writes it as an incident under
@@ -189,6 +414,32 @@ fn write_failures(
         written.push(name);
     }
     Ok(written)
+}
+
+/// A row with every column (`swarm` when `swarm`), for its header alone.
+fn header_row(swarm: bool) -> Row {
+    Row {
+        seed: 0,
+        outcome: "",
+        success: 0,
+        turns: 0,
+        tool_calls: 0,
+        failed_calls: 0,
+        faults_seen: 0,
+        recovered: 0,
+        violations: 0,
+        tokens: 0,
+        cost_usd: String::new(),
+        virtual_ms: 0,
+        milestone: "",
+        fault_kinds: String::new(),
+        minefields: String::new(),
+        told_accurately: None,
+        rejected_calls: 0,
+        decisions: String::new(),
+        digest: String::new(),
+        swarm: swarm.then(String::new),
+    }
 }
 
 /// The CSV records of one row as the csv writer would write them: the header

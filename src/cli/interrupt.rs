@@ -1,0 +1,40 @@
+//! SIGINT and SIGTERM during a sweep: the first one sets a flag that the sweep
+//! checks between chunks (it then writes what is done and exits with
+//! [`EXIT_INTERRUPTED`]); a second one ends the process at once.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Exit code of an interrupted sweep: 128 + SIGINT, what shells report for Ctrl-C.
+/// SIGTERM gives the same code, so a script needs to know only one.
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// Set by the first SIGINT or SIGTERM.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+#[cfg(unix)]
+extern "C" fn on_signal(_signal: libc::c_int) {
+    // Only async-signal-safe work here: an atomic swap, and `_exit`.
+    if STOP.swap(true, Ordering::SeqCst) {
+        // SAFETY: `_exit` is async-signal-safe and has no precondition.
+        unsafe { libc::_exit(i32::from(EXIT_INTERRUPTED)) }
+    }
+}
+
+/// Installs the handler for SIGINT and SIGTERM and returns the flag it sets.
+pub fn install() -> &'static AtomicBool {
+    #[cfg(unix)]
+    // SAFETY: the handler only touches an atomic and calls `_exit`, both
+    // async-signal-safe; `sigaction` with a zeroed, then filled, struct is the
+    // documented way to install it.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        // SA_RESTART: a signal must not make a file write fail with EINTR.
+        action.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut action.sa_mask);
+        for signal in [libc::SIGINT, libc::SIGTERM] {
+            libc::sigaction(signal, &action, std::ptr::null_mut());
+        }
+    }
+    &STOP
+}
