@@ -1,5 +1,6 @@
-//! Criterion benches: the event queue against a bare heap, one trajectory per
-//! preset, and a sweep. Numbers and how to reproduce them: BENCHMARKS.md.
+//! Criterion benches: the event queue against a bare heap, one trajectory of every
+//! built-in world per preset, and a 10,000-seed sweep on one and on two threads.
+//! Numbers and how to reproduce them: BENCHMARKS.md.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -11,9 +12,9 @@ use agentsim::Runner;
 use agentsim_engine::queue::EventQueue;
 use agentsim_worlds::{Prepared, Scenario};
 
-fn default_scenario() -> Prepared {
-    let text = agentsim::builtin::scenario(agentsim::builtin::DEFAULT_SCENARIO).expect("built in");
-    Prepared::new(Scenario::parse(text, "built-in").expect("parses"))
+fn scenario(name: &str) -> Prepared {
+    let text = agentsim::builtin::scenario(name).expect("built in");
+    Prepared::new(Scenario::parse(text, name).expect("parses"))
 }
 
 /// Times spread like a trajectory's: mostly forward, some ties.
@@ -55,41 +56,52 @@ fn queue(c: &mut Criterion) {
 }
 
 fn trajectory(c: &mut Criterion) {
-    let prepared = default_scenario();
-    let mut group = c.benchmark_group("trajectory_support_desk");
-    for preset in ["oracle", "naive", "resilient"] {
-        let stack = agentsim_agents::preset(preset).expect("preset exists");
-        let runner = Runner::new(&prepared, &stack, false, 1.0);
-        let mut seed = 0u64;
-        group.bench_function(BenchmarkId::from_parameter(preset), |b| {
-            b.iter(|| {
-                seed = seed.wrapping_add(1) % 10_000;
-                black_box(runner.run(seed).digest)
-            })
-        });
+    for (world, _) in agentsim::builtin::SCENARIOS {
+        let prepared = scenario(world);
+        let mut group = c.benchmark_group(format!("trajectory_{world}"));
+        for preset in ["oracle", "naive", "resilient"] {
+            let stack = agentsim_agents::preset(preset).expect("preset exists");
+            let runner = Runner::new(&prepared, &stack, false, 1.0);
+            let mut seed = 0u64;
+            group.bench_function(BenchmarkId::from_parameter(preset), |b| {
+                b.iter(|| {
+                    // A different seed each iteration: the median is over the mix of
+                    // trajectories a sweep runs, not one lucky seed.
+                    seed = seed.wrapping_add(1) % 10_000;
+                    black_box(runner.run(seed).digest)
+                })
+            });
+        }
+        group.finish();
     }
-    group.finish();
 }
 
 fn sweep(c: &mut Criterion) {
-    let prepared = default_scenario();
+    let prepared = scenario(agentsim::builtin::DEFAULT_SCENARIO);
     let stack = agentsim_agents::preset("resilient").expect("preset exists");
     let runner = Runner::new(&prepared, &stack, false, 1.0);
     let seeds = 10_000u64;
-    let mut group = c.benchmark_group("sweep_support_desk_resilient");
+    let mut group = c.benchmark_group("sweep_support_desk_resilient_10000_seeds");
     group.sample_size(10).throughput(Throughput::Elements(seeds));
-    group.bench_function("10000_seeds", |b| {
-        b.iter(|| {
-            let mut chain = agentsim_engine::DigestChain::new();
-            runner
-                .sweep(0..seeds, |t| {
-                    chain.push(&t.digest);
-                    Ok::<(), ()>(())
+    for threads in [1usize, 2] {
+        // A pool of its own per thread count, so the figure does not depend on
+        // RAYON_NUM_THREADS or on how many cores the machine has.
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("thread pool");
+        group.bench_function(BenchmarkId::new("threads", threads), |b| {
+            b.iter(|| {
+                pool.install(|| {
+                    let mut chain = agentsim_engine::DigestChain::new();
+                    runner
+                        .sweep(0..seeds, |t| {
+                            chain.push(&t.digest);
+                            Ok::<(), ()>(())
+                        })
+                        .expect("sink never fails");
+                    black_box(chain.finish())
                 })
-                .expect("sink never fails");
-            black_box(chain.finish())
-        })
-    });
+            })
+        });
+    }
     group.finish();
 }
 

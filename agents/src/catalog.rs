@@ -43,7 +43,7 @@ pub(crate) fn malformed(catalog: &Catalog, id: ToolId, at_ms: TimeMs, reply: &Re
 
 /// The name the documented field `original` of tool `id` has in responses at
 /// `at_ms`, or `None` once removed (or for an unknown tool).
-pub(crate) fn field_name_at(catalog: &Catalog, id: ToolId, original: &str, at_ms: TimeMs) -> Option<String> {
+pub(crate) fn field_name_at<'c>(catalog: &'c Catalog, id: ToolId, original: &'c str, at_ms: TimeMs) -> Option<&'c str> {
     def(catalog, id)?;
     catalog.field_name_at(id, original, at_ms)
 }

@@ -16,7 +16,7 @@ use crate::rng::{Stream, StreamSource};
 use crate::runtime::ToolRuntime;
 use crate::time::TimeMs;
 use crate::tool::Catalog;
-use crate::trajectory::{EventKind, Metrics, Outcome, RealisedFault, Recorder, Trajectory};
+use crate::trajectory::{EventKind, EventKindRef, Metrics, Outcome, RealisedFault, Recorder, Trajectory};
 use crate::value::Value;
 use crate::world::{Minefield, Scheduled, World, WorldCx};
 
@@ -165,9 +165,9 @@ impl<'a, E> Sim<'a, E> {
                     None => None,
                 },
                 Ev::ToolDone { id, result, fault } => {
-                    self.recorder.record(
+                    self.recorder.record_ref(
                         self.now_ms,
-                        EventKind::Result { id, reply: result.reply.clone(), latency_ms: result.latency_ms, fault },
+                        EventKindRef::Result { id, reply: &result.reply, latency_ms: result.latency_ms, fault },
                     );
                     self.deliver(Input::Tool(result), world, agent)
                 }
@@ -189,7 +189,7 @@ impl<'a, E> Sim<'a, E> {
     /// (or schedules, after think time) the action.
     fn deliver<W: World<Event = E>>(&mut self, input: Input, world: &mut W, agent: &mut dyn Agent) -> Option<End> {
         match &input {
-            Input::User(message) => self.recorder.record(self.now_ms, EventKind::User(message.clone())),
+            Input::User(message) => self.recorder.record_ref(self.now_ms, EventKindRef::User(message)),
             Input::Tool(_) | Input::Blocked { .. } | Input::Wake => {}
         }
         self.state = AgentState::Busy;
@@ -307,7 +307,7 @@ impl<'a, E> Sim<'a, E> {
         self.next_call_id += 1;
         let id = self.next_call_id;
         let now_ms = self.now_ms;
-        self.recorder.record(now_ms, EventKind::Call { id, call: call.clone() });
+        self.recorder.record_ref(now_ms, EventKindRef::Call { id, call: &call });
         let served = {
             let (scheduled, minefields, notes) = (&mut self.scheduled, &mut self.minefields, &mut self.world_notes);
             self.tools.call(now_ms, &call, &mut |c, as_of_ms| {

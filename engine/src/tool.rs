@@ -322,12 +322,15 @@ impl Catalog {
 
     /// The name under which the documented field `original` appears in responses at
     /// `at_ms` (following renames), or `None` once it has been removed.
-    pub fn field_name_at(&self, id: ToolId, original: &str, at_ms: TimeMs) -> Option<String> {
-        let mut name = original.to_string();
+    ///
+    /// Borrowed, not owned: every response check and every field a planner reads
+    /// asks this, and an owned name was an allocation per read.
+    pub fn field_name_at<'s>(&'s self, id: ToolId, original: &'s str, at_ms: TimeMs) -> Option<&'s str> {
+        let mut name = original;
         for drift in self.spec(id).config.drift.iter().filter(|d| d.at_ms <= at_ms) {
             match &drift.change {
-                DriftChange::RenameField { from, to } if *from == name => name.clone_from(to),
-                DriftChange::RemoveField { field } if *field == name => return None,
+                DriftChange::RenameField { from, to } if from == name => name = to,
+                DriftChange::RemoveField { field } if field == name => return None,
                 _ => {}
             }
         }
@@ -342,7 +345,7 @@ impl Catalog {
         }
         for field in &self.spec(id).def.response {
             let Some(name) = self.field_name_at(id, &field.name, at_ms) else { continue };
-            match body.get(&name) {
+            match body.get(name) {
                 None => return Err(format!("missing field `{name}`")),
                 Some(v) if v.kind() != field.kind => {
                     return Err(format!("field `{name}`: expected {:?}, found {:?}", field.kind, v.kind()));

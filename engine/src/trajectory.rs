@@ -140,6 +140,40 @@ pub enum EventKind {
     },
 }
 
+/// The first variants of [`EventKind`] with their payloads borrowed. Serde numbers
+/// variants by position and serialises `&T` as `T`, so each encodes to exactly the
+/// bytes of the owned event (a test checks it): the recorder can hash a call, a
+/// reply or a message without cloning it when events are not kept.
+///
+/// The variants must stay the same, in the same order, as `EventKind`'s first ones.
+#[derive(Serialize)]
+pub(crate) enum EventKindRef<'a> {
+    /// [`EventKind::User`].
+    User(&'a Message),
+    /// [`EventKind::Turn`] (never built: it only keeps the numbering).
+    #[allow(dead_code)]
+    Turn { turn: u32, prompt_tokens: u32, completion_tokens: u32, think_ms: TimeMs },
+    /// [`EventKind::Call`].
+    Call { id: u32, call: &'a ToolCall },
+    /// [`EventKind::Result`].
+    Result { id: u32, reply: &'a Reply, latency_ms: TimeMs, fault: Option<FaultTag> },
+}
+
+impl EventKindRef<'_> {
+    fn to_owned(&self) -> EventKind {
+        match *self {
+            EventKindRef::User(message) => EventKind::User(message.clone()),
+            EventKindRef::Turn { turn, prompt_tokens, completion_tokens, think_ms } => {
+                EventKind::Turn { turn, prompt_tokens, completion_tokens, think_ms }
+            }
+            EventKindRef::Call { id, call } => EventKind::Call { id, call: call.clone() },
+            EventKindRef::Result { id, reply, latency_ms, fault } => {
+                EventKind::Result { id, reply: reply.clone(), latency_ms, fault }
+            }
+        }
+    }
+}
+
 /// An event at a virtual time.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Event {
@@ -350,6 +384,22 @@ impl Recorder {
         }
     }
 
+    /// Records one event given by reference: the same bytes and digest as
+    /// [`Recorder::record`] of its owned form, which is built only when events are
+    /// kept.
+    pub(crate) fn record_ref(&mut self, at_ms: TimeMs, kind: EventKindRef<'_>) {
+        let buf = std::mem::take(&mut self.buf);
+        self.buf = postcard::to_extend(&(at_ms, &kind), buf).expect("postcard encodes events into memory");
+        if self.buf.len() >= HASH_BATCH_BYTES {
+            self.hasher.update(&self.buf);
+            self.buf.clear();
+        }
+        self.count += 1;
+        if let Some(events) = &mut self.events {
+            events.push(Event { at_ms, kind: kind.to_owned() });
+        }
+    }
+
     /// Events recorded so far.
     pub fn count(&self) -> u32 {
         self.count
@@ -380,5 +430,34 @@ mod tests {
         assert_ne!(a, digest(&[(2, "y"), (1, "x")]));
         assert_ne!(a, digest(&[(1, "x"), (3, "y")]));
         assert_eq!(a.to_string().len(), 32);
+    }
+
+    #[test]
+    fn borrowed_events_encode_like_owned_ones() {
+        let call = ToolCall {
+            tool: crate::tool::ToolId(3),
+            args: Value::map([("order_id", Value::str("A1")), ("n", Value::Int(-7))]),
+            idempotency_key: Some("idem-1".into()),
+        };
+        let message = Message { text: "hi".into(), content: Value::map([("x", Value::Bool(true))]) };
+        let replies = [
+            Reply::Ok(Value::List(vec![Value::Null, Value::str("é")])),
+            Reply::Error { status: 429, retry_after_ms: Some(1_500), message: "slow down".into() },
+            Reply::Timeout,
+            Reply::Garbled("{\"a\":".into()),
+        ];
+        let mut cases = vec![
+            EventKindRef::User(&message),
+            EventKindRef::Turn { turn: 2, prompt_tokens: 1_300, completion_tokens: 60, think_ms: 700 },
+            EventKindRef::Call { id: 9, call: &call },
+        ];
+        for (i, reply) in replies.iter().enumerate() {
+            let fault = [None, Some(FaultTag::RateLimited)][i % 2];
+            cases.push(EventKindRef::Result { id: 9, reply, latency_ms: 120, fault });
+        }
+        for case in cases {
+            let owned = postcard::to_allocvec(&(5u64, &case.to_owned())).unwrap();
+            assert_eq!(postcard::to_allocvec(&(5u64, &case)).unwrap(), owned);
+        }
     }
 }

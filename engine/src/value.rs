@@ -3,6 +3,8 @@
 //! Deliberately without floats: money is integer cents, durations integer
 //! milliseconds, so every value has one canonical encoding and one rendering.
 
+use std::fmt;
+
 use serde::{Deserialize, Serialize};
 
 /// A JSON-like value with ordered maps (insertion order is kept and is part of the
@@ -124,32 +126,39 @@ impl Value {
 
     /// Appends the compact JSON rendering to `out`.
     pub fn render_into(&self, out: &mut String) {
+        // Writing to a String cannot fail.
+        let _ = self.write_json(out);
+    }
+
+    /// Writes the compact JSON rendering (the bytes of [`Value::render`]) to any
+    /// writer, so a hash can be taken over it without building the string.
+    pub fn write_json<W: fmt::Write>(&self, out: &mut W) -> fmt::Result {
         match self {
-            Value::Null => out.push_str("null"),
-            Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-            Value::Int(n) => out.push_str(&n.to_string()),
+            Value::Null => out.write_str("null"),
+            Value::Bool(b) => out.write_str(if *b { "true" } else { "false" }),
+            Value::Int(n) => write!(out, "{n}"),
             Value::Str(s) => render_json_string(s, out),
             Value::List(items) => {
-                out.push('[');
+                out.write_char('[')?;
                 for (i, item) in items.iter().enumerate() {
                     if i > 0 {
-                        out.push(',');
+                        out.write_char(',')?;
                     }
-                    item.render_into(out);
+                    item.write_json(out)?;
                 }
-                out.push(']');
+                out.write_char(']')
             }
             Value::Map(pairs) => {
-                out.push('{');
+                out.write_char('{')?;
                 for (i, (k, v)) in pairs.iter().enumerate() {
                     if i > 0 {
-                        out.push(',');
+                        out.write_char(',')?;
                     }
-                    render_json_string(k, out);
-                    out.push(':');
-                    v.render_into(out);
+                    render_json_string(k, out)?;
+                    out.write_char(':')?;
+                    v.write_json(out)?;
                 }
-                out.push('}');
+                out.write_char('}')
             }
         }
     }
@@ -211,18 +220,28 @@ pub enum ValueKind {
     Map,
 }
 
-fn render_json_string(s: &str, out: &mut String) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
+fn render_json_string<W: fmt::Write>(s: &str, out: &mut W) -> fmt::Result {
+    out.write_char('"')?;
+    // Runs of characters that need no escape are written in one piece.
+    let mut start = 0;
+    for (i, c) in s.char_indices() {
+        let escape = match c {
+            '"' => "\\\"",
+            '\\' => "\\\\",
+            '\n' => "\\n",
+            c if (c as u32) < 0x20 => "",
+            _ => continue,
+        };
+        out.write_str(&s[start..i])?;
+        if escape.is_empty() {
+            write!(out, "\\u{:04x}", c as u32)?;
+        } else {
+            out.write_str(escape)?;
         }
+        start = i + c.len_utf8();
     }
-    out.push('"');
+    out.write_str(&s[start..])?;
+    out.write_char('"')
 }
 
 #[cfg(test)]
@@ -233,6 +252,13 @@ mod tests {
     fn renders_compact_json_in_order() {
         let v = Value::map([("b", Value::Int(2)), ("a", Value::List(vec![Value::str("x\"y"), Value::Null]))]);
         assert_eq!(v.render(), r#"{"b":2,"a":["x\"y",null]}"#);
+    }
+
+    #[test]
+    fn escapes_in_strings() {
+        let v = Value::map([("k\"ey", Value::str("a\"b\\c\nd\u{1}e\u{1f}é\t"))]);
+        assert_eq!(v.render(), "{\"k\\\"ey\":\"a\\\"b\\\\c\\nd\\u0001e\\u001fé\\u0009\"}");
+        assert_eq!(Value::Int(-42).render(), "-42");
     }
 
     #[test]

@@ -16,7 +16,7 @@ impl Reader<'_, '_> {
     /// The field documented as `name`, under its name at this time.
     pub fn field<'v>(&self, body: &'v Value, name: &str) -> Option<&'v Value> {
         let current = self.cx.catalog.field_name_at(self.tool, name, self.cx.now_ms)?;
-        body.get(&current)
+        body.get(current)
     }
 
     /// An integer field (0 when missing or unreadable).

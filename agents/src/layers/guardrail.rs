@@ -225,13 +225,13 @@ impl Guardrail {
         };
         let record = self.seen.iter().rev().filter(|s| s.tool == source).find(|s| {
             let name = catalog::field_name_at(catalog, source, source_key, s.at_ms);
-            name.and_then(|n| s.body.get(&n)) == Some(&key)
+            name.and_then(|n| s.body.get(n)) == Some(&key)
         });
         let Some(record) = record else {
             return Some(never_seen());
         };
         let bound = catalog::field_name_at(catalog, source, field, record.at_ms)
-            .and_then(|name| record.body.get(&name))
+            .and_then(|name| record.body.get(name))
             .and_then(Value::as_int);
         let Some(bound) = bound else {
             return Some(never_seen());

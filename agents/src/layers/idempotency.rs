@@ -22,15 +22,34 @@ const KEYS_NOTED_MAX: usize = 256;
 /// platform or the Rust version, so keys (and the trajectories that show them) are
 /// the same everywhere.
 pub fn idempotency_key(tool_name: &str, args: &Value) -> String {
-    const OFFSET_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-    let mut hash = OFFSET_BASIS;
+    let mut fnv = Fnv1a(0xcbf2_9ce4_8422_2325);
+    fnv.bytes(tool_name.as_bytes());
     // The zero byte keeps ("ab", "c...") and ("a", "bc...") apart.
-    for byte in tool_name.bytes().chain([0]).chain(args.render().bytes()) {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(PRIME);
+    fnv.bytes(&[0]);
+    // Hashed as it is rendered: the same bytes as `args.render()`, without the
+    // string (the key is computed on every write).
+    let _ = args.write_json(&mut fnv);
+    format!("idem-{:016x}", fnv.0)
+}
+
+/// FNV-1a 64, fed as a `fmt::Write` so a value's JSON can stream into it.
+struct Fnv1a(u64);
+
+impl Fnv1a {
+    fn bytes(&mut self, bytes: &[u8]) {
+        const PRIME: u64 = 0x0000_0100_0000_01b3;
+        for &byte in bytes {
+            self.0 ^= u64::from(byte);
+            self.0 = self.0.wrapping_mul(PRIME);
+        }
     }
-    format!("idem-{hash:016x}")
+}
+
+impl std::fmt::Write for Fnv1a {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.bytes(s.as_bytes());
+        Ok(())
+    }
 }
 
 /// A stack layer that adds an idempotency key to every write that lacks one.
@@ -49,7 +68,9 @@ impl Idempotency {
         if call.idempotency_key.is_some() || !catalog::is_write(cx.catalog, call.tool) {
             return;
         }
-        let key = idempotency_key(&catalog::name(cx.catalog, call.tool), &call.args);
+        // A write tool is in the catalog (checked above), so its name is at hand.
+        let name = catalog::def(cx.catalog, call.tool).map_or("", |d| d.name.as_str());
+        let key = idempotency_key(name, &call.args);
         if !self.noted.contains(&key) {
             cx.note("idempotency", "key", Value::map([("key", Value::str(key.clone()))]));
             if self.noted.len() >= KEYS_NOTED_MAX {

@@ -13,6 +13,8 @@
 //! The history is kept as counters over the last two entries, so it is bounded
 //! whatever the thresholds are.
 
+use std::borrow::Cow;
+
 use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Reply, ToolCall, ToolResult, Value};
 use serde::{Deserialize, Serialize};
 
@@ -54,7 +56,8 @@ struct Entry {
     failed: bool,
     /// The result in a few words, for the reason the planner is told (so it can
     /// still tell a 401 from a 503 after the result itself was withheld).
-    summary: String,
+    /// Borrowed when fixed, so a success costs no allocation.
+    summary: Cow<'static, str>,
 }
 
 impl Entry {
@@ -67,11 +70,11 @@ impl Entry {
         };
         let failed = !catalog::well_formed(cx.catalog, result.call.tool, cx.now_ms, &result.reply);
         let summary = match &result.reply {
-            Reply::Ok(_) if failed => "a malformed response".to_string(),
-            Reply::Ok(_) => "200".to_string(),
-            Reply::Error { status, message, .. } => format!("{status} {message}"),
-            Reply::Timeout => "a timeout".to_string(),
-            Reply::Garbled(_) => "an unparseable response".to_string(),
+            Reply::Ok(_) if failed => Cow::Borrowed("a malformed response"),
+            Reply::Ok(_) => Cow::Borrowed("200"),
+            Reply::Error { status, message, .. } => Cow::Owned(format!("{status} {message}")),
+            Reply::Timeout => Cow::Borrowed("a timeout"),
+            Reply::Garbled(_) => Cow::Borrowed("an unparseable response"),
         };
         Self { call: result.call.clone(), status: result.reply.status(), body, failed, summary }
     }
@@ -130,7 +133,7 @@ impl History {
     fn trigger(&self, config: &LoopConfig) -> Option<(&'static str, u32, String)> {
         let reached = |run: u32, threshold: u32| threshold > 0 && run >= threshold;
         if reached(self.failing_run, config.same_call_failing) {
-            let last = self.last.as_ref().map_or("", |e| e.summary.as_str());
+            let last = self.last.as_ref().map_or("", |e| e.summary.as_ref());
             let reason = format!("the same call failed {} times in a row (last: {last})", self.failing_run);
             Some(("same_call_failing", self.failing_run, reason))
         } else if reached(self.same_run, config.same_call_same_result) {

@@ -391,7 +391,7 @@ struct Reader<'a, 'c> {
 impl Reader<'_, '_> {
     fn field<'v>(&self, body: &'v Value, name: &str) -> Option<&'v Value> {
         let current = self.cx.catalog.field_name_at(self.tool, name, self.cx.now_ms)?;
-        body.get(&current)
+        body.get(current)
     }
 
     fn int(&self, body: &Value, name: &str) -> i64 {
