@@ -162,3 +162,44 @@ fn an_external_agents_incident_replays_from_its_decisions_without_the_process() 
         );
     }
 }
+
+/// Children of this test process that are zombies or still run `script`.
+fn leftovers(script: &str) -> Vec<String> {
+    let me = std::process::id().to_string();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let path = entry.path();
+        let Ok(stat) = std::fs::read_to_string(path.join("stat")) else { continue };
+        // pid (comm) state ppid ...: comm may hold spaces, so read after the last ')'.
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else { continue };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let (state, ppid) = (fields.first().copied().unwrap_or(""), fields.get(1).copied().unwrap_or(""));
+        let cmdline = std::fs::read(path.join("cmdline")).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if (ppid == me && state == "Z") || cmdline.contains(script) {
+            found.push(format!("{} {state} ppid {ppid}: {cmdline}", path.display()));
+        }
+    }
+    found
+}
+
+#[test]
+fn an_agent_that_ignores_sigterm_ends_its_trajectory_and_leaves_no_process() {
+    let prepared = default_scenario();
+    let script = "tests/external_agents/ignores_sigterm.py";
+    let stack = external(&format!("python3 {script}"), 700);
+    let t = Runner::new(&prepared, &stack, false, 1.0).run(3);
+    assert_eq!(t.outcome, Outcome::AgentError, "{}", t.end_reason);
+    assert!(t.end_reason.contains("no answer within 700 ms"), "{}", t.end_reason);
+    // Other tests of this binary spawn agents too, and one may be between exiting and
+    // being reaped: a leftover that is really left stays, so look a few times.
+    let mut left = leftovers("ignores_sigterm.py");
+    for _ in 0..40 {
+        if left.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        left = leftovers("ignores_sigterm.py");
+    }
+    assert!(left.is_empty(), "{left:?}");
+}
