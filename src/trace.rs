@@ -23,8 +23,9 @@ struct Record {
     #[serde(default)]
     ts_ms: Option<u64>,
     tool: String,
-    #[serde(default)]
-    arguments: Option<serde_json::Value>,
+    /// Kept in the trace for its reader; the world model answers the call.
+    #[serde(default, rename = "arguments")]
+    _arguments: Option<serde::de::IgnoredAny>,
     /// HTTP status; absent or null when no answer came back.
     #[serde(default)]
     status: Option<u16>,
@@ -41,8 +42,9 @@ struct Record {
     /// The body broke the schema: `missing_field`, `wrong_type`, `truncated`, `garbage`.
     #[serde(default)]
     malformed: Option<String>,
-    #[serde(default)]
-    body: Option<serde_json::Value>,
+    /// Kept in the trace for its reader; the world model answers the call.
+    #[serde(default, rename = "body")]
+    _body: Option<serde::de::IgnoredAny>,
 }
 
 /// A parsed trace: per tool, its calls in recorded order.
@@ -118,7 +120,6 @@ pub fn parse(text: &str, origin: &str, tools: &[String]) -> Result<Trace, Scenar
         trace.records += 1;
         trace.failures += usize::from(fault.is_some());
         trace.calls.entry(record.tool.clone()).or_default().push(TracedCall { latency_ms: record.latency_ms, fault });
-        let _ = (&record.arguments, &record.body); // informational: the world model answers successful calls
     }
     Ok(trace)
 }
