@@ -116,3 +116,22 @@ fn a_scripted_client_meets_a_fault_solves_the_task_and_the_session_replays() {
     assert!(replay.status.success(), "{}", text(&replay));
     assert!(String::from_utf8_lossy(&replay.stdout).contains("PASS a.ron: success"), "{}", text(&replay));
 }
+
+#[test]
+fn calls_past_the_budget_say_the_session_has_ended_and_it_still_replays() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("budget.ron");
+    let mut lines = vec![request(0, "initialize", json!({}))];
+    // The scenario allows 40 turns: the 40th call ends the run.
+    for id in 1..=45 {
+        lines.push(request(id, "tools/call", json!({"name": "lookup_order", "arguments": {"order_id": "A1001"}})));
+    }
+    let (r, stderr, ok) = session(&["--seed", "3", "--record", record.to_str().unwrap()], &lines);
+    assert!(ok, "{stderr}");
+    assert_eq!(r.len(), 46);
+    assert_eq!(r[45]["result"]["isError"], true);
+    assert!(r[45]["result"]["content"][0]["text"].as_str().unwrap().contains("has ended"), "{}", r[45]);
+    assert!(stderr.contains("outcome: budget_exhausted"), "{stderr}");
+    let replay = agentsim(dir.path(), &["replay", "budget.ron"], &[]);
+    assert!(replay.status.success(), "{}", text(&replay));
+}
