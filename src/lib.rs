@@ -12,6 +12,7 @@ pub mod builtin;
 pub mod compare;
 pub mod gate;
 pub mod incident;
+pub mod mcp;
 pub mod property;
 pub mod report;
 pub mod runner;

@@ -12,6 +12,7 @@ mod flight_booking;
 mod fuzz_regressions;
 mod incidents;
 mod layer_cases;
+mod mcp;
 mod newsroom;
 mod properties;
 mod reliability;

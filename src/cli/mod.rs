@@ -5,6 +5,7 @@ mod compare;
 mod incident;
 mod interrupt;
 mod load;
+mod mcp;
 mod merge;
 mod output;
 mod progress;
@@ -68,6 +69,8 @@ enum Command {
     Report(report::ReportArgs),
     /// Combine the outputs of `sweep --shard K/N` into the files one run writes.
     Merge(merge::MergeArgs),
+    /// Serve a scenario's tools over MCP on stdio; judge the session when stdin closes.
+    Mcp(mcp::McpArgs),
 }
 
 /// Where the scenario and the agent come from.
@@ -270,6 +273,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Check(args) => check::check(&args),
         Command::Report(args) => report::report(&args),
         Command::Merge(args) => merge::merge(&args),
+        Command::Mcp(args) => mcp::mcp(&args),
         Command::List => {
             println!("scenarios:");
             for (name, text) in agentsim::builtin::SCENARIOS {

@@ -1,0 +1,81 @@
+//! `agentsim mcp`: serve a scenario's tools over MCP on stdio, judge the session
+//! when stdin closes, and optionally record it as an incident.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use agentsim::incident::Incident;
+use agentsim::mcp::{self, Options};
+use agentsim_agents::external::replayed::recorded_steps;
+use agentsim_agents::{PlannerSpec, StackSpec};
+use clap::Args;
+
+use super::output::write_atomic;
+use super::{Failure, load};
+
+/// Arguments of `agentsim mcp`.
+#[derive(Args, Debug)]
+pub struct McpArgs {
+    /// Scenario: a path to a RON file or a built-in name.
+    #[arg(default_value = agentsim::builtin::DEFAULT_SCENARIO)]
+    scenario: String,
+    /// The seed: its latencies, faults, drift and user.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Multiply every fault probability by this factor (0 turns faults off).
+    #[arg(long, default_value_t = 1.0)]
+    fault_scale: f64,
+    /// Virtual time to wait for the user's reply after `send_message`, in ms.
+    #[arg(long, default_value_t = 60_000)]
+    reply_wait_ms: u64,
+    /// When stdin closes, write the session as an incident file (RON) that
+    /// `agentsim replay` replays exactly, without the client.
+    #[arg(long, value_name = "FILE")]
+    record: Option<PathBuf>,
+}
+
+/// Runs the server until stdin closes; the verdict goes to stderr (stdout is the
+/// protocol's).
+pub fn mcp(args: &McpArgs) -> Result<ExitCode, Failure> {
+    if !args.fault_scale.is_finite() || args.fault_scale < 0.0 {
+        return Err(Failure::input(format!(
+            "--fault-scale: expected a finite number >= 0, found {}",
+            args.fault_scale
+        )));
+    }
+    let prepared = load::scenario(&args.scenario)?;
+    let options =
+        Options { fault_scale: args.fault_scale, reply_wait_ms: args.reply_wait_ms, ..Options::new(args.seed) };
+    eprintln!(
+        "agentsim mcp: scenario {}, seed {}; serving {} tools on stdio",
+        prepared.scenario.name,
+        args.seed,
+        prepared.catalog.specs().len()
+    );
+    let stdin = std::io::stdin();
+    let stdout = std::io::stdout();
+    let mut stderr = std::io::stderr();
+    let t = mcp::serve(&prepared, &options, stdin.lock(), stdout.lock(), &mut stderr)
+        .map_err(|e| Failure::input(format!("agentsim mcp: {e}")))?;
+    eprintln!("outcome: {}  ({})", t.outcome, t.end_reason);
+    eprintln!("milestone: {}", t.verdict.milestone);
+    eprintln!("verdict: {}", t.verdict.detail);
+    let m = &t.metrics;
+    eprintln!(
+        "turns {}  tool calls {} ({} failed, {} faults)  virtual time {:.1} s  digest {}",
+        m.turns,
+        m.tool_calls,
+        m.failed_calls,
+        m.faults_seen,
+        m.virtual_ms as f64 / 1000.0,
+        t.digest
+    );
+    if let Some(path) = &args.record {
+        // The client's calls are the planner: the incident replays them.
+        let stack = StackSpec { planner: PlannerSpec::Replayed(recorded_steps(&t)), layers: Vec::new() };
+        let incident = Incident::record(&prepared, None, args.seed, args.fault_scale, "mcp", &stack, &t);
+        write_atomic(path, incident.to_ron().as_bytes())?;
+        eprintln!("recorded {}; replay it with: agentsim replay {}", path.display(), path.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}

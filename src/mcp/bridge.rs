@@ -1,0 +1,117 @@
+//! The bridge: an [`Agent`] whose decisions come from the MCP client.
+//!
+//! The engine runs its normal loop in a worker thread with this agent as the
+//! planner. Each step hands the input to the server thread and blocks until the
+//! client's next `tools/call` (or the end of stdin) says what to do. Every answer is
+//! recorded as an `("external", "decision", ...)` note in the format the replayed
+//! external agent reads, and each step reads its input and takes one model turn as
+//! the live external agent does, so a recorded session replays exactly without the
+//! client (`agents/src/external/replayed.rs`).
+
+use std::sync::mpsc::{Receiver, Sender};
+
+use agentsim_agents::external::protocol;
+use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Message, Reply, ToolId, Value};
+use serde_json::{Value as Json, json};
+
+/// What the bridge tells the server: an input the client should see, then it waits
+/// for a [`Command`].
+#[derive(Debug)]
+pub struct Observation {
+    /// Virtual time the input reached the agent.
+    pub now_ms: u64,
+    /// The input (for a message sent to the user: the tool result of the send).
+    pub input: Input,
+    /// Set when the bridge waited for the user after a message: the reply, or `None`
+    /// when none came within the wait.
+    pub reply: Option<Option<Message>>,
+}
+
+/// What the server tells the bridge.
+#[derive(Debug)]
+pub enum Command {
+    /// Carry out this action; the value is the decision to record.
+    Act(Action, Value),
+    /// The client is gone: finish (done).
+    Finish,
+}
+
+/// The agent that relays the engine's inputs to the MCP client and its calls back.
+pub struct Bridge {
+    to_server: Sender<Observation>,
+    from_server: Receiver<Command>,
+    /// The world's messaging tool: after a successful call the bridge waits for the
+    /// user's reply before the client sees the result.
+    messaging: Option<ToolId>,
+    reply_wait_ms: u64,
+    /// A messaging result held while the bridge waits for the reply.
+    held: Option<Input>,
+}
+
+impl Bridge {
+    /// A bridge over the two channels; `messaging` is the tool whose results wait up
+    /// to `reply_wait_ms` of virtual time for the user's answer.
+    pub fn new(
+        to_server: Sender<Observation>,
+        from_server: Receiver<Command>,
+        messaging: Option<ToolId>,
+        reply_wait_ms: u64,
+    ) -> Self {
+        Self { to_server, from_server, messaging, reply_wait_ms, held: None }
+    }
+}
+
+/// Turns an action in the external protocol's JSON into the action and the decision
+/// to record, exactly as the replayed agent will parse it again.
+pub fn decide(mut action: Json, cx: &AgentCx<'_>) -> Result<(Action, Value), String> {
+    if let Json::Object(map) = &mut action {
+        map.insert("protocol".into(), Json::String(protocol::PROTOCOL.into()));
+    }
+    protocol::parse_action(action.to_string().as_bytes(), cx.catalog)
+}
+
+impl Agent for Bridge {
+    fn step(&mut self, input: Input, cx: &mut AgentCx<'_>) -> Action {
+        // Like the live external agent (and so like its replay): every input is read
+        // and every answer is one model turn.
+        cx.read(&input);
+        cx.begin_turn();
+        let observation = match (self.held.take(), input) {
+            (Some(held), Input::User(message)) => {
+                Observation { now_ms: cx.now_ms, input: held, reply: Some(Some(message)) }
+            }
+            (Some(held), Input::Wake) => Observation { now_ms: cx.now_ms, input: held, reply: Some(None) },
+            (_, Input::Tool(result))
+                if Some(result.call.tool) == self.messaging && matches!(result.reply, Reply::Ok(_)) =>
+            {
+                // The user answers a message some virtual seconds later: wait for it
+                // (or the timer) so the client gets the answer with the result.
+                self.held = Some(Input::Tool(result));
+                let wake_at_ms = cx.now_ms.saturating_add(self.reply_wait_ms);
+                return match decide(json!({"action": "idle", "wake_at_ms": wake_at_ms}), cx) {
+                    Ok((action, decision)) => {
+                        cx.note("external", "decision", decision);
+                        action
+                    }
+                    Err(reason) => Action::Finish(Finish::Failed { reason }),
+                };
+            }
+            (_, input) => Observation { now_ms: cx.now_ms, input, reply: None },
+        };
+        let command = match self.to_server.send(observation) {
+            Ok(()) => self.from_server.recv().unwrap_or(Command::Finish),
+            Err(_) => Command::Finish,
+        };
+        let decided = match command {
+            Command::Act(action, decision) => Ok((action, decision)),
+            Command::Finish => decide(json!({"action": "finish", "outcome": "done"}), cx),
+        };
+        match decided {
+            Ok((action, decision)) => {
+                cx.note("external", "decision", decision);
+                action
+            }
+            Err(reason) => Action::Finish(Finish::Failed { reason }),
+        }
+    }
+}

@@ -1,0 +1,385 @@
+//! `agentsim mcp`: a scenario's tools served over the Model Context Protocol on
+//! stdio, so an unchanged agent (any MCP client) meets a simulated world that fails
+//! on schedule (`docs/mcp.md`).
+//!
+//! A small synchronous loop, no async runtime: JSON-RPC 2.0, one message per line.
+//! The engine runs its normal loop in a worker thread whose planner is a
+//! [`bridge::Bridge`]; each `tools/call` becomes that planner's next action, so
+//! latencies, faults, drift, think time and budgets are the seed's, exactly as in
+//! `agentsim run`. When stdin closes the planner finishes and the world judges the
+//! session; its decisions are in the trajectory, so it replays without the client.
+
+pub mod bridge;
+
+use std::io::{self, BufRead, Write};
+use std::sync::mpsc;
+
+use agentsim_agents::external::protocol::{from_json, to_json, tool_list};
+use agentsim_engine::{Catalog, Input, Message, Reply, Trajectory};
+use agentsim_worlds::Prepared;
+use serde_json::{Map, Value as Json, json};
+
+use bridge::{Bridge, Command, Observation};
+
+/// The protocol versions this server speaks; the first is answered to a client
+/// asking for one it does not know.
+pub const PROTOCOL_VERSIONS: [&str; 2] = ["2025-06-18", "2025-11-25"];
+
+/// JSON-RPC: the line is not JSON.
+pub const PARSE_ERROR: i64 = -32700;
+/// JSON-RPC: the message is not a request.
+pub const INVALID_REQUEST: i64 = -32600;
+/// JSON-RPC: no such method.
+pub const METHOD_NOT_FOUND: i64 = -32601;
+/// JSON-RPC: bad parameters (an unknown tool or prompt, arguments of the wrong shape).
+pub const INVALID_PARAMS: i64 = -32602;
+
+/// The one prompt: the task's opening user message.
+pub const PROMPT_NAME: &str = "task";
+
+/// How the server runs.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The seed.
+    pub seed: u64,
+    /// Multiplier on fault probabilities.
+    pub fault_scale: f64,
+    /// Virtual time the bridge waits for the user's reply after a message, in ms.
+    pub reply_wait_ms: u64,
+    /// Longest request line accepted, in bytes; a longer one is refused unread.
+    pub line_bytes_max: usize,
+}
+
+impl Options {
+    /// Defaults for `seed`: fault scale 1, a minute's wait for replies, 1 MiB lines.
+    pub fn new(seed: u64) -> Self {
+        Self { seed, fault_scale: 1.0, reply_wait_ms: 60_000, line_bytes_max: 1 << 20 }
+    }
+}
+
+/// Serves `prepared` on `input`/`output` until `input` ends, logging to `log`, and
+/// returns the judged trajectory (recorded, so it can be written as an incident).
+pub fn serve(
+    prepared: &Prepared,
+    options: &Options,
+    input: impl BufRead,
+    output: impl Write,
+    log: &mut dyn Write,
+) -> io::Result<Trajectory> {
+    let config = prepared.scenario.sim_config(true, options.fault_scale);
+    let (to_server, from_agent) = mpsc::channel::<Observation>();
+    let (to_agent, from_server) = mpsc::channel::<Command>();
+    let messaging = prepared.catalog.id("send_message");
+    let bridge = Bridge::new(to_server, from_server, messaging, options.reply_wait_ms);
+    std::thread::scope(|scope| {
+        let worker =
+            scope.spawn(move || prepared.run(options.seed, &config, move |_expert, _streams| Box::new(bridge)));
+        let mut server = Server {
+            catalog: &prepared.catalog,
+            output,
+            log,
+            to_agent: Some(to_agent),
+            from_agent,
+            opening: None,
+            reply_wait_ms: options.reply_wait_ms,
+        };
+        // The opening user message is the agent's first input: wait for it so that
+        // `prompts/get` can offer it from the first request on.
+        let served = server.first_observation().and_then(|()| server.run(input, options.line_bytes_max));
+        // The client is gone: the planner finishes and the world judges the session.
+        if let Some(to_agent) = server.to_agent.take() {
+            let _ = to_agent.send(Command::Finish);
+        }
+        drop(server);
+        let trajectory = worker.join().map_err(|_| io::Error::other("the simulation thread panicked"))?;
+        served.map(|()| trajectory)
+    })
+}
+
+struct Server<'a, W> {
+    catalog: &'a Catalog,
+    output: W,
+    log: &'a mut dyn Write,
+    /// `None` once the run has ended (a budget, the horizon): calls are then refused.
+    to_agent: Option<mpsc::Sender<Command>>,
+    from_agent: mpsc::Receiver<Observation>,
+    opening: Option<Message>,
+    reply_wait_ms: u64,
+}
+
+/// One line read with a bound on its length.
+enum Line {
+    Eof,
+    Text(Vec<u8>),
+    TooLong,
+}
+
+fn read_line(input: &mut impl BufRead, bytes_max: usize) -> io::Result<Line> {
+    let mut line = Vec::new();
+    let mut too_long = false;
+    loop {
+        let available = match input.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            return Ok(if line.is_empty() && !too_long {
+                Line::Eof
+            } else if too_long {
+                Line::TooLong
+            } else {
+                Line::Text(line)
+            });
+        }
+        let (chunk, done) = match available.iter().position(|&b| b == b'\n') {
+            Some(i) => (&available[..i], Some(i + 1)),
+            None => (available, None),
+        };
+        // Past the limit the rest of the line is skipped, never stored.
+        if !too_long {
+            if line.len() + chunk.len() > bytes_max {
+                too_long = true;
+                line = Vec::new();
+            } else {
+                line.extend_from_slice(chunk);
+            }
+        }
+        let consumed = done.unwrap_or(available.len());
+        input.consume(consumed);
+        if done.is_some() {
+            return Ok(if too_long { Line::TooLong } else { Line::Text(line) });
+        }
+    }
+}
+
+fn error(id: Json, code: i64, message: impl Into<String>) -> Json {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message.into()}})
+}
+
+impl<W: Write> Server<'_, W> {
+    fn first_observation(&mut self) -> io::Result<()> {
+        match self.from_agent.recv() {
+            Ok(Observation { input: Input::User(message), .. }) => {
+                writeln!(self.log, "agentsim mcp: the user says: {}", message.text)?;
+                self.opening = Some(message);
+            }
+            // A world without an opening message: the first call answers this step.
+            Ok(_) => {}
+            Err(_) => self.to_agent = None,
+        }
+        Ok(())
+    }
+
+    fn run(&mut self, mut input: impl BufRead, line_bytes_max: usize) -> io::Result<()> {
+        loop {
+            let response = match read_line(&mut input, line_bytes_max)? {
+                Line::Eof => return Ok(()),
+                Line::TooLong => {
+                    Some(error(Json::Null, INVALID_REQUEST, format!("request line longer than {line_bytes_max} bytes")))
+                }
+                Line::Text(line) if line.iter().all(u8::is_ascii_whitespace) => None,
+                Line::Text(line) => self.handle(&line)?,
+            };
+            if let Some(response) = response {
+                writeln!(self.output, "{response}")?;
+                self.output.flush()?;
+            }
+        }
+    }
+
+    /// Answers one line; `None` for a notification or a client's response.
+    fn handle(&mut self, line: &[u8]) -> io::Result<Option<Json>> {
+        let message: Json = match serde_json::from_slice(line) {
+            Ok(m) => m,
+            Err(e) => return Ok(Some(error(Json::Null, PARSE_ERROR, format!("not JSON: {e}")))),
+        };
+        let Json::Object(message) = message else {
+            return Ok(Some(error(
+                Json::Null,
+                INVALID_REQUEST,
+                "expected a JSON-RPC object (batches are not supported)",
+            )));
+        };
+        let id = message.get("id").cloned();
+        if let Some(id) = &id
+            && !(id.is_string() || id.is_i64() || id.is_u64())
+        {
+            return Ok(Some(error(Json::Null, INVALID_REQUEST, "`id` must be a string or an integer")));
+        }
+        let Some(method) = message.get("method").and_then(Json::as_str) else {
+            // A response to a request of ours (we send none) is ignored.
+            return Ok(match id {
+                Some(_) if message.contains_key("result") || message.contains_key("error") => None,
+                id => Some(error(id.unwrap_or(Json::Null), INVALID_REQUEST, "missing `method`")),
+            });
+        };
+        let Some(id) = id else {
+            // Notifications (initialized, cancelled, ...) need no answer.
+            return Ok(None);
+        };
+        let empty = Map::new();
+        let params = match message.get("params") {
+            None | Some(Json::Null) => &empty,
+            Some(Json::Object(p)) => p,
+            Some(_) => return Ok(Some(error(id, INVALID_PARAMS, "`params` must be an object"))),
+        };
+        let result = match method {
+            "initialize" => Ok(self.initialize(params)),
+            "ping" => Ok(json!({})),
+            "tools/list" => Ok(json!({"tools": tools(self.catalog)})),
+            "tools/call" => self.call(params)?,
+            "prompts/list" => Ok(json!({"prompts": [{
+                "name": PROMPT_NAME,
+                "description": "The task: the simulated user's opening message.",
+            }]})),
+            "prompts/get" => self.prompt(params),
+            other => Err((METHOD_NOT_FOUND, format!("method not found: {other}"))),
+        };
+        Ok(Some(match result {
+            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            Err((code, message)) => error(id, code, message),
+        }))
+    }
+
+    fn initialize(&mut self, params: &Map<String, Json>) -> Json {
+        let asked = params.get("protocolVersion").and_then(Json::as_str).unwrap_or("");
+        let version = PROTOCOL_VERSIONS.iter().find(|v| **v == asked).unwrap_or(&PROTOCOL_VERSIONS[0]);
+        json!({
+            "protocolVersion": version,
+            "capabilities": {"tools": {"listChanged": true}, "prompts": {"listChanged": false}},
+            "serverInfo": {"name": "agentsim", "version": env!("CARGO_PKG_VERSION")},
+            "instructions": "A simulated world: get the prompt `task` for the user's request, then use the tools. \
+                             send_message returns the user's reply. Close the session when done.",
+        })
+    }
+
+    fn prompt(&self, params: &Map<String, Json>) -> Result<Json, (i64, String)> {
+        match params.get("name").and_then(Json::as_str) {
+            Some(PROMPT_NAME) => {
+                let text = self.opening.as_ref().map_or("", |m| m.text.as_str());
+                Ok(json!({
+                    "description": "The simulated user's opening message.",
+                    "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
+                }))
+            }
+            Some(other) => Err((INVALID_PARAMS, format!("unknown prompt `{other}` (prompts: {PROMPT_NAME})"))),
+            None => Err((INVALID_PARAMS, "`name` must be a string".into())),
+        }
+    }
+
+    /// `tools/call`: protocol problems are errors; whatever the world answers,
+    /// injected faults included, is a result.
+    fn call(&mut self, params: &Map<String, Json>) -> io::Result<Result<Json, (i64, String)>> {
+        let Some(name) = params.get("name").and_then(Json::as_str) else {
+            return Ok(Err((INVALID_PARAMS, "`name` must be a string".into())));
+        };
+        if self.catalog.id(name).is_none() {
+            return Ok(Err((INVALID_PARAMS, format!("unknown tool `{name}`"))));
+        }
+        let args = match params.get("arguments") {
+            None | Some(Json::Null) => Json::Object(Map::new()),
+            Some(a @ Json::Object(_)) => a.clone(),
+            Some(_) => return Ok(Err((INVALID_PARAMS, "`arguments` must be an object".into()))),
+        };
+        if let Err(e) = from_json(&args, "arguments") {
+            return Ok(Err((INVALID_PARAMS, e)));
+        }
+        let Some(to_agent) = &self.to_agent else {
+            return Ok(Ok(ended()));
+        };
+        let cx = agentsim_engine::AgentCx::new(0, self.catalog);
+        let (action, decision) = match bridge::decide(json!({"action": "call", "tool": name, "args": args}), &cx) {
+            Ok(decided) => decided,
+            Err(e) => return Ok(Err((INVALID_PARAMS, e))),
+        };
+        if to_agent.send(Command::Act(action, decision)).is_err() {
+            self.to_agent = None;
+            return Ok(Ok(ended()));
+        }
+        let Ok(observation) = self.from_agent.recv() else {
+            // The run ended before answering (a budget ran out).
+            self.to_agent = None;
+            return Ok(Ok(ended()));
+        };
+        let result = self.result(&observation);
+        let status = if result["isError"] == Json::Bool(true) { "error" } else { "ok" };
+        writeln!(self.log, "agentsim mcp: [{:>7.1} s] {name} -> {status}", observation.now_ms as f64 / 1000.0)?;
+        Ok(Ok(result))
+    }
+
+    fn result(&self, observation: &Observation) -> Json {
+        let meta = |latency_ms: u64| json!({"agentsim/now_ms": observation.now_ms, "agentsim/latency_ms": latency_ms});
+        let Input::Tool(r) = &observation.input else {
+            let text = match &observation.input {
+                Input::Blocked { reason, .. } => format!("blocked: {reason}"),
+                Input::User(m) => format!("the user says: {}", m.text),
+                _ => "nothing happened".to_string(),
+            };
+            return json!({"content": [{"type": "text", "text": text}], "isError": true});
+        };
+        let (body, is_error) = match &r.reply {
+            Reply::Ok(body) => (to_json(body), false),
+            Reply::Error { status, retry_after_ms, message } => {
+                (json!({"error": {"status": status, "message": message, "retry_after_ms": retry_after_ms}}), true)
+            }
+            Reply::Timeout => (
+                json!({"error": {"status": 504, "message": "the call timed out; it may still have taken effect"}}),
+                true,
+            ),
+            Reply::Garbled(text) => (
+                json!({"error": {"status": 200, "message": "the response body is not valid JSON", "body": text}}),
+                true,
+            ),
+        };
+        let mut structured = match body {
+            Json::Object(map) => map,
+            other => Map::from_iter([("result".to_string(), other)]),
+        };
+        let mut content = vec![json!({"type": "text", "text": Json::Object(structured.clone()).to_string()})];
+        if let Some(reply) = &observation.reply {
+            let (text, value) = match reply {
+                Some(m) => {
+                    (format!("The user replied: {}", m.text), json!({"text": m.text, "content": to_json(&m.content)}))
+                }
+                None => (format!("The user did not reply within {} s.", self.reply_wait_ms / 1000), Json::Null),
+            };
+            content.push(json!({"type": "text", "text": text}));
+            structured.insert("user_reply".into(), value);
+        }
+        json!({
+            "content": content,
+            "structuredContent": structured,
+            "isError": is_error,
+            "_meta": meta(r.latency_ms),
+        })
+    }
+}
+
+fn ended() -> Json {
+    json!({
+        "content": [{"type": "text", "text": "The simulated session has ended (a budget or the horizon ran out); close the session."}],
+        "isError": true,
+    })
+}
+
+/// The scenario's tools in MCP form: the argument schema of the external agents'
+/// tool list, and annotations from the tool's kind.
+pub fn tools(catalog: &Catalog) -> Json {
+    let Json::Array(list) = tool_list(catalog) else { return Json::Array(Vec::new()) };
+    let tools = list.into_iter().map(|tool| {
+        let read = tool["kind"] == "read";
+        json!({
+            "name": tool["name"],
+            "description": tool["description"],
+            "inputSchema": tool["parameters"],
+            "annotations": {
+                "readOnlyHint": read,
+                "destructiveHint": !read,
+                "idempotentHint": read,
+                "openWorldHint": false,
+            },
+        })
+    });
+    Json::Array(tools.collect())
+}

@@ -1,0 +1,137 @@
+//! `agentsim mcp`: the JSON-RPC lifecycle and errors, a support_desk task solved by
+//! a scripted MCP client through an injected fault, and the recorded session
+//! replaying exactly (and byte for byte the same on the same seed).
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::common::{agentsim, text};
+
+/// Runs `agentsim mcp ARGS` with `lines` on stdin (then closed); returns the
+/// responses on stdout, stderr, and whether it exited 0.
+fn session(args: &[&str], lines: &[String]) -> (Vec<Value>, String, bool) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agentsim"))
+        .arg("mcp")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("agentsim starts");
+    let mut stdin = child.stdin.take().unwrap();
+    for line in lines {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let responses = stdout.lines().map(|l| serde_json::from_str(l).expect("every stdout line is JSON")).collect();
+    (responses, String::from_utf8_lossy(&output.stderr).into_owned(), output.status.success())
+}
+
+fn request(id: u64, method: &str, params: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+}
+
+#[test]
+fn the_lifecycle_the_tool_list_and_protocol_errors() {
+    let lines = vec![
+        request(1, "initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}})),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+        request(2, "initialize", json!({"protocolVersion": "1999-01-01"})),
+        request(3, "ping", json!({})),
+        request(4, "tools/list", json!({})),
+        request(5, "prompts/list", json!({})),
+        request(6, "prompts/get", json!({"name": "task"})),
+        request(7, "server/discover", json!({})),
+        "{not json".to_string(),
+        request(8, "tools/call", json!({"name": "no_such_tool", "arguments": {}})),
+        request(
+            9,
+            "tools/call",
+            json!({"name": "issue_refund", "arguments": {"order_id": "A1001", "amount_cents": 1.5}}),
+        ),
+        request(10, "tools/call", json!({"name": "lookup_order", "arguments": "A1001"})),
+        request(11, "prompts/get", json!({"name": "nope"})),
+        "[1, 2]".to_string(),
+        "x".repeat(2 << 20),
+        request(12, "ping", json!({})),
+    ];
+    let (r, stderr, ok) = session(&["--seed", "1"], &lines);
+    assert!(ok, "{stderr}");
+    assert_eq!(r.len(), 15, "one response per request, none for the notification: {r:?}");
+    assert_eq!(r[0]["result"]["protocolVersion"], "2025-11-25");
+    assert_eq!(r[0]["result"]["capabilities"]["tools"]["listChanged"], true);
+    assert_eq!(r[1]["result"]["protocolVersion"], "2025-06-18");
+    assert_eq!(r[2]["result"], json!({}));
+    let tools = r[3]["result"]["tools"].as_array().unwrap();
+    let tool = |name: &str| tools.iter().find(|t| t["name"] == name).unwrap_or_else(|| panic!("{name} listed"));
+    let refund = tool("issue_refund");
+    assert_eq!(refund["inputSchema"]["type"], "object");
+    assert_eq!(refund["inputSchema"]["properties"]["amount_cents"]["type"], "integer");
+    assert_eq!(refund["inputSchema"]["required"], json!(["order_id", "amount_cents"]));
+    assert_eq!(refund["annotations"]["destructiveHint"], true);
+    assert_eq!(refund["annotations"]["readOnlyHint"], false);
+    assert_eq!(tool("lookup_order")["annotations"]["readOnlyHint"], true);
+    assert_eq!(tool("lookup_order")["annotations"]["idempotentHint"], true);
+    assert_eq!(r[4]["result"]["prompts"][0]["name"], "task");
+    let task = r[5]["result"]["messages"][0]["content"]["text"].as_str().unwrap();
+    assert!(task.contains("refund") && stderr.contains(task), "{task}\n{stderr}");
+    let codes: Vec<&Value> = r[6..14].iter().map(|r| &r["error"]["code"]).collect();
+    assert_eq!(
+        codes,
+        [-32601, -32700, -32602, -32602, -32602, -32602, -32600, -32600].map(|c| json!(c)).iter().collect::<Vec<_>>()
+    );
+    assert_eq!(r[6]["id"], 7);
+    assert!(r[8]["error"]["message"].as_str().unwrap().contains("unknown tool"));
+    assert_eq!(r[14]["id"], 12, "the server goes on after a line too long");
+    assert!(stderr.contains("outcome: "), "{stderr}");
+}
+
+#[test]
+fn a_scripted_client_meets_a_fault_solves_the_task_and_the_session_replays() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/mcp/support_desk_client.py");
+    let mut recorded = Vec::new();
+    for name in ["a.ron", "b.ron"] {
+        let output = Command::new("python3")
+            .current_dir(dir.path())
+            .args([script, "--", env!("CARGO_BIN_EXE_agentsim"), "mcp", "--seed", "1", "--record", name])
+            .output()
+            .expect("python3 runs");
+        let log = text(&output);
+        assert!(output.status.success(), "{log}");
+        // Seed 1 fails the first lookup with an injected 503, which reaches the
+        // client as a result with isError.
+        assert!(log.contains("lookup_order failed: {'message': 'service unavailable'"), "{log}");
+        assert!(log.contains("the customer says: Yes"), "{log}");
+        assert!(log.contains("outcome: success"), "{log}");
+        assert!(log.contains("verdict: refunded 8900 cents on A1002 and told the customer"), "{log}");
+        recorded.push(std::fs::read(dir.path().join(name)).unwrap());
+    }
+    assert_eq!(recorded[0], recorded[1], "the same seed and calls record the same incident");
+    let replay = agentsim(dir.path(), &["replay", "a.ron"], &[]);
+    assert!(replay.status.success(), "{}", text(&replay));
+    assert!(String::from_utf8_lossy(&replay.stdout).contains("PASS a.ron: success"), "{}", text(&replay));
+}
+
+#[test]
+fn calls_past_the_budget_say_the_session_has_ended_and_it_still_replays() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("budget.ron");
+    let mut lines = vec![request(0, "initialize", json!({}))];
+    // The scenario allows 40 turns: the 40th call ends the run.
+    for id in 1..=45 {
+        lines.push(request(id, "tools/call", json!({"name": "lookup_order", "arguments": {"order_id": "A1001"}})));
+    }
+    let (r, stderr, ok) = session(&["--seed", "3", "--record", record.to_str().unwrap()], &lines);
+    assert!(ok, "{stderr}");
+    assert_eq!(r.len(), 46);
+    assert_eq!(r[45]["result"]["isError"], true);
+    assert!(r[45]["result"]["content"][0]["text"].as_str().unwrap().contains("has ended"), "{}", r[45]);
+    assert!(stderr.contains("outcome: budget_exhausted"), "{stderr}");
+    let replay = agentsim(dir.path(), &["replay", "budget.ron"], &[]);
+    assert!(replay.status.success(), "{}", text(&replay));
+}
