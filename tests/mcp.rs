@@ -63,7 +63,8 @@ fn the_lifecycle_the_tool_list_and_protocol_errors() {
     assert!(ok, "{stderr}");
     assert_eq!(r.len(), 15, "one response per request, none for the notification: {r:?}");
     assert_eq!(r[0]["result"]["protocolVersion"], "2025-11-25");
-    assert_eq!(r[0]["result"]["capabilities"]["tools"]["listChanged"], true);
+    // Not announced until drift sends `notifications/tools/list_changed` (docs/mcp.md).
+    assert_eq!(r[0]["result"]["capabilities"]["tools"]["listChanged"], false);
     assert_eq!(r[1]["result"]["protocolVersion"], "2025-06-18");
     assert_eq!(r[2]["result"], json!({}));
     let tools = r[3]["result"]["tools"].as_array().unwrap();

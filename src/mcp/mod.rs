@@ -247,7 +247,7 @@ impl<W: Write> Server<'_, W> {
         let version = PROTOCOL_VERSIONS.iter().find(|v| **v == asked).unwrap_or(&PROTOCOL_VERSIONS[0]);
         json!({
             "protocolVersion": version,
-            "capabilities": {"tools": {"listChanged": true}, "prompts": {"listChanged": false}},
+            "capabilities": {"tools": {"listChanged": false}, "prompts": {"listChanged": false}},
             "serverInfo": {"name": "agentsim", "version": env!("CARGO_PKG_VERSION")},
             "instructions": "A simulated world: get the prompt `task` for the user's request, then use the tools. \
                              send_message returns the user's reply. Close the session when done.",
