@@ -196,3 +196,41 @@ fn a_swarm_run_records_and_replays_with_its_drawn_faults() {
         assert_eq!(parsed.check(&parsed.prepared(), &replayed), Replay::Match, "seed {seed}");
     }
 }
+
+#[test]
+fn recorded_runs_summarize_into_exactly_the_files_of_a_sweep() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("sessions")).unwrap();
+    for seed in 0..8 {
+        let record = format!("sessions/s{seed}.ron");
+        let output = crate::common::agentsim(
+            dir.path(),
+            &["run", "--agent", "naive", "--seed", &seed.to_string(), "--record", &record],
+            &[],
+        );
+        assert!(output.status.success(), "{}", crate::common::text(&output));
+    }
+    let summarized = crate::common::agentsim(dir.path(), &["summarize", "sessions", "--out", "sum"], &[]);
+    assert!(summarized.status.success(), "{}", crate::common::text(&summarized));
+    let swept = crate::common::agentsim(
+        dir.path(),
+        &["sweep", "--agent", "naive", "--seeds", "0..8", "--out", "swp", "--failures", "0", "--quiet"],
+        &[("RAYON_NUM_THREADS", "4")],
+    );
+    assert!(swept.status.success(), "{}", crate::common::text(&swept));
+    for file in ["trajectories.csv", "summary.json"] {
+        assert!(
+            std::fs::read(dir.path().join("sum").join(file)).unwrap()
+                == std::fs::read(dir.path().join("swp").join(file)).unwrap(),
+            "{file} differs between summarize and sweep"
+        );
+    }
+    // A session that does not replay is refused, naming the file.
+    let path = dir.path().join("sessions/s3.ron");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let digest = text.lines().find(|l| l.trim_start().starts_with("digest:")).unwrap().to_string();
+    std::fs::write(&path, text.replace(&digest, "    digest: \"00000000000000000000000000000000\",")).unwrap();
+    let refused = crate::common::agentsim(dir.path(), &["summarize", "sessions", "--out", "bad"], &[]);
+    assert_eq!(refused.status.code(), Some(2), "{}", crate::common::text(&refused));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("s3.ron: does not replay"));
+}

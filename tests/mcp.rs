@@ -136,3 +136,37 @@ fn calls_past_the_budget_say_the_session_has_ended_and_it_still_replays() {
     let replay = agentsim(dir.path(), &["replay", "budget.ron"], &[]);
     assert!(replay.status.success(), "{}", text(&replay));
 }
+
+#[test]
+fn a_folder_of_mcp_sessions_summarizes_like_a_sweep() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/mcp/support_desk_client.py");
+    std::fs::create_dir(dir.path().join("sessions")).unwrap();
+    for seed in ["1", "2", "5"] {
+        let record = format!("sessions/seed-{seed}.ron");
+        let output = Command::new("python3")
+            .current_dir(dir.path())
+            .args([script, "--", env!("CARGO_BIN_EXE_agentsim"), "mcp", "--seed", seed, "--record", &record])
+            .output()
+            .expect("python3 runs");
+        assert!(output.status.success(), "{}", text(&output));
+    }
+    let output = agentsim(dir.path(), &["summarize", "sessions", "--out", "summary"], &[]);
+    assert!(output.status.success(), "{}", text(&output));
+    let csv = std::fs::read_to_string(dir.path().join("summary/trajectories.csv")).unwrap();
+    let seeds: Vec<&str> = csv.lines().skip(1).map(|l| l.split(',').next().unwrap()).collect();
+    assert_eq!(seeds, ["1", "2", "5"], "one row per session, in seed order");
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("summary/summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["trajectories"], 3);
+    assert_eq!(summary["digest"].as_str().unwrap().len(), 32);
+    // The same folder summarizes to the same bytes, however often.
+    let again = agentsim(dir.path(), &["summarize", "sessions", "--out", "again"], &[]);
+    assert!(again.status.success(), "{}", text(&again));
+    for file in ["trajectories.csv", "summary.json"] {
+        assert_eq!(
+            std::fs::read(dir.path().join("summary").join(file)).unwrap(),
+            std::fs::read(dir.path().join("again").join(file)).unwrap()
+        );
+    }
+}

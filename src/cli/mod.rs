@@ -11,6 +11,7 @@ mod output;
 mod progress;
 mod report;
 mod run;
+mod summarize;
 mod sweep;
 
 use std::ops::Range;
@@ -69,6 +70,8 @@ enum Command {
     Report(report::ReportArgs),
     /// Combine the outputs of `sweep --shard K/N` into the files one run writes.
     Merge(merge::MergeArgs),
+    /// Turn a folder of recorded sessions (incidents) into a sweep's output files.
+    Summarize(summarize::SummarizeArgs),
     /// Serve a scenario's tools over MCP on stdio; judge the session when stdin closes.
     Mcp(mcp::McpArgs),
 }
@@ -273,6 +276,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Check(args) => check::check(&args),
         Command::Report(args) => report::report(&args),
         Command::Merge(args) => merge::merge(&args),
+        Command::Summarize(args) => summarize::summarize(&args),
         Command::Mcp(args) => mcp::mcp(&args),
         Command::List => {
             println!("scenarios:");
