@@ -170,3 +170,32 @@ fn a_folder_of_mcp_sessions_summarizes_like_a_sweep() {
         );
     }
 }
+
+/// The official MCP Python SDK completes the task through the server; `.ci/run`
+/// installs it (pinned) and points `AGENTSIM_MCP_PYTHON` at its interpreter.
+#[test]
+fn the_official_python_sdk_completes_the_task_and_the_session_replays() {
+    let python = match std::env::var("AGENTSIM_MCP_PYTHON") {
+        Ok(python) => python,
+        Err(_) if std::env::var_os("CI").is_some() => panic!("CI must set AGENTSIM_MCP_PYTHON (see .ci/run)"),
+        Err(_) => {
+            eprintln!("skipped: set AGENTSIM_MCP_PYTHON to a Python with `pip install mcp==2.3.0` (.ci/run does)");
+            return;
+        }
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/mcp/python_sdk_client.py");
+    let output = Command::new(python)
+        .current_dir(dir.path())
+        .args([script, env!("CARGO_BIN_EXE_agentsim")])
+        .output()
+        .expect("the SDK's python runs");
+    let log = text(&output);
+    assert!(output.status.success(), "{log}");
+    assert!(log.contains("lookup_order is_error True"), "the injected 503 is a result with isError: {log}");
+    assert!(log.contains("customer: Yes"), "{log}");
+    assert!(log.contains("unknown tool:"), "an unknown tool is a JSON-RPC error: {log}");
+    assert!(log.contains("outcome: success"), "{log}");
+    let replay = agentsim(dir.path(), &["replay", "sdk-seed-1.ron"], &[]);
+    assert!(replay.status.success(), "{}", text(&replay));
+}

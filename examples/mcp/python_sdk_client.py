@@ -3,9 +3,9 @@
 
 A fixed script, not an agent: it shows what an SDK client sees (the prompt, an
 injected 503 as `is_error`, the customer's reply inside the `send_message`
-result, a JSON-RPC error for an unknown tool). Checked by hand with mcp 2.3.0,
-whose results use snake_case attributes (`is_error`, `structured_content`);
-not run by CI.
+result, a JSON-RPC error for an unknown tool). Run by `cargo test` with mcp
+2.3.0 (`.ci/run` installs it), whose results use snake_case attributes
+(`is_error`, `structured_content`).
 
     python3 examples/mcp/python_sdk_client.py path/to/agentsim
 """
