@@ -63,8 +63,8 @@ fn the_lifecycle_the_tool_list_and_protocol_errors() {
     assert!(ok, "{stderr}");
     assert_eq!(r.len(), 15, "one response per request, none for the notification: {r:?}");
     assert_eq!(r[0]["result"]["protocolVersion"], "2025-11-25");
-    // Not announced until drift sends `notifications/tools/list_changed` (docs/mcp.md).
-    assert_eq!(r[0]["result"]["capabilities"]["tools"]["listChanged"], false);
+    // A drift sends `notifications/tools/list_changed` (tested below).
+    assert_eq!(r[0]["result"]["capabilities"]["tools"]["listChanged"], true);
     assert_eq!(r[1]["result"]["protocolVersion"], "2025-06-18");
     assert_eq!(r[2]["result"], json!({}));
     let tools = r[3]["result"]["tools"].as_array().unwrap();
@@ -198,4 +198,42 @@ fn the_official_python_sdk_completes_the_task_and_the_session_replays() {
     assert!(log.contains("outcome: success"), "{log}");
     let replay = agentsim(dir.path(), &["replay", "sdk-seed-1.ron"], &[]);
     assert!(replay.status.success(), "{}", text(&replay));
+}
+
+#[test]
+fn a_drift_changes_the_tool_list_and_the_client_is_told() {
+    // The default scenario renames `total_cents` at 120 s; here at 1 s, so the
+    // first call (think time plus latency) crosses it.
+    let dir = tempfile::tempdir().unwrap();
+    let text = agentsim::builtin::scenario("support_desk").unwrap().replace("at_ms: 120_000", "at_ms: 1_000");
+    let scenario = dir.path().join("early_drift.ron");
+    std::fs::write(&scenario, text).unwrap();
+    let lines = vec![
+        request(1, "initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}})),
+        request(2, "tools/list", json!({})),
+        request(3, "tools/call", json!({"name": "get_customer", "arguments": {"customer_id": "C001"}})),
+        request(4, "tools/list", json!({})),
+        request(5, "tools/call", json!({"name": "get_customer", "arguments": {"customer_id": "C001"}})),
+    ];
+    let (r, stderr, ok) = session(&[scenario.to_str().unwrap(), "--seed", "2"], &lines);
+    assert!(ok, "{stderr}");
+    let lookup = |list: &Value| {
+        list["result"]["tools"].as_array().unwrap().iter().find(|t| t["name"] == "lookup_order").unwrap()["description"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert!(lookup(&r[1]).contains("total_cents"), "{}", lookup(&r[1]));
+    // The call's response, then the notification, then the new list.
+    assert_eq!(r[2]["id"], 3);
+    assert_eq!(r[3]["method"], "notifications/tools/list_changed", "{:?}", r[3]);
+    assert!(r[3].get("id").is_none());
+    assert!(
+        lookup(&r[4]).contains("total_amount_cents") && !lookup(&r[4]).contains("total_cents,"),
+        "{}",
+        lookup(&r[4])
+    );
+    // Once told, not told again for the same drift.
+    assert_eq!(r[5]["id"], 5);
+    assert_eq!(r.len(), 6, "{r:?}");
 }

@@ -82,6 +82,9 @@ pub fn serve(
             from_agent,
             opening: None,
             reply_wait_ms: options.reply_wait_ms,
+            now_ms: 0,
+            drift_seen: drift_in_effect(&prepared.catalog, 0),
+            list_changed: false,
         };
         // The opening user message is the agent's first input: wait for it so that
         // `prompts/get` can offer it from the first request on.
@@ -105,6 +108,14 @@ struct Server<'a, W> {
     from_agent: mpsc::Receiver<Observation>,
     opening: Option<Message>,
     reply_wait_ms: u64,
+    /// Virtual time of the latest observation: the tool list describes responses
+    /// as of then (drift included).
+    now_ms: u64,
+    /// How many drift entries were in effect when the client last saw the tool
+    /// list (or was told it changed).
+    drift_seen: usize,
+    /// A `notifications/tools/list_changed` to send after the current response.
+    list_changed: bool,
 }
 
 /// One line read with a bound on its length.
@@ -183,8 +194,12 @@ impl<W: Write> Server<'_, W> {
             };
             if let Some(response) = response {
                 writeln!(self.output, "{response}")?;
-                self.output.flush()?;
             }
+            if std::mem::take(&mut self.list_changed) {
+                // A drift took effect: the responses the tool list describes changed.
+                writeln!(self.output, "{}", json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}))?;
+            }
+            self.output.flush()?;
         }
     }
 
@@ -227,7 +242,10 @@ impl<W: Write> Server<'_, W> {
         let result = match method {
             "initialize" => Ok(self.initialize(params)),
             "ping" => Ok(json!({})),
-            "tools/list" => Ok(json!({"tools": tools(self.catalog)})),
+            "tools/list" => {
+                self.drift_seen = drift_in_effect(self.catalog, self.now_ms);
+                Ok(json!({"tools": tools(self.catalog, self.now_ms)}))
+            }
             "tools/call" => self.call(params)?,
             "prompts/list" => Ok(json!({"prompts": [{
                 "name": PROMPT_NAME,
@@ -247,7 +265,7 @@ impl<W: Write> Server<'_, W> {
         let version = PROTOCOL_VERSIONS.iter().find(|v| **v == asked).unwrap_or(&PROTOCOL_VERSIONS[0]);
         json!({
             "protocolVersion": version,
-            "capabilities": {"tools": {"listChanged": false}, "prompts": {"listChanged": false}},
+            "capabilities": {"tools": {"listChanged": true}, "prompts": {"listChanged": false}},
             "serverInfo": {"name": "agentsim", "version": env!("CARGO_PKG_VERSION")},
             "instructions": "A simulated world: get the prompt `task` for the user's request, then use the tools. \
                              send_message returns the user's reply. Close the session when done.",
@@ -302,6 +320,12 @@ impl<W: Write> Server<'_, W> {
             self.to_agent = None;
             return Ok(Ok(ended()));
         };
+        self.now_ms = observation.now_ms;
+        let in_effect = drift_in_effect(self.catalog, self.now_ms);
+        if in_effect != self.drift_seen {
+            self.drift_seen = in_effect;
+            self.list_changed = true;
+        }
         let result = self.result(&observation);
         let status = if result["isError"] == Json::Bool(true) { "error" } else { "ok" };
         writeln!(self.log, "agentsim mcp: [{:>7.1} s] {name} -> {status}", observation.now_ms as f64 / 1000.0)?;
@@ -363,15 +387,30 @@ fn ended() -> Json {
     })
 }
 
-/// The scenario's tools in MCP form: the argument schema of the external agents'
-/// tool list, and annotations from the tool's kind.
-pub fn tools(catalog: &Catalog) -> Json {
+/// How many drift entries, over all tools, are in effect at `at_ms`.
+pub fn drift_in_effect(catalog: &Catalog, at_ms: u64) -> usize {
+    catalog.specs().iter().map(|s| s.config.drift.iter().filter(|d| d.at_ms <= at_ms).count()).sum()
+}
+
+/// The scenario's tools in MCP form at virtual time `now_ms`: the argument schema
+/// of the external agents' tool list, annotations from the tool's kind, and the
+/// description ending with the response fields as they are now (after drift), so
+/// a drift is a change of the tool list.
+pub fn tools(catalog: &Catalog, now_ms: u64) -> Json {
     let Json::Array(list) = tool_list(catalog) else { return Json::Array(Vec::new()) };
-    let tools = list.into_iter().map(|tool| {
+    let tools = list.into_iter().zip(catalog.specs()).map(|(tool, spec)| {
         let read = tool["kind"] == "read";
+        let id = catalog.id(&spec.def.name).expect("the tool is in its own catalog");
+        let fields: Vec<&str> =
+            spec.def.response.iter().filter_map(|f| catalog.field_name_at(id, &f.name, now_ms)).collect();
+        let description = match tool["description"].as_str() {
+            Some(text) if !fields.is_empty() => format!("{text} Returns: {}.", fields.join(", ")),
+            Some(text) => text.to_string(),
+            None => String::new(),
+        };
         json!({
             "name": tool["name"],
-            "description": tool["description"],
+            "description": description,
             "inputSchema": tool["parameters"],
             "annotations": {
                 "readOnlyHint": read,
