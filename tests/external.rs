@@ -203,3 +203,16 @@ fn an_agent_that_ignores_sigterm_ends_its_trajectory_and_leaves_no_process() {
     }
     assert!(left.is_empty(), "{left:?}");
 }
+
+#[test]
+fn an_agent_reported_think_time_replaces_the_draw_and_a_bad_one_is_refused() {
+    let catalog = default_scenario().catalog;
+    let ok = br#"{"protocol":"agentsim/1","action":"idle","think_ms":4500}"#;
+    let (_, decision) = agentsim_agents::external::protocol::parse_action(ok, &catalog).unwrap();
+    assert_eq!(agentsim_agents::external::protocol::reported_think_ms(&decision), Some(4500));
+    for bad in [r#""4500""#, "-1", "1.5"] {
+        let line = format!(r#"{{"protocol":"agentsim/1","action":"idle","think_ms":{bad}}}"#);
+        let err = agentsim_agents::external::protocol::parse_action(line.as_bytes(), &catalog).unwrap_err();
+        assert!(err.contains("think_ms"), "{err}");
+    }
+}

@@ -237,3 +237,39 @@ fn a_drift_changes_the_tool_list_and_the_client_is_told() {
     assert_eq!(r[5]["id"], 5);
     assert_eq!(r.len(), 6, "{r:?}");
 }
+
+#[test]
+fn with_wall_clock_real_waits_move_the_virtual_clock_and_the_session_still_replays() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("wall.ron");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agentsim"))
+        .args(["mcp", "--seed", "2", "--wall-clock", "1000", "--record", record.to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("agentsim starts");
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut ask = |line: String| -> Value {
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+        let mut answer = String::new();
+        stdout.read_line(&mut answer).unwrap();
+        serde_json::from_str(&answer).unwrap()
+    };
+    ask(request(1, "initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}})));
+    let call = |id| request(id, "tools/call", json!({"name": "get_customer", "arguments": {"customer_id": "C001"}}));
+    let first = ask(call(2));
+    // An agent that backs off by sleeping: 300 ms of real time is at least 300
+    // virtual seconds at scale 1000.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let second = ask(call(3));
+    let at = |r: &Value| r["result"]["_meta"]["agentsim/now_ms"].as_u64().unwrap();
+    assert!(at(&second) - at(&first) >= 300_000, "{} -> {}", at(&first), at(&second));
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    let replay = agentsim(dir.path(), &["replay", "wall.ron"], &[]);
+    assert!(replay.status.success(), "{}", text(&replay));
+}

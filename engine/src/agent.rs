@@ -132,6 +132,7 @@ pub struct AgentCx<'a> {
     call_timeout_ms: Option<TimeMs>,
     evicted_tokens: u32,
     forget_before_ms: Option<TimeMs>,
+    think_ms: Option<TimeMs>,
 }
 
 impl<'a> AgentCx<'a> {
@@ -147,6 +148,7 @@ impl<'a> AgentCx<'a> {
             call_timeout_ms: None,
             evicted_tokens: 0,
             forget_before_ms: None,
+            think_ms: None,
         }
     }
 
@@ -188,6 +190,19 @@ impl<'a> AgentCx<'a> {
     /// Stack layers never call this; planners call it once per decision.
     pub fn begin_turn(&mut self) {
         self.turns += 1;
+    }
+
+    /// Says how long this step's model call took, instead of the model's think-time
+    /// draw: an agent whose thinking happens outside the simulation (an external
+    /// process, an MCP client measured on the wall clock) reports it, and a replay
+    /// reports the recorded value. The draw is still made, so streams stay aligned.
+    pub fn set_think_ms(&mut self, think_ms: TimeMs) {
+        self.think_ms = Some(think_ms);
+    }
+
+    /// The think time set for this step, if any.
+    pub fn think_ms(&self) -> Option<TimeMs> {
+        self.think_ms
     }
 
     /// Adds what the planner read in this step to its context (prompt tokens of every

@@ -208,7 +208,7 @@ impl<'a, E> Sim<'a, E> {
         }
         let mut think_ms = 0;
         for _ in 0..cx.turns() {
-            think_ms += self.charge_turn();
+            think_ms += self.charge_turn(cx.think_ms());
         }
         if let Some(end) = self.check_budgets() {
             return Some(end);
@@ -221,7 +221,9 @@ impl<'a, E> Sim<'a, E> {
         }
     }
 
-    fn charge_turn(&mut self) -> TimeMs {
+    /// Charges one model call; `reported_ms` replaces the think-time draw (which is
+    /// still made, to keep the model's stream aligned) when the agent reported it.
+    fn charge_turn(&mut self, reported_ms: Option<TimeMs>) -> TimeMs {
         let model = &self.config.model;
         self.metrics.turns += 1;
         let prompt_tokens = (u64::from(model.system_prompt_tokens) + self.context_tokens).min(u32::MAX as u64) as u32;
@@ -233,7 +235,8 @@ impl<'a, E> Sim<'a, E> {
             / 1e6;
         // What the model wrote is read back as context on the next turn.
         self.context_tokens += u64::from(completion_tokens);
-        let think_ms = model.think.sample(&mut self.model_rng);
+        let drawn_ms = model.think.sample(&mut self.model_rng);
+        let think_ms = reported_ms.unwrap_or(drawn_ms);
         self.recorder.record(
             self.now_ms,
             EventKind::Turn { turn: self.metrics.turns, prompt_tokens, completion_tokens, think_ms },

@@ -32,6 +32,10 @@ pub struct McpArgs {
     /// `agentsim replay` replays exactly, without the client.
     #[arg(long, value_name = "FILE")]
     record: Option<PathBuf>,
+    /// Map the real time between answers and calls into virtual time (times
+    /// SCALE) as the agent's think time, for agents that back off by sleeping.
+    #[arg(long, value_name = "SCALE")]
+    wall_clock: Option<f64>,
 }
 
 /// Runs the server until stdin closes; the verdict goes to stderr (stdout is the
@@ -43,9 +47,18 @@ pub fn mcp(args: &McpArgs) -> Result<ExitCode, Failure> {
             args.fault_scale
         )));
     }
+    if let Some(scale) = args.wall_clock
+        && !(scale.is_finite() && scale > 0.0)
+    {
+        return Err(Failure::input(format!("--wall-clock: expected a finite number > 0, found {scale}")));
+    }
     let prepared = load::scenario(&args.scenario)?;
-    let options =
-        Options { fault_scale: args.fault_scale, reply_wait_ms: args.reply_wait_ms, ..Options::new(args.seed) };
+    let options = Options {
+        fault_scale: args.fault_scale,
+        reply_wait_ms: args.reply_wait_ms,
+        wall_clock_scale: args.wall_clock,
+        ..Options::new(args.seed)
+    };
     eprintln!(
         "agentsim mcp: scenario {}, seed {}; serving {} tools on stdio",
         prepared.scenario.name,

@@ -108,6 +108,9 @@ impl Agent for Bridge {
         };
         match decided {
             Ok((action, decision)) => {
+                if let Some(think_ms) = protocol::reported_think_ms(&decision) {
+                    cx.set_think_ms(think_ms);
+                }
                 cx.note("external", "decision", decision);
                 action
             }

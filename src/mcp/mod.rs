@@ -48,12 +48,17 @@ pub struct Options {
     pub reply_wait_ms: u64,
     /// Longest request line accepted, in bytes; a longer one is refused unread.
     pub line_bytes_max: usize,
+    /// `--wall-clock SCALE`: the real time between the previous answer and a call,
+    /// times SCALE, is the agent's think time for it (instead of the model's
+    /// think-time draw), so an agent that backs off by sleeping moves the virtual
+    /// clock. Recorded in each decision, so the replay is exact.
+    pub wall_clock_scale: Option<f64>,
 }
 
 impl Options {
     /// Defaults for `seed`: fault scale 1, a minute's wait for replies, 1 MiB lines.
     pub fn new(seed: u64) -> Self {
-        Self { seed, fault_scale: 1.0, reply_wait_ms: 60_000, line_bytes_max: 1 << 20 }
+        Self { seed, fault_scale: 1.0, reply_wait_ms: 60_000, line_bytes_max: 1 << 20, wall_clock_scale: None }
     }
 }
 
@@ -85,6 +90,8 @@ pub fn serve(
             now_ms: 0,
             drift_seen: drift_in_effect(&prepared.catalog, 0),
             list_changed: false,
+            wall_clock_scale: options.wall_clock_scale,
+            answered_at: std::time::Instant::now(),
         };
         // The opening user message is the agent's first input: wait for it so that
         // `prompts/get` can offer it from the first request on.
@@ -116,6 +123,10 @@ struct Server<'a, W> {
     drift_seen: usize,
     /// A `notifications/tools/list_changed` to send after the current response.
     list_changed: bool,
+    /// See [`Options::wall_clock_scale`].
+    wall_clock_scale: Option<f64>,
+    /// When the last answer was written (the wall clock, for `--wall-clock` only).
+    answered_at: std::time::Instant,
 }
 
 /// One line read with a bound on its length.
@@ -200,6 +211,7 @@ impl<W: Write> Server<'_, W> {
                 writeln!(self.output, "{}", json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}))?;
             }
             self.output.flush()?;
+            self.answered_at = std::time::Instant::now();
         }
     }
 
@@ -307,7 +319,12 @@ impl<W: Write> Server<'_, W> {
             return Ok(Ok(ended()));
         };
         let cx = agentsim_engine::AgentCx::new(0, self.catalog);
-        let (action, decision) = match bridge::decide(json!({"action": "call", "tool": name, "args": args}), &cx) {
+        let mut decision = json!({"action": "call", "tool": name, "args": args});
+        if let Some(scale) = self.wall_clock_scale {
+            let think_ms = (self.answered_at.elapsed().as_secs_f64() * 1_000.0 * scale).round() as u64;
+            decision["think_ms"] = json!(think_ms);
+        }
+        let (action, decision) = match bridge::decide(decision, &cx) {
             Ok(decided) => decided,
             Err(e) => return Ok(Err((INVALID_PARAMS, e))),
         };

@@ -99,6 +99,9 @@ impl Agent for ExternalAgent {
         cx.begin_turn();
         match self.exchange(&input, cx) {
             Ok((action, decision)) => {
+                if let Some(think_ms) = protocol::reported_think_ms(&decision) {
+                    cx.set_think_ms(think_ms);
+                }
                 cx.note("external", "decision", decision);
                 if matches!(action, Action::Finish(_))
                     && let Some(mut process) = self.process.take()

@@ -170,6 +170,13 @@ fn text(message: &Map<String, Json>, name: &str) -> Result<String, String> {
     }
 }
 
+/// The think time an answer reports (`"think_ms": N`, optional): how long the
+/// agent's model call took outside the simulation. It replaces the model's
+/// think-time draw for that turn, and a replay reports the recorded value again.
+pub fn reported_think_ms(decision: &Value) -> Option<u64> {
+    decision.get("think_ms").and_then(Value::as_int).and_then(|ms| u64::try_from(ms).ok())
+}
+
 /// Parses one action line. Returns the action and the decision as a value (what
 /// the trajectory records so that the run can be replayed without the agent).
 pub fn parse_action(line: &[u8], catalog: &Catalog) -> Result<(Action, Value), String> {
@@ -184,6 +191,11 @@ pub fn parse_action(line: &[u8], catalog: &Catalog) -> Result<(Action, Value), S
     let Json::String(kind) = field(message, "action")? else {
         return Err("field `action`: expected a string".into());
     };
+    if let Some(think) = message.get("think_ms")
+        && !think.is_u64()
+    {
+        return Err(format!("field `think_ms`: expected a non-negative integer (milliseconds), found {think}"));
+    }
     let action = match kind.as_str() {
         "call" => {
             let Json::String(name) = field(message, "tool")? else {

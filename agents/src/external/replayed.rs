@@ -86,6 +86,9 @@ impl Agent for ReplayedAgent {
                 let line = json.to_string();
                 match protocol::parse_action(line.as_bytes(), cx.catalog) {
                     Ok((action, decision)) => {
+                        if let Some(think_ms) = protocol::reported_think_ms(&decision) {
+                            cx.set_think_ms(think_ms);
+                        }
                         cx.note("external", "decision", decision);
                         action
                     }
