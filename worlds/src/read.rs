@@ -1,8 +1,26 @@
-//! Reading tool results the way a planner's lens says, shared by the experts of
-//! the newer worlds: fields by their documented names followed through drift;
-//! strictly typed when the planner validates, leniently when it trusts the data.
+//! What every world's expert shares: reading tool results the way a planner's
+//! lens says (fields by their documented names followed through drift; strictly
+//! typed when the planner validates, leniently when it trusts the data), and the
+//! failure policy (back off, pause on a loop block, hand over to a human).
 
-use agentsim_engine::{AgentCx, Reply, ToolId, ToolResult, Value};
+use agentsim_engine::{AgentCx, Reply, TimeMs, ToolId, ToolResult, Value};
+
+/// Consecutive failed calls after which an expert hands the case to a human.
+pub const ESCALATE_AFTER_FAILURES: u32 = 8;
+/// Refusals by the stack after which an expert hands the case to a human.
+pub const ESCALATE_AFTER_BLOCKS: u32 = 4;
+/// The longest an expert waits before retrying a failed call.
+pub const BACKOFF_MS_MAX: TimeMs = 30_000;
+/// How long an expert pauses when the stack says it is looping.
+pub const LOOP_PAUSE_MS: TimeMs = 20_000;
+
+/// How long an expert waits after its `failures`-th failure in a row: a second,
+/// doubling, at most [`BACKOFF_MS_MAX`], and never less than the server's
+/// `Retry-After`.
+pub fn backoff_ms(failures: u32, reply: &Reply) -> TimeMs {
+    let exp = 1_000u64.saturating_mul(1 << failures.saturating_sub(1).min(5));
+    exp.min(BACKOFF_MS_MAX).max(reply.retry_after_ms().unwrap_or(0))
+}
 
 /// Reads the fields of one tool's response.
 pub struct Reader<'a, 'c> {

@@ -15,18 +15,12 @@
 use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Reply, TimeMs, ToolCall, ToolId, ToolResult, Value};
 
 use super::tools::Ids;
-use crate::read::{Reader, accepted, arg_str};
+use crate::read::{
+    ESCALATE_AFTER_BLOCKS, ESCALATE_AFTER_FAILURES, LOOP_PAUSE_MS, Reader, accepted, arg_str, backoff_ms,
+};
 
-/// Consecutive failed calls after which the expert hands the case to a human.
-const ESCALATE_AFTER_FAILURES: u32 = 8;
-/// Refusals by the stack after which the expert hands the case to a human.
-const ESCALATE_AFTER_BLOCKS: u32 = 4;
 /// Searches that found nothing within budget before the expert hands over.
 const ESCALATE_AFTER_EMPTY_SEARCHES: u32 = 3;
-/// The longest the expert waits before retrying a failed call.
-const BACKOFF_MS_MAX: TimeMs = 30_000;
-/// How long to pause when the stack says it is looping.
-const LOOP_PAUSE_MS: TimeMs = 20_000;
 /// A fare read longer ago than this is read again before it is quoted.
 const FARE_FRESH_MS: TimeMs = 60_000;
 /// How long to wait for fares to come down when nothing fits the budget.
@@ -155,11 +149,6 @@ impl Expert {
         }
     }
 
-    fn backoff_ms(&self, reply: &Reply) -> TimeMs {
-        let exp = 1_000u64.saturating_mul(1 << self.failures.saturating_sub(1).min(5));
-        exp.min(BACKOFF_MS_MAX).max(reply.retry_after_ms().unwrap_or(0))
-    }
-
     fn remember(&mut self, view: FareView) {
         if self.date.as_deref() != Some(view.date.as_str()) {
             return;
@@ -271,9 +260,9 @@ impl Expert {
             Reply::Timeout if r.call.tool == self.ids.book => {
                 // The booking may have been made before the answer was lost.
                 self.booking = BookingState::Uncertain;
-                Some(self.backoff_ms(&r.reply))
+                Some(backoff_ms(self.failures, &r.reply))
             }
-            reply => Some(self.backoff_ms(reply)),
+            reply => Some(backoff_ms(self.failures, reply)),
         }
     }
 

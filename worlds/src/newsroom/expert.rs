@@ -12,16 +12,10 @@
 use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Reply, TimeMs, ToolCall, ToolId, ToolResult, Value};
 
 use super::tools::Ids;
-use crate::read::{Reader, accepted, arg_str};
+use crate::read::{
+    ESCALATE_AFTER_BLOCKS, ESCALATE_AFTER_FAILURES, LOOP_PAUSE_MS, Reader, accepted, arg_str, backoff_ms,
+};
 
-/// Consecutive failed calls after which the expert hands the request to a human.
-const ESCALATE_AFTER_FAILURES: u32 = 8;
-/// Refusals by the stack after which the expert hands the request to a human.
-const ESCALATE_AFTER_BLOCKS: u32 = 4;
-/// The longest the expert waits before retrying a failed call.
-const BACKOFF_MS_MAX: TimeMs = 30_000;
-/// How long to pause when the stack says it is looping.
-const LOOP_PAUSE_MS: TimeMs = 20_000;
 /// A feed read longer ago than this is read again before the summary is sent.
 const FEED_FRESH_MS: TimeMs = 10_000;
 /// A feed generated longer ago than this is suspect.
@@ -102,11 +96,6 @@ impl Expert {
         if let Some(n) = content.get("count").and_then(Value::as_int) {
             self.count = Some(n);
         }
-    }
-
-    fn backoff_ms(&self, reply: &Reply) -> TimeMs {
-        let exp = 1_000u64.saturating_mul(1 << self.failures.saturating_sub(1).min(5));
-        exp.min(BACKOFF_MS_MAX).max(reply.retry_after_ms().unwrap_or(0))
     }
 
     /// Learns from a tool result; returns how long to wait before acting again.
@@ -195,14 +184,14 @@ impl Expert {
             Reply::Timeout if r.call.tool == self.ids.create_task => {
                 // The task may exist already: look before creating it again.
                 self.uncertain_tasks = true;
-                Some(self.backoff_ms(&r.reply))
+                Some(backoff_ms(self.failures, &r.reply))
             }
             Reply::Error { status: 404, .. } if r.call.tool == self.ids.get_story => {
                 // The id we asked for is not in the feed: read the feed again.
                 self.feed = None;
                 None
             }
-            reply => Some(self.backoff_ms(reply)),
+            reply => Some(backoff_ms(self.failures, reply)),
         }
     }
 

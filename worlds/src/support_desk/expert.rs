@@ -10,15 +10,7 @@ use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Reply, TimeMs, Tool
 
 use super::tools::Ids;
 use super::world::WHOLE_ORDER;
-
-/// Consecutive failed calls after which the expert hands the case to a human.
-const ESCALATE_AFTER_FAILURES: u32 = 8;
-/// Refusals by the stack after which the expert hands the case to a human.
-const ESCALATE_AFTER_BLOCKS: u32 = 4;
-/// The longest the expert waits before retrying a failed call.
-const BACKOFF_MS_MAX: TimeMs = 30_000;
-/// How long to pause when the stack says it is looping.
-const LOOP_PAUSE_MS: TimeMs = 20_000;
+use crate::read::{ESCALATE_AFTER_BLOCKS, ESCALATE_AFTER_FAILURES, LOOP_PAUSE_MS, Reader, accepted, backoff_ms};
 
 #[derive(Clone, Debug)]
 struct OrderView {
@@ -129,21 +121,10 @@ impl Expert {
         Some((order.id.clone(), item.clone(), amount))
     }
 
-    fn backoff_ms(&self, reply: &Reply) -> TimeMs {
-        let exp = 1_000u64.saturating_mul(1 << self.failures.saturating_sub(1).min(5));
-        exp.min(BACKOFF_MS_MAX).max(reply.retry_after_ms().unwrap_or(0))
-    }
-
     /// Learns from a tool result; returns how long to wait before acting again.
     fn learn(&mut self, r: &ToolResult, cx: &AgentCx<'_>) -> Option<TimeMs> {
         let tool = r.call.tool;
-        let ok_body = match &r.reply {
-            Reply::Ok(body) if !cx.lens.validate || cx.catalog.check_response(tool, cx.now_ms, body).is_ok() => {
-                Some(body)
-            }
-            _ => None,
-        };
-        let Some(body) = ok_body else {
+        let Some(body) = accepted(r, cx) else {
             return self.learn_failure(r);
         };
         self.failures = 0;
@@ -219,9 +200,9 @@ impl Expert {
             Reply::Timeout if r.call.tool == self.ids.issue_refund => {
                 // The refund may have been applied before the answer was lost.
                 self.refund = RefundState::Uncertain;
-                Some(self.backoff_ms(&r.reply))
+                Some(backoff_ms(self.failures, &r.reply))
             }
-            reply => Some(self.backoff_ms(reply)),
+            reply => Some(backoff_ms(self.failures, reply)),
         }
     }
 
@@ -379,37 +360,6 @@ fn amount_for(order: &OrderView, item: &str) -> Option<i64> {
         return Some(order.total_cents);
     }
     order.items.iter().find(|(name, _)| name == item).map(|(_, cents)| *cents)
-}
-
-/// Reads response fields the way the planner's lens says: through the documented
-/// (drift-aware) names; strictly typed when validating, leniently otherwise.
-struct Reader<'a, 'c> {
-    cx: &'a AgentCx<'c>,
-    tool: ToolId,
-}
-
-impl Reader<'_, '_> {
-    fn field<'v>(&self, body: &'v Value, name: &str) -> Option<&'v Value> {
-        let current = self.cx.catalog.field_name_at(self.tool, name, self.cx.now_ms)?;
-        body.get(current)
-    }
-
-    fn int(&self, body: &Value, name: &str) -> i64 {
-        let v = self.field(body, name);
-        if self.cx.lens.validate {
-            v.and_then(Value::as_int).unwrap_or_default()
-        } else {
-            v.map(Value::lenient_int).unwrap_or(0)
-        }
-    }
-
-    fn str(&self, body: &Value, name: &str) -> String {
-        self.field(body, name).and_then(Value::as_str).unwrap_or_default().to_string()
-    }
-
-    fn list<'v>(&self, body: &'v Value, name: &str) -> &'v [Value] {
-        self.field(body, name).map(Value::as_list).unwrap_or(&[])
-    }
 }
 
 impl Agent for Expert {

@@ -11,20 +11,14 @@
 use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Reply, TimeMs, ToolCall, ToolId, ToolResult, Value};
 
 use super::tools::Ids;
-use crate::read::{Reader, accepted, arg_str};
+use crate::read::{
+    ESCALATE_AFTER_BLOCKS, ESCALATE_AFTER_FAILURES, LOOP_PAUSE_MS, Reader, accepted, arg_str, backoff_ms,
+};
 
-/// Consecutive failed calls after which the expert hands the case to a human.
-const ESCALATE_AFTER_FAILURES: u32 = 8;
-/// Refusals by the stack after which the expert hands the case to a human.
-const ESCALATE_AFTER_BLOCKS: u32 = 4;
 /// Failures in a row of one weather provider before trying the other. One: a
 /// planner behind a retry layer only sees a failure after the retries, so the
 /// provider has already failed several times.
 const SWITCH_PROVIDER_AFTER: u32 = 1;
-/// The longest the expert waits before retrying a failed call.
-const BACKOFF_MS_MAX: TimeMs = 30_000;
-/// How long to pause when the stack says it is looping.
-const LOOP_PAUSE_MS: TimeMs = 20_000;
 /// A weather reading older than this is read again before reserving.
 const WEATHER_FRESH_MS: TimeMs = 60_000;
 
@@ -102,11 +96,6 @@ impl Expert {
         }
     }
 
-    fn backoff_ms(&self, reply: &Reply) -> TimeMs {
-        let exp = 1_000u64.saturating_mul(1 << self.failures.saturating_sub(1).min(5));
-        exp.min(BACKOFF_MS_MAX).max(reply.retry_after_ms().unwrap_or(0))
-    }
-
     fn is_weather(&self, tool: ToolId) -> bool {
         tool == self.ids.get_weather || tool == self.ids.get_weather_backup
     }
@@ -180,9 +169,9 @@ impl Expert {
             }
             Reply::Timeout if r.call.tool == self.ids.reserve => {
                 self.reservation = ReservationState::Uncertain;
-                Some(self.backoff_ms(&r.reply))
+                Some(backoff_ms(self.failures, &r.reply))
             }
-            reply => Some(self.backoff_ms(reply)),
+            reply => Some(backoff_ms(self.failures, reply)),
         }
     }
 
