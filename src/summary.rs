@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use agentsim_engine::pass_k::PassK;
-use agentsim_engine::stats::{Rate, percentile};
+use agentsim_engine::stats::Rate;
 use agentsim_engine::{Digest, DigestChain, Outcome, Trajectory};
 
 /// One row of `trajectories.csv`.
@@ -262,30 +262,91 @@ pub struct Histogram {
 pub const HISTOGRAM_BINS_MAX: u64 = 20;
 
 impl Histogram {
-    fn of(sorted: &[u64]) -> Histogram {
-        let max = sorted.last().copied().unwrap_or(0);
+    fn of(values: &ValueCounts) -> Histogram {
+        let max = values.max();
         let bin_width = (max / HISTOGRAM_BINS_MAX + 1).max(1);
         let mut counts = vec![0; (max / bin_width + 1) as usize];
-        for v in sorted {
-            counts[(v / bin_width) as usize] += 1;
+        for (v, n) in values.iter() {
+            counts[(v / bin_width) as usize] += n;
         }
         debug_assert!(counts.len() as u64 <= HISTOGRAM_BINS_MAX + 1);
         Histogram { bin_width, counts }
     }
 }
 
+/// The values of one measure as a count per distinct value: everything a
+/// [`Spread`] needs (mean, exact nearest-rank percentiles, maximum, histogram),
+/// in memory that grows with the number of distinct values, not of trajectories.
+/// Turns and tool calls take a few dozen values; virtual time and cost at most
+/// one per millisecond or micro-dollar within the horizon and budgets, so a
+/// million seeds cost what a hundred thousand do.
+#[derive(Clone, Debug, Default)]
+pub struct ValueCounts {
+    counts: BTreeMap<u64, u64>,
+    n: u64,
+    /// Exact sum; u128 so that no sweep can overflow it.
+    sum: u128,
+}
+
+impl ValueCounts {
+    /// Counts one more `value`.
+    pub fn push(&mut self, value: u64) {
+        *self.counts.entry(value).or_default() += 1;
+        self.n += 1;
+        self.sum += u128::from(value);
+    }
+
+    /// How many values were counted.
+    pub fn len(&self) -> u64 {
+        self.n
+    }
+
+    /// True when nothing was counted.
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// The largest value, 0 when empty.
+    pub fn max(&self) -> u64 {
+        self.counts.keys().next_back().copied().unwrap_or(0)
+    }
+
+    /// `(value, count)` in increasing value order.
+    pub fn iter(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.counts.iter().map(|(v, n)| (*v, *n))
+    }
+
+    /// The nearest-rank `p`-th percentile: the value [`agentsim_engine::stats::percentile`] picks from
+    /// the sorted values.
+    pub fn percentile(&self, p: f64) -> u64 {
+        if self.n == 0 {
+            return 0;
+        }
+        let rank = ((p.clamp(0.0, 100.0) / 100.0) * self.n as f64).ceil() as u64;
+        let rank = rank.clamp(1, self.n);
+        let mut seen = 0;
+        for (v, n) in self.iter() {
+            seen += n;
+            if seen >= rank {
+                return v;
+            }
+        }
+        unreachable!("the ranks sum to n")
+    }
+}
+
 impl Spread {
-    fn of(mut values: Vec<u64>) -> Spread {
-        let mean = if values.is_empty() { 0.0 } else { values.iter().sum::<u64>() as f64 / values.len() as f64 };
-        values.sort_unstable();
+    fn of(values: &ValueCounts) -> Spread {
+        // The same f64 as summing the samples in u64 and dividing, as before.
+        let mean = if values.is_empty() { 0.0 } else { values.sum as u64 as f64 / values.len() as f64 };
         Spread {
             mean,
-            p50: percentile(&values, 50.0),
-            p90: percentile(&values, 90.0),
-            p95: percentile(&values, 95.0),
-            p99: percentile(&values, 99.0),
-            max: values.last().copied().unwrap_or(0),
-            histogram: Histogram::of(&values),
+            p50: values.percentile(50.0),
+            p90: values.percentile(90.0),
+            p95: values.percentile(95.0),
+            p99: values.percentile(99.0),
+            max: values.max(),
+            histogram: Histogram::of(values),
         }
     }
 }
@@ -408,10 +469,10 @@ pub struct SummaryBuilder {
     violated: u64,
     minefields: BTreeMap<String, u64>,
     decisions: BTreeMap<String, DecisionCount>,
-    turns: Vec<u64>,
-    tool_calls: Vec<u64>,
-    cost: Vec<u64>,
-    virtual_ms: Vec<u64>,
+    turns: ValueCounts,
+    tool_calls: ValueCounts,
+    cost: ValueCounts,
+    virtual_ms: ValueCounts,
     tokens_total: u64,
     cost_total: u64,
     chain: DigestChain,
@@ -421,7 +482,7 @@ pub struct SummaryBuilder {
     rejected_calls_total: u64,
     /// Per fault kind met: (trajectories, of which ended safely).
     by_fault: BTreeMap<String, (u64, u64)>,
-    tokens: Vec<u64>,
+    tokens: ValueCounts,
     trials: u32,
     pass_k: Option<PassK>,
     /// The seed whose trials are being counted, and its successes so far.
@@ -445,10 +506,10 @@ impl SummaryBuilder {
             violated: 0,
             minefields: BTreeMap::new(),
             decisions: BTreeMap::new(),
-            turns: Vec::new(),
-            tool_calls: Vec::new(),
-            cost: Vec::new(),
-            virtual_ms: Vec::new(),
+            turns: ValueCounts::default(),
+            tool_calls: ValueCounts::default(),
+            cost: ValueCounts::default(),
+            virtual_ms: ValueCounts::default(),
             tokens_total: 0,
             cost_total: 0,
             chain: DigestChain::new(),
@@ -457,7 +518,7 @@ impl SummaryBuilder {
             faithful: 0,
             rejected_calls_total: 0,
             by_fault: BTreeMap::new(),
-            tokens: Vec::new(),
+            tokens: ValueCounts::default(),
             trials: 1,
             pass_k: None,
             open_seed: None,
@@ -548,7 +609,7 @@ impl SummaryBuilder {
     /// The summary of everything added.
     pub fn finish(mut self, scenario: &str, agent: &str, seeds: std::ops::Range<u64>, fault_scale: f64) -> Summary {
         self.close_seed();
-        let n = self.turns.len() as u64;
+        let n = self.turns.len();
         let instances = self.pass_k.as_ref().map_or(0, PassK::instances);
         let pass_k = self.pass_k.as_ref().map(|p| PassKSummary {
             trials: self.trials,
@@ -571,10 +632,10 @@ impl SummaryBuilder {
             minefields: self.minefields,
             decisions: self.decisions,
             outcomes: Outcome::ALL.iter().zip(self.outcomes).map(|(o, c)| (o.name().to_string(), c)).collect(),
-            turns: Spread::of(self.turns),
-            tool_calls: Spread::of(self.tool_calls),
-            cost_micro_usd: Spread::of(self.cost),
-            virtual_ms: Spread::of(self.virtual_ms),
+            turns: Spread::of(&self.turns),
+            tool_calls: Spread::of(&self.tool_calls),
+            cost_micro_usd: Spread::of(&self.cost),
+            virtual_ms: Spread::of(&self.virtual_ms),
             tokens_total: self.tokens_total,
             cost_usd_total: usd(self.cost_total),
             cost_usd_per_success: (successes > 0).then(|| usd(self.cost_total / successes)),
@@ -589,9 +650,42 @@ impl SummaryBuilder {
                 .iter()
                 .map(|(kind, (met, safe))| (kind.clone(), Rate::wilson(*safe, *met)))
                 .collect(),
-            tokens: Spread::of(self.tokens),
+            tokens: Spread::of(&self.tokens),
             pass_k,
             partial: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agentsim_engine::stats::percentile;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Counting distinct values gives exactly what sorting every sample gave.
+        #[test]
+        fn counts_give_the_spread_of_the_samples(values in proptest::collection::vec(0u64..5_000, 0..400)) {
+            let mut counts = ValueCounts::default();
+            for v in &values {
+                counts.push(*v);
+            }
+            let mut sorted = values.clone();
+            sorted.sort_unstable();
+            for p in [0.0, 1.0, 50.0, 90.0, 95.0, 99.0, 100.0] {
+                prop_assert_eq!(counts.percentile(p), percentile(&sorted, p));
+            }
+            prop_assert_eq!(counts.max(), sorted.last().copied().unwrap_or(0));
+            let spread = Spread::of(&counts);
+            let mean = if sorted.is_empty() { 0.0 } else { sorted.iter().sum::<u64>() as f64 / sorted.len() as f64 };
+            prop_assert_eq!(spread.mean, mean);
+            let bin_width = spread.histogram.bin_width;
+            let mut bins = vec![0u64; spread.histogram.counts.len()];
+            for v in &sorted {
+                bins[(v / bin_width) as usize] += 1;
+            }
+            prop_assert_eq!(bins, spread.histogram.counts);
         }
     }
 }
