@@ -67,6 +67,20 @@ impl<'a> Runner<'a> {
         trials: u32,
         mut sink: impl FnMut(u32, Trajectory) -> Result<(), E>,
     ) -> Result<(), E> {
+        self.sweep_mapped(seeds, trials, |trial, t| (trial, t), |(trial, t)| sink(trial, t))
+    }
+
+    /// [`Runner::sweep_trials`] with `map` applied to each `(trial, trajectory)` on
+    /// the thread that ran it: whatever does not depend on the order of seeds
+    /// (rendering a CSV row, reducing a trajectory to what the summary needs,
+    /// dropping its events) runs in parallel, and only `sink` runs in order.
+    pub fn sweep_mapped<T: Send, E>(
+        &self,
+        seeds: Range<u64>,
+        trials: u32,
+        map: impl Fn(u32, Trajectory) -> T + Sync,
+        sink: impl FnMut(T) -> Result<(), E>,
+    ) -> Result<(), E> {
         assert!(trials >= 1, "at least one trial");
         let k = u64::from(trials);
         let units = 0..(seeds.end - seeds.start).checked_mul(k).expect("seeds times trials fits in u64");
@@ -74,9 +88,9 @@ impl<'a> Runner<'a> {
             units,
             |unit| {
                 let trial = (unit % k) as u32;
-                (trial, self.run_trial(seeds.start + unit / k, trial))
+                map(trial, self.run_trial(seeds.start + unit / k, trial))
             },
-            |(trial, t)| sink(trial, t),
+            sink,
         )
     }
 
@@ -93,6 +107,20 @@ impl<'a> Runner<'a> {
         stop: &AtomicBool,
         mut sink: impl FnMut(u32, Trajectory) -> Result<(), E>,
     ) -> Result<u64, E> {
+        self.sweep_mapped_until(seeds, trials, chunk_seeds, stop, |trial, t| (trial, t), |(trial, t)| sink(trial, t))
+    }
+
+    /// [`Runner::sweep_trials_until`] with `map` applied in parallel, as in
+    /// [`Runner::sweep_mapped`].
+    pub fn sweep_mapped_until<T: Send, E>(
+        &self,
+        seeds: Range<u64>,
+        trials: u32,
+        chunk_seeds: u64,
+        stop: &AtomicBool,
+        map: impl Fn(u32, Trajectory) -> T + Sync,
+        mut sink: impl FnMut(T) -> Result<(), E>,
+    ) -> Result<u64, E> {
         assert!(chunk_seeds >= 1, "at least one seed per chunk");
         let mut start = seeds.start;
         while start < seeds.end {
@@ -101,8 +129,8 @@ impl<'a> Runner<'a> {
             }
             let end = start.saturating_add(chunk_seeds).min(seeds.end);
             let mut chunk = Vec::new();
-            self.sweep_trials(start..end, trials, |trial, t| {
-                chunk.push((trial, t));
+            self.sweep_mapped(start..end, trials, &map, |item| {
+                chunk.push(item);
                 Ok::<(), E>(())
             })?;
             // A terminal's Ctrl-C reaches the whole process group, external agents
@@ -110,8 +138,8 @@ impl<'a> Runner<'a> {
             if stop.load(Ordering::SeqCst) {
                 return Ok(start);
             }
-            for (trial, t) in chunk {
-                sink(trial, t)?;
+            for item in chunk {
+                sink(item)?;
             }
             start = end;
         }

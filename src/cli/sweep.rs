@@ -15,8 +15,8 @@ use agentsim::summary::{Partial, Record, Summary, usd};
 use agentsim::surface::{Surface, SurfacePoint, scale_dir};
 use agentsim::{Row, Runner, SummaryBuilder};
 use agentsim_agents::StackSpec;
-use agentsim_engine::Outcome;
 use agentsim_engine::stats::Rate;
+use agentsim_engine::{Outcome, Trajectory};
 use agentsim_worlds::Prepared;
 
 use super::interrupt::{self, EXIT_INTERRUPTED};
@@ -317,51 +317,39 @@ impl Sweep<'_> {
         let mut failing = done.failing;
         let done_until;
         {
-            let csv_error = |e: csv::Error| Failure::input(format!("cannot write `{}`: {e}", csv_path.display()));
-            // With trials the rows gain a `trial` column after `seed`; the rows are
-            // written without the writer's own header so the column can be inserted.
-            let mut csv =
-                csv::WriterBuilder::new().has_headers(trials == 1 && !header_written).from_writer(csv_file.writer());
-            let mut first = !header_written;
-            done_until = runner.sweep_trials_until(
+            let file = csv_file.writer();
+            if !header_written {
+                // Written first, so that a sweep interrupted before its first row
+                // still leaves a CSV with its header.
+                file.write_all(&csv_header(args.setup.swarm, trials)?).map_err(|e| io_failure(&csv_path, &e))?;
+            }
+            // Each row is rendered on the thread that ran it; only the counting and
+            // the writing below run in seed order.
+            let swept = |trial: u32, t: Trajectory| -> Result<Swept, Failure> {
+                let mut row = Row::of(&t);
+                row.swarm = runner.swarm_values(t.seed);
+                Ok(Swept { trial, record: Record::of(&t), line: csv_line(&row, (trials > 1).then_some(trial))? })
+            };
+            done_until = runner.sweep_mapped_until(
                 done.next_seed..seeds.end,
                 trials,
                 self.chunk_seeds,
                 self.stop,
-                |trial, t| {
-                    builder.add(&t);
+                swept,
+                |swept| {
+                    let Swept { trial, record, line } = swept?;
+                    builder.add_record(&record);
                     progress.advance(1);
                     if trial == 0
-                        && t.outcome != Outcome::Success
-                        && failing.iter().filter(|(o, _)| *o == t.outcome).count() < args.failures
+                        && record.outcome != Outcome::Success
+                        && failing.iter().filter(|(o, _)| *o == record.outcome).count() < args.failures
                     {
-                        failing.push((t.outcome, t.seed));
+                        failing.push((record.outcome, record.seed));
                     }
-                    let mut row = Row::of(&t);
-                    row.swarm = runner.swarm_values(t.seed);
-                    if trials == 1 {
-                        csv.serialize(row).map_err(csv_error)
-                    } else {
-                        for (i, mut record) in row_records(&row, first)?.into_iter().enumerate() {
-                            let is_header = first && i == 0;
-                            record.insert(1, if is_header { "trial".to_string() } else { trial.to_string() });
-                            csv.write_record(&record).map_err(csv_error)?;
-                        }
-                        first = false;
-                        Ok(())
-                    }
+                    file.write_all(&line).map_err(|e| io_failure(&csv_path, &e))
                 },
             )?;
-            if first && done_until == done.next_seed {
-                // Interrupted before its first row: still a CSV with its header.
-                for mut record in row_records(&header_row(args.setup.swarm), true)?.into_iter().take(1) {
-                    if trials > 1 {
-                        record.insert(1, "trial".to_string());
-                    }
-                    csv.write_record(&record).map_err(csv_error)?;
-                }
-            }
-            csv.flush().map_err(|e| io_failure(&csv_path, &e))?;
+            file.flush().map_err(|e| io_failure(&csv_path, &e))?;
         }
         progress.finish();
         let mut summary = builder.finish(&prepared.scenario.name, &args.setup.agent, seeds.clone(), fault_scale);
@@ -440,6 +428,43 @@ fn header_row(swarm: bool) -> Row {
         digest: String::new(),
         swarm: swarm.then(String::new),
     }
+}
+
+/// One trajectory reduced, in parallel, to what the sweep's ordered part needs.
+struct Swept {
+    trial: u32,
+    record: Record,
+    /// Its line of `trajectories.csv`, newline included.
+    line: Vec<u8>,
+}
+
+/// The header line of `trajectories.csv`: the row's fields, with `trial` after
+/// `seed` when there are several trials.
+fn csv_header(swarm: bool, trials: u32) -> Result<Vec<u8>, Failure> {
+    let encode = |e: &dyn std::fmt::Display| Failure::input(format!("cannot encode a row: {e}"));
+    let mut header = row_records(&header_row(swarm), true)?.swap_remove(0);
+    if trials > 1 {
+        header.insert(1, "trial".to_string());
+    }
+    let mut w = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
+    w.write_record(&header).map_err(|e| encode(&e))?;
+    w.into_inner().map_err(|e| encode(&e))
+}
+
+/// One row as its line of `trajectories.csv`, exactly as one writer for the
+/// whole file would have written it; `trial` adds the column after `seed`.
+fn csv_line(row: &Row, trial: Option<u32>) -> Result<Vec<u8>, Failure> {
+    let encode = |e: &dyn std::fmt::Display| Failure::input(format!("cannot encode a row: {e}"));
+    let mut w = csv::WriterBuilder::new().has_headers(false).buffer_capacity(512).from_writer(Vec::new());
+    match trial {
+        None => w.serialize(row).map_err(|e| encode(&e))?,
+        Some(trial) => {
+            let mut record = row_records(row, false)?.swap_remove(0);
+            record.insert(1, trial.to_string());
+            w.write_record(&record).map_err(|e| encode(&e))?;
+        }
+    }
+    w.into_inner().map_err(|e| encode(&e))
 }
 
 /// The CSV records of one row as the csv writer would write them: the header
