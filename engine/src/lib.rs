@@ -13,6 +13,7 @@ pub mod agent;
 pub mod call;
 pub mod config;
 pub mod fault;
+pub mod fingerprint;
 pub mod latency;
 pub mod paired;
 pub mod pass_k;

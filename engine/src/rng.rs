@@ -19,16 +19,22 @@ pub fn key_of<T: serde::Serialize + ?Sized>(value: &T) -> [u8; 32] {
 /// Derives the per-component streams of one trajectory.
 #[derive(Clone, Debug)]
 pub struct StreamSource {
-    scenario_key: [u8; 32],
     seed: u64,
     trial: u32,
+    /// BLAKE3 in key-derivation mode, already fed the scenario key and the seed:
+    /// every stream's key starts with them, so they are hashed once per
+    /// trajectory rather than once per component.
+    prefix: blake3::Hasher,
 }
 
 impl StreamSource {
     /// Streams for `seed` of the scenario identified by `scenario_key` (a digest of
     /// the scenario's canonical form, so two different scenarios never share streams).
     pub fn new(scenario_key: [u8; 32], seed: u64) -> Self {
-        Self { scenario_key, seed, trial: 0 }
+        let mut prefix = blake3::Hasher::new_derive_key("agentsim stream v1");
+        prefix.update(&scenario_key);
+        prefix.update(&seed.to_le_bytes());
+        Self { seed, trial: 0, prefix }
     }
 
     /// The same seed's streams for the `trial`-th independent attempt of the agent:
@@ -65,9 +71,7 @@ impl StreamSource {
     }
 
     fn derive(&self, component: &str, trial: Option<u32>) -> Stream {
-        let mut hasher = blake3::Hasher::new_derive_key("agentsim stream v1");
-        hasher.update(&self.scenario_key);
-        hasher.update(&self.seed.to_le_bytes());
+        let mut hasher = self.prefix.clone();
         hasher.update(component.as_bytes());
         if let Some(trial) = trial {
             hasher.update(b"\0trial");

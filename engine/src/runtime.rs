@@ -37,7 +37,9 @@ struct Bucket {
 }
 
 struct ToolState {
-    stream: Stream,
+    /// Derived at the tool's first call: a trajectory that never calls a tool
+    /// does not pay for its stream.
+    stream: Option<Stream>,
     calls: u64,
     buckets: Vec<Option<Bucket>>,
 }
@@ -45,6 +47,7 @@ struct ToolState {
 /// Per-trajectory state of all tools.
 pub struct ToolRuntime<'c> {
     catalog: &'c Catalog,
+    streams: StreamSource,
     tools: Vec<ToolState>,
     session_expired: bool,
     fault_scale: f64,
@@ -60,12 +63,12 @@ impl<'c> ToolRuntime<'c> {
             .specs()
             .iter()
             .map(|spec| ToolState {
-                stream: streams.stream(&format!("tool.{}", spec.def.name)),
+                stream: None,
                 calls: 0,
                 buckets: spec.config.faults.iter().map(|_| None).collect(),
             })
             .collect();
-        Self { catalog, tools, session_expired: false, fault_scale: 1.0 }
+        Self { catalog, streams: streams.clone(), tools, session_expired: false, fault_scale: 1.0 }
     }
 
     /// Multiplies every fault probability by `scale` (rate limits are unaffected).
@@ -91,7 +94,9 @@ impl<'c> ToolRuntime<'c> {
         let state = &mut self.tools[call.tool.0 as usize];
         state.calls += 1;
         let call_number = state.calls;
-        let mut rng = state.stream.substream(call_number);
+        let streams = &self.streams;
+        let stream = state.stream.get_or_insert_with(|| streams.stream(&format!("tool.{}", spec.def.name)));
+        let mut rng = stream.substream(call_number);
         let mut latency_ms = spec.config.latency.sample(&mut rng);
         let timeout_ms = spec.config.timeout_ms;
 

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 /// A JSON-like value with ordered maps (insertion order is kept and is part of the
 /// value, so rendering and hashing are canonical without sorting).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 pub enum Value {
     /// No value.
     #[default]
@@ -136,7 +136,7 @@ impl Value {
         match self {
             Value::Null => out.write_str("null"),
             Value::Bool(b) => out.write_str(if *b { "true" } else { "false" }),
-            Value::Int(n) => write!(out, "{n}"),
+            Value::Int(n) => out.write_str(itoa::Buffer::new().format(*n)),
             Value::Str(s) => render_json_string(s, out),
             Value::List(items) => {
                 out.write_char('[')?;
@@ -222,23 +222,25 @@ pub enum ValueKind {
 
 fn render_json_string<W: fmt::Write>(s: &str, out: &mut W) -> fmt::Result {
     out.write_char('"')?;
-    // Runs of characters that need no escape are written in one piece.
+    // Every character that needs an escape is ASCII, so the string is scanned as
+    // bytes and the runs between escapes are written in one piece (a byte index
+    // of an ASCII byte is always a character boundary).
     let mut start = 0;
-    for (i, c) in s.char_indices() {
-        let escape = match c {
-            '"' => "\\\"",
-            '\\' => "\\\\",
-            '\n' => "\\n",
-            c if (c as u32) < 0x20 => "",
+    for (i, byte) in s.bytes().enumerate() {
+        let escape = match byte {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            0..0x20 => "",
             _ => continue,
         };
         out.write_str(&s[start..i])?;
         if escape.is_empty() {
-            write!(out, "\\u{:04x}", c as u32)?;
+            write!(out, "\\u{byte:04x}")?;
         } else {
             out.write_str(escape)?;
         }
-        start = i + c.len_utf8();
+        start = i + 1;
     }
     out.write_str(&s[start..])?;
     out.write_char('"')

@@ -15,7 +15,8 @@
 
 use std::borrow::Cow;
 
-use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Reply, ToolCall, ToolResult, Value};
+use agentsim_engine::fingerprint::fingerprint;
+use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Reply, ToolResult, Value};
 use serde::{Deserialize, Serialize};
 
 use crate::{catalog, notes};
@@ -42,16 +43,20 @@ impl Default for LoopConfig {
     }
 }
 
-/// One planner call and the class of its final result.
+/// One planner call and the class of its final result, as fingerprints: the
+/// detector only ever asks whether two entries are the same, so it keeps neither
+/// a copy of the call nor a rendering of the result.
 #[derive(Clone, Debug)]
 struct Entry {
-    call: ToolCall,
+    /// Fingerprint of the request (tool and arguments; the idempotency key is
+    /// transport, not content, as in `ToolCall::same_request`).
+    request: u64,
     /// The reply's status.
     status: u16,
-    /// What came back besides the status: the rendered body, the error message or
-    /// the garbled text. (Not `Reply` itself: a 429's `Retry-After` changes with
-    /// time, and a loop on a rate limit is still a loop.)
-    body: String,
+    /// Fingerprint of what came back besides the status: the body, the error
+    /// message or the garbled text. (Not of `Reply` itself: a 429's `Retry-After`
+    /// changes with time, and a loop on a rate limit is still a loop.)
+    body: u64,
     /// Not a well-formed success.
     failed: bool,
     /// The result in a few words, for the reason the planner is told (so it can
@@ -63,10 +68,10 @@ struct Entry {
 impl Entry {
     fn new(result: &ToolResult, cx: &AgentCx<'_>) -> Self {
         let body = match &result.reply {
-            Reply::Ok(body) => body.render(),
-            Reply::Error { message, .. } => message.clone(),
-            Reply::Timeout => String::new(),
-            Reply::Garbled(text) => text.clone(),
+            Reply::Ok(body) => fingerprint(&(0u8, body)),
+            Reply::Error { message, .. } => fingerprint(&(1u8, message)),
+            Reply::Timeout => fingerprint(&2u8),
+            Reply::Garbled(text) => fingerprint(&(3u8, text)),
         };
         let failed = !catalog::well_formed(cx.catalog, result.call.tool, cx.now_ms, &result.reply);
         let summary = match &result.reply {
@@ -76,11 +81,16 @@ impl Entry {
             Reply::Timeout => Cow::Borrowed("a timeout"),
             Reply::Garbled(_) => Cow::Borrowed("an unparseable response"),
         };
-        Self { call: result.call.clone(), status: result.reply.status(), body, failed, summary }
+        let request = fingerprint(&(result.call.tool, &result.call.args));
+        Self { request, status: result.reply.status(), body, failed, summary }
+    }
+
+    fn same_request(&self, other: &Entry) -> bool {
+        self.request == other.request
     }
 
     fn same(&self, other: &Entry) -> bool {
-        self.call.same_request(&other.call)
+        self.same_request(other)
             && self.status == other.status
             && self.body == other.body
             && self.failed == other.failed
@@ -107,7 +117,7 @@ impl History {
             None => (1, u32::from(entry.failed), 1),
             Some(last) => {
                 let same_run = if entry.same(last) { self.same_run.saturating_add(1) } else { 1 };
-                let failing_run = match (entry.failed, last.failed && entry.call.same_request(&last.call)) {
+                let failing_run = match (entry.failed, last.failed && entry.same_request(last)) {
                     (false, _) => 0,
                     (true, true) => self.failing_run.saturating_add(1),
                     (true, false) => 1,
