@@ -42,5 +42,5 @@ pub use tool::{
     CallFault, Catalog, Constraint, Drift, DriftChange, ToolConfig, ToolDef, ToolId, ToolKind, ToolSpec, TracedCall,
 };
 pub use trajectory::{Digest, DigestChain, Event, EventKind, Metrics, Outcome, RealisedFault, Trajectory};
-pub use value::{Value, ValueKind};
+pub use value::{Key, Value, ValueKind};
 pub use world::{Minefield, Verdict, World, WorldCx};

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::fault::FaultRule;
 use crate::latency::Latency;
 use crate::time::TimeMs;
-use crate::value::{Value, ValueKind};
+use crate::value::{Key, Value, ValueKind};
 
 /// Index of a tool in its [`Catalog`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -242,7 +242,7 @@ impl DriftChange {
                     DriftChange::RenameField { from, to } => {
                         for (k, _) in pairs.iter_mut() {
                             if k == from {
-                                k.clone_from(to);
+                                *k = Key::Owned(to.clone());
                             }
                         }
                     }

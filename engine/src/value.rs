@@ -3,6 +3,7 @@
 //! Deliberately without floats: money is integer cents, durations integer
 //! milliseconds, so every value has one canonical encoding and one rendering.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -23,12 +24,18 @@ pub enum Value {
     /// A list.
     List(Vec<Value>),
     /// A map with ordered keys.
-    Map(Vec<(String, Value)>),
+    Map(Vec<(Key, Value)>),
 }
+
+/// A map key: borrowed when it is a name written in the code (almost every key
+/// is), so building, cloning and dropping a map allocates nothing for its keys;
+/// owned when it came from outside (a scenario file, an external agent).
+/// Encodes, renders and hashes exactly as the string it holds.
+pub type Key = Cow<'static, str>;
 
 impl Value {
     /// A map from `(key, value)` pairs, in the given order.
-    pub fn map<K: Into<String>>(pairs: impl IntoIterator<Item = (K, Value)>) -> Value {
+    pub fn map<K: Into<Key>>(pairs: impl IntoIterator<Item = (K, Value)>) -> Value {
         Value::Map(pairs.into_iter().map(|(k, v)| (k.into(), v)).collect())
     }
 
@@ -54,11 +61,12 @@ impl Value {
     }
 
     /// Sets `key` in a map (replacing or appending). No effect on non-maps.
-    pub fn set(&mut self, key: &str, value: Value) {
+    pub fn set(&mut self, key: impl Into<Key>, value: Value) {
         if let Value::Map(pairs) = self {
-            match pairs.iter_mut().find(|(k, _)| k == key) {
+            let key = key.into();
+            match pairs.iter_mut().find(|(k, _)| *k == key) {
                 Some((_, v)) => *v = value,
-                None => pairs.push((key.to_string(), value)),
+                None => pairs.push((key, value)),
             }
         }
     }

@@ -22,7 +22,7 @@ pub fn to_json(value: &Value) -> Json {
         Value::Int(n) => Json::Number(Number::from(*n)),
         Value::Str(s) => Json::String(s.clone()),
         Value::List(items) => Json::Array(items.iter().map(to_json).collect()),
-        Value::Map(pairs) => Json::Object(pairs.iter().map(|(k, v)| (k.clone(), to_json(v))).collect()),
+        Value::Map(pairs) => Json::Object(pairs.iter().map(|(k, v)| (k.to_string(), to_json(v))).collect()),
     }
 }
 
@@ -40,7 +40,7 @@ pub fn from_json(json: &Json, path: &str) -> Result<Value, String> {
         ),
         Json::Object(map) => Value::Map(
             map.iter()
-                .map(|(k, v)| Ok((k.clone(), from_json(v, &format!("{path}.{k}"))?)))
+                .map(|(k, v)| Ok((k.clone().into(), from_json(v, &format!("{path}.{k}"))?)))
                 .collect::<Result<_, String>>()?,
         ),
     })

@@ -270,7 +270,7 @@ impl Expert {
         Action::Call(ToolCall::new(tool, args))
     }
 
-    fn message(&self, traveller: &str, kind: &str, extra: Vec<(&str, Value)>) -> Action {
+    fn message(&self, traveller: &str, kind: &str, extra: Vec<(&'static str, Value)>) -> Action {
         let mut args = Value::map([("traveller_id", Value::str(traveller)), ("kind", Value::str(kind))]);
         for (k, v) in extra {
             args.set(k, v);

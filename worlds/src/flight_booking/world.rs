@@ -530,7 +530,7 @@ impl World for FlightBooking<'_> {
                     let fares = (0..self.fares.len())
                         .filter(|&f| self.on_trip(f))
                         .map(|f| {
-                            Value::map([(self.config.flights[f].id.as_str(), Value::Int(self.fare_at(f, cx.now_ms)))])
+                            Value::map([(self.config.flights[f].id.clone(), Value::Int(self.fare_at(f, cx.now_ms)))])
                         })
                         .collect();
                     cx.note("fares", Value::List(fares));

@@ -340,7 +340,7 @@ impl<'c> Newsroom<'c> {
         Ok(self.sent("message_id"))
     }
 
-    fn sent(&mut self, field: &str) -> Value {
+    fn sent(&mut self, field: &'static str) -> Value {
         self.next_message += 1;
         Value::map([(field, Value::Str(format!("M{}", self.next_message)))])
     }
