@@ -222,7 +222,7 @@ fn ron_text<T: Serialize>(value: &T) -> String {
 
 /// Lower-case hex of a key.
 pub fn hex(key: [u8; 32]) -> String {
-    key.iter().map(|b| format!("{b:02x}")).collect()
+    agentsim_engine::hex::hex(&key)
 }
 
 /// A key from 64 hex digits.

@@ -78,16 +78,28 @@ impl Row {
             minefields: t.minefields.join(";"),
             told_accurately: t.verdict.told_accurately.map(u8::from),
             rejected_calls: t.metrics.rejected_calls,
-            decisions: t
-                .decisions
-                .iter()
-                .map(|(source, what, times)| format!("{source}.{what}={times}"))
-                .collect::<Vec<_>>()
-                .join(";"),
+            decisions: decisions_column(&t.decisions),
             digest: t.digest.to_string(),
             swarm: None,
         }
     }
+}
+
+/// The `decisions` column: `source.what=times`, `;`-separated, in the
+/// trajectory's (sorted) order. Built by hand: it is rendered for every row.
+fn decisions_column(decisions: &[(&'static str, &'static str, u32)]) -> String {
+    let mut column = String::new();
+    for (i, (source, what, times)) in decisions.iter().enumerate() {
+        if i > 0 {
+            column.push(';');
+        }
+        column.push_str(source);
+        column.push('.');
+        column.push_str(what);
+        column.push('=');
+        column.push_str(itoa::Buffer::new().format(*times));
+    }
+    column
 }
 
 /// What the summary needs of one trajectory: made from a trajectory while it runs,
@@ -139,7 +151,7 @@ impl Record {
             recovered: t.recovered(),
             violations: t.metrics.violations,
             minefields: t.minefields.iter().map(|m| m.to_string()).collect(),
-            decisions: t.decisions.iter().map(|(s, w, n)| (format!("{s}.{w}"), u64::from(*n))).collect(),
+            decisions: t.decisions.iter().map(|(s, w, n)| ([*s, ".", w].concat(), u64::from(*n))).collect(),
             turns: u64::from(t.metrics.turns),
             tool_calls: u64::from(t.metrics.tool_calls),
             cost_micro_usd: t.metrics.cost_micro_usd,

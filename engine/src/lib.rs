@@ -14,6 +14,7 @@ pub mod call;
 pub mod config;
 pub mod fault;
 pub mod fingerprint;
+pub mod hex;
 pub mod latency;
 pub mod paired;
 pub mod pass_k;

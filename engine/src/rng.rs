@@ -63,6 +63,15 @@ impl StreamSource {
         self.derive(component, None)
     }
 
+    /// The stream of tool `name`: [`StreamSource::stream`] of `"tool.NAME"`,
+    /// without building the name.
+    pub fn tool_stream(&self, name: &str) -> Stream {
+        let mut hasher = self.prefix.clone();
+        hasher.update(b"tool.");
+        hasher.update(name.as_bytes());
+        Stream::from_key(hasher)
+    }
+
     /// The stream of one of the agent's components (`"planner"`, `"model"`,
     /// `"stack.retry"`): it differs between trials of the same seed, and equals
     /// [`StreamSource::stream`] in trial 0.
@@ -77,7 +86,7 @@ impl StreamSource {
             hasher.update(b"\0trial");
             hasher.update(&trial.to_le_bytes());
         }
-        Stream { rng: ChaCha8Rng::from_seed(*hasher.finalize().as_bytes()) }
+        Stream::from_key(hasher)
     }
 }
 
@@ -91,6 +100,11 @@ pub struct Stream {
 }
 
 impl Stream {
+    /// The stream keyed by everything `hasher` was fed.
+    fn from_key(hasher: blake3::Hasher) -> Stream {
+        Stream { rng: ChaCha8Rng::from_seed(*hasher.finalize().as_bytes()) }
+    }
+
     /// A sub-stream for the `index`-th use (for example the n-th call of a tool).
     ///
     /// Sub-streams are counter-based: the draws of call n do not depend on how many

@@ -95,7 +95,7 @@ impl<'c> ToolRuntime<'c> {
         state.calls += 1;
         let call_number = state.calls;
         let streams = &self.streams;
-        let stream = state.stream.get_or_insert_with(|| streams.stream(&format!("tool.{}", spec.def.name)));
+        let stream = state.stream.get_or_insert_with(|| streams.tool_stream(&spec.def.name));
         let mut rng = stream.substream(call_number);
         let mut latency_ms = spec.config.latency.sample(&mut rng);
         let timeout_ms = spec.config.timeout_ms;

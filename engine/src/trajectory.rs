@@ -189,10 +189,7 @@ pub struct Digest(pub [u8; 16]);
 
 impl fmt::Display for Digest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for b in self.0 {
-            write!(f, "{b:02x}")?;
-        }
-        Ok(())
+        f.write_str(&crate::hex::hex(&self.0))
     }
 }
 

@@ -29,7 +29,10 @@ pub fn idempotency_key(tool_name: &str, args: &Value) -> String {
     // Hashed as it is rendered: the same bytes as `args.render()`, without the
     // string (the key is computed on every write).
     let _ = args.write_json(&mut fnv);
-    format!("idem-{:016x}", fnv.0)
+    let mut key = String::with_capacity(21);
+    key.push_str("idem-");
+    agentsim_engine::hex::push_hex(&mut key, &fnv.0.to_be_bytes());
+    key
 }
 
 /// FNV-1a 64, fed as a `fmt::Write` so a value's JSON can stream into it.
