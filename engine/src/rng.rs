@@ -6,6 +6,9 @@
 //! faults for a seed are the same whatever the agent did before (common random
 //! numbers across stacks).
 
+use std::sync::LazyLock;
+
+use blake3::hazmat::{ContextKey, HasherExt, hash_derive_key_context};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -16,25 +19,23 @@ pub fn key_of<T: serde::Serialize + ?Sized>(value: &T) -> [u8; 32] {
     *blake3::Hasher::new_derive_key("agentsim scenario key v1").update(&bytes).finalize().as_bytes()
 }
 
+/// The key-derivation context of every stream, hashed once per process: BLAKE3's
+/// `derive_key` would hash the context string again for every stream.
+static STREAM_CONTEXT_KEY: LazyLock<ContextKey> = LazyLock::new(|| hash_derive_key_context("agentsim stream v1"));
+
 /// Derives the per-component streams of one trajectory.
 #[derive(Clone, Debug)]
 pub struct StreamSource {
+    scenario_key: [u8; 32],
     seed: u64,
     trial: u32,
-    /// BLAKE3 in key-derivation mode, already fed the scenario key and the seed:
-    /// every stream's key starts with them, so they are hashed once per
-    /// trajectory rather than once per component.
-    prefix: blake3::Hasher,
 }
 
 impl StreamSource {
     /// Streams for `seed` of the scenario identified by `scenario_key` (a digest of
     /// the scenario's canonical form, so two different scenarios never share streams).
     pub fn new(scenario_key: [u8; 32], seed: u64) -> Self {
-        let mut prefix = blake3::Hasher::new_derive_key("agentsim stream v1");
-        prefix.update(&scenario_key);
-        prefix.update(&seed.to_le_bytes());
-        Self { seed, trial: 0, prefix }
+        Self { scenario_key, seed, trial: 0 }
     }
 
     /// The same seed's streams for the `trial`-th independent attempt of the agent:
@@ -63,10 +64,20 @@ impl StreamSource {
         self.derive(component, None)
     }
 
+    /// BLAKE3 in key-derivation mode (the same as
+    /// `Hasher::new_derive_key("agentsim stream v1")`), fed the scenario key and
+    /// the seed: what every stream's key starts with.
+    fn hasher(&self) -> blake3::Hasher {
+        let mut hasher = blake3::Hasher::new_from_context_key(&STREAM_CONTEXT_KEY);
+        hasher.update(&self.scenario_key);
+        hasher.update(&self.seed.to_le_bytes());
+        hasher
+    }
+
     /// The stream of tool `name`: [`StreamSource::stream`] of `"tool.NAME"`,
     /// without building the name.
     pub fn tool_stream(&self, name: &str) -> Stream {
-        let mut hasher = self.prefix.clone();
+        let mut hasher = self.hasher();
         hasher.update(b"tool.");
         hasher.update(name.as_bytes());
         Stream::from_key(hasher)
@@ -80,7 +91,7 @@ impl StreamSource {
     }
 
     fn derive(&self, component: &str, trial: Option<u32>) -> Stream {
-        let mut hasher = self.prefix.clone();
+        let mut hasher = self.hasher();
         hasher.update(component.as_bytes());
         if let Some(trial) = trial {
             hasher.update(b"\0trial");

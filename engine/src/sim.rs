@@ -329,7 +329,7 @@ impl<'a, E> Sim<'a, E> {
             served.latency_ms = limit_ms;
         }
         let well_formed = match &served.reply {
-            crate::call::Reply::Ok(body) => self.catalog.check_response(call.tool, now_ms, body).is_ok(),
+            crate::call::Reply::Ok(body) => self.catalog.conforms(call.tool, now_ms, body),
             _ => false,
         };
         if !well_formed {

@@ -8,6 +8,13 @@ use crate::latency::Latency;
 use crate::time::TimeMs;
 use crate::value::{Key, Value, ValueKind};
 
+/// The first way a response body misses its schema.
+enum Problem<'s> {
+    NotAnObject,
+    Missing(&'s str),
+    WrongKind(&'s str, ValueKind, ValueKind),
+}
+
 /// Index of a tool in its [`Catalog`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct ToolId(pub u16);
@@ -340,19 +347,35 @@ impl Catalog {
     /// Checks a response body against the tool's documented schema as of `at_ms`
     /// (drift included). Returns the first problem found.
     pub fn check_response(&self, id: ToolId, at_ms: TimeMs, body: &Value) -> Result<(), String> {
+        match self.first_problem(id, at_ms, body) {
+            None => Ok(()),
+            Some(Problem::NotAnObject) => Err("response is not an object".into()),
+            Some(Problem::Missing(name)) => Err(format!("missing field `{name}`")),
+            Some(Problem::WrongKind(name, expected, found)) => {
+                Err(format!("field `{name}`: expected {expected:?}, found {found:?}"))
+            }
+        }
+    }
+
+    /// Whether a response body matches the tool's schema as of `at_ms`: what
+    /// [`Catalog::check_response`] accepts, without building the message (every
+    /// layer asks this of every result).
+    pub fn conforms(&self, id: ToolId, at_ms: TimeMs, body: &Value) -> bool {
+        self.first_problem(id, at_ms, body).is_none()
+    }
+
+    fn first_problem<'s>(&'s self, id: ToolId, at_ms: TimeMs, body: &Value) -> Option<Problem<'s>> {
         if !matches!(body, Value::Map(_)) {
-            return Err("response is not an object".into());
+            return Some(Problem::NotAnObject);
         }
         for field in &self.spec(id).def.response {
             let Some(name) = self.field_name_at(id, &field.name, at_ms) else { continue };
             match body.get(name) {
-                None => return Err(format!("missing field `{name}`")),
-                Some(v) if v.kind() != field.kind => {
-                    return Err(format!("field `{name}`: expected {:?}, found {:?}", field.kind, v.kind()));
-                }
+                None => return Some(Problem::Missing(name)),
+                Some(v) if v.kind() != field.kind => return Some(Problem::WrongKind(name, field.kind, v.kind())),
                 Some(_) => {}
             }
         }
-        Ok(())
+        None
     }
 }
