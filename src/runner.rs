@@ -123,12 +123,13 @@ impl<'a> Runner<'a> {
     ) -> Result<u64, E> {
         assert!(chunk_seeds >= 1, "at least one seed per chunk");
         let mut start = seeds.start;
+        // Reused from chunk to chunk, like the engine's own buffer.
+        let mut chunk = Vec::new();
         while start < seeds.end {
             if stop.load(Ordering::SeqCst) {
                 return Ok(start);
             }
             let end = start.saturating_add(chunk_seeds).min(seeds.end);
-            let mut chunk = Vec::new();
             self.sweep_mapped(start..end, trials, &map, |item| {
                 chunk.push(item);
                 Ok::<(), E>(())
@@ -138,7 +139,7 @@ impl<'a> Runner<'a> {
             if stop.load(Ordering::SeqCst) {
                 return Ok(start);
             }
-            for item in chunk {
+            for item in chunk.drain(..) {
                 sink(item)?;
             }
             start = end;

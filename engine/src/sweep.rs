@@ -24,10 +24,13 @@ where
     T: Send,
 {
     let mut start = seeds.start;
+    // One buffer for every chunk: a fresh one each time would be fresh pages from
+    // the kernel each time, zeroed (measurable in a long sweep).
+    let mut chunk: Vec<T> = Vec::new();
     while start < seeds.end {
         let end = start.saturating_add(CHUNK_SEEDS).min(seeds.end);
-        let chunk: Vec<T> = (start..end).into_par_iter().map(&run).collect();
-        for item in chunk {
+        chunk.par_extend((start..end).into_par_iter().map(&run));
+        for item in chunk.drain(..) {
             sink(item)?;
         }
         start = end;
