@@ -99,49 +99,62 @@ impl<'a> Runner<'a> {
     /// first seed not handed to `sink`: `seeds.end` when the sweep is complete.
     /// The chunk running when `stop` is set is dropped, never handed on in part, so
     /// `sink` always sees whole seeds from `seeds.start` on.
-    pub fn sweep_trials_until<E>(
+    pub fn sweep_trials_until<E: Send>(
         &self,
         seeds: Range<u64>,
         trials: u32,
         chunk_seeds: u64,
         stop: &AtomicBool,
-        mut sink: impl FnMut(u32, Trajectory) -> Result<(), E>,
+        mut sink: impl FnMut(u32, Trajectory) -> Result<(), E> + Send,
     ) -> Result<u64, E> {
         self.sweep_mapped_until(seeds, trials, chunk_seeds, stop, |trial, t| (trial, t), |(trial, t)| sink(trial, t))
     }
 
     /// [`Runner::sweep_trials_until`] with `map` applied in parallel, as in
     /// [`Runner::sweep_mapped`].
-    pub fn sweep_mapped_until<T: Send, E>(
+    ///
+    /// `sink` takes chunk k while the pool computes chunk k + 1 (a `rayon::join`
+    /// on the pool, so on one thread the two simply take turns and no thread is
+    /// added), so the cores do not wait for the ordered part.
+    pub fn sweep_mapped_until<T: Send, E: Send>(
         &self,
         seeds: Range<u64>,
         trials: u32,
         chunk_seeds: u64,
         stop: &AtomicBool,
         map: impl Fn(u32, Trajectory) -> T + Sync,
-        mut sink: impl FnMut(T) -> Result<(), E>,
+        mut sink: impl FnMut(T) -> Result<(), E> + Send,
     ) -> Result<u64, E> {
         assert!(chunk_seeds >= 1, "at least one seed per chunk");
+        let chunk_end = |start: u64| start.saturating_add(chunk_seeds).min(seeds.end);
+        let compute = |range: Range<u64>, into: &mut Vec<T>| {
+            if !range.is_empty() {
+                self.sweep_mapped(range, trials, &map, |item| {
+                    into.push(item);
+                    Ok::<(), E>(())
+                })?;
+            }
+            Ok::<(), E>(())
+        };
+        // Two buffers, reused: the chunk being handed to `sink` and the next one.
+        let (mut ready, mut next) = (Vec::new(), Vec::new());
         let mut start = seeds.start;
-        // Reused from chunk to chunk, like the engine's own buffer.
-        let mut chunk = Vec::new();
+        if start < seeds.end && !stop.load(Ordering::SeqCst) {
+            compute(start..chunk_end(start), &mut ready)?;
+        }
         while start < seeds.end {
-            if stop.load(Ordering::SeqCst) {
-                return Ok(start);
-            }
-            let end = start.saturating_add(chunk_seeds).min(seeds.end);
-            self.sweep_mapped(start..end, trials, &map, |item| {
-                chunk.push(item);
-                Ok::<(), E>(())
-            })?;
             // A terminal's Ctrl-C reaches the whole process group, external agents
-            // included, so the chunk it interrupted may hold runs it broke: drop it.
+            // included, so a chunk computed while it arrived may hold runs it
+            // broke: only a chunk finished before the flag was seen is handed on.
             if stop.load(Ordering::SeqCst) {
                 return Ok(start);
             }
-            for item in chunk.drain(..) {
-                sink(item)?;
-            }
+            let end = chunk_end(start);
+            let (sunk, computed) =
+                rayon::join(|| ready.drain(..).try_for_each(&mut sink), || compute(end..chunk_end(end), &mut next));
+            sunk?;
+            computed?;
+            std::mem::swap(&mut ready, &mut next);
             start = end;
         }
         Ok(seeds.end)
