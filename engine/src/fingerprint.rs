@@ -42,10 +42,11 @@ impl Hasher for Fingerprinter {
         }
         let rest = words.remainder();
         if !rest.is_empty() {
-            let mut last = [0u8; 8];
-            last[..rest.len()].copy_from_slice(rest);
+            // Little-endian, byte by byte: a copy into a buffer would be a call
+            // to memcpy for at most seven bytes.
+            let last = rest.iter().rev().fold(0u64, |word, &byte| (word << 8) | u64::from(byte));
             // The length tells "ab" from "ab\0".
-            self.mix(u64::from_le_bytes(last) ^ ((rest.len() as u64) << 56));
+            self.mix(last ^ ((rest.len() as u64) << 56));
         }
     }
 

@@ -1,6 +1,8 @@
 //! The flight_booking world: fares on a random walk, bookings, and a traveller who
 //! wants a flight within a budget.
 
+use std::sync::LazyLock;
+
 use agentsim_engine::{
     Message, MilestoneDag, Progress, Stream, StreamSource, TimeMs, ToolCall, ToolError, Value, Verdict, World, WorldCx,
 };
@@ -39,9 +41,13 @@ impl Persona {
 }
 
 /// The task's milestones: search, quote a fare, get it confirmed, book, tell.
-pub fn milestones() -> MilestoneDag {
-    MilestoneDag::chain(&["started", "searched", "quoted", "confirmed", "booked", "traveller_told"])
-        .expect("the flight_booking milestones form a DAG")
+/// (Built once per process: the judge of every trajectory reads it.)
+pub fn milestones() -> &'static MilestoneDag {
+    static MILESTONES: LazyLock<MilestoneDag> = LazyLock::new(|| {
+        MilestoneDag::chain(&["started", "searched", "quoted", "confirmed", "booked", "traveller_told"])
+            .expect("the flight_booking milestones form a DAG")
+    });
+    &MILESTONES
 }
 
 /// A route on a day.
@@ -583,7 +589,7 @@ impl World for FlightBooking<'_> {
 
     fn judge(&self) -> Verdict {
         let active: Vec<&Booking> = self.active().collect();
-        let order_ok = self.progress.check(&milestones());
+        let order_ok = self.progress.check(milestones());
         let milestone = self.progress.last();
         let confirmed = self.confirmed;
         let told_accurately = (self.fares_told > 0).then_some(self.fares_told_wrong == 0);

@@ -1,6 +1,8 @@
 //! The newsroom world: a feed where stories arrive and get corrected, tasks that
 //! form a DAG, and an editor who wants a summary of the latest stories.
 
+use std::sync::LazyLock;
+
 use petgraph::algo::{has_path_connecting, toposort};
 use petgraph::graph::{DiGraph, NodeIndex};
 
@@ -42,9 +44,13 @@ impl Persona {
 }
 
 /// The task's milestones.
-pub fn milestones() -> MilestoneDag {
-    MilestoneDag::chain(&["started", "feed_read", "tasks_created", "summary_sent"])
-        .expect("the newsroom milestones form a DAG")
+/// (Built once per process: the judge of every trajectory reads it.)
+pub fn milestones() -> &'static MilestoneDag {
+    static MILESTONES: LazyLock<MilestoneDag> = LazyLock::new(|| {
+        MilestoneDag::chain(&["started", "feed_read", "tasks_created", "summary_sent"])
+            .expect("the newsroom milestones form a DAG")
+    });
+    &MILESTONES
 }
 
 struct Story {
@@ -537,7 +543,7 @@ impl World for Newsroom<'_> {
         if let Some(problem) = self.plan_problem(&stories) {
             return verdict(false, problem);
         }
-        if let Err(why) = self.progress.check(&milestones()) {
+        if let Err(why) = self.progress.check(milestones()) {
             return verdict(false, format!("milestones out of order: {why}"));
         }
         verdict(true, format!("summarised the latest {} stories with a valid task DAG", summary.stories.len()))

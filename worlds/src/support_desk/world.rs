@@ -1,6 +1,8 @@
 //! The support_desk world: orders that move on their own, refunds, and a customer
 //! who asks for one.
 
+use std::sync::LazyLock;
+
 use agentsim_engine::{
     Message, MilestoneDag, Progress, Stream, StreamSource, TimeMs, ToolCall, ToolError, Value, Verdict, World, WorldCx,
 };
@@ -65,15 +67,19 @@ pub enum DeskEvent {
 /// The task's milestones. The customer's confirmation is a milestone of its own but
 /// not a prerequisite of the refund: the judge checks the refund against the
 /// customer's request, whoever confirmed what.
-pub fn milestones() -> MilestoneDag {
-    MilestoneDag::new(&[
-        ("started", &[]),
-        ("order_found", &["started"]),
-        ("confirmed", &["order_found"]),
-        ("refunded", &["started"]),
-        ("customer_told", &["refunded"]),
-    ])
-    .expect("the support_desk milestones form a DAG")
+/// (Built once per process: the judge of every trajectory reads it.)
+pub fn milestones() -> &'static MilestoneDag {
+    static MILESTONES: LazyLock<MilestoneDag> = LazyLock::new(|| {
+        MilestoneDag::new(&[
+            ("started", &[]),
+            ("order_found", &["started"]),
+            ("confirmed", &["order_found"]),
+            ("refunded", &["started"]),
+            ("customer_told", &["refunded"]),
+        ])
+        .expect("the support_desk milestones form a DAG")
+    });
+    &MILESTONES
 }
 
 /// One trajectory's support_desk.
@@ -512,7 +518,7 @@ impl World for SupportDesk<'_> {
         let right_refund = self.refunds.iter().find(|r| r.order == t.order && r.amount_cents == want_cents);
         let told =
             right_refund.is_some_and(|r| self.told_cents.iter().any(|(at, c)| *at >= r.at_ms && *c == want_cents));
-        let order_ok = self.progress.check(&milestones());
+        let order_ok = self.progress.check(milestones());
         let success = self.refunds.len() == 1 && right_refund.is_some() && told && order_ok.is_ok();
         let milestone = self.progress.last();
         // Contextual accuracy: each amount the customer was told must be what the

@@ -1,6 +1,8 @@
 //! The weather_dining world: weather that changes per city, restaurants with
 //! indoor and outdoor tables, and a customer who wants a table tonight.
 
+use std::sync::LazyLock;
+
 use agentsim_engine::{
     Message, MilestoneDag, Progress, Stream, StreamSource, TimeMs, ToolCall, ToolError, Value, Verdict, World, WorldCx,
 };
@@ -40,9 +42,13 @@ impl Persona {
 }
 
 /// The task's milestones.
-pub fn milestones() -> MilestoneDag {
-    MilestoneDag::chain(&["started", "weather_known", "restaurants_found", "reserved", "customer_told"])
-        .expect("the weather_dining milestones form a DAG")
+/// (Built once per process: the judge of every trajectory reads it.)
+pub fn milestones() -> &'static MilestoneDag {
+    static MILESTONES: LazyLock<MilestoneDag> = LazyLock::new(|| {
+        MilestoneDag::chain(&["started", "weather_known", "restaurants_found", "reserved", "customer_told"])
+            .expect("the weather_dining milestones form a DAG")
+    });
+    &MILESTONES
 }
 
 struct Reservation {
@@ -460,7 +466,7 @@ impl World for WeatherDining<'_> {
         if !self.told.iter().any(|(at, id)| *at >= r.at_ms && *id == r.id) {
             return verdict(false, format!("reserved {seating} at {name} but never told the customer"));
         }
-        if let Err(why) = self.progress.check(&milestones()) {
+        if let Err(why) = self.progress.check(milestones()) {
             return verdict(false, format!("milestones out of order: {why}"));
         }
         verdict(true, format!("reserved {seating} for {} at {name} and told the customer", r.party_size))
