@@ -2,6 +2,9 @@
 //! metrics, and a stable digest.
 
 use std::fmt;
+use std::sync::LazyLock;
+
+use blake3::hazmat::{ContextKey, HasherExt, hash_derive_key_context};
 
 use serde::{Deserialize, Serialize};
 
@@ -352,6 +355,11 @@ pub struct Recorder {
     count: u32,
 }
 
+/// The digest's key-derivation context, hashed once per process rather than
+/// for every trajectory.
+static DIGEST_CONTEXT_KEY: LazyLock<ContextKey> =
+    LazyLock::new(|| hash_derive_key_context("agentsim trajectory digest v1"));
+
 /// Encoded bytes buffered before they are hashed: 16 BLAKE3 chunks.
 const HASH_BATCH_BYTES: usize = 16 * 1024;
 
@@ -359,7 +367,8 @@ impl Recorder {
     /// A recorder that keeps events when `keep` is true.
     pub fn new(keep: bool) -> Self {
         Self {
-            hasher: blake3::Hasher::new_derive_key("agentsim trajectory digest v1"),
+            // The same as `Hasher::new_derive_key("agentsim trajectory digest v1")`.
+            hasher: blake3::Hasher::new_from_context_key(&DIGEST_CONTEXT_KEY),
             buf: Vec::with_capacity(HASH_BATCH_BYTES + 1024),
             events: keep.then(Vec::new),
             count: 0,
@@ -368,9 +377,7 @@ impl Recorder {
 
     /// Records one event.
     pub fn record(&mut self, at_ms: TimeMs, kind: EventKind) {
-        let buf = std::mem::take(&mut self.buf);
-        // Encoding a plain data enum into a Vec cannot fail.
-        self.buf = postcard::to_extend(&(at_ms, &kind), buf).expect("postcard encodes events into memory");
+        self.encode(&(at_ms, &kind));
         if self.buf.len() >= HASH_BATCH_BYTES {
             self.hasher.update(&self.buf);
             self.buf.clear();
@@ -385,8 +392,7 @@ impl Recorder {
     /// [`Recorder::record`] of its owned form, which is built only when events are
     /// kept.
     pub(crate) fn record_ref(&mut self, at_ms: TimeMs, kind: EventKindRef<'_>) {
-        let buf = std::mem::take(&mut self.buf);
-        self.buf = postcard::to_extend(&(at_ms, &kind), buf).expect("postcard encodes events into memory");
+        self.encode(&(at_ms, &kind));
         if self.buf.len() >= HASH_BATCH_BYTES {
             self.hasher.update(&self.buf);
             self.buf.clear();
@@ -395,6 +401,13 @@ impl Recorder {
         if let Some(events) = &mut self.events {
             events.push(Event { at_ms, kind: kind.to_owned() });
         }
+    }
+
+    /// Appends the postcard encoding of `event` to the batch.
+    fn encode<T: Serialize + ?Sized>(&mut self, event: &T) {
+        let buf = std::mem::take(&mut self.buf);
+        // Encoding plain data into memory cannot fail.
+        self.buf = postcard::to_extend(event, buf).expect("postcard encodes events into memory");
     }
 
     /// Events recorded so far.
