@@ -3,30 +3,36 @@
 //! The sequence number is assigned at push time, so two events at the same virtual
 //! time pop in the order they were scheduled. That tie-break is what makes the loop
 //! deterministic without comparing event payloads.
+//!
+//! The heap orders small keys (time, sequence, slot); the events themselves wait
+//! in a slab of slots. An event is moved twice (into its slot and out), never
+//! shuffled up and down the heap: the simulator's events carry whole tool
+//! results, more than a hundred bytes each.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use crate::time::TimeMs;
 
-struct Entry<E> {
+struct Entry {
     at_ms: TimeMs,
     seq: u64,
-    event: E,
+    /// Where the event waits in the slab.
+    slot: u32,
 }
 
-impl<E> PartialEq for Entry<E> {
+impl PartialEq for Entry {
     fn eq(&self, other: &Self) -> bool {
         self.at_ms == other.at_ms && self.seq == other.seq
     }
 }
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
+impl Eq for Entry {}
+impl PartialOrd for Entry {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
-impl<E> Ord for Entry<E> {
+impl Ord for Entry {
     fn cmp(&self, other: &Self) -> Ordering {
         // Reversed: BinaryHeap is a max-heap and we want the earliest event first.
         (other.at_ms, other.seq).cmp(&(self.at_ms, self.seq))
@@ -35,7 +41,11 @@ impl<E> Ord for Entry<E> {
 
 /// A queue of events on the virtual clock, popped in (time, sequence) order.
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
+    heap: BinaryHeap<Entry>,
+    /// Pending events by slot; `None` for a free slot.
+    slots: Vec<Option<E>>,
+    /// Free slots, reused before the slab grows.
+    free: Vec<u32>,
     next_seq: u64,
 }
 
@@ -48,20 +58,34 @@ impl<E> Default for EventQueue<E> {
 impl<E> EventQueue<E> {
     /// An empty queue.
     pub fn new() -> Self {
-        Self { heap: BinaryHeap::with_capacity(64), next_seq: 0 }
+        Self { heap: BinaryHeap::with_capacity(64), slots: Vec::with_capacity(64), free: Vec::new(), next_seq: 0 }
     }
 
     /// Schedules `event` at `at_ms`; returns its sequence number.
     pub fn push(&mut self, at_ms: TimeMs, event: E) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry { at_ms, seq, event });
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                debug_assert!(self.slots[slot as usize].is_none(), "a free slot holds no event");
+                self.slots[slot as usize] = Some(event);
+                slot
+            }
+            None => {
+                self.slots.push(Some(event));
+                u32::try_from(self.slots.len() - 1).expect("fewer than 2^32 pending events")
+            }
+        };
+        self.heap.push(Entry { at_ms, seq, slot });
         seq
     }
 
     /// Removes and returns the earliest event with its time and sequence number.
     pub fn pop(&mut self) -> Option<(TimeMs, u64, E)> {
-        self.heap.pop().map(|e| (e.at_ms, e.seq, e.event))
+        let entry = self.heap.pop()?;
+        let event = self.slots[entry.slot as usize].take().expect("a queued slot holds its event");
+        self.free.push(entry.slot);
+        Some((entry.at_ms, entry.seq, event))
     }
 
     /// The time of the earliest event, if any.

@@ -61,43 +61,38 @@ impl StreamSource {
     ///
     /// These are the world's side (world, users, tools): the same in every trial.
     pub fn stream(&self, component: &str) -> Stream {
-        self.derive(component, None)
-    }
-
-    /// BLAKE3 in key-derivation mode (the same as
-    /// `Hasher::new_derive_key("agentsim stream v1")`), fed the scenario key and
-    /// the seed: what every stream's key starts with.
-    fn hasher(&self) -> blake3::Hasher {
-        let mut hasher = blake3::Hasher::new_from_context_key(&STREAM_CONTEXT_KEY);
-        hasher.update(&self.scenario_key);
-        hasher.update(&self.seed.to_le_bytes());
-        hasher
+        self.derive(&[component.as_bytes()])
     }
 
     /// The stream of tool `name`: [`StreamSource::stream`] of `"tool.NAME"`,
     /// without building the name.
     pub fn tool_stream(&self, name: &str) -> Stream {
-        let mut hasher = self.hasher();
-        hasher.update(b"tool.");
-        hasher.update(name.as_bytes());
-        Stream::from_key(hasher)
+        self.derive(&[b"tool.", name.as_bytes()])
     }
 
     /// The stream of one of the agent's components (`"planner"`, `"model"`,
     /// `"stack.retry"`): it differs between trials of the same seed, and equals
     /// [`StreamSource::stream`] in trial 0.
     pub fn agent_stream(&self, component: &str) -> Stream {
-        self.derive(component, (self.trial > 0).then_some(self.trial))
+        if self.trial > 0 {
+            self.derive(&[component.as_bytes(), b"\0trial", &self.trial.to_le_bytes()])
+        } else {
+            self.derive(&[component.as_bytes()])
+        }
     }
 
-    fn derive(&self, component: &str, trial: Option<u32>) -> Stream {
-        let mut hasher = self.hasher();
-        hasher.update(component.as_bytes());
-        if let Some(trial) = trial {
-            hasher.update(b"\0trial");
-            hasher.update(&trial.to_le_bytes());
+    /// The stream keyed by BLAKE3 in key-derivation mode (the same as
+    /// `Hasher::new_derive_key("agentsim stream v1")`) over the scenario key, the
+    /// seed and `name`'s pieces. One function, so the 2 KB hasher stays in its
+    /// frame rather than being moved between calls.
+    fn derive(&self, name: &[&[u8]]) -> Stream {
+        let mut hasher = blake3::Hasher::new_from_context_key(&STREAM_CONTEXT_KEY);
+        hasher.update(&self.scenario_key);
+        hasher.update(&self.seed.to_le_bytes());
+        for piece in name {
+            hasher.update(piece);
         }
-        Stream::from_key(hasher)
+        Stream { rng: ChaCha8Rng::from_seed(*hasher.finalize().as_bytes()) }
     }
 }
 
@@ -111,11 +106,6 @@ pub struct Stream {
 }
 
 impl Stream {
-    /// The stream keyed by everything `hasher` was fed.
-    fn from_key(hasher: blake3::Hasher) -> Stream {
-        Stream { rng: ChaCha8Rng::from_seed(*hasher.finalize().as_bytes()) }
-    }
-
     /// A sub-stream for the `index`-th use (for example the n-th call of a tool).
     ///
     /// Sub-streams are counter-based: the draws of call n do not depend on how many
