@@ -22,19 +22,41 @@ fn times(n: u64) -> Vec<u64> {
     (0..n).map(|i| (i * 7_919) % 5_000 + i / 3).collect()
 }
 
+/// An event the size of the simulator's own (`Ev` with a whole tool result in it:
+/// 144 bytes). Ordered like any payload, but the sequence number always decides
+/// first.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Realistic([u64; 18]);
+
+/// A small event (a timer token).
+type Small = u32;
+
 fn queue(c: &mut Criterion) {
     let times = times(1_000);
-    let mut group = c.benchmark_group("queue_1000_push_pop");
+    queue_group::<Realistic>(c, "queue_1000_push_pop", &times, |t| Realistic([t; 18]), |e| e.0[17]);
+    queue_group::<Small>(c, "queue_1000_push_pop_small", &times, |t| t as u32, |e| u64::from(*e));
+}
+
+/// The event queue against a bare `BinaryHeap` of (time, sequence, event) doing
+/// the same pushes and pops.
+fn queue_group<E: Ord + Copy>(
+    c: &mut Criterion,
+    name: &str,
+    times: &[u64],
+    make: impl Fn(u64) -> E,
+    read: impl Fn(&E) -> u64,
+) {
+    let mut group = c.benchmark_group(name);
     group.throughput(Throughput::Elements(times.len() as u64));
     group.bench_function("event_queue", |b| {
         b.iter(|| {
             let mut q = EventQueue::new();
-            for &t in &times {
-                q.push(t, t as u32);
+            for &t in times {
+                q.push(t, make(t));
             }
             let mut sum = 0u64;
             while let Some((t, _, e)) = q.pop() {
-                sum = sum.wrapping_add(t ^ u64::from(e));
+                sum = sum.wrapping_add(t ^ read(&e));
             }
             black_box(sum)
         })
@@ -43,11 +65,11 @@ fn queue(c: &mut Criterion) {
         b.iter(|| {
             let mut q = BinaryHeap::new();
             for (seq, &t) in times.iter().enumerate() {
-                q.push(Reverse((t, seq as u64, t as u32)));
+                q.push(Reverse((t, seq as u64, make(t))));
             }
             let mut sum = 0u64;
             while let Some(Reverse((t, _, e))) = q.pop() {
-                sum = sum.wrapping_add(t ^ u64::from(e));
+                sum = sum.wrapping_add(t ^ read(&e));
             }
             black_box(sum)
         })

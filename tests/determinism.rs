@@ -35,17 +35,17 @@ fn different_seeds_give_different_trajectories() {
     assert_eq!(digests.len(), 300, "every seed has its own trajectory");
 }
 
+/// Also across chunk sizes: the sweep hands one chunk to the ordered sink while
+/// the pool computes the next, so small chunks exercise that overlap many times.
 #[test]
 fn sweep_output_is_byte_identical_on_1_and_4_threads() {
     let dir = tempfile::tempdir().unwrap();
     let mut files = Vec::new();
-    for threads in ["1", "4"] {
-        let out = format!("out-{threads}");
-        let output = agentsim(
-            dir.path(),
-            &["sweep", "--agent", "naive", "--seeds", "0..600", "--out", &out],
-            &[("RAYON_NUM_THREADS", threads)],
-        );
+    for (threads, chunk_seeds) in [("1", None), ("4", None), ("4", Some("50")), ("2", Some("7"))] {
+        let out = format!("out-{threads}-{}", chunk_seeds.unwrap_or("default"));
+        let mut env = vec![("RAYON_NUM_THREADS", threads)];
+        env.extend(chunk_seeds.map(|n| ("AGENTSIM_CHUNK_SEEDS", n)));
+        let output = agentsim(dir.path(), &["sweep", "--agent", "naive", "--seeds", "0..600", "--out", &out], &env);
         assert!(output.status.success(), "{}", text(&output));
         let csv = std::fs::read(dir.path().join(&out).join("trajectories.csv")).unwrap();
         let summary = std::fs::read(dir.path().join(&out).join("summary.json")).unwrap();
@@ -60,9 +60,11 @@ fn sweep_output_is_byte_identical_on_1_and_4_threads() {
         assert!(!failures.is_empty(), "a naive sweep of 600 seeds has failures to keep");
         files.push((csv, summary, failures));
     }
-    assert!(files[0].0 == files[1].0, "trajectories.csv differs between 1 and 4 threads");
-    assert!(files[0].1 == files[1].1, "summary.json differs between 1 and 4 threads");
-    assert!(files[0].2 == files[1].2, "failures/ differs between 1 and 4 threads");
+    for (i, other) in files.iter().enumerate().skip(1) {
+        assert!(files[0].0 == other.0, "trajectories.csv differs between run 0 and run {i}");
+        assert!(files[0].1 == other.1, "summary.json differs between run 0 and run {i}");
+        assert!(files[0].2 == other.2, "failures/ differs between run 0 and run {i}");
+    }
 }
 
 #[test]
