@@ -9,6 +9,10 @@ use std::hint::black_box;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
 use agentsim::Runner;
+
+// The allocator the `agentsim` binary runs with, so the benches time what it runs.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use agentsim_engine::queue::EventQueue;
 use agentsim_worlds::{Prepared, Scenario};
 
