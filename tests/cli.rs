@@ -23,6 +23,16 @@ fn sweep_with_no_arguments_runs_the_embedded_default() {
     assert!(completion["lo"].as_f64().unwrap() <= completion["rate"].as_f64().unwrap());
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("completion") && stdout.contains("digest"), "{stdout}");
+    // The speed on stderr: trajectories and simulated time per wall-clock second.
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let speed = stderr.lines().find(|l| l.starts_with("1000 trajectories in ")).unwrap_or_else(|| panic!("{stderr}"));
+    let virtual_rate: f64 = speed
+        .split(", ")
+        .nth(1)
+        .and_then(|s| s.strip_suffix(" virtual seconds per second)"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no virtual seconds per second in `{speed}`"));
+    assert!(virtual_rate > 0.0, "{speed}");
     // Nothing half-written is left behind.
     let leftovers: Vec<_> = std::fs::read_dir(dir.path().join("out"))
         .unwrap()

@@ -316,6 +316,8 @@ impl Sweep<'_> {
         // The first failing seeds of each failure mode (first trial), in seed order.
         let mut failing = done.failing;
         let done_until;
+        // Virtual time simulated by this run (not by the rows a resume read back).
+        let mut virtual_ms_ran: u64 = 0;
         {
             let file = csv_file.writer();
             if !header_written {
@@ -339,6 +341,7 @@ impl Sweep<'_> {
                 |swept| {
                     let Swept { trial, record, line } = swept?;
                     builder.add_record(&record);
+                    virtual_ms_ran = virtual_ms_ran.saturating_add(record.virtual_ms);
                     progress.advance(1);
                     if trial == 0
                         && record.outcome != Outcome::Success
@@ -367,10 +370,12 @@ impl Sweep<'_> {
         write_atomic(&out.join("summary.json"), json.as_bytes())?;
         let elapsed = started.elapsed();
         let ran = (done_until - done.next_seed).saturating_mul(u64::from(trials));
+        let seconds = elapsed.as_secs_f64().max(1e-9);
         eprintln!(
-            "{ran} trajectories in {:.2} s ({:.0} per second)",
+            "{ran} trajectories in {:.2} s ({:.0} per second, {:.0} virtual seconds per second)",
             elapsed.as_secs_f64(),
-            ran as f64 / elapsed.as_secs_f64().max(1e-9)
+            ran as f64 / seconds,
+            virtual_ms_ran as f64 / 1000.0 / seconds
         );
         Ok(summary)
     }
