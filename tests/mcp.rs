@@ -119,6 +119,32 @@ fn a_scripted_client_meets_a_fault_solves_the_task_and_the_session_replays() {
 }
 
 #[test]
+fn layers_between_the_client_and_the_tools_absorb_the_fault_and_replay_with_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/mcp/support_desk_client.py");
+    let layers = concat!(env!("CARGO_MANIFEST_DIR"), "/seeds/stacks/retry.ron");
+    let output = Command::new("python3")
+        .current_dir(dir.path())
+        .args([script, "--", env!("CARGO_BIN_EXE_agentsim"), "mcp", "--seed", "1"])
+        .args(["--layers", layers, "--record", "layered.ron"])
+        .output()
+        .expect("python3 runs");
+    let log = text(&output);
+    assert!(output.status.success(), "{log}");
+    // The same seed as the scripted client's test above, whose first lookup meets
+    // a 503: the retry layer sends it again, and the client only sees the answer.
+    assert!(!log.contains("lookup_order failed"), "{log}");
+    assert!(log.contains("lookup_order -> ok"), "{log}");
+    assert!(log.contains("tool calls 5 (1 failed, 1 faults)"), "{log}");
+    assert!(log.contains("outcome: success"), "{log}");
+    let incident = std::fs::read_to_string(dir.path().join("layered.ron")).unwrap();
+    assert!(incident.contains("Retry("), "the incident keeps the layers: {incident}");
+    let replay = agentsim(dir.path(), &["replay", "layered.ron"], &[]);
+    assert!(replay.status.success(), "{}", text(&replay));
+    assert!(String::from_utf8_lossy(&replay.stdout).contains("PASS layered.ron: success"), "{}", text(&replay));
+}
+
+#[test]
 fn calls_past_the_budget_say_the_session_has_ended_and_it_still_replays() {
     let dir = tempfile::tempdir().unwrap();
     let record = dir.path().join("budget.ron");

@@ -105,7 +105,7 @@ impl StackSpec {
     /// ... appended for a second or third layer of the same kind, so that two layers
     /// never share draws.
     pub fn build(&self, expert: Box<dyn Agent>, streams: &StreamSource) -> Box<dyn Agent> {
-        let mut agent: Box<dyn Agent> = match &self.planner {
+        let planner: Box<dyn Agent> = match &self.planner {
             PlannerSpec::Oracle => expert,
             PlannerSpec::Noisy(config) => {
                 Box::new(NoisyPlanner::new(expert, config.clone(), streams.agent_stream("planner")))
@@ -113,6 +113,14 @@ impl StackSpec {
             PlannerSpec::External(config) => Box::new(ExternalAgent::new(config.clone())),
             PlannerSpec::Replayed(steps) => Box::new(ReplayedAgent::new(steps.clone())),
         };
+        self.wrap(planner, streams)
+    }
+
+    /// Wraps `planner` (any agent: the one this spec names, or one that lives
+    /// elsewhere, such as an MCP client) in this spec's layers, in list order,
+    /// with the streams [`StackSpec::build`] gives them.
+    pub fn wrap(&self, planner: Box<dyn Agent>, streams: &StreamSource) -> Box<dyn Agent> {
+        let mut agent = planner;
         for (i, layer) in self.layers.iter().enumerate() {
             let stream = || streams.agent_stream(&self.stream_name(i));
             agent = match layer {

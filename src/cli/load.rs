@@ -79,6 +79,15 @@ pub fn scenario(spec: &str) -> Result<Prepared, Failure> {
     Ok(Prepared::new(scenario))
 }
 
+/// The layers of the stack file at `path` (its planner is not used), checked
+/// against the scenario's tools: what `mcp --layers` puts around the client.
+pub fn layers(path: &str, prepared: &Prepared) -> Result<Vec<agentsim_agents::LayerSpec>, Failure> {
+    let text = read_text(path, "stack file")?;
+    let stack = parse_stack(&text, path).map_err(|e| Failure::input(e.to_string()))?;
+    check_tools(&stack, path, prepared)?;
+    Ok(stack.layers)
+}
+
 /// The external agents' wall-clock limit per answer when no `--turn-limit-ms` applies.
 pub const TURN_LIMIT_MS_DEFAULT: u64 = 10_000;
 
@@ -102,14 +111,20 @@ pub fn agent(spec: &str, prepared: &Prepared, turn_limit_ms: u64, layers: Option
         }
         (_, None) => {}
     }
-    let spec = layers.unwrap_or(spec);
-    if let Some(tool) = stack.unknown_tools(&prepared.catalog).first() {
-        return Err(Failure::input(format!(
+    check_tools(&stack, layers.unwrap_or(spec), prepared)?;
+    Ok(stack)
+}
+
+/// Refuses a stack whose layers name a tool the scenario lacks; `spec` names the
+/// file in the message.
+fn check_tools(stack: &StackSpec, spec: &str, prepared: &Prepared) -> Result<(), Failure> {
+    match stack.unknown_tools(&prepared.catalog).first() {
+        Some(tool) => Err(Failure::input(format!(
             "{spec}: field `forbidden_tools`: unknown tool `{tool}` (the scenario's tools: {})",
             prepared.catalog.specs().iter().map(|s| s.def.name.as_str()).collect::<Vec<_>>().join(", ")
-        )));
+        ))),
+        None => Ok(()),
     }
-    Ok(stack)
 }
 
 fn stack(spec: &str) -> Result<StackSpec, Failure> {

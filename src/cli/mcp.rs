@@ -36,6 +36,11 @@ pub struct McpArgs {
     /// SCALE) as the agent's think time, for agents that back off by sleeping.
     #[arg(long, value_name = "SCALE")]
     wall_clock: Option<f64>,
+    /// Put the layers of this stack file (its planner is not used) between the
+    /// client and the tools: retries, a loop detector, guardrails... The session
+    /// records them, so its replay runs them too.
+    #[arg(long, value_name = "FILE")]
+    layers: Option<String>,
 }
 
 /// Runs the server until stdin closes; the verdict goes to stderr (stdout is the
@@ -53,10 +58,15 @@ pub fn mcp(args: &McpArgs) -> Result<ExitCode, Failure> {
         return Err(Failure::input(format!("--wall-clock: expected a finite number > 0, found {scale}")));
     }
     let prepared = load::scenario(&args.scenario)?;
+    let layers = match &args.layers {
+        Some(path) => load::layers(path, &prepared)?,
+        None => Vec::new(),
+    };
     let options = Options {
         fault_scale: args.fault_scale,
         reply_wait_ms: args.reply_wait_ms,
         wall_clock_scale: args.wall_clock,
+        layers: layers.clone(),
         ..Options::new(args.seed)
     };
     eprintln!(
@@ -85,7 +95,7 @@ pub fn mcp(args: &McpArgs) -> Result<ExitCode, Failure> {
     );
     if let Some(path) = &args.record {
         // The client's calls are the planner: the incident replays them.
-        let stack = StackSpec { planner: PlannerSpec::Replayed(recorded_steps(&t)), layers: Vec::new() };
+        let stack = StackSpec { planner: PlannerSpec::Replayed(recorded_steps(&t)), layers };
         let incident = Incident::record(&prepared, None, args.seed, args.fault_scale, "mcp", &stack, &t);
         write_atomic(path, incident.to_ron().as_bytes())?;
         eprintln!("recorded {}; replay it with: agentsim replay {}", path.display(), path.display());

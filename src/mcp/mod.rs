@@ -15,6 +15,7 @@ use std::io::{self, BufRead, Write};
 use std::sync::mpsc;
 
 use agentsim_agents::external::protocol::{from_json, to_json, tool_list};
+use agentsim_agents::{LayerSpec, PlannerSpec, StackSpec};
 use agentsim_engine::{Catalog, Input, Message, Reply, Trajectory};
 use agentsim_worlds::Prepared;
 use serde_json::{Map, Value as Json, json};
@@ -53,12 +54,23 @@ pub struct Options {
     /// think-time draw), so an agent that backs off by sleeping moves the virtual
     /// clock. Recorded in each decision, so the replay is exact.
     pub wall_clock_scale: Option<f64>,
+    /// `--layers FILE`: stack layers between the client and the tools (its
+    /// planner is not used): a retry layer, say, absorbs a 503 the client then
+    /// never sees. Empty: the client calls the tools directly.
+    pub layers: Vec<LayerSpec>,
 }
 
 impl Options {
     /// Defaults for `seed`: fault scale 1, a minute's wait for replies, 1 MiB lines.
     pub fn new(seed: u64) -> Self {
-        Self { seed, fault_scale: 1.0, reply_wait_ms: 60_000, line_bytes_max: 1 << 20, wall_clock_scale: None }
+        Self {
+            seed,
+            fault_scale: 1.0,
+            reply_wait_ms: 60_000,
+            line_bytes_max: 1 << 20,
+            wall_clock_scale: None,
+            layers: Vec::new(),
+        }
     }
 }
 
@@ -76,9 +88,12 @@ pub fn serve(
     let (to_agent, from_server) = mpsc::channel::<Command>();
     let messaging = prepared.catalog.id("send_message");
     let bridge = Bridge::new(to_server, from_server, messaging, options.reply_wait_ms);
+    // The client is the planner; the layers, if any, stand between it and the tools.
+    let layers = StackSpec { planner: PlannerSpec::Oracle, layers: options.layers.clone() };
     std::thread::scope(|scope| {
-        let worker =
-            scope.spawn(move || prepared.run(options.seed, &config, move |_expert, _streams| Box::new(bridge)));
+        let worker = scope.spawn(move || {
+            prepared.run(options.seed, &config, move |_expert, streams| layers.wrap(Box::new(bridge), streams))
+        });
         let mut server = Server {
             catalog: &prepared.catalog,
             output,
