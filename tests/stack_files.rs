@@ -57,7 +57,7 @@ fn a_stack_file_cannot_start_a_process() {
 fn every_layer_sweeps_byte_identically_on_1_and_4_threads() {
     let dir = tempfile::tempdir().unwrap();
     let stacks = Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/stacks");
-    for name in ["hardened.ron", "context_budget.ron", "backoff.ron"] {
+    for name in ["hardened.ron", "context_budget.ron", "backoff.ron", "resilient_from_user.ron"] {
         let stack = stacks.join(name).to_string_lossy().into_owned();
         let mut files = Vec::new();
         for threads in ["1", "4"] {
@@ -97,6 +97,26 @@ fn the_hardened_stack_never_pays_twice_and_approvals_take_time() {
     assert!(hardened.completion.rate >= 0.97, "{:?}", hardened.completion);
     // A human approving each refund costs virtual time.
     assert!(hardened.virtual_ms.p50 > resilient.virtual_ms.p50 + 30_000);
+}
+
+#[test]
+fn messages_only_to_a_customer_the_user_named() {
+    let resilient = summary(&preset("resilient"), 0..2_000, 1.0);
+    let from_user = summary(&stack_file("resilient_from_user.ron"), 0..2_000, 1.0);
+    // resilient's one remaining violation in support_desk: a final message to a
+    // misread customer id. The `FromUser` rule refuses it, and the planner tries again.
+    assert!(
+        resilient.minefields.get("message_to_wrong_customer").is_some_and(|n| *n > 0),
+        "{:?}",
+        resilient.minefields
+    );
+    assert!(!from_user.minefields.contains_key("message_to_wrong_customer"), "{:?}", from_user.minefields);
+    assert!(
+        from_user.completion.rate > resilient.completion.rate,
+        "{:?} vs {:?}",
+        from_user.completion,
+        resilient.completion
+    );
 }
 
 #[test]

@@ -19,6 +19,11 @@
 //! - `RequireBefore { tool, required }`: `tool` may be called only after a
 //!   well-formed success of `required` passed up through this layer (a lookup
 //!   before a refund, a confirmation message before a write).
+//! - `FromUser { tool, arg }`: the string argument must appear in something the
+//!   user said (a message that passed up through this layer). A reply addressed
+//!   by id goes to the person the agent is talking to, not to an id misread from
+//!   a record: the `message_to_wrong_customer` that `AtMostSeen` cannot catch,
+//!   because a message reads no record.
 //!
 //! A refused call never leaves the layer: the inner agent is told why
 //! (`Input::Blocked`) and decides again, at most [`REFUSALS_MAX`] times in a row
@@ -81,13 +86,20 @@ pub enum Rule {
         /// The tool that must have succeeded first.
         required: String,
     },
+    /// The string argument `arg` of `tool` must appear in a message from the user.
+    FromUser {
+        /// The tool, by name.
+        tool: String,
+        /// The argument (a string: an id, a name).
+        arg: String,
+    },
 }
 
 impl Rule {
     /// The tool names the rule mentions.
     pub fn tools(&self) -> Vec<&str> {
         match self {
-            Rule::ArgRange { tool, .. } => vec![tool],
+            Rule::ArgRange { tool, .. } | Rule::FromUser { tool, .. } => vec![tool],
             Rule::RequireBefore { tool, required } => vec![tool, required],
         }
     }
@@ -121,16 +133,27 @@ pub struct Guardrail {
     seen: Vec<Seen>,
     /// Tools with a well-formed success so far (for `RequireBefore`).
     succeeded: Vec<ToolId>,
+    /// What the user said, the latest [`SEEN_MAX`] messages (for `FromUser`).
+    heard: Vec<String>,
 }
 
 impl Guardrail {
     /// Wraps `inner`. The guardrail draws no randomness.
     pub fn new(inner: Box<dyn Agent>, config: GuardrailConfig) -> Self {
-        Self { inner, config, seen: Vec::new(), succeeded: Vec::new() }
+        Self { inner, config, seen: Vec::new(), succeeded: Vec::new(), heard: Vec::new() }
     }
 
-    /// Remembers a well-formed success of a tool that constraints read from.
+    /// Remembers what the user said (when a rule asks for it) and a well-formed
+    /// success of a tool that constraints read from.
     fn observe(&mut self, input: &Input, cx: &AgentCx<'_>) {
+        if let Input::User(message) = input
+            && self.config.rules.iter().any(|r| matches!(r, Rule::FromUser { .. }))
+        {
+            if self.heard.len() >= SEEN_MAX {
+                self.heard.remove(0);
+            }
+            self.heard.push(message.text.clone());
+        }
         let Input::Tool(result) = input else { return };
         let Reply::Ok(body) = &result.reply else {
             return;
@@ -191,7 +214,16 @@ impl Guardrail {
                     detail: format!("`{required}` must succeed before `{tool}`"),
                 })
             }
-            Rule::ArgRange { .. } | Rule::RequireBefore { .. } => None,
+            Rule::FromUser { tool, arg } if tool == name => {
+                // Nothing to check: a missing required argument is the service's to reject.
+                let value = call.args.get(arg)?;
+                let said = value.as_str().is_some_and(|s| !s.is_empty() && self.heard.iter().any(|t| t.contains(s)));
+                (!said).then(|| Refusal {
+                    rule: "from_user",
+                    detail: format!("`{arg}` {} is not in anything the user said", value.render()),
+                })
+            }
+            Rule::ArgRange { .. } | Rule::RequireBefore { .. } | Rule::FromUser { .. } => None,
         }
     }
 
@@ -455,6 +487,32 @@ mod tests {
         assert_eq!(run(refund("o-1", 0), news_ok.clone()).as_deref(), Some("arg_range"));
         assert_eq!(run(refund("o-1", 500), news_ok).as_deref(), None);
         assert_eq!(run(refund("o-1", 100), testkit::user("hi")).as_deref(), Some("require_before"));
+    }
+
+    #[test]
+    fn from_user_refuses_an_id_the_user_never_said() {
+        let catalog = testkit::catalog();
+        let config = GuardrailConfig {
+            enforce_tool_constraints: false,
+            forbidden_tools: vec![],
+            rules: vec![Rule::FromUser { tool: "refund_order".into(), arg: "order_id".into() }],
+        };
+        // The user speaks first; then the planner calls.
+        let run = |said: &str, call: ToolCall| {
+            let (inner, _) = Script::new([testkit::idle(), Action::Call(call)], testkit::idle());
+            let mut layer = Guardrail::new(inner, config.clone());
+            step(&mut layer, &catalog, 0, testkit::user(said));
+            blocked_rule(&step(&mut layer, &catalog, 1, Input::Wake))
+        };
+        assert_eq!(run("please refund o-17", refund("o-17", 5)).as_deref(), None);
+        // One digit misread: o-11 was never said.
+        assert_eq!(run("please refund o-17", refund("o-11", 5)).as_deref(), Some("from_user"));
+        assert_eq!(run("please refund it", refund("", 5)).as_deref(), Some("from_user"));
+        // A call without the argument is the service's to reject.
+        let bare = ToolCall::new(catalog.id("refund_order").unwrap(), Value::map([("amount_cents", Value::Int(5))]));
+        assert_eq!(run("hi", bare).as_deref(), None);
+        // Other tools are not concerned.
+        assert_eq!(run("hi", lookup("o-11")).as_deref(), None);
     }
 
     #[test]
