@@ -1,0 +1,13 @@
+//! What the four worlds share, one job per module. `read.rs` (beside this
+//! folder) holds what their experts share when reading results; the kit holds
+//! the rest, so that a world's own files say only what makes that world
+//! different.
+//!
+//! - [`args`]: reading a call's required arguments, with the 400 a service
+//!   answers when one is missing.
+//! - [`outbox`]: numbering the messages a world's user receives.
+//! - [`escalation`]: what every world's `escalate` tool does.
+
+pub mod args;
+pub mod escalation;
+pub mod outbox;
