@@ -5,9 +5,12 @@
 //!
 //! - [`args`]: reading a call's required arguments, with the 400 a service
 //!   answers when one is missing.
+//! - [`catalog`]: a world's tool specs with `authenticate` last, and the
+//!   `escalate` tool every world documents.
 //! - [`outbox`]: numbering the messages a world's user receives.
 //! - [`escalation`]: what every world's `escalate` tool does.
 
 pub mod args;
+pub mod catalog;
 pub mod escalation;
 pub mod outbox;

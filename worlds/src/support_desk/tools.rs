@@ -3,6 +3,7 @@
 use agentsim_engine::{Constraint, ToolDef, ToolId, ToolKind, ToolSpec, ValueKind};
 
 use super::config::Tools;
+use crate::kit::catalog::{escalate_def, specs_with_authenticate};
 
 /// Tool ids of support_desk in a catalog.
 #[derive(Clone, Copy, Debug)]
@@ -99,20 +100,7 @@ pub fn specs(tools: &Tools) -> Vec<ToolSpec> {
             .field("status", Str),
             &tools.send_message,
         ),
-        (
-            ToolDef::new("escalate", ToolKind::Write, "Hands the conversation to a human agent.")
-                .id_arg("customer_id")
-                .arg("reason", Str, false)
-                .field("ticket_id", Str),
-            &tools.escalate,
-        ),
+        (escalate_def("customer_id", "Hands the conversation to a human agent."), &tools.escalate),
     ];
-    let mut specs: Vec<ToolSpec> =
-        defs.into_iter().map(|(def, config)| ToolSpec { def, config: config.clone() }).collect();
-    specs.push(ToolSpec {
-        def: ToolDef::new(agentsim_engine::tool::AUTHENTICATE, ToolKind::Read, "Renews the session token after a 401.")
-            .field("token", Str),
-        config: tools.authenticate.clone(),
-    });
-    specs
+    specs_with_authenticate(defs, &tools.authenticate)
 }
