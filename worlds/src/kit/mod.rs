@@ -5,12 +5,15 @@
 //!
 //! - [`args`]: reading a call's required arguments, with the 400 a service
 //!   answers when one is missing.
+//! - [`case`]: where an expert's case stands (the conversation and the
+//!   failure counts), and the calls every expert makes the same way.
 //! - [`catalog`]: a world's tool specs with `authenticate` last, and the
 //!   `escalate` tool every world documents.
 //! - [`outbox`]: numbering the messages a world's user receives.
 //! - [`escalation`]: what every world's `escalate` tool does.
 
 pub mod args;
+pub mod case;
 pub mod catalog;
 pub mod escalation;
 pub mod outbox;
