@@ -5,6 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use agentsim_engine::{Latency, TimeMs, ToolConfig};
 
+use crate::kit::checks::{not_empty, persona_weights, positive_interval, unique_ids};
+
 /// A traveller.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -186,26 +188,10 @@ impl FlightBookingConfig {
     /// Cross-checks that serde cannot express. Returns (field path, value to point
     /// at, message) for the first problem.
     pub fn check(&self) -> Result<(), (String, String, String)> {
-        for (i, t) in self.travellers.iter().enumerate() {
-            if self.travellers[..i].iter().any(|o| o.id == t.id) {
-                return Err((
-                    format!("travellers[{i}].id"),
-                    t.id.clone(),
-                    format!("duplicate traveller id `{}`", t.id),
-                ));
-            }
-        }
-        if self.travellers.is_empty() {
-            return Err(("travellers".into(), "travellers".into(), "at least one traveller is needed".into()));
-        }
-        for (i, f) in self.flights.iter().enumerate() {
-            if self.flights[..i].iter().any(|o| o.id == f.id) {
-                return Err((format!("flights[{i}].id"), f.id.clone(), format!("duplicate flight id `{}`", f.id)));
-            }
-        }
-        if self.flights.is_empty() {
-            return Err(("flights".into(), "flights".into(), "at least one flight is needed".into()));
-        }
+        unique_ids(self.travellers.iter().map(|t| t.id.as_str()), "travellers", "traveller")?;
+        not_empty(self.travellers.is_empty(), "travellers", "traveller")?;
+        unique_ids(self.flights.iter().map(|f| f.id.as_str()), "flights", "flight")?;
+        not_empty(self.flights.is_empty(), "flights", "flight")?;
         if !(0..=FARE_CENTS_MAX).contains(&self.fare_step_cents_max) {
             return Err((
                 "fare_step_cents_max".into(),
@@ -220,20 +206,13 @@ impl FlightBookingConfig {
                 format!("expected a positive fare in cents up to {FARE_CENTS_MAX}, found {}", self.fare_cents_min),
             ));
         }
-        if self.fare_tick_ms.max_ms() == 0 {
-            return Err(("fare_tick_ms".into(), "fare_tick_ms".into(), "fare ticks need a positive interval".into()));
-        }
+        positive_interval(&self.fare_tick_ms, "fare_tick_ms", "fare ticks")?;
         let p = &self.personas;
-        let weights =
-            [("clear", p.clear), ("vague", p.vague), ("changes_mind", p.changes_mind), ("impatient", p.impatient)];
-        for (name, w) in weights {
-            if !(w.is_finite() && w >= 0.0) {
-                return Err((format!("personas.{name}"), name.into(), format!("expected a weight >= 0, found {w}")));
-            }
-        }
-        if weights.iter().map(|(_, w)| w).sum::<f64>() <= 0.0 {
-            return Err(("personas".into(), "personas".into(), "at least one persona weight must be positive".into()));
-        }
-        Ok(())
+        persona_weights(&[
+            ("clear", p.clear),
+            ("vague", p.vague),
+            ("changes_mind", p.changes_mind),
+            ("impatient", p.impatient),
+        ])
     }
 }

@@ -9,11 +9,14 @@
 //!   failure counts), and the calls every expert makes the same way.
 //! - [`catalog`]: a world's tool specs with `authenticate` last, and the
 //!   `escalate` tool every world documents.
+//! - [`checks`]: the cross-checks of a world's configuration that every world
+//!   makes (unique ids, lists not empty, event intervals, persona weights).
 //! - [`outbox`]: numbering the messages a world's user receives.
 //! - [`escalation`]: what every world's `escalate` tool does.
 
 pub mod args;
 pub mod case;
 pub mod catalog;
+pub mod checks;
 pub mod escalation;
 pub mod outbox;

@@ -4,6 +4,8 @@ use serde::{Deserialize, Serialize};
 
 use agentsim_engine::{Latency, Probability, TimeMs, ToolConfig};
 
+use crate::kit::checks::{not_empty, persona_weights, positive_interval, unique_ids};
+
 /// An editor who asks for summaries.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -127,17 +129,9 @@ impl NewsroomConfig {
     /// Cross-checks that serde cannot express. Returns (field path, value to point
     /// at, message) for the first problem.
     pub fn check(&self) -> Result<(), (String, String, String)> {
-        for (i, e) in self.editors.iter().enumerate() {
-            if self.editors[..i].iter().any(|o| o.id == e.id) {
-                return Err((format!("editors[{i}].id"), e.id.clone(), format!("duplicate editor id `{}`", e.id)));
-            }
-        }
-        if self.editors.is_empty() {
-            return Err(("editors".into(), "editors".into(), "at least one editor is needed".into()));
-        }
-        if self.topics.is_empty() {
-            return Err(("topics".into(), "topics".into(), "at least one topic is needed".into()));
-        }
+        unique_ids(self.editors.iter().map(|e| e.id.as_str()), "editors", "editor")?;
+        not_empty(self.editors.is_empty(), "editors", "editor")?;
+        not_empty(self.topics.is_empty(), "topics", "topic")?;
         if self.summary_size_min == 0
             || self.summary_size_max < self.summary_size_min
             || self.summary_size_max > self.initial_stories
@@ -158,19 +152,8 @@ impl NewsroomConfig {
                 format!("expected at most 1000 stories, found {}", self.initial_stories),
             ));
         }
-        if self.arrival_ms.max_ms() == 0 {
-            return Err(("arrival_ms".into(), "arrival_ms".into(), "arrivals need a positive interval".into()));
-        }
+        positive_interval(&self.arrival_ms, "arrival_ms", "arrivals")?;
         let p = &self.personas;
-        let weights = [("clear", p.clear), ("vague", p.vague), ("impatient", p.impatient)];
-        for (name, w) in weights {
-            if !(w.is_finite() && w >= 0.0) {
-                return Err((format!("personas.{name}"), name.into(), format!("expected a weight >= 0, found {w}")));
-            }
-        }
-        if weights.iter().map(|(_, w)| w).sum::<f64>() <= 0.0 {
-            return Err(("personas".into(), "personas".into(), "at least one persona weight must be positive".into()));
-        }
-        Ok(())
+        persona_weights(&[("clear", p.clear), ("vague", p.vague), ("impatient", p.impatient)])
     }
 }

@@ -4,6 +4,8 @@ use serde::{Deserialize, Serialize};
 
 use agentsim_engine::{Latency, TimeMs, ToolConfig};
 
+use crate::kit::checks::{not_empty, persona_weights, unique_ids};
+
 /// A customer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -222,11 +224,7 @@ impl SupportDeskConfig {
     /// with items, usable persona weights. Returns (field path, value to point at,
     /// message) for the first problem.
     pub fn check(&self) -> Result<(), (String, String, String)> {
-        for (i, c) in self.customers.iter().enumerate() {
-            if self.customers[..i].iter().any(|o| o.id == c.id) {
-                return Err((format!("customers[{i}].id"), c.id.clone(), format!("duplicate customer id `{}`", c.id)));
-            }
-        }
+        unique_ids(self.customers.iter().map(|c| c.id.as_str()), "customers", "customer")?;
         for (i, o) in self.orders.iter().enumerate() {
             if self.orders[..i].iter().any(|p| p.id == o.id) {
                 return Err((format!("orders[{i}].id"), o.id.clone(), format!("duplicate order id `{}`", o.id)));
@@ -242,20 +240,13 @@ impl SupportDeskConfig {
                 return Err((format!("orders[{i}].items"), o.id.clone(), "an order needs at least one item".into()));
             }
         }
-        if self.orders.is_empty() {
-            return Err(("orders".into(), "orders".into(), "at least one order is needed".into()));
-        }
+        not_empty(self.orders.is_empty(), "orders", "order")?;
         let p = &self.personas;
-        let weights =
-            [("clear", p.clear), ("vague", p.vague), ("changes_mind", p.changes_mind), ("impatient", p.impatient)];
-        for (name, w) in weights {
-            if !(w.is_finite() && w >= 0.0) {
-                return Err((format!("personas.{name}"), name.into(), format!("expected a weight >= 0, found {w}")));
-            }
-        }
-        if p.clear + p.vague + p.changes_mind + p.impatient <= 0.0 {
-            return Err(("personas".into(), "personas".into(), "at least one persona weight must be positive".into()));
-        }
-        Ok(())
+        persona_weights(&[
+            ("clear", p.clear),
+            ("vague", p.vague),
+            ("changes_mind", p.changes_mind),
+            ("impatient", p.impatient),
+        ])
     }
 }

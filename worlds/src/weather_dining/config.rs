@@ -5,6 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use agentsim_engine::{Latency, Probability, TimeMs, ToolConfig};
 
+use crate::kit::checks::{not_empty, persona_weights, positive_interval, unique_ids};
+
 /// A customer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -152,23 +154,9 @@ impl WeatherDiningConfig {
     /// Cross-checks that serde cannot express. Returns (field path, value to point
     /// at, message) for the first problem.
     pub fn check(&self) -> Result<(), (String, String, String)> {
-        for (i, c) in self.customers.iter().enumerate() {
-            if self.customers[..i].iter().any(|o| o.id == c.id) {
-                return Err((format!("customers[{i}].id"), c.id.clone(), format!("duplicate customer id `{}`", c.id)));
-            }
-        }
-        if self.customers.is_empty() {
-            return Err(("customers".into(), "customers".into(), "at least one customer is needed".into()));
-        }
-        for (i, r) in self.restaurants.iter().enumerate() {
-            if self.restaurants[..i].iter().any(|o| o.id == r.id) {
-                return Err((
-                    format!("restaurants[{i}].id"),
-                    r.id.clone(),
-                    format!("duplicate restaurant id `{}`", r.id),
-                ));
-            }
-        }
+        unique_ids(self.customers.iter().map(|c| c.id.as_str()), "customers", "customer")?;
+        not_empty(self.customers.is_empty(), "customers", "customer")?;
+        unique_ids(self.restaurants.iter().map(|r| r.id.as_str()), "restaurants", "restaurant")?;
         if self.party_size_min == 0 || self.party_size_max < self.party_size_min {
             return Err((
                 "party_size_max".into(),
@@ -196,26 +184,9 @@ impl WeatherDiningConfig {
                 ));
             }
         }
-        if self.restaurants.is_empty() {
-            return Err(("restaurants".into(), "restaurants".into(), "at least one restaurant is needed".into()));
-        }
-        if self.weather_change_ms.max_ms() == 0 {
-            return Err((
-                "weather_change_ms".into(),
-                "weather_change_ms".into(),
-                "weather changes need a positive interval".into(),
-            ));
-        }
+        not_empty(self.restaurants.is_empty(), "restaurants", "restaurant")?;
+        positive_interval(&self.weather_change_ms, "weather_change_ms", "weather changes")?;
         let p = &self.personas;
-        let weights = [("clear", p.clear), ("vague", p.vague), ("impatient", p.impatient)];
-        for (name, w) in weights {
-            if !(w.is_finite() && w >= 0.0) {
-                return Err((format!("personas.{name}"), name.into(), format!("expected a weight >= 0, found {w}")));
-            }
-        }
-        if weights.iter().map(|(_, w)| w).sum::<f64>() <= 0.0 {
-            return Err(("personas".into(), "personas".into(), "at least one persona weight must be positive".into()));
-        }
-        Ok(())
+        persona_weights(&[("clear", p.clear), ("vague", p.vague), ("impatient", p.impatient)])
     }
 }
