@@ -15,7 +15,7 @@
 use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Reply, TimeMs, ToolResult, Value};
 
 use super::tools::Ids;
-use crate::kit::case::{Case, begin_step, call, escalation};
+use crate::kit::case::{Case, begin_step, call};
 use crate::read::{LOOP_PAUSE_MS, Reader, accepted, arg_str, backoff_ms};
 
 /// Searches that found nothing within budget before the expert hands over.
@@ -75,7 +75,7 @@ impl Expert {
     pub fn new(ids: Ids) -> Self {
         Self {
             ids,
-            case: Case::new(),
+            case: Case::new(ids.escalate, ids.authenticate),
             traveller_id: None,
             origin: String::new(),
             destination: String::new(),
@@ -146,7 +146,7 @@ impl Expert {
         let Some(body) = accepted(r, cx) else {
             return self.learn_failure(r);
         };
-        self.case.failures = 0;
+        self.case.accepted(tool);
         let read = Reader { cx, tool };
         let ids = self.ids;
         let now_ms = cx.now_ms;
@@ -213,10 +213,6 @@ impl Expert {
                 Some("done") => self.told = true,
                 _ => {}
             }
-        } else if tool == ids.escalate {
-            self.case.escalated = true;
-        } else if tool == ids.authenticate {
-            self.case.needs_auth = false;
         }
         None
     }
@@ -264,10 +260,10 @@ impl Expert {
                 "could not book ({} failures, {} refusals, {} searches without a fare in budget)",
                 self.case.failures, self.case.blocks, self.empty_searches
             );
-            return escalation(ids.escalate, "traveller_id", traveller, reason);
+            return self.case.escalation("traveller_id", traveller, reason);
         }
         if self.case.needs_auth {
-            return call(ids.authenticate, Value::map::<&str>([]));
+            return self.case.renew_session();
         }
         if let Some(extra) = self.extra_bookings.first() {
             return call(ids.cancel, Value::map([("booking_id", Value::str(extra))]));

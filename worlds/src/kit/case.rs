@@ -9,8 +9,12 @@ use agentsim_engine::{Action, AgentCx, Finish, Input, Reply, TimeMs, ToolCall, T
 use crate::read::{ESCALATE_AFTER_BLOCKS, ESCALATE_AFTER_FAILURES, backoff_ms};
 
 /// The state every expert keeps besides what it knows of its task.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Case {
+    /// The world's `escalate` tool.
+    escalate: ToolId,
+    /// The catalog's `authenticate` tool.
+    authenticate: ToolId,
     /// Failed calls in a row (reset by any accepted result).
     pub failures: u32,
     /// Calls the stack refused.
@@ -30,9 +34,33 @@ pub struct Case {
 }
 
 impl Case {
-    /// A fresh case: nothing asked, nothing failed.
-    pub fn new() -> Self {
-        Self::default()
+    /// A fresh case (nothing asked, nothing failed) in a catalog whose
+    /// `escalate` and `authenticate` tools have these ids.
+    pub fn new(escalate: ToolId, authenticate: ToolId) -> Self {
+        Self {
+            escalate,
+            authenticate,
+            failures: 0,
+            blocks: 0,
+            needs_auth: false,
+            escalated: false,
+            escalating: false,
+            left: false,
+            asked: false,
+            awaiting_user: false,
+        }
+    }
+
+    /// Takes in a result of `tool` the expert accepted: the run of failures is
+    /// over, an escalation went through, a renewal renewed the session. Every
+    /// expert does this before reading what the result says about its task.
+    pub fn accepted(&mut self, tool: ToolId) {
+        self.failures = 0;
+        if tool == self.escalate {
+            self.escalated = true;
+        } else if tool == self.authenticate {
+            self.needs_auth = false;
+        }
     }
 
     /// Takes in that the user spoke: nothing is awaited any more. Returns true
@@ -85,17 +113,22 @@ impl Case {
     pub fn must_escalate(&self) -> bool {
         self.escalating || self.failures >= ESCALATE_AFTER_FAILURES || self.blocks >= ESCALATE_AFTER_BLOCKS
     }
+
+    /// The call that hands the case to a human: the user's id under `user_arg`
+    /// (each world names its user), and why, for the human who takes over.
+    pub fn escalation(&self, user_arg: &'static str, user: String, reason: String) -> Action {
+        call(self.escalate, Value::map([(user_arg, Value::Str(user)), ("reason", Value::Str(reason))]))
+    }
+
+    /// The call that renews the session after a 401.
+    pub fn renew_session(&self) -> Action {
+        call(self.authenticate, Value::map::<&str>([]))
+    }
 }
 
 /// The action that calls `tool` with `args`.
 pub fn call(tool: ToolId, args: Value) -> Action {
     Action::Call(ToolCall::new(tool, args))
-}
-
-/// The call that hands the case to a human: the user's id under `user_arg`, and
-/// why, for the human who takes over.
-pub fn escalation(tool: ToolId, user_arg: &'static str, user: String, reason: String) -> Action {
-    call(tool, Value::map([(user_arg, Value::Str(user)), ("reason", Value::Str(reason))]))
 }
 
 /// Starts an expert's step: the input enters the context, and a new model turn

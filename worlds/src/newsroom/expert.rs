@@ -12,7 +12,7 @@
 use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Reply, TimeMs, ToolResult, Value};
 
 use super::tools::Ids;
-use crate::kit::case::{Case, begin_step, call, escalation};
+use crate::kit::case::{Case, begin_step, call};
 use crate::read::{LOOP_PAUSE_MS, Reader, accepted, arg_str, backoff_ms};
 
 /// A feed read longer ago than this is read again before the summary is sent.
@@ -55,7 +55,7 @@ impl Expert {
     pub fn new(ids: Ids) -> Self {
         Self {
             ids,
-            case: Case::new(),
+            case: Case::new(ids.escalate, ids.authenticate),
             editor_id: None,
             count: None,
             feed: None,
@@ -87,7 +87,7 @@ impl Expert {
         let Some(body) = accepted(r, cx) else {
             return self.learn_failure(r);
         };
-        self.case.failures = 0;
+        self.case.accepted(tool);
         let read = Reader { cx, tool };
         let ids = self.ids;
         let now_ms = cx.now_ms;
@@ -144,14 +144,8 @@ impl Expert {
             }
         } else if tool == ids.send_summary {
             self.sent = true;
-        } else if tool == ids.send_message {
-            if r.call.args.get("kind").and_then(Value::as_str) == Some("ask") {
-                self.case.asked_user();
-            }
-        } else if tool == ids.escalate {
-            self.case.escalated = true;
-        } else if tool == ids.authenticate {
-            self.case.needs_auth = false;
+        } else if tool == ids.send_message && r.call.args.get("kind").and_then(Value::as_str) == Some("ask") {
+            self.case.asked_user();
         }
         None
     }
@@ -197,10 +191,10 @@ impl Expert {
             self.case.escalating = true;
             let reason =
                 format!("could not summarise ({} failures, {} refusals)", self.case.failures, self.case.blocks);
-            return escalation(ids.escalate, "editor_id", editor, reason);
+            return self.case.escalation("editor_id", editor, reason);
         }
         if self.case.needs_auth {
-            return call(ids.authenticate, Value::map::<&str>([]));
+            return self.case.renew_session();
         }
         if self.uncertain_tasks {
             return call(ids.list_tasks, Value::map::<&str>([]));

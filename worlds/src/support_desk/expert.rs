@@ -10,7 +10,7 @@ use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Reply, TimeMs, Tool
 
 use super::tools::Ids;
 use super::world::WHOLE_ORDER;
-use crate::kit::case::{Case, begin_step, call, escalation};
+use crate::kit::case::{Case, begin_step, call};
 use crate::read::{LOOP_PAUSE_MS, Reader, accepted, backoff_ms};
 
 #[derive(Clone, Debug)]
@@ -57,7 +57,7 @@ impl Expert {
     pub fn new(ids: Ids) -> Self {
         Self {
             ids,
-            case: Case::new(),
+            case: Case::new(ids.escalate, ids.authenticate),
             customer_id: None,
             want_order: None,
             want_item: None,
@@ -112,7 +112,7 @@ impl Expert {
         let Some(body) = accepted(r, cx) else {
             return self.learn_failure(r);
         };
-        self.case.failures = 0;
+        self.case.accepted(tool);
         let read = Reader { cx, tool };
         let ids = self.ids;
         if tool == ids.lookup_order {
@@ -155,10 +155,6 @@ impl Expert {
                 Some("done") => self.told = true,
                 _ => {}
             }
-        } else if tool == ids.escalate {
-            self.case.escalated = true;
-        } else if tool == ids.authenticate {
-            self.case.needs_auth = false;
         }
         None
     }
@@ -198,10 +194,10 @@ impl Expert {
                 "could not complete the refund ({} failures, {} refusals)",
                 self.case.failures, self.case.blocks
             );
-            return escalation(ids.escalate, "customer_id", customer, reason);
+            return self.case.escalation("customer_id", customer, reason);
         }
         if self.case.needs_auth {
-            return call(ids.authenticate, Value::map::<&str>([]));
+            return self.case.renew_session();
         }
         if self.case.awaiting_user {
             return Action::Idle { wake_at_ms: None };

@@ -11,7 +11,7 @@
 use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Reply, TimeMs, ToolId, ToolResult, Value};
 
 use super::tools::Ids;
-use crate::kit::case::{Case, begin_step, call, escalation};
+use crate::kit::case::{Case, begin_step, call};
 use crate::read::{LOOP_PAUSE_MS, Reader, accepted, arg_str, backoff_ms};
 
 /// Failures in a row of one weather provider before trying the other. One: a
@@ -51,7 +51,7 @@ impl Expert {
     pub fn new(ids: Ids) -> Self {
         Self {
             ids,
-            case: Case::new(),
+            case: Case::new(ids.escalate, ids.authenticate),
             customer_id: None,
             city: String::new(),
             party_size: None,
@@ -89,7 +89,7 @@ impl Expert {
         let Some(body) = accepted(r, cx) else {
             return self.learn_failure(r);
         };
-        self.case.failures = 0;
+        self.case.accepted(tool);
         let read = Reader { cx, tool };
         let ids = self.ids;
         if self.is_weather(tool) {
@@ -119,10 +119,6 @@ impl Expert {
                 Some("done") => self.told = true,
                 _ => {}
             }
-        } else if tool == ids.escalate {
-            self.case.escalated = true;
-        } else if tool == ids.authenticate {
-            self.case.needs_auth = false;
         }
         None
     }
@@ -162,10 +158,10 @@ impl Expert {
         if self.case.must_escalate() {
             self.case.escalating = true;
             let reason = format!("could not reserve ({} failures, {} refusals)", self.case.failures, self.case.blocks);
-            return escalation(ids.escalate, "customer_id", customer, reason);
+            return self.case.escalation("customer_id", customer, reason);
         }
         if self.case.needs_auth {
-            return call(ids.authenticate, Value::map::<&str>([]));
+            return self.case.renew_session();
         }
         match self.reservation.clone() {
             ReservationState::Reserved(id) if !self.told => {
