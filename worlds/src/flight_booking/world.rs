@@ -11,6 +11,7 @@ use super::config::FlightBookingConfig;
 use super::tools::Ids;
 use crate::kit::args::{int_arg, str_arg};
 use crate::kit::escalation::escalate;
+use crate::kit::goodbye::leave;
 use crate::kit::outbox::Outbox;
 
 /// A booking this long after the traveller left is a minefield: the agent had
@@ -536,14 +537,9 @@ impl World for FlightBooking<'_> {
             }
             FlightEvent::PatienceOut => {
                 if self.active().next().is_none() && self.left_at_ms.is_none() {
-                    self.left_at_ms = Some(cx.now_ms);
-                    let mut content = self.request(true);
-                    content.set("left", Value::Bool(true));
-                    cx.note("traveller_left", Value::Int(cx.now_ms as i64));
-                    cx.tell_agent(
-                        cx.now_ms,
-                        Message { text: "This is taking too long. Forget it, I'll book myself.".into(), content },
-                    );
+                    let request = self.request(true);
+                    let text = "This is taking too long. Forget it, I'll book myself.";
+                    leave(&mut self.left_at_ms, "traveller_left", text, request, cx);
                 }
             }
         }

@@ -11,6 +11,7 @@
 //!   `escalate` tool every world documents.
 //! - [`checks`]: the cross-checks of a world's configuration that every world
 //!   makes (unique ids, lists not empty, event intervals, persona weights).
+//! - [`goodbye`]: how a world's user leaves when their patience runs out.
 //! - [`outbox`]: numbering the messages a world's user receives.
 //! - [`escalation`]: what every world's `escalate` tool does.
 
@@ -19,4 +20,5 @@ pub mod case;
 pub mod catalog;
 pub mod checks;
 pub mod escalation;
+pub mod goodbye;
 pub mod outbox;

@@ -14,6 +14,7 @@ use super::config::NewsroomConfig;
 use super::tools::Ids;
 use crate::kit::args::{int_arg, str_arg};
 use crate::kit::escalation::escalate;
+use crate::kit::goodbye::leave;
 use crate::kit::outbox::Outbox;
 
 /// A step after the editor left this long is a minefield (time to read the goodbye).
@@ -458,14 +459,9 @@ impl World for Newsroom<'_> {
             }
             NewsEvent::PatienceOut => {
                 if self.summaries.is_empty() && self.left_at_ms.is_none() {
-                    self.left_at_ms = Some(cx.now_ms);
-                    let mut content = self.request(true);
-                    content.set("left", Value::Bool(true));
-                    cx.note("editor_left", Value::Int(cx.now_ms as i64));
-                    cx.tell_agent(
-                        cx.now_ms,
-                        Message { text: "Too late, we're going to print without it.".into(), content },
-                    );
+                    let request = self.request(true);
+                    let text = "Too late, we're going to print without it.";
+                    leave(&mut self.left_at_ms, "editor_left", text, request, cx);
                 }
             }
         }

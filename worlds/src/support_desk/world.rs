@@ -11,6 +11,7 @@ use super::config::{OrderStatus, SupportDeskConfig};
 use super::tools::Ids;
 use crate::kit::args::{int_arg, str_arg};
 use crate::kit::escalation::escalate;
+use crate::kit::goodbye::leave;
 use crate::kit::outbox::Outbox;
 
 /// How the customer talks.
@@ -449,12 +450,9 @@ impl World for SupportDesk<'_> {
         match event {
             DeskEvent::PatienceOut => {
                 if self.refunds.is_empty() && self.left_at_ms.is_none() {
-                    self.left_at_ms = Some(cx.now_ms);
-                    let mut content = self.request(&self.target.clone());
-                    content.set("left", Value::Bool(true));
-                    cx.note("customer_left", Value::Int(cx.now_ms as i64));
-                    let text = "Forget it, I'll dispute the charge with my bank.".to_string();
-                    cx.tell_agent(cx.now_ms, Message { text, content });
+                    let request = self.request(&self.target);
+                    let text = "Forget it, I'll dispute the charge with my bank.";
+                    leave(&mut self.left_at_ms, "customer_left", text, request, cx);
                 }
             }
             DeskEvent::Status { order } => {

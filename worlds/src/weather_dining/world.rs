@@ -11,6 +11,7 @@ use super::config::WeatherDiningConfig;
 use super::tools::Ids;
 use crate::kit::args::{int_arg, str_arg};
 use crate::kit::escalation::escalate;
+use crate::kit::goodbye::leave;
 use crate::kit::outbox::Outbox;
 
 /// A reservation this long after the customer left is a minefield (the agent had
@@ -381,12 +382,9 @@ impl World for WeatherDining<'_> {
             }
             DiningEvent::PatienceOut => {
                 if self.reservations.is_empty() && self.left_at_ms.is_none() {
-                    self.left_at_ms = Some(cx.now_ms);
-                    let mut content = self.request(true);
-                    content.set("left", Value::Bool(true));
-                    cx.note("customer_left", Value::Int(cx.now_ms as i64));
-                    let text = "Never mind, we'll just walk in somewhere.".to_string();
-                    cx.tell_agent(cx.now_ms, Message { text, content });
+                    let request = self.request(true);
+                    let text = "Never mind, we'll just walk in somewhere.";
+                    leave(&mut self.left_at_ms, "customer_left", text, request, cx);
                 }
             }
         }
