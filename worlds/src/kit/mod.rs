@@ -13,6 +13,7 @@
 //!   makes (unique ids, lists not empty, event intervals, persona weights).
 //! - [`goodbye`]: how a world's user leaves when their patience runs out.
 //! - [`outbox`]: numbering the messages a world's user receives.
+//! - [`tool_ids`]: a world's `Ids`, its tools' places in a catalog.
 //! - [`escalation`]: what every world's `escalate` tool does.
 
 pub mod args;
@@ -22,3 +23,4 @@ pub mod checks;
 pub mod escalation;
 pub mod goodbye;
 pub mod outbox;
+pub mod tool_ids;

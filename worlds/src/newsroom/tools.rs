@@ -1,44 +1,28 @@
 //! The newsroom tools as a service documents them.
 
-use agentsim_engine::{ToolDef, ToolId, ToolKind, ToolSpec, ValueKind};
+use agentsim_engine::{ToolDef, ToolKind, ToolSpec, ValueKind};
 
 use super::config::Tools;
 use crate::kit::catalog::{escalate_def, specs_with_authenticate};
+use crate::kit::tool_ids::tool_ids;
 
-/// Tool ids of newsroom in a catalog.
-#[derive(Clone, Copy, Debug)]
-pub struct Ids {
-    /// `latest_news`
-    pub latest_news: ToolId,
-    /// `get_story`
-    pub get_story: ToolId,
-    /// `create_task`
-    pub create_task: ToolId,
-    /// `list_tasks`
-    pub list_tasks: ToolId,
-    /// `send_summary`
-    pub send_summary: ToolId,
-    /// `send_message`
-    pub send_message: ToolId,
-    /// `escalate`
-    pub escalate: ToolId,
-    /// `authenticate`
-    pub authenticate: ToolId,
-}
-
-impl Ids {
-    /// Finds the tools in `catalog`; `None` if one is missing.
-    pub fn find(catalog: &agentsim_engine::Catalog) -> Option<Ids> {
-        Some(Ids {
-            latest_news: catalog.id("latest_news")?,
-            get_story: catalog.id("get_story")?,
-            create_task: catalog.id("create_task")?,
-            list_tasks: catalog.id("list_tasks")?,
-            send_summary: catalog.id("send_summary")?,
-            send_message: catalog.id("send_message")?,
-            escalate: catalog.id("escalate")?,
-            authenticate: catalog.id(agentsim_engine::tool::AUTHENTICATE)?,
-        })
+tool_ids! {
+    /// Tool ids of newsroom in a catalog.
+    pub struct Ids {
+        /// `latest_news`
+        latest_news,
+        /// `get_story`
+        get_story,
+        /// `create_task`
+        create_task,
+        /// `list_tasks`
+        list_tasks,
+        /// `send_summary`
+        send_summary,
+        /// `send_message`
+        send_message,
+        /// `escalate`
+        escalate,
     }
 }
 

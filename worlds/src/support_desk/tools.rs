@@ -1,38 +1,24 @@
 //! The support_desk tools as a service documents them.
 
-use agentsim_engine::{Constraint, ToolDef, ToolId, ToolKind, ToolSpec, ValueKind};
+use agentsim_engine::{Constraint, ToolDef, ToolKind, ToolSpec, ValueKind};
 
 use super::config::Tools;
 use crate::kit::catalog::{escalate_def, specs_with_authenticate};
+use crate::kit::tool_ids::tool_ids;
 
-/// Tool ids of support_desk in a catalog.
-#[derive(Clone, Copy, Debug)]
-pub struct Ids {
-    /// `lookup_order`
-    pub lookup_order: ToolId,
-    /// `get_customer`
-    pub get_customer: ToolId,
-    /// `issue_refund`
-    pub issue_refund: ToolId,
-    /// `send_message`
-    pub send_message: ToolId,
-    /// `escalate`
-    pub escalate: ToolId,
-    /// `authenticate`
-    pub authenticate: ToolId,
-}
-
-impl Ids {
-    /// Finds the tools in `catalog`; `None` if one is missing.
-    pub fn find(catalog: &agentsim_engine::Catalog) -> Option<Ids> {
-        Some(Ids {
-            lookup_order: catalog.id("lookup_order")?,
-            get_customer: catalog.id("get_customer")?,
-            issue_refund: catalog.id("issue_refund")?,
-            send_message: catalog.id("send_message")?,
-            escalate: catalog.id("escalate")?,
-            authenticate: catalog.id(agentsim_engine::tool::AUTHENTICATE)?,
-        })
+tool_ids! {
+    /// Tool ids of support_desk in a catalog.
+    pub struct Ids {
+        /// `lookup_order`
+        lookup_order,
+        /// `get_customer`
+        get_customer,
+        /// `issue_refund`
+        issue_refund,
+        /// `send_message`
+        send_message,
+        /// `escalate`
+        escalate,
     }
 }
 

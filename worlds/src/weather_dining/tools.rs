@@ -1,44 +1,28 @@
 //! The weather_dining tools as a service documents them.
 
-use agentsim_engine::{ToolDef, ToolId, ToolKind, ToolSpec, ValueKind};
+use agentsim_engine::{ToolDef, ToolKind, ToolSpec, ValueKind};
 
 use super::config::Tools;
 use crate::kit::catalog::{escalate_def, specs_with_authenticate};
+use crate::kit::tool_ids::tool_ids;
 
-/// Tool ids of weather_dining in a catalog.
-#[derive(Clone, Copy, Debug)]
-pub struct Ids {
-    /// `get_weather` (primary provider)
-    pub get_weather: ToolId,
-    /// `get_weather_backup` (second provider)
-    pub get_weather_backup: ToolId,
-    /// `find_restaurants`
-    pub find_restaurants: ToolId,
-    /// `reserve`
-    pub reserve: ToolId,
-    /// `get_reservations`
-    pub get_reservations: ToolId,
-    /// `send_message`
-    pub send_message: ToolId,
-    /// `escalate`
-    pub escalate: ToolId,
-    /// `authenticate`
-    pub authenticate: ToolId,
-}
-
-impl Ids {
-    /// Finds the tools in `catalog`; `None` if one is missing.
-    pub fn find(catalog: &agentsim_engine::Catalog) -> Option<Ids> {
-        Some(Ids {
-            get_weather: catalog.id("get_weather")?,
-            get_weather_backup: catalog.id("get_weather_backup")?,
-            find_restaurants: catalog.id("find_restaurants")?,
-            reserve: catalog.id("reserve")?,
-            get_reservations: catalog.id("get_reservations")?,
-            send_message: catalog.id("send_message")?,
-            escalate: catalog.id("escalate")?,
-            authenticate: catalog.id(agentsim_engine::tool::AUTHENTICATE)?,
-        })
+tool_ids! {
+    /// Tool ids of weather_dining in a catalog.
+    pub struct Ids {
+        /// `get_weather` (primary provider)
+        get_weather,
+        /// `get_weather_backup` (second provider)
+        get_weather_backup,
+        /// `find_restaurants`
+        find_restaurants,
+        /// `reserve`
+        reserve,
+        /// `get_reservations`
+        get_reservations,
+        /// `send_message`
+        send_message,
+        /// `escalate`
+        escalate,
     }
 }
 
