@@ -3,9 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use agentsim_engine::{Latency, TimeMs, ToolConfig};
+use agentsim_engine::{Latency, TimeMs};
 
 use crate::kit::checks::{not_empty, persona_weights, positive_interval, unique_ids};
+use crate::kit::tool_configs::tool_configs;
 
 /// A traveller.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -80,42 +81,25 @@ impl Default for Personas {
     }
 }
 
-/// The tools of flight_booking and their behaviour.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
-#[serde(deny_unknown_fields, default)]
-pub struct Tools {
-    /// `search_flights(origin, destination, date)`.
-    pub search_flights: ToolConfig,
-    /// `get_fare(flight_id)`.
-    pub get_fare: ToolConfig,
-    /// `book(traveller_id, flight_id, fare_cents)`.
-    pub book: ToolConfig,
-    /// `cancel(booking_id)`.
-    pub cancel: ToolConfig,
-    /// `get_bookings(traveller_id)`.
-    pub get_bookings: ToolConfig,
-    /// `send_message(traveller_id, kind, ...)`.
-    pub send_message: ToolConfig,
-    /// `escalate(traveller_id, reason)`.
-    pub escalate: ToolConfig,
-    /// `authenticate()`, the engine's session renewal.
-    pub authenticate: ToolConfig,
-}
-
-impl Tools {
-    /// Every tool's configuration with its name, for editing a scenario (explicit
-    /// schedules, recorded traces, shrinking).
-    pub fn configs_mut(&mut self) -> Vec<(&'static str, &mut ToolConfig)> {
-        vec![
-            ("search_flights", &mut self.search_flights),
-            ("get_fare", &mut self.get_fare),
-            ("book", &mut self.book),
-            ("cancel", &mut self.cancel),
-            ("get_bookings", &mut self.get_bookings),
-            ("send_message", &mut self.send_message),
-            ("escalate", &mut self.escalate),
-            ("authenticate", &mut self.authenticate),
-        ]
+tool_configs! {
+    /// The tools of flight_booking and their behaviour.
+    pub struct Tools {
+        /// `search_flights(origin, destination, date)`.
+        search_flights,
+        /// `get_fare(flight_id)`.
+        get_fare,
+        /// `book(traveller_id, flight_id, fare_cents)`.
+        book,
+        /// `cancel(booking_id)`.
+        cancel,
+        /// `get_bookings(traveller_id)`.
+        get_bookings,
+        /// `send_message(traveller_id, kind, ...)`.
+        send_message,
+        /// `escalate(traveller_id, reason)`.
+        escalate,
+        /// `authenticate()`, the engine's session renewal.
+        authenticate,
     }
 }
 

@@ -13,6 +13,8 @@
 //!   makes (unique ids, lists not empty, event intervals, persona weights).
 //! - [`goodbye`]: how a world's user leaves when their patience runs out.
 //! - [`outbox`]: numbering the messages a world's user receives.
+//! - [`tool_configs`]: a world's `Tools`, the scenario section configuring
+//!   each of its tools.
 //! - [`tool_ids`]: a world's `Ids`, its tools' places in a catalog.
 //! - [`escalation`]: what every world's `escalate` tool does.
 
@@ -23,4 +25,5 @@ pub mod checks;
 pub mod escalation;
 pub mod goodbye;
 pub mod outbox;
+pub mod tool_configs;
 pub mod tool_ids;

@@ -2,9 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use agentsim_engine::{Latency, Probability, TimeMs, ToolConfig};
+use agentsim_engine::{Latency, Probability, TimeMs};
 
 use crate::kit::checks::{not_empty, persona_weights, positive_interval, unique_ids};
+use crate::kit::tool_configs::tool_configs;
 
 /// An editor who asks for summaries.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -34,42 +35,25 @@ impl Default for Personas {
     }
 }
 
-/// The tools of newsroom and their behaviour.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
-#[serde(deny_unknown_fields, default)]
-pub struct Tools {
-    /// `latest_news(limit)`.
-    pub latest_news: ToolConfig,
-    /// `get_story(story_id)`.
-    pub get_story: ToolConfig,
-    /// `create_task(key, kind, story_id, depends_on)`.
-    pub create_task: ToolConfig,
-    /// `list_tasks()`.
-    pub list_tasks: ToolConfig,
-    /// `send_summary(editor_id, stories, stale)`.
-    pub send_summary: ToolConfig,
-    /// `send_message(editor_id, kind)`.
-    pub send_message: ToolConfig,
-    /// `escalate(editor_id, reason)`.
-    pub escalate: ToolConfig,
-    /// `authenticate()`, the engine's session renewal.
-    pub authenticate: ToolConfig,
-}
-
-impl Tools {
-    /// Every tool's configuration with its name, for editing a scenario (explicit
-    /// schedules, recorded traces, shrinking).
-    pub fn configs_mut(&mut self) -> Vec<(&'static str, &mut ToolConfig)> {
-        vec![
-            ("latest_news", &mut self.latest_news),
-            ("get_story", &mut self.get_story),
-            ("create_task", &mut self.create_task),
-            ("list_tasks", &mut self.list_tasks),
-            ("send_summary", &mut self.send_summary),
-            ("send_message", &mut self.send_message),
-            ("escalate", &mut self.escalate),
-            ("authenticate", &mut self.authenticate),
-        ]
+tool_configs! {
+    /// The tools of newsroom and their behaviour.
+    pub struct Tools {
+        /// `latest_news(limit)`.
+        latest_news,
+        /// `get_story(story_id)`.
+        get_story,
+        /// `create_task(key, kind, story_id, depends_on)`.
+        create_task,
+        /// `list_tasks()`.
+        list_tasks,
+        /// `send_summary(editor_id, stories, stale)`.
+        send_summary,
+        /// `send_message(editor_id, kind)`.
+        send_message,
+        /// `escalate(editor_id, reason)`.
+        escalate,
+        /// `authenticate()`, the engine's session renewal.
+        authenticate,
     }
 }
 

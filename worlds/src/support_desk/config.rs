@@ -2,9 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use agentsim_engine::{Latency, TimeMs, ToolConfig};
+use agentsim_engine::{Latency, TimeMs};
 
 use crate::kit::checks::{not_empty, persona_weights, unique_ids};
+use crate::kit::tool_configs::tool_configs;
 
 /// A customer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -126,36 +127,21 @@ impl Default for Personas {
     }
 }
 
-/// The tools of support_desk and their behaviour.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
-#[serde(deny_unknown_fields, default)]
-pub struct Tools {
-    /// `lookup_order(order_id)`.
-    pub lookup_order: ToolConfig,
-    /// `get_customer(customer_id)`.
-    pub get_customer: ToolConfig,
-    /// `issue_refund(order_id, amount_cents)`.
-    pub issue_refund: ToolConfig,
-    /// `send_message(customer_id, kind, ...)`.
-    pub send_message: ToolConfig,
-    /// `escalate(customer_id, reason)`.
-    pub escalate: ToolConfig,
-    /// `authenticate()`, the engine's session renewal.
-    pub authenticate: ToolConfig,
-}
-
-impl Tools {
-    /// Every tool's configuration with its name, for editing a scenario (explicit
-    /// schedules, recorded traces, shrinking).
-    pub fn configs_mut(&mut self) -> Vec<(&'static str, &mut ToolConfig)> {
-        vec![
-            ("lookup_order", &mut self.lookup_order),
-            ("get_customer", &mut self.get_customer),
-            ("issue_refund", &mut self.issue_refund),
-            ("send_message", &mut self.send_message),
-            ("escalate", &mut self.escalate),
-            ("authenticate", &mut self.authenticate),
-        ]
+tool_configs! {
+    /// The tools of support_desk and their behaviour.
+    pub struct Tools {
+        /// `lookup_order(order_id)`.
+        lookup_order,
+        /// `get_customer(customer_id)`.
+        get_customer,
+        /// `issue_refund(order_id, amount_cents)`.
+        issue_refund,
+        /// `send_message(customer_id, kind, ...)`.
+        send_message,
+        /// `escalate(customer_id, reason)`.
+        escalate,
+        /// `authenticate()`, the engine's session renewal.
+        authenticate,
     }
 }
 

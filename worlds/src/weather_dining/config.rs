@@ -3,9 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use agentsim_engine::{Latency, Probability, TimeMs, ToolConfig};
+use agentsim_engine::{Latency, Probability, TimeMs};
 
 use crate::kit::checks::{not_empty, persona_weights, positive_interval, unique_ids};
+use crate::kit::tool_configs::tool_configs;
 
 /// A customer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -53,42 +54,25 @@ impl Default for Personas {
     }
 }
 
-/// The tools of weather_dining and their behaviour.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
-#[serde(deny_unknown_fields, default)]
-pub struct Tools {
-    /// `get_weather(city)`, the primary provider.
-    pub get_weather: ToolConfig,
-    /// `get_weather_backup(city)`, the second provider.
-    pub get_weather_backup: ToolConfig,
-    /// `find_restaurants(city, party_size, seating)`.
-    pub find_restaurants: ToolConfig,
-    /// `reserve(customer_id, restaurant_id, party_size, seating)`.
-    pub reserve: ToolConfig,
-    /// `get_reservations(customer_id)`.
-    pub get_reservations: ToolConfig,
-    /// `send_message(customer_id, kind, ...)`.
-    pub send_message: ToolConfig,
-    /// `escalate(customer_id, reason)`.
-    pub escalate: ToolConfig,
-    /// `authenticate()`, the engine's session renewal.
-    pub authenticate: ToolConfig,
-}
-
-impl Tools {
-    /// Every tool's configuration with its name, for editing a scenario (explicit
-    /// schedules, recorded traces, shrinking).
-    pub fn configs_mut(&mut self) -> Vec<(&'static str, &mut ToolConfig)> {
-        vec![
-            ("get_weather", &mut self.get_weather),
-            ("get_weather_backup", &mut self.get_weather_backup),
-            ("find_restaurants", &mut self.find_restaurants),
-            ("reserve", &mut self.reserve),
-            ("get_reservations", &mut self.get_reservations),
-            ("send_message", &mut self.send_message),
-            ("escalate", &mut self.escalate),
-            ("authenticate", &mut self.authenticate),
-        ]
+tool_configs! {
+    /// The tools of weather_dining and their behaviour.
+    pub struct Tools {
+        /// `get_weather(city)`, the primary provider.
+        get_weather,
+        /// `get_weather_backup(city)`, the second provider.
+        get_weather_backup,
+        /// `find_restaurants(city, party_size, seating)`.
+        find_restaurants,
+        /// `reserve(customer_id, restaurant_id, party_size, seating)`.
+        reserve,
+        /// `get_reservations(customer_id)`.
+        get_reservations,
+        /// `send_message(customer_id, kind, ...)`.
+        send_message,
+        /// `escalate(customer_id, reason)`.
+        escalate,
+        /// `authenticate()`, the engine's session renewal.
+        authenticate,
     }
 }
 
