@@ -8,22 +8,7 @@ use crate::kit::tool_ids::tool_ids;
 
 tool_ids! {
     /// Tool ids of flight_booking in a catalog.
-    pub struct Ids {
-        /// `search_flights`
-        search_flights,
-        /// `get_fare`
-        get_fare,
-        /// `book`
-        book,
-        /// `cancel`
-        cancel,
-        /// `get_bookings`
-        get_bookings,
-        /// `send_message`
-        send_message,
-        /// `escalate`
-        escalate,
-    }
+    pub struct Ids { search_flights, get_fare, book, cancel, get_bookings, send_message, escalate }
 }
 
 /// The tools with their documentation and the scenario's configuration.

@@ -5,16 +5,17 @@
 //! which keeps the two from drifting apart.
 
 /// Declares `pub struct Ids` with one `ToolId` field per tool listed (the
-/// field's name is the tool's name), then `authenticate`, the engine's tool
-/// every world's catalog also holds; and `Ids::find`, which looks each up in a
-/// catalog (`None` if one is missing). The docs written on the struct and on
-/// each field are kept.
+/// field's name is the tool's name, and its doc), then `authenticate`, the
+/// engine's tool every world's catalog also holds; and `Ids::find`, which looks
+/// each up in a catalog (`None` if one is missing). The doc written on the
+/// struct is kept; what a tool does is documented where it is defined
+/// (`specs`).
 macro_rules! tool_ids {
-    ($(#[$doc:meta])* pub struct Ids { $($(#[$field_doc:meta])* $tool:ident,)* }) => {
+    ($(#[$doc:meta])* pub struct Ids { $($tool:ident),* $(,)? }) => {
         $(#[$doc])*
         #[derive(Clone, Copy, Debug)]
         pub struct Ids {
-            $($(#[$field_doc])* pub $tool: agentsim_engine::ToolId,)*
+            $(#[doc = concat!("`", stringify!($tool), "`")] pub $tool: agentsim_engine::ToolId,)*
             /// `authenticate`
             pub authenticate: agentsim_engine::ToolId,
         }

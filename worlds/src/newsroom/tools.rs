@@ -8,22 +8,7 @@ use crate::kit::tool_ids::tool_ids;
 
 tool_ids! {
     /// Tool ids of newsroom in a catalog.
-    pub struct Ids {
-        /// `latest_news`
-        latest_news,
-        /// `get_story`
-        get_story,
-        /// `create_task`
-        create_task,
-        /// `list_tasks`
-        list_tasks,
-        /// `send_summary`
-        send_summary,
-        /// `send_message`
-        send_message,
-        /// `escalate`
-        escalate,
-    }
+    pub struct Ids { latest_news, get_story, create_task, list_tasks, send_summary, send_message, escalate }
 }
 
 /// The tools with their documentation and the scenario's configuration.

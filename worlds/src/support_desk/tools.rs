@@ -8,18 +8,7 @@ use crate::kit::tool_ids::tool_ids;
 
 tool_ids! {
     /// Tool ids of support_desk in a catalog.
-    pub struct Ids {
-        /// `lookup_order`
-        lookup_order,
-        /// `get_customer`
-        get_customer,
-        /// `issue_refund`
-        issue_refund,
-        /// `send_message`
-        send_message,
-        /// `escalate`
-        escalate,
-    }
+    pub struct Ids { lookup_order, get_customer, issue_refund, send_message, escalate }
 }
 
 /// The tools with their documentation and the scenario's configuration.

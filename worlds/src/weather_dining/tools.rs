@@ -7,23 +7,9 @@ use crate::kit::catalog::{escalate_def, specs_with_authenticate};
 use crate::kit::tool_ids::tool_ids;
 
 tool_ids! {
-    /// Tool ids of weather_dining in a catalog.
-    pub struct Ids {
-        /// `get_weather` (primary provider)
-        get_weather,
-        /// `get_weather_backup` (second provider)
-        get_weather_backup,
-        /// `find_restaurants`
-        find_restaurants,
-        /// `reserve`
-        reserve,
-        /// `get_reservations`
-        get_reservations,
-        /// `send_message`
-        send_message,
-        /// `escalate`
-        escalate,
-    }
+    /// Tool ids of weather_dining in a catalog (`get_weather` is the primary weather
+    /// provider, `get_weather_backup` the second).
+    pub struct Ids { get_weather, get_weather_backup, find_restaurants, reserve, get_reservations, send_message, escalate }
 }
 
 fn weather(name: &str, description: &str) -> ToolDef {
