@@ -11,12 +11,12 @@
 //!   `escalate` tool every world documents.
 //! - [`checks`]: the cross-checks of a world's configuration that every world
 //!   makes (unique ids, lists not empty, event intervals, persona weights).
+//! - [`escalation`]: what every world's `escalate` tool does.
 //! - [`goodbye`]: how a world's user leaves when their patience runs out.
 //! - [`outbox`]: numbering the messages a world's user receives.
 //! - [`tool_configs`]: a world's `Tools`, the scenario section configuring
 //!   each of its tools.
 //! - [`tool_ids`]: a world's `Ids`, its tools' places in a catalog.
-//! - [`escalation`]: what every world's `escalate` tool does.
 
 pub mod args;
 pub mod case;
