@@ -10,6 +10,7 @@
 #![warn(missing_docs)]
 
 pub mod flight_booking;
+mod kit;
 pub mod newsroom;
 mod read;
 pub mod scenario;

@@ -3,7 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use agentsim_engine::{Latency, TimeMs, ToolConfig};
+use agentsim_engine::{Latency, TimeMs};
+
+use crate::kit::checks::{not_empty, persona_weights, positive_interval, unique_ids};
+use crate::kit::tool_configs::tool_configs;
 
 /// A traveller.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -78,42 +81,25 @@ impl Default for Personas {
     }
 }
 
-/// The tools of flight_booking and their behaviour.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
-#[serde(deny_unknown_fields, default)]
-pub struct Tools {
-    /// `search_flights(origin, destination, date)`.
-    pub search_flights: ToolConfig,
-    /// `get_fare(flight_id)`.
-    pub get_fare: ToolConfig,
-    /// `book(traveller_id, flight_id, fare_cents)`.
-    pub book: ToolConfig,
-    /// `cancel(booking_id)`.
-    pub cancel: ToolConfig,
-    /// `get_bookings(traveller_id)`.
-    pub get_bookings: ToolConfig,
-    /// `send_message(traveller_id, kind, ...)`.
-    pub send_message: ToolConfig,
-    /// `escalate(traveller_id, reason)`.
-    pub escalate: ToolConfig,
-    /// `authenticate()`, the engine's session renewal.
-    pub authenticate: ToolConfig,
-}
-
-impl Tools {
-    /// Every tool's configuration with its name, for editing a scenario (explicit
-    /// schedules, recorded traces, shrinking).
-    pub fn configs_mut(&mut self) -> Vec<(&'static str, &mut ToolConfig)> {
-        vec![
-            ("search_flights", &mut self.search_flights),
-            ("get_fare", &mut self.get_fare),
-            ("book", &mut self.book),
-            ("cancel", &mut self.cancel),
-            ("get_bookings", &mut self.get_bookings),
-            ("send_message", &mut self.send_message),
-            ("escalate", &mut self.escalate),
-            ("authenticate", &mut self.authenticate),
-        ]
+tool_configs! {
+    /// The tools of flight_booking and their behaviour.
+    pub struct Tools {
+        /// `search_flights(origin, destination, date)`.
+        search_flights,
+        /// `get_fare(flight_id)`.
+        get_fare,
+        /// `book(traveller_id, flight_id, fare_cents)`.
+        book,
+        /// `cancel(booking_id)`.
+        cancel,
+        /// `get_bookings(traveller_id)`.
+        get_bookings,
+        /// `send_message(traveller_id, kind, ...)`.
+        send_message,
+        /// `escalate(traveller_id, reason)`.
+        escalate,
+        /// `authenticate()`, the engine's session renewal.
+        authenticate,
     }
 }
 
@@ -186,26 +172,10 @@ impl FlightBookingConfig {
     /// Cross-checks that serde cannot express. Returns (field path, value to point
     /// at, message) for the first problem.
     pub fn check(&self) -> Result<(), (String, String, String)> {
-        for (i, t) in self.travellers.iter().enumerate() {
-            if self.travellers[..i].iter().any(|o| o.id == t.id) {
-                return Err((
-                    format!("travellers[{i}].id"),
-                    t.id.clone(),
-                    format!("duplicate traveller id `{}`", t.id),
-                ));
-            }
-        }
-        if self.travellers.is_empty() {
-            return Err(("travellers".into(), "travellers".into(), "at least one traveller is needed".into()));
-        }
-        for (i, f) in self.flights.iter().enumerate() {
-            if self.flights[..i].iter().any(|o| o.id == f.id) {
-                return Err((format!("flights[{i}].id"), f.id.clone(), format!("duplicate flight id `{}`", f.id)));
-            }
-        }
-        if self.flights.is_empty() {
-            return Err(("flights".into(), "flights".into(), "at least one flight is needed".into()));
-        }
+        unique_ids(self.travellers.iter().map(|t| t.id.as_str()), "travellers", "traveller")?;
+        not_empty(self.travellers.is_empty(), "travellers", "traveller")?;
+        unique_ids(self.flights.iter().map(|f| f.id.as_str()), "flights", "flight")?;
+        not_empty(self.flights.is_empty(), "flights", "flight")?;
         if !(0..=FARE_CENTS_MAX).contains(&self.fare_step_cents_max) {
             return Err((
                 "fare_step_cents_max".into(),
@@ -220,20 +190,13 @@ impl FlightBookingConfig {
                 format!("expected a positive fare in cents up to {FARE_CENTS_MAX}, found {}", self.fare_cents_min),
             ));
         }
-        if self.fare_tick_ms.max_ms() == 0 {
-            return Err(("fare_tick_ms".into(), "fare_tick_ms".into(), "fare ticks need a positive interval".into()));
-        }
+        positive_interval(&self.fare_tick_ms, "fare_tick_ms", "fare ticks")?;
         let p = &self.personas;
-        let weights =
-            [("clear", p.clear), ("vague", p.vague), ("changes_mind", p.changes_mind), ("impatient", p.impatient)];
-        for (name, w) in weights {
-            if !(w.is_finite() && w >= 0.0) {
-                return Err((format!("personas.{name}"), name.into(), format!("expected a weight >= 0, found {w}")));
-            }
-        }
-        if weights.iter().map(|(_, w)| w).sum::<f64>() <= 0.0 {
-            return Err(("personas".into(), "personas".into(), "at least one persona weight must be positive".into()));
-        }
-        Ok(())
+        persona_weights(&[
+            ("clear", p.clear),
+            ("vague", p.vague),
+            ("changes_mind", p.changes_mind),
+            ("impatient", p.impatient),
+        ])
     }
 }

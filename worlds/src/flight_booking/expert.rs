@@ -12,12 +12,11 @@
 //! `search_flights`) can make it quote a fare that is gone. That is the
 //! contextual-accuracy failure the world counts as `stale_fare_told`.
 
-use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Reply, TimeMs, ToolCall, ToolId, ToolResult, Value};
+use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Reply, TimeMs, ToolResult, Value};
 
 use super::tools::Ids;
-use crate::read::{
-    ESCALATE_AFTER_BLOCKS, ESCALATE_AFTER_FAILURES, LOOP_PAUSE_MS, Reader, accepted, arg_str, backoff_ms,
-};
+use crate::kit::case::{Case, begin_step, call};
+use crate::read::{LOOP_PAUSE_MS, Reader, accepted, arg_str, backoff_ms};
 
 /// Searches that found nothing within budget before the expert hands over.
 const ESCALATE_AFTER_EMPTY_SEARCHES: u32 = 3;
@@ -51,6 +50,7 @@ enum BookingState {
 /// The expert planner for flight_booking.
 pub struct Expert {
     ids: Ids,
+    case: Case,
     traveller_id: Option<String>,
     origin: String,
     destination: String,
@@ -64,18 +64,10 @@ pub struct Expert {
     refused: Vec<String>,
     quoted: Option<(String, i64)>,
     confirmed: Option<(String, i64)>,
-    awaiting_user: bool,
-    asked: bool,
     booking: BookingState,
     /// Active bookings beyond the one kept, to cancel.
     extra_bookings: Vec<String>,
     told: bool,
-    left: bool,
-    failures: u32,
-    blocks: u32,
-    needs_auth: bool,
-    escalated: bool,
-    escalating: bool,
 }
 
 impl Expert {
@@ -83,6 +75,7 @@ impl Expert {
     pub fn new(ids: Ids) -> Self {
         Self {
             ids,
+            case: Case::new(ids.escalate, ids.authenticate),
             traveller_id: None,
             origin: String::new(),
             destination: String::new(),
@@ -94,24 +87,14 @@ impl Expert {
             refused: Vec::new(),
             quoted: None,
             confirmed: None,
-            awaiting_user: false,
-            asked: false,
             booking: BookingState::NotBooked,
             extra_bookings: Vec::new(),
             told: false,
-            left: false,
-            failures: 0,
-            blocks: 0,
-            needs_auth: false,
-            escalated: false,
-            escalating: false,
         }
     }
 
     fn hear(&mut self, content: &Value) {
-        self.awaiting_user = false;
-        if content.get("left") == Some(&Value::Bool(true)) {
-            self.left = true;
+        if self.case.hear(content) {
             return;
         }
         if let Some(t) = content.get("traveller_id").and_then(Value::as_str) {
@@ -163,7 +146,7 @@ impl Expert {
         let Some(body) = accepted(r, cx) else {
             return self.learn_failure(r);
         };
-        self.failures = 0;
+        self.case.accepted(tool);
         let read = Reader { cx, tool };
         let ids = self.ids;
         let now_ms = cx.now_ms;
@@ -220,54 +203,39 @@ impl Expert {
         } else if tool == ids.send_message {
             match r.call.args.get("kind").and_then(Value::as_str) {
                 Some("quote") => {
-                    self.awaiting_user = true;
+                    self.case.awaiting_user = true;
                     self.quoted = Some((
                         arg_str(&r.call.args, "flight_id").to_string(),
                         r.call.args.get("fare_cents").and_then(Value::as_int).unwrap_or_default(),
                     ));
                 }
-                Some("ask") => {
-                    self.awaiting_user = true;
-                    self.asked = true;
-                }
+                Some("ask") => self.case.asked_user(),
                 Some("done") => self.told = true,
                 _ => {}
             }
-        } else if tool == ids.escalate {
-            self.escalated = true;
-        } else if tool == ids.authenticate {
-            self.needs_auth = false;
         }
         None
     }
 
     fn learn_failure(&mut self, r: &ToolResult) -> Option<TimeMs> {
-        self.failures += 1;
+        self.case.failures += 1;
         match &r.reply {
-            Reply::Error { status: 401, .. } => {
-                self.needs_auth = true;
-                None
-            }
             Reply::Error { status: 409, .. } if r.call.tool == self.ids.book => {
                 // The fare moved: what we quoted is gone. Read it again and re-quote.
                 let flight = arg_str(&r.call.args, "flight_id");
                 self.fares.iter_mut().filter(|f| f.flight_id == flight).for_each(|f| f.read_at_ms = 0);
                 self.confirmed = None;
                 self.quoted = None;
-                self.failures = 0;
+                self.case.failures = 0;
                 None
             }
             Reply::Timeout if r.call.tool == self.ids.book => {
                 // The booking may have been made before the answer was lost.
                 self.booking = BookingState::Uncertain;
-                Some(backoff_ms(self.failures, &r.reply))
+                Some(backoff_ms(self.case.failures, &r.reply))
             }
-            reply => Some(backoff_ms(self.failures, reply)),
+            reply => self.case.after_failure(reply),
         }
-    }
-
-    fn call(&self, tool: ToolId, args: Value) -> Action {
-        Action::Call(ToolCall::new(tool, args))
     }
 
     fn message(&self, traveller: &str, kind: &str, extra: Vec<(&'static str, Value)>) -> Action {
@@ -275,44 +243,34 @@ impl Expert {
         for (k, v) in extra {
             args.set(k, v);
         }
-        self.call(self.ids.send_message, args)
+        call(self.ids.send_message, args)
     }
 
     fn next(&mut self, now_ms: TimeMs) -> Action {
         let ids = self.ids;
-        if self.escalated {
-            return Action::Finish(Finish::Done);
-        }
-        if self.left {
-            return Action::Finish(Finish::GaveUp { reason: "the traveller left".into() });
+        if let Some(last) = self.case.closed("traveller") {
+            return last;
         }
         let Some(traveller) = self.traveller_id.clone() else {
             return Action::Idle { wake_at_ms: None };
         };
-        if self.escalating
-            || self.failures >= ESCALATE_AFTER_FAILURES
-            || self.blocks >= ESCALATE_AFTER_BLOCKS
-            || self.empty_searches >= ESCALATE_AFTER_EMPTY_SEARCHES
-        {
-            self.escalating = true;
+        if self.case.must_escalate() || self.empty_searches >= ESCALATE_AFTER_EMPTY_SEARCHES {
+            self.case.escalating = true;
             let reason = format!(
                 "could not book ({} failures, {} refusals, {} searches without a fare in budget)",
-                self.failures, self.blocks, self.empty_searches
+                self.case.failures, self.case.blocks, self.empty_searches
             );
-            return self.call(
-                ids.escalate,
-                Value::map([("traveller_id", Value::str(&traveller)), ("reason", Value::Str(reason))]),
-            );
+            return self.case.escalation("traveller_id", traveller, reason);
         }
-        if self.needs_auth {
-            return self.call(ids.authenticate, Value::map::<&str>([]));
+        if self.case.needs_auth {
+            return self.case.renew_session();
         }
         if let Some(extra) = self.extra_bookings.first() {
-            return self.call(ids.cancel, Value::map([("booking_id", Value::str(extra))]));
+            return call(ids.cancel, Value::map([("booking_id", Value::str(extra))]));
         }
         match self.booking.clone() {
             BookingState::Uncertain => {
-                return self.call(ids.get_bookings, Value::map([("traveller_id", Value::str(&traveller))]));
+                return call(ids.get_bookings, Value::map([("traveller_id", Value::str(&traveller))]));
             }
             BookingState::Booked { booking_id, flight_id, fare_cents } => {
                 if self.told {
@@ -330,17 +288,17 @@ impl Expert {
             }
             BookingState::NotBooked => {}
         }
-        if self.awaiting_user {
+        if self.case.awaiting_user {
             return Action::Idle { wake_at_ms: None };
         }
         let Some(date) = self.date.clone() else {
-            if self.asked {
+            if self.case.asked {
                 return Action::Idle { wake_at_ms: None };
             }
             return self.message(&traveller, "ask", Vec::new());
         };
         if let Some((flight, fare)) = self.confirmed.clone() {
-            return self.call(
+            return call(
                 ids.book,
                 Value::map([
                     ("traveller_id", Value::str(&traveller)),
@@ -350,7 +308,7 @@ impl Expert {
             );
         }
         if !self.searched {
-            return self.call(
+            return call(
                 ids.search_flights,
                 Value::map([
                     ("origin", Value::str(&self.origin)),
@@ -373,7 +331,7 @@ impl Expert {
             return Action::Idle { wake_at_ms: Some(now_ms + PRICE_WAIT_MS) };
         };
         if now_ms.saturating_sub(best.read_at_ms) > FARE_FRESH_MS {
-            return self.call(ids.get_fare, Value::map([("flight_id", Value::str(&best.flight_id))]));
+            return call(ids.get_fare, Value::map([("flight_id", Value::str(&best.flight_id))]));
         }
         if best.fare_cents > self.budget_cents {
             self.empty_searches += 1;
@@ -390,12 +348,7 @@ impl Expert {
 
 impl Agent for Expert {
     fn step(&mut self, input: Input, cx: &mut AgentCx<'_>) -> Action {
-        cx.read(&input);
-        // Waking from its own backoff carries out the decision taken when it chose to
-        // wait ("wait, then retry"): no new model call.
-        if input != Input::Wake {
-            cx.begin_turn();
-        }
+        begin_step(&input, cx);
         let wait_ms = match &input {
             Input::User(message) => {
                 self.hear(&message.content);
@@ -403,7 +356,7 @@ impl Agent for Expert {
             }
             Input::Tool(result) => self.learn(result, cx),
             Input::Blocked { call, layer, .. } => {
-                self.blocks += 1;
+                self.case.blocks += 1;
                 if call.tool == self.ids.book {
                     // What we knew about the fare led to a refused booking: read it again.
                     let flight = arg_str(&call.args, "flight_id");

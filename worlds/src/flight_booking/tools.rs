@@ -1,44 +1,14 @@
 //! The flight_booking tools as a service documents them.
 
-use agentsim_engine::{Constraint, ToolDef, ToolId, ToolKind, ToolSpec, ValueKind};
+use agentsim_engine::{Constraint, ToolDef, ToolKind, ToolSpec, ValueKind};
 
 use super::config::Tools;
+use crate::kit::catalog::{escalate_def, specs_with_authenticate};
+use crate::kit::tool_ids::tool_ids;
 
-/// Tool ids of flight_booking in a catalog.
-#[derive(Clone, Copy, Debug)]
-pub struct Ids {
-    /// `search_flights`
-    pub search_flights: ToolId,
-    /// `get_fare`
-    pub get_fare: ToolId,
-    /// `book`
-    pub book: ToolId,
-    /// `cancel`
-    pub cancel: ToolId,
-    /// `get_bookings`
-    pub get_bookings: ToolId,
-    /// `send_message`
-    pub send_message: ToolId,
-    /// `escalate`
-    pub escalate: ToolId,
-    /// `authenticate`
-    pub authenticate: ToolId,
-}
-
-impl Ids {
-    /// Finds the tools in `catalog`; `None` if one is missing.
-    pub fn find(catalog: &agentsim_engine::Catalog) -> Option<Ids> {
-        Some(Ids {
-            search_flights: catalog.id("search_flights")?,
-            get_fare: catalog.id("get_fare")?,
-            book: catalog.id("book")?,
-            cancel: catalog.id("cancel")?,
-            get_bookings: catalog.id("get_bookings")?,
-            send_message: catalog.id("send_message")?,
-            escalate: catalog.id("escalate")?,
-            authenticate: catalog.id(agentsim_engine::tool::AUTHENTICATE)?,
-        })
-    }
+tool_ids! {
+    /// Tool ids of flight_booking in a catalog.
+    pub struct Ids { search_flights, get_fare, book, cancel, get_bookings, send_message, escalate }
 }
 
 /// The tools with their documentation and the scenario's configuration.
@@ -111,20 +81,7 @@ pub fn specs(tools: &Tools) -> Vec<ToolSpec> {
             .field("status", Str),
             &tools.send_message,
         ),
-        (
-            ToolDef::new("escalate", ToolKind::Write, "Hands the conversation to a human agent.")
-                .id_arg("traveller_id")
-                .arg("reason", Str, false)
-                .field("ticket_id", Str),
-            &tools.escalate,
-        ),
+        (escalate_def("traveller_id", "Hands the conversation to a human agent."), &tools.escalate),
     ];
-    let mut specs: Vec<ToolSpec> =
-        defs.into_iter().map(|(def, config)| ToolSpec { def, config: config.clone() }).collect();
-    specs.push(ToolSpec {
-        def: ToolDef::new(agentsim_engine::tool::AUTHENTICATE, ToolKind::Read, "Renews the session token after a 401.")
-            .field("token", Str),
-        config: tools.authenticate.clone(),
-    });
-    specs
+    specs_with_authenticate(defs, &tools.authenticate)
 }

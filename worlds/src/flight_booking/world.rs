@@ -9,6 +9,10 @@ use agentsim_engine::{
 
 use super::config::FlightBookingConfig;
 use super::tools::Ids;
+use crate::kit::args::{int_arg, str_arg};
+use crate::kit::escalation::escalate;
+use crate::kit::goodbye::leave;
+use crate::kit::outbox::Outbox;
 
 /// A booking this long after the traveller left is a minefield: the agent had
 /// time to read the goodbye. One sent before that crossed the goodbye in flight; it
@@ -100,7 +104,7 @@ pub struct FlightBooking<'c> {
     fares_told_wrong: u32,
     left_at_ms: Option<TimeMs>,
     escalated: bool,
-    next_message: u32,
+    outbox: Outbox,
     progress: Progress,
 }
 
@@ -173,7 +177,7 @@ impl<'c> FlightBooking<'c> {
             fares_told_wrong: 0,
             left_at_ms: None,
             escalated: false,
-            next_message: 0,
+            outbox: Outbox::new(),
             progress: Progress::new(),
         }
     }
@@ -279,11 +283,7 @@ impl<'c> FlightBooking<'c> {
         }
         let id = str_arg(&call.args, "flight_id")?;
         let flight = self.flight_index(id).ok_or_else(|| ToolError::not_found(format!("no flight `{id}`")))?;
-        let fare_cents = call
-            .args
-            .get("fare_cents")
-            .and_then(Value::as_int)
-            .ok_or_else(|| ToolError::bad_request("`fare_cents` must be an integer"))?;
+        let fare_cents = int_arg(&call.args, "fare_cents")?;
         if let Some(key) = &call.idempotency_key
             && let Some(b) = self.bookings.iter().find(|b| b.key.as_deref() == Some(key))
         {
@@ -376,10 +376,10 @@ impl<'c> FlightBooking<'c> {
                 "message_to_wrong_traveller",
                 format!("message meant for {} sent to {to}", self.traveller_id()),
             );
-            return Ok(self.message_sent());
+            return Ok(self.outbox.sent());
         }
         if self.left_at_ms.is_some() {
-            return Ok(self.message_sent());
+            return Ok(self.outbox.sent());
         }
         let now_ms = cx.now_ms;
         let kind = args.get("kind").and_then(Value::as_str).unwrap_or("info");
@@ -465,12 +465,7 @@ impl<'c> FlightBooking<'c> {
             }
             _ => {}
         }
-        Ok(self.message_sent())
-    }
-
-    fn message_sent(&mut self) -> Value {
-        self.next_message += 1;
-        Value::map([("message_id", Value::Str(format!("M{}", self.next_message))), ("status", Value::str("sent"))])
+        Ok(self.outbox.sent())
     }
 }
 
@@ -481,10 +476,6 @@ fn booking_body(b: &Booking, flight_id: &str) -> Value {
         ("fare_cents", Value::Int(b.fare_cents)),
         ("status", Value::str("booked")),
     ])
-}
-
-fn str_arg<'v>(args: &'v Value, name: &str) -> Result<&'v str, ToolError> {
-    args.get(name).and_then(Value::as_str).ok_or_else(|| ToolError::bad_request(format!("`{name}` must be a string")))
 }
 
 impl World for FlightBooking<'_> {
@@ -546,14 +537,9 @@ impl World for FlightBooking<'_> {
             }
             FlightEvent::PatienceOut => {
                 if self.active().next().is_none() && self.left_at_ms.is_none() {
-                    self.left_at_ms = Some(cx.now_ms);
-                    let mut content = self.request(true);
-                    content.set("left", Value::Bool(true));
-                    cx.note("traveller_left", Value::Int(cx.now_ms as i64));
-                    cx.tell_agent(
-                        cx.now_ms,
-                        Message { text: "This is taking too long. Forget it, I'll book myself.".into(), content },
-                    );
+                    let request = self.request(true);
+                    let text = "This is taking too long. Forget it, I'll book myself.";
+                    leave(&mut self.left_at_ms, "traveller_left", text, request, cx);
                 }
             }
         }
@@ -580,8 +566,7 @@ impl World for FlightBooking<'_> {
             self.send_message(&call.args, cx)
         } else if call.tool == ids.escalate {
             self.escalated = true;
-            cx.note("escalated", call.args.get("reason").cloned().unwrap_or_default());
-            Ok(Value::map([("ticket_id", Value::str("T-1"))]))
+            Ok(escalate(call, cx))
         } else {
             Err(ToolError::not_found("no such tool"))
         }

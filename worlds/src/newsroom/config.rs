@@ -2,7 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use agentsim_engine::{Latency, Probability, TimeMs, ToolConfig};
+use agentsim_engine::{Latency, Probability, TimeMs};
+
+use crate::kit::checks::{not_empty, persona_weights, positive_interval, unique_ids};
+use crate::kit::tool_configs::tool_configs;
 
 /// An editor who asks for summaries.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -32,42 +35,25 @@ impl Default for Personas {
     }
 }
 
-/// The tools of newsroom and their behaviour.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
-#[serde(deny_unknown_fields, default)]
-pub struct Tools {
-    /// `latest_news(limit)`.
-    pub latest_news: ToolConfig,
-    /// `get_story(story_id)`.
-    pub get_story: ToolConfig,
-    /// `create_task(key, kind, story_id, depends_on)`.
-    pub create_task: ToolConfig,
-    /// `list_tasks()`.
-    pub list_tasks: ToolConfig,
-    /// `send_summary(editor_id, stories, stale)`.
-    pub send_summary: ToolConfig,
-    /// `send_message(editor_id, kind)`.
-    pub send_message: ToolConfig,
-    /// `escalate(editor_id, reason)`.
-    pub escalate: ToolConfig,
-    /// `authenticate()`, the engine's session renewal.
-    pub authenticate: ToolConfig,
-}
-
-impl Tools {
-    /// Every tool's configuration with its name, for editing a scenario (explicit
-    /// schedules, recorded traces, shrinking).
-    pub fn configs_mut(&mut self) -> Vec<(&'static str, &mut ToolConfig)> {
-        vec![
-            ("latest_news", &mut self.latest_news),
-            ("get_story", &mut self.get_story),
-            ("create_task", &mut self.create_task),
-            ("list_tasks", &mut self.list_tasks),
-            ("send_summary", &mut self.send_summary),
-            ("send_message", &mut self.send_message),
-            ("escalate", &mut self.escalate),
-            ("authenticate", &mut self.authenticate),
-        ]
+tool_configs! {
+    /// The tools of newsroom and their behaviour.
+    pub struct Tools {
+        /// `latest_news(limit)`.
+        latest_news,
+        /// `get_story(story_id)`.
+        get_story,
+        /// `create_task(key, kind, story_id, depends_on)`.
+        create_task,
+        /// `list_tasks()`.
+        list_tasks,
+        /// `send_summary(editor_id, stories, stale)`.
+        send_summary,
+        /// `send_message(editor_id, kind)`.
+        send_message,
+        /// `escalate(editor_id, reason)`.
+        escalate,
+        /// `authenticate()`, the engine's session renewal.
+        authenticate,
     }
 }
 
@@ -127,17 +113,9 @@ impl NewsroomConfig {
     /// Cross-checks that serde cannot express. Returns (field path, value to point
     /// at, message) for the first problem.
     pub fn check(&self) -> Result<(), (String, String, String)> {
-        for (i, e) in self.editors.iter().enumerate() {
-            if self.editors[..i].iter().any(|o| o.id == e.id) {
-                return Err((format!("editors[{i}].id"), e.id.clone(), format!("duplicate editor id `{}`", e.id)));
-            }
-        }
-        if self.editors.is_empty() {
-            return Err(("editors".into(), "editors".into(), "at least one editor is needed".into()));
-        }
-        if self.topics.is_empty() {
-            return Err(("topics".into(), "topics".into(), "at least one topic is needed".into()));
-        }
+        unique_ids(self.editors.iter().map(|e| e.id.as_str()), "editors", "editor")?;
+        not_empty(self.editors.is_empty(), "editors", "editor")?;
+        not_empty(self.topics.is_empty(), "topics", "topic")?;
         if self.summary_size_min == 0
             || self.summary_size_max < self.summary_size_min
             || self.summary_size_max > self.initial_stories
@@ -158,19 +136,8 @@ impl NewsroomConfig {
                 format!("expected at most 1000 stories, found {}", self.initial_stories),
             ));
         }
-        if self.arrival_ms.max_ms() == 0 {
-            return Err(("arrival_ms".into(), "arrival_ms".into(), "arrivals need a positive interval".into()));
-        }
+        positive_interval(&self.arrival_ms, "arrival_ms", "arrivals")?;
         let p = &self.personas;
-        let weights = [("clear", p.clear), ("vague", p.vague), ("impatient", p.impatient)];
-        for (name, w) in weights {
-            if !(w.is_finite() && w >= 0.0) {
-                return Err((format!("personas.{name}"), name.into(), format!("expected a weight >= 0, found {w}")));
-            }
-        }
-        if weights.iter().map(|(_, w)| w).sum::<f64>() <= 0.0 {
-            return Err(("personas".into(), "personas".into(), "at least one persona weight must be positive".into()));
-        }
-        Ok(())
+        persona_weights(&[("clear", p.clear), ("vague", p.vague), ("impatient", p.impatient)])
     }
 }

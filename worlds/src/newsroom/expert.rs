@@ -9,12 +9,11 @@
 //! `stale: true` rather than present it as current. A task whose answer was lost
 //! is checked with `list_tasks` before it is created again.
 
-use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Reply, TimeMs, ToolCall, ToolId, ToolResult, Value};
+use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Reply, TimeMs, ToolResult, Value};
 
 use super::tools::Ids;
-use crate::read::{
-    ESCALATE_AFTER_BLOCKS, ESCALATE_AFTER_FAILURES, LOOP_PAUSE_MS, Reader, accepted, arg_str, backoff_ms,
-};
+use crate::kit::case::{Case, begin_step, call};
+use crate::read::{LOOP_PAUSE_MS, Reader, accepted, arg_str, backoff_ms};
 
 /// A feed read longer ago than this is read again before the summary is sent.
 const FEED_FRESH_MS: TimeMs = 10_000;
@@ -36,6 +35,7 @@ struct Feed {
 /// The expert planner for newsroom.
 pub struct Expert {
     ids: Ids,
+    case: Case,
     editor_id: Option<String>,
     count: Option<i64>,
     feed: Option<Feed>,
@@ -48,14 +48,6 @@ pub struct Expert {
     publishes: u32,
     uncertain_tasks: bool,
     sent: bool,
-    left: bool,
-    asked: bool,
-    awaiting_user: bool,
-    failures: u32,
-    blocks: u32,
-    needs_auth: bool,
-    escalated: bool,
-    escalating: bool,
 }
 
 impl Expert {
@@ -63,6 +55,7 @@ impl Expert {
     pub fn new(ids: Ids) -> Self {
         Self {
             ids,
+            case: Case::new(ids.escalate, ids.authenticate),
             editor_id: None,
             count: None,
             feed: None,
@@ -73,21 +66,11 @@ impl Expert {
             publishes: 0,
             uncertain_tasks: false,
             sent: false,
-            left: false,
-            asked: false,
-            awaiting_user: false,
-            failures: 0,
-            blocks: 0,
-            needs_auth: false,
-            escalated: false,
-            escalating: false,
         }
     }
 
     fn hear(&mut self, content: &Value) {
-        self.awaiting_user = false;
-        if content.get("left") == Some(&Value::Bool(true)) {
-            self.left = true;
+        if self.case.hear(content) {
             return;
         }
         if let Some(e) = content.get("editor_id").and_then(Value::as_str) {
@@ -104,7 +87,7 @@ impl Expert {
         let Some(body) = accepted(r, cx) else {
             return self.learn_failure(r);
         };
-        self.failures = 0;
+        self.case.accepted(tool);
         let read = Reader { cx, tool };
         let ids = self.ids;
         let now_ms = cx.now_ms;
@@ -161,42 +144,27 @@ impl Expert {
             }
         } else if tool == ids.send_summary {
             self.sent = true;
-        } else if tool == ids.send_message {
-            if r.call.args.get("kind").and_then(Value::as_str) == Some("ask") {
-                self.awaiting_user = true;
-                self.asked = true;
-            }
-        } else if tool == ids.escalate {
-            self.escalated = true;
-        } else if tool == ids.authenticate {
-            self.needs_auth = false;
+        } else if tool == ids.send_message && r.call.args.get("kind").and_then(Value::as_str) == Some("ask") {
+            self.case.asked_user();
         }
         None
     }
 
     fn learn_failure(&mut self, r: &ToolResult) -> Option<TimeMs> {
-        self.failures += 1;
+        self.case.failures += 1;
         match &r.reply {
-            Reply::Error { status: 401, .. } => {
-                self.needs_auth = true;
-                None
-            }
             Reply::Timeout if r.call.tool == self.ids.create_task => {
                 // The task may exist already: look before creating it again.
                 self.uncertain_tasks = true;
-                Some(backoff_ms(self.failures, &r.reply))
+                Some(backoff_ms(self.case.failures, &r.reply))
             }
             Reply::Error { status: 404, .. } if r.call.tool == self.ids.get_story => {
                 // The id we asked for is not in the feed: read the feed again.
                 self.feed = None;
                 None
             }
-            reply => Some(backoff_ms(self.failures, reply)),
+            reply => self.case.after_failure(reply),
         }
-    }
-
-    fn call(&self, tool: ToolId, args: Value) -> Action {
-        Action::Call(ToolCall::new(tool, args))
     }
 
     fn task(&self, key: String, kind: &str, story: Option<&str>, depends_on: Vec<String>) -> Action {
@@ -205,47 +173,49 @@ impl Expert {
             args.set("story_id", Value::str(s));
         }
         args.set("depends_on", Value::List(depends_on.into_iter().map(Value::Str).collect()));
-        self.call(self.ids.create_task, args)
+        call(self.ids.create_task, args)
     }
 
     fn next(&mut self, now_ms: TimeMs) -> Action {
         let ids = self.ids;
-        if self.escalated || self.sent {
+        if self.sent {
             return Action::Finish(Finish::Done);
         }
-        if self.left {
-            return Action::Finish(Finish::GaveUp { reason: "the editor left".into() });
+        if let Some(last) = self.case.closed("editor") {
+            return last;
         }
         let Some(editor) = self.editor_id.clone() else {
             return Action::Idle { wake_at_ms: None };
         };
-        if self.escalating || self.failures >= ESCALATE_AFTER_FAILURES || self.blocks >= ESCALATE_AFTER_BLOCKS {
-            self.escalating = true;
-            let reason = format!("could not summarise ({} failures, {} refusals)", self.failures, self.blocks);
-            return self
-                .call(ids.escalate, Value::map([("editor_id", Value::Str(editor)), ("reason", Value::Str(reason))]));
+        if self.case.must_escalate() {
+            self.case.escalating = true;
+            let reason =
+                format!("could not summarise ({} failures, {} refusals)", self.case.failures, self.case.blocks);
+            return self.case.escalation("editor_id", editor, reason);
         }
-        if self.needs_auth {
-            return self.call(ids.authenticate, Value::map::<&str>([]));
+        if self.case.needs_auth {
+            return self.case.renew_session();
         }
         if self.uncertain_tasks {
-            return self.call(ids.list_tasks, Value::map::<&str>([]));
+            return call(ids.list_tasks, Value::map::<&str>([]));
         }
-        if self.awaiting_user {
+        if self.case.awaiting_user {
             return Action::Idle { wake_at_ms: None };
         }
         let Some(count) = self.count else {
-            if self.asked {
+            if self.case.asked {
                 return Action::Idle { wake_at_ms: None };
             }
-            return self
-                .call(ids.send_message, Value::map([("editor_id", Value::Str(editor)), ("kind", Value::str("ask"))]));
+            return call(
+                ids.send_message,
+                Value::map([("editor_id", Value::Str(editor)), ("kind", Value::str("ask"))]),
+            );
         };
         let Some(feed) = self.feed.clone() else {
-            return self.call(ids.latest_news, Value::map([("limit", Value::Int(count))]));
+            return call(ids.latest_news, Value::map([("limit", Value::Int(count))]));
         };
         if let Some((id, _)) = feed.stories.iter().find(|(id, _)| !self.verified.iter().any(|(v, _)| v == id)) {
-            return self.call(ids.get_story, Value::map([("story_id", Value::str(id))]));
+            return call(ids.get_story, Value::map([("story_id", Value::str(id))]));
         }
         for (id, _) in &feed.stories {
             let check = format!("check:{id}");
@@ -262,7 +232,7 @@ impl Expert {
             // The feed has aged while we worked: read it again before answering.
             self.feed = None;
             self.suspect_reads = 0;
-            return self.call(ids.latest_news, Value::map([("limit", Value::Int(count))]));
+            return call(ids.latest_news, Value::map([("limit", Value::Int(count))]));
         }
         let covered = self.published_over.as_ref().is_some_and(|p| over.iter().all(|k| p.contains(k)));
         if !covered {
@@ -276,7 +246,7 @@ impl Expert {
             .iter()
             .map(|(id, v)| Value::map([("story_id", Value::str(id)), ("version", Value::Int(*v))]))
             .collect();
-        self.call(
+        call(
             ids.send_summary,
             Value::map([
                 ("editor_id", Value::Str(editor)),
@@ -289,12 +259,7 @@ impl Expert {
 
 impl Agent for Expert {
     fn step(&mut self, input: Input, cx: &mut AgentCx<'_>) -> Action {
-        cx.read(&input);
-        // Waking from its own backoff carries out the decision taken when it chose to
-        // wait ("wait, then retry"): no new model call.
-        if input != Input::Wake {
-            cx.begin_turn();
-        }
+        begin_step(&input, cx);
         let wait_ms = match &input {
             Input::User(message) => {
                 self.hear(&message.content);
@@ -302,7 +267,7 @@ impl Agent for Expert {
             }
             Input::Tool(result) => self.learn(result, cx),
             Input::Blocked { layer, .. } => {
-                self.blocks += 1;
+                self.case.blocks += 1;
                 (*layer == "loop_detector").then_some(LOOP_PAUSE_MS)
             }
             Input::Wake => None,

@@ -1,44 +1,14 @@
 //! The newsroom tools as a service documents them.
 
-use agentsim_engine::{ToolDef, ToolId, ToolKind, ToolSpec, ValueKind};
+use agentsim_engine::{ToolDef, ToolKind, ToolSpec, ValueKind};
 
 use super::config::Tools;
+use crate::kit::catalog::{escalate_def, specs_with_authenticate};
+use crate::kit::tool_ids::tool_ids;
 
-/// Tool ids of newsroom in a catalog.
-#[derive(Clone, Copy, Debug)]
-pub struct Ids {
-    /// `latest_news`
-    pub latest_news: ToolId,
-    /// `get_story`
-    pub get_story: ToolId,
-    /// `create_task`
-    pub create_task: ToolId,
-    /// `list_tasks`
-    pub list_tasks: ToolId,
-    /// `send_summary`
-    pub send_summary: ToolId,
-    /// `send_message`
-    pub send_message: ToolId,
-    /// `escalate`
-    pub escalate: ToolId,
-    /// `authenticate`
-    pub authenticate: ToolId,
-}
-
-impl Ids {
-    /// Finds the tools in `catalog`; `None` if one is missing.
-    pub fn find(catalog: &agentsim_engine::Catalog) -> Option<Ids> {
-        Some(Ids {
-            latest_news: catalog.id("latest_news")?,
-            get_story: catalog.id("get_story")?,
-            create_task: catalog.id("create_task")?,
-            list_tasks: catalog.id("list_tasks")?,
-            send_summary: catalog.id("send_summary")?,
-            send_message: catalog.id("send_message")?,
-            escalate: catalog.id("escalate")?,
-            authenticate: catalog.id(agentsim_engine::tool::AUTHENTICATE)?,
-        })
-    }
+tool_ids! {
+    /// Tool ids of newsroom in a catalog.
+    pub struct Ids { latest_news, get_story, create_task, list_tasks, send_summary, send_message, escalate }
 }
 
 /// The tools with their documentation and the scenario's configuration.
@@ -109,20 +79,7 @@ pub fn specs(tools: &Tools) -> Vec<ToolSpec> {
             .field("message_id", Str),
             &tools.send_message,
         ),
-        (
-            ToolDef::new("escalate", ToolKind::Write, "Hands the request to a human.")
-                .id_arg("editor_id")
-                .arg("reason", Str, false)
-                .field("ticket_id", Str),
-            &tools.escalate,
-        ),
+        (escalate_def("editor_id", "Hands the request to a human."), &tools.escalate),
     ];
-    let mut specs: Vec<ToolSpec> =
-        defs.into_iter().map(|(def, config)| ToolSpec { def, config: config.clone() }).collect();
-    specs.push(ToolSpec {
-        def: ToolDef::new(agentsim_engine::tool::AUTHENTICATE, ToolKind::Read, "Renews the session token after a 401.")
-            .field("token", Str),
-        config: tools.authenticate.clone(),
-    });
-    specs
+    specs_with_authenticate(defs, &tools.authenticate)
 }

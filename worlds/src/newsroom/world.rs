@@ -12,6 +12,10 @@ use agentsim_engine::{
 
 use super::config::NewsroomConfig;
 use super::tools::Ids;
+use crate::kit::args::{int_arg, str_arg};
+use crate::kit::escalation::escalate;
+use crate::kit::goodbye::leave;
+use crate::kit::outbox::Outbox;
 
 /// A step after the editor left this long is a minefield (time to read the goodbye).
 pub const LEAVE_NOTICE_MS: TimeMs = 10_000;
@@ -103,7 +107,7 @@ pub struct Newsroom<'c> {
     summaries: Vec<Summary>,
     left_at_ms: Option<TimeMs>,
     escalated: bool,
-    next_message: u32,
+    outbox: Outbox,
     progress: Progress,
 }
 
@@ -134,7 +138,7 @@ impl<'c> Newsroom<'c> {
             summaries: Vec::new(),
             left_at_ms: None,
             escalated: false,
-            next_message: 0,
+            outbox: Outbox::new(),
             progress: Progress::new(),
         };
         for _ in 0..config.initial_stories {
@@ -187,10 +191,7 @@ impl<'c> Newsroom<'c> {
     }
 
     fn latest_news(&mut self, args: &Value, as_of_ms: TimeMs, now_ms: TimeMs) -> Result<Value, ToolError> {
-        let limit = args
-            .get("limit")
-            .and_then(Value::as_int)
-            .ok_or_else(|| ToolError::bad_request("`limit` must be an integer"))?;
+        let limit = int_arg(args, "limit")?;
         if !(1..=50).contains(&limit) {
             return Err(ToolError::bad_request(format!("`limit` must be in 1..=50, found {limit}")));
         }
@@ -346,9 +347,10 @@ impl<'c> Newsroom<'c> {
         Ok(self.sent("message_id"))
     }
 
+    /// The response of `send_summary` or `send_message`: the id under `field`
+    /// (the two tools number from the same outbox).
     fn sent(&mut self, field: &'static str) -> Value {
-        self.next_message += 1;
-        Value::map([(field, Value::Str(format!("M{}", self.next_message)))])
+        Value::map([(field, Value::Str(self.outbox.next_id()))])
     }
 
     /// What is wrong with the task plan for `stories` (index, version), if anything:
@@ -393,10 +395,6 @@ impl<'c> Newsroom<'c> {
         }
         None
     }
-}
-
-fn str_arg<'v>(args: &'v Value, name: &str) -> Result<&'v str, ToolError> {
-    args.get(name).and_then(Value::as_str).ok_or_else(|| ToolError::bad_request(format!("`{name}` must be a string")))
 }
 
 impl World for Newsroom<'_> {
@@ -461,14 +459,9 @@ impl World for Newsroom<'_> {
             }
             NewsEvent::PatienceOut => {
                 if self.summaries.is_empty() && self.left_at_ms.is_none() {
-                    self.left_at_ms = Some(cx.now_ms);
-                    let mut content = self.request(true);
-                    content.set("left", Value::Bool(true));
-                    cx.note("editor_left", Value::Int(cx.now_ms as i64));
-                    cx.tell_agent(
-                        cx.now_ms,
-                        Message { text: "Too late, we're going to print without it.".into(), content },
-                    );
+                    let request = self.request(true);
+                    let text = "Too late, we're going to print without it.";
+                    leave(&mut self.left_at_ms, "editor_left", text, request, cx);
                 }
             }
         }
@@ -506,8 +499,7 @@ impl World for Newsroom<'_> {
             self.send_message(&call.args, cx)
         } else if call.tool == ids.escalate {
             self.escalated = true;
-            cx.note("escalated", call.args.get("reason").cloned().unwrap_or_default());
-            Ok(Value::map([("ticket_id", Value::str("T-1"))]))
+            Ok(escalate(call, cx))
         } else {
             Err(ToolError::not_found("no such tool"))
         }

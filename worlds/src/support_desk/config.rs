@@ -2,7 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use agentsim_engine::{Latency, TimeMs, ToolConfig};
+use agentsim_engine::{Latency, TimeMs};
+
+use crate::kit::checks::{not_empty, persona_weights, unique_ids};
+use crate::kit::tool_configs::tool_configs;
 
 /// A customer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -124,36 +127,21 @@ impl Default for Personas {
     }
 }
 
-/// The tools of support_desk and their behaviour.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
-#[serde(deny_unknown_fields, default)]
-pub struct Tools {
-    /// `lookup_order(order_id)`.
-    pub lookup_order: ToolConfig,
-    /// `get_customer(customer_id)`.
-    pub get_customer: ToolConfig,
-    /// `issue_refund(order_id, amount_cents)`.
-    pub issue_refund: ToolConfig,
-    /// `send_message(customer_id, kind, ...)`.
-    pub send_message: ToolConfig,
-    /// `escalate(customer_id, reason)`.
-    pub escalate: ToolConfig,
-    /// `authenticate()`, the engine's session renewal.
-    pub authenticate: ToolConfig,
-}
-
-impl Tools {
-    /// Every tool's configuration with its name, for editing a scenario (explicit
-    /// schedules, recorded traces, shrinking).
-    pub fn configs_mut(&mut self) -> Vec<(&'static str, &mut ToolConfig)> {
-        vec![
-            ("lookup_order", &mut self.lookup_order),
-            ("get_customer", &mut self.get_customer),
-            ("issue_refund", &mut self.issue_refund),
-            ("send_message", &mut self.send_message),
-            ("escalate", &mut self.escalate),
-            ("authenticate", &mut self.authenticate),
-        ]
+tool_configs! {
+    /// The tools of support_desk and their behaviour.
+    pub struct Tools {
+        /// `lookup_order(order_id)`.
+        lookup_order,
+        /// `get_customer(customer_id)`.
+        get_customer,
+        /// `issue_refund(order_id, amount_cents)`.
+        issue_refund,
+        /// `send_message(customer_id, kind, ...)`.
+        send_message,
+        /// `escalate(customer_id, reason)`.
+        escalate,
+        /// `authenticate()`, the engine's session renewal.
+        authenticate,
     }
 }
 
@@ -222,11 +210,7 @@ impl SupportDeskConfig {
     /// with items, usable persona weights. Returns (field path, value to point at,
     /// message) for the first problem.
     pub fn check(&self) -> Result<(), (String, String, String)> {
-        for (i, c) in self.customers.iter().enumerate() {
-            if self.customers[..i].iter().any(|o| o.id == c.id) {
-                return Err((format!("customers[{i}].id"), c.id.clone(), format!("duplicate customer id `{}`", c.id)));
-            }
-        }
+        unique_ids(self.customers.iter().map(|c| c.id.as_str()), "customers", "customer")?;
         for (i, o) in self.orders.iter().enumerate() {
             if self.orders[..i].iter().any(|p| p.id == o.id) {
                 return Err((format!("orders[{i}].id"), o.id.clone(), format!("duplicate order id `{}`", o.id)));
@@ -242,20 +226,13 @@ impl SupportDeskConfig {
                 return Err((format!("orders[{i}].items"), o.id.clone(), "an order needs at least one item".into()));
             }
         }
-        if self.orders.is_empty() {
-            return Err(("orders".into(), "orders".into(), "at least one order is needed".into()));
-        }
+        not_empty(self.orders.is_empty(), "orders", "order")?;
         let p = &self.personas;
-        let weights =
-            [("clear", p.clear), ("vague", p.vague), ("changes_mind", p.changes_mind), ("impatient", p.impatient)];
-        for (name, w) in weights {
-            if !(w.is_finite() && w >= 0.0) {
-                return Err((format!("personas.{name}"), name.into(), format!("expected a weight >= 0, found {w}")));
-            }
-        }
-        if p.clear + p.vague + p.changes_mind + p.impatient <= 0.0 {
-            return Err(("personas".into(), "personas".into(), "at least one persona weight must be positive".into()));
-        }
-        Ok(())
+        persona_weights(&[
+            ("clear", p.clear),
+            ("vague", p.vague),
+            ("changes_mind", p.changes_mind),
+            ("impatient", p.impatient),
+        ])
     }
 }

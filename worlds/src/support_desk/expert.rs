@@ -6,11 +6,12 @@
 //! what it knows, and the next action follows: find the order, confirm with the
 //! customer, refund, verify the refund after a timeout, tell the customer, finish.
 
-use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Reply, TimeMs, ToolCall, ToolId, ToolResult, Value};
+use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Reply, TimeMs, ToolResult, Value};
 
 use super::tools::Ids;
 use super::world::WHOLE_ORDER;
-use crate::read::{ESCALATE_AFTER_BLOCKS, ESCALATE_AFTER_FAILURES, LOOP_PAUSE_MS, Reader, accepted, backoff_ms};
+use crate::kit::case::{Case, begin_step, call};
+use crate::read::{LOOP_PAUSE_MS, Reader, accepted, backoff_ms};
 
 #[derive(Clone, Debug)]
 struct OrderView {
@@ -37,6 +38,7 @@ enum RefundState {
 /// The expert planner for support_desk.
 pub struct Expert {
     ids: Ids,
+    case: Case,
     customer_id: Option<String>,
     want_order: Option<String>,
     want_item: Option<String>,
@@ -46,16 +48,8 @@ pub struct Expert {
     scanned: Vec<String>,
     known: Vec<OrderView>,
     confirmed: Option<(String, String, i64)>,
-    awaiting_user: bool,
-    asked: bool,
     refund: RefundState,
     told: bool,
-    failures: u32,
-    blocks: u32,
-    needs_auth: bool,
-    escalated: bool,
-    escalating: bool,
-    left: bool,
 }
 
 impl Expert {
@@ -63,6 +57,7 @@ impl Expert {
     pub fn new(ids: Ids) -> Self {
         Self {
             ids,
+            case: Case::new(ids.escalate, ids.authenticate),
             customer_id: None,
             want_order: None,
             want_item: None,
@@ -71,23 +66,13 @@ impl Expert {
             scanned: Vec::new(),
             known: Vec::new(),
             confirmed: None,
-            awaiting_user: false,
-            asked: false,
             refund: RefundState::NotIssued,
             told: false,
-            failures: 0,
-            blocks: 0,
-            needs_auth: false,
-            escalated: false,
-            escalating: false,
-            left: false,
         }
     }
 
     fn hear(&mut self, content: &Value) {
-        self.awaiting_user = false;
-        if content.get("left") == Some(&Value::Bool(true)) {
-            self.left = true;
+        if self.case.hear(content) {
             return;
         }
         if let Some(c) = content.get("customer_id").and_then(Value::as_str) {
@@ -127,7 +112,7 @@ impl Expert {
         let Some(body) = accepted(r, cx) else {
             return self.learn_failure(r);
         };
-        self.failures = 0;
+        self.case.accepted(tool);
         let read = Reader { cx, tool };
         let ids = self.ids;
         if tool == ids.lookup_order {
@@ -165,75 +150,56 @@ impl Expert {
             self.refund = RefundState::Issued(cents);
         } else if tool == ids.send_message {
             match r.call.args.get("kind").and_then(Value::as_str) {
-                Some("confirm") => self.awaiting_user = true,
-                Some("ask") => {
-                    self.awaiting_user = true;
-                    self.asked = true;
-                }
+                Some("confirm") => self.case.awaiting_user = true,
+                Some("ask") => self.case.asked_user(),
                 Some("done") => self.told = true,
                 _ => {}
             }
-        } else if tool == ids.escalate {
-            self.escalated = true;
-        } else if tool == ids.authenticate {
-            self.needs_auth = false;
         }
         None
     }
 
     fn learn_failure(&mut self, r: &ToolResult) -> Option<TimeMs> {
-        self.failures += 1;
+        self.case.failures += 1;
         match &r.reply {
-            Reply::Error { status: 401, .. } => {
-                self.needs_auth = true;
-                None
-            }
             Reply::Error { status: 404, .. } if r.call.tool == self.ids.lookup_order => {
                 let asked = r.call.args.get("order_id").and_then(Value::as_str);
                 if asked.is_some() && asked == self.want_order.as_deref() {
                     // The customer's order id does not exist: ask again.
                     self.want_order = None;
-                    self.asked = false;
+                    self.case.asked = false;
                 }
                 None
             }
             Reply::Timeout if r.call.tool == self.ids.issue_refund => {
                 // The refund may have been applied before the answer was lost.
                 self.refund = RefundState::Uncertain;
-                Some(backoff_ms(self.failures, &r.reply))
+                Some(backoff_ms(self.case.failures, &r.reply))
             }
-            reply => Some(backoff_ms(self.failures, reply)),
+            reply => self.case.after_failure(reply),
         }
-    }
-
-    fn call(&self, tool: ToolId, args: Value) -> Action {
-        Action::Call(ToolCall::new(tool, args))
     }
 
     fn next(&mut self) -> Action {
         let ids = self.ids;
-        if self.escalated {
-            return Action::Finish(Finish::Done);
-        }
-        if self.left {
-            return Action::Finish(Finish::GaveUp { reason: "the customer left".into() });
+        if let Some(last) = self.case.closed("customer") {
+            return last;
         }
         let Some(customer) = self.customer_id.clone() else {
             return Action::Idle { wake_at_ms: None };
         };
-        if self.escalating || self.failures >= ESCALATE_AFTER_FAILURES || self.blocks >= ESCALATE_AFTER_BLOCKS {
-            self.escalating = true;
-            let reason =
-                format!("could not complete the refund ({} failures, {} refusals)", self.failures, self.blocks);
-            return self.call(
-                ids.escalate,
-                Value::map([("customer_id", Value::Str(customer)), ("reason", Value::Str(reason))]),
+        if self.case.must_escalate() {
+            self.case.escalating = true;
+            let reason = format!(
+                "could not complete the refund ({} failures, {} refusals)",
+                self.case.failures, self.case.blocks
             );
+            return self.case.escalation("customer_id", customer, reason);
         }
-        if self.needs_auth {
-            return self.call(ids.authenticate, Value::map::<&str>([]));
+        if self.case.needs_auth {
+            return self.case.renew_session();
         }
-        if self.awaiting_user {
+        if self.case.awaiting_user {
             return Action::Idle { wake_at_ms: None };
         }
         let Some(item) = self.want_item.clone() else {
@@ -246,7 +212,7 @@ impl Expert {
         let Some(amount) = amount_for(&order, &item) else {
             // The order does not show the item: the data is off, look again.
             self.known.retain(|o| o.id != order.id);
-            self.failures += 1;
+            self.case.failures += 1;
             return self.lookup(&order.id);
         };
         match self.refund {
@@ -262,7 +228,7 @@ impl Expert {
             RefundState::NotIssued => {
                 let proposal = (order.id.clone(), item.clone(), amount);
                 if self.confirmed.as_ref() != Some(&proposal) {
-                    self.call(
+                    call(
                         ids.send_message,
                         Value::map([
                             ("customer_id", Value::Str(customer)),
@@ -273,7 +239,7 @@ impl Expert {
                         ]),
                     )
                 } else {
-                    self.call(
+                    call(
                         ids.issue_refund,
                         Value::map([
                             ("order_id", Value::Str(order.id.clone())),
@@ -283,7 +249,7 @@ impl Expert {
                     )
                 }
             }
-            RefundState::Issued(cents) if !self.told => self.call(
+            RefundState::Issued(cents) if !self.told => call(
                 ids.send_message,
                 Value::map([
                     ("customer_id", Value::Str(customer)),
@@ -316,7 +282,7 @@ impl Expert {
         if item != WHOLE_ORDER {
             match &self.order_ids {
                 None => {
-                    return Err(self.call(self.ids.get_customer, Value::map([("customer_id", Value::Str(customer))])));
+                    return Err(call(self.ids.get_customer, Value::map([("customer_id", Value::Str(customer))])));
                 }
                 Some(ids) => {
                     if let Some(next) = ids.iter().find(|id| !self.scanned.contains(id)) {
@@ -325,10 +291,10 @@ impl Expert {
                 }
             }
         }
-        if self.asked {
+        if self.case.asked {
             return Err(Action::Idle { wake_at_ms: None });
         }
-        Err(self.call(
+        Err(call(
             self.ids.send_message,
             Value::map([
                 ("customer_id", Value::Str(customer)),
@@ -351,7 +317,7 @@ impl Expert {
     }
 
     fn lookup(&self, order_id: &str) -> Action {
-        self.call(self.ids.lookup_order, Value::map([("order_id", Value::str(order_id))]))
+        call(self.ids.lookup_order, Value::map([("order_id", Value::str(order_id))]))
     }
 }
 
@@ -367,12 +333,7 @@ impl Agent for Expert {
         if let Some(before_ms) = cx.forget_before_ms() {
             self.forget(before_ms);
         }
-        cx.read(&input);
-        // Waking from its own backoff carries out the decision taken when it chose to
-        // wait ("wait, then retry"): no new model call.
-        if input != Input::Wake {
-            cx.begin_turn();
-        }
+        begin_step(&input, cx);
         let wait_ms = match &input {
             Input::User(message) => {
                 self.hear(&message.content);
@@ -380,7 +341,7 @@ impl Agent for Expert {
             }
             Input::Tool(result) => self.learn(result, cx),
             Input::Blocked { call, layer, .. } => {
-                self.blocks += 1;
+                self.case.blocks += 1;
                 if call.tool == self.ids.issue_refund {
                     // What we knew about the order led to a refused refund: look again.
                     let order = call.args.get("order_id").and_then(Value::as_str).unwrap_or_default();

@@ -1,38 +1,14 @@
 //! The support_desk tools as a service documents them.
 
-use agentsim_engine::{Constraint, ToolDef, ToolId, ToolKind, ToolSpec, ValueKind};
+use agentsim_engine::{Constraint, ToolDef, ToolKind, ToolSpec, ValueKind};
 
 use super::config::Tools;
+use crate::kit::catalog::{escalate_def, specs_with_authenticate};
+use crate::kit::tool_ids::tool_ids;
 
-/// Tool ids of support_desk in a catalog.
-#[derive(Clone, Copy, Debug)]
-pub struct Ids {
-    /// `lookup_order`
-    pub lookup_order: ToolId,
-    /// `get_customer`
-    pub get_customer: ToolId,
-    /// `issue_refund`
-    pub issue_refund: ToolId,
-    /// `send_message`
-    pub send_message: ToolId,
-    /// `escalate`
-    pub escalate: ToolId,
-    /// `authenticate`
-    pub authenticate: ToolId,
-}
-
-impl Ids {
-    /// Finds the tools in `catalog`; `None` if one is missing.
-    pub fn find(catalog: &agentsim_engine::Catalog) -> Option<Ids> {
-        Some(Ids {
-            lookup_order: catalog.id("lookup_order")?,
-            get_customer: catalog.id("get_customer")?,
-            issue_refund: catalog.id("issue_refund")?,
-            send_message: catalog.id("send_message")?,
-            escalate: catalog.id("escalate")?,
-            authenticate: catalog.id(agentsim_engine::tool::AUTHENTICATE)?,
-        })
-    }
+tool_ids! {
+    /// Tool ids of support_desk in a catalog.
+    pub struct Ids { lookup_order, get_customer, issue_refund, send_message, escalate }
 }
 
 /// The tools with their documentation and the scenario's configuration.
@@ -99,20 +75,7 @@ pub fn specs(tools: &Tools) -> Vec<ToolSpec> {
             .field("status", Str),
             &tools.send_message,
         ),
-        (
-            ToolDef::new("escalate", ToolKind::Write, "Hands the conversation to a human agent.")
-                .id_arg("customer_id")
-                .arg("reason", Str, false)
-                .field("ticket_id", Str),
-            &tools.escalate,
-        ),
+        (escalate_def("customer_id", "Hands the conversation to a human agent."), &tools.escalate),
     ];
-    let mut specs: Vec<ToolSpec> =
-        defs.into_iter().map(|(def, config)| ToolSpec { def, config: config.clone() }).collect();
-    specs.push(ToolSpec {
-        def: ToolDef::new(agentsim_engine::tool::AUTHENTICATE, ToolKind::Read, "Renews the session token after a 401.")
-            .field("token", Str),
-        config: tools.authenticate.clone(),
-    });
-    specs
+    specs_with_authenticate(defs, &tools.authenticate)
 }

@@ -9,6 +9,10 @@ use agentsim_engine::{
 
 use super::config::{OrderStatus, SupportDeskConfig};
 use super::tools::Ids;
+use crate::kit::args::{int_arg, str_arg};
+use crate::kit::escalation::escalate;
+use crate::kit::goodbye::leave;
+use crate::kit::outbox::Outbox;
 
 /// How the customer talks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,7 +104,7 @@ pub struct SupportDesk<'c> {
     confirmed: bool,
     order_found: bool,
     escalated: bool,
-    next_message: u32,
+    outbox: Outbox,
     progress: Progress,
     left_at_ms: Option<TimeMs>,
 }
@@ -163,7 +167,7 @@ impl<'c> SupportDesk<'c> {
             confirmed: false,
             order_found: false,
             escalated: false,
-            next_message: 0,
+            outbox: Outbox::new(),
             progress: Progress::new(),
             left_at_ms: None,
         }
@@ -272,11 +276,7 @@ impl<'c> SupportDesk<'c> {
     fn issue_refund(&mut self, call: &ToolCall, cx: &mut WorldCx<'_, DeskEvent>) -> Result<Value, ToolError> {
         let id = str_arg(&call.args, "order_id")?;
         let order = self.order_index(id).ok_or_else(|| ToolError::not_found(format!("no order `{id}`")))?;
-        let amount_cents = call
-            .args
-            .get("amount_cents")
-            .and_then(Value::as_int)
-            .ok_or_else(|| ToolError::bad_request("`amount_cents` must be an integer"))?;
+        let amount_cents = int_arg(&call.args, "amount_cents")?;
         if let Some(key) = &call.idempotency_key
             && let Some(r) = self.refunds.iter().find(|r| r.key.as_deref() == Some(key))
         {
@@ -329,7 +329,7 @@ impl<'c> SupportDesk<'c> {
         }
         if to != self.customer_id() {
             cx.minefield("message_to_wrong_customer", format!("message meant for {} sent to {to}", self.customer_id()));
-            return Ok(self.message_sent());
+            return Ok(self.outbox.sent());
         }
         let kind = args.get("kind").and_then(Value::as_str).unwrap_or("info");
         let now_ms = cx.now_ms;
@@ -393,12 +393,7 @@ impl<'c> SupportDesk<'c> {
             }
             _ => {}
         }
-        Ok(self.message_sent())
-    }
-
-    fn message_sent(&mut self) -> Value {
-        self.next_message += 1;
-        Value::map([("message_id", Value::Str(format!("M{}", self.next_message))), ("status", Value::str("sent"))])
+        Ok(self.outbox.sent())
     }
 }
 
@@ -409,10 +404,6 @@ fn refund_body(r: &Refund, order_id: &str) -> Value {
         ("amount_cents", Value::Int(r.amount_cents)),
         ("status", Value::str("issued")),
     ])
-}
-
-fn str_arg<'v>(args: &'v Value, name: &str) -> Result<&'v str, ToolError> {
-    args.get(name).and_then(Value::as_str).ok_or_else(|| ToolError::bad_request(format!("`{name}` must be a string")))
 }
 
 impl World for SupportDesk<'_> {
@@ -459,12 +450,9 @@ impl World for SupportDesk<'_> {
         match event {
             DeskEvent::PatienceOut => {
                 if self.refunds.is_empty() && self.left_at_ms.is_none() {
-                    self.left_at_ms = Some(cx.now_ms);
-                    let mut content = self.request(&self.target.clone());
-                    content.set("left", Value::Bool(true));
-                    cx.note("customer_left", Value::Int(cx.now_ms as i64));
-                    let text = "Forget it, I'll dispute the charge with my bank.".to_string();
-                    cx.tell_agent(cx.now_ms, Message { text, content });
+                    let request = self.request(&self.target);
+                    let text = "Forget it, I'll dispute the charge with my bank.";
+                    leave(&mut self.left_at_ms, "customer_left", text, request, cx);
                 }
             }
             DeskEvent::Status { order } => {
@@ -504,8 +492,7 @@ impl World for SupportDesk<'_> {
             self.send_message(&call.args, cx)
         } else if call.tool == ids.escalate {
             self.escalated = true;
-            cx.note("escalated", call.args.get("reason").cloned().unwrap_or_default());
-            Ok(Value::map([("ticket_id", Value::str("T-1"))]))
+            Ok(escalate(call, cx))
         } else {
             Err(ToolError::not_found("no such tool"))
         }

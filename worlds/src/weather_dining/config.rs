@@ -3,7 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use agentsim_engine::{Latency, Probability, TimeMs, ToolConfig};
+use agentsim_engine::{Latency, Probability, TimeMs};
+
+use crate::kit::checks::{not_empty, persona_weights, positive_interval, unique_ids};
+use crate::kit::tool_configs::tool_configs;
 
 /// A customer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -51,42 +54,25 @@ impl Default for Personas {
     }
 }
 
-/// The tools of weather_dining and their behaviour.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
-#[serde(deny_unknown_fields, default)]
-pub struct Tools {
-    /// `get_weather(city)`, the primary provider.
-    pub get_weather: ToolConfig,
-    /// `get_weather_backup(city)`, the second provider.
-    pub get_weather_backup: ToolConfig,
-    /// `find_restaurants(city, party_size, seating)`.
-    pub find_restaurants: ToolConfig,
-    /// `reserve(customer_id, restaurant_id, party_size, seating)`.
-    pub reserve: ToolConfig,
-    /// `get_reservations(customer_id)`.
-    pub get_reservations: ToolConfig,
-    /// `send_message(customer_id, kind, ...)`.
-    pub send_message: ToolConfig,
-    /// `escalate(customer_id, reason)`.
-    pub escalate: ToolConfig,
-    /// `authenticate()`, the engine's session renewal.
-    pub authenticate: ToolConfig,
-}
-
-impl Tools {
-    /// Every tool's configuration with its name, for editing a scenario (explicit
-    /// schedules, recorded traces, shrinking).
-    pub fn configs_mut(&mut self) -> Vec<(&'static str, &mut ToolConfig)> {
-        vec![
-            ("get_weather", &mut self.get_weather),
-            ("get_weather_backup", &mut self.get_weather_backup),
-            ("find_restaurants", &mut self.find_restaurants),
-            ("reserve", &mut self.reserve),
-            ("get_reservations", &mut self.get_reservations),
-            ("send_message", &mut self.send_message),
-            ("escalate", &mut self.escalate),
-            ("authenticate", &mut self.authenticate),
-        ]
+tool_configs! {
+    /// The tools of weather_dining and their behaviour.
+    pub struct Tools {
+        /// `get_weather(city)`, the primary provider.
+        get_weather,
+        /// `get_weather_backup(city)`, the second provider.
+        get_weather_backup,
+        /// `find_restaurants(city, party_size, seating)`.
+        find_restaurants,
+        /// `reserve(customer_id, restaurant_id, party_size, seating)`.
+        reserve,
+        /// `get_reservations(customer_id)`.
+        get_reservations,
+        /// `send_message(customer_id, kind, ...)`.
+        send_message,
+        /// `escalate(customer_id, reason)`.
+        escalate,
+        /// `authenticate()`, the engine's session renewal.
+        authenticate,
     }
 }
 
@@ -152,23 +138,9 @@ impl WeatherDiningConfig {
     /// Cross-checks that serde cannot express. Returns (field path, value to point
     /// at, message) for the first problem.
     pub fn check(&self) -> Result<(), (String, String, String)> {
-        for (i, c) in self.customers.iter().enumerate() {
-            if self.customers[..i].iter().any(|o| o.id == c.id) {
-                return Err((format!("customers[{i}].id"), c.id.clone(), format!("duplicate customer id `{}`", c.id)));
-            }
-        }
-        if self.customers.is_empty() {
-            return Err(("customers".into(), "customers".into(), "at least one customer is needed".into()));
-        }
-        for (i, r) in self.restaurants.iter().enumerate() {
-            if self.restaurants[..i].iter().any(|o| o.id == r.id) {
-                return Err((
-                    format!("restaurants[{i}].id"),
-                    r.id.clone(),
-                    format!("duplicate restaurant id `{}`", r.id),
-                ));
-            }
-        }
+        unique_ids(self.customers.iter().map(|c| c.id.as_str()), "customers", "customer")?;
+        not_empty(self.customers.is_empty(), "customers", "customer")?;
+        unique_ids(self.restaurants.iter().map(|r| r.id.as_str()), "restaurants", "restaurant")?;
         if self.party_size_min == 0 || self.party_size_max < self.party_size_min {
             return Err((
                 "party_size_max".into(),
@@ -196,26 +168,9 @@ impl WeatherDiningConfig {
                 ));
             }
         }
-        if self.restaurants.is_empty() {
-            return Err(("restaurants".into(), "restaurants".into(), "at least one restaurant is needed".into()));
-        }
-        if self.weather_change_ms.max_ms() == 0 {
-            return Err((
-                "weather_change_ms".into(),
-                "weather_change_ms".into(),
-                "weather changes need a positive interval".into(),
-            ));
-        }
+        not_empty(self.restaurants.is_empty(), "restaurants", "restaurant")?;
+        positive_interval(&self.weather_change_ms, "weather_change_ms", "weather changes")?;
         let p = &self.personas;
-        let weights = [("clear", p.clear), ("vague", p.vague), ("impatient", p.impatient)];
-        for (name, w) in weights {
-            if !(w.is_finite() && w >= 0.0) {
-                return Err((format!("personas.{name}"), name.into(), format!("expected a weight >= 0, found {w}")));
-            }
-        }
-        if weights.iter().map(|(_, w)| w).sum::<f64>() <= 0.0 {
-            return Err(("personas".into(), "personas".into(), "at least one persona weight must be positive".into()));
-        }
-        Ok(())
+        persona_weights(&[("clear", p.clear), ("vague", p.vague), ("impatient", p.impatient)])
     }
 }

@@ -8,12 +8,11 @@
 //! does. A reservation whose answer was lost is checked with `get_reservations`
 //! before anything is reserved again.
 
-use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Reply, TimeMs, ToolCall, ToolId, ToolResult, Value};
+use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Reply, TimeMs, ToolId, ToolResult, Value};
 
 use super::tools::Ids;
-use crate::read::{
-    ESCALATE_AFTER_BLOCKS, ESCALATE_AFTER_FAILURES, LOOP_PAUSE_MS, Reader, accepted, arg_str, backoff_ms,
-};
+use crate::kit::case::{Case, begin_step, call};
+use crate::read::{LOOP_PAUSE_MS, Reader, accepted, arg_str, backoff_ms};
 
 /// Failures in a row of one weather provider before trying the other. One: a
 /// planner behind a retry layer only sees a failure after the retries, so the
@@ -33,6 +32,7 @@ enum ReservationState {
 /// The expert planner for weather_dining.
 pub struct Expert {
     ids: Ids,
+    case: Case,
     customer_id: Option<String>,
     city: String,
     party_size: Option<i64>,
@@ -44,14 +44,6 @@ pub struct Expert {
     found: Option<(bool, Vec<String>)>,
     reservation: ReservationState,
     told: bool,
-    left: bool,
-    asked: bool,
-    awaiting_user: bool,
-    failures: u32,
-    blocks: u32,
-    needs_auth: bool,
-    escalated: bool,
-    escalating: bool,
 }
 
 impl Expert {
@@ -59,6 +51,7 @@ impl Expert {
     pub fn new(ids: Ids) -> Self {
         Self {
             ids,
+            case: Case::new(ids.escalate, ids.authenticate),
             customer_id: None,
             city: String::new(),
             party_size: None,
@@ -68,21 +61,11 @@ impl Expert {
             found: None,
             reservation: ReservationState::None,
             told: false,
-            left: false,
-            asked: false,
-            awaiting_user: false,
-            failures: 0,
-            blocks: 0,
-            needs_auth: false,
-            escalated: false,
-            escalating: false,
         }
     }
 
     fn hear(&mut self, content: &Value) {
-        self.awaiting_user = false;
-        if content.get("left") == Some(&Value::Bool(true)) {
-            self.left = true;
+        if self.case.hear(content) {
             return;
         }
         if let Some(c) = content.get("customer_id").and_then(Value::as_str) {
@@ -106,7 +89,7 @@ impl Expert {
         let Some(body) = accepted(r, cx) else {
             return self.learn_failure(r);
         };
-        self.failures = 0;
+        self.case.accepted(tool);
         let read = Reader { cx, tool };
         let ids = self.ids;
         if self.is_weather(tool) {
@@ -132,23 +115,16 @@ impl Expert {
             };
         } else if tool == ids.send_message {
             match r.call.args.get("kind").and_then(Value::as_str) {
-                Some("ask") => {
-                    self.awaiting_user = true;
-                    self.asked = true;
-                }
+                Some("ask") => self.case.asked_user(),
                 Some("done") => self.told = true,
                 _ => {}
             }
-        } else if tool == ids.escalate {
-            self.escalated = true;
-        } else if tool == ids.authenticate {
-            self.needs_auth = false;
         }
         None
     }
 
     fn learn_failure(&mut self, r: &ToolResult) -> Option<TimeMs> {
-        self.failures += 1;
+        self.case.failures += 1;
         if self.is_weather(r.call.tool) {
             self.provider_failures += 1;
             if self.provider_failures >= SWITCH_PROVIDER_AFTER {
@@ -158,10 +134,6 @@ impl Expert {
             }
         }
         match &r.reply {
-            Reply::Error { status: 401, .. } => {
-                self.needs_auth = true;
-                None
-            }
             Reply::Error { status: 409, .. } if r.call.tool == self.ids.reserve => {
                 // That table is gone: look again.
                 self.found = None;
@@ -169,41 +141,31 @@ impl Expert {
             }
             Reply::Timeout if r.call.tool == self.ids.reserve => {
                 self.reservation = ReservationState::Uncertain;
-                Some(backoff_ms(self.failures, &r.reply))
+                Some(backoff_ms(self.case.failures, &r.reply))
             }
-            reply => Some(backoff_ms(self.failures, reply)),
+            reply => self.case.after_failure(reply),
         }
-    }
-
-    fn call(&self, tool: ToolId, args: Value) -> Action {
-        Action::Call(ToolCall::new(tool, args))
     }
 
     fn next(&mut self, now_ms: TimeMs) -> Action {
         let ids = self.ids;
-        if self.escalated {
-            return Action::Finish(Finish::Done);
-        }
-        if self.left {
-            return Action::Finish(Finish::GaveUp { reason: "the customer left".into() });
+        if let Some(last) = self.case.closed("customer") {
+            return last;
         }
         let Some(customer) = self.customer_id.clone() else {
             return Action::Idle { wake_at_ms: None };
         };
-        if self.escalating || self.failures >= ESCALATE_AFTER_FAILURES || self.blocks >= ESCALATE_AFTER_BLOCKS {
-            self.escalating = true;
-            let reason = format!("could not reserve ({} failures, {} refusals)", self.failures, self.blocks);
-            return self.call(
-                ids.escalate,
-                Value::map([("customer_id", Value::Str(customer)), ("reason", Value::Str(reason))]),
-            );
+        if self.case.must_escalate() {
+            self.case.escalating = true;
+            let reason = format!("could not reserve ({} failures, {} refusals)", self.case.failures, self.case.blocks);
+            return self.case.escalation("customer_id", customer, reason);
         }
-        if self.needs_auth {
-            return self.call(ids.authenticate, Value::map::<&str>([]));
+        if self.case.needs_auth {
+            return self.case.renew_session();
         }
         match self.reservation.clone() {
             ReservationState::Reserved(id) if !self.told => {
-                return self.call(
+                return call(
                     ids.send_message,
                     Value::map([
                         ("customer_id", Value::Str(customer)),
@@ -214,18 +176,18 @@ impl Expert {
             }
             ReservationState::Reserved(_) => return Action::Finish(Finish::Done),
             ReservationState::Uncertain => {
-                return self.call(ids.get_reservations, Value::map([("customer_id", Value::Str(customer))]));
+                return call(ids.get_reservations, Value::map([("customer_id", Value::Str(customer))]));
             }
             ReservationState::None => {}
         }
-        if self.awaiting_user {
+        if self.case.awaiting_user {
             return Action::Idle { wake_at_ms: None };
         }
         let Some(party) = self.party_size else {
-            if self.asked {
+            if self.case.asked {
                 return Action::Idle { wake_at_ms: None };
             }
-            return self.call(
+            return call(
                 ids.send_message,
                 Value::map([("customer_id", Value::Str(customer)), ("kind", Value::str("ask"))]),
             );
@@ -233,13 +195,13 @@ impl Expert {
         let fresh = self.weather.filter(|(_, at)| now_ms.saturating_sub(*at) <= WEATHER_FRESH_MS);
         let Some((raining, _)) = fresh else {
             let provider = if self.use_backup { ids.get_weather_backup } else { ids.get_weather };
-            return self.call(provider, Value::map([("city", Value::str(&self.city))]));
+            return call(provider, Value::map([("city", Value::str(&self.city))]));
         };
         let outdoor = !raining;
         let seating = if outdoor { "outdoor" } else { "indoor" };
         match &self.found {
             Some((o, list)) if *o == outdoor => match list.first() {
-                Some(restaurant) => self.call(
+                Some(restaurant) => call(
                     ids.reserve,
                     Value::map([
                         ("customer_id", Value::Str(customer)),
@@ -249,11 +211,11 @@ impl Expert {
                     ]),
                 ),
                 None => {
-                    self.escalating = true;
+                    self.case.escalating = true;
                     self.next(now_ms)
                 }
             },
-            _ => self.call(
+            _ => call(
                 ids.find_restaurants,
                 Value::map([
                     ("city", Value::str(&self.city)),
@@ -267,12 +229,7 @@ impl Expert {
 
 impl Agent for Expert {
     fn step(&mut self, input: Input, cx: &mut AgentCx<'_>) -> Action {
-        cx.read(&input);
-        // Waking from its own backoff carries out the decision taken when it chose to
-        // wait ("wait, then retry"): no new model call.
-        if input != Input::Wake {
-            cx.begin_turn();
-        }
+        begin_step(&input, cx);
         let wait_ms = match &input {
             Input::User(message) => {
                 self.hear(&message.content);
@@ -280,7 +237,7 @@ impl Agent for Expert {
             }
             Input::Tool(result) => self.learn(result, cx),
             Input::Blocked { call, layer, .. } => {
-                self.blocks += 1;
+                self.case.blocks += 1;
                 if call.tool == self.ids.reserve {
                     self.found = None;
                 }

@@ -1,44 +1,15 @@
 //! The weather_dining tools as a service documents them.
 
-use agentsim_engine::{ToolDef, ToolId, ToolKind, ToolSpec, ValueKind};
+use agentsim_engine::{ToolDef, ToolKind, ToolSpec, ValueKind};
 
 use super::config::Tools;
+use crate::kit::catalog::{escalate_def, specs_with_authenticate};
+use crate::kit::tool_ids::tool_ids;
 
-/// Tool ids of weather_dining in a catalog.
-#[derive(Clone, Copy, Debug)]
-pub struct Ids {
-    /// `get_weather` (primary provider)
-    pub get_weather: ToolId,
-    /// `get_weather_backup` (second provider)
-    pub get_weather_backup: ToolId,
-    /// `find_restaurants`
-    pub find_restaurants: ToolId,
-    /// `reserve`
-    pub reserve: ToolId,
-    /// `get_reservations`
-    pub get_reservations: ToolId,
-    /// `send_message`
-    pub send_message: ToolId,
-    /// `escalate`
-    pub escalate: ToolId,
-    /// `authenticate`
-    pub authenticate: ToolId,
-}
-
-impl Ids {
-    /// Finds the tools in `catalog`; `None` if one is missing.
-    pub fn find(catalog: &agentsim_engine::Catalog) -> Option<Ids> {
-        Some(Ids {
-            get_weather: catalog.id("get_weather")?,
-            get_weather_backup: catalog.id("get_weather_backup")?,
-            find_restaurants: catalog.id("find_restaurants")?,
-            reserve: catalog.id("reserve")?,
-            get_reservations: catalog.id("get_reservations")?,
-            send_message: catalog.id("send_message")?,
-            escalate: catalog.id("escalate")?,
-            authenticate: catalog.id(agentsim_engine::tool::AUTHENTICATE)?,
-        })
-    }
+tool_ids! {
+    /// Tool ids of weather_dining in a catalog (`get_weather` is the primary weather
+    /// provider, `get_weather_backup` the second).
+    pub struct Ids { get_weather, get_weather_backup, find_restaurants, reserve, get_reservations, send_message, escalate }
 }
 
 fn weather(name: &str, description: &str) -> ToolDef {
@@ -108,20 +79,7 @@ pub fn specs(tools: &Tools) -> Vec<ToolSpec> {
             .field("status", Str),
             &tools.send_message,
         ),
-        (
-            ToolDef::new("escalate", ToolKind::Write, "Hands the conversation to a human agent.")
-                .id_arg("customer_id")
-                .arg("reason", Str, false)
-                .field("ticket_id", Str),
-            &tools.escalate,
-        ),
+        (escalate_def("customer_id", "Hands the conversation to a human agent."), &tools.escalate),
     ];
-    let mut specs: Vec<ToolSpec> =
-        defs.into_iter().map(|(def, config)| ToolSpec { def, config: config.clone() }).collect();
-    specs.push(ToolSpec {
-        def: ToolDef::new(agentsim_engine::tool::AUTHENTICATE, ToolKind::Read, "Renews the session token after a 401.")
-            .field("token", Str),
-        config: tools.authenticate.clone(),
-    });
-    specs
+    specs_with_authenticate(defs, &tools.authenticate)
 }

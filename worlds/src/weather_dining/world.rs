@@ -9,6 +9,10 @@ use agentsim_engine::{
 
 use super::config::WeatherDiningConfig;
 use super::tools::Ids;
+use crate::kit::args::{int_arg, str_arg};
+use crate::kit::escalation::escalate;
+use crate::kit::goodbye::leave;
+use crate::kit::outbox::Outbox;
 
 /// A reservation this long after the customer left is a minefield (the agent had
 /// time to read the goodbye).
@@ -88,7 +92,7 @@ pub struct WeatherDining<'c> {
     told: Vec<(TimeMs, String)>,
     left_at_ms: Option<TimeMs>,
     escalated: bool,
-    next_message: u32,
+    outbox: Outbox,
     progress: Progress,
 }
 
@@ -129,7 +133,7 @@ impl<'c> WeatherDining<'c> {
             told: Vec::new(),
             left_at_ms: None,
             escalated: false,
-            next_message: 0,
+            outbox: Outbox::new(),
             progress: Progress::new(),
         }
     }
@@ -294,10 +298,10 @@ impl<'c> WeatherDining<'c> {
         }
         if to != self.customer_id() {
             cx.minefield("message_to_wrong_customer", format!("message meant for {} sent to {to}", self.customer_id()));
-            return Ok(self.message_sent());
+            return Ok(self.outbox.sent());
         }
         if self.left_at_ms.is_some() {
-            return Ok(self.message_sent());
+            return Ok(self.outbox.sent());
         }
         let now_ms = cx.now_ms;
         match args.get("kind").and_then(Value::as_str).unwrap_or("info") {
@@ -315,21 +319,8 @@ impl<'c> WeatherDining<'c> {
             }
             _ => {}
         }
-        Ok(self.message_sent())
+        Ok(self.outbox.sent())
     }
-
-    fn message_sent(&mut self) -> Value {
-        self.next_message += 1;
-        Value::map([("message_id", Value::Str(format!("M{}", self.next_message))), ("status", Value::str("sent"))])
-    }
-}
-
-fn str_arg<'v>(args: &'v Value, name: &str) -> Result<&'v str, ToolError> {
-    args.get(name).and_then(Value::as_str).ok_or_else(|| ToolError::bad_request(format!("`{name}` must be a string")))
-}
-
-fn int_arg(args: &Value, name: &str) -> Result<i64, ToolError> {
-    args.get(name).and_then(Value::as_int).ok_or_else(|| ToolError::bad_request(format!("`{name}` must be an integer")))
 }
 
 /// `seating`: true for outdoor.
@@ -391,12 +382,9 @@ impl World for WeatherDining<'_> {
             }
             DiningEvent::PatienceOut => {
                 if self.reservations.is_empty() && self.left_at_ms.is_none() {
-                    self.left_at_ms = Some(cx.now_ms);
-                    let mut content = self.request(true);
-                    content.set("left", Value::Bool(true));
-                    cx.note("customer_left", Value::Int(cx.now_ms as i64));
-                    let text = "Never mind, we'll just walk in somewhere.".to_string();
-                    cx.tell_agent(cx.now_ms, Message { text, content });
+                    let request = self.request(true);
+                    let text = "Never mind, we'll just walk in somewhere.";
+                    leave(&mut self.left_at_ms, "customer_left", text, request, cx);
                 }
             }
         }
@@ -427,8 +415,7 @@ impl World for WeatherDining<'_> {
             self.send_message(&call.args, cx)
         } else if call.tool == ids.escalate {
             self.escalated = true;
-            cx.note("escalated", call.args.get("reason").cloned().unwrap_or_default());
-            Ok(Value::map([("ticket_id", Value::str("T-1"))]))
+            Ok(escalate(call, cx))
         } else {
             Err(ToolError::not_found("no such tool"))
         }

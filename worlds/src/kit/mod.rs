@@ -1,0 +1,29 @@
+//! What the four worlds share, one job per module. `read.rs` (beside this
+//! folder) holds what their experts share when reading results; the kit holds
+//! the rest, so that a world's own files say only what makes that world
+//! different.
+//!
+//! - [`args`]: reading a call's required arguments, with the 400 a service
+//!   answers when one is missing.
+//! - [`case`]: where an expert's case stands (the conversation and the
+//!   failure counts), and the calls every expert makes the same way.
+//! - [`catalog`]: a world's tool specs with `authenticate` last, and the
+//!   `escalate` tool every world documents.
+//! - [`checks`]: the cross-checks of a world's configuration that every world
+//!   makes (unique ids, lists not empty, event intervals, persona weights).
+//! - [`escalation`]: what every world's `escalate` tool does.
+//! - [`goodbye`]: how a world's user leaves when their patience runs out.
+//! - [`outbox`]: numbering the messages a world's user receives.
+//! - [`tool_configs`]: a world's `Tools`, the scenario section configuring
+//!   each of its tools.
+//! - [`tool_ids`]: a world's `Ids`, its tools' places in a catalog.
+
+pub mod args;
+pub mod case;
+pub mod catalog;
+pub mod checks;
+pub mod escalation;
+pub mod goodbye;
+pub mod outbox;
+pub mod tool_configs;
+pub mod tool_ids;

@@ -1,0 +1,31 @@
+//! The messages a world's service has sent its user, counted so that each gets
+//! its own id. One counter per trajectory, shared by every tool that sends
+//! something (newsroom's summaries and messages draw from the same one), so ids
+//! never repeat within a trajectory.
+
+use agentsim_engine::Value;
+
+/// Counts what a world has sent its user and names each item `M1`, `M2`, ...
+#[derive(Clone, Debug, Default)]
+pub struct Outbox {
+    sent: u32,
+}
+
+impl Outbox {
+    /// An empty outbox: the first id is `M1`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Counts one more item sent and returns its id.
+    pub fn next_id(&mut self) -> String {
+        self.sent += 1;
+        format!("M{}", self.sent)
+    }
+
+    /// Counts one more message sent and returns the `send_message` response
+    /// most worlds document: its `message_id` and `status: "sent"`.
+    pub fn sent(&mut self) -> Value {
+        Value::map([("message_id", Value::Str(self.next_id())), ("status", Value::str("sent"))])
+    }
+}
