@@ -349,8 +349,9 @@ impl ValueCounts {
 
 impl Spread {
     fn of(values: &ValueCounts) -> Spread {
-        // The same f64 as summing the samples in u64 and dividing, as before.
-        let mean = if values.is_empty() { 0.0 } else { values.sum as u64 as f64 / values.len() as f64 };
+        // Below 2^64 (any real sweep) `u128 as f64` rounds exactly as the u64 sum of
+        // the samples did before, so the mean keeps its bytes; above, it stays right.
+        let mean = if values.is_empty() { 0.0 } else { values.sum as f64 / values.len() as f64 };
         Spread {
             mean,
             p50: values.percentile(50.0),

@@ -25,7 +25,7 @@ where
 {
     let mut start = seeds.start;
     // One buffer for every chunk: a fresh one each time would be fresh pages from
-    // the kernel each time, zeroed (measurable in a long sweep).
+    // the kernel each time, zeroed (0.5% of a sweep's CPU, BENCHMARKS.md).
     let mut chunk: Vec<T> = Vec::new();
     while start < seeds.end {
         let end = start.saturating_add(CHUNK_SEEDS).min(seeds.end);
