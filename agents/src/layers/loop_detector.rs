@@ -10,6 +10,11 @@
 //! planner loops again, it stops the run (`Finish::Halted`) rather than let it burn
 //! the budget.
 //!
+//! A run of failures that were all transient (429, 5xx, timeouts: an outage the
+//! planner may be rightly waiting out) is still blocked, but does not count
+//! toward the halt: otherwise an agent that met one outage would be stopped at
+//! its first real loop, with no warning left.
+//!
 //! The history is kept as counters over the last two entries, so it is bounded
 //! whatever the thresholds are.
 
@@ -59,6 +64,8 @@ struct Entry {
     body: u64,
     /// Not a well-formed success.
     failed: bool,
+    /// A failure worth waiting out (`Reply::is_transient`).
+    transient: bool,
     /// The result in a few words, for the reason the planner is told (so it can
     /// still tell a 401 from a 503 after the result itself was withheld).
     /// Borrowed when fixed, so a success costs no allocation.
@@ -82,7 +89,7 @@ impl Entry {
             Reply::Garbled(_) => Cow::Borrowed("an unparseable response"),
         };
         let request = fingerprint(&(result.call.tool, &result.call.args));
-        Self { request, status: result.reply.status(), body, failed, summary }
+        Self { request, status: result.reply.status(), body, failed, transient: result.reply.is_transient(), summary }
     }
 
     fn same_request(&self, other: &Entry) -> bool {
@@ -107,6 +114,8 @@ struct History {
     same_run: u32,
     /// Failures in a row of the newest entry's request (0 if it succeeded).
     failing_run: u32,
+    /// Whether every failure of that run was transient.
+    failing_all_transient: bool,
     /// Length of the newest stretch of the form A, B, A, B, ... with A ≠ B.
     alternating_run: u32,
 }
@@ -131,6 +140,11 @@ impl History {
                 };
                 (same_run, failing_run, alternating_run)
             }
+        };
+        self.failing_all_transient = match failing_run {
+            0 => false,
+            1 => entry.transient,
+            _ => self.failing_all_transient && entry.transient,
         };
         self.same_run = same_run;
         self.failing_run = failing_run;
@@ -180,8 +194,12 @@ impl Agent for LoopDetector {
         if let Input::Tool(result) = &input {
             self.history.push(Entry::new(result, cx));
             if let Some((kind, count, reason)) = self.history.trigger(&self.config) {
+                // An outage waited out is blocked like any loop but is no strike.
+                let strike = !(kind == "same_call_failing" && self.history.failing_all_transient);
                 self.history = History::default();
-                self.triggers = self.triggers.saturating_add(1);
+                if strike {
+                    self.triggers = self.triggers.saturating_add(1);
+                }
                 let detail = Value::map([("kind", Value::str(kind)), ("count", notes::int(u64::from(count)))]);
                 cx.note("loop_detector", "loop_detected", detail);
                 if self.config.halt_after > 0 && self.triggers >= self.config.halt_after {
@@ -260,7 +278,7 @@ mod tests {
         let call = lookup("o-1");
         let mut actions = Vec::new();
         for _ in 0..6 {
-            actions.push(step(&mut layer, &catalog, 0, error(&call, 503, None)).action);
+            actions.push(step(&mut layer, &catalog, 0, error(&call, 401, None)).action);
         }
         // History resets at the first trigger, so the second comes three failures later.
         assert_eq!(actions[2], testkit::idle());
@@ -268,8 +286,33 @@ mod tests {
 
         let (mut never, _) = detector(LoopConfig { halt_after: 0, ..LoopConfig::default() });
         for _ in 0..30 {
-            assert_eq!(step(&mut never, &catalog, 0, error(&call, 503, None)).action, testkit::idle());
+            assert_eq!(step(&mut never, &catalog, 0, error(&call, 401, None)).action, testkit::idle());
         }
+    }
+
+    #[test]
+    fn an_outage_waited_out_is_blocked_but_is_no_strike() {
+        let catalog = testkit::catalog();
+        let (mut layer, seen) = detector(LoopConfig::default());
+        let call = lookup("o-1");
+        // Thirty 503s: blocked every third, never halted.
+        for i in 0..30 {
+            let stepped = step(&mut layer, &catalog, 0, error(&call, 503, None));
+            assert_eq!(stepped.action, testkit::idle(), "503 number {i}");
+            assert_eq!(!stepped.notes.is_empty(), i % 3 == 2, "503 number {i}");
+        }
+        assert!(matches!(testkit::seen(&seen)[2], Input::Blocked { layer: "loop_detector", .. }));
+        // A run mixing a transient failure with a real one counts, and so does a
+        // real loop after the outage: the first is blocked, the second halts.
+        let mixed = [error(&call, 503, None), error(&call, 401, None), error(&call, 401, None)];
+        assert_eq!(step(&mut layer, &catalog, 0, mixed[0].clone()).action, testkit::idle());
+        assert_eq!(step(&mut layer, &catalog, 0, mixed[1].clone()).action, testkit::idle());
+        assert_eq!(step(&mut layer, &catalog, 0, mixed[2].clone()).action, testkit::idle());
+        let mut last = testkit::idle();
+        for _ in 0..3 {
+            last = step(&mut layer, &catalog, 0, error(&call, 401, None)).action;
+        }
+        assert!(matches!(last, Action::Finish(Finish::Halted { layer: "loop_detector", .. })), "{last:?}");
     }
 
     #[test]
