@@ -128,13 +128,10 @@ impl<'a> Runner<'a> {
         assert!(chunk_seeds >= 1, "at least one seed per chunk");
         let chunk_end = |start: u64| start.saturating_add(chunk_seeds).min(seeds.end);
         let compute = |range: Range<u64>, into: &mut Vec<T>| {
-            if !range.is_empty() {
-                self.sweep_mapped(range, trials, &map, |item| {
-                    into.push(item);
-                    Ok::<(), E>(())
-                })?;
-            }
-            Ok::<(), E>(())
+            self.sweep_mapped(range, trials, &map, |item| {
+                into.push(item);
+                Ok::<(), E>(())
+            })
         };
         // Two buffers, reused: the chunk being handed to `sink` and the next one.
         let (mut ready, mut next) = (Vec::new(), Vec::new());

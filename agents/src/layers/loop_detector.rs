@@ -153,24 +153,37 @@ impl History {
         self.last = Some(entry);
     }
 
-    /// The first pattern that reached its threshold: (kind, count, reason).
-    fn trigger(&self, config: &LoopConfig) -> Option<(&'static str, u32, String)> {
+    /// The first pattern that reached its threshold.
+    fn trigger(&self, config: &LoopConfig) -> Option<Trigger> {
         let reached = |run: u32, threshold: u32| threshold > 0 && run >= threshold;
         if reached(self.failing_run, config.same_call_failing) {
             let last = self.last.as_ref().map_or("", |e| e.summary.as_ref());
             let reason = format!("the same call failed {} times in a row (last: {last})", self.failing_run);
-            Some(("same_call_failing", self.failing_run, reason))
+            // An outage waited out is blocked like any loop but is no strike.
+            let strike = !self.failing_all_transient;
+            Some(Trigger { kind: "same_call_failing", count: self.failing_run, reason, strike })
         } else if reached(self.same_run, config.same_call_same_result) {
             let reason = format!("the same call returned the same result {} times in a row", self.same_run);
-            Some(("same_call_same_result", self.same_run, reason))
+            Some(Trigger { kind: "same_call_same_result", count: self.same_run, reason, strike: true })
         } else if reached(self.alternating_run / 2, config.alternating_cycles) {
             let cycles = self.alternating_run / 2;
             let reason = format!("two calls alternated with the same results for {cycles} cycles");
-            Some(("alternating", cycles, reason))
+            Some(Trigger { kind: "alternating", count: cycles, reason, strike: true })
         } else {
             None
         }
     }
+}
+
+/// A pattern that reached its threshold.
+struct Trigger {
+    kind: &'static str,
+    /// The run's length (cycles for `alternating`).
+    count: u32,
+    /// What the planner is told.
+    reason: String,
+    /// Whether it counts toward `halt_after`.
+    strike: bool,
 }
 
 /// A stack layer that blocks, then halts, a planner repeating itself.
@@ -193,9 +206,7 @@ impl Agent for LoopDetector {
         let mut input = input;
         if let Input::Tool(result) = &input {
             self.history.push(Entry::new(result, cx));
-            if let Some((kind, count, reason)) = self.history.trigger(&self.config) {
-                // An outage waited out is blocked like any loop but is no strike.
-                let strike = !(kind == "same_call_failing" && self.history.failing_all_transient);
+            if let Some(Trigger { kind, count, reason, strike }) = self.history.trigger(&self.config) {
                 self.history = History::default();
                 if strike {
                     self.triggers = self.triggers.saturating_add(1);
