@@ -95,7 +95,7 @@ pub fn with_schedule(scenario: &Scenario, faults: &[ToolFault], keep_drift: &[(S
         for call in &mut config.trace {
             call.fault = None;
         }
-        if let Some((_, keep)) = keep_drift.iter().find(|(tool, _)| tool == name) {
+        if let Some((_, keep)) = keep_drift.iter().find(|(tool, _)| *tool == name) {
             let drift: Vec<Drift> =
                 config.drift.iter().zip(keep).filter(|(_, k)| **k).map(|(d, _)| d.clone()).collect();
             config.drift = drift;
@@ -118,7 +118,7 @@ pub fn shrink(prepared: &Prepared, stack: &StackSpec, seed: u64, fault_scale: f6
         .clone()
         .tool_configs_mut()
         .into_iter()
-        .map(|(name, config)| (name.to_string(), vec![true; config.drift.len()]))
+        .map(|(name, config)| (name, vec![true; config.drift.len()]))
         .collect();
     let drift_before: usize = keep_drift.iter().map(|(_, k)| k.len()).sum();
 

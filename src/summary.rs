@@ -55,6 +55,10 @@ pub struct Row {
     /// the column is absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub swarm: Option<String>,
+    /// In a world with named tasks (a scripted world), the task this seed ran;
+    /// the column is absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
 }
 
 impl Row {
@@ -81,6 +85,7 @@ impl Row {
             decisions: decisions_column(&t.decisions),
             digest: t.digest.to_string(),
             swarm: None,
+            task: None,
         }
     }
 }

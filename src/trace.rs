@@ -200,7 +200,7 @@ fn rfc3339_ms(text: &str) -> Option<u64> {
 pub fn apply(scenario: &Scenario, trace: &Trace) -> Scenario {
     let mut edited = scenario.clone();
     for (name, config) in edited.tool_configs_mut() {
-        if let Some(calls) = trace.calls.get(name) {
+        if let Some(calls) = trace.calls.get(&name) {
             config.trace = calls.clone();
         }
     }

@@ -43,5 +43,5 @@ pub use tool::{
     CallFault, Catalog, Constraint, Drift, DriftChange, ToolConfig, ToolDef, ToolId, ToolKind, ToolSpec, TracedCall,
 };
 pub use trajectory::{Digest, DigestChain, Event, EventKind, Metrics, Outcome, RealisedFault, Trajectory};
-pub use value::{Key, Value, ValueKind};
+pub use value::{Float, Key, Value, ValueKind};
 pub use world::{Minefield, Verdict, World, WorldCx};

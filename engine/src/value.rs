@@ -1,7 +1,10 @@
 //! Structured data exchanged with tools and users.
 //!
-//! Deliberately without floats: money is integer cents, durations integer
-//! milliseconds, so every value has one canonical encoding and one rendering.
+//! The built-in worlds use no floats: money is integer cents, durations integer
+//! milliseconds. Scripted worlds carry their users' data as it is (a price of
+//! `12.99` in a CSV file), so a value may be a [`Float`]: finite only, compared
+//! and hashed by its bits, rendered in the shortest form that reads back as the
+//! same number. Every value still has one canonical encoding and one rendering.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -25,6 +28,59 @@ pub enum Value {
     List(Vec<Value>),
     /// A map with ordered keys.
     Map(Vec<(Key, Value)>),
+    /// A finite floating-point number (scripted worlds' data). Last, so that
+    /// the encoding of every other variant, and so every existing digest, is
+    /// what it was before floats existed.
+    Float(Float),
+}
+
+/// A finite `f64`: equal and hashed by its bits (so `Value` stays `Eq` and
+/// `Hash`), never NaN or infinite (JSON cannot say them).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "f64", into = "f64")]
+pub struct Float(f64);
+
+impl Float {
+    /// The number, if it is finite. `-0.0` becomes `0.0`, so equal numbers have
+    /// equal bits.
+    pub fn new(x: f64) -> Option<Float> {
+        x.is_finite().then_some(Float(if x == 0.0 { 0.0 } else { x }))
+    }
+
+    /// The number.
+    pub fn get(self) -> f64 {
+        self.0
+    }
+}
+
+impl Eq for Float {}
+
+impl std::hash::Hash for Float {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.to_bits().hash(state);
+    }
+}
+
+impl TryFrom<f64> for Float {
+    type Error = String;
+    fn try_from(x: f64) -> Result<Float, String> {
+        Float::new(x).ok_or_else(|| format!("expected a finite number, found {x}"))
+    }
+}
+
+impl From<Float> for f64 {
+    fn from(x: Float) -> f64 {
+        x.0
+    }
+}
+
+impl fmt::Display for Float {
+    /// The shortest decimal that reads back as the same `f64`, always with a `.`
+    /// or an exponent so that it is never mistaken for an integer (`54.0`,
+    /// `0.1`, `1e21`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", self.0)
+    }
 }
 
 /// A map key: borrowed when it is a name written in the code (almost every key
@@ -109,6 +165,8 @@ impl Value {
                 sign * prefix.parse::<i64>().unwrap_or(0)
             }
             Value::Bool(b) => i64::from(*b),
+            // Saturating and towards zero, as a careless reader truncates `12.99`.
+            Value::Float(x) => x.get() as i64,
             _ => 0,
         }
     }
@@ -122,6 +180,7 @@ impl Value {
             Value::Str(_) => ValueKind::Str,
             Value::List(_) => ValueKind::List,
             Value::Map(_) => ValueKind::Map,
+            Value::Float(_) => ValueKind::Float,
         }
     }
 
@@ -145,6 +204,7 @@ impl Value {
             Value::Null => out.write_str("null"),
             Value::Bool(b) => out.write_str(if *b { "true" } else { "false" }),
             Value::Int(n) => out.write_str(itoa::Buffer::new().format(*n)),
+            Value::Float(x) => write!(out, "{x}"),
             Value::Str(s) => render_json_string(s, out),
             Value::List(items) => {
                 out.write_char('[')?;
@@ -183,6 +243,7 @@ impl Value {
             Value::Null => 4,
             Value::Bool(_) => 5,
             Value::Int(n) => 1 + (n.unsigned_abs().checked_ilog10().unwrap_or(0) as usize),
+            Value::Float(x) => x.to_string().len(),
             Value::Str(s) => s.len() + 2,
             Value::List(items) => 2 + items.iter().map(|v| v.rendered_len() + 1).sum::<usize>(),
             Value::Map(pairs) => 2 + pairs.iter().map(|(k, v)| k.len() + 4 + v.rendered_len()).sum::<usize>(),
@@ -226,6 +287,9 @@ pub enum ValueKind {
     List,
     /// A map.
     Map,
+    /// A floating-point number (JSON Schema's `number`; an integer is accepted
+    /// where one is expected).
+    Float,
 }
 
 fn render_json_string<W: fmt::Write>(s: &str, out: &mut W) -> fmt::Result {
@@ -277,6 +341,17 @@ mod tests {
         assert_eq!(Value::str("-12abc").lenient_int(), -12);
         assert_eq!(Value::Null.lenient_int(), 0);
         assert_eq!(Value::Int(7).lenient_int(), 7);
+    }
+
+    #[test]
+    fn floats_render_shortest_and_never_as_integers() {
+        let f = |x| Value::Float(Float::new(x).expect("finite"));
+        assert_eq!(f(54.0).render(), "54.0");
+        assert_eq!(f(0.1).render(), "0.1");
+        assert_eq!(f(-12.99).render(), "-12.99");
+        assert_eq!(f(-0.0), f(0.0));
+        assert!(Float::new(f64::NAN).is_none() && Float::new(f64::INFINITY).is_none());
+        assert_eq!(f(12.99).lenient_int(), 12);
     }
 
     #[test]

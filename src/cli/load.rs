@@ -75,8 +75,24 @@ pub fn scenario(spec: &str) -> Result<Prepared, Failure> {
             names.join(", ")
         )));
     };
-    let scenario = Scenario::parse(&text, &origin).map_err(|e| Failure::input(e.to_string()))?;
+    // A scenario file's folder is where a scripted world's tables and script are.
+    let dir = Path::new(spec).is_file().then(|| Path::new(spec).parent().unwrap_or(Path::new(".")));
+    let dir = dir.map(|d| if d.as_os_str().is_empty() { Path::new(".") } else { d });
+    let scenario = Scenario::parse_in(&text, &origin, dir).map_err(|e| Failure::input(e.to_string()))?;
     Ok(Prepared::new(scenario))
+}
+
+/// Applies `--tasks` (`all`, or ids separated by commas) to a prepared scenario.
+pub fn select_tasks(prepared: &mut Prepared, tasks: Option<&str>) -> Result<(), Failure> {
+    let Some(tasks) = tasks else { return Ok(()) };
+    if !prepared.has_tasks() {
+        return Err(Failure::input(format!(
+            "--tasks {tasks}: scenario `{}` has no named tasks (only scripted worlds do)",
+            prepared.scenario.name
+        )));
+    }
+    let names: Vec<&str> = tasks.split(',').map(str::trim).filter(|t| !t.is_empty()).collect();
+    prepared.select_tasks(&names).map_err(|e| Failure::input(format!("--tasks: {e}")))
 }
 
 /// The layers of the stack file at `path` (its planner is not used), checked

@@ -100,6 +100,11 @@ struct Setup {
     /// Swarm mode: each seed draws its fault parameters from the scenario's `swarm` ranges.
     #[arg(long)]
     swarm: bool,
+    /// In a world with named tasks (a scripted world): `all` (the default) or
+    /// `ID,ID`. Seed s runs the (s mod n)-th task listed, so seeds 0..n*k run
+    /// each task k times; the task is the `task` column of trajectories.csv.
+    #[arg(long)]
+    tasks: Option<String>,
 }
 
 /// One or more fault scales, as given to `--fault-scale`.

@@ -14,13 +14,15 @@ use super::{Failure, Setup, load};
 
 /// Runs one seed and prints its timeline and outcome.
 pub fn run(setup: &Setup, seed: u64, record: Option<&Path>, expect: &[(String, Outcome)]) -> Result<ExitCode, Failure> {
-    let prepared = load::scenario(&setup.scenario)?;
+    let mut prepared = load::scenario(&setup.scenario)?;
+    load::select_tasks(&mut prepared, setup.tasks.as_deref())?;
     let stack = load::agent(&setup.agent, &prepared, setup.turn_limit_ms, setup.layers.as_deref())?;
     load::check_swarm(setup, &prepared)?;
     let fault_scale = setup.fault_scale.single("run")?;
     let runner = Runner::new(&prepared, &stack, true, fault_scale).with_swarm(setup.swarm);
     let t = runner.run(seed);
-    println!("agentsim run: scenario {}, agent {}, seed {seed}", prepared.scenario.name, setup.agent);
+    let task = prepared.task_of(seed).map(|t| format!(", task {t}")).unwrap_or_default();
+    println!("agentsim run: scenario {}, agent {}, seed {seed}{task}", prepared.scenario.name, setup.agent);
     print!("{}", timeline::render(&t, &prepared.catalog));
     let m = &t.metrics;
     println!(

@@ -30,7 +30,8 @@ use super::{Failure, SweepArgs, load};
 /// with [`EXIT_INTERRUPTED`]; `--resume DIR` continues such a sweep.
 pub fn sweep(args: &SweepArgs) -> Result<ExitCode, Failure> {
     let setup = &args.setup;
-    let prepared = load::scenario(&setup.scenario)?;
+    let mut prepared = load::scenario(&setup.scenario)?;
+    load::select_tasks(&mut prepared, setup.tasks.as_deref())?;
     let stack = load::agent(&setup.agent, &prepared, setup.turn_limit_ms, setup.layers.as_deref())?;
     load::check_swarm(setup, &prepared)?;
     let chunk_seeds = chunk_seeds(args.trials)?;
@@ -323,13 +324,15 @@ impl Sweep<'_> {
             if !header_written {
                 // Written first, so that a sweep interrupted before its first row
                 // still leaves a CSV with its header.
-                file.write_all(&csv_header(args.setup.swarm, trials)?).map_err(|e| io_failure(&csv_path, &e))?;
+                file.write_all(&csv_header(args.setup.swarm, self.prepared.has_tasks(), trials)?)
+                    .map_err(|e| io_failure(&csv_path, &e))?;
             }
             // Each row is rendered on the thread that ran it; only the counting and
             // the writing below run in seed order.
             let swept = |trial: u32, t: Trajectory| -> Result<Swept, Failure> {
                 let mut row = Row::of(&t);
                 row.swarm = runner.swarm_values(t.seed);
+                row.task = self.prepared.task_of(t.seed);
                 Ok(Swept { trial, record: Record::of(&t), line: csv_line(&row, (trials > 1).then_some(trial))? })
             };
             done_until = runner.sweep_mapped_until(
@@ -410,7 +413,7 @@ fn write_failures(
 }
 
 /// A row with every column (`swarm` when `swarm`), for its header alone.
-fn header_row(swarm: bool) -> Row {
+fn header_row(swarm: bool, task: bool) -> Row {
     Row {
         seed: 0,
         outcome: "",
@@ -432,6 +435,7 @@ fn header_row(swarm: bool) -> Row {
         decisions: String::new(),
         digest: String::new(),
         swarm: swarm.then(String::new),
+        task: task.then(String::new),
     }
 }
 
@@ -445,9 +449,9 @@ struct Swept {
 
 /// The header line of `trajectories.csv`: the row's fields, with `trial` after
 /// `seed` when there are several trials.
-fn csv_header(swarm: bool, trials: u32) -> Result<Vec<u8>, Failure> {
+fn csv_header(swarm: bool, task: bool, trials: u32) -> Result<Vec<u8>, Failure> {
     let encode = |e: &dyn std::fmt::Display| Failure::input(format!("cannot encode a row: {e}"));
-    let mut header = row_records(&header_row(swarm), true)?.swap_remove(0);
+    let mut header = row_records(&header_row(swarm, task), true)?.swap_remove(0);
     if trials > 1 {
         header.insert(1, "trial".to_string());
     }

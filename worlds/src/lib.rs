@@ -10,12 +10,13 @@
 #![warn(missing_docs)]
 
 pub mod flight_booking;
-mod kit;
+pub mod kit;
 pub mod newsroom;
 mod read;
 pub mod scenario;
+pub mod scripted;
 pub mod support_desk;
 pub mod swarm;
 pub mod weather_dining;
 
-pub use scenario::{Prepared, Scenario, ScenarioError, WorldConfig};
+pub use scenario::{BuiltinWorld, Prepared, Scenario, ScenarioError, WorldConfig, WorldModel};

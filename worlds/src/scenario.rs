@@ -3,6 +3,8 @@
 //! line, column and field.
 
 use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -13,6 +15,7 @@ use agentsim_engine::{
 
 use crate::flight_booking::{self, FlightBookingConfig};
 use crate::newsroom::{self, NewsroomConfig};
+use crate::scripted::{self, ScriptedConfig};
 use crate::support_desk::{self, SupportDeskConfig};
 use crate::swarm::{Swarm, SwarmDraw};
 use crate::weather_dining::{self, WeatherDiningConfig};
@@ -62,6 +65,151 @@ pub enum WorldConfig {
     WeatherDining(WeatherDiningConfig),
     /// A news feed that moves, a summary and a task DAG.
     Newsroom(NewsroomConfig),
+    /// A domain written as files: tables, tools in a script, tasks
+    /// (`docs/worlds.md`).
+    Scripted(ScriptedConfig),
+}
+
+/// A world ready to run: what a world kind builds once per process from its
+/// configuration and the catalog, and every trajectory of every thread reads.
+/// The built-in worlds and scripted worlds implement it, and so can a world
+/// written outside this crate ([`Prepared::from_model`]).
+pub trait WorldModel: Send + Sync {
+    /// The expert (oracle) of task `task`.
+    fn expert(&self, task: usize) -> Box<dyn Agent>;
+
+    /// Runs task `task` with `agent` on the seed of `streams`; `note`, when
+    /// given, is recorded at t=0 (the swarm draw).
+    fn run(
+        &self,
+        task: usize,
+        catalog: &Catalog,
+        streams: &StreamSource,
+        config: &SimConfig,
+        agent: &mut dyn Agent,
+        note: Option<Value>,
+    ) -> Trajectory;
+
+    /// The ids of the world's tasks, in order; empty for a world with one
+    /// implicit task (the built-in worlds draw theirs per seed).
+    fn tasks(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// A built-in world's model: its configuration and the tool ids it finds in
+/// the catalog. `new` makes the world of one seed, `expert` its expert.
+pub struct Builtin<C, I> {
+    config: C,
+    ids: I,
+}
+
+/// What a built-in world (one folder of this crate) provides to be run.
+pub trait BuiltinWorld: Sized + Send + Sync + 'static {
+    /// The tool ids the world and its expert use.
+    type Ids: Copy + Send + Sync + 'static;
+    /// Finds the ids in a catalog built from this configuration.
+    fn ids(catalog: &Catalog) -> Option<Self::Ids>;
+    /// The expert.
+    fn expert(ids: Self::Ids) -> Box<dyn Agent>;
+    /// Runs one seed.
+    fn run(
+        &self,
+        ids: Self::Ids,
+        catalog: &Catalog,
+        streams: &StreamSource,
+        config: &SimConfig,
+        agent: &mut dyn Agent,
+        note: Option<Value>,
+    ) -> Trajectory;
+}
+
+impl<C: BuiltinWorld> WorldModel for Builtin<C, C::Ids> {
+    fn expert(&self, _task: usize) -> Box<dyn Agent> {
+        C::expert(self.ids)
+    }
+
+    fn run(
+        &self,
+        _task: usize,
+        catalog: &Catalog,
+        streams: &StreamSource,
+        config: &SimConfig,
+        agent: &mut dyn Agent,
+        note: Option<Value>,
+    ) -> Trajectory {
+        self.config.run(self.ids, catalog, streams, config, agent, note)
+    }
+}
+
+fn builtin<C: BuiltinWorld + Clone>(config: &C, catalog: &Catalog) -> Arc<dyn WorldModel> {
+    let ids = C::ids(catalog).expect("a built-in world's catalog has its tools");
+    Arc::new(Builtin { config: config.clone(), ids })
+}
+
+/// Runs a built-in world's trajectory: the one line each world's `run` is.
+pub fn run_world<W: World>(
+    world: W,
+    catalog: &Catalog,
+    streams: &StreamSource,
+    config: &SimConfig,
+    agent: &mut dyn Agent,
+    note: Option<Value>,
+) -> Trajectory {
+    agentsim_engine::sim::run(Noted::new(world, note), agent, catalog, streams, config)
+}
+
+impl WorldConfig {
+    /// Cross-checks serde cannot express: (field path, value to point at,
+    /// message) for the first problem. Scripted worlds check themselves while
+    /// being loaded (see [`Scenario::parse_in`]).
+    fn check(&self) -> Result<(), (String, String, String)> {
+        match self {
+            WorldConfig::SupportDesk(c) => c.check(),
+            WorldConfig::FlightBooking(c) => c.check(),
+            WorldConfig::WeatherDining(c) => c.check(),
+            WorldConfig::Newsroom(c) => c.check(),
+            WorldConfig::Scripted(_) => Ok(()),
+        }
+    }
+
+    /// The tools.
+    fn catalog(&self) -> Catalog {
+        match self {
+            WorldConfig::SupportDesk(c) => Catalog::new(support_desk::tools::specs(&c.tools)),
+            WorldConfig::FlightBooking(c) => Catalog::new(flight_booking::tools::specs(&c.tools)),
+            WorldConfig::WeatherDining(c) => Catalog::new(weather_dining::tools::specs(&c.tools)),
+            WorldConfig::Newsroom(c) => Catalog::new(newsroom::tools::specs(&c.tools)),
+            WorldConfig::Scripted(c) => c.catalog(),
+        }
+    }
+
+    /// Every tool's configuration, by tool name.
+    fn tool_configs_mut(&mut self) -> Vec<(String, &mut agentsim_engine::ToolConfig)> {
+        fn named<'c>(
+            list: Vec<(&'static str, &'c mut agentsim_engine::ToolConfig)>,
+        ) -> Vec<(String, &'c mut agentsim_engine::ToolConfig)> {
+            list.into_iter().map(|(n, c)| (n.to_string(), c)).collect()
+        }
+        match self {
+            WorldConfig::SupportDesk(c) => named(c.tools.configs_mut()),
+            WorldConfig::FlightBooking(c) => named(c.tools.configs_mut()),
+            WorldConfig::WeatherDining(c) => named(c.tools.configs_mut()),
+            WorldConfig::Newsroom(c) => named(c.tools.configs_mut()),
+            WorldConfig::Scripted(c) => c.tool_configs_mut(),
+        }
+    }
+
+    /// The world, ready to run: the registry of world kinds.
+    fn model(&self, catalog: &Catalog) -> Arc<dyn WorldModel> {
+        match self {
+            WorldConfig::SupportDesk(c) => builtin(c, catalog),
+            WorldConfig::FlightBooking(c) => builtin(c, catalog),
+            WorldConfig::WeatherDining(c) => builtin(c, catalog),
+            WorldConfig::Newsroom(c) => builtin(c, catalog),
+            WorldConfig::Scripted(c) => scripted::model(c),
+        }
+    }
 }
 
 /// A scenario file that could not be used: where and why.
@@ -155,9 +303,29 @@ fn position_of(text: &str, offset: usize) -> (usize, usize) {
 }
 
 impl Scenario {
-    /// Parses and checks a scenario; `origin` names it in errors.
+    /// Parses and checks a scenario that must be whole (a built-in, or one
+    /// embedded in an incident): a scripted world's file references are refused.
+    /// `origin` names it in errors.
     pub fn parse(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
-        let scenario: Scenario = ron_options().from_str(text).map_err(|e| ron_error(text, origin, &e))?;
+        Scenario::parse_in(text, origin, None)
+    }
+
+    /// Parses and checks a scenario read from a file in `dir`: a scripted
+    /// world's tables and script are read from files there (relative paths
+    /// that stay inside it) into the scenario.
+    pub fn parse_in(text: &str, origin: &str, dir: Option<&Path>) -> Result<Scenario, ScenarioError> {
+        let mut scenario: Scenario = ron_options().from_str(text).map_err(|e| ron_error(text, origin, &e))?;
+        if let WorldConfig::Scripted(config) = &mut scenario.world {
+            let located = |e: scripted::LoadError| match e.file {
+                Some(file) => ScenarioError { origin: file, line: e.line, column: e.column, message: e.message },
+                None => {
+                    let (line, column) = locate(text, &e.needle);
+                    ScenarioError { origin: origin.to_string(), line, column, message: e.message }
+                }
+            };
+            scripted::resolve(config, dir).map_err(located)?;
+            config.check().map_err(located)?;
+        }
         let located = |field: String, value: String, message: String| {
             // Point at the quoted value (an id); for a number, at its field name.
             let quoted = format!("\"{value}\"");
@@ -165,20 +333,7 @@ impl Scenario {
             let (line, column) = locate(text, &needle);
             ScenarioError { origin: origin.to_string(), line, column, message: format!("field `{field}`: {message}") }
         };
-        match &scenario.world {
-            WorldConfig::SupportDesk(desk) => {
-                desk.check().map_err(|(field, value, message)| located(format!("world.{field}"), value, message))?;
-            }
-            WorldConfig::Newsroom(news) => {
-                news.check().map_err(|(field, value, message)| located(format!("world.{field}"), value, message))?;
-            }
-            WorldConfig::WeatherDining(dining) => {
-                dining.check().map_err(|(field, value, message)| located(format!("world.{field}"), value, message))?;
-            }
-            WorldConfig::FlightBooking(flights) => {
-                flights.check().map_err(|(field, value, message)| located(format!("world.{field}"), value, message))?;
-            }
-        }
+        scenario.world.check().map_err(|(field, value, message)| located(format!("world.{field}"), value, message))?;
         scenario.swarm.check(&scenario.catalog()).map_err(|(tool, message)| {
             // Point at the tool's name inside the swarm section.
             let start = text.find("swarm:").unwrap_or(0);
@@ -200,12 +355,7 @@ impl Scenario {
 
     /// The tools of this scenario.
     pub fn catalog(&self) -> Catalog {
-        match &self.world {
-            WorldConfig::SupportDesk(desk) => Catalog::new(support_desk::tools::specs(&desk.tools)),
-            WorldConfig::FlightBooking(flights) => Catalog::new(flight_booking::tools::specs(&flights.tools)),
-            WorldConfig::WeatherDining(dining) => Catalog::new(weather_dining::tools::specs(&dining.tools)),
-            WorldConfig::Newsroom(news) => Catalog::new(newsroom::tools::specs(&news.tools)),
-        }
+        self.world.catalog()
     }
 
     /// The key from which every stream of this scenario derives: a digest of its
@@ -216,13 +366,8 @@ impl Scenario {
 
     /// Every tool's configuration, by tool name, for editing (making a realised
     /// fault schedule explicit, dropping drift while shrinking).
-    pub fn tool_configs_mut(&mut self) -> Vec<(&'static str, &mut agentsim_engine::ToolConfig)> {
-        match &mut self.world {
-            WorldConfig::SupportDesk(desk) => desk.tools.configs_mut(),
-            WorldConfig::FlightBooking(flights) => flights.tools.configs_mut(),
-            WorldConfig::WeatherDining(dining) => dining.tools.configs_mut(),
-            WorldConfig::Newsroom(news) => news.tools.configs_mut(),
-        }
+    pub fn tool_configs_mut(&mut self) -> Vec<(String, &mut agentsim_engine::ToolConfig)> {
+        self.world.tool_configs_mut()
     }
 
     /// The loop configuration for this scenario.
@@ -237,17 +382,37 @@ impl Scenario {
     }
 }
 
-/// A scenario ready to run many seeds: parsed once, with its catalog and key.
+/// A scenario ready to run many seeds: parsed once, with its catalog, key and
+/// world model.
 pub struct Prepared {
     /// The scenario.
     pub scenario: Scenario,
     /// Its tools.
     pub catalog: Catalog,
     key: [u8; 32],
-    desk_ids: Option<support_desk::Ids>,
-    flight_ids: Option<flight_booking::Ids>,
-    dining_ids: Option<weather_dining::Ids>,
-    news_ids: Option<newsroom::Ids>,
+    model: Arc<dyn WorldModel>,
+    /// The task of each seed, in turn (seed `s` runs `tasks[s % len]`); empty
+    /// for a world without named tasks.
+    tasks: Vec<usize>,
+}
+
+/// A task selection that names a task the world does not have.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownTask {
+    /// The name given.
+    pub name: String,
+    /// The world's tasks.
+    pub known: Vec<String>,
+}
+
+impl fmt::Display for UnknownTask {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.known.is_empty() {
+            write!(f, "task `{}`: this world has no named tasks", self.name)
+        } else {
+            write!(f, "unknown task `{}` (tasks: {})", self.name, self.known.join(", "))
+        }
+    }
 }
 
 impl Prepared {
@@ -262,11 +427,56 @@ impl Prepared {
     /// must still meet the same world, users and luck as the original.
     pub fn with_key(scenario: Scenario, key: [u8; 32]) -> Prepared {
         let catalog = scenario.catalog();
-        let desk_ids = support_desk::Ids::find(&catalog);
-        let flight_ids = flight_booking::Ids::find(&catalog);
-        let dining_ids = weather_dining::Ids::find(&catalog);
-        let news_ids = newsroom::Ids::find(&catalog);
-        Prepared { scenario, catalog, key, desk_ids, flight_ids, dining_ids, news_ids }
+        let model = scenario.world.model(&catalog);
+        Prepared::assemble(scenario, catalog, key, model)
+    }
+
+    /// Prepares a world written outside this crate: `model` runs it, `catalog`
+    /// is its tools, and `scenario` gives the name, horizon, budgets and model
+    /// costs (its `world` section is not used) and the key its streams derive
+    /// from.
+    pub fn from_model(scenario: Scenario, catalog: Catalog, model: Arc<dyn WorldModel>) -> Prepared {
+        let key = scenario.key();
+        Prepared::assemble(scenario, catalog, key, model)
+    }
+
+    fn assemble(scenario: Scenario, catalog: Catalog, key: [u8; 32], model: Arc<dyn WorldModel>) -> Prepared {
+        let tasks = (0..model.tasks().len()).collect();
+        Prepared { scenario, catalog, key, model, tasks }
+    }
+
+    /// Runs only the named tasks (`all` or none: every task), seed `s` taking
+    /// the `s % n`-th of them, so a sweep of `n * k` seeds runs each `k` times.
+    pub fn select_tasks(&mut self, names: &[&str]) -> Result<(), UnknownTask> {
+        let known = self.model.tasks();
+        if names.is_empty() || names == ["all"] {
+            self.tasks = (0..known.len()).collect();
+            return Ok(());
+        }
+        let mut tasks = Vec::with_capacity(names.len());
+        for name in names {
+            match known.iter().position(|k| k == name) {
+                Some(i) => tasks.push(i),
+                None => return Err(UnknownTask { name: name.to_string(), known }),
+            }
+        }
+        self.tasks = tasks;
+        Ok(())
+    }
+
+    /// The index of the task seed `seed` runs.
+    fn task_index(&self, seed: u64) -> usize {
+        if self.tasks.is_empty() { 0 } else { self.tasks[(seed % self.tasks.len() as u64) as usize] }
+    }
+
+    /// The id of the task seed `seed` runs; `None` for a world without named tasks.
+    pub fn task_of(&self, seed: u64) -> Option<String> {
+        (!self.tasks.is_empty()).then(|| self.model.tasks().swap_remove(self.task_index(seed)))
+    }
+
+    /// Whether the world has named tasks (a `task` column in `trajectories.csv`).
+    pub fn has_tasks(&self) -> bool {
+        !self.tasks.is_empty()
     }
 
     /// The scenario key (see [`Scenario::key`]).
@@ -279,22 +489,9 @@ impl Prepared {
         StreamSource::new(self.key, seed)
     }
 
-    /// The world's expert planner (the oracle).
-    pub fn expert(&self) -> Box<dyn Agent> {
-        match &self.scenario.world {
-            WorldConfig::SupportDesk(_) => {
-                Box::new(support_desk::Expert::new(self.desk_ids.expect("support_desk catalog has its tools")))
-            }
-            WorldConfig::FlightBooking(_) => {
-                Box::new(flight_booking::Expert::new(self.flight_ids.expect("flight_booking catalog has its tools")))
-            }
-            WorldConfig::WeatherDining(_) => {
-                Box::new(weather_dining::Expert::new(self.dining_ids.expect("weather_dining catalog has its tools")))
-            }
-            WorldConfig::Newsroom(_) => {
-                Box::new(newsroom::Expert::new(self.news_ids.expect("newsroom catalog has its tools")))
-            }
-        }
+    /// The expert planner (the oracle) of the task seed `seed` runs.
+    pub fn expert(&self, seed: u64) -> Box<dyn Agent> {
+        self.model.expert(self.task_index(seed))
     }
 
     /// Runs one seed. `agent` receives the expert and the seed's streams and returns
@@ -364,40 +561,20 @@ impl Prepared {
         agent: impl FnOnce(Box<dyn Agent>, &StreamSource) -> Box<dyn Agent>,
     ) -> Trajectory {
         let streams = self.streams(seed).with_trial(trial);
-        let mut agent = agent(self.expert(), &streams);
-        match &self.scenario.world {
-            WorldConfig::SupportDesk(desk) => {
-                let ids = self.desk_ids.expect("support_desk catalog has its tools");
-                let world = support_desk::SupportDesk::new(desk, ids, &streams);
-                agentsim_engine::sim::run(Noted::new(world, swarm_note), &mut *agent, catalog, &streams, config)
-            }
-            WorldConfig::FlightBooking(flights) => {
-                let ids = self.flight_ids.expect("flight_booking catalog has its tools");
-                let world = flight_booking::FlightBooking::new(flights, ids, &streams);
-                agentsim_engine::sim::run(Noted::new(world, swarm_note), &mut *agent, catalog, &streams, config)
-            }
-            WorldConfig::WeatherDining(dining) => {
-                let ids = self.dining_ids.expect("weather_dining catalog has its tools");
-                let world = weather_dining::WeatherDining::new(dining, ids, &streams);
-                agentsim_engine::sim::run(Noted::new(world, swarm_note), &mut *agent, catalog, &streams, config)
-            }
-            WorldConfig::Newsroom(news) => {
-                let ids = self.news_ids.expect("newsroom catalog has its tools");
-                let world = newsroom::Newsroom::new(news, ids, &streams);
-                agentsim_engine::sim::run(Noted::new(world, swarm_note), &mut *agent, catalog, &streams, config)
-            }
-        }
+        let task = self.task_index(seed);
+        let mut agent = agent(self.model.expert(task), &streams);
+        self.model.run(task, catalog, &streams, config, &mut *agent, swarm_note)
     }
 }
 
 /// A world that first records a note at t=0 (the swarm draw), then is `W`.
-struct Noted<W> {
+pub(crate) struct Noted<W> {
     world: W,
     note: Option<Value>,
 }
 
 impl<W> Noted<W> {
-    fn new(world: W, note: Option<Value>) -> Self {
+    pub(crate) fn new(world: W, note: Option<Value>) -> Self {
         Noted { world, note }
     }
 }

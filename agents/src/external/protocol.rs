@@ -3,12 +3,14 @@
 //!
 //! agentsim writes one observation per line and reads one action per line. Every
 //! message carries `"protocol": "agentsim/1"`; an action with another major
-//! version is refused. Values map to JSON one to one, except that agentsim has
-//! no floats (money in cents, time in milliseconds): a non-integer number in an
-//! action is an error.
+//! version is refused. Values map to JSON one to one: an integer literal is an
+//! integer, a literal with a fraction or an exponent a float (the built-in
+//! worlds take money in cents and time in milliseconds, and answer a float
+//! where they expect an integer with a 400, as a real API would). An integer
+//! beyond 64 bits, signed, is an error.
 
 use agentsim_engine::tool::ArgDef;
-use agentsim_engine::{Action, AgentCx, Catalog, Finish, Input, Reply, ToolCall, ToolKind, Value, ValueKind};
+use agentsim_engine::{Action, AgentCx, Catalog, Finish, Float, Input, Reply, ToolCall, ToolKind, Value, ValueKind};
 use serde_json::{Map, Number, Value as Json, json};
 
 /// The protocol name and major version, in every message both ways.
@@ -20,6 +22,7 @@ pub fn to_json(value: &Value) -> Json {
         Value::Null => Json::Null,
         Value::Bool(b) => Json::Bool(*b),
         Value::Int(n) => Json::Number(Number::from(*n)),
+        Value::Float(x) => Number::from_f64(x.get()).map_or(Json::Null, Json::Number),
         Value::Str(s) => Json::String(s.clone()),
         Value::List(items) => Json::Array(items.iter().map(to_json).collect()),
         Value::Map(pairs) => Json::Object(pairs.iter().map(|(k, v)| (k.to_string(), to_json(v))).collect()),
@@ -31,6 +34,9 @@ pub fn from_json(json: &Json, path: &str) -> Result<Value, String> {
     Ok(match json {
         Json::Null => Value::Null,
         Json::Bool(b) => Value::Bool(*b),
+        Json::Number(n) if n.is_f64() => Value::Float(
+            n.as_f64().and_then(Float::new).ok_or_else(|| format!("`{path}`: {n} is not a finite number"))?,
+        ),
         Json::Number(n) => Value::Int(
             n.as_i64().ok_or_else(|| format!("`{path}`: {n} is not an integer (amounts are in cents, times in ms)"))?,
         ),
@@ -54,6 +60,7 @@ fn kind_name(kind: ValueKind) -> &'static str {
         ValueKind::Str => "string",
         ValueKind::List => "array",
         ValueKind::Map => "object",
+        ValueKind::Float => "number",
     }
 }
 
@@ -244,7 +251,8 @@ mod tests {
             ("b", Value::List(vec![Value::Null, Value::Bool(true), Value::str("x\"y")])),
         ]);
         assert_eq!(from_json(&to_json(&v), "v").unwrap(), v);
-        assert!(from_json(&json!(1.5), "amount").unwrap_err().contains("not an integer"));
+        assert_eq!(from_json(&json!(1.5), "amount"), Ok(Value::Float(Float::new(1.5).expect("finite"))));
+        assert!(from_json(&json!(u64::MAX), "amount").unwrap_err().contains("not an integer"));
     }
 
     #[test]

@@ -15,3 +15,27 @@ pub use config::SupportDeskConfig;
 pub use expert::Expert;
 pub use tools::Ids;
 pub use world::SupportDesk;
+
+impl crate::scenario::BuiltinWorld for SupportDeskConfig {
+    type Ids = Ids;
+
+    fn ids(catalog: &agentsim_engine::Catalog) -> Option<Ids> {
+        Ids::find(catalog)
+    }
+
+    fn expert(ids: Ids) -> Box<dyn agentsim_engine::Agent> {
+        Box::new(Expert::new(ids))
+    }
+
+    fn run(
+        &self,
+        ids: Ids,
+        catalog: &agentsim_engine::Catalog,
+        streams: &agentsim_engine::StreamSource,
+        config: &agentsim_engine::SimConfig,
+        agent: &mut dyn agentsim_engine::Agent,
+        note: Option<agentsim_engine::Value>,
+    ) -> agentsim_engine::Trajectory {
+        crate::scenario::run_world(SupportDesk::new(self, ids, streams), catalog, streams, config, agent, note)
+    }
+}

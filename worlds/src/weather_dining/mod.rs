@@ -19,3 +19,27 @@ pub use config::WeatherDiningConfig;
 pub use expert::Expert;
 pub use tools::Ids;
 pub use world::WeatherDining;
+
+impl crate::scenario::BuiltinWorld for WeatherDiningConfig {
+    type Ids = Ids;
+
+    fn ids(catalog: &agentsim_engine::Catalog) -> Option<Ids> {
+        Ids::find(catalog)
+    }
+
+    fn expert(ids: Ids) -> Box<dyn agentsim_engine::Agent> {
+        Box::new(Expert::new(ids))
+    }
+
+    fn run(
+        &self,
+        ids: Ids,
+        catalog: &agentsim_engine::Catalog,
+        streams: &agentsim_engine::StreamSource,
+        config: &agentsim_engine::SimConfig,
+        agent: &mut dyn agentsim_engine::Agent,
+        note: Option<agentsim_engine::Value>,
+    ) -> agentsim_engine::Trajectory {
+        crate::scenario::run_world(WeatherDining::new(self, ids, streams), catalog, streams, config, agent, note)
+    }
+}

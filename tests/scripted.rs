@@ -1,0 +1,161 @@
+//! Scripted worlds: the helpdesk example (`examples/worlds/helpdesk/`) runs under
+//! every preset, the oracle completes every task without faults, output is the
+//! same on 1 and 4 threads, tasks are selected with `--tasks`, a limit hit in a
+//! script is a 500 and a note, and every file in `tests/bad_worlds/` is refused
+//! with its position (the first line says `// expect: [FILE:]LINE:COLUMN: TEXT`).
+
+use std::path::{Path, PathBuf};
+
+use agentsim_engine::{EventKind, Reply, Value};
+use agentsim_worlds::{Prepared, Scenario};
+
+use crate::common::{agentsim, text};
+use crate::world_kit::{assert_same_bytes_on_1_and_4_threads, call, run_scripted, sweep_seen};
+
+fn helpdesk_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/worlds/helpdesk/helpdesk.ron")
+}
+
+fn helpdesk() -> Prepared {
+    let path = helpdesk_path();
+    let text = std::fs::read_to_string(&path).unwrap();
+    Prepared::new(Scenario::parse_in(&text, "helpdesk.ron", path.parent()).unwrap_or_else(|e| panic!("{e}")))
+}
+
+#[test]
+fn the_oracle_completes_every_task_without_faults() {
+    let seen = sweep_seen(&helpdesk(), "oracle", 0..300, 0.0);
+    assert_eq!(seen.successes, 300, "{seen:?}");
+    for persona in ["clear", "vague", "changes_mind"] {
+        assert!(seen.notes.contains(&format!("persona:{persona}")), "{persona} never drawn: {seen:?}");
+    }
+}
+
+#[test]
+fn naive_does_worse_than_the_oracle_under_the_default_faults() {
+    let oracle = sweep_seen(&helpdesk(), "oracle", 0..400, 1.0);
+    let naive = sweep_seen(&helpdesk(), "naive", 0..400, 1.0);
+    assert!(oracle.successes >= 396, "{oracle:?}");
+    assert!(naive.successes + 20 < oracle.successes, "naive {} vs oracle {}", naive.successes, oracle.successes);
+    assert!(naive.minefields.contains("duplicate_update"), "{naive:?}");
+    assert!(oracle.faults.contains("commit_then_timeout") && oracle.faults.contains("error_503"), "{oracle:?}");
+}
+
+#[test]
+fn same_bytes_on_1_and_4_threads() {
+    let path = helpdesk_path();
+    for agent in ["naive", "resilient"] {
+        assert_same_bytes_on_1_and_4_threads(path.to_str().unwrap(), agent, "0..300");
+    }
+}
+
+#[test]
+fn tasks_take_turns_and_can_be_selected() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = helpdesk_path();
+    let path = path.to_str().unwrap();
+    let out = agentsim(dir.path(), &["sweep", path, "--agent", "oracle", "--seeds", "0..4", "--out", "all"], &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let csv = std::fs::read_to_string(dir.path().join("all/trajectories.csv")).unwrap();
+    let tasks: Vec<&str> = csv.lines().skip(1).map(|l| l.rsplit(',').next().unwrap()).collect();
+    assert_eq!(tasks, ["close_resolved", "raise_priority", "close_resolved", "raise_priority"]);
+    assert!(csv.lines().next().unwrap().ends_with(",task"));
+
+    let args = ["sweep", path, "--agent", "oracle", "--seeds", "0..3", "--tasks", "raise_priority", "--out", "one"];
+    let out = agentsim(dir.path(), &args, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let csv = std::fs::read_to_string(dir.path().join("one/trajectories.csv")).unwrap();
+    assert!(csv.lines().skip(1).all(|l| l.ends_with(",raise_priority")), "{csv}");
+
+    let out = agentsim(dir.path(), &["run", path, "--tasks", "nope"], &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("unknown task `nope` (tasks: close_resolved, raise_priority)"), "{}", text(&out));
+    let out = agentsim(dir.path(), &["run", "--tasks", "x"], &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("has no named tasks"), "{}", text(&out));
+}
+
+#[test]
+fn a_runaway_script_is_a_500_and_a_note_never_a_hang() {
+    let scenario = r#"Scenario(name: "loop", world: Scripted(
+        tables: [(name: "t", key: "id", rows: [{"id": "a"}])],
+        script: Inline(origin: "inline", text: "fn spin(args) { loop { } } fn deep(args) { deep(args) } fn big(args) { let s = \"x\"; loop { s += s; } } fn ok(args) { #{n: 1} }"),
+        tools: [(name: "spin", kind: Read), (name: "deep", kind: Read), (name: "big", kind: Read), (name: "ok", kind: Write)],
+        tasks: [(id: "t", facts: {}, request: "hi", gold: [(tool: "ok")])],
+    ))"#;
+    let prepared = Prepared::new(Scenario::parse(scenario, "loop").unwrap_or_else(|e| panic!("{e}")));
+    let tools = ["spin", "deep", "big"];
+    let mut asked = 0;
+    let p = Prepared::new(Scenario::parse(scenario, "loop").unwrap());
+    let t = run_scripted(&prepared, 0, 0.0, move |_, _| {
+        asked += 1;
+        match tools.get(asked - 1) {
+            Some(tool) => call(&p, tool, Value::map::<&str>([])),
+            None => agentsim_engine::Action::Finish(agentsim_engine::Finish::Done),
+        }
+    });
+    let errors: Vec<(u16, String)> = t
+        .events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Result { reply: Reply::Error { status, message, .. }, .. } => Some((*status, message.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(errors.len(), 3, "{errors:?}");
+    assert!(errors.iter().all(|(status, _)| *status == 500), "{errors:?}");
+    assert!(errors[0].1.contains("operations"), "{errors:?}");
+    assert!(errors[1].1.contains("Stack overflow") || errors[1].1.contains("stack"), "{errors:?}");
+    assert!(errors[2].1.contains("too large") || errors[2].1.contains("Length of string"), "{errors:?}");
+    let limits = t.events.iter().filter(|e| matches!(&e.kind, EventKind::World { what: "script_limit", .. })).count();
+    assert_eq!(limits, 3, "each limit hit is a note");
+}
+
+#[test]
+fn every_bad_world_is_refused_with_its_position() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bad_worlds");
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "ron"))
+        .collect();
+    cases.sort();
+    assert!(cases.len() >= 10, "the corpus is in {}", dir.display());
+    let work = tempfile::tempdir().unwrap();
+    for case in cases {
+        let source = std::fs::read_to_string(&case).unwrap();
+        let expect = source.lines().next().and_then(|l| l.strip_prefix("// expect: ")).unwrap();
+        let (position, needle) = expect.split_once(": ").unwrap();
+        let path = case.to_string_lossy().into_owned();
+        let output = agentsim(work.path(), &["run", &path], &[]);
+        assert_eq!(output.status.code(), Some(2), "{}: {}", case.display(), text(&output));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let located = if position.starts_with(|c: char| c.is_ascii_digit()) {
+            format!("{path}:{position}:")
+        } else {
+            format!("{}:", dir.join(position).display())
+        };
+        assert!(stderr.contains(&located), "{}: expected `{located}` in {stderr}", case.display());
+        assert!(stderr.contains(needle), "{}: expected `{needle}` in {stderr}", case.display());
+    }
+}
+
+#[test]
+fn a_table_over_the_size_bound_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bad_worlds/ok.rhai"), dir.path().join("ok.rhai"))
+        .unwrap();
+    let big = r#"[{"item_id":"x"}]"#.to_string() + " ".repeat(17 << 20).as_str();
+    std::fs::write(dir.path().join("items.json"), big).unwrap();
+    let scenario = r#"Scenario(name: "big", world: Scripted(
+        tables: [(name: "items", key: "item_id", file: "items.json")],
+        script: File("ok.rhai"),
+        tools: [(name: "get_item", kind: Read)],
+        tasks: [(id: "t", facts: {}, request: "hi", gold: [(tool: "get_item", args: {"item_id": "x"})])],
+    ))"#;
+    std::fs::write(dir.path().join("big.ron"), scenario).unwrap();
+    let output = agentsim(dir.path(), &["run", "big.ron"], &[]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert!(text(&output).contains("big.ron:2:56: field `world.tables[0].file`"), "{}", text(&output));
+    assert!(text(&output).contains("larger than 16 MiB"), "{}", text(&output));
+}

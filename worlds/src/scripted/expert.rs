@@ -1,0 +1,220 @@
+//! The expert of a scripted task: it follows the task's gold actions, with the
+//! facts it has heard from the user put into their arguments. It asks for a
+//! fact the user did not state, waits for the answer to a proposal, switches to
+//! the task's alternative when the user changes their mind, checks a write
+//! whose answer was lost with the task's `verify` read, and otherwise fails as
+//! every built-in expert does (back off, renew a session, pause on a loop
+//! block, hand over to a human after too many failures).
+
+use std::sync::Arc;
+
+use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Reply, TimeMs, ToolKind, ToolResult, Value};
+
+use super::model::{Gold, ScriptedModel, fill, needed_facts};
+use super::script::to_dynamic;
+use crate::kit::case::{Case, begin_step, call};
+use crate::read::{LOOP_PAUSE_MS, accepted, backoff_ms};
+
+/// Keys of a user message that are about the conversation, not facts.
+const NOT_FACTS: [&str; 4] = ["confirm", "changed_mind", "left", "unknown"];
+
+/// The gold-action expert.
+pub struct GoldExpert {
+    model: Arc<ScriptedModel>,
+    task: usize,
+    case: Case,
+    /// What the user has said so far.
+    facts: Value,
+    heard: bool,
+    gold: Vec<Gold>,
+    next: usize,
+    /// The write at `next` timed out: check whether it was applied.
+    verifying: bool,
+    /// Calls that succeeded, to skip them after a change of mind.
+    done: Vec<(agentsim_engine::ToolId, Value)>,
+    /// Facts asked of the user (each is asked once).
+    asked: Vec<String>,
+}
+
+impl GoldExpert {
+    /// An expert for task `task` of `model`.
+    pub fn new(model: Arc<ScriptedModel>, task: usize) -> Self {
+        let gold = model.tasks[task].gold.clone();
+        let case = Case::new(model.escalate, model.authenticate);
+        GoldExpert {
+            model,
+            task,
+            case,
+            facts: Value::Map(Vec::new()),
+            heard: false,
+            gold,
+            next: 0,
+            verifying: false,
+            done: Vec::new(),
+            asked: Vec::new(),
+        }
+    }
+
+    fn hear(&mut self, content: &Value) {
+        self.heard = true;
+        if self.case.hear(content) {
+            return;
+        }
+        if let Value::Map(pairs) = content {
+            for (k, v) in pairs.iter().filter(|(k, _)| !NOT_FACTS.contains(&k.as_ref())) {
+                self.facts.set(k.clone(), v.clone());
+            }
+        }
+        if content.get("unknown").is_some() {
+            // The user cannot give a fact the task needs: a human must take over.
+            self.case.escalating = true;
+        }
+        if content.get("changed_mind") == Some(&Value::Bool(true))
+            && let Some((_, gold)) = &self.model.tasks[self.task].alternative
+        {
+            self.gold = gold.clone();
+            // Carry on from the first action of the new plan not already done.
+            self.next = self
+                .gold
+                .iter()
+                .position(|g| fill(&g.args, &self.facts).map_or(true, |args| !self.done.contains(&(g.tool, args))))
+                .unwrap_or(self.gold.len());
+            self.verifying = false;
+        } else if content.get("confirm") == Some(&Value::Bool(true)) && self.is_proposal(self.next) {
+            self.next += 1;
+        }
+    }
+
+    /// Whether gold action `i` is a proposal the user answers (`send_message`
+    /// of kind `confirm`).
+    fn is_proposal(&self, i: usize) -> bool {
+        self.gold.get(i).is_some_and(|g| {
+            g.tool == self.model.send_message && g.args.get("kind").and_then(Value::as_str) == Some("confirm")
+        })
+    }
+
+    fn learn(&mut self, r: &ToolResult, cx: &AgentCx<'_>) -> Option<TimeMs> {
+        let Some(body) = accepted(r, cx) else {
+            return self.learn_failure(r);
+        };
+        self.case.accepted(r.call.tool);
+        if r.call.tool == self.model.send_message && r.call.args.get("kind").and_then(Value::as_str) == Some("ask") {
+            self.case.asked_user();
+            if let Some(fact) = r.call.args.get("fact").and_then(Value::as_str) {
+                self.asked.push(fact.to_string());
+            }
+            return None;
+        }
+        let gold = self.gold.get(self.next)?;
+        if self.verifying && gold.verify.as_ref().is_some_and(|(tool, _, _)| *tool == r.call.tool) {
+            self.verifying = false;
+            if self.applied(body) {
+                self.done.push((gold.tool, r.call.args.clone()));
+                self.next += 1;
+            }
+            return None;
+        }
+        if r.call.tool == gold.tool {
+            self.done.push((gold.tool, r.call.args.clone()));
+            if self.is_proposal(self.next) {
+                self.case.awaiting_user = true;
+            } else {
+                self.next += 1;
+            }
+        }
+        None
+    }
+
+    /// Whether the verify predicate says the write was applied.
+    fn applied(&self, result: &Value) -> bool {
+        let Some((_, _, when)) = self.gold.get(self.next).and_then(|g| g.verify.clone()) else { return false };
+        let mut session = self.model.session(agentsim_engine::StreamSource::new([0; 32], 0).stream("verify"));
+        let vars = [("facts", to_dynamic(self.facts.clone())), ("result", to_dynamic(result.clone()))];
+        self.model.program.predicate(&mut session, when, &vars).unwrap_or(false)
+    }
+
+    fn learn_failure(&mut self, r: &ToolResult) -> Option<TimeMs> {
+        self.case.failures += 1;
+        let write = self.model.served(r.call.tool) != super::model::Served::Other
+            && r.call.tool.0 < self.model.tools.len() as u16
+            && self.model.tools[r.call.tool.0 as usize].kind == ToolKind::Write;
+        let current = self.gold.get(self.next);
+        if matches!(r.reply, Reply::Timeout)
+            && write
+            && current.is_some_and(|g| g.tool == r.call.tool && g.verify.is_some())
+        {
+            // The write may have been applied before its answer was lost.
+            self.verifying = true;
+            return Some(backoff_ms(self.case.failures, &r.reply));
+        }
+        self.case.after_failure(&r.reply)
+    }
+
+    fn next_action(&mut self) -> Action {
+        if let Some(last) = self.case.closed("user") {
+            return last;
+        }
+        if !self.heard {
+            return Action::Idle { wake_at_ms: None };
+        }
+        if self.case.must_escalate() {
+            self.case.escalating = true;
+            let reason = format!(
+                "could not complete task `{}` ({} failures, {} refusals)",
+                self.model.tasks[self.task].id, self.case.failures, self.case.blocks
+            );
+            return call(self.model.escalate, Value::map([("reason", Value::Str(reason))]));
+        }
+        if self.case.needs_auth {
+            return self.case.renew_session();
+        }
+        if self.case.awaiting_user {
+            return Action::Idle { wake_at_ms: None };
+        }
+        let Some(gold) = self.gold.get(self.next).cloned() else {
+            return Action::Finish(Finish::Done);
+        };
+        let (tool, template) = match (&gold.verify, self.verifying) {
+            (Some((tool, args, _)), true) => (*tool, args.clone()),
+            _ => (gold.tool, gold.args.clone()),
+        };
+        let mut needed = Vec::new();
+        needed_facts(&template, &mut needed);
+        if let Some(missing) = needed.into_iter().find(|f| self.facts.get(f).is_none()) {
+            if self.asked.contains(&missing) {
+                // Asked already and told nothing new: wait for the user.
+                return Action::Idle { wake_at_ms: None };
+            }
+            return call(
+                self.model.send_message,
+                Value::map([("kind", Value::str("ask")), ("fact", Value::Str(missing))]),
+            );
+        }
+        match fill(&template, &self.facts) {
+            Ok(args) => call(tool, args),
+            Err(_) => Action::Finish(Finish::GaveUp { reason: "a fact the task needs is missing".into() }),
+        }
+    }
+}
+
+impl Agent for GoldExpert {
+    fn step(&mut self, input: Input, cx: &mut AgentCx<'_>) -> Action {
+        begin_step(&input, cx);
+        let wait_ms = match &input {
+            Input::User(message) => {
+                self.hear(&message.content);
+                None
+            }
+            Input::Tool(result) => self.learn(result, cx),
+            Input::Blocked { layer, .. } => {
+                self.case.blocks += 1;
+                (*layer == "loop_detector" || *layer == "circuit_breaker").then_some(LOOP_PAUSE_MS)
+            }
+            Input::Wake => None,
+        };
+        match wait_ms {
+            Some(ms) => Action::Idle { wake_at_ms: Some(cx.now_ms.saturating_add(ms)) },
+            None => self.next_action(),
+        }
+    }
+}

@@ -1,0 +1,364 @@
+//! Scripted worlds: a domain written as files instead of Rust.
+//!
+//! A scripted world is data (named tables of records, inline or in JSON and CSV
+//! files beside the scenario), tools whose bodies are functions of a sandboxed
+//! Rhai script, processes that run script functions on the virtual clock,
+//! personas written as data, and tasks: the user's facts, the gold actions
+//! that solve the task, success and milestone predicates, and minefields. The
+//! expert follows the gold actions, so the noisy planner, every preset and
+//! every stack work on it unchanged. `docs/worlds.md` is the user's guide.
+//!
+//! The scenario's canonical form (its key, what incidents embed) holds every
+//! table and the script inline: files are read once, when the scenario is
+//! loaded from its folder, and an incident replays without them.
+
+mod data;
+mod expert;
+mod intern;
+mod load;
+mod model;
+mod schema;
+mod script;
+mod state;
+mod world;
+
+use serde::{Deserialize, Serialize};
+
+use agentsim_engine::{Latency, TimeMs, ToolConfig, ToolKind};
+
+pub use data::Data;
+pub use load::{LoadError, resolve};
+pub use model::ScriptedModel;
+pub use schema::Schema;
+
+/// Where text comes from: a file beside the scenario, or inline (what a loaded
+/// scenario holds, and what incidents embed).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Source {
+    /// A path relative to the scenario's folder.
+    File(String),
+    /// The text itself, with the name of the file it came from (for errors).
+    Inline {
+        /// The file it was read from, or a name for it.
+        origin: String,
+        /// The text.
+        text: String,
+    },
+}
+
+/// A table of records.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableConfig {
+    /// The table's name, as scripts name it.
+    pub name: String,
+    /// The field of each record that identifies it (unique in the table). When
+    /// the records come as a JSON object, its keys are the keys instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// A JSON (a list of records, or an object of records by key) or CSV file
+    /// beside the scenario; read at load into `rows`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// The records, written inline (`[{"id": "A1", ...}, ...]`), or an object
+    /// of records by key.
+    #[serde(default)]
+    pub rows: Data,
+}
+
+/// A tool of a scripted world.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolFile {
+    /// The name agents call it by.
+    pub name: String,
+    /// What it does, for the tool list.
+    #[serde(default)]
+    pub description: String,
+    /// `Read` (safe to retry) or `Write` (changes tables).
+    pub kind: ToolKind,
+    /// The arguments as a JSON Schema object (a subset: see
+    /// [`schema`](self::schema)); checked before the body runs.
+    #[serde(default)]
+    pub args: Data,
+    /// Arguments that are identifiers (the noisy planner can misread them).
+    #[serde(default)]
+    pub ids: Vec<String>,
+    /// Top-level response fields and their JSON types (`{"order_id": "string"}`):
+    /// what a validating planner checks, what malformed-data faults break and
+    /// what drift renames.
+    #[serde(default)]
+    pub response: Data,
+    /// Free annotations, passed to agents with the tool (MCP's `annotations`).
+    #[serde(default)]
+    pub annotations: Data,
+    /// The script function that serves it (default: the tool's name). It takes
+    /// one parameter, the arguments, and returns a value or `error(status, message)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    /// Latency, timeout, faults, drift: as for every tool.
+    #[serde(default)]
+    pub config: ToolConfig,
+}
+
+/// A world event on the virtual clock that runs a script function.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProcessFile {
+    /// Its name (in the `process` note each run leaves).
+    pub name: String,
+    /// The script function to run (no parameters; it may change tables and draw
+    /// `random()`).
+    pub body: String,
+    /// Runs once at this time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_ms: Option<TimeMs>,
+    /// Runs again and again, this long apart (drawn from the world's stream).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub every: Option<Latency>,
+}
+
+/// How a simulated user talks: written as data.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PersonaFile {
+    /// Its name (in the `persona` note).
+    pub name: String,
+    /// How often it is drawn (relative).
+    #[serde(default = "one")]
+    pub weight: f64,
+    /// The facts its opening message states (the agent must ask for the rest);
+    /// all of them when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub states: Option<Vec<String>>,
+    /// The chance it changes its mind when asked to confirm (to the task's
+    /// `alternative`, once).
+    #[serde(default)]
+    pub changes_mind: f64,
+    /// How long it waits for the task to be done before it leaves.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patience_ms: Option<TimeMs>,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// One tool call of a task's gold solution.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GoldAction {
+    /// The tool.
+    pub tool: String,
+    /// Its arguments; a string `"{fact}"` is the task's fact of that name
+    /// (asked of the user when the opening did not state it).
+    #[serde(default)]
+    pub args: Data,
+    /// For a write whose answer may be lost (a timeout): the read that tells
+    /// whether it was applied, and the predicate over its `result` that says so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<Verify>,
+}
+
+/// How the expert finds out whether a write that timed out was applied.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Verify {
+    /// The read tool.
+    pub tool: String,
+    /// Its arguments (facts as in gold actions).
+    #[serde(default)]
+    pub args: Data,
+    /// A predicate over `result` (the read's answer) and `facts`.
+    pub applied: String,
+}
+
+/// A milestone of a task: a predicate over the state and the calls so far.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MilestoneFile {
+    /// Its name.
+    pub name: String,
+    /// Milestones that must come first (a DAG).
+    #[serde(default)]
+    pub after: Vec<String>,
+    /// Reached the first time this predicate holds after a call.
+    pub when: String,
+}
+
+/// An action that must never happen: a predicate over the call just made
+/// (`call`) and the state after it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MinefieldFile {
+    /// Its name (in `trajectories.csv` and the summary).
+    pub name: String,
+    /// Fires on each call after which this holds; absent for a minefield only a
+    /// script fires (`minefield(name, detail)`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub when: Option<String>,
+}
+
+/// What a task's success means.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SuccessFile {
+    /// The final tables must equal those the gold actions produce (default true).
+    #[serde(default = "yes")]
+    pub state_equals_gold: bool,
+    /// The tables compared (default: all).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tables: Option<Vec<String>>,
+    /// A predicate over the final state that must hold too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub when: Option<String>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Default for SuccessFile {
+    fn default() -> Self {
+        SuccessFile { state_equals_gold: true, tables: None, when: None }
+    }
+}
+
+/// What the user changes their mind to.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AlternativeFile {
+    /// Facts that change.
+    pub facts: Data,
+    /// The gold actions of the changed request.
+    pub gold: Vec<GoldAction>,
+}
+
+/// A task.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskFile {
+    /// Its id (`sweep --tasks ID,ID`, the `task` column).
+    pub id: String,
+    /// What it is about.
+    #[serde(default)]
+    pub description: String,
+    /// What the user knows: a map of facts.
+    pub facts: Data,
+    /// The user's opening message; `{fact}` is replaced by the fact's value.
+    pub request: String,
+    /// Opening messages by persona name, for personas that state fewer facts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub openings: Vec<(String, String)>,
+    /// The tool calls that solve it, in order.
+    pub gold: Vec<GoldAction>,
+    /// What a persona that changes its mind asks for instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alternative: Option<AlternativeFile>,
+    /// What success means.
+    #[serde(default)]
+    pub success: SuccessFile,
+    /// Milestones (a DAG of predicates).
+    #[serde(default)]
+    pub milestones: Vec<MilestoneFile>,
+    /// Minefields of this task only.
+    #[serde(default)]
+    pub minefields: Vec<MinefieldFile>,
+}
+
+/// Limits on what one script call may do; a limit hit is a 500 and a note.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    /// Operations per call (default 100,000).
+    pub operations_max: u64,
+    /// Nested function calls (default 32).
+    pub call_depth_max: usize,
+    /// Nesting of expressions (default 64).
+    pub expr_depth_max: usize,
+    /// Bytes of one string (default 65,536).
+    pub string_bytes_max: usize,
+    /// Items of one array (default 10,000).
+    pub array_len_max: usize,
+    /// Entries of one map (default 10,000).
+    pub map_len_max: usize,
+    /// Variables in scope (default 1,000).
+    pub variables_max: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            operations_max: 100_000,
+            call_depth_max: 32,
+            expr_depth_max: 64,
+            string_bytes_max: 65_536,
+            array_len_max: 10_000,
+            map_len_max: 10_000,
+            variables_max: 1_000,
+        }
+    }
+}
+
+/// The scripted world's section of a scenario.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedConfig {
+    /// The tables.
+    #[serde(default)]
+    pub tables: Vec<TableConfig>,
+    /// The script holding tool bodies and processes.
+    pub script: Source,
+    /// The tools.
+    pub tools: Vec<ToolFile>,
+    /// World events on the virtual clock.
+    #[serde(default)]
+    pub processes: Vec<ProcessFile>,
+    /// How users talk (default: one persona that states every fact).
+    #[serde(default)]
+    pub personas: Vec<PersonaFile>,
+    /// How long the user takes to answer (default uniform 4 to 30 s).
+    #[serde(default = "default_reply_ms")]
+    pub reply_ms: Latency,
+    /// The tasks.
+    pub tasks: Vec<TaskFile>,
+    /// Minefields of every task.
+    #[serde(default)]
+    pub minefields: Vec<MinefieldFile>,
+    /// Limits of every script call.
+    #[serde(default)]
+    pub limits: Limits,
+    /// The user channel's tool, `send_message`: latency and faults.
+    #[serde(default)]
+    pub send_message: ToolConfig,
+    /// The hand-over tool, `escalate`: latency and faults.
+    #[serde(default)]
+    pub escalate: ToolConfig,
+}
+
+fn default_reply_ms() -> Latency {
+    Latency::Uniform { min_ms: 4_000, max_ms: 30_000 }
+}
+
+/// The name of the tool a scripted world's agent talks to its user with.
+pub const SEND_MESSAGE: &str = "send_message";
+/// The name of the tool that hands the case to a human.
+pub const ESCALATE: &str = "escalate";
+
+impl ScriptedConfig {
+    /// Every tool's configuration, by tool name (the built-in tools last).
+    pub fn tool_configs_mut(&mut self) -> Vec<(String, &mut ToolConfig)> {
+        let mut configs: Vec<(String, &mut ToolConfig)> =
+            self.tools.iter_mut().map(|t| (t.name.clone(), &mut t.config)).collect();
+        configs.push((SEND_MESSAGE.to_string(), &mut self.send_message));
+        configs.push((ESCALATE.to_string(), &mut self.escalate));
+        configs
+    }
+}
+
+/// The world model of a scripted world (compiled; the scenario was checked
+/// when it was parsed).
+pub fn model(config: &ScriptedConfig) -> std::sync::Arc<dyn crate::scenario::WorldModel> {
+    let model = ScriptedModel::build(config).unwrap_or_else(|e| panic!("a parsed scenario compiles: {}", e.message));
+    std::sync::Arc::new(model::Shared(std::sync::Arc::new(model)))
+}

@@ -1,0 +1,760 @@
+//! A scripted world compiled once per process: the script and predicates, the
+//! tables, the tools' schemas, the tasks with their milestone DAGs and the
+//! state their gold actions produce. Every trajectory of every thread reads it.
+
+use std::sync::Arc;
+
+use agentsim_engine::{
+    Agent, Catalog, Key, MilestoneDag, SimConfig, StreamSource, ToolDef, ToolId, ToolKind, ToolSpec, Trajectory, Value,
+    ValueKind,
+};
+
+use agentsim_engine::tool::FieldDef;
+
+use super::expert::GoldExpert;
+use super::intern::intern;
+use super::load::{LoadError, check_rows};
+use super::schema::Schema;
+use super::script::{Failure, Program, Session, to_dynamic};
+use super::state::{State, Table, Tables};
+use super::world::ScriptedWorld;
+use super::{ESCALATE, GoldAction, MinefieldFile, PersonaFile, ProcessFile, SEND_MESSAGE, ScriptedConfig, Source};
+use crate::scenario::Noted;
+
+/// What serves a tool of the catalog.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Served {
+    /// The scripted tool with this index.
+    Script(usize),
+    /// The user channel.
+    SendMessage,
+    /// The hand-over to a human.
+    Escalate,
+    /// The engine's `authenticate`, or anything else.
+    Other,
+}
+
+/// A scripted tool, compiled.
+pub struct Tool {
+    /// Its name.
+    pub name: String,
+    /// Read or write.
+    pub kind: ToolKind,
+    /// Its argument schema.
+    pub schema: Schema,
+    /// The script function that serves it.
+    pub body: String,
+}
+
+/// A gold action with its tool resolved.
+#[derive(Clone, Debug)]
+pub struct Gold {
+    /// The tool.
+    pub tool: ToolId,
+    /// Arguments, facts still as `"{name}"` templates.
+    pub args: Value,
+    /// How to check a write whose answer was lost: (tool, args, predicate).
+    pub verify: Option<(ToolId, Value, usize)>,
+}
+
+/// A minefield: its name and, unless only scripts fire it, its predicate.
+#[derive(Clone, Copy, Debug)]
+pub struct Mine {
+    /// The name.
+    pub name: &'static str,
+    /// The predicate's index.
+    pub when: Option<usize>,
+}
+
+/// A task, compiled.
+pub struct Task {
+    /// Its id.
+    pub id: String,
+    /// The user's facts.
+    pub facts: Value,
+    /// The opening message template.
+    pub request: String,
+    /// Opening templates by persona name.
+    pub openings: Vec<(String, String)>,
+    /// The gold actions.
+    pub gold: Vec<Gold>,
+    /// The changed request: facts that change, and its gold actions.
+    pub alternative: Option<(Value, Vec<Gold>)>,
+    /// Milestones: name and predicate, in declaration order.
+    pub milestones: Vec<(&'static str, usize)>,
+    /// The milestone DAG (with `started` first).
+    pub dag: MilestoneDag,
+    /// This task's minefields.
+    pub minefields: Vec<Mine>,
+    /// The success predicate.
+    pub success_when: Option<usize>,
+    /// Tables compared with the gold state (`None`: all; empty: none).
+    pub compared: Option<Vec<usize>>,
+    /// The state the gold actions produce, when success compares with it; and
+    /// that of the alternative's.
+    pub gold_state: Option<(State, Option<State>)>,
+}
+
+/// A scripted world ready to run: see the [module docs](super).
+pub struct ScriptedModel {
+    pub(crate) program: Program,
+    pub(crate) tables: Tables,
+    pub(crate) tools: Vec<Tool>,
+    pub(crate) tasks: Vec<Task>,
+    pub(crate) personas: Vec<PersonaFile>,
+    pub(crate) processes: Vec<ProcessFile>,
+    pub(crate) minefields: Vec<Mine>,
+    pub(crate) minefield_names: Vec<&'static str>,
+    pub(crate) reply_ms: agentsim_engine::Latency,
+    /// The catalog ids of `send_message`, `escalate` and `authenticate`.
+    pub(crate) send_message: ToolId,
+    pub(crate) escalate: ToolId,
+    pub(crate) authenticate: ToolId,
+}
+
+fn response_fields(response: &Value, field: &str) -> Result<Vec<FieldDef>, LoadError> {
+    let kind = |name: &str| match name {
+        "string" => Some(ValueKind::Str),
+        "integer" => Some(ValueKind::Int),
+        "number" => Some(ValueKind::Float),
+        "boolean" => Some(ValueKind::Bool),
+        "array" => Some(ValueKind::List),
+        "object" => Some(ValueKind::Map),
+        "null" => Some(ValueKind::Null),
+        _ => None,
+    };
+    match response {
+        Value::Null => Ok(Vec::new()),
+        Value::Map(pairs) => pairs
+            .iter()
+            .map(|(name, ty)| {
+                let ty_name = ty.as_str().unwrap_or("");
+                let kind = kind(ty_name).ok_or_else(|| {
+                    LoadError::at(
+                        format!("\"{name}\""),
+                        format!("field `{field}.{name}`: expected a JSON type name (string, integer, number, boolean, array, object, null), found {}", ty.render()),
+                    )
+                })?;
+                Ok(FieldDef { name: name.to_string(), kind })
+            })
+            .collect(),
+        other => Err(LoadError::at("response", format!("field `{field}`: expected a map of field types, found {}", other.render()))),
+    }
+}
+
+impl ScriptedConfig {
+    /// The tools as a catalog: the scripted tools in order, then `send_message`,
+    /// `escalate` and the engine's `authenticate`.
+    pub fn catalog(&self) -> Catalog {
+        let mut specs: Vec<ToolSpec> = self
+            .tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let schema = Schema::parse(&t.args.0, "args").unwrap_or_default();
+                let mut def = ToolDef::new(&t.name, t.kind, &t.description);
+                for (name, prop) in &schema.properties {
+                    def.args.push(agentsim_engine::tool::ArgDef {
+                        name: name.clone(),
+                        kind: prop.ty.map_or(ValueKind::Str, |ty| ty.kind()),
+                        required: schema.required.contains(name),
+                        is_id: t.ids.contains(name),
+                    });
+                }
+                def.response =
+                    response_fields(&t.response.0, &format!("world.tools[{i}].response")).unwrap_or_default();
+                ToolSpec { def, config: t.config.clone() }
+            })
+            .collect();
+        specs.push(ToolSpec {
+            def: ToolDef::new(
+                SEND_MESSAGE,
+                ToolKind::Write,
+                "Sends the user a message: kind `confirm` (proposes what you will do, with the facts as \
+                 arguments), `ask` (asks for the fact named by `fact`), `done` (tells the outcome) or `info`.",
+            )
+            .arg("kind", ValueKind::Str, true)
+            .arg("text", ValueKind::Str, false)
+            .arg("fact", ValueKind::Str, false)
+            .field("message_id", ValueKind::Str)
+            .field("status", ValueKind::Str),
+            config: self.send_message.clone(),
+        });
+        specs.push(ToolSpec {
+            def: ToolDef::new(ESCALATE, ToolKind::Write, "Hands the case to a human agent.")
+                .arg("reason", ValueKind::Str, false)
+                .field("ticket_id", ValueKind::Str),
+            config: self.escalate.clone(),
+        });
+        Catalog::new(specs)
+    }
+
+    /// Compiles and checks everything: the first problem, located.
+    pub fn check(&self) -> Result<(), LoadError> {
+        ScriptedModel::build(self).map(drop)
+    }
+}
+
+fn tables(config: &ScriptedConfig) -> Result<Tables, LoadError> {
+    let mut out: Vec<Table> = Vec::with_capacity(config.tables.len());
+    for (i, t) in config.tables.iter().enumerate() {
+        let field = format!("world.tables[{i}]");
+        if out.iter().any(|o| o.name == t.name) {
+            return Err(LoadError::at(
+                format!("\"{}\"", t.name),
+                format!("field `{field}.name`: table `{}` is declared twice", t.name),
+            ));
+        }
+        check_rows(&t.rows.0, &format!("{field}.rows")).map_err(|m| LoadError::at(format!("\"{}\"", t.name), m))?;
+        let rows: Vec<(String, Value)> = match &t.rows.0 {
+            Value::Null => Vec::new(),
+            Value::Map(pairs) => pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+            Value::List(records) => {
+                let key = t.key.as_deref().ok_or_else(|| {
+                    LoadError::at(
+                        format!("\"{}\"", t.name),
+                        format!("field `{field}.key`: a table of listed records names its key field"),
+                    )
+                })?;
+                records
+                    .iter()
+                    .enumerate()
+                    .map(|(r, record)| match record.get(key) {
+                        Some(Value::Str(s)) => Ok((s.clone(), record.clone())),
+                        Some(Value::Int(n)) => Ok((n.to_string(), record.clone())),
+                        _ => Err(LoadError::at(
+                            format!("\"{}\"", t.name),
+                            format!(
+                                "field `{field}.rows[{r}]`: record has no string or integer `{key}` (the table's key)"
+                            ),
+                        )),
+                    })
+                    .collect::<Result<_, _>>()?
+            }
+            _ => unreachable!("check_rows refuses other shapes"),
+        };
+        let table = Table::new(&t.name, rows).map_err(|(r, key)| {
+            LoadError::at(
+                format!("\"{}\"", t.name),
+                format!("field `{field}.rows[{r}]`: key `{key}` appears twice in table `{}`", t.name),
+            )
+        })?;
+        out.push(table);
+    }
+    Ok(Arc::new(out))
+}
+
+fn predicate(program: &mut Program, text: &str, field: &str) -> Result<usize, LoadError> {
+    program.add_predicate(text).map_err(|(line, column, m)| {
+        LoadError::at(
+            text.to_string(),
+            format!("field `{field}`: syntax error in the predicate at {line}:{column}: {m}"),
+        )
+    })
+}
+
+fn mines(program: &mut Program, files: &[MinefieldFile], field: &str) -> Result<Vec<Mine>, LoadError> {
+    files
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let when = match &m.when {
+                Some(text) => Some(predicate(program, text, &format!("{field}[{i}].when"))?),
+                None => None,
+            };
+            Ok(Mine { name: intern(&m.name), when })
+        })
+        .collect()
+}
+
+impl ScriptedModel {
+    /// Compiles `config` (whose files must have been resolved).
+    pub fn build(config: &ScriptedConfig) -> Result<ScriptedModel, LoadError> {
+        let Source::Inline { origin, text } = &config.script else {
+            return Err(LoadError::at(
+                "script",
+                "field `world.script`: the script file was not read (load the scenario from its folder)",
+            ));
+        };
+        let mut program = Program::compile(text, &config.limits).map_err(|(line, column, message)| LoadError {
+            file: Some(origin.clone()),
+            line,
+            column,
+            needle: String::new(),
+            message: format!("syntax error: {message}"),
+        })?;
+        let tables = tables(config)?;
+        let catalog = config.catalog();
+        let tools = compile_tools(config, &program)?;
+        for (i, p) in config.processes.iter().enumerate() {
+            if !program.defines(&p.body, 0) {
+                return Err(LoadError::at(
+                    format!("\"{}\"", p.body),
+                    format!("field `world.processes[{i}].body`: the script defines no function `{}()`", p.body),
+                ));
+            }
+            if p.at_ms.is_none() == p.every.is_none() {
+                return Err(LoadError::at(
+                    format!("\"{}\"", p.name),
+                    format!("field `world.processes[{i}]`: a process runs `at_ms` or `every`, exactly one"),
+                ));
+            }
+        }
+        check_personas(&config.personas)?;
+        let minefields = mines(&mut program, &config.minefields, "world.minefields")?;
+        let mut model = ScriptedModel {
+            program,
+            tables,
+            tools,
+            tasks: Vec::new(),
+            personas: config.personas.clone(),
+            processes: config.processes.clone(),
+            minefields,
+            minefield_names: Vec::new(),
+            reply_ms: config.reply_ms.clone(),
+            send_message: catalog.id(SEND_MESSAGE).expect("send_message is in the catalog"),
+            escalate: catalog.id(ESCALATE).expect("escalate is in the catalog"),
+            authenticate: catalog.id(agentsim_engine::tool::AUTHENTICATE).expect("authenticate is in the catalog"),
+        };
+        if model.personas.is_empty() {
+            model.personas.push(PersonaFile {
+                name: "clear".into(),
+                weight: 1.0,
+                states: None,
+                changes_mind: 0.0,
+                patience_ms: None,
+            });
+        }
+        if config.tasks.is_empty() {
+            return Err(LoadError::at("tasks", "field `world.tasks`: a scripted world needs at least one task"));
+        }
+        for (i, task) in config.tasks.iter().enumerate() {
+            if config.tasks[..i].iter().any(|t| t.id == task.id) {
+                return Err(LoadError::at(
+                    format!("\"{}\"", task.id),
+                    format!("field `world.tasks[{i}].id`: task `{}` is declared twice", task.id),
+                ));
+            }
+            let compiled = model.compile_task(config, i, &catalog)?;
+            model.tasks.push(compiled);
+        }
+        let mut names: Vec<&'static str> = model.minefields.iter().map(|m| m.name).collect();
+        names.extend(model.tasks.iter().flat_map(|t| t.minefields.iter().map(|m| m.name)));
+        names.sort_unstable();
+        names.dedup();
+        model.minefield_names = names;
+        for t in 0..model.tasks.len() {
+            model.tasks[t].gold_state = model.gold_states(t, config)?;
+        }
+        Ok(model)
+    }
+
+    /// The ids of the tasks, in order.
+    pub fn task_ids(&self) -> Vec<&str> {
+        self.tasks.iter().map(|t| t.id.as_str()).collect()
+    }
+
+    /// What serves catalog tool `id`.
+    pub fn served(&self, id: ToolId) -> Served {
+        let i = id.0 as usize;
+        if i < self.tools.len() {
+            Served::Script(i)
+        } else if id == self.send_message {
+            Served::SendMessage
+        } else if id == self.escalate {
+            Served::Escalate
+        } else {
+            Served::Other
+        }
+    }
+
+    /// A fresh session over the initial tables.
+    pub(crate) fn session(&self, rng: agentsim_engine::Stream) -> Option<Box<Session>> {
+        Some(Box::new(Session {
+            state: State::new(self.tables.clone()),
+            now_ms: 0,
+            rng,
+            writable: false,
+            notes: Vec::new(),
+            minefields: Vec::new(),
+            minefield_names: self.minefield_names.clone(),
+            calls: Vec::new(),
+            told: Vec::new(),
+            reached: Vec::new(),
+        }))
+    }
+
+    fn compile_task(
+        &mut self,
+        config: &ScriptedConfig,
+        i: usize,
+        catalog: &Catalog,
+    ) -> Result<super::model::Task, LoadError> {
+        let file = &config.tasks[i];
+        let field = format!("world.tasks[{i}]");
+        let here = |m: String| LoadError::at(format!("\"{}\"", file.id), m);
+        if !matches!(file.facts.0, Value::Map(_)) {
+            return Err(here(format!("field `{field}.facts`: expected a map of facts")));
+        }
+        let gold = gold_actions(&file.gold, &file.facts.0, catalog, &mut self.program, &format!("{field}.gold"))?;
+        if gold.is_empty() {
+            return Err(here(format!("field `{field}.gold`: a task needs at least one gold action")));
+        }
+        let alternative = match &file.alternative {
+            None => None,
+            Some(alt) => {
+                let mut facts = file.facts.0.clone();
+                for (k, v) in alt.facts.0.get_pairs() {
+                    facts.set(k.clone(), v.clone());
+                }
+                let gold =
+                    gold_actions(&alt.gold, &facts, catalog, &mut self.program, &format!("{field}.alternative.gold"))?;
+                Some((facts, gold))
+            }
+        };
+        let mut milestones = Vec::with_capacity(file.milestones.len());
+        let mut edges: Vec<(&'static str, Vec<&'static str>)> = vec![("started", Vec::new())];
+        for (m, ms) in file.milestones.iter().enumerate() {
+            let when = predicate(&mut self.program, &ms.when, &format!("{field}.milestones[{m}].when"))?;
+            let name = intern(&ms.name);
+            milestones.push((name, when));
+            edges.push((name, ms.after.iter().map(|a| intern(a)).collect()));
+        }
+        let pairs: Vec<(&'static str, &[&'static str])> = edges.iter().map(|(n, a)| (*n, a.as_slice())).collect();
+        let dag = MilestoneDag::new(&pairs).map_err(|e| here(format!("field `{field}.milestones`: {e}")))?;
+        let minefields = mines(&mut self.program, &file.minefields, &format!("{field}.minefields"))?;
+        let success_when = match &file.success.when {
+            Some(text) => Some(predicate(&mut self.program, text, &format!("{field}.success.when"))?),
+            None => None,
+        };
+        let compared = match &file.success.tables {
+            None => None,
+            Some(names) => Some(
+                names
+                    .iter()
+                    .map(|n| {
+                        self.tables.iter().position(|t| t.name == *n).ok_or_else(|| {
+                            LoadError::at(format!("\"{n}\""), format!("field `{field}.success.tables`: no table `{n}`"))
+                        })
+                    })
+                    .collect::<Result<_, _>>()?,
+            ),
+        };
+        for (name, text) in &file.openings {
+            if !self.personas.iter().any(|p| p.name == *name) {
+                return Err(here(format!("field `{field}.openings`: no persona `{name}`")));
+            }
+            fill_text(text, &file.facts.0).map_err(|m| here(format!("field `{field}.openings`: {m}")))?;
+        }
+        fill_text(&file.request, &file.facts.0).map_err(|m| here(format!("field `{field}.request`: {m}")))?;
+        Ok(Task {
+            id: file.id.clone(),
+            facts: file.facts.0.clone(),
+            request: file.request.clone(),
+            openings: file.openings.clone(),
+            gold,
+            alternative,
+            milestones,
+            dag,
+            minefields,
+            success_when,
+            compared,
+            gold_state: None,
+        })
+    }
+
+    /// Runs a task's gold actions (and its alternative's) on the initial tables
+    /// at time 0: the state success compares with. A gold action the world
+    /// refuses is an error in the scenario.
+    fn gold_states(&self, t: usize, config: &ScriptedConfig) -> Result<Option<(State, Option<State>)>, LoadError> {
+        let task = &self.tasks[t];
+        if !config.tasks[t].success.state_equals_gold {
+            return Ok(None);
+        }
+        let main = self.replay_gold(&task.gold, &task.facts, &format!("world.tasks[{t}].gold"), &task.id)?;
+        let alternative = match &task.alternative {
+            Some((facts, gold)) => {
+                Some(self.replay_gold(gold, facts, &format!("world.tasks[{t}].alternative.gold"), &task.id)?)
+            }
+            None => None,
+        };
+        Ok(Some((main, alternative)))
+    }
+
+    fn replay_gold(&self, gold: &[Gold], facts: &Value, field: &str, task: &str) -> Result<State, LoadError> {
+        let mut session = self.session(StreamSource::new([0; 32], 0).stream("gold"));
+        for (g, action) in gold.iter().enumerate() {
+            let Served::Script(i) = self.served(action.tool) else { continue };
+            let args = fill(&action.args, facts)
+                .map_err(|m| LoadError::at(format!("\"{task}\""), format!("field `{field}[{g}]`: {m}")))?;
+            let tool = &self.tools[i];
+            if let Some(s) = session.as_mut() {
+                s.writable = tool.kind == ToolKind::Write;
+            }
+            if let Err(f) = self.program.call(&mut session, &tool.body, vec![to_dynamic(args)]) {
+                let why = match f {
+                    Failure::Tool(e) => format!("{} {}", e.status, e.message),
+                    Failure::Script { message, .. } => message,
+                };
+                return Err(LoadError::at(
+                    format!("\"{task}\""),
+                    format!(
+                        "field `{field}[{g}]`: the gold call of `{}` fails on the initial tables: {why}",
+                        tool.name
+                    ),
+                ));
+            }
+        }
+        Ok(session.expect("the session is back after the calls").state)
+    }
+
+    /// The expert of task `task`.
+    pub fn expert(self: &Arc<Self>, task: usize) -> Box<dyn Agent> {
+        Box::new(GoldExpert::new(self.clone(), task))
+    }
+
+    /// Runs task `task` of one seed.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run(
+        &self,
+        task: usize,
+        catalog: &Catalog,
+        streams: &StreamSource,
+        config: &SimConfig,
+        agent: &mut dyn Agent,
+        note: Option<Value>,
+    ) -> Trajectory {
+        let world = ScriptedWorld::new(self, task, streams);
+        agentsim_engine::sim::run(Noted::new(world, note), agent, catalog, streams, config)
+    }
+}
+
+fn compile_tools(config: &ScriptedConfig, program: &Program) -> Result<Vec<Tool>, LoadError> {
+    let mut tools = Vec::with_capacity(config.tools.len());
+    for (i, t) in config.tools.iter().enumerate() {
+        let field = format!("world.tools[{i}]");
+        let here = |m: String| LoadError::at(format!("\"{}\"", t.name), m);
+        if [SEND_MESSAGE, ESCALATE, agentsim_engine::tool::AUTHENTICATE].contains(&t.name.as_str())
+            || config.tools[..i].iter().any(|o| o.name == t.name)
+        {
+            return Err(here(format!("field `{field}.name`: tool `{}` is declared twice (or is built in)", t.name)));
+        }
+        let args = match &t.args.0 {
+            Value::Null => Value::map([("type", Value::str("object"))]),
+            other => other.clone(),
+        };
+        let schema = Schema::parse(&args, "args").map_err(|m| here(format!("field `{field}.args`: {m}")))?;
+        if schema.ty.is_some_and(|ty| ty != super::schema::Type::Object) {
+            return Err(here(format!("field `{field}.args`: the arguments' schema is of type `object`")));
+        }
+        for id in &t.ids {
+            if !schema.properties.iter().any(|(p, _)| p == id) {
+                return Err(here(format!("field `{field}.ids`: `{id}` is not among the arguments' properties")));
+            }
+        }
+        response_fields(&t.response.0, &format!("{field}.response"))?;
+        let body = t.body.clone().unwrap_or_else(|| t.name.clone());
+        if !program.defines(&body, 1) {
+            return Err(here(format!("field `{field}.body`: the script defines no function `{body}(args)`")));
+        }
+        tools.push(Tool { name: t.name.clone(), kind: t.kind, schema, body });
+    }
+    Ok(tools)
+}
+
+fn check_personas(personas: &[PersonaFile]) -> Result<(), LoadError> {
+    for (i, p) in personas.iter().enumerate() {
+        let here = |m: String| LoadError::at(format!("\"{}\"", p.name), format!("field `world.personas[{i}]{m}"));
+        if !(p.weight.is_finite() && p.weight >= 0.0) {
+            return Err(here(format!(".weight`: expected a finite weight of at least 0, found {}", p.weight)));
+        }
+        if !(0.0..=1.0).contains(&p.changes_mind) {
+            return Err(here(format!(".changes_mind`: expected a probability in [0, 1], found {}", p.changes_mind)));
+        }
+        if personas[..i].iter().any(|o| o.name == p.name) {
+            return Err(here(format!(".name`: persona `{}` is declared twice", p.name)));
+        }
+    }
+    if !personas.is_empty() && personas.iter().all(|p| p.weight == 0.0) {
+        return Err(LoadError::at("personas", "field `world.personas`: the weights are all 0"));
+    }
+    Ok(())
+}
+
+fn gold_actions(
+    gold: &[GoldAction],
+    facts: &Value,
+    catalog: &Catalog,
+    program: &mut Program,
+    field: &str,
+) -> Result<Vec<Gold>, LoadError> {
+    let tool = |name: &str, at: &str| {
+        catalog.id(name).ok_or_else(|| {
+            let names: Vec<&str> = catalog.specs().iter().map(|s| s.def.name.as_str()).collect();
+            LoadError::at(
+                format!("\"{name}\""),
+                format!("field `{at}.tool`: unknown tool `{name}` (tools: {})", names.join(", ")),
+            )
+        })
+    };
+    gold.iter()
+        .enumerate()
+        .map(|(g, action)| {
+            let at = format!("{field}[{g}]");
+            let args = match &action.args.0 {
+                Value::Null => Value::Map(Vec::new()),
+                other => other.clone(),
+            };
+            let mut needed = Vec::new();
+            needed_facts(&args, &mut needed);
+            if let Some(missing) = needed.iter().find(|n| facts.get(n).is_none()) {
+                return Err(LoadError::at(
+                    format!("{{{missing}}}"),
+                    format!("field `{at}.args`: no fact `{missing}` in the task's facts"),
+                ));
+            }
+            let verify = match &action.verify {
+                None => None,
+                Some(v) => {
+                    let id = tool(&v.tool, &format!("{at}.verify"))?;
+                    let when = predicate(program, &v.applied, &format!("{at}.verify.applied"))?;
+                    Some((id, v.args.0.clone(), when))
+                }
+            };
+            Ok(Gold { tool: tool(&action.tool, &at)?, args, verify })
+        })
+        .collect()
+}
+
+/// A template with the facts put in: a string that is exactly `"{name}"` becomes
+/// the fact's value; `{name}` inside a longer string, its text.
+pub fn fill(template: &Value, facts: &Value) -> Result<Value, String> {
+    Ok(match template {
+        Value::Str(s) => {
+            if let Some(name) = s.strip_prefix('{').and_then(|r| r.strip_suffix('}')).filter(|n| is_name(n)) {
+                facts.get(name).cloned().ok_or_else(|| format!("no fact `{name}`"))?
+            } else {
+                Value::Str(fill_text(s, facts)?)
+            }
+        }
+        Value::List(items) => Value::List(items.iter().map(|v| fill(v, facts)).collect::<Result<_, _>>()?),
+        Value::Map(pairs) => Value::Map(
+            pairs
+                .iter()
+                .map(|(k, v)| Ok((Key::Owned(k.to_string()), fill(v, facts)?)))
+                .collect::<Result<_, String>>()?,
+        ),
+        other => other.clone(),
+    })
+}
+
+fn is_name(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// `{name}` in a text replaced by the fact's value (a string without quotes).
+pub fn fill_text(text: &str, facts: &Value) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        match after.find('}').filter(|close| is_name(&after[..*close])) {
+            Some(close) => {
+                let name = &after[..close];
+                match facts.get(name) {
+                    Some(Value::Str(s)) => out.push_str(s),
+                    Some(v) => v.render_into(&mut out),
+                    None => return Err(format!("no fact `{name}`")),
+                }
+                rest = &after[close + 1..];
+            }
+            None => {
+                out.push('{');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// The names of the facts a template needs.
+pub fn needed_facts(template: &Value, out: &mut Vec<String>) {
+    match template {
+        Value::Str(s) => {
+            let mut rest = s.as_str();
+            while let Some(open) = rest.find('{') {
+                let after = &rest[open + 1..];
+                match after.find('}').filter(|close| is_name(&after[..*close])) {
+                    Some(close) => {
+                        let name = after[..close].to_string();
+                        if !out.contains(&name) {
+                            out.push(name);
+                        }
+                        rest = &after[close + 1..];
+                    }
+                    None => rest = after,
+                }
+            }
+        }
+        Value::List(items) => items.iter().for_each(|v| needed_facts(v, out)),
+        Value::Map(pairs) => pairs.iter().for_each(|(_, v)| needed_facts(v, out)),
+        _ => {}
+    }
+}
+
+/// Pairs of a map value (empty for anything else).
+trait Pairs {
+    fn get_pairs(&self) -> &[(Key, Value)];
+}
+
+impl Pairs for Value {
+    fn get_pairs(&self) -> &[(Key, Value)] {
+        match self {
+            Value::Map(pairs) => pairs,
+            _ => &[],
+        }
+    }
+}
+
+/// A compiled scripted world shared by every trajectory (its experts hold it).
+pub struct Shared(pub Arc<ScriptedModel>);
+
+impl crate::scenario::WorldModel for Shared {
+    fn expert(&self, task: usize) -> Box<dyn Agent> {
+        self.0.expert(task)
+    }
+
+    fn run(
+        &self,
+        task: usize,
+        catalog: &Catalog,
+        streams: &StreamSource,
+        config: &SimConfig,
+        agent: &mut dyn Agent,
+        note: Option<Value>,
+    ) -> Trajectory {
+        self.0.run(task, catalog, streams, config, agent, note)
+    }
+
+    fn tasks(&self) -> Vec<String> {
+        self.0.task_ids().into_iter().map(str::to_string).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_take_facts() {
+        let facts = Value::map([("id", Value::str("A1")), ("n", Value::Int(3))]);
+        assert_eq!(fill(&Value::str("{n}"), &facts), Ok(Value::Int(3)));
+        assert_eq!(fill(&Value::str("order {id}, {n} items {x"), &facts), Ok(Value::str("order A1, 3 items {x")));
+        assert_eq!(fill(&Value::str("{nope}"), &facts), Err("no fact `nope`".into()));
+        let mut needed = Vec::new();
+        needed_facts(&Value::map([("a", Value::str("{id} and {n}"))]), &mut needed);
+        assert_eq!(needed, vec!["id", "n"]);
+    }
+}

@@ -1,0 +1,291 @@
+//! The JSON Schema subset a scripted tool's arguments are declared in, checked
+//! before its body runs (a missing or mistyped argument is a 400, as in the
+//! built-in worlds).
+//!
+//! Supported keywords: `type` (`string`, `integer`, `number`, `boolean`,
+//! `array`, `object`, `null`), `properties`, `required`,
+//! `additionalProperties` (a boolean), `items`, `enum`, `minimum`, `maximum`,
+//! `minLength`, `maxLength` and `description`. Any other keyword is refused at
+//! load, so a schema never silently checks less than its author thinks.
+
+use agentsim_engine::{Value, ValueKind};
+
+/// A JSON type name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Type {
+    /// `string`
+    String,
+    /// `integer`
+    Integer,
+    /// `number` (an integer or a float)
+    Number,
+    /// `boolean`
+    Boolean,
+    /// `array`
+    Array,
+    /// `object`
+    Object,
+    /// `null`
+    Null,
+}
+
+impl Type {
+    fn parse(name: &str) -> Option<Type> {
+        Some(match name {
+            "string" => Type::String,
+            "integer" => Type::Integer,
+            "number" => Type::Number,
+            "boolean" => Type::Boolean,
+            "array" => Type::Array,
+            "object" => Type::Object,
+            "null" => Type::Null,
+            _ => return None,
+        })
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Type::String => "string",
+            Type::Integer => "integer",
+            Type::Number => "number",
+            Type::Boolean => "boolean",
+            Type::Array => "array",
+            Type::Object => "object",
+            Type::Null => "null",
+        }
+    }
+
+    fn admits(self, value: &Value) -> bool {
+        matches!(
+            (self, value),
+            (Type::String, Value::Str(_))
+                | (Type::Integer, Value::Int(_))
+                | (Type::Number, Value::Int(_) | Value::Float(_))
+                | (Type::Boolean, Value::Bool(_))
+                | (Type::Array, Value::List(_))
+                | (Type::Object, Value::Map(_))
+                | (Type::Null, Value::Null)
+        )
+    }
+
+    /// The engine's kind for this type (what tool lists show).
+    pub fn kind(self) -> ValueKind {
+        match self {
+            Type::String => ValueKind::Str,
+            Type::Integer => ValueKind::Int,
+            Type::Number => ValueKind::Float,
+            Type::Boolean => ValueKind::Bool,
+            Type::Array => ValueKind::List,
+            Type::Object => ValueKind::Map,
+            Type::Null => ValueKind::Null,
+        }
+    }
+}
+
+/// A checked schema.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Schema {
+    /// The required type, if any.
+    pub ty: Option<Type>,
+    /// Declared properties of an object, in order.
+    pub properties: Vec<(String, Schema)>,
+    /// Properties that must be present.
+    pub required: Vec<String>,
+    /// Whether properties not declared are allowed (default true).
+    pub additional: bool,
+    /// The schema of every item of an array.
+    pub items: Option<Box<Schema>>,
+    /// The allowed values.
+    pub allowed: Option<Vec<Value>>,
+    /// Inclusive bounds of a number.
+    pub minimum: Option<f64>,
+    /// Inclusive upper bound of a number.
+    pub maximum: Option<f64>,
+    /// Bounds on a string's length in characters.
+    pub min_length: Option<u64>,
+    /// Upper bound on a string's length in characters.
+    pub max_length: Option<u64>,
+    /// What the value means (shown to agents).
+    pub description: Option<String>,
+}
+
+fn number(value: &Value) -> Option<f64> {
+    match value {
+        Value::Int(n) => Some(*n as f64),
+        Value::Float(x) => Some(x.get()),
+        _ => None,
+    }
+}
+
+impl Schema {
+    /// Parses a schema written as data; errors name the keyword's path.
+    pub fn parse(value: &Value, path: &str) -> Result<Schema, String> {
+        let Value::Map(pairs) = value else {
+            return Err(format!("`{path}`: a schema is a map such as {{\"type\": \"string\"}}"));
+        };
+        let mut schema = Schema { additional: true, ..Schema::default() };
+        for (key, v) in pairs {
+            let at = format!("{path}.{key}");
+            match key.as_ref() {
+                "type" => {
+                    let name = v.as_str().ok_or_else(|| format!("`{at}`: expected a type name"))?;
+                    schema.ty = Some(Type::parse(name).ok_or_else(|| {
+                        format!("`{at}`: unknown type `{name}` (string, integer, number, boolean, array, object, null)")
+                    })?);
+                }
+                "properties" => {
+                    let Value::Map(props) = v else { return Err(format!("`{at}`: expected a map of schemas")) };
+                    for (name, prop) in props {
+                        schema.properties.push((name.to_string(), Schema::parse(prop, &format!("{at}.{name}"))?));
+                    }
+                }
+                "required" => {
+                    for item in v.as_list() {
+                        let name = item.as_str().ok_or_else(|| format!("`{at}`: expected a list of names"))?;
+                        schema.required.push(name.to_string());
+                    }
+                }
+                "additionalProperties" => {
+                    let Value::Bool(b) = v else { return Err(format!("`{at}`: expected true or false")) };
+                    schema.additional = *b;
+                }
+                "items" => schema.items = Some(Box::new(Schema::parse(v, &at)?)),
+                "enum" => schema.allowed = Some(v.as_list().to_vec()),
+                "minimum" => schema.minimum = Some(number(v).ok_or_else(|| format!("`{at}`: expected a number"))?),
+                "maximum" => schema.maximum = Some(number(v).ok_or_else(|| format!("`{at}`: expected a number"))?),
+                "minLength" | "maxLength" => {
+                    let n = v.as_int().and_then(|n| u64::try_from(n).ok());
+                    let n = n.ok_or_else(|| format!("`{at}`: expected a non-negative integer"))?;
+                    if key == "minLength" { schema.min_length = Some(n) } else { schema.max_length = Some(n) }
+                }
+                "description" => schema.description = v.as_str().map(str::to_string),
+                other => {
+                    return Err(format!(
+                        "`{at}`: keyword `{other}` is not supported (type, properties, required, \
+                         additionalProperties, items, enum, minimum, maximum, minLength, maxLength, description)"
+                    ));
+                }
+            }
+        }
+        for name in &schema.required {
+            if !schema.properties.is_empty() && !schema.properties.iter().any(|(p, _)| p == name) {
+                return Err(format!("`{path}.required`: `{name}` is not among the properties"));
+            }
+        }
+        if let (Some(lo), Some(hi)) = (schema.minimum, schema.maximum)
+            && lo > hi
+        {
+            return Err(format!("`{path}`: minimum {lo} is above maximum {hi}"));
+        }
+        Ok(schema)
+    }
+
+    /// Checks `value`; the error names the argument path (`args.items[2]`).
+    pub fn check(&self, value: &Value, path: &str) -> Result<(), String> {
+        if let Some(ty) = self.ty
+            && !ty.admits(value)
+        {
+            return Err(format!("`{path}`: expected {}, found {}", ty.name(), value.render_short()));
+        }
+        if let Some(allowed) = &self.allowed
+            && !allowed.contains(value)
+        {
+            let names: Vec<String> = allowed.iter().map(Value::render).collect();
+            return Err(format!("`{path}`: expected one of {}, found {}", names.join(", "), value.render_short()));
+        }
+        if let Some(x) = number(value) {
+            if self.minimum.is_some_and(|lo| x < lo) || self.maximum.is_some_and(|hi| x > hi) {
+                let lo = self.minimum.map_or("-inf".into(), |v| v.to_string());
+                let hi = self.maximum.map_or("inf".into(), |v| v.to_string());
+                return Err(format!("`{path}`: {} is outside [{lo}, {hi}]", value.render()));
+            }
+        }
+        if let Value::Str(s) = value {
+            let chars = s.chars().count() as u64;
+            if self.min_length.is_some_and(|n| chars < n) || self.max_length.is_some_and(|n| chars > n) {
+                return Err(format!("`{path}`: a string of {chars} characters is outside the allowed length"));
+            }
+        }
+        match value {
+            Value::Map(pairs) => {
+                for name in &self.required {
+                    if !pairs.iter().any(|(k, _)| k == name) {
+                        return Err(format!("missing argument `{}`", join(path, name)));
+                    }
+                }
+                for (k, v) in pairs {
+                    match self.properties.iter().find(|(p, _)| p == k) {
+                        Some((_, schema)) => schema.check(v, &join(path, k))?,
+                        None if !self.additional => return Err(format!("unknown argument `{}`", join(path, k))),
+                        None => {}
+                    }
+                }
+            }
+            Value::List(items) => {
+                if let Some(schema) = &self.items {
+                    for (i, item) in items.iter().enumerate() {
+                        schema.check(item, &format!("{path}[{i}]"))?;
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+fn join(path: &str, name: &str) -> String {
+    if path.is_empty() { name.to_string() } else { format!("{path}.{name}") }
+}
+
+/// A short rendering of a value for an error message.
+trait RenderShort {
+    fn render_short(&self) -> String;
+}
+
+impl RenderShort for Value {
+    fn render_short(&self) -> String {
+        let text = self.render();
+        match text.char_indices().nth(40) {
+            Some((cut, _)) => format!("{}...", &text[..cut]),
+            None => text,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scripted::data::Data;
+
+    fn schema(text: &str) -> Result<Schema, String> {
+        let Data(v) = ron::from_str(text).expect("data");
+        Schema::parse(&v, "args")
+    }
+
+    fn args(text: &str) -> Value {
+        ron::from_str::<Data>(text).expect("data").0
+    }
+
+    #[test]
+    fn checks_types_required_and_bounds() {
+        let s = schema(
+            r#"{"type": "object", "properties": {"id": {"type": "string"}, "n": {"type": "integer", "minimum": 1}},
+                "required": ["id"], "additionalProperties": false}"#,
+        )
+        .expect("valid");
+        assert_eq!(s.check(&args(r#"{"id": "A", "n": 2}"#), ""), Ok(()));
+        assert_eq!(s.check(&args(r#"{"n": 2}"#), ""), Err("missing argument `id`".into()));
+        assert_eq!(s.check(&args(r#"{"id": 3}"#), ""), Err("`id`: expected string, found 3".into()));
+        assert!(s.check(&args(r#"{"id": "A", "n": 0}"#), "").unwrap_err().contains("outside"));
+        assert_eq!(s.check(&args(r#"{"id": "A", "x": 0}"#), ""), Err("unknown argument `x`".into()));
+    }
+
+    #[test]
+    fn refuses_what_it_cannot_check() {
+        assert!(schema(r#"{"type": "strng"}"#).unwrap_err().contains("unknown type"));
+        assert!(schema(r#"{"pattern": "^a"}"#).unwrap_err().contains("not supported"));
+        assert!(schema(r#"{"properties": {"a": {}}, "required": ["b"]}"#).unwrap_err().contains("`b`"));
+        assert!(schema(r#"{"minimum": 3, "maximum": 1}"#).unwrap_err().contains("above"));
+    }
+}

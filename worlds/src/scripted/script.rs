@@ -1,0 +1,349 @@
+//! The sandbox tool bodies, processes and predicates run in: Rhai, compiled once
+//! per process, with no clock, no entropy, no I/O and no environment, and with
+//! limits on operations, call depth, string, array and map sizes.
+//!
+//! A script reaches the world only through the functions registered here, which
+//! act on the trajectory's [`Session`]: the session is handed to the running
+//! thread for the length of one call (a thread-local slot), so one compiled
+//! program serves every rayon thread and every trajectory without locks.
+
+use std::cell::RefCell;
+
+use rhai::packages::Package;
+use rhai::{AST, Array, Dynamic, Engine, EvalAltResult, Map, Position, Scope};
+
+use agentsim_engine::{Float, Key, Stream, TimeMs, ToolError, Value};
+
+use super::Limits;
+use super::data::DEPTH_MAX;
+use super::state::State;
+
+/// What a running script may reach: the trajectory's tables, its virtual time,
+/// its random stream, and what it reports.
+pub struct Session {
+    /// The tables.
+    pub state: State,
+    /// Virtual time now.
+    pub now_ms: TimeMs,
+    /// The stream `random()` draws from.
+    pub rng: Stream,
+    /// Whether the running body may change tables (a write tool or a process).
+    pub writable: bool,
+    /// Notes the script asked for (`note(...)`).
+    pub notes: Vec<Value>,
+    /// Minefields the script fired (`minefield(name, detail)`).
+    pub minefields: Vec<(&'static str, String)>,
+    /// The minefield names a script may fire (declared in the scenario).
+    pub minefield_names: Vec<&'static str>,
+    /// Calls that reached the world and succeeded: (tool, arguments).
+    pub calls: Vec<(String, Value)>,
+    /// What the agent told the user with `send_message(kind: "done")`.
+    pub told: Vec<Value>,
+    /// Milestones reached so far.
+    pub reached: Vec<&'static str>,
+}
+
+thread_local! {
+    static SESSION: RefCell<Option<Box<Session>>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` with `slot`'s session handed to the script functions of this thread.
+fn entered<R>(slot: &mut Option<Box<Session>>, f: impl FnOnce() -> R) -> R {
+    let session = slot.take();
+    assert!(session.is_some(), "a script runs with its trajectory's session");
+    SESSION.with(|s| *s.borrow_mut() = session);
+    let result = f();
+    *slot = SESSION.with(|s| s.borrow_mut().take());
+    assert!(slot.is_some(), "the session comes back after a script ran");
+    result
+}
+
+fn with_session<R>(f: impl FnOnce(&mut Session) -> Result<R, String>) -> Result<R, Box<EvalAltResult>> {
+    SESSION.with(|s| match s.borrow_mut().as_mut() {
+        Some(session) => f(session).map_err(Into::into),
+        None => Err("this function is only available while a tool, process or predicate runs".into()),
+    })
+}
+
+/// Why a script call did not return a value.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// The body returned `error(status, message)`.
+    Tool(ToolError),
+    /// A runtime error or a limit hit: a 500 and a counted note. `limit` is true
+    /// for a limit (operations, depth, sizes).
+    Script {
+        /// The script's message, with its position.
+        message: String,
+        /// A limit was hit.
+        limit: bool,
+    },
+}
+
+/// A compiled script plus its predicates.
+pub struct Program {
+    engine: Engine,
+    ast: AST,
+    predicates: Vec<AST>,
+}
+
+/// A syntax error: 1-based line and column (0 when unknown) and the message.
+pub type SyntaxError = (usize, usize, String);
+
+fn syntax_error(e: &rhai::ParseError) -> SyntaxError {
+    let p = e.position();
+    (p.line().unwrap_or(1), p.position().unwrap_or(1), e.err_type().to_string())
+}
+
+impl Program {
+    /// Compiles `source` under `limits`.
+    pub fn compile(source: &str, limits: &Limits) -> Result<Program, SyntaxError> {
+        let engine = sandbox(limits);
+        let ast = engine.compile(source).map_err(|e| syntax_error(&e))?;
+        Ok(Program { engine, ast, predicates: Vec::new() })
+    }
+
+    /// Compiles a predicate (an expression) and returns its index.
+    pub fn add_predicate(&mut self, expression: &str) -> Result<usize, SyntaxError> {
+        let ast = self.engine.compile_expression(expression).map_err(|e| syntax_error(&e))?;
+        self.predicates.push(ast);
+        Ok(self.predicates.len() - 1)
+    }
+
+    /// Whether the script defines `name` taking `arity` parameters.
+    pub fn defines(&self, name: &str, arity: usize) -> bool {
+        self.ast.iter_functions().any(|f| f.name == name && f.params.len() == arity)
+    }
+
+    /// Calls the script function `name` with `args` on `session`.
+    pub fn call(&self, session: &mut Option<Box<Session>>, name: &str, args: Vec<Dynamic>) -> Result<Value, Failure> {
+        let result = entered(session, || {
+            let mut scope = Scope::new();
+            self.engine.call_fn::<Dynamic>(&mut scope, &self.ast, name, args)
+        });
+        match result {
+            Ok(value) => to_value(&value, 0).map_err(|message| Failure::Script { message, limit: false }),
+            Err(e) => Err(failure(&e)),
+        }
+    }
+
+    /// Evaluates predicate `index` with the variables `vars`. A predicate that
+    /// fails or does not give a boolean is an error (the caller notes it).
+    pub fn predicate(
+        &self,
+        session: &mut Option<Box<Session>>,
+        index: usize,
+        vars: &[(&'static str, Dynamic)],
+    ) -> Result<bool, String> {
+        let result = entered(session, || {
+            let mut scope = Scope::new();
+            for (name, value) in vars {
+                scope.push_constant_dynamic(*name, value.clone());
+            }
+            self.engine.eval_ast_with_scope::<Dynamic>(&mut scope, &self.predicates[index])
+        });
+        match result {
+            Ok(v) => v.as_bool().map_err(|t| format!("a predicate gives true or false, this one gave a {t}")),
+            Err(e) => Err(match failure(&e) {
+                Failure::Tool(err) => err.message,
+                Failure::Script { message, .. } => message,
+            }),
+        }
+    }
+}
+
+fn failure(e: &EvalAltResult) -> Failure {
+    let inner = e.unwrap_inner();
+    if let EvalAltResult::ErrorRuntime(value, _) = inner
+        && let Ok(map) = value.as_map_ref()
+        && map.contains_key("__agentsim_error")
+    {
+        let status = map.get("status").and_then(|s| s.as_int().ok()).unwrap_or(500);
+        let message = map.get("message").map(|m| m.to_string()).unwrap_or_default();
+        let status = u16::try_from(status).ok().filter(|s| (400..600).contains(s)).unwrap_or(500);
+        return Failure::Tool(ToolError { status, message });
+    }
+    let limit = matches!(
+        inner,
+        EvalAltResult::ErrorTooManyOperations(_)
+            | EvalAltResult::ErrorStackOverflow(_)
+            | EvalAltResult::ErrorDataTooLarge(..)
+            | EvalAltResult::ErrorTooManyVariables(_)
+    );
+    Failure::Script { message: e.to_string(), limit }
+}
+
+/// A Rhai engine with nothing but the standard library (no `print` output, no
+/// modules, no clock: the crate is built without `time` and `module`), the
+/// limits, and the world functions.
+fn sandbox(limits: &Limits) -> Engine {
+    let mut engine = Engine::new_raw();
+    engine.register_global_module(rhai::packages::StandardPackage::new().as_shared_module());
+    engine.disable_symbol("eval");
+    engine.set_max_operations(limits.operations_max);
+    engine.set_max_call_levels(limits.call_depth_max);
+    engine.set_max_expr_depths(limits.expr_depth_max, limits.expr_depth_max);
+    engine.set_max_string_size(limits.string_bytes_max);
+    engine.set_max_array_size(limits.array_len_max);
+    engine.set_max_map_size(limits.map_len_max);
+    engine.set_max_variables(limits.variables_max);
+    register_world(&mut engine);
+    engine
+}
+
+fn key_of(key: &Dynamic) -> Result<String, Box<EvalAltResult>> {
+    if let Ok(s) = key.as_immutable_string_ref() {
+        return Ok(s.to_string());
+    }
+    match key.as_int() {
+        Ok(n) => Ok(n.to_string()),
+        Err(t) => Err(format!("a record key is a string or an integer, not a {t}").into()),
+    }
+}
+
+fn register_world(engine: &mut Engine) {
+    engine.register_fn("get", |table: &str, key: Dynamic| -> Result<Dynamic, Box<EvalAltResult>> {
+        let key = key_of(&key)?;
+        with_session(|s| Ok(s.state.get(table, &key)?.map_or(Dynamic::UNIT, to_dynamic)))
+    });
+    engine.register_fn("has", |table: &str, key: Dynamic| -> Result<bool, Box<EvalAltResult>> {
+        let key = key_of(&key)?;
+        with_session(|s| Ok(s.state.get(table, &key)?.is_some()))
+    });
+    engine.register_fn("put", |table: &str, key: Dynamic, record: Dynamic| -> Result<(), Box<EvalAltResult>> {
+        let key = key_of(&key)?;
+        let record = to_value(&record, 0)?;
+        with_session(|s| {
+            if !s.writable {
+                return Err("a read tool cannot change tables (declare the tool `kind: Write`)".into());
+            }
+            s.state.put(table, key, record)
+        })
+    });
+    engine.register_fn("remove", |table: &str, key: Dynamic| -> Result<bool, Box<EvalAltResult>> {
+        let key = key_of(&key)?;
+        with_session(|s| {
+            if !s.writable {
+                return Err("a read tool cannot change tables (declare the tool `kind: Write`)".into());
+            }
+            s.state.remove(table, &key)
+        })
+    });
+    engine.register_fn("find", |table: &str, field: &str, value: Dynamic| -> Result<Array, Box<EvalAltResult>> {
+        let value = to_value(&value, 0)?;
+        with_session(|s| Ok(s.state.find(table, field, &value)?.into_iter().map(to_dynamic).collect()))
+    });
+    engine.register_fn("rows", |table: &str| -> Result<Array, Box<EvalAltResult>> {
+        with_session(|s| Ok(s.state.rows(table)?.into_iter().map(to_dynamic).collect()))
+    });
+    engine.register_fn("keys", |table: &str| -> Result<Array, Box<EvalAltResult>> {
+        with_session(|s| Ok(s.state.keys(table)?.into_iter().map(Dynamic::from).collect()))
+    });
+    engine.register_fn("count", |table: &str| -> Result<i64, Box<EvalAltResult>> {
+        with_session(|s| Ok(s.state.keys(table)?.len() as i64))
+    });
+    engine.register_fn("now_ms", || -> Result<i64, Box<EvalAltResult>> {
+        with_session(|s| Ok(i64::try_from(s.now_ms).unwrap_or(i64::MAX)))
+    });
+    engine.register_fn("random", || -> Result<f64, Box<EvalAltResult>> { with_session(|s| Ok(s.rng.unit())) });
+    engine.register_fn("random_int", |lo: i64, hi: i64| -> Result<i64, Box<EvalAltResult>> {
+        if lo > hi {
+            return Err(format!("random_int({lo}, {hi}): the low bound is above the high one").into());
+        }
+        // The span of two i64 fits a u64 (as a wrapping difference).
+        let span = hi.wrapping_sub(lo) as u64;
+        with_session(|s| {
+            Ok(lo.wrapping_add(if span == u64::MAX { s.rng.next_u64() } else { s.rng.below(span + 1) } as i64))
+        })
+    });
+    engine
+        .register_fn("chance", |p: f64| -> Result<bool, Box<EvalAltResult>> { with_session(|s| Ok(s.rng.chance(p))) });
+    engine.register_fn("error", |status: i64, message: &str| -> Result<Dynamic, Box<EvalAltResult>> {
+        let mut map = Map::new();
+        map.insert("__agentsim_error".into(), Dynamic::TRUE);
+        map.insert("status".into(), Dynamic::from(status));
+        map.insert("message".into(), Dynamic::from(message.to_string()));
+        Err(Box::new(EvalAltResult::ErrorRuntime(Dynamic::from_map(map), Position::NONE)))
+    });
+    engine.register_fn("note", |detail: Dynamic| -> Result<(), Box<EvalAltResult>> {
+        let detail = to_value(&detail, 0)?;
+        with_session(|s| {
+            s.notes.push(detail);
+            Ok(())
+        })
+    });
+    engine.register_fn("minefield", |name: &str, detail: &str| -> Result<(), Box<EvalAltResult>> {
+        with_session(|s| {
+            let declared = s.minefield_names.iter().find(|n| **n == name).copied();
+            let name =
+                declared.ok_or_else(|| format!("minefield `{name}` is not declared in the world's `minefields`"))?;
+            s.minefields.push((name, detail.to_string()));
+            Ok(())
+        })
+    });
+    engine.register_fn("calls", |tool: &str| -> Result<Array, Box<EvalAltResult>> {
+        with_session(|s| Ok(s.calls.iter().filter(|(t, _)| t == tool).map(|(_, a)| to_dynamic(a.clone())).collect()))
+    });
+    engine.register_fn("called", |tool: &str| -> Result<bool, Box<EvalAltResult>> {
+        with_session(|s| Ok(s.calls.iter().any(|(t, _)| t == tool)))
+    });
+    engine.register_fn("told", || -> Result<Array, Box<EvalAltResult>> {
+        with_session(|s| Ok(s.told.iter().cloned().map(to_dynamic).collect()))
+    });
+    engine.register_fn("reached", |milestone: &str| -> Result<bool, Box<EvalAltResult>> {
+        with_session(|s| Ok(s.reached.contains(&milestone)))
+    });
+}
+
+/// A value as a script sees it.
+pub fn to_dynamic(value: Value) -> Dynamic {
+    match value {
+        Value::Null => Dynamic::UNIT,
+        Value::Bool(b) => Dynamic::from_bool(b),
+        Value::Int(n) => Dynamic::from_int(n),
+        Value::Float(x) => Dynamic::from_float(x.get()),
+        Value::Str(s) => Dynamic::from(s),
+        Value::List(items) => Dynamic::from_array(items.into_iter().map(to_dynamic).collect()),
+        Value::Map(pairs) => {
+            Dynamic::from_map(pairs.into_iter().map(|(k, v)| (k.as_ref().into(), to_dynamic(v))).collect::<Map>())
+        }
+    }
+}
+
+/// What a script gave, as a value: maps come out with their keys sorted (a
+/// script's maps are ordered by key), and nothing nests deeper than
+/// [`DEPTH_MAX`].
+pub fn to_value(value: &Dynamic, depth: usize) -> Result<Value, String> {
+    if depth > DEPTH_MAX {
+        return Err(format!("a value nests deeper than {DEPTH_MAX} levels"));
+    }
+    if value.is_unit() {
+        return Ok(Value::Null);
+    }
+    if let Ok(b) = value.as_bool() {
+        return Ok(Value::Bool(b));
+    }
+    if let Ok(n) = value.as_int() {
+        return Ok(Value::Int(n));
+    }
+    if let Ok(x) = value.as_float() {
+        return Float::new(x).map(Value::Float).ok_or_else(|| format!("{x} is not a finite number"));
+    }
+    if let Ok(s) = value.as_immutable_string_ref() {
+        return Ok(Value::Str(s.to_string()));
+    }
+    if let Ok(c) = value.as_char() {
+        return Ok(Value::Str(c.to_string()));
+    }
+    if let Ok(items) = value.as_array_ref() {
+        return items.iter().map(|v| to_value(v, depth + 1)).collect::<Result<_, _>>().map(Value::List);
+    }
+    if let Ok(map) = value.as_map_ref() {
+        let pairs = map
+            .iter()
+            .map(|(k, v)| Ok((Key::Owned(k.to_string()), to_value(v, depth + 1)?)))
+            .collect::<Result<_, String>>()?;
+        return Ok(Value::Map(pairs));
+    }
+    Err(format!("a script value of type `{}` cannot leave the script", value.type_name()))
+}

@@ -1,0 +1,165 @@
+//! A scripted world's tables: the records a scenario starts with, shared by
+//! every trajectory, plus what one trajectory changed (an overlay), so a
+//! trajectory costs what it writes, not the size of its tables.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use agentsim_engine::{Key, Value};
+
+/// One table of records, by key, in the order the scenario gave them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Table {
+    /// The table's name.
+    pub name: String,
+    /// Keys in their first order.
+    order: Vec<String>,
+    /// Records by key.
+    records: BTreeMap<String, Value>,
+}
+
+impl Table {
+    /// A table of `(key, record)` pairs; refuses a key given twice (its index).
+    pub fn new(name: &str, rows: Vec<(String, Value)>) -> Result<Table, (usize, String)> {
+        let mut table =
+            Table { name: name.to_string(), order: Vec::with_capacity(rows.len()), records: BTreeMap::new() };
+        for (i, (key, record)) in rows.into_iter().enumerate() {
+            if table.records.insert(key.clone(), record).is_some() {
+                return Err((i, key));
+            }
+            table.order.push(key);
+        }
+        Ok(table)
+    }
+}
+
+/// The tables a trajectory starts from.
+pub type Tables = Arc<Vec<Table>>;
+
+/// One trajectory's tables.
+#[derive(Clone, Debug)]
+pub struct State {
+    base: Tables,
+    /// Records changed (`Some`) or removed (`None`), by (table, key).
+    changed: BTreeMap<(usize, String), Option<Value>>,
+    /// Keys not in the base tables, in the order they were first written.
+    added: Vec<(usize, String)>,
+}
+
+impl State {
+    /// The state at time 0.
+    pub fn new(base: Tables) -> State {
+        State { base, changed: BTreeMap::new(), added: Vec::new() }
+    }
+
+    fn table(&self, name: &str) -> Result<usize, String> {
+        self.base.iter().position(|t| t.name == name).ok_or_else(|| {
+            let names: Vec<&str> = self.base.iter().map(|t| t.name.as_str()).collect();
+            format!("no table `{name}` (tables: {})", names.join(", "))
+        })
+    }
+
+    fn record(&self, t: usize, key: &str) -> Option<&Value> {
+        match self.changed.get(&(t, key.to_string())) {
+            Some(changed) => changed.as_ref(),
+            None => self.base[t].records.get(key),
+        }
+    }
+
+    /// The record `key` of `table`.
+    pub fn get(&self, table: &str, key: &str) -> Result<Option<Value>, String> {
+        let t = self.table(table)?;
+        Ok(self.record(t, key).cloned())
+    }
+
+    /// Writes a record. A record that replaces another keeps the field order of
+    /// the one it replaces (scripts order map keys alphabetically), new fields
+    /// after.
+    pub fn put(&mut self, table: &str, key: String, record: Value) -> Result<(), String> {
+        let t = self.table(table)?;
+        let record = match (self.record(t, &key), record) {
+            (Some(Value::Map(old)), Value::Map(mut new)) => {
+                let mut ordered: Vec<(Key, Value)> = Vec::with_capacity(new.len());
+                for (k, _) in old {
+                    if let Some(i) = new.iter().position(|(n, _)| n == k) {
+                        ordered.push(new.remove(i));
+                    }
+                }
+                ordered.extend(new);
+                Value::Map(ordered)
+            }
+            (_, record) => record,
+        };
+        if !self.base[t].records.contains_key(&key) && !self.added.iter().any(|(at, k)| *at == t && *k == key) {
+            self.added.push((t, key.clone()));
+        }
+        self.changed.insert((t, key), Some(record));
+        Ok(())
+    }
+
+    /// Removes a record; says whether there was one.
+    pub fn remove(&mut self, table: &str, key: &str) -> Result<bool, String> {
+        let t = self.table(table)?;
+        let existed = self.record(t, key).is_some();
+        if existed {
+            self.changed.insert((t, key.to_string()), None);
+        }
+        Ok(existed)
+    }
+
+    /// The keys of a table: the scenario's order, then records added, in order.
+    pub fn keys(&self, table: &str) -> Result<Vec<String>, String> {
+        let t = self.table(table)?;
+        let added = self.added.iter().filter(|(at, _)| *at == t).map(|(_, k)| k);
+        Ok(self.base[t].order.iter().chain(added).filter(|k| self.record(t, k).is_some()).cloned().collect())
+    }
+
+    /// The records of a table, in the order of [`State::keys`].
+    pub fn rows(&self, table: &str) -> Result<Vec<Value>, String> {
+        let t = self.table(table)?;
+        Ok(self.keys(table)?.iter().filter_map(|k| self.record(t, k).cloned()).collect())
+    }
+
+    /// The records whose `field` equals `value`.
+    pub fn find(&self, table: &str, field: &str, value: &Value) -> Result<Vec<Value>, String> {
+        Ok(self.rows(table)?.into_iter().filter(|r| r.get(field) == Some(value)).collect())
+    }
+
+    /// Whether two states of the same base tables hold the same records in the
+    /// tables named by `tables` (all when `None`).
+    pub fn same_records(&self, other: &State, tables: Option<&[usize]>) -> bool {
+        let compared = |t: usize| tables.is_none_or(|list| list.contains(&t));
+        self.changed
+            .keys()
+            .chain(other.changed.keys())
+            .filter(|(t, _)| compared(*t))
+            .all(|(t, k)| self.record(*t, k) == other.record(*t, k))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state() -> State {
+        let rows = vec![
+            ("a".to_string(), Value::map([("id", Value::str("a")), ("n", Value::Int(1))])),
+            ("b".to_string(), Value::map([("id", Value::str("b")), ("n", Value::Int(2))])),
+        ];
+        State::new(Arc::new(vec![Table::new("t", rows).expect("unique")]))
+    }
+
+    #[test]
+    fn writes_overlay_the_base_and_keep_field_order() {
+        let mut s = state();
+        s.put("t", "a".into(), Value::map([("n", Value::Int(5)), ("id", Value::str("a")), ("z", Value::Null)]))
+            .expect("table");
+        s.put("t", "c".into(), Value::map([("id", Value::str("c"))])).expect("table");
+        assert!(s.remove("t", "b").expect("table"));
+        assert_eq!(s.keys("t").expect("table"), vec!["a", "c"]);
+        assert_eq!(s.get("t", "a").expect("table").expect("a").render(), r#"{"id":"a","n":5,"z":null}"#);
+        assert!(!s.same_records(&state(), None));
+        assert!(state().same_records(&state(), None));
+        assert!(s.get("nope", "a").unwrap_err().contains("no table `nope`"));
+    }
+}

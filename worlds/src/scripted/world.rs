@@ -1,0 +1,417 @@
+//! One trajectory of a scripted world: the user built from the task's facts and
+//! a persona, the tools served by the script, processes on the clock, and the
+//! judge (milestones, minefields, the gold state, the success predicate).
+
+use rhai::Dynamic;
+
+use agentsim_engine::{
+    Message, Progress, Stream, StreamSource, TimeMs, ToolCall, ToolError, ToolKind, Value, Verdict, World, WorldCx,
+};
+
+use super::model::{Mine, ScriptedModel, Served, Task, fill_text};
+use super::script::{Failure, to_dynamic};
+use crate::kit::escalation::escalate;
+use crate::kit::goodbye::leave;
+use crate::kit::outbox::Outbox;
+
+/// The world's own events.
+pub enum ScriptEvent {
+    /// Process `n` runs.
+    Process(usize),
+    /// The user's patience runs out.
+    PatienceOut,
+}
+
+/// One trajectory's scripted world.
+pub struct ScriptedWorld<'m> {
+    model: &'m ScriptedModel,
+    task: &'m Task,
+    session: Option<Box<super::script::Session>>,
+    user_rng: Stream,
+    world_rng: Stream,
+    persona: usize,
+    /// The facts the user holds now (changed by a change of mind).
+    facts: Value,
+    /// The user switched to the task's alternative.
+    changed_mind: bool,
+    outbox: Outbox,
+    progress: Progress,
+    escalated: bool,
+    left_at_ms: Option<TimeMs>,
+    /// Answers of writes sent with an idempotency key: (tool, key, answer).
+    keyed: Vec<(agentsim_engine::ToolId, String, Result<Value, ToolError>)>,
+}
+
+impl<'m> ScriptedWorld<'m> {
+    /// A fresh world for one seed, on task `task`; the persona is drawn from the
+    /// user's stream.
+    pub fn new(model: &'m ScriptedModel, task: usize, streams: &StreamSource) -> Self {
+        let mut user_rng = streams.stream("user.0");
+        let weights: Vec<f64> = model.personas.iter().map(|p| p.weight).collect();
+        let persona = user_rng.weighted(&weights).unwrap_or(0);
+        let task = &model.tasks[task];
+        Self {
+            model,
+            task,
+            session: model.session(streams.stream("script")),
+            user_rng,
+            world_rng: streams.stream("world"),
+            persona,
+            facts: task.facts.clone(),
+            changed_mind: false,
+            outbox: Outbox::new(),
+            progress: Progress::new(),
+            escalated: false,
+            left_at_ms: None,
+            keyed: Vec::new(),
+        }
+    }
+
+    fn session(&mut self) -> &mut super::script::Session {
+        self.session.as_mut().expect("the session is home between script calls")
+    }
+
+    fn reply_at(&mut self, now_ms: TimeMs) -> TimeMs {
+        now_ms.saturating_add(self.model.reply_ms.sample(&mut self.user_rng))
+    }
+
+    /// The facts this persona states, as the message's structured content.
+    fn stated(&self) -> Value {
+        let states = &self.model.personas[self.persona].states;
+        match &self.facts {
+            Value::Map(pairs) => Value::Map(
+                pairs
+                    .iter()
+                    .filter(|(k, _)| states.as_ref().is_none_or(|s| s.iter().any(|n| n == k)))
+                    .cloned()
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+
+    /// Reports what the script asked for (notes, minefields) to the trajectory.
+    fn drain(&mut self, cx: &mut WorldCx<'_, ScriptEvent>) {
+        let session = self.session();
+        let notes = std::mem::take(&mut session.notes);
+        let minefields = std::mem::take(&mut session.minefields);
+        for note in notes {
+            cx.note("script", note);
+        }
+        for (name, detail) in minefields {
+            cx.minefield(name, detail);
+        }
+    }
+
+    fn predicate(
+        &mut self,
+        index: usize,
+        call: Option<&Dynamic>,
+        what: &str,
+        cx: &mut WorldCx<'_, ScriptEvent>,
+    ) -> bool {
+        let mut vars: Vec<(&'static str, Dynamic)> = vec![("facts", to_dynamic(self.facts.clone()))];
+        if let Some(call) = call {
+            vars.push(("action", call.clone()));
+        }
+        self.session().now_ms = cx.now_ms;
+        self.session().writable = false;
+        match self.model.program.predicate(&mut self.session, index, &vars) {
+            Ok(holds) => holds,
+            Err(message) => {
+                cx.note("predicate_error", Value::map([("of", Value::str(what)), ("message", Value::Str(message))]));
+                false
+            }
+        }
+    }
+
+    /// After a call: minefields on it, then the milestones it may have reached.
+    fn after_call(
+        &mut self,
+        call: &ToolCall,
+        name: &str,
+        reply: &Result<Value, ToolError>,
+        cx: &mut WorldCx<'_, ScriptEvent>,
+    ) {
+        if reply.is_ok() {
+            self.session().calls.push((name.to_string(), call.args.clone()));
+        }
+        let call_value = Value::map([
+            ("tool", Value::str(name)),
+            ("args", call.args.clone()),
+            ("ok", Value::Bool(reply.is_ok())),
+            ("status", Value::Int(reply.as_ref().map_or_else(|e| i64::from(e.status), |_| 200))),
+            ("result", reply.as_ref().map_or(Value::Null, Clone::clone)),
+        ]);
+        let call_dynamic = to_dynamic(call_value);
+        let mines: Vec<Mine> = self.model.minefields.iter().chain(&self.task.minefields).copied().collect();
+        for mine in mines {
+            if let Some(when) = mine.when
+                && self.predicate(when, Some(&call_dynamic), mine.name, cx)
+            {
+                cx.minefield(mine.name, format!("after {name} {}", call.args.render()));
+            }
+        }
+        if reply.is_err() {
+            return;
+        }
+        for &(milestone, when) in &self.task.milestones {
+            if !self.progress.has(milestone) && self.predicate(when, Some(&call_dynamic), milestone, cx) {
+                self.progress.reach(milestone, cx.now_ms);
+                self.session().reached.push(milestone);
+            }
+        }
+    }
+
+    fn serve_script(
+        &mut self,
+        i: usize,
+        call: &ToolCall,
+        cx: &mut WorldCx<'_, ScriptEvent>,
+    ) -> Result<Value, ToolError> {
+        let tool = &self.model.tools[i];
+        tool.schema.check(&call.args, "").map_err(ToolError::bad_request)?;
+        let session = self.session();
+        session.now_ms = cx.now_ms;
+        session.writable = tool.kind == ToolKind::Write;
+        let result = self.model.program.call(&mut self.session, &tool.body, vec![to_dynamic(call.args.clone())]);
+        self.drain(cx);
+        match result {
+            Ok(body @ Value::Map(_)) => Ok(body),
+            // Agents read objects: any other answer is wrapped.
+            Ok(other) => Ok(Value::map([("result", other)])),
+            Err(Failure::Tool(e)) => Err(e),
+            Err(Failure::Script { message, limit }) => {
+                let what = if limit { "script_limit" } else { "script_error" };
+                cx.note(what, Value::map([("tool", Value::str(&tool.name)), ("message", Value::str(&message))]));
+                Err(ToolError { status: 500, message: format!("script error in `{}`: {message}", tool.name) })
+            }
+        }
+    }
+
+    fn answer(&mut self, args: &Value, cx: &mut WorldCx<'_, ScriptEvent>) -> Value {
+        let now_ms = cx.now_ms;
+        match args.get("kind").and_then(Value::as_str).unwrap_or("info") {
+            "confirm" => {
+                let at = self.reply_at(now_ms);
+                let reply = self.confirm(args);
+                cx.tell_agent(at, reply);
+            }
+            "ask" => {
+                let fact = args.get("fact").and_then(Value::as_str).unwrap_or_default().to_string();
+                let at = self.reply_at(now_ms);
+                let reply = match self.facts.get(&fact) {
+                    Some(v) => {
+                        let shown = v.as_str().map_or_else(|| v.render(), str::to_string);
+                        Message {
+                            text: format!("My {fact} is {shown}."),
+                            content: Value::map([(fact.clone(), v.clone())]),
+                        }
+                    }
+                    None => Message {
+                        text: format!("Sorry, I don't know my {fact}."),
+                        content: Value::map([("unknown", Value::Str(fact))]),
+                    },
+                };
+                cx.tell_agent(at, reply);
+            }
+            "done" => self.session().told.push(args.clone()),
+            _ => {}
+        }
+        self.outbox.sent()
+    }
+
+    /// The user's answer to a proposal: every argument named as a fact must be
+    /// that fact; then yes, or (once, at the persona's rate) a change of mind.
+    fn confirm(&mut self, args: &Value) -> Message {
+        let wrong = self.facts_differ(args);
+        let changes_mind = self.model.personas[self.persona].changes_mind;
+        // Drawn on every confirmation, whatever the answer, so the stream does
+        // not depend on what the agent proposed.
+        let mind_draw = self.user_rng.chance(changes_mind);
+        if let Some(fact) = wrong {
+            let mut content = self.stated_all();
+            content.set("confirm", Value::Bool(false));
+            return Message { text: format!("No, that's not right: check the {fact}."), content };
+        }
+        if mind_draw
+            && !self.changed_mind
+            && let Some((facts, _)) = &self.task.alternative
+        {
+            self.changed_mind = true;
+            self.facts = facts.clone();
+            let mut content = self.stated_all();
+            content.set("confirm", Value::Bool(false));
+            content.set("changed_mind", Value::Bool(true));
+            let text = fill_text(&self.task.request, &self.facts).unwrap_or_default();
+            return Message { text: format!("Actually, sorry, I changed my mind. {text}"), content };
+        }
+        let mut content = self.stated_all();
+        content.set("confirm", Value::Bool(true));
+        Message { text: "Yes, that's right, go ahead.".into(), content }
+    }
+
+    fn stated_all(&self) -> Value {
+        self.facts.clone()
+    }
+
+    /// The first argument that names a fact and differs from it.
+    fn facts_differ(&self, args: &Value) -> Option<String> {
+        let Value::Map(pairs) = args else { return None };
+        pairs.iter().find(|(k, v)| self.facts.get(k).is_some_and(|f| f != v)).map(|(k, _)| k.to_string())
+    }
+
+    /// Whether the task's success conditions hold now, apart from milestones.
+    fn state_ok(&self) -> Result<(), String> {
+        let state = &self.session.as_ref().expect("the session is home").state;
+        if let Some((gold, alternative)) = &self.task.gold_state {
+            let target = if self.changed_mind { alternative.as_ref().unwrap_or(gold) } else { gold };
+            if !state.same_records(target, self.task.compared.as_deref()) {
+                return Err("the final tables differ from those the gold actions produce".into());
+            }
+        }
+        Ok(())
+    }
+}
+
+impl World for ScriptedWorld<'_> {
+    type Event = ScriptEvent;
+
+    fn start(&mut self, cx: &mut WorldCx<'_, ScriptEvent>) {
+        for (i, process) in self.model.processes.iter().enumerate() {
+            let at = match (&process.at_ms, &process.every) {
+                (Some(at), _) => *at,
+                (None, Some(every)) => every.sample(&mut self.world_rng),
+                (None, None) => continue,
+            };
+            cx.schedule(at, ScriptEvent::Process(i));
+        }
+        let persona = &self.model.personas[self.persona];
+        cx.note("persona", Value::str(&persona.name));
+        cx.note("task", Value::str(&self.task.id));
+        if let Some(patience) = persona.patience_ms {
+            cx.schedule(patience, ScriptEvent::PatienceOut);
+        }
+        let template =
+            self.task.openings.iter().find(|(p, _)| *p == persona.name).map_or(&self.task.request, |(_, t)| t);
+        let text = fill_text(template, &self.facts).unwrap_or_else(|_| template.clone());
+        self.progress.reach("started", cx.now_ms);
+        cx.tell_agent(0, Message { text, content: self.stated() });
+    }
+
+    fn on_event(&mut self, event: ScriptEvent, cx: &mut WorldCx<'_, ScriptEvent>) {
+        match event {
+            ScriptEvent::Process(i) => {
+                let process = &self.model.processes[i];
+                let session = self.session();
+                session.now_ms = cx.now_ms;
+                session.writable = true;
+                let result = self.model.program.call(&mut self.session, &process.body, Vec::new());
+                self.drain(cx);
+                let mut note = Value::map([("name", Value::str(&process.name))]);
+                if let Err(f) = result {
+                    let message = match f {
+                        Failure::Tool(e) => e.message,
+                        Failure::Script { message, .. } => message,
+                    };
+                    note.set("error", Value::Str(message));
+                }
+                cx.note("process", note);
+                if let Some(every) = &process.every {
+                    let at = cx.now_ms.saturating_add(every.sample(&mut self.world_rng).max(1));
+                    cx.schedule(at, ScriptEvent::Process(i));
+                }
+            }
+            ScriptEvent::PatienceOut => {
+                if self.left_at_ms.is_none() && !self.escalated && self.state_ok().is_err() {
+                    let content = self.stated();
+                    leave(&mut self.left_at_ms, "user_left", "Forget it, I'll sort this out another way.", content, cx);
+                }
+            }
+        }
+    }
+
+    fn handle(
+        &mut self,
+        call: &ToolCall,
+        _as_of_ms: TimeMs,
+        cx: &mut WorldCx<'_, ScriptEvent>,
+    ) -> Result<Value, ToolError> {
+        if let Some(key) = &call.idempotency_key
+            && let Some((_, _, answer)) = self.keyed.iter().find(|(t, k, _)| *t == call.tool && k == key)
+        {
+            // Like the built-in worlds' services, a scripted world honours
+            // idempotency keys: the same key gets the first answer, and the
+            // body does not run again.
+            cx.note("idempotent_replay", Value::map([("key", Value::str(key))]));
+            return answer.clone();
+        }
+        let (name, reply) = match self.model.served(call.tool) {
+            Served::Script(i) => (self.model.tools[i].name.as_str(), self.serve_script(i, call, cx)),
+            Served::SendMessage => (super::SEND_MESSAGE, Ok(self.answer(&call.args, cx))),
+            Served::Escalate => {
+                self.escalated = true;
+                (super::ESCALATE, Ok(escalate(call, cx)))
+            }
+            Served::Other => return Err(ToolError::not_found("no such tool")),
+        };
+        self.after_call(call, name, &reply, cx);
+        if let Some(key) = &call.idempotency_key
+            && reply.as_ref().is_ok()
+        {
+            self.keyed.push((call.tool, key.clone(), reply.clone()));
+        }
+        reply
+    }
+
+    fn judge(&self) -> Verdict {
+        let milestone = self.progress.last();
+        let verdict = |success: bool, detail: String| Verdict {
+            success,
+            escalated: self.escalated,
+            milestone,
+            detail,
+            told_accurately: None,
+        };
+        if let Some(left) = self.left_at_ms {
+            return verdict(false, format!("the user left after {} s", left / 1_000));
+        }
+        if let Err(why) = self.state_ok() {
+            return verdict(false, why);
+        }
+        if let Err(why) = self.progress.check(&self.task.dag) {
+            return verdict(false, format!("milestones out of order: {why}"));
+        }
+        if let Some(missing) = self.task.milestones.iter().find(|(m, _)| !self.progress.has(m)) {
+            return verdict(false, format!("milestone `{}` not reached", missing.0));
+        }
+        if let Some(when) = self.task.success_when {
+            let mut session = None;
+            // The judge reads state only: evaluate on a copy of the session so
+            // `judge` can stay `&self`.
+            if let Some(s) = &self.session {
+                session = Some(Box::new(super::script::Session {
+                    state: s.state.clone(),
+                    now_ms: s.now_ms,
+                    rng: StreamSource::new([0; 32], 0).stream("judge"),
+                    writable: false,
+                    notes: Vec::new(),
+                    minefields: Vec::new(),
+                    minefield_names: Vec::new(),
+                    calls: s.calls.clone(),
+                    told: s.told.clone(),
+                    reached: s.reached.clone(),
+                }));
+            }
+            let vars = [("facts", to_dynamic(self.facts.clone()))];
+            match self.model.program.predicate(&mut session, when, &vars) {
+                Ok(true) => {}
+                Ok(false) => {
+                    return verdict(false, format!("task `{}`: the success predicate does not hold", self.task.id));
+                }
+                Err(e) => return verdict(false, format!("task `{}`: the success predicate failed: {e}", self.task.id)),
+            }
+        }
+        verdict(true, format!("task `{}` done", self.task.id))
+    }
+}
