@@ -14,25 +14,16 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    restore_sigpipe();
+    // SIGPIPE stays ignored (Rust's default for a binary): a closed pipe, to an
+    // external agent, an MCP client or our own stdout, is a write error that the
+    // code handles (agent_error, end of session, exit 2), never a signal that
+    // kills the process with a sweep half done.
     let args = cli::Cli::parse();
     match cli::dispatch(args) {
         Ok(code) => code,
         Err(failure) => {
-            eprintln!("error: {}", failure.message);
+            cli::output::stderr_line(format_args!("error: {}", failure.message));
             ExitCode::from(failure.code)
         }
-    }
-}
-
-/// Rust ignores SIGPIPE, so printing into a closed pipe (`agentsim run | head`)
-/// would panic. Restoring the default makes agentsim end quietly there, like every
-/// other Unix tool.
-fn restore_sigpipe() {
-    #[cfg(unix)]
-    // SAFETY: called first thing in main, before any other thread exists; setting a
-    // signal's disposition to its default has no other precondition.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

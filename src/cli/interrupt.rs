@@ -1,6 +1,9 @@
 //! SIGINT and SIGTERM during a sweep: the first one sets a flag that the sweep
 //! checks between chunks (it then writes what is done and exits with
-//! [`EXIT_INTERRUPTED`]); a second one ends the process at once.
+//! [`EXIT_INTERRUPTED`]) and ends every external agent's wait at once
+//! (`agentsim_agents::external::interrupt`: agents run in their own process
+//! groups, so a terminal's Ctrl-C does not reach them); a second one ends the
+//! process at once.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -13,11 +16,12 @@ static STOP: AtomicBool = AtomicBool::new(false);
 
 #[cfg(unix)]
 extern "C" fn on_signal(_signal: libc::c_int) {
-    // Only async-signal-safe work here: an atomic swap, and `_exit`.
+    // Only async-signal-safe work here: atomic stores, and `_exit`.
     if STOP.swap(true, Ordering::SeqCst) {
         // SAFETY: `_exit` is async-signal-safe and has no precondition.
         unsafe { libc::_exit(i32::from(EXIT_INTERRUPTED)) }
     }
+    agentsim_agents::external::interrupt();
 }
 
 /// Installs the handler for SIGINT and SIGTERM and returns the flag it sets.
