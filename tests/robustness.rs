@@ -179,6 +179,19 @@ fn a_second_sweep_into_a_busy_folder_is_refused_and_the_first_is_untouched() {
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("busy/summary.json")).unwrap()).unwrap();
     assert_eq!(summary["partial"]["done_until_seed"], seeds.len() as u64);
 
+    // Two writers of one `-o FILE`: the one that finds the temporary file locked
+    // is refused; an unlocked one (left by a killed run) is taken over.
+    let temp = std::fs::File::create(dir.path().join(".r.html.tmp")).unwrap();
+    // SAFETY: `flock` on a descriptor this test owns.
+    assert_eq!(unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&temp), libc::LOCK_EX) }, 0);
+    let output = agentsim(dir.path(), &["report", "busy", "-o", "r.html"], &[]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("another agentsim is writing it"), "{}", text(&output));
+    drop(temp);
+    let output = agentsim(dir.path(), &["report", "busy", "-o", "r.html"], &[]);
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(!dir.path().join(".r.html.tmp").exists());
+
     // A sweep killed outright leaves no lock behind (the kernel drops it).
     let mut killed = start_long_sweep(dir.path(), "killed");
     killed.kill().unwrap();

@@ -83,6 +83,8 @@ pub struct AtomicFile {
     target: PathBuf,
     /// Always `Some` until `commit` takes it.
     writer: Option<BufWriter<File>>,
+    /// Renamed into place.
+    committed: bool,
 }
 
 impl AtomicFile {
@@ -91,14 +93,8 @@ impl AtomicFile {
         check_target(target)?;
         let name = target.file_name().and_then(|n| n.to_str()).unwrap_or("output");
         let temp = target.with_file_name(format!(".{name}.tmp"));
-        // A temporary file left by a killed run is removed (a symlink planted
-        // there is removed, not followed), and the new one is created exclusively.
-        match std::fs::remove_file(&temp) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io_failure(&temp, &e)),
-            _ => {}
-        }
-        let file = OpenOptions::new().write(true).create_new(true).open(&temp).map_err(|e| io_failure(&temp, &e))?;
-        Ok(Self { temp, target: target.to_path_buf(), writer: Some(BufWriter::new(file)) })
+        let file = open_temp(&temp, target)?;
+        Ok(Self { temp, target: target.to_path_buf(), writer: Some(BufWriter::new(file)), committed: false })
     }
 
     /// The writer.
@@ -113,15 +109,64 @@ impl AtomicFile {
         file.sync_all().map_err(|e| io_failure(&self.temp, &e))?;
         // Checked again: the target may have become something else meanwhile.
         check_target(&self.target)?;
-        std::fs::rename(&self.temp, &self.target).map_err(|e| io_failure(&self.target, &e))
+        std::fs::rename(&self.temp, &self.target).map_err(|e| io_failure(&self.target, &e))?;
+        self.committed = true;
+        Ok(())
     }
+}
+
+/// Opens `temp` for writing, locked (`flock`) against another agentsim writing
+/// the same target: without the lock, a second writer could truncate or rename
+/// the first one's half-written file. A temporary file left by a killed run is
+/// not locked (the kernel dropped the lock), so it is taken over; anything at
+/// that name that is not a regular file (a planted symlink, a FIFO) is removed,
+/// never followed or opened.
+fn open_temp(temp: &Path, target: &Path) -> Result<File, Failure> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    // A few tries: the name may be renamed away between opening and locking.
+    for _ in 0..8 {
+        if let Ok(m) = std::fs::symlink_metadata(temp)
+            && !m.file_type().is_file()
+        {
+            std::fs::remove_file(temp).map_err(|e| io_failure(temp, &e))?;
+        }
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(temp)
+            .map_err(|e| io_failure(temp, &e))?;
+        // SAFETY: `flock` on a descriptor this function owns; no memory is passed.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::WouldBlock {
+                return Err(Failure::input(format!(
+                    "cannot write `{}`: another agentsim is writing it now",
+                    target.display()
+                )));
+            }
+            // No `flock` on this file system: written unlocked.
+        }
+        let ours = file.metadata().map_err(|e| io_failure(temp, &e))?;
+        // Still the file at that name (not one renamed into place meanwhile)?
+        if std::fs::symlink_metadata(temp).is_ok_and(|m| m.dev() == ours.dev() && m.ino() == ours.ino())
+            && ours.file_type().is_file()
+        {
+            file.set_len(0).map_err(|e| io_failure(temp, &e))?;
+            return Ok(file);
+        }
+    }
+    Err(Failure::input(format!("cannot write `{}`: its temporary file keeps changing", target.display())))
 }
 
 impl Drop for AtomicFile {
     fn drop(&mut self) {
-        // After a successful commit the temporary name no longer exists; otherwise
-        // remove the partial file so nothing half-written is left behind.
-        let _ = std::fs::remove_file(&self.temp);
+        // Remove the partial file so nothing half-written is left behind (still
+        // holding its lock). After a commit the name may be another writer's.
+        if !self.committed {
+            let _ = std::fs::remove_file(&self.temp);
+        }
     }
 }
 

@@ -37,6 +37,12 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode, Failure> {
     let chunk_seeds = chunk_seeds(args.trials, external)?;
     let resume = args.resume.is_some();
     let out = args.resume.as_ref().unwrap_or(&args.out);
+    if resume && !out.is_dir() {
+        return Err(Failure::input(format!(
+            "--resume {}: no {RUN_MANIFEST} there, so no sweep to resume (start one with --out)",
+            out.display()
+        )));
+    }
     // Held to the end: a second sweep into the same directory is refused.
     let _lock = lock_dir(out, !resume)?;
     let stop = interrupt::install();
