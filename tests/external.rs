@@ -317,4 +317,53 @@ fn a_command_that_cannot_start_is_a_configuration_error() {
         }
     }
     assert!(!dir.path().join("o").exists(), "nothing is written");
+    // Found and executable, but its interpreter is missing: it fails to start on
+    // every seed, which is found out by running it.
+    let script = dir.path().join("bad_interpreter");
+    std::fs::write(&script, "#!/no/such/interpreter\n").unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    for args in [
+        vec!["sweep", "--agent", "cmd:./bad_interpreter", "--seeds", "0..5", "--out", "b"],
+        vec!["run", "--agent", "cmd:./bad_interpreter"],
+    ] {
+        let output = agentsim(dir.path(), &args, &[]);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {}", text(&output));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("could be started") || stderr.contains("could not be started"), "{args:?}: {stderr}");
+        assert!(stderr.contains("bad_interpreter"), "{args:?}: {stderr}");
+    }
+    assert!(!dir.path().join("b/trajectories.csv").exists(), "nothing is written");
+}
+
+#[test]
+fn ctrl_c_during_run_ends_the_agents_process_group_too() {
+    let script = "tests/external_agents/sleeps_forever.py";
+    // The agent processes (agentsim's own command line names the script too).
+    let agents_left = || {
+        let found = leftovers("sleeps_forever.py");
+        found.into_iter().filter(|p| !p.contains("agentsim")).collect::<Vec<_>>()
+    };
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_agentsim"))
+        .args(["run", "--turn-limit-ms", "600000", "--agent"])
+        .arg(format!("cmd:python3 {}/{script}", env!("CARGO_MANIFEST_DIR")))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    while agents_left().is_empty() {
+        assert!(child.try_wait().unwrap().is_none(), "agentsim ended before it was interrupted");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // SAFETY: a signal to a child this test started and has not reaped.
+    assert_eq!(unsafe { libc::kill(i32::try_from(child.id()).unwrap(), libc::SIGINT) }, 0);
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let mut left = agents_left();
+    for _ in 0..200 {
+        if left.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        left = agents_left();
+    }
+    assert!(left.is_empty(), "{left:?}");
 }

@@ -46,7 +46,9 @@ fn a_full_or_closed_stdout_is_an_error_not_a_panic() {
         .find(|p| p.extension().is_some_and(|x| x == "ron"))
         .unwrap();
     let incident = incident.to_str().unwrap();
-    let commands: [&[&str]; 5] = [
+    let commands: [&[&str]; 7] = [
+        &["--help"],
+        &["--version"],
         &["run"],
         &["list"],
         &["check", &gate, "s"],

@@ -147,9 +147,13 @@ fn stack(spec: &str) -> Result<StackSpec, Failure> {
         // error, named before any seed runs, not a sweep of 100% agent_error.
         AgentSource::Command(command) => agentsim_agents::external::check_command(&command)
             .map_err(|e| Failure::input(format!("--agent cmd:{command}: {e}")))
-            .map(|()| StackSpec {
-                planner: agentsim_agents::PlannerSpec::External(agentsim_agents::ExternalConfig::new(&command)),
-                layers: Vec::new(),
+            .map(|()| {
+                // Its agents are in their own process groups: a signal must end them.
+                super::interrupt::install_for_agents();
+                StackSpec {
+                    planner: agentsim_agents::PlannerSpec::External(agentsim_agents::ExternalConfig::new(&command)),
+                    layers: Vec::new(),
+                }
             }),
     }
 }

@@ -22,7 +22,14 @@ pub fn run(setup: &Setup, seed: u64, record: Option<&Path>, expect: &[(String, O
     load::check_swarm(setup, &prepared)?;
     let fault_scale = setup.fault_scale.single("run")?;
     let runner = Runner::new(&prepared, &stack, true, fault_scale).with_swarm(setup.swarm);
+    let agents_started = agentsim_agents::external::starts().0;
     let t = runner.run(seed);
+    if let (true, (now, Some(reason))) =
+        (matches!(stack.planner, agentsim_agents::PlannerSpec::External(_)), agentsim_agents::external::starts())
+        && now == agents_started
+    {
+        return Err(Failure::input(format!("--agent {}: the agent could not be started: {reason}", setup.agent)));
+    }
     outln!("agentsim run: scenario {}, agent {}, seed {seed}", prepared.scenario.name, setup.agent)?;
     stdout_text(&timeline::render(&t, &prepared.catalog))?;
     let m = &t.metrics;

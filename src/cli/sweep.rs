@@ -318,6 +318,7 @@ impl Sweep<'_> {
         let runner = Runner::new(prepared, stack, false, fault_scale).with_swarm(args.setup.swarm);
 
         let started = Instant::now();
+        let agents_started = agentsim_agents::external::starts().0;
         let csv_path = out.join("trajectories.csv");
         let mut csv_file = AtomicFile::create(&csv_path)?;
         csv_file.writer().write_all(&done.bytes).map_err(|e| io_failure(&csv_path, &e))?;
@@ -368,13 +369,20 @@ impl Sweep<'_> {
             file.flush().map_err(|e| io_failure(&csv_path, &e))?;
         }
         progress.finish();
+        let external = matches!(stack.planner, agentsim_agents::PlannerSpec::External(_));
+        if let (true, (now, Some(reason))) = (external, agentsim_agents::external::starts())
+            && now == agents_started
+            && done_until > done.next_seed
+        {
+            // Nothing is written: the temporary file is removed with `csv_file`.
+            return Err(Failure::input(format!("--agent {}: no agent could be started: {reason}", args.setup.agent)));
+        }
         let mut summary = builder.finish(&prepared.scenario.name, &args.setup.agent, seeds.clone(), fault_scale);
         if done_until < seeds.end {
             summary.partial = Some(Partial { done_until_seed: done_until });
         }
         // An interrupted external agent cannot be re-run for its recording (new
         // agents are refused from the signal on); `--resume` writes them all.
-        let external = matches!(stack.planner, agentsim_agents::PlannerSpec::External(_));
         if summary.partial.is_none() || !external {
             summary.failures = write_failures(prepared, stack, args, fault_scale, out, &failing)?;
         }

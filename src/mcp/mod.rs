@@ -218,7 +218,15 @@ impl<W: Write> Server<'_, W> {
 
     fn run(&mut self, mut input: impl BufRead, line_bytes_max: usize) -> io::Result<()> {
         loop {
-            let response = match read_line(&mut input, line_bytes_max)? {
+            let line = match read_line(&mut input, line_bytes_max) {
+                Ok(line) => line,
+                Err(e) => {
+                    // Like a closed stdin: the session ends, judged and recorded.
+                    let _ = writeln!(self.log, "agentsim mcp: cannot read from the client ({e}); ending the session");
+                    return Ok(());
+                }
+            };
+            let response = match line {
                 Line::Eof => return Ok(()),
                 Line::TooLong => {
                     Some(error(Json::Null, INVALID_REQUEST, format!("request line longer than {line_bytes_max} bytes")))

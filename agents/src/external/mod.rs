@@ -24,7 +24,7 @@ use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Value};
 use serde::{Deserialize, Serialize};
 
 use process::Process;
-pub use process::{check_command, interrupt};
+pub use process::{check_command, interrupt, kill_all, starts};
 
 /// How an external agent is run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

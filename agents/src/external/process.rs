@@ -16,7 +16,8 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -49,6 +50,44 @@ fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
 
+/// Process groups of the running agents, for [`kill_all`]: 0 is a free slot.
+/// One per running agent (a sweep runs one per thread); past the table's size an
+/// agent is still ended by its trajectory, only not by `kill_all`.
+static GROUPS: [AtomicI32; GROUPS_MAX] = [const { AtomicI32::new(0) }; GROUPS_MAX];
+const GROUPS_MAX: usize = 1024;
+
+/// Kills (SIGKILL) the process group of every running agent. For a signal handler
+/// about to `_exit` (agents run in their own groups, so a terminal's Ctrl-C does not
+/// reach them, and an agent that ignores its stdin would outlive agentsim):
+/// async-signal-safe, atomic loads and `kill` only.
+pub fn kill_all() {
+    for slot in &GROUPS {
+        let group = slot.load(Ordering::SeqCst);
+        if group > 0 {
+            // SAFETY: `kill` is async-signal-safe and has no memory preconditions.
+            unsafe {
+                libc::kill(-group, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+/// Agents started so far in this process.
+static STARTED: AtomicU64 = AtomicU64::new(0);
+/// Why the first agent that could not be started failed.
+static FIRST_START_FAILURE: OnceLock<String> = OnceLock::new();
+
+/// How many agents this process has started, and why the first one that could
+/// not be started failed: a run in which none started (the program exists but
+/// its interpreter does not, say) is a configuration error, not a measurement.
+pub fn starts() -> (u64, Option<&'static str>) {
+    (STARTED.load(Ordering::SeqCst), FIRST_START_FAILURE.get().map(String::as_str))
+}
+
+fn register(group: i32) -> Option<usize> {
+    GROUPS.iter().position(|slot| slot.compare_exchange(0, group, Ordering::SeqCst, Ordering::SeqCst).is_ok())
+}
+
 /// What the reader and writer threads report, in order.
 type Line = Result<Vec<u8>, String>;
 
@@ -63,6 +102,8 @@ pub struct Process {
     stderr: Arc<Mutex<Vec<u8>>>,
     stderr_done: Receiver<()>,
     reaped: bool,
+    /// Its slot in [`GROUPS`], if it found one.
+    slot: Option<usize>,
 }
 
 /// Checks, as `execvp` would look for it, that `command`'s program exists and is
@@ -111,7 +152,12 @@ impl Process {
             // which then ends its agents itself.
             .process_group(0)
             .spawn()
-            .map_err(|e| format!("cannot start `{command}`: {e}"))?;
+            .map_err(|e| {
+                let reason = format!("cannot start `{command}`: {e}");
+                let _ = FIRST_START_FAILURE.set(reason.clone());
+                reason
+            })?;
+        STARTED.fetch_add(1, Ordering::SeqCst);
         let group = i32::try_from(child.id()).map_err(|_| "the agent's pid does not fit a pid_t")?;
         let stdout = child.stdout.take().ok_or("no stdout pipe")?;
         let stderr_pipe = child.stderr.take().ok_or("no stderr pipe")?;
@@ -164,7 +210,8 @@ impl Process {
             }
             let _ = done_tx.send(());
         });
-        Ok(Self { child, group, stdin: Some(stdin), lines, stderr, stderr_done, reaped: false })
+        let slot = register(group);
+        Ok(Self { child, group, stdin: Some(stdin), lines, stderr, stderr_done, reaped: false, slot })
     }
 
     /// Queues one line for the agent's stdin. A write that fails (the agent
@@ -220,6 +267,10 @@ impl Process {
             libc::kill(-self.group, libc::SIGKILL);
         }
         let _ = self.child.kill();
+        // Out of the table before the leader is reaped (its pid may then be reused).
+        if let Some(slot) = self.slot.take() {
+            GROUPS[slot].store(0, Ordering::SeqCst);
+        }
         let _ = self.child.wait();
         self.reaped = true;
     }
