@@ -12,27 +12,33 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::process::ExitCode;
 
 use clap::Parser;
+use clap::error::ErrorKind;
 
 fn main() -> ExitCode {
-    restore_sigpipe();
-    let args = cli::Cli::parse();
+    // SIGPIPE stays ignored (Rust's default for a binary): a closed pipe, to an
+    // external agent, an MCP client or our own stdout, is a write error that the
+    // code handles (agent_error, end of session, exit 2), never a signal that
+    // kills the process with a sweep half done.
+    let args = match cli::Cli::try_parse() {
+        Ok(args) => args,
+        // Help and version go to stdout, which may be full or closed: reported
+        // as any other write error (clap would ignore it and exit 0).
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
+            return match cli::output::stdout_text(&e.render().to_string()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(failure) => {
+                    cli::output::stderr_line(format_args!("error: {}", failure.message));
+                    ExitCode::from(failure.code)
+                }
+            };
+        }
+        Err(e) => e.exit(),
+    };
     match cli::dispatch(args) {
         Ok(code) => code,
         Err(failure) => {
-            eprintln!("error: {}", failure.message);
+            cli::output::stderr_line(format_args!("error: {}", failure.message));
             ExitCode::from(failure.code)
         }
-    }
-}
-
-/// Rust ignores SIGPIPE, so printing into a closed pipe (`agentsim run | head`)
-/// would panic. Restoring the default makes agentsim end quietly there, like every
-/// other Unix tool.
-fn restore_sigpipe() {
-    #[cfg(unix)]
-    // SAFETY: called first thing in main, before any other thread exists; setting a
-    // signal's disposition to its default has no other precondition.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

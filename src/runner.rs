@@ -140,9 +140,10 @@ impl<'a> Runner<'a> {
             compute(start..chunk_end(start), &mut ready)?;
         }
         while start < seeds.end {
-            // A terminal's Ctrl-C reaches the whole process group, external agents
-            // included, so a chunk computed while it arrived may hold runs it
-            // broke: only a chunk finished before the flag was seen is handed on.
+            // The signal that set the flag also ends the external agents' waits
+            // (`agentsim_agents::external::interrupt`), so a chunk computed while
+            // it arrived may hold runs it broke: only a chunk finished before the
+            // flag was seen is handed on.
             if stop.load(Ordering::SeqCst) {
                 return Ok(start);
             }

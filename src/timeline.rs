@@ -38,9 +38,31 @@ pub fn render(t: &Trajectory, catalog: &Catalog) -> String {
                 format!("{outcome} ({reason}; milestone {}): {}", verdict.milestone, verdict.detail),
             ),
         };
-        let _ = writeln!(out, "{time}  {what:<13} {detail}");
+        let _ = writeln!(out, "{time}  {what:<13} {}", one_line(&detail));
     }
     out
+}
+
+/// `text` on one line, with no control character reaching the terminal: an
+/// agent's stderr, a message or a reason may hold newlines or escape sequences;
+/// they are shown escaped (`\n`, `\u{1b}`), so every event is one line.
+fn one_line(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 fn reply_text(reply: &Reply) -> String {

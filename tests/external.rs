@@ -48,12 +48,12 @@ fn the_python_example_solves_the_task_and_replays_exactly() {
 fn broken_agents_end_as_agent_error_with_the_reason() {
     let prepared = default_scenario();
     for (script, limit_ms, reason, stderr) in [
-        ("tests/external_agents/crash.py", 10_000, "closed its stdout", "the agent fell over"),
+        ("tests/external_agents/crash.py", 10_000, "closed its stdin or stdout", "the agent fell over"),
         ("tests/external_agents/hang.py", 700, "no answer within 700 ms", ""),
         ("tests/external_agents/garbage.py", 10_000, "not JSON", ""),
         ("tests/external_agents/oversized.py", 10_000, "longer than", ""),
         ("tests/external_agents/wrong_version.py", 10_000, "agentsim/1", ""),
-        ("tests/external_agents/no_such_file.py", 10_000, "closed its stdout", "No such file"),
+        ("tests/external_agents/no_such_file.py", 10_000, "closed its stdin or stdout", "No such file"),
         ("/no/such/program", 10_000, "cannot start", ""),
     ] {
         let stack = external(&format!("python3 {script}"), limit_ms);
@@ -215,4 +215,155 @@ fn an_agent_reported_think_time_replaces_the_draw_and_a_bad_one_is_refused() {
         let err = agentsim_agents::external::protocol::parse_action(line.as_bytes(), &catalog).unwrap_err();
         assert!(err.contains("think_ms"), "{err}");
     }
+}
+
+#[test]
+fn an_agent_that_exits_at_once_ends_its_trajectory_never_the_process() {
+    let dir = tempfile::tempdir().unwrap();
+    // `false` and `true` exit before reading: writing the observation meets a
+    // closed pipe (EPIPE), which must be agent_error, not SIGPIPE for agentsim.
+    let output = agentsim(dir.path(), &["sweep", "--agent", "cmd:false", "--seeds", "0..20", "--out", "x"], &[]);
+    assert!(output.status.success(), "{}", text(&output));
+    let csv = std::fs::read_to_string(dir.path().join("x/trajectories.csv")).unwrap();
+    assert_eq!(csv.lines().skip(1).filter(|l| l.contains(",agent_error,")).count(), 20, "{csv}");
+    let names: Vec<String> = std::fs::read_dir(dir.path().join("x"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into())
+        .collect();
+    assert!(!names.iter().any(|n| n.ends_with(".tmp")), "{names:?}");
+    let mut digests = Vec::new();
+    for _ in 0..10 {
+        let output = agentsim(dir.path(), &["run", "--agent", "cmd:true"], &[]);
+        assert!(output.status.success(), "{}", text(&output));
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        assert!(stdout.contains("outcome: agent_error"), "{stdout}");
+        digests.push(stdout.lines().find(|l| l.starts_with("digest:")).unwrap().to_string());
+    }
+    // Whether the write or the read saw the exit first, the reason is the same.
+    digests.dedup();
+    assert_eq!(digests.len(), 1, "{digests:?}");
+}
+
+#[test]
+fn stderr_stays_out_of_the_digest_and_on_one_timeline_line() {
+    let prepared = default_scenario();
+    let stack = external("python3 tests/external_agents/pid_on_stderr.py", 10_000);
+    let runner = Runner::new(&prepared, &stack, true, 1.0);
+    let (a, b) = (runner.run(0), runner.run(0));
+    assert_eq!(a.outcome, Outcome::AgentError, "{}", a.end_reason);
+    let stderr = |t: &agentsim_engine::Trajectory| {
+        t.events.iter().find_map(|e| match &e.kind {
+            EventKind::Note(n) if n.what == "stderr" => n.detail.as_str().map(str::to_string),
+            _ => None,
+        })
+    };
+    let (sa, sb) = (stderr(&a).unwrap(), stderr(&b).unwrap());
+    assert!(sa.contains("gives up") && sa != sb, "each run prints its own pid: {sa:?} {sb:?}");
+    assert_eq!(a.digest, b.digest, "stderr is kept beside the trajectory, not in its digest");
+    // Unrecorded (a sweep) gives the same digest; the stderr counts as no decision.
+    let quiet = Runner::new(&prepared, &stack, false, 1.0).run(0);
+    assert_eq!(quiet.digest, a.digest);
+    assert!(!a.decisions.iter().any(|(_, what, _)| *what == "stderr"), "{:?}", a.decisions);
+
+    let dir = tempfile::tempdir().unwrap();
+    let command = format!("cmd:python3 {}/tests/external_agents/pid_on_stderr.py", env!("CARGO_MANIFEST_DIR"));
+    let output = agentsim(dir.path(), &["run", "--agent", &command], &[]);
+    assert!(output.status.success(), "{}", text(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let line = stdout.lines().find(|l| l.contains(" stderr pid ")).unwrap_or_else(|| panic!("{stdout}"));
+    assert!(line.contains(r"\nstarting") && line.contains(r"gives up\n\u{1b}[31mred"), "{line}");
+    assert!(!stdout.contains('\u{1b}') && !stdout.lines().any(|l| l.starts_with("starting")), "{stdout}");
+}
+
+#[test]
+fn the_agents_children_end_with_its_trajectory() {
+    let prepared = default_scenario();
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("child.pid");
+    let stack = external(&format!("python3 tests/external_agents/grandchild.py {}", pid_file.display()), 1_000);
+    let t = Runner::new(&prepared, &stack, false, 1.0).run(0);
+    assert_eq!(t.outcome, Outcome::AgentError, "{}", t.end_reason);
+    let pid: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    // Gone, or a zombie waiting for init: not running `sleep` any more.
+    let running = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|stat| stat.rsplit_once(')').is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z')))
+    };
+    for _ in 0..200 {
+        if !running() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // SAFETY: ending the orphan this test made, so it does not outlive the test.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    panic!("the agent's child {pid} outlived its trajectory");
+}
+
+#[test]
+fn a_command_that_cannot_start_is_a_configuration_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("not_executable"), "#!/bin/sh\n").unwrap();
+    for (agent, reason) in [
+        ("cmd:no-such-program-agentsim", "no executable of that name in PATH"),
+        ("cmd:/no/such/program", "no such file"),
+        ("cmd:./not_executable", "not an executable file"),
+    ] {
+        for args in [vec!["sweep", "--agent", agent, "--seeds", "0..5", "--out", "o"], vec!["run", "--agent", agent]] {
+            let output = agentsim(dir.path(), &args, &[]);
+            assert_eq!(output.status.code(), Some(2), "{args:?}: {}", text(&output));
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert!(stderr.contains(agent) && stderr.contains(reason), "{args:?}: {stderr}");
+        }
+    }
+    assert!(!dir.path().join("o").exists(), "nothing is written");
+    // Found and executable, but its interpreter is missing: it fails to start on
+    // every seed, which is found out by running it.
+    let script = dir.path().join("bad_interpreter");
+    std::fs::write(&script, "#!/no/such/interpreter\n").unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    for args in [
+        vec!["sweep", "--agent", "cmd:./bad_interpreter", "--seeds", "0..5", "--out", "b"],
+        vec!["run", "--agent", "cmd:./bad_interpreter"],
+    ] {
+        let output = agentsim(dir.path(), &args, &[]);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {}", text(&output));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("could be started") || stderr.contains("could not be started"), "{args:?}: {stderr}");
+        assert!(stderr.contains("bad_interpreter"), "{args:?}: {stderr}");
+    }
+    assert!(!dir.path().join("b/trajectories.csv").exists(), "nothing is written");
+}
+
+#[test]
+fn ctrl_c_during_run_ends_the_agents_process_group_too() {
+    let script = "tests/external_agents/sleeps_forever.py";
+    // The agent processes (agentsim's own command line names the script too).
+    let agents_left = || {
+        let found = leftovers("sleeps_forever.py");
+        found.into_iter().filter(|p| !p.contains("agentsim")).collect::<Vec<_>>()
+    };
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_agentsim"))
+        .args(["run", "--turn-limit-ms", "600000", "--agent"])
+        .arg(format!("cmd:python3 {}/{script}", env!("CARGO_MANIFEST_DIR")))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    while agents_left().is_empty() {
+        assert!(child.try_wait().unwrap().is_none(), "agentsim ended before it was interrupted");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // SAFETY: a signal to a child this test started and has not reaped.
+    assert_eq!(unsafe { libc::kill(i32::try_from(child.id()).unwrap(), libc::SIGINT) }, 0);
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let mut left = agents_left();
+    for _ in 0..200 {
+        if left.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        left = agents_left();
+    }
+    assert!(left.is_empty(), "{left:?}");
 }

@@ -17,6 +17,7 @@ mod newsroom;
 mod properties;
 mod reliability;
 mod resume;
+mod robustness;
 mod scripted;
 mod shards;
 mod stack_files;

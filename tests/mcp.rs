@@ -299,3 +299,50 @@ fn with_wall_clock_real_waits_move_the_virtual_clock_and_the_session_still_repla
     let replay = agentsim(dir.path(), &["replay", "wall.ron"], &[]);
     assert!(replay.status.success(), "{}", text(&replay));
 }
+
+#[test]
+fn a_client_that_stops_reading_ends_the_session_which_is_judged_and_recorded() {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("gone.ron");
+    // Stdout is a pipe whose read end is closed: the client reads nothing.
+    let mut fds = [0; 2];
+    // SAFETY: `pipe` fills the two descriptors; each is then owned exactly once.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // SAFETY: both descriptors were just created and are owned by nothing else.
+    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    drop(read);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agentsim"))
+        .args(["mcp", "--record", record.to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::from(write))
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("agentsim starts");
+    let mut stdin = child.stdin.take().unwrap();
+    for line in [
+        request(1, "initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}})),
+        request(2, "tools/call", json!({"name": "get_customer", "arguments": {"customer_id": "C001"}})),
+    ] {
+        // The server may already have ended the session and closed its stdin.
+        let _ = writeln!(stdin, "{line}");
+    }
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{:?}: {stderr}", output.status);
+    assert!(stderr.contains("stopped reading") && stderr.contains("outcome:"), "{stderr}");
+    let replay = agentsim(dir.path(), &["replay", "gone.ron"], &[]);
+    assert!(replay.status.success(), "{}", text(&replay));
+}
+
+#[test]
+fn a_wall_clock_scale_beyond_its_bound_is_refused_naming_the_flag() {
+    for scale in ["1e17", "1e300", "inf", "0", "-1"] {
+        let (responses, stderr, ok) = session(&[&format!("--wall-clock={scale}")], &[]);
+        assert!(!ok && responses.is_empty(), "{scale}: {stderr}");
+        assert!(stderr.contains("--wall-clock"), "{scale}: {stderr}");
+    }
+    let (_, stderr, ok) = session(&["--wall-clock", "1e6"], &[]);
+    assert!(ok, "{stderr}");
+}

@@ -272,3 +272,48 @@ fn an_interruption_before_the_first_row_leaves_a_header_and_resumes() {
     assert!(output.status.success(), "{}", text(&output));
     assert!(files(&dir.path().join("full")) == files(&dir.path().join("part")));
 }
+
+/// Ctrl-C during a sweep of an external agent: it stops within seconds (the
+/// agents' waits end, no new agent starts), keeps the seeds finished before the
+/// signal, and those rows are an uninterrupted run's.
+#[test]
+fn an_interrupted_sweep_of_an_external_agent_stops_soon_and_keeps_what_finished() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = format!("cmd:python3 {}/examples/agents/support_desk_agent.py", env!("CARGO_MANIFEST_DIR"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agentsim"))
+        .current_dir(dir.path())
+        .args(["sweep", "--quiet", "--agent", &agent, "--seeds", "0..1000", "--out", "part"])
+        .args(["--turn-limit-ms", "60000"])
+        .env("RAYON_NUM_THREADS", "2")
+        .env_remove("AGENTSIM_CHUNK_SEEDS")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let temp = dir.path().join("part/.trajectories.csv.tmp");
+    while std::fs::read_to_string(&temp).map_or(0, |t| t.lines().count()) < 3 {
+        assert!(child.try_wait().unwrap().is_none(), "the sweep ended before it was interrupted");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    // SAFETY: sending a signal to a child process this test started and has not reaped.
+    assert_eq!(unsafe { libc::kill(i32::try_from(child.id()).unwrap(), libc::SIGINT) }, 0);
+    let signalled = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(signalled.elapsed().as_secs() < 10, "the sweep still runs 10 s after SIGINT");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130), "{}", text(&output));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("part/summary.json")).unwrap()).unwrap();
+    let done_until = summary["partial"]["done_until_seed"].as_u64().expect("summary.json is marked partial");
+    assert!((2..1000).contains(&done_until), "kept the seeds finished: {done_until}");
+    let csv = std::fs::read_to_string(dir.path().join("part/trajectories.csv")).unwrap();
+    assert!(!csv.contains("interrupted"), "no run the signal broke is kept: {csv}");
+    let seeds = format!("0..{done_until}");
+    let full_args =
+        ["sweep", "--quiet", "--agent", &agent, "--seeds", &seeds, "--out", "full", "--turn-limit-ms", "60000"];
+    let output = agentsim(dir.path(), &full_args, &[("RAYON_NUM_THREADS", "1")]);
+    assert!(output.status.success(), "{}", text(&output));
+    assert_eq!(csv, std::fs::read_to_string(dir.path().join("full/trajectories.csv")).unwrap());
+}

@@ -129,6 +129,7 @@ pub struct AgentCx<'a> {
     turns: u32,
     read_tokens: u32,
     notes: Vec<Note>,
+    diagnostics: Vec<Note>,
     call_timeout_ms: Option<TimeMs>,
     evicted_tokens: u32,
     forget_before_ms: Option<TimeMs>,
@@ -145,6 +146,7 @@ impl<'a> AgentCx<'a> {
             turns: 0,
             read_tokens: 0,
             notes: Vec::new(),
+            diagnostics: Vec::new(),
             call_timeout_ms: None,
             evicted_tokens: 0,
             forget_before_ms: None,
@@ -229,6 +231,20 @@ impl<'a> AgentCx<'a> {
     /// Takes the notes recorded in this step.
     pub fn take_notes(&mut self) -> Vec<Note> {
         std::mem::take(&mut self.notes)
+    }
+
+    /// Records what explains a run but may differ between two runs of the same
+    /// decisions (an external process's stderr: a pid, a timestamp). It is kept
+    /// beside the trajectory: among its events when events are kept (timelines,
+    /// incidents), but never hashed into the digest, never counted as a decision
+    /// or toward `events_max`, so it changes no outcome, row or digest.
+    pub fn diagnose(&mut self, source: &'static str, what: &'static str, detail: Value) {
+        self.diagnostics.push(Note { source, what, detail });
+    }
+
+    /// Takes the diagnostics recorded in this step (see [`AgentCx::diagnose`]).
+    pub fn take_diagnostics(&mut self) -> Vec<Note> {
+        std::mem::take(&mut self.diagnostics)
     }
 }
 

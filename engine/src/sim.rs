@@ -206,6 +206,9 @@ impl<'a, E> Sim<'a, E> {
             }
             self.recorder.record(self.now_ms, EventKind::Note(note));
         }
+        for note in cx.take_diagnostics() {
+            self.recorder.keep_unhashed(self.now_ms, EventKind::Note(note));
+        }
         let mut think_ms = 0;
         for _ in 0..cx.turns() {
             think_ms += self.charge_turn(cx.think_ms());

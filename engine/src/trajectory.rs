@@ -375,6 +375,14 @@ impl Recorder {
         }
     }
 
+    /// Keeps one event when events are kept, without hashing or counting it: a
+    /// diagnostic (see `AgentCx::diagnose`), outside the digest by design.
+    pub fn keep_unhashed(&mut self, at_ms: TimeMs, kind: EventKind) {
+        if let Some(events) = &mut self.events {
+            events.push(Event { at_ms, kind });
+        }
+    }
+
     /// Records one event.
     pub fn record(&mut self, at_ms: TimeMs, kind: EventKind) {
         self.encode(&(at_ms, &kind));

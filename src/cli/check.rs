@@ -7,6 +7,7 @@ use clap::Args;
 
 use agentsim::gate::Gate;
 
+use super::output::outln;
 use super::{Failure, load};
 
 /// Exit code when a rule fails.
@@ -43,19 +44,19 @@ pub fn check(args: &CheckArgs) -> Result<ExitCode, Failure> {
         Failure::input(format!("{gate_path}:{line}:{column}: field `metric`: {message}"))
     })?;
     let title = if gate.name.is_empty() { String::new() } else { format!(" ({})", gate.name) };
-    println!("gate {gate_path}{title} on {}", summary_path.display());
+    outln!("gate {gate_path}{title} on {}", summary_path.display())?;
     let width = results.iter().map(|r| r.metric.len() + r.bound.to_string().len() + 1).max().unwrap_or(0);
     for r in &results {
         let rule = format!("{} {}", r.metric, r.bound);
         let measured = if r.measured.is_some() { r.measured_text.clone() } else { "none (null)".to_string() };
-        println!("{}  {rule:<width$}  measured {measured}", if r.pass { "pass" } else { "FAIL" });
+        outln!("{}  {rule:<width$}  measured {measured}", if r.pass { "pass" } else { "FAIL" })?;
     }
     let failed = results.iter().filter(|r| !r.pass).count();
     if failed == 0 {
-        println!("all {} rules pass", results.len());
+        outln!("all {} rules pass", results.len())?;
         Ok(ExitCode::SUCCESS)
     } else {
-        println!("{failed} of {} rules failed", results.len());
+        outln!("{failed} of {} rules failed", results.len())?;
         Ok(ExitCode::from(EXIT_CHECK_FAILED))
     }
 }

@@ -12,7 +12,7 @@ use agentsim::{Runner, SummaryBuilder};
 use agentsim_engine::paired::Difference;
 use agentsim_engine::stats::Rate;
 
-use super::output::{io_failure, write_atomic};
+use super::output::{lock_dir, outln, stdout_text, write_atomic};
 use super::progress::Progress;
 use super::{Failure, load, parse_fault_scale, parse_seeds};
 
@@ -73,17 +73,17 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
     let comparison =
         builder.finish(&prepared.scenario.name, &args.baseline, &args.candidate, args.seeds.clone(), args.fault_scale);
     if let Some(out) = &args.out {
-        std::fs::create_dir_all(out).map_err(|e| io_failure(out, &e))?;
+        let _lock = lock_dir(out, true)?;
         let json = serde_json::to_string_pretty(&comparison).expect("a comparison is plain data") + "\n";
         write_atomic(&out.join("compare.json"), json.as_bytes())?;
     }
-    print!("{}", render(&comparison, &args.scenario, args.show));
+    stdout_text(&render(&comparison, &args.scenario, args.show))?;
     let finish = |builder: SummaryBuilder, spec: &str| {
         builder.finish(&prepared.scenario.name, spec, args.seeds.clone(), args.fault_scale)
     };
-    print!("{}", side_by_side(&finish(baseline_summary, &args.baseline), &finish(candidate_summary, &args.candidate)));
+    stdout_text(&side_by_side(&finish(baseline_summary, &args.baseline), &finish(candidate_summary, &args.candidate)))?;
     if let Some(out) = &args.out {
-        println!("wrote {}/compare.json", out.display());
+        outln!("wrote {}/compare.json", out.display())?;
     }
     Ok(ExitCode::SUCCESS)
 }

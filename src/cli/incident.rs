@@ -7,7 +7,7 @@ use agentsim::incident::{Incident, Replay};
 use agentsim::shrink::shrink as shrink_seed;
 use agentsim_engine::Outcome;
 
-use super::output::write_atomic;
+use super::output::{check_target, outln, write_atomic};
 use super::{Failure, Setup, load};
 
 /// Reads and parses an incident file.
@@ -28,19 +28,20 @@ pub fn replay(files: &[String], agent: Option<&str>) -> Result<ExitCode, Failure
             None => {
                 let replayed = incident.replay(&prepared, None);
                 match incident.check(&prepared, &replayed) {
-                    Replay::Match => println!("PASS {file}: {} (digest {})", incident.outcome, incident.digest),
+                    Replay::Match => outln!("PASS {file}: {} (digest {})", incident.outcome, incident.digest)?,
                     Replay::Diverged { outcome, digest, first_difference } => {
                         failed += 1;
-                        println!(
+                        outln!(
                             "FAIL {file}: recorded {} (digest {}), replayed {outcome} (digest {digest})",
-                            incident.outcome, incident.digest
-                        );
+                            incident.outcome,
+                            incident.digest
+                        )?;
                         if let Some(d) = first_difference {
-                            println!("  first difference, event {}:", d.index + 1);
-                            println!("    recorded: {}", d.recorded);
-                            println!("    replayed: {}", d.replayed);
+                            outln!("  first difference, event {}:", d.index + 1)?;
+                            outln!("    recorded: {}", d.recorded)?;
+                            outln!("    replayed: {}", d.replayed)?;
                         }
-                        println!("  reproduce: agentsim replay {file}");
+                        outln!("  reproduce: agentsim replay {file}")?;
                     }
                 }
             }
@@ -49,19 +50,20 @@ pub fn replay(files: &[String], agent: Option<&str>) -> Result<ExitCode, Failure
                 let replayed = incident.replay(&prepared, Some(&stack));
                 let expected = incident.expect.get(spec).copied().unwrap_or(agentsim_engine::Outcome::Success);
                 if replayed.outcome == expected {
-                    println!("PASS {file} with {spec}: {} (expected {expected})", replayed.outcome);
+                    outln!("PASS {file} with {spec}: {} (expected {expected})", replayed.outcome)?;
                 } else {
                     failed += 1;
-                    println!(
+                    outln!(
                         "FAIL {file} with {spec}: {} (expected {expected}): {}",
-                        replayed.outcome, replayed.verdict.detail
-                    );
-                    println!("  reproduce: agentsim replay {file} --agent {spec}");
+                        replayed.outcome,
+                        replayed.verdict.detail
+                    )?;
+                    outln!("  reproduce: agentsim replay {file} --agent {spec}")?;
                 }
             }
         }
     }
-    println!("{} passed, {failed} failed", incidents.len() - failed);
+    outln!("{} passed, {failed} failed", incidents.len() - failed)?;
     Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
@@ -73,6 +75,7 @@ pub fn shrink(
     out: &Path,
     expect: &[(String, Outcome)],
 ) -> Result<ExitCode, Failure> {
+    check_target(out)?;
     let (prepared, stack, seed, fault_scale, agent) = match from_incident {
         Some(file) => {
             let incident = load_incident(file)?;
@@ -96,14 +99,14 @@ pub fn shrink(
         incident.expect.insert(agent.clone(), *outcome);
     }
     write_atomic(out, incident.to_ron().as_bytes())?;
-    println!("shrunk seed {seed} with {agent} ({} kept), in {} runs:", shrunk.outcome, shrunk.runs);
-    println!("  faults: {} -> {}", shrunk.faults_before, shrunk.faults_after);
-    println!("  drift:  {} -> {}", shrunk.drift_before, shrunk.drift_after);
-    println!("  events: {} -> {}", shrunk.events_before, shrunk.events_after);
+    outln!("shrunk seed {seed} with {agent} ({} kept), in {} runs:", shrunk.outcome, shrunk.runs)?;
+    outln!("  faults: {} -> {}", shrunk.faults_before, shrunk.faults_after)?;
+    outln!("  drift:  {} -> {}", shrunk.drift_before, shrunk.drift_after)?;
+    outln!("  events: {} -> {}", shrunk.events_before, shrunk.events_after)?;
     for f in agentsim::shrink::realised(&minimal, &shrunk.trajectory) {
-        println!("  kept: {} call {}: {:?}", f.tool, f.fault.call, f.fault.fault);
+        outln!("  kept: {} call {}: {:?}", f.tool, f.fault.call, f.fault.fault)?;
     }
-    println!("wrote {}; replay it with: agentsim replay {}", out.display(), out.display());
+    outln!("wrote {}; replay it with: agentsim replay {}", out.display(), out.display())?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -116,6 +119,7 @@ pub fn import_trace(
     out: &Path,
     expect: &[(String, Outcome)],
 ) -> Result<ExitCode, Failure> {
+    check_target(out)?;
     let prepared = load::scenario(scenario)?;
     let text = load::read_bounded(trace_path, "trace", Some(load::TRACE_BYTES_MAX))?;
     let tools: Vec<String> = prepared.catalog.specs().iter().map(|s| s.def.name.clone()).collect();
@@ -130,14 +134,14 @@ pub fn import_trace(
         incident.expect.insert(other.clone(), *outcome);
     }
     write_atomic(out, incident.to_ron().as_bytes())?;
-    println!(
+    outln!(
         "imported {} calls ({} failed) on {} tools over {:.1} s of recorded time",
         trace.records,
         trace.failures,
         trace.calls.len(),
         trace.span_ms as f64 / 1000.0
-    );
-    println!("replayed with {agent}: {} ({})", t.outcome, t.verdict.detail);
-    println!("wrote {}; replay it with: agentsim replay {}", out.display(), out.display());
+    )?;
+    outln!("replayed with {agent}: {} ({})", t.outcome, t.verdict.detail)?;
+    outln!("wrote {}; replay it with: agentsim replay {}", out.display(), out.display())?;
     Ok(ExitCode::SUCCESS)
 }

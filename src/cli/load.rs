@@ -159,10 +159,18 @@ fn stack(spec: &str) -> Result<StackSpec, Failure> {
         AgentSource::Command(command) if command.trim().is_empty() => {
             Err(Failure::input("--agent cmd:COMMAND: the command is empty"))
         }
-        AgentSource::Command(command) => Ok(StackSpec {
-            planner: agentsim_agents::PlannerSpec::External(agentsim_agents::ExternalConfig::new(&command)),
-            layers: Vec::new(),
-        }),
+        // An agent that cannot start fails every seed alike: a configuration
+        // error, named before any seed runs, not a sweep of 100% agent_error.
+        AgentSource::Command(command) => agentsim_agents::external::check_command(&command)
+            .map_err(|e| Failure::input(format!("--agent cmd:{command}: {e}")))
+            .map(|()| {
+                // Its agents are in their own process groups: a signal must end them.
+                super::interrupt::install_for_agents();
+                StackSpec {
+                    planner: agentsim_agents::PlannerSpec::External(agentsim_agents::ExternalConfig::new(&command)),
+                    layers: Vec::new(),
+                }
+            }),
     }
 }
 

@@ -10,7 +10,7 @@ use agentsim_agents::external::replayed::recorded_steps;
 use agentsim_agents::{PlannerSpec, StackSpec};
 use clap::Args;
 
-use super::output::write_atomic;
+use super::output::{check_target, errln, write_atomic};
 use super::{Failure, load};
 
 /// Arguments of `agentsim mcp`.
@@ -53,9 +53,15 @@ pub fn mcp(args: &McpArgs) -> Result<ExitCode, Failure> {
         )));
     }
     if let Some(scale) = args.wall_clock
-        && !(scale.is_finite() && scale > 0.0)
+        && !(scale.is_finite() && scale > 0.0 && scale <= mcp::WALL_CLOCK_SCALE_MAX)
     {
-        return Err(Failure::input(format!("--wall-clock: expected a finite number > 0, found {scale}")));
+        return Err(Failure::input(format!(
+            "--wall-clock: expected a number > 0 and <= {:e} (virtual ms per real ms), found {scale}",
+            mcp::WALL_CLOCK_SCALE_MAX
+        )));
+    }
+    if let Some(path) = &args.record {
+        check_target(path)?;
     }
     let prepared = load::scenario(&args.scenario)?;
     let layers = match &args.layers {
@@ -69,7 +75,7 @@ pub fn mcp(args: &McpArgs) -> Result<ExitCode, Failure> {
         layers: layers.clone(),
         ..Options::new(args.seed)
     };
-    eprintln!(
+    errln!(
         "agentsim mcp: scenario {}, seed {}; serving {} tools on stdio",
         prepared.scenario.name,
         args.seed,
@@ -80,11 +86,11 @@ pub fn mcp(args: &McpArgs) -> Result<ExitCode, Failure> {
     let mut stderr = std::io::stderr();
     let t = mcp::serve(&prepared, &options, stdin.lock(), stdout.lock(), &mut stderr)
         .map_err(|e| Failure::input(format!("agentsim mcp: {e}")))?;
-    eprintln!("outcome: {}  ({})", t.outcome, t.end_reason);
-    eprintln!("milestone: {}", t.verdict.milestone);
-    eprintln!("verdict: {}", t.verdict.detail);
+    errln!("outcome: {}  ({})", t.outcome, t.end_reason);
+    errln!("milestone: {}", t.verdict.milestone);
+    errln!("verdict: {}", t.verdict.detail);
     let m = &t.metrics;
-    eprintln!(
+    errln!(
         "turns {}  tool calls {} ({} failed, {} faults)  virtual time {:.1} s  digest {}",
         m.turns,
         m.tool_calls,
@@ -98,7 +104,7 @@ pub fn mcp(args: &McpArgs) -> Result<ExitCode, Failure> {
         let stack = StackSpec { planner: PlannerSpec::Replayed(recorded_steps(&t)), layers };
         let incident = Incident::record(&prepared, None, args.seed, args.fault_scale, "mcp", &stack, &t);
         write_atomic(path, incident.to_ron().as_bytes())?;
-        eprintln!("recorded {}; replay it with: agentsim replay {}", path.display(), path.display());
+        errln!("recorded {}; replay it with: agentsim replay {}", path.display(), path.display());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -8,7 +8,7 @@ use agentsim::shard::{ShardManifest, shard_seeds};
 use agentsim::summary::Record;
 use agentsim_engine::Outcome;
 
-use super::output::{io_failure, write_atomic};
+use super::output::{io_failure, lock_dir, outln, write_atomic};
 use super::{Failure, load};
 
 /// Arguments of `agentsim merge`.
@@ -39,6 +39,17 @@ fn load_shard(dir: &Path) -> Result<Shard, Failure> {
 
 /// Merges the shards.
 pub fn merge(args: &MergeArgs) -> Result<ExitCode, Failure> {
+    // Writing over a shard would replace the rows being merged.
+    if let Ok(out) = args.out.canonicalize() {
+        for dir in &args.shards {
+            if dir.canonicalize().is_ok_and(|d| d == out) {
+                return Err(Failure::input(format!(
+                    "--out {}: that is one of the shards being merged; choose another directory",
+                    args.out.display()
+                )));
+            }
+        }
+    }
     let mut shards: Vec<Shard> = args.shards.iter().map(|d| load_shard(d)).collect::<Result<_, _>>()?;
     shards.sort_by_key(|s| s.manifest.shard);
     let first = shards[0].manifest.clone();
@@ -130,7 +141,7 @@ pub fn merge(args: &MergeArgs) -> Result<ExitCode, Failure> {
         }
     }
     let mut summary = builder.finish(&first.scenario, &first.agent, seeds, first.fault_scale);
-    std::fs::create_dir_all(&args.out).map_err(|e| io_failure(&args.out, &e))?;
+    let _lock = lock_dir(&args.out, true)?;
     for (outcome, seed, dir) in &failing {
         let name = format!("failures/{outcome}_seed{seed}.ron");
         let bytes = std::fs::read(dir.join(&name))
@@ -142,14 +153,14 @@ pub fn merge(args: &MergeArgs) -> Result<ExitCode, Failure> {
     write_atomic(&args.out.join("trajectories.csv"), &csv_bytes)?;
     let json = serde_json::to_string_pretty(&summary).expect("a summary is plain data") + "\n";
     write_atomic(&args.out.join("summary.json"), json.as_bytes())?;
-    println!(
+    outln!(
         "merged {} shards: {} trajectories of seeds {}..{}, digest {}",
         shards.len(),
         summary.trajectories,
         summary.seed_start,
         summary.seed_end,
         summary.digest
-    );
-    println!("wrote {}/trajectories.csv and {}/summary.json", args.out.display(), args.out.display());
+    )?;
+    outln!("wrote {}/trajectories.csv and {}/summary.json", args.out.display(), args.out.display())?;
     Ok(ExitCode::SUCCESS)
 }

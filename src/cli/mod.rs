@@ -7,12 +7,14 @@ mod interrupt;
 mod load;
 mod mcp;
 mod merge;
-mod output;
+pub(crate) mod output;
 mod progress;
 mod report;
 mod run;
 mod summarize;
 mod sweep;
+
+use output::outln;
 
 use std::ops::Range;
 use std::path::PathBuf;
@@ -284,15 +286,15 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Summarize(args) => summarize::summarize(&args),
         Command::Mcp(args) => mcp::mcp(&args),
         Command::List => {
-            println!("scenarios:");
+            outln!("scenarios:")?;
             for (name, text) in agentsim::builtin::SCENARIOS {
                 // Built-ins are parsed by the tests; a description is shown when present.
                 let about = agentsim_worlds::Scenario::parse(text, name).map(|s| s.description).unwrap_or_default();
-                println!("  {name:<16} {about}");
+                outln!("  {name:<16} {about}")?;
             }
-            println!("agent presets (or a stack file .ron, or cmd:COMMAND for an external agent):");
+            outln!("agent presets (or a stack file .ron, or cmd:COMMAND for an external agent):")?;
             for (name, about) in agentsim_agents::PRESETS {
-                println!("  {name:<10} {about}");
+                outln!("  {name:<10} {about}")?;
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -7,7 +7,7 @@ use clap::Args;
 
 use agentsim::report::{ReportInput, render};
 
-use super::output::write_atomic;
+use super::output::{check_target, outln, write_atomic};
 use super::{Failure, load};
 
 /// The most sweeps in one report.
@@ -73,6 +73,7 @@ fn input(dir: &Path) -> Result<ReportInput, Failure> {
 
 /// Writes the report.
 pub fn report(args: &ReportArgs) -> Result<ExitCode, Failure> {
+    check_target(&args.out)?;
     if args.dirs.len() > DIRS_MAX {
         return Err(Failure::input(format!("at most {DIRS_MAX} directories in one report, found {}", args.dirs.len())));
     }
@@ -105,12 +106,12 @@ pub fn report(args: &ReportArgs) -> Result<ExitCode, Failure> {
     }
     let html = render(&inputs, &comparisons);
     write_atomic(&args.out, html.as_bytes())?;
-    println!(
+    outln!(
         "wrote {} ({} sweeps, {} comparisons, {} bytes)",
         args.out.display(),
         inputs.len(),
         comparisons.len(),
         html.len()
-    );
+    )?;
     Ok(ExitCode::SUCCESS)
 }

@@ -8,24 +8,34 @@ use agentsim::incident::Incident;
 use agentsim::{Runner, timeline};
 use agentsim_engine::Outcome;
 
-use super::output::write_atomic;
+use super::output::{check_target, outln, stdout_text, write_atomic};
 
 use super::{Failure, Setup, load};
 
 /// Runs one seed and prints its timeline and outcome.
 pub fn run(setup: &Setup, seed: u64, record: Option<&Path>, expect: &[(String, Outcome)]) -> Result<ExitCode, Failure> {
+    if let Some(path) = record {
+        check_target(path)?;
+    }
     let mut prepared = load::scenario(&setup.scenario)?;
     load::select_tasks(&mut prepared, setup.tasks.as_deref())?;
     let stack = load::agent(&setup.agent, &prepared, setup.turn_limit_ms, setup.layers.as_deref())?;
     load::check_swarm(setup, &prepared)?;
     let fault_scale = setup.fault_scale.single("run")?;
     let runner = Runner::new(&prepared, &stack, true, fault_scale).with_swarm(setup.swarm);
+    let agents_started = agentsim_agents::external::starts().0;
     let t = runner.run(seed);
+    if let (true, (now, Some(reason))) =
+        (matches!(stack.planner, agentsim_agents::PlannerSpec::External(_)), agentsim_agents::external::starts())
+        && now == agents_started
+    {
+        return Err(Failure::input(format!("--agent {}: the agent could not be started: {reason}", setup.agent)));
+    }
     let task = prepared.task_of(seed).map(|t| format!(", task {t}")).unwrap_or_default();
-    println!("agentsim run: scenario {}, agent {}, seed {seed}{task}", prepared.scenario.name, setup.agent);
-    print!("{}", timeline::render(&t, &prepared.catalog));
+    outln!("agentsim run: scenario {}, agent {}, seed {seed}{task}", prepared.scenario.name, setup.agent)?;
+    stdout_text(&timeline::render(&t, &prepared.catalog))?;
     let m = &t.metrics;
-    println!(
+    outln!(
         "outcome: {}  turns {}  tool calls {} ({} failed, {} faults)  tokens {}  cost ${}  virtual time {:.1} s",
         t.outcome,
         m.turns,
@@ -35,8 +45,8 @@ pub fn run(setup: &Setup, seed: u64, record: Option<&Path>, expect: &[(String, O
         m.tokens(),
         agentsim::summary::usd(m.cost_micro_usd),
         m.virtual_ms as f64 / 1000.0
-    );
-    println!("digest:  {}", t.digest);
+    )?;
+    outln!("digest:  {}", t.digest)?;
     if let Some(path) = record {
         let mut incident = Incident::record(&prepared, None, seed, fault_scale, &setup.agent, &stack, &t);
         incident.swarm = setup.swarm;
@@ -45,7 +55,7 @@ pub fn run(setup: &Setup, seed: u64, record: Option<&Path>, expect: &[(String, O
             incident.expect.insert(agent.clone(), *outcome);
         }
         write_atomic(path, incident.to_ron().as_bytes())?;
-        println!("recorded {}; replay it with: agentsim replay {}", path.display(), path.display());
+        outln!("recorded {}; replay it with: agentsim replay {}", path.display(), path.display())?;
     }
     Ok(ExitCode::SUCCESS)
 }

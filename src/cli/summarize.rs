@@ -10,7 +10,7 @@ use agentsim::{Row, SummaryBuilder};
 
 use super::Failure;
 use super::incident::load_incident;
-use super::output::{AtomicFile, io_failure, write_atomic};
+use super::output::{AtomicFile, io_failure, lock_dir, outln, write_atomic};
 
 /// Arguments of `agentsim summarize`.
 #[derive(clap::Args, Debug)]
@@ -53,7 +53,7 @@ pub fn summarize(args: &SummarizeArgs) -> Result<ExitCode, Failure> {
     }
     // Seed order, as a sweep writes; sessions of the same seed keep file order.
     sessions.sort_by_key(|(_, s)| s.seed);
-    std::fs::create_dir_all(&args.out).map_err(|e| io_failure(&args.out, &e))?;
+    let _lock = lock_dir(&args.out, true)?;
     let csv_path = args.out.join("trajectories.csv");
     let mut csv_file = AtomicFile::create(&csv_path)?;
     let mut builder = SummaryBuilder::new();
@@ -79,7 +79,7 @@ pub fn summarize(args: &SummarizeArgs) -> Result<ExitCode, Failure> {
     csv_file.commit()?;
     let json = serde_json::to_string_pretty(&summary).expect("a summary is plain data") + "\n";
     write_atomic(&args.out.join("summary.json"), json.as_bytes())?;
-    println!(
+    outln!(
         "summarized {} sessions of {} with {}: completion {:.1}% [{:.1}%, {:.1}%], digest {}",
         summary.trajectories,
         summary.scenario,
@@ -88,7 +88,7 @@ pub fn summarize(args: &SummarizeArgs) -> Result<ExitCode, Failure> {
         summary.completion.lo * 100.0,
         summary.completion.hi * 100.0,
         summary.digest
-    );
-    println!("wrote {}/trajectories.csv and {}/summary.json", args.out.display(), args.out.display());
+    )?;
+    outln!("wrote {}/trajectories.csv and {}/summary.json", args.out.display(), args.out.display())?;
     Ok(ExitCode::SUCCESS)
 }

@@ -20,7 +20,7 @@ use agentsim_engine::{Outcome, Trajectory};
 use agentsim_worlds::Prepared;
 
 use super::interrupt::{self, EXIT_INTERRUPTED};
-use super::output::{AtomicFile, io_failure, write_atomic};
+use super::output::{AtomicFile, errln, io_failure, lock_dir, outln, write_atomic};
 use super::progress::Progress;
 use super::{Failure, SweepArgs, load};
 
@@ -34,9 +34,18 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode, Failure> {
     load::select_tasks(&mut prepared, setup.tasks.as_deref())?;
     let stack = load::agent(&setup.agent, &prepared, setup.turn_limit_ms, setup.layers.as_deref())?;
     load::check_swarm(setup, &prepared)?;
-    let chunk_seeds = chunk_seeds(args.trials)?;
+    let external = matches!(stack.planner, agentsim_agents::PlannerSpec::External(_));
+    let chunk_seeds = chunk_seeds(args.trials, external)?;
     let resume = args.resume.is_some();
     let out = args.resume.as_ref().unwrap_or(&args.out);
+    if resume && !out.is_dir() {
+        return Err(Failure::input(format!(
+            "--resume {}: no {RUN_MANIFEST} there, so no sweep to resume (start one with --out)",
+            out.display()
+        )));
+    }
+    // Held to the end: a second sweep into the same directory is refused.
+    let _lock = lock_dir(out, !resume)?;
     let stop = interrupt::install();
     let sweep = Sweep { prepared: &prepared, stack: &stack, args, chunk_seeds, stop };
     if let Some((shard, shards)) = args.shard {
@@ -44,35 +53,35 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode, Failure> {
         let seeds = shard_seeds(&args.seeds, shard, shards);
         let manifest = sweep.manifest(scale, shard, shards);
         let summary = sweep.one(seeds, scale, out, &manifest, resume)?;
-        print_table(&summary);
+        print_table(&summary)?;
         if summary.partial.is_some() {
-            return Ok(interrupted(&summary, out, out));
+            return interrupted(&summary, out, out);
         }
         let json = serde_json::to_string_pretty(&manifest).expect("a manifest is plain data") + "\n";
         write_atomic(&out.join("shard.json"), json.as_bytes())?;
-        println!(
+        outln!(
             "wrote shard {shard}/{shards} (seeds {}..{}) to {}; combine the shards with: agentsim merge DIR... --out DIR",
             summary.seed_start,
             summary.seed_end,
             out.display()
-        );
+        )?;
         return Ok(ExitCode::SUCCESS);
     }
     if let [scale] = setup.fault_scale.0.as_slice() {
         let manifest = sweep.manifest(*scale, 0, 1);
         let summary = sweep.one(args.seeds.clone(), *scale, out, &manifest, resume)?;
-        print_table(&summary);
+        print_table(&summary)?;
         if summary.partial.is_some() {
-            return Ok(interrupted(&summary, out, out));
+            return interrupted(&summary, out, out);
         }
-        println!("wrote {}/trajectories.csv and {}/summary.json", out.display(), out.display());
+        outln!("wrote {}/trajectories.csv and {}/summary.json", out.display(), out.display())?;
         if let Some(first) = summary.failures.first() {
-            println!(
+            outln!(
                 "wrote {} failing trajectories as incidents under {}/failures/ (replay: agentsim replay {}/{first})",
                 summary.failures.len(),
                 out.display(),
                 out.display(),
-            );
+            )?;
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -91,7 +100,7 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode, Failure> {
         let resume_this = resume && dir.join(RUN_MANIFEST).is_file();
         let summary = sweep.one(args.seeds.clone(), *scale, dir, &manifest, resume_this)?;
         if summary.partial.is_some() {
-            return Ok(interrupted(&summary, dir, out));
+            return interrupted(&summary, dir, out);
         }
         points.push(SurfacePoint::of(&summary));
     }
@@ -105,8 +114,8 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode, Failure> {
     };
     let json = serde_json::to_string_pretty(&surface).expect("a surface is plain data") + "\n";
     write_atomic(&out.join("surface.json"), json.as_bytes())?;
-    print_surface(&surface);
-    println!("wrote {}/surface.json and one directory per scale", out.display());
+    print_surface(&surface)?;
+    outln!("wrote {}/surface.json and one directory per scale", out.display())?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -118,9 +127,13 @@ const RUN_MANIFEST: &str = "run.json";
 /// not depend on it; the tests set it so that a short sweep has many chunks.
 const CHUNK_SEEDS_ENV: &str = "AGENTSIM_CHUNK_SEEDS";
 
-/// Seeds per chunk: the engine's chunk in trajectories, or the environment's.
-fn chunk_seeds(trials: u32) -> Result<u64, Failure> {
+/// Seeds per chunk: the engine's chunk in trajectories, or the environment's. An
+/// external agent's trajectory takes real time (a process per seed), so its
+/// chunks hold about one trajectory per thread: an interruption then keeps all
+/// but the last few seeds done, not only whole chunks of thousands.
+fn chunk_seeds(trials: u32, external: bool) -> Result<u64, Failure> {
     match std::env::var(CHUNK_SEEDS_ENV) {
+        Err(_) if external => Ok((rayon::current_num_threads() as u64).div_ceil(u64::from(trials)).max(1)),
         Err(_) => Ok((agentsim_engine::sweep::CHUNK_SEEDS / u64::from(trials)).max(1)),
         Ok(text) => match text.trim().parse::<u64>() {
             Ok(n) if n >= 1 => Ok(n),
@@ -130,17 +143,17 @@ fn chunk_seeds(trials: u32) -> Result<u64, Failure> {
 }
 
 /// Reports an interrupted sweep and the command that continues it.
-fn interrupted(summary: &Summary, written: &Path, out: &Path) -> ExitCode {
+fn interrupted(summary: &Summary, written: &Path, out: &Path) -> Result<ExitCode, Failure> {
     let done = summary.partial.map_or(summary.seed_end, |p| p.done_until_seed);
-    println!(
+    outln!(
         "interrupted: wrote seeds {}..{done} of {}..{} to {} (summary.json is marked partial)",
         summary.seed_start,
         summary.seed_start,
         summary.seed_end,
         written.display()
-    );
-    println!("continue with: {}", resume_command(out));
-    ExitCode::from(EXIT_INTERRUPTED)
+    )?;
+    outln!("continue with: {}", resume_command(out))?;
+    Ok(ExitCode::from(EXIT_INTERRUPTED))
 }
 
 /// This process's command line with `--out DIR` replaced by `--resume DIR`.
@@ -306,6 +319,7 @@ impl Sweep<'_> {
         let runner = Runner::new(prepared, stack, false, fault_scale).with_swarm(args.setup.swarm);
 
         let started = Instant::now();
+        let agents_started = agentsim_agents::external::starts().0;
         let csv_path = out.join("trajectories.csv");
         let mut csv_file = AtomicFile::create(&csv_path)?;
         csv_file.writer().write_all(&done.bytes).map_err(|e| io_failure(&csv_path, &e))?;
@@ -358,11 +372,23 @@ impl Sweep<'_> {
             file.flush().map_err(|e| io_failure(&csv_path, &e))?;
         }
         progress.finish();
+        let external = matches!(stack.planner, agentsim_agents::PlannerSpec::External(_));
+        if let (true, (now, Some(reason))) = (external, agentsim_agents::external::starts())
+            && now == agents_started
+            && done_until > done.next_seed
+        {
+            // Nothing is written: the temporary file is removed with `csv_file`.
+            return Err(Failure::input(format!("--agent {}: no agent could be started: {reason}", args.setup.agent)));
+        }
         let mut summary = builder.finish(&prepared.scenario.name, &args.setup.agent, seeds.clone(), fault_scale);
         if done_until < seeds.end {
             summary.partial = Some(Partial { done_until_seed: done_until });
         }
-        summary.failures = write_failures(prepared, stack, args, fault_scale, out, &failing)?;
+        // An interrupted external agent cannot be re-run for its recording (new
+        // agents are refused from the signal on); `--resume` writes them all.
+        if summary.partial.is_none() || !external {
+            summary.failures = write_failures(prepared, stack, args, fault_scale, out, &failing)?;
+        }
         let json = serde_json::to_string_pretty(&summary).expect("a summary is plain data") + "\n";
         // The manifest follows the rows it describes (a sweep killed outright leaves
         // the previous rows with their own manifest, never new arguments over old
@@ -374,7 +400,7 @@ impl Sweep<'_> {
         let elapsed = started.elapsed();
         let ran = (done_until - done.next_seed).saturating_mul(u64::from(trials));
         let seconds = elapsed.as_secs_f64().max(1e-9);
-        eprintln!(
+        errln!(
             "{ran} trajectories in {:.2} s ({:.0} per second, {:.0} virtual seconds per second)",
             elapsed.as_secs_f64(),
             ran as f64 / seconds,
@@ -487,15 +513,15 @@ fn row_records(row: &Row, header: bool) -> Result<Vec<Vec<String>>, Failure> {
     reader.records().map(|r| r.map(|r| r.iter().map(str::to_string).collect()).map_err(|e| encode(&e))).collect()
 }
 
-fn print_surface(s: &Surface) {
-    println!(
+fn print_surface(s: &Surface) -> Result<(), Failure> {
+    outln!(
         "reliability surface {} x {}: seeds {}..{} per scale{}",
         s.scenario,
         s.agent,
         s.seed_start,
         s.seed_end,
         if s.trials > 1 { format!(", {} trials each", s.trials) } else { String::new() }
-    );
+    )?;
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED).set_header(vec![
         "fault scale",
@@ -508,7 +534,7 @@ fn print_surface(s: &Surface) {
         let (value, interval) = pct(&p.completion);
         table.add_row(vec![format!("{}", p.fault_scale), value, interval, pct(&p.recovery).0, pct(&p.violation).0]);
     }
-    println!("{table}");
+    outln!("{table}")
 }
 
 fn pct(r: &Rate) -> (String, String) {
@@ -518,11 +544,16 @@ fn pct(r: &Rate) -> (String, String) {
     (format!("{:.1}%  ({}/{})", r.rate * 100.0, r.count, r.n), format!("[{:.1}%, {:.1}%]", r.lo * 100.0, r.hi * 100.0))
 }
 
-fn print_table(s: &Summary) {
-    println!(
+fn print_table(s: &Summary) -> Result<(), Failure> {
+    outln!(
         "sweep {} x {}: seeds {}..{} ({} trajectories), fault scale {}",
-        s.scenario, s.agent, s.seed_start, s.seed_end, s.trajectories, s.fault_scale
-    );
+        s.scenario,
+        s.agent,
+        s.seed_start,
+        s.seed_end,
+        s.trajectories,
+        s.fault_scale
+    )?;
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED).set_header(vec!["metric", "value", "95% interval"]);
     for (name, rate) in [
@@ -572,6 +603,6 @@ fn print_table(s: &Summary) {
             String::new(),
         ]);
     }
-    println!("{table}");
-    println!("digest {}", s.digest);
+    outln!("{table}")?;
+    outln!("digest {}", s.digest)
 }

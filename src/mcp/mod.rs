@@ -35,6 +35,13 @@ pub const METHOD_NOT_FOUND: i64 = -32601;
 /// JSON-RPC: bad parameters (an unknown tool or prompt, arguments of the wrong shape).
 pub const INVALID_PARAMS: i64 = -32602;
 
+/// The largest `--wall-clock` scale: one real second is then 11.6 virtual days.
+pub const WALL_CLOCK_SCALE_MAX: f64 = 1e6;
+
+/// The largest think time a recorded decision holds, in ms (an integer `Value`
+/// is an i64): a measured think time is saturated here.
+const THINK_MS_MAX: u64 = i64::MAX as u64;
+
 /// The one prompt: the task's opening user message.
 pub const PROMPT_NAME: &str = "task";
 
@@ -198,7 +205,8 @@ impl<W: Write> Server<'_, W> {
     fn first_observation(&mut self) -> io::Result<()> {
         match self.from_agent.recv() {
             Ok(Observation { input: Input::User(message), .. }) => {
-                writeln!(self.log, "agentsim mcp: the user says: {}", message.text)?;
+                // The log is diagnostics: a closed stderr must not end the session.
+                let _ = writeln!(self.log, "agentsim mcp: the user says: {}", message.text);
                 self.opening = Some(message);
             }
             // A world without an opening message: the first call answers this step.
@@ -210,7 +218,15 @@ impl<W: Write> Server<'_, W> {
 
     fn run(&mut self, mut input: impl BufRead, line_bytes_max: usize) -> io::Result<()> {
         loop {
-            let response = match read_line(&mut input, line_bytes_max)? {
+            let line = match read_line(&mut input, line_bytes_max) {
+                Ok(line) => line,
+                Err(e) => {
+                    // Like a closed stdin: the session ends, judged and recorded.
+                    let _ = writeln!(self.log, "agentsim mcp: cannot read from the client ({e}); ending the session");
+                    return Ok(());
+                }
+            };
+            let response = match line {
                 Line::Eof => return Ok(()),
                 Line::TooLong => {
                     Some(error(Json::Null, INVALID_REQUEST, format!("request line longer than {line_bytes_max} bytes")))
@@ -218,16 +234,27 @@ impl<W: Write> Server<'_, W> {
                 Line::Text(line) if line.iter().all(u8::is_ascii_whitespace) => None,
                 Line::Text(line) => self.handle(&line)?,
             };
-            if let Some(response) = response {
-                writeln!(self.output, "{response}")?;
+            if let Err(e) = self.answer(response) {
+                // The client stopped reading (a closed pipe is `EPIPE` here, SIGPIPE
+                // being ignored): the session is over, and it is judged and
+                // recorded like one whose client closed stdin.
+                let _ = writeln!(self.log, "agentsim mcp: the client stopped reading ({e}); ending the session");
+                return Ok(());
             }
-            if std::mem::take(&mut self.list_changed) {
-                // A drift took effect: the responses the tool list describes changed.
-                writeln!(self.output, "{}", json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}))?;
-            }
-            self.output.flush()?;
             self.answered_at = std::time::Instant::now();
         }
+    }
+
+    /// Writes a response (if any) and a pending `list_changed` notification.
+    fn answer(&mut self, response: Option<Json>) -> io::Result<()> {
+        if let Some(response) = response {
+            writeln!(self.output, "{response}")?;
+        }
+        if std::mem::take(&mut self.list_changed) {
+            // A drift took effect: the responses the tool list describes changed.
+            writeln!(self.output, "{}", json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}))?;
+        }
+        self.output.flush()
     }
 
     /// Answers one line; `None` for a notification or a client's response.
@@ -344,7 +371,10 @@ impl<W: Write> Server<'_, W> {
         let cx = agentsim_engine::AgentCx::new(0, self.catalog);
         let mut decision = json!({"action": "call", "tool": name, "args": args});
         if let Some(scale) = self.wall_clock_scale {
-            let think_ms = (self.answered_at.elapsed().as_secs_f64() * 1_000.0 * scale).round() as u64;
+            // Saturated at the largest think time a decision can hold (an integer
+            // `Value` is an i64); the CLI bounds the scale (`WALL_CLOCK_SCALE_MAX`).
+            let think_ms =
+                ((self.answered_at.elapsed().as_secs_f64() * 1_000.0 * scale).round() as u64).min(THINK_MS_MAX);
             decision["think_ms"] = json!(think_ms);
         }
         let (action, decision) = match bridge::decide(decision, &cx) {
@@ -368,7 +398,7 @@ impl<W: Write> Server<'_, W> {
         }
         let result = self.result(&observation);
         let status = if result["isError"] == Json::Bool(true) { "error" } else { "ok" };
-        writeln!(self.log, "agentsim mcp: [{:>7.1} s] {name} -> {status}", observation.now_ms as f64 / 1000.0)?;
+        let _ = writeln!(self.log, "agentsim mcp: [{:>7.1} s] {name} -> {status}", observation.now_ms as f64 / 1000.0);
         Ok(Ok(result))
     }
 

@@ -10,9 +10,11 @@
 //!
 //! A crash, a hang past `turn_limit_ms` of wall-clock time, a line that is not a
 //! valid action, or a line longer than `line_bytes_max` ends the trajectory with
-//! `Finish::Failed` (outcome `agent_error`) and the reason; the process is killed
-//! and reaped, and the tail of its stderr is recorded as
-//! `("external", "stderr", text)`. The sweep goes on with the next seed.
+//! `Finish::Failed` (outcome `agent_error`) and the reason; the process group is
+//! killed and the process reaped, and the tail of its stderr is kept beside the
+//! trajectory as an `("external", "stderr", text)` diagnostic (`AgentCx::diagnose`:
+//! in the timeline and incidents, not in the digest, since an agent may print a
+//! pid or a time there). The sweep goes on with the next seed.
 
 mod process;
 pub mod protocol;
@@ -22,6 +24,7 @@ use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Value};
 use serde::{Deserialize, Serialize};
 
 use process::Process;
+pub use process::{check_command, interrupt, kill_all, starts};
 
 /// How an external agent is run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -114,7 +117,7 @@ impl Agent for ExternalAgent {
                 self.failed = true;
                 let stderr = self.process.take().map(|mut p| p.stop()).unwrap_or_default();
                 cx.note("external", "error", Value::str(reason.clone()));
-                cx.note("external", "stderr", Value::Str(stderr));
+                cx.diagnose("external", "stderr", Value::Str(stderr));
                 Action::Finish(Finish::Failed { reason })
             }
         }

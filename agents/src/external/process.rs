@@ -1,32 +1,145 @@
-//! One external agent process: spawned, fed lines, read with a bounded line
-//! length and a wall-clock limit, killed and reaped when done.
+//! One external agent process: spawned in its own process group, fed lines by a
+//! writer thread, read with a bounded line length and a wall-clock limit, and
+//! ended (the whole group killed, the process reaped) when done.
 //!
 //! The wall clock is read here and only here in the library: it decides whether
 //! an answer came in time, and so only whether a trajectory ends as
 //! `agent_error`. A deterministic agent that answers within the limit gives the
 //! same trajectory on every run.
+//!
+//! Nothing an agent does can end the host process: a closed pipe is an error
+//! message on the agent's channel (the writer thread blocks SIGPIPE, so a write
+//! to an agent that exited fails with `EPIPE` even when the host left SIGPIPE at
+//! its default), a write the agent never reads is bounded by the per-turn limit
+//! like a missing answer, and the agent's children go with it (the group is
+//! killed, so `sh -c` wrappers leave no orphans).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How long to wait for the stderr reader to drain after the process ended.
 const STDERR_DRAIN_MS: u64 = 500;
 
+/// How often a wait for an answer looks at [`INTERRUPTED`].
+const INTERRUPT_POLL_MS: u64 = 50;
+
+/// Why a trajectory ended when its agent's pipes closed. The same words whether
+/// the host saw it on a write (`EPIPE`) or on a read (end of file), which is a
+/// race between two threads: the reason, and so the digest, must not depend on it.
+pub const CLOSED: &str = "the agent closed its stdin or stdout (it exited or crashed)";
+
+/// Set once (by a SIGINT or SIGTERM handler, see [`interrupt`]): every running
+/// agent's wait ends at once with an error and no new agent starts.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Ends every external agent's current wait and refuses to start new ones, for
+/// the rest of the process: the trajectories they were in end as `agent_error`,
+/// so an interrupted sweep must drop them (as `Runner::sweep_mapped_until` drops
+/// the chunk running when its flag is set). Async-signal-safe (one atomic store):
+/// a signal handler may call it.
+pub fn interrupt() {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// Process groups of the running agents, for [`kill_all`]: 0 is a free slot.
+/// One per running agent (a sweep runs one per thread); past the table's size an
+/// agent is still ended by its trajectory, only not by `kill_all`.
+static GROUPS: [AtomicI32; GROUPS_MAX] = [const { AtomicI32::new(0) }; GROUPS_MAX];
+const GROUPS_MAX: usize = 1024;
+
+/// Kills (SIGKILL) the process group of every running agent. For a signal handler
+/// about to `_exit` (agents run in their own groups, so a terminal's Ctrl-C does not
+/// reach them, and an agent that ignores its stdin would outlive agentsim):
+/// async-signal-safe, atomic loads and `kill` only.
+pub fn kill_all() {
+    for slot in &GROUPS {
+        let group = slot.load(Ordering::SeqCst);
+        if group > 0 {
+            // SAFETY: `kill` is async-signal-safe and has no memory preconditions.
+            unsafe {
+                libc::kill(-group, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+/// Agents started so far in this process.
+static STARTED: AtomicU64 = AtomicU64::new(0);
+/// Why the first agent that could not be started failed.
+static FIRST_START_FAILURE: OnceLock<String> = OnceLock::new();
+
+/// How many agents this process has started, and why the first one that could
+/// not be started failed: a run in which none started (the program exists but
+/// its interpreter does not, say) is a configuration error, not a measurement.
+pub fn starts() -> (u64, Option<&'static str>) {
+    (STARTED.load(Ordering::SeqCst), FIRST_START_FAILURE.get().map(String::as_str))
+}
+
+fn register(group: i32) -> Option<usize> {
+    GROUPS.iter().position(|slot| slot.compare_exchange(0, group, Ordering::SeqCst, Ordering::SeqCst).is_ok())
+}
+
+/// What the reader and writer threads report, in order.
+type Line = Result<Vec<u8>, String>;
+
 /// A running agent process.
 pub struct Process {
     child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Receiver<Result<Vec<u8>, String>>,
+    /// The process group (the child's pid): killed whole at the end.
+    group: i32,
+    /// To the writer thread; `None` once closed.
+    stdin: Option<Sender<Vec<u8>>>,
+    lines: Receiver<Line>,
     stderr: Arc<Mutex<Vec<u8>>>,
     stderr_done: Receiver<()>,
+    reaped: bool,
+    /// Its slot in [`GROUPS`], if it found one.
+    slot: Option<usize>,
+}
+
+/// Checks, as `execvp` would look for it, that `command`'s program exists and is
+/// executable: a configuration that can start no agent at all is refused before
+/// any trajectory runs.
+pub fn check_command(command: &str) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let program = command.split_whitespace().next().ok_or("the command is empty")?;
+    let executable =
+        |path: &std::path::Path| path.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+    if program.contains('/') {
+        let path = std::path::Path::new(program);
+        return if executable(path) {
+            Ok(())
+        } else if path.exists() {
+            Err(format!("cannot start `{program}`: not an executable file"))
+        } else {
+            Err(format!("cannot start `{program}`: no such file"))
+        };
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    if std::env::split_paths(&path).any(|dir| executable(&dir.join(program))) {
+        Ok(())
+    } else {
+        Err(format!("cannot start `{program}`: no executable of that name in PATH"))
+    }
 }
 
 impl Process {
-    /// Starts `command` (split on whitespace, run directly without a shell).
+    /// Starts `command` (split on whitespace, run directly without a shell) as the
+    /// leader of a new process group.
     pub fn spawn(command: &str, line_bytes_max: usize, stderr_bytes_max: usize) -> Result<Self, String> {
+        use std::os::unix::process::CommandExt;
+        if interrupted() {
+            return Err("interrupted (SIGINT or SIGTERM): no new agent is started".into());
+        }
         let mut words = command.split_whitespace();
         let program = words.next().ok_or("the command is empty")?;
         let mut child = Command::new(program)
@@ -34,11 +147,25 @@ impl Process {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
+            // Its own group: the agent's children can be ended with it, and a
+            // terminal's Ctrl-C (sent to the foreground group) reaches only agentsim,
+            // which then ends its agents itself.
+            .process_group(0)
             .spawn()
-            .map_err(|e| format!("cannot start `{command}`: {e}"))?;
+            .map_err(|e| {
+                let reason = format!("cannot start `{command}`: {e}");
+                let _ = FIRST_START_FAILURE.set(reason.clone());
+                reason
+            })?;
+        STARTED.fetch_add(1, Ordering::SeqCst);
+        let group = i32::try_from(child.id()).map_err(|_| "the agent's pid does not fit a pid_t")?;
         let stdout = child.stdout.take().ok_or("no stdout pipe")?;
         let stderr_pipe = child.stderr.take().ok_or("no stderr pipe")?;
+        let stdin_pipe = child.stdin.take().ok_or("no stdin pipe")?;
         let (line_tx, lines) = channel();
+        let writer_tx = line_tx.clone();
+        let (stdin, to_write) = channel::<Vec<u8>>();
+        std::thread::spawn(move || write_lines(stdin_pipe, &to_write, &writer_tx));
         std::thread::spawn(move || {
             let mut reader = BufReader::new(stdout);
             loop {
@@ -46,7 +173,7 @@ impl Process {
                 let limit = line_bytes_max as u64 + 1;
                 let read = (&mut reader).take(limit).read_until(b'\n', &mut line);
                 let message = match read {
-                    Ok(0) => Err("the agent closed its stdout (it exited or crashed)".to_string()),
+                    Ok(0) => Err(CLOSED.to_string()),
                     Ok(_) if line.last() != Some(&b'\n') && line.len() > line_bytes_max => {
                         Err(format!("a line longer than {line_bytes_max} bytes"))
                     }
@@ -83,43 +210,100 @@ impl Process {
             }
             let _ = done_tx.send(());
         });
-        Ok(Self { stdin: child.stdin.take(), child, lines, stderr, stderr_done })
+        let slot = register(group);
+        Ok(Self { child, group, stdin: Some(stdin), lines, stderr, stderr_done, reaped: false, slot })
     }
 
-    /// Writes one line.
+    /// Queues one line for the agent's stdin. A write that fails (the agent
+    /// exited) reaches [`Process::receive`] as an error; one that blocks (the
+    /// agent reads nothing) is bounded by the per-turn limit.
     pub fn send(&mut self, line: &str) -> Result<(), String> {
-        let stdin = self.stdin.as_mut().ok_or("stdin is closed")?;
-        stdin
-            .write_all(line.as_bytes())
-            .and_then(|()| stdin.write_all(b"\n"))
-            .and_then(|()| stdin.flush())
-            .map_err(|e| format!("cannot write to the agent (it exited?): {e}"))
+        let stdin = self.stdin.as_ref().ok_or(CLOSED)?;
+        let mut bytes = Vec::with_capacity(line.len() + 1);
+        bytes.extend_from_slice(line.as_bytes());
+        bytes.push(b'\n');
+        stdin.send(bytes).map_err(|_| CLOSED.to_string())
     }
 
-    /// Reads one line, waiting at most `limit_ms` of wall-clock time.
+    /// Reads one line, waiting at most `limit_ms` of wall-clock time, and less
+    /// when [`interrupt`] is called.
     pub fn receive(&mut self, limit_ms: u64) -> Result<Vec<u8>, String> {
-        match self.lines.recv_timeout(Duration::from_millis(limit_ms)) {
-            Ok(line) => line,
-            Err(RecvTimeoutError::Timeout) => Err(format!("no answer within {limit_ms} ms (wall clock)")),
-            Err(RecvTimeoutError::Disconnected) => Err("the agent's stdout is closed".into()),
+        let deadline = Instant::now() + Duration::from_millis(limit_ms);
+        loop {
+            if interrupted() {
+                return Err("interrupted (SIGINT or SIGTERM) while waiting for the agent".into());
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left.min(Duration::from_millis(INTERRUPT_POLL_MS))) {
+                Ok(line) => return line,
+                Err(RecvTimeoutError::Timeout) if left.is_zero() => {
+                    return Err(format!("no answer within {limit_ms} ms (wall clock)"));
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return Err(CLOSED.into()),
+            }
         }
     }
 
-    /// Kills and reaps the process; returns the tail of its stderr.
+    /// Ends the process group and reaps the process; returns the tail of its stderr.
     pub fn stop(&mut self) -> String {
-        self.stdin = None;
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.end();
         let _ = self.stderr_done.recv_timeout(Duration::from_millis(STDERR_DRAIN_MS));
         let kept = self.stderr.lock().map(|k| k.clone()).unwrap_or_default();
         String::from_utf8_lossy(&kept).into_owned()
+    }
+
+    /// Kills the whole group, then reaps the leader. In this order: until it is
+    /// reaped the leader's pid (the group's id) cannot be reused, so the signal
+    /// reaches no other process.
+    fn end(&mut self) {
+        self.stdin = None;
+        if self.reaped {
+            return;
+        }
+        // SAFETY: `kill` has no memory preconditions; a negative pid names the
+        // group this process created and has not reaped the leader of.
+        unsafe {
+            libc::kill(-self.group, libc::SIGKILL);
+        }
+        let _ = self.child.kill();
+        // Out of the table before the leader is reaped (its pid may then be reused).
+        if let Some(slot) = self.slot.take() {
+            GROUPS[slot].store(0, Ordering::SeqCst);
+        }
+        let _ = self.child.wait();
+        self.reaped = true;
+    }
+}
+
+/// The writer thread: writes each queued line, and reports a failed write on the
+/// agent's channel. SIGPIPE is blocked in this thread, so writing to an agent that
+/// exited is an `EPIPE` error here, never a signal that ends the host; a SIGPIPE
+/// left pending on the thread is discarded when it ends.
+fn write_lines(mut pipe: ChildStdin, lines: &Receiver<Vec<u8>>, errors: &Sender<Line>) {
+    // SAFETY: the set is initialised by `sigemptyset` before use, and
+    // `pthread_sigmask` changes only this thread's mask.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGPIPE);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+    while let Ok(line) = lines.recv() {
+        if let Err(e) = pipe.write_all(&line).and_then(|()| pipe.flush()) {
+            let message = if e.kind() == std::io::ErrorKind::BrokenPipe {
+                CLOSED.to_string()
+            } else {
+                format!("cannot write to the agent: {e}")
+            };
+            let _ = errors.send(Err(message));
+            return;
+        }
     }
 }
 
 impl Drop for Process {
     fn drop(&mut self) {
-        self.stdin = None;
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.end();
     }
 }

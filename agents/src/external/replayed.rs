@@ -1,8 +1,8 @@
 //! Replaying an external agent from its recorded decisions, without the process.
 //!
 //! An external agent's every answer is recorded in its trajectory as an
-//! `("external", "decision", ...)` note, and a failure as `("external", "error")`
-//! and `("external", "stderr")` notes. [`ReplayedAgent`] gives the same answers in
+//! `("external", "decision", ...)` note, and a failure as an `("external", "error")`
+//! note and an `("external", "stderr")` diagnostic. [`ReplayedAgent`] gives the same answers in
 //! the same order, reading and taking turns exactly as the live agent did, so the
 //! replayed trajectory (digest included) is the recorded one. It diverges only if
 //! the world does: then the decisions run out or stop fitting, and the run ends as
@@ -99,7 +99,7 @@ impl Agent for ReplayedAgent {
             }
             RecordedStep::Failed { reason, stderr } => {
                 cx.note("external", "error", Value::str(reason.clone()));
-                cx.note("external", "stderr", Value::Str(stderr));
+                cx.diagnose("external", "stderr", Value::Str(stderr));
                 Action::Finish(Finish::Failed { reason })
             }
         }
