@@ -38,9 +38,27 @@ pub fn render(t: &Trajectory, catalog: &Catalog) -> String {
                 format!("{outcome} ({reason}; milestone {}): {}", verdict.milestone, verdict.detail),
             ),
         };
-        let _ = writeln!(out, "{time}  {what:<13} {detail}");
+        let _ = writeln!(out, "{time}  {what:<13} {}", printable(&detail));
     }
     out
+}
+
+/// `text` with every control character escaped (`\u{1b}`, `\n`): names and
+/// messages from files and agents reach the terminal as visible text, never as
+/// escape sequences, and a timeline event stays on one line.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 fn reply_text(reply: &Reply) -> String {

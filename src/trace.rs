@@ -29,12 +29,12 @@ struct Record {
     /// HTTP status; absent or null when no answer came back.
     #[serde(default)]
     status: Option<u16>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "agentsim_engine::time::bounded_ms_opt")]
     latency_ms: Option<TimeMs>,
     /// `"timeout"` when no answer came back; otherwise the error message.
     #[serde(default)]
     error: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "agentsim_engine::time::bounded_ms_opt")]
     retry_after_ms: Option<TimeMs>,
     /// For a timed-out write: the server applied it although the answer was lost.
     #[serde(default)]

@@ -42,7 +42,8 @@ pub fn check(args: &CheckArgs) -> Result<ExitCode, Failure> {
         let (line, column) = gate.locate_rule(&text, index);
         Failure::input(format!("{gate_path}:{line}:{column}: field `metric`: {message}"))
     })?;
-    let title = if gate.name.is_empty() { String::new() } else { format!(" ({})", gate.name) };
+    let title =
+        if gate.name.is_empty() { String::new() } else { format!(" ({})", agentsim::timeline::printable(&gate.name)) };
     println!("gate {gate_path}{title} on {}", summary_path.display());
     let width = results.iter().map(|r| r.metric.len() + r.bound.to_string().len() + 1).max().unwrap_or(0);
     for r in &results {

@@ -37,8 +37,8 @@ pub fn replay(files: &[String], agent: Option<&str>) -> Result<ExitCode, Failure
                         );
                         if let Some(d) = first_difference {
                             println!("  first difference, event {}:", d.index + 1);
-                            println!("    recorded: {}", d.recorded);
-                            println!("    replayed: {}", d.replayed);
+                            println!("    recorded: {}", agentsim::timeline::printable(&d.recorded));
+                            println!("    replayed: {}", agentsim::timeline::printable(&d.replayed));
                         }
                         println!("  reproduce: agentsim replay {file}");
                     }

@@ -71,7 +71,7 @@ pub fn mcp(args: &McpArgs) -> Result<ExitCode, Failure> {
     };
     eprintln!(
         "agentsim mcp: scenario {}, seed {}; serving {} tools on stdio",
-        prepared.scenario.name,
+        agentsim::timeline::printable(&prepared.scenario.name),
         args.seed,
         prepared.catalog.specs().len()
     );

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::path::Path;
 
 use agentsim::incident::Incident;
+use agentsim::timeline::printable;
 use agentsim::{Runner, timeline};
 use agentsim_engine::Outcome;
 
@@ -20,7 +21,11 @@ pub fn run(setup: &Setup, seed: u64, record: Option<&Path>, expect: &[(String, O
     let fault_scale = setup.fault_scale.single("run")?;
     let runner = Runner::new(&prepared, &stack, true, fault_scale).with_swarm(setup.swarm);
     let t = runner.run(seed);
-    println!("agentsim run: scenario {}, agent {}, seed {seed}", prepared.scenario.name, setup.agent);
+    println!(
+        "agentsim run: scenario {}, agent {}, seed {seed}",
+        printable(&prepared.scenario.name),
+        printable(&setup.agent)
+    );
     print!("{}", timeline::render(&t, &prepared.catalog));
     let m = &t.metrics;
     println!(

@@ -13,6 +13,7 @@ use agentsim::incident::{Incident, hex};
 use agentsim::shard::{SHARD_FORMAT, ShardManifest, shard_seeds};
 use agentsim::summary::{Partial, Record, Summary, usd};
 use agentsim::surface::{Surface, SurfacePoint, scale_dir};
+use agentsim::timeline::printable;
 use agentsim::{Row, Runner, SummaryBuilder};
 use agentsim_agents::StackSpec;
 use agentsim_engine::stats::Rate;
@@ -486,8 +487,8 @@ fn row_records(row: &Row, header: bool) -> Result<Vec<Vec<String>>, Failure> {
 fn print_surface(s: &Surface) {
     println!(
         "reliability surface {} x {}: seeds {}..{} per scale{}",
-        s.scenario,
-        s.agent,
+        printable(&s.scenario),
+        printable(&s.agent),
         s.seed_start,
         s.seed_end,
         if s.trials > 1 { format!(", {} trials each", s.trials) } else { String::new() }
@@ -517,7 +518,12 @@ fn pct(r: &Rate) -> (String, String) {
 fn print_table(s: &Summary) {
     println!(
         "sweep {} x {}: seeds {}..{} ({} trajectories), fault scale {}",
-        s.scenario, s.agent, s.seed_start, s.seed_end, s.trajectories, s.fault_scale
+        printable(&s.scenario),
+        printable(&s.agent),
+        s.seed_start,
+        s.seed_end,
+        s.trajectories,
+        s.fault_scale
     );
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED).set_header(vec!["metric", "value", "95% interval"]);

@@ -186,13 +186,17 @@ impl Scenario {
             let (line, column) = position_of(text, offset);
             ScenarioError { origin: origin.to_string(), line, column, message }
         })?;
-        if scenario.horizon_ms == 0 {
-            let (line, column) = locate(text, "horizon_ms");
+        if !(1..=agentsim_engine::TIME_MS_MAX).contains(&scenario.horizon_ms) {
+            let (line, column) = locate(text, "horizon_ms:");
             return Err(ScenarioError {
                 origin: origin.into(),
                 line,
                 column,
-                message: "field `horizon_ms`: expected a positive horizon, found 0".into(),
+                message: format!(
+                    "field `horizon_ms`: expected a positive horizon of at most {} ms (ten years), found {}",
+                    agentsim_engine::TIME_MS_MAX,
+                    scenario.horizon_ms
+                ),
             });
         }
         Ok(scenario)

@@ -1,0 +1,177 @@
+//! Bounds on what agentsim reads and computes (issue 14, items 9 to 18): what the
+//! data-driven corpora (`tests/bad_scenarios/`, `tests/bad_stacks/`) cannot say
+//! with one file: generated inputs too large to keep, values set in code past
+//! what a file may hold, and what reaches the terminal.
+
+use std::fmt::Write as _;
+
+use agentsim_engine::{Action, Fault, FaultRule, Finish, Latency, Schedule, TIME_MS_MAX, Value};
+use agentsim_worlds::{Prepared, Scenario, WorldConfig};
+
+use crate::common::{agentsim, default_scenario, preset, text};
+use crate::world_kit::{call, run_scripted};
+
+/// Item 14: the load checks are O(n log n). 200,000 customers (and as many orders
+/// or restaurants) are checked correctly, a duplicate found at its second place;
+/// before, the customer check alone took 267 s in a debug build (1.6 s after).
+#[test]
+fn a_scenario_of_200k_customers_is_checked_and_a_late_duplicate_found() {
+    const N: usize = 200_000;
+    let mut customers = String::new();
+    let mut orders = String::new();
+    for i in 0..N {
+        let _ = write!(customers, "(id: \"C{i}\", name: \"c\"),");
+        let _ =
+            write!(orders, "(id: \"A{i}\", customer: \"C{i}\", items: [(sku: \"X\", name: \"x\", price_cents: 100)]),");
+    }
+    let scenario = |customers: &str, orders: &str| {
+        format!("Scenario(name: \"many\", world: SupportDesk(customers: [{customers}], orders: [{orders}]))")
+    };
+    let ok = Scenario::parse(&scenario(&customers, &orders), "many.ron").unwrap_or_else(|e| panic!("{e}"));
+    let WorldConfig::SupportDesk(desk) = &ok.world else { panic!("a support desk") };
+    assert_eq!((desk.customers.len(), desk.orders.len()), (N, N));
+
+    let repeated = format!("{customers}(id: \"C{}\", name: \"again\"),", N - 1);
+    let err = Scenario::parse(&scenario(&repeated, &orders), "many.ron").unwrap_err();
+    assert!(err.message.contains(&format!("customers[{N}].id")), "{err}");
+    assert!(err.message.contains(&format!("duplicate customer id `C{}`", N - 1)), "{err}");
+
+    let unknown =
+        format!("{orders}(id: \"B\", customer: \"nobody\", items: [(sku: \"X\", name: \"x\", price_cents: 1)]),");
+    let err = Scenario::parse(&scenario(&customers, &unknown), "many.ron").unwrap_err();
+    assert!(err.message.contains(&format!("orders[{N}].customer")), "{err}");
+
+    let repeated_order =
+        format!("{orders}(id: \"A7\", customer: \"C7\", items: [(sku: \"X\", name: \"x\", price_cents: 1)]),");
+    let err = Scenario::parse(&scenario(&customers, &repeated_order), "many.ron").unwrap_err();
+    assert!(
+        err.message.contains(&format!("orders[{N}].id")) && err.message.contains("duplicate order id `A7`"),
+        "{err}"
+    );
+
+    // Restaurants: the per-city seating check is one pass, not one per restaurant.
+    let mut restaurants = String::new();
+    for i in 0..N {
+        let _ = write!(
+            restaurants,
+            "(id: \"R{i}\", name: \"r\", city: \"City{}\", indoor_seats: 8, outdoor_seats: 8),",
+            i % 1000
+        );
+    }
+    let dining = format!("Scenario(name: \"many\", world: WeatherDining(restaurants: [{restaurants}]))");
+    Scenario::parse(&dining, "dining.ron").unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// Item 16: a stack of 10,000 layers overflowed the thread's stack (exit 134). It
+/// is refused with its position, as is one layer past the bound.
+#[test]
+fn a_stack_of_ten_thousand_layers_is_refused_with_its_position() {
+    let work = tempfile::tempdir().unwrap();
+    for layers in [10_000, agentsim_agents::stack::LAYERS_MAX + 1] {
+        let stack = format!("(\n    planner: Oracle,\n    layers: [{}],\n)\n", vec!["Idempotency"; layers].join(", "));
+        std::fs::write(work.path().join("deep.ron"), stack).unwrap();
+        let output = agentsim(work.path(), &["run", "--agent", "deep.ron"], &[]);
+        assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let expected = format!("deep.ron:3:5: field `layers`: expected at most 64 layers, found {layers}");
+        assert!(stderr.contains(&expected), "{stderr}");
+    }
+    // The bound itself is allowed.
+    let stack = format!("(planner: Oracle, layers: [{}])", vec!["Idempotency"; 64].join(", "));
+    std::fs::write(work.path().join("ok.ron"), stack).unwrap();
+    let output = agentsim(work.path(), &["run", "--agent", "ok.ron"], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+}
+
+/// Item 18: a UTF-8 byte-order mark is skipped: the file loads, and an error in
+/// it is reported at the position an editor shows (the mark is invisible).
+#[test]
+fn a_byte_order_mark_is_skipped_and_positions_stay_right() {
+    let work = tempfile::tempdir().unwrap();
+    let good = "Scenario(name: \"bom\", world: SupportDesk())\n";
+    std::fs::write(work.path().join("good.ron"), format!("\u{feff}{good}")).unwrap();
+    let output = agentsim(work.path(), &["run", "good.ron"], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+
+    let bad = "Scenario(name: \"bom\", horizon_ms: 0, world: SupportDesk())\n";
+    std::fs::write(work.path().join("bad.ron"), format!("\u{feff}{bad}")).unwrap();
+    let output = agentsim(work.path(), &["run", "bad.ron"], &[]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("bad.ron:1:23: field `horizon_ms`"), "{stderr}");
+
+    // A stack file too.
+    std::fs::write(work.path().join("stack.ron"), "\u{feff}(planner: Oracle, layers: [Idempotency])").unwrap();
+    let output = agentsim(work.path(), &["run", "--agent", "stack.ron"], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+}
+
+/// Item 18: control characters in a scenario's name reach the terminal escaped.
+#[test]
+fn control_characters_in_names_are_escaped_when_printed() {
+    let work = tempfile::tempdir().unwrap();
+    let scenario = "Scenario(name: \"evil\\u{1b}[2J\\u{7}name\", world: SupportDesk())\n";
+    std::fs::write(work.path().join("evil.ron"), scenario).unwrap();
+    for args in [&["run", "evil.ron"][..], &["sweep", "evil.ron", "--seeds", "0..3", "--out", "out"][..]] {
+        let output = agentsim(work.path(), args, &[]);
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(!stdout.contains('\u{1b}') && !stdout.contains('\u{7}'), "{stdout}");
+        assert!(stdout.contains("evil\\u{1b}[2J\\u{7}name"), "{stdout}");
+    }
+    // A gate's name, printed by `check`.
+    let gate = "Gate(name: \"g\\u{1b}]0;pwned\\u{7}\", rules: [(metric: \"completion.rate\", at_least: 0.0)])\n";
+    std::fs::write(work.path().join("gate.ron"), gate).unwrap();
+    let output = agentsim(work.path(), &["check", "gate.ron", "out/summary.json"], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(!stdout.contains('\u{1b}') && stdout.contains("g\\u{1b}]0;pwned"), "{stdout}");
+}
+
+/// Item 12: past what a file may state (set in code here), the clock saturates:
+/// a think time of 2^63 ms under a horizon of `u64::MAX` used to wrap the clock
+/// back to 00:00.057. Now time never goes back and the run ends at the horizon.
+#[test]
+fn the_clock_never_goes_back_even_past_the_load_bounds() {
+    let mut scenario = default_scenario().scenario;
+    scenario.horizon_ms = u64::MAX;
+    scenario.model.think = Latency::Fixed { ms: 1 << 63 };
+    let prepared = Prepared::new(scenario);
+    let t = agentsim::Runner::new(&prepared, &preset("oracle"), true, 1.0).run(0);
+    assert!(t.events.windows(2).all(|w| w[0].at_ms <= w[1].at_ms), "time went back");
+    assert!(t.metrics.virtual_ms >= 1 << 63, "{}", t.metrics.virtual_ms);
+
+    // A Retry-After of u64::MAX, honoured by the retry layer.
+    let mut scenario = default_scenario().scenario;
+    scenario.horizon_ms = u64::MAX;
+    for (_, config) in scenario.tool_configs_mut() {
+        config.faults = vec![FaultRule {
+            fault: Fault::Error { status: 429, retry_after_ms: Some(u64::MAX) },
+            when: Schedule::Always,
+            probability: agentsim_engine::Probability::ONE,
+        }];
+    }
+    let prepared = Prepared::new(scenario);
+    let t = agentsim::Runner::new(&prepared, &preset("resilient"), true, 1.0).run(0);
+    assert!(t.events.windows(2).all(|w| w[0].at_ms <= w[1].at_ms), "time went back");
+
+    // The bound a file may state is ten years.
+    assert_eq!(TIME_MS_MAX, 315_360_000_000);
+}
+
+/// Item 13: an agent's refunds of `i64::MAX` cents, twice, are a minefield (over
+/// the total), not an overflow (a panic in a debug build, a negative sum in a
+/// release one).
+#[test]
+fn refunds_of_i64_max_are_judged_without_overflow() {
+    let prepared = default_scenario();
+    let args = Value::map([("order_id", Value::str("A1001")), ("amount_cents", Value::Int(i64::MAX))]);
+    let refund = call(&prepared, "issue_refund", args);
+    let mut refunds = 0;
+    let t = run_scripted(&prepared, 0, 0.0, move |_, _| {
+        refunds += 1;
+        if refunds <= 2 { refund.clone() } else { Action::Finish(Finish::Done) }
+    });
+    assert!(t.minefields.contains(&"refund_over_total"), "{:?}", t.minefields);
+    assert_eq!(t.metrics.tool_calls, 2);
+}
