@@ -175,3 +175,89 @@ fn refunds_of_i64_max_are_judged_without_overflow() {
     assert!(t.minefields.contains(&"refund_over_total"), "{:?}", t.minefields);
     assert_eq!(t.metrics.tool_calls, 2);
 }
+
+/// Arguments nested `depth` levels (an object is a level).
+fn nested_args(depth: usize) -> serde_json::Value {
+    let mut args = serde_json::json!({"order_id": "A1001"});
+    for _ in 1..depth {
+        args = serde_json::json!({"order_id": "A1001", "more": args});
+    }
+    args
+}
+
+/// Item 10: an external agent's arguments nested 95 levels aborted `run --record`
+/// (and `sweep`'s failures/); 30 to 94 levels wrote an incident `replay` refused.
+/// Nesting is bounded where the agent's answer is read: up to the bound the call
+/// is made, past it the trajectory is `agent_error`; either way the incident is
+/// written and replays.
+#[test]
+fn deeply_nested_agent_arguments_record_an_incident_that_replays() {
+    let work = tempfile::tempdir().unwrap();
+    let script = format!("{}/tests/external_agents/deep_args.py", env!("CARGO_MANIFEST_DIR"));
+    let depth_max = agentsim_agents::external::protocol::ARGS_DEPTH_MAX;
+    for depth in [depth_max, depth_max + 1, 40, 95, 200] {
+        let agent = format!("cmd:python3 {script} {depth}");
+        let output = agentsim(work.path(), &["run", "--agent", &agent, "--record", "deep.ron"], &[]);
+        assert_eq!(output.status.code(), Some(0), "depth {depth}: {}", text(&output));
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        if depth <= depth_max {
+            assert!(stdout.contains("call #1") && !stdout.contains("agent_error"), "depth {depth}: {stdout}");
+        } else {
+            assert!(stdout.contains("agent_error"), "depth {depth}: {stdout}");
+        }
+        if (depth_max + 1..128).contains(&depth) {
+            assert!(stdout.contains("nested too deeply"), "depth {depth}: {stdout}");
+        }
+        let output = agentsim(work.path(), &["replay", "deep.ron"], &[]);
+        assert_eq!(output.status.code(), Some(0), "depth {depth}: {}", text(&output));
+
+        // A sweep writes the failing seed to failures/ and it replays too.
+        let output = agentsim(work.path(), &["sweep", "--agent", &agent, "--seeds", "0..1", "--out", "swept"], &[]);
+        assert_eq!(output.status.code(), Some(0), "depth {depth}: {}", text(&output));
+        for failure in std::fs::read_dir(work.path().join("swept/failures")).into_iter().flatten() {
+            let path = failure.unwrap().path();
+            let output = agentsim(work.path(), &["replay", path.to_str().unwrap()], &[]);
+            assert_eq!(output.status.code(), Some(0), "depth {depth}: {}", text(&output));
+        }
+        std::fs::remove_dir_all(work.path().join("swept")).unwrap();
+    }
+}
+
+/// Item 10, through `mcp --record`: a client's arguments past the bound are an
+/// invalid-params error; the session is recorded and replays.
+#[test]
+fn deeply_nested_mcp_arguments_are_refused_and_the_session_replays() {
+    use std::io::Write as _;
+    use std::process::{Command, Stdio};
+    let work = tempfile::tempdir().unwrap();
+    let depth_max = agentsim_agents::external::protocol::ARGS_DEPTH_MAX;
+    for depth in [depth_max, depth_max + 1, 95] {
+        let request = |id: u64, method: &str, params: serde_json::Value| {
+            serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+        };
+        let lines = [
+            request(1, "initialize", serde_json::json!({"protocolVersion": "2025-11-25", "capabilities": {}})),
+            serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+            request(2, "tools/call", serde_json::json!({"name": "lookup_order", "arguments": nested_args(depth)})),
+        ];
+        let mut child = Command::new(env!("CARGO_BIN_EXE_agentsim"))
+            .current_dir(work.path())
+            .args(["mcp", "--seed", "1", "--record", "session.ron"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        for line in &lines {
+            writeln!(stdin, "{line}").unwrap();
+        }
+        drop(stdin);
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success(), "depth {depth}: {}", text(&output));
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert_eq!(stdout.contains("nested too deeply"), depth > depth_max, "depth {depth}: {stdout}");
+        let output = agentsim(work.path(), &["replay", "session.ron"], &[]);
+        assert_eq!(output.status.code(), Some(0), "depth {depth}: {}", text(&output));
+    }
+}
