@@ -22,6 +22,13 @@ use crate::{Runner, timeline};
 /// The incident file format version this build writes and reads.
 pub const INCIDENT_VERSION: u32 = 1;
 
+/// The largest incident file written and read back: the same bound on both sides,
+/// so that agentsim never writes an incident it then refuses. It holds what the
+/// largest trace `import-trace` reads makes (100,000 records, about 23 MB); a
+/// larger one (a scenario of many megabytes, a timeline of a million events) is
+/// refused when it is written, with its size.
+pub const INCIDENT_BYTES_MAX: u64 = 64 << 20;
+
 /// One recorded trajectory, standing alone.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -141,6 +148,28 @@ impl Incident {
         ron_text(self)
     }
 
+    /// The incident as RON text, refused when it is larger than
+    /// [`INCIDENT_BYTES_MAX`]: what every command that writes an incident uses.
+    pub fn to_ron_bounded(&self) -> Result<String, String> {
+        self.to_ron_within(INCIDENT_BYTES_MAX)
+    }
+
+    fn to_ron_within(&self, bytes_max: u64) -> Result<String, String> {
+        let text = ron_text(self);
+        if text.len() as u64 > bytes_max {
+            return Err(format!(
+                "the incident of seed {} would be {} bytes, more than the {} MiB an incident may have to be read back \
+                 (its scenario is {} bytes and its timeline {} lines): not written",
+                self.seed,
+                text.len(),
+                bytes_max >> 20,
+                ron_text(&self.scenario).len(),
+                self.timeline.len()
+            ));
+        }
+        Ok(text)
+    }
+
     /// The scenario prepared with the incident's stream key.
     pub fn prepared(&self) -> Prepared {
         match self.stream_key.as_deref().and_then(unhex) {
@@ -235,4 +264,21 @@ pub fn unhex(text: &str) -> Option<[u8; 32]> {
         *byte = u8::from_str_radix(&text[2 * i..2 * i + 2], 16).ok()?;
     }
     Some(key)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_incident_over_the_bound_is_refused_when_written() {
+        let prepared = crate::property::builtin("support_desk");
+        let stack = agentsim_agents::preset("oracle").unwrap();
+        let t = Runner::new(&prepared, &stack, true, 1.0).run(0);
+        let incident = Incident::record(&prepared, None, 0, 1.0, "oracle", &stack, &t);
+        let size = incident.to_ron().len() as u64;
+        assert_eq!(incident.to_ron_within(size).unwrap(), incident.to_ron());
+        let err = incident.to_ron_within(size - 1).unwrap_err();
+        assert!(err.contains("not written") && err.contains(&format!("{size} bytes")), "{err}");
+    }
 }

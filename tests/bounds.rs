@@ -261,3 +261,28 @@ fn deeply_nested_mcp_arguments_are_refused_and_the_session_replays() {
         assert_eq!(output.status.code(), Some(0), "depth {depth}: {}", text(&output));
     }
 }
+
+/// Item 9: the largest trace `import-trace` reads (100,000 records, each a 503
+/// with its latency and Retry-After) made a 23 MB incident that `replay` refused
+/// (16 MiB). Writer and reader now share `INCIDENT_BYTES_MAX`, so it replays; a
+/// larger incident is refused when written (unit test in src/incident.rs).
+#[test]
+fn the_incident_of_the_largest_trace_replays() {
+    let work = tempfile::tempdir().unwrap();
+    let mut trace = String::new();
+    for i in 0..agentsim::trace::RECORDS_MAX {
+        let _ = writeln!(
+            trace,
+            "{{\"ts_ms\": {}, \"tool\": \"lookup_order\", \"status\": 503, \"latency_ms\": {}, \"error\": \"service unavailable\", \"retry_after_ms\": 2000}}",
+            i * 10,
+            100 + i % 50
+        );
+    }
+    std::fs::write(work.path().join("trace.jsonl"), trace).unwrap();
+    let output = agentsim(work.path(), &["import-trace", "trace.jsonl", "-o", "incident.ron"], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let size = std::fs::metadata(work.path().join("incident.ron")).unwrap().len();
+    assert!(size > 16 << 20 && size <= agentsim::incident::INCIDENT_BYTES_MAX, "{size} bytes");
+    let output = agentsim(work.path(), &["replay", "incident.ron"], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+}

@@ -12,7 +12,7 @@ use super::{Failure, Setup, load};
 
 /// Reads and parses an incident file.
 pub fn load_incident(path: &str) -> Result<Incident, Failure> {
-    let text = load::read_text(path, "incident")?;
+    let text = load::read_bounded(path, "incident", Some(agentsim::incident::INCIDENT_BYTES_MAX))?;
     Incident::parse(&text, path).map_err(|e| Failure::input(e.to_string()))
 }
 
@@ -95,7 +95,10 @@ pub fn shrink(
         load::agent(agent, &prepared, load::TURN_LIMIT_MS_DEFAULT, None)?;
         incident.expect.insert(agent.clone(), *outcome);
     }
-    write_atomic(out, incident.to_ron().as_bytes())?;
+    write_atomic(
+        out,
+        incident.to_ron_bounded().map_err(|e| Failure::input(format!("{}: {e}", out.display())))?.as_bytes(),
+    )?;
     println!("shrunk seed {seed} with {agent} ({} kept), in {} runs:", shrunk.outcome, shrunk.runs);
     println!("  faults: {} -> {}", shrunk.faults_before, shrunk.faults_after);
     println!("  drift:  {} -> {}", shrunk.drift_before, shrunk.drift_after);
@@ -129,7 +132,10 @@ pub fn import_trace(
         load::agent(other, &traced, load::TURN_LIMIT_MS_DEFAULT, None)?;
         incident.expect.insert(other.clone(), *outcome);
     }
-    write_atomic(out, incident.to_ron().as_bytes())?;
+    write_atomic(
+        out,
+        incident.to_ron_bounded().map_err(|e| Failure::input(format!("{}: {e}", out.display())))?.as_bytes(),
+    )?;
     println!(
         "imported {} calls ({} failed) on {} tools over {:.1} s of recorded time",
         trace.records,

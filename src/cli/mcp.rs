@@ -97,7 +97,10 @@ pub fn mcp(args: &McpArgs) -> Result<ExitCode, Failure> {
         // The client's calls are the planner: the incident replays them.
         let stack = StackSpec { planner: PlannerSpec::Replayed(recorded_steps(&t)), layers };
         let incident = Incident::record(&prepared, None, args.seed, args.fault_scale, "mcp", &stack, &t);
-        write_atomic(path, incident.to_ron().as_bytes())?;
+        write_atomic(
+            path,
+            incident.to_ron_bounded().map_err(|e| Failure::input(format!("{}: {e}", path.display())))?.as_bytes(),
+        )?;
         eprintln!("recorded {}; replay it with: agentsim replay {}", path.display(), path.display());
     }
     Ok(ExitCode::SUCCESS)

@@ -47,7 +47,10 @@ pub fn run(setup: &Setup, seed: u64, record: Option<&Path>, expect: &[(String, O
             load::agent(agent, &prepared, load::TURN_LIMIT_MS_DEFAULT, None)?;
             incident.expect.insert(agent.clone(), *outcome);
         }
-        write_atomic(path, incident.to_ron().as_bytes())?;
+        write_atomic(
+            path,
+            incident.to_ron_bounded().map_err(|e| Failure::input(format!("{}: {e}", path.display())))?.as_bytes(),
+        )?;
         println!("recorded {}; replay it with: agentsim replay {}", path.display(), path.display());
     }
     Ok(ExitCode::SUCCESS)

@@ -404,7 +404,13 @@ fn write_failures(
         let mut incident = Incident::record(prepared, None, *seed, fault_scale, &args.setup.agent, stack, &t);
         incident.swarm = args.setup.swarm;
         let name = format!("failures/{outcome}_seed{seed}.ron");
-        write_atomic(&out.join(&name), incident.to_ron().as_bytes())?;
+        write_atomic(
+            &out.join(&name),
+            incident
+                .to_ron_bounded()
+                .map_err(|e| Failure::input(format!("{}: {e}", out.join(&name).display())))?
+                .as_bytes(),
+        )?;
         written.push(name);
     }
     Ok(written)
