@@ -184,13 +184,18 @@ impl Incident {
         Runner::new(prepared, stack, true, self.fault_scale).with_swarm(self.swarm).run(self.seed)
     }
 
-    /// Compares a replay with its own stack against the record.
+    /// Compares a replay with its own stack against the record: the outcome, the
+    /// digest and, when the incident holds one, the timeline text (which the
+    /// digest does not cover: an edited line would otherwise mislead a reader of
+    /// the file while the replay passed).
     pub fn check(&self, prepared: &Prepared, replayed: &Trajectory) -> Replay {
         let digest = replayed.digest.to_string();
-        if replayed.outcome == self.outcome && digest == self.digest {
+        let rendered = timeline::render(replayed, &prepared.catalog);
+        let same_timeline = self.timeline.is_empty() || self.timeline.iter().map(String::as_str).eq(rendered.lines());
+        if replayed.outcome == self.outcome && digest == self.digest && same_timeline {
             return Replay::Match;
         }
-        let lines: Vec<String> = timeline::render(replayed, &prepared.catalog).lines().map(str::to_string).collect();
+        let lines: Vec<String> = rendered.lines().map(str::to_string).collect();
         let first_difference = (0..self.timeline.len().max(lines.len()))
             .find(|&i| self.timeline.get(i) != lines.get(i))
             .map(|i| Difference {

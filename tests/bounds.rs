@@ -286,3 +286,92 @@ fn the_incident_of_the_largest_trace_replays() {
     let output = agentsim(work.path(), &["replay", "incident.ron"], &[]);
     assert_eq!(output.status.code(), Some(0), "{}", text(&output));
 }
+
+/// `text` (a `trajectories.csv`) with `column` of data row `row` set to `value`;
+/// with `forge`, the row's `check` recomputed, as a forger would.
+fn edit_csv(text: &str, row: usize, column: &str, value: &str, forge: bool) -> String {
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let header: Vec<&str> = lines[0].split(',').collect();
+    let at = header.iter().position(|h| *h == column).unwrap();
+    let check_at = header.iter().position(|h| *h == "check").unwrap();
+    let mut fields: Vec<String> = lines[row + 1].split(',').map(str::to_string).collect();
+    fields[at] = value.to_string();
+    if forge {
+        let others: Vec<&str> =
+            fields.iter().enumerate().filter(|(i, _)| *i != check_at).map(|(_, f)| f.as_str()).collect();
+        fields[check_at] = agentsim::summary::row_check(others.join(",").as_bytes());
+    }
+    lines[row + 1] = fields.join(",");
+    lines.join("\n") + "\n"
+}
+
+/// Item 11: `merge` and `--resume` read rows back; an edited outcome or cost, or
+/// a row whose `success` contradicts its outcome, used to be counted (the summary
+/// digest covers only the digest column). Each row now carries a checksum of its
+/// fields, and fields that state the same fact must agree.
+#[test]
+fn edited_rows_are_refused_by_merge_and_resume() {
+    let work = tempfile::tempdir().unwrap();
+    let sweep = ["sweep", "--agent", "naive", "--seeds", "0..40", "--quiet"];
+    for k in 0..2 {
+        let shard = format!("{k}/2");
+        let out = format!("shard-{k}");
+        let output = agentsim(work.path(), &[&sweep[..], &["--shard", &shard, "--out", &out]].concat(), &[]);
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    }
+    let output = agentsim(work.path(), &[&sweep[..], &["--out", "full"]].concat(), &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let merged = agentsim(work.path(), &["merge", "shard-0", "shard-1", "--out", "merged"], &[]);
+    assert_eq!(merged.status.code(), Some(0), "{}", text(&merged));
+
+    let csv_of = |dir: &str| std::fs::read_to_string(work.path().join(dir).join("trajectories.csv")).unwrap();
+    let (shard, full) = (csv_of("shard-1"), csv_of("full"));
+    let rows_of = |text: &str| -> Vec<Vec<String>> {
+        text.lines().skip(1).map(|l| l.split(',').map(str::to_string).collect()).collect()
+    };
+    let failing = rows_of(&shard).iter().position(|r| r[1] != "success").expect("naive fails a seed of 20");
+    let succeeding = rows_of(&shard).iter().position(|r| r[1] == "success").expect("naive solves a seed of 20");
+    let other_outcome = if rows_of(&shard)[failing][1] == "gave_up" { "wrong_result" } else { "gave_up" };
+    let tampered = [
+        (edit_csv(&shard, failing, "outcome", other_outcome, false), "column `check`"),
+        (edit_csv(&shard, failing, "cost_usd", "0.000001", false), "column `check`"),
+        (edit_csv(&shard, succeeding, "success", "0", false), "column `check`"),
+        (edit_csv(&shard, succeeding, "success", "0", true), "column `success`: 0 contradicts the outcome `success`"),
+        (edit_csv(&shard, succeeding, "recovered", "7", true), "column `recovered`"),
+    ];
+    for (csv, expected) in &tampered {
+        std::fs::write(work.path().join("shard-1/trajectories.csv"), csv).unwrap();
+        let output = agentsim(work.path(), &["merge", "shard-0", "shard-1", "--out", "merged-again"], &[]);
+        assert_eq!(output.status.code(), Some(2), "{expected}: {}", text(&output));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("trajectories.csv:") && stderr.contains(expected), "{expected}: {stderr}");
+    }
+    std::fs::write(work.path().join("shard-1/trajectories.csv"), &shard).unwrap();
+
+    // --resume reads the rows of the folder it continues.
+    let row = rows_of(&full).iter().position(|r| r[1] != "success").unwrap();
+    std::fs::write(work.path().join("full/trajectories.csv"), edit_csv(&full, row, "outcome", "success", false))
+        .unwrap();
+    let output = agentsim(work.path(), &[&sweep[..], &["--resume", "full"]].concat(), &[]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("column `check`"), "{}", text(&output));
+}
+
+/// Item 11: `replay` compares the timeline text too, which the digest does not
+/// cover: an incident whose timeline was edited fails, naming the line.
+#[test]
+fn an_incident_with_an_edited_timeline_fails_to_replay() {
+    let work = tempfile::tempdir().unwrap();
+    let output = agentsim(work.path(), &["run", "--seed", "3", "--record", "inc.ron"], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let output = agentsim(work.path(), &["replay", "inc.ron"], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let incident = std::fs::read_to_string(work.path().join("inc.ron")).unwrap();
+    let edited = incident.replacen("model call:", "model call (edited):", 1);
+    assert_ne!(edited, incident);
+    std::fs::write(work.path().join("inc.ron"), edited).unwrap();
+    let output = agentsim(work.path(), &["replay", "inc.ron"], &[]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("timeline differs") && stdout.contains("(edited):"), "{stdout}");
+}

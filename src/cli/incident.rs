@@ -31,10 +31,16 @@ pub fn replay(files: &[String], agent: Option<&str>) -> Result<ExitCode, Failure
                     Replay::Match => println!("PASS {file}: {} (digest {})", incident.outcome, incident.digest),
                     Replay::Diverged { outcome, digest, first_difference } => {
                         failed += 1;
-                        println!(
-                            "FAIL {file}: recorded {} (digest {}), replayed {outcome} (digest {digest})",
-                            incident.outcome, incident.digest
-                        );
+                        if outcome == incident.outcome && digest == incident.digest {
+                            println!(
+                                "FAIL {file}: replayed {outcome} (digest {digest}) as recorded, but its timeline differs from the one the file holds (edited?)"
+                            );
+                        } else {
+                            println!(
+                                "FAIL {file}: recorded {} (digest {}), replayed {outcome} (digest {digest})",
+                                incident.outcome, incident.digest
+                            );
+                        }
                         if let Some(d) = first_difference {
                             println!("  first difference, event {}:", d.index + 1);
                             println!("    recorded: {}", agentsim::timeline::printable(&d.recorded));
