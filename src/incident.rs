@@ -29,6 +29,11 @@ pub const INCIDENT_VERSION: u32 = 1;
 /// refused when it is written, with its size.
 pub const INCIDENT_BYTES_MAX: u64 = 64 << 20;
 
+/// The longest `agent` label an incident may have, in characters: the longest
+/// argument Linux passes to a process (`--agent cmd:...`), far below the size of
+/// the summaries it is copied into.
+pub const AGENT_CHARS_MAX: usize = 131_072;
+
 /// One recorded trajectory, standing alone.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -133,6 +138,14 @@ impl Incident {
                 incident.fault_scale
             )));
         }
+        // The label is copied into the summary.json of `summarize`: bounded, so
+        // that it stays far below the size summaries are read back with.
+        if incident.agent.chars().count() > AGENT_CHARS_MAX {
+            return Err(fail(format!(
+                "field `agent`: expected at most {AGENT_CHARS_MAX} characters, found {}",
+                incident.agent.chars().count()
+            )));
+        }
         if agentsim_engine::Digest::from_hex(&incident.digest).is_none() {
             return Err(fail(format!("field `digest`: expected 32 hex digits, found `{}`", incident.digest)));
         }
@@ -155,6 +168,12 @@ impl Incident {
     }
 
     fn to_ron_within(&self, bytes_max: u64) -> Result<String, String> {
+        if self.agent.chars().count() > AGENT_CHARS_MAX {
+            return Err(format!(
+                "the agent label of the incident of seed {} is longer than {AGENT_CHARS_MAX} characters: not written",
+                self.seed
+            ));
+        }
         let text = ron_text(self);
         if text.len() as u64 > bytes_max {
             return Err(format!(
@@ -285,5 +304,14 @@ mod tests {
         assert_eq!(incident.to_ron_within(size).unwrap(), incident.to_ron());
         let err = incident.to_ron_within(size - 1).unwrap_err();
         assert!(err.contains("not written") && err.contains(&format!("{size} bytes")), "{err}");
+
+        // The agent label: refused when written and when read.
+        let mut long = incident.clone();
+        long.agent = "x".repeat(AGENT_CHARS_MAX + 1);
+        assert!(long.to_ron_bounded().unwrap_err().contains("agent label"));
+        let err = Incident::parse(&long.to_ron(), "long.ron").unwrap_err();
+        assert!(err.message.contains("field `agent`"), "{err}");
+        long.agent.pop();
+        assert!(Incident::parse(&long.to_ron_bounded().unwrap(), "long.ron").is_ok());
     }
 }

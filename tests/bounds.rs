@@ -119,6 +119,13 @@ fn control_characters_in_names_are_escaped_when_printed() {
         assert!(!stdout.contains('\u{1b}') && !stdout.contains('\u{7}'), "{stdout}");
         assert!(stdout.contains("evil\\u{1b}[2J\\u{7}name"), "{stdout}");
     }
+    // A value quoted in an error message.
+    let duplicate = "Scenario(name: \"d\", world: SupportDesk(customers: [(id: \"C\\u{1b}[31m\", name: \"a\"), (id: \"C\\u{1b}[31m\", name: \"b\")]))\n";
+    std::fs::write(work.path().join("duplicate.ron"), duplicate).unwrap();
+    let output = agentsim(work.path(), &["run", "duplicate.ron"], &[]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains('\u{1b}') && stderr.contains("duplicate customer id `C\\u{1b}[31m`"), "{stderr}");
     // A gate's name, printed by `check`.
     let gate = "Gate(name: \"g\\u{1b}]0;pwned\\u{7}\", rules: [(metric: \"completion.rate\", at_least: 0.0)])\n";
     std::fs::write(work.path().join("gate.ron"), gate).unwrap();

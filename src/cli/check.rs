@@ -49,6 +49,7 @@ pub fn check(args: &CheckArgs) -> Result<ExitCode, Failure> {
     for r in &results {
         let rule = format!("{} {}", r.metric, r.bound);
         let measured = if r.measured.is_some() { r.measured_text.clone() } else { "none (null)".to_string() };
+        let rule = agentsim::timeline::printable(&rule);
         println!("{}  {rule:<width$}  measured {measured}", if r.pass { "pass" } else { "FAIL" });
     }
     let failed = results.iter().filter(|r| !r.pass).count();

@@ -44,6 +44,9 @@ pub struct Scenario {
     pub swarm: Swarm,
 }
 
+/// The longest scenario `name`, in characters.
+pub const NAME_CHARS_MAX: usize = 1_000;
+
 fn default_horizon_ms() -> TimeMs {
     30 * 60 * 1_000
 }
@@ -186,6 +189,20 @@ impl Scenario {
             let (line, column) = position_of(text, offset);
             ScenarioError { origin: origin.to_string(), line, column, message }
         })?;
+        // The name is copied into every summary.json and run.json: bounded, so that
+        // those stay far below the size they are read back with.
+        if scenario.name.chars().count() > NAME_CHARS_MAX {
+            let (line, column) = locate(text, "name:");
+            return Err(ScenarioError {
+                origin: origin.into(),
+                line,
+                column,
+                message: format!(
+                    "field `name`: expected at most {NAME_CHARS_MAX} characters, found {}",
+                    scenario.name.chars().count()
+                ),
+            });
+        }
         if !(1..=agentsim_engine::TIME_MS_MAX).contains(&scenario.horizon_ms) {
             let (line, column) = locate(text, "horizon_ms:");
             return Err(ScenarioError {
