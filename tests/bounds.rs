@@ -315,7 +315,8 @@ fn edit_csv(text: &str, row: usize, column: &str, value: &str, forge: bool) -> S
 /// Item 11: `merge` and `--resume` read rows back; an edited outcome or cost, or
 /// a row whose `success` contradicts its outcome, used to be counted (the summary
 /// digest covers only the digest column). Each row now carries a checksum of its
-/// fields, and fields that state the same fact must agree.
+/// fields, and fields that state the same fact must agree; `check` and `report`
+/// rebuild a summary from the rows beside it and refuse one that differs.
 #[test]
 fn edited_rows_are_refused_by_merge_and_resume() {
     let work = tempfile::tempdir().unwrap();
@@ -354,6 +355,22 @@ fn edited_rows_are_refused_by_merge_and_resume() {
         assert!(stderr.contains("trajectories.csv:") && stderr.contains(expected), "{expected}: {stderr}");
     }
     std::fs::write(work.path().join("shard-1/trajectories.csv"), &shard).unwrap();
+
+    // `check` and `report` read summary.json: beside its rows, it must be what
+    // they give.
+    std::fs::write(work.path().join("gate.ron"), "Gate(rules: [(metric: \"completion.rate\", at_least: 0.0)])")
+        .unwrap();
+    let output = agentsim(work.path(), &["check", "gate.ron", "merged"], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let summary = std::fs::read_to_string(work.path().join("merged/summary.json")).unwrap();
+    let edited = summary.replacen("\"trajectories\": 40", "\"trajectories\": 41", 1);
+    assert_ne!(edited, summary);
+    std::fs::write(work.path().join("merged/summary.json"), edited).unwrap();
+    for args in [&["check", "gate.ron", "merged"][..], &["report", "merged", "-o", "r.html"][..]] {
+        let output = agentsim(work.path(), args, &[]);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {}", text(&output));
+        assert!(String::from_utf8_lossy(&output.stderr).contains("is not what the rows"), "{}", text(&output));
+    }
 
     // --resume reads the rows of the folder it continues.
     let row = rows_of(&full).iter().position(|r| r[1] != "success").unwrap();
