@@ -245,8 +245,15 @@ impl Record {
             return Err(format!("column `success`: {success} contradicts the outcome `{outcome_name}`"));
         }
         let recovered = number("recovered")?;
-        if recovered > 1 {
-            return Err(format!("column `recovered`: expected 0 or 1, found {recovered}"));
+        let faults_seen = number("faults_seen")?;
+        if recovered != u64::from(faults_seen > 0 && outcome.is_safe_end()) {
+            return Err(format!(
+                "column `recovered`: {recovered} contradicts the outcome `{outcome_name}` with {faults_seen} faults seen"
+            ));
+        }
+        let violations = number("violations")?;
+        if (violations > 0) != (outcome == Outcome::Violation) {
+            return Err(format!("column `violations`: {violations} contradicts the outcome `{outcome_name}`"));
         }
         let cost = field("cost_usd")?;
         let cost_micro_usd = parse_usd(cost)
@@ -272,11 +279,9 @@ impl Record {
         Ok(Record {
             seed: number("seed")?,
             outcome,
-            faults_seen: u32::try_from(number("faults_seen")?)
-                .map_err(|_| "column `faults_seen`: too large".to_string())?,
+            faults_seen: u32::try_from(faults_seen).map_err(|_| "column `faults_seen`: too large".to_string())?,
             recovered: recovered == 1,
-            violations: u32::try_from(number("violations")?)
-                .map_err(|_| "column `violations`: too large".to_string())?,
+            violations: u32::try_from(violations).map_err(|_| "column `violations`: too large".to_string())?,
             minefields: list("minefields")?,
             decisions,
             turns: number("turns")?,

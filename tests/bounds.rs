@@ -346,6 +346,16 @@ fn edited_rows_are_refused_by_merge_and_resume() {
         (edit_csv(&shard, succeeding, "success", "0", false), "column `check`"),
         (edit_csv(&shard, succeeding, "success", "0", true), "column `success`: 0 contradicts the outcome `success`"),
         (edit_csv(&shard, succeeding, "recovered", "7", true), "column `recovered`"),
+        (
+            edit_csv(
+                &shard,
+                failing,
+                "violations",
+                if rows_of(&shard)[failing][1] == "violation" { "0" } else { "2" },
+                true,
+            ),
+            "column `violations`",
+        ),
     ];
     for (csv, expected) in &tampered {
         std::fs::write(work.path().join("shard-1/trajectories.csv"), csv).unwrap();
