@@ -129,7 +129,8 @@ pub fn parse(text: &str, origin: &str, tools: &[String]) -> Result<Trace, Scenar
 fn json_message(line: &str, e: &serde_json::Error) -> String {
     let text = e.to_string();
     let text = text.rsplit_once(" at line ").map_or(text.as_str(), |(message, _)| message).to_string();
-    if !(text.starts_with("invalid type") || text.starts_with("invalid value")) {
+    if !(text.starts_with("invalid type") || text.starts_with("invalid value") || text.starts_with("expected at most"))
+    {
         return text;
     }
     // The key is the last `"name":` before the column where the value failed.
