@@ -22,6 +22,18 @@ use crate::{Runner, timeline};
 /// The incident file format version this build writes and reads.
 pub const INCIDENT_VERSION: u32 = 1;
 
+/// The largest incident file written and read back: the same bound on both sides,
+/// so that agentsim never writes an incident it then refuses. It holds what the
+/// largest trace `import-trace` reads makes (100,000 records, about 23 MB); a
+/// larger one (a scenario of many megabytes, a timeline of a million events) is
+/// refused when it is written, with its size.
+pub const INCIDENT_BYTES_MAX: u64 = 64 << 20;
+
+/// The longest `agent` label an incident may have, in characters: the longest
+/// argument Linux passes to a process (`--agent cmd:...`), far below the size of
+/// the summaries it is copied into.
+pub const AGENT_CHARS_MAX: usize = 131_072;
+
 /// One recorded trajectory, standing alone.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -126,6 +138,14 @@ impl Incident {
                 incident.fault_scale
             )));
         }
+        // The label is copied into the summary.json of `summarize`: bounded, so
+        // that it stays far below the size summaries are read back with.
+        if incident.agent.chars().count() > AGENT_CHARS_MAX {
+            return Err(fail(format!(
+                "field `agent`: expected at most {AGENT_CHARS_MAX} characters, found {}",
+                incident.agent.chars().count()
+            )));
+        }
         if agentsim_engine::Digest::from_hex(&incident.digest).is_none() {
             return Err(fail(format!("field `digest`: expected 32 hex digits, found `{}`", incident.digest)));
         }
@@ -139,6 +159,34 @@ impl Incident {
     /// The incident as RON text, in the dialect the loaders read.
     pub fn to_ron(&self) -> String {
         ron_text(self)
+    }
+
+    /// The incident as RON text, refused when it is larger than
+    /// [`INCIDENT_BYTES_MAX`]: what every command that writes an incident uses.
+    pub fn to_ron_bounded(&self) -> Result<String, String> {
+        self.to_ron_within(INCIDENT_BYTES_MAX)
+    }
+
+    fn to_ron_within(&self, bytes_max: u64) -> Result<String, String> {
+        if self.agent.chars().count() > AGENT_CHARS_MAX {
+            return Err(format!(
+                "the agent label of the incident of seed {} is longer than {AGENT_CHARS_MAX} characters: not written",
+                self.seed
+            ));
+        }
+        let text = ron_text(self);
+        if text.len() as u64 > bytes_max {
+            return Err(format!(
+                "the incident of seed {} would be {} bytes, more than the {} MiB an incident may have to be read back \
+                 (its scenario is {} bytes and its timeline {} lines): not written",
+                self.seed,
+                text.len(),
+                bytes_max >> 20,
+                ron_text(&self.scenario).len(),
+                self.timeline.len()
+            ));
+        }
+        Ok(text)
     }
 
     /// The scenario prepared with the incident's stream key.
@@ -155,13 +203,18 @@ impl Incident {
         Runner::new(prepared, stack, true, self.fault_scale).with_swarm(self.swarm).run(self.seed)
     }
 
-    /// Compares a replay with its own stack against the record.
+    /// Compares a replay with its own stack against the record: the outcome, the
+    /// digest and, when the incident holds one, the timeline text (which the
+    /// digest does not cover: an edited line would otherwise mislead a reader of
+    /// the file while the replay passed).
     pub fn check(&self, prepared: &Prepared, replayed: &Trajectory) -> Replay {
         let digest = replayed.digest.to_string();
-        if replayed.outcome == self.outcome && digest == self.digest {
+        let rendered = timeline::render(replayed, &prepared.catalog);
+        let same_timeline = self.timeline.is_empty() || self.timeline.iter().map(String::as_str).eq(rendered.lines());
+        if replayed.outcome == self.outcome && digest == self.digest && same_timeline {
             return Replay::Match;
         }
-        let lines: Vec<String> = timeline::render(replayed, &prepared.catalog).lines().map(str::to_string).collect();
+        let lines: Vec<String> = rendered.lines().map(str::to_string).collect();
         let first_difference = (0..self.timeline.len().max(lines.len()))
             .find(|&i| self.timeline.get(i) != lines.get(i))
             .map(|i| Difference {
@@ -235,4 +288,30 @@ pub fn unhex(text: &str) -> Option<[u8; 32]> {
         *byte = u8::from_str_radix(&text[2 * i..2 * i + 2], 16).ok()?;
     }
     Some(key)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_incident_over_the_bound_is_refused_when_written() {
+        let prepared = crate::property::builtin("support_desk");
+        let stack = agentsim_agents::preset("oracle").unwrap();
+        let t = Runner::new(&prepared, &stack, true, 1.0).run(0);
+        let incident = Incident::record(&prepared, None, 0, 1.0, "oracle", &stack, &t);
+        let size = incident.to_ron().len() as u64;
+        assert_eq!(incident.to_ron_within(size).unwrap(), incident.to_ron());
+        let err = incident.to_ron_within(size - 1).unwrap_err();
+        assert!(err.contains("not written") && err.contains(&format!("{size} bytes")), "{err}");
+
+        // The agent label: refused when written and when read.
+        let mut long = incident.clone();
+        long.agent = "x".repeat(AGENT_CHARS_MAX + 1);
+        assert!(long.to_ron_bounded().unwrap_err().contains("agent label"));
+        let err = Incident::parse(&long.to_ron(), "long.ron").unwrap_err();
+        assert!(err.message.contains("field `agent`"), "{err}");
+        long.agent.pop();
+        assert!(Incident::parse(&long.to_ron_bounded().unwrap(), "long.ron").is_ok());
+    }
 }

@@ -90,8 +90,18 @@ pub fn schedule(
     calls_max: u64,
     faults_max: usize,
 ) -> impl Strategy<Value = Vec<CallFault>> {
-    proptest::collection::vec((1..=calls_max.max(1), faults), 0..=faults_max)
-        .prop_map(|entries| entries.into_iter().map(|(call, fault)| CallFault { call, fault }).collect())
+    proptest::collection::vec((1..=calls_max.max(1), faults), 0..=faults_max).prop_map(|entries| {
+        // A second fault that decides a call would never apply, and a scenario
+        // file refuses it: keep each call's first (extra latency adds up).
+        let mut deciding = std::collections::BTreeSet::new();
+        entries
+            .into_iter()
+            .filter(|(call, fault)| {
+                matches!(fault, Fault::Latency { .. } | Fault::RateLimit { .. }) || deciding.insert(*call)
+            })
+            .map(|(call, fault)| CallFault { call, fault })
+            .collect()
+    })
 }
 
 /// Cases for `prepared`: a seed from `seeds` and, for every tool, a schedule of up to

@@ -90,6 +90,60 @@ impl Row {
     }
 }
 
+/// The name of the last column of `trajectories.csv`: a checksum of the row's
+/// other fields, so that a row edited by hand (an outcome, a cost) is refused when
+/// `merge` or `--resume` reads it back, instead of counted.
+pub const CHECK_COLUMN: &str = "check";
+
+/// The `check` column of a row: 16 hex digits of the 64-bit fingerprint (fixed by
+/// `agentsim_engine::fingerprint`) of the row's other fields exactly as written,
+/// one CSV line without its end. It detects edits and corruption, not a forger
+/// who recomputes it: the files are still agentsim's own output (README, Security).
+pub fn row_check(line_without_check: &[u8]) -> String {
+    let mut check = String::with_capacity(16);
+    agentsim_engine::hex::push_hex(
+        &mut check,
+        &agentsim_engine::fingerprint::fingerprint(line_without_check).to_be_bytes(),
+    );
+    check
+}
+
+/// Appends the `check` column to one CSV line (ending in `\n`) of the other fields.
+pub fn append_check(line: &mut Vec<u8>) {
+    let end = line.len() - usize::from(line.last() == Some(&b'\n'));
+    let check = row_check(&line[..end]);
+    line.truncate(end);
+    line.push(b',');
+    line.extend_from_slice(check.as_bytes());
+    line.push(b'\n');
+}
+
+/// Checks a row read back against its `check` column: the other fields (but
+/// `trial`, which the order of the rows checks), written again as agentsim writes
+/// them, must give the same checksum.
+fn verify_check(header: &csv::StringRecord, row: &csv::StringRecord) -> Result<(), String> {
+    let at = header
+        .iter()
+        .position(|h| h == CHECK_COLUMN)
+        .ok_or_else(|| format!("no column `{CHECK_COLUMN}` (a file from an older agentsim? run the sweep again)"))?;
+    let stated = row.get(at).ok_or_else(|| format!("column `{CHECK_COLUMN}` is missing in this row"))?;
+    if row.len() != header.len() {
+        return Err(format!("expected {} columns, found {}", header.len(), row.len()));
+    }
+    let mut w = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
+    let trial = header.iter().position(|h| h == "trial");
+    w.write_record(row.iter().enumerate().filter(|(i, _)| *i != at && Some(*i) != trial).map(|(_, f)| f))
+        .map_err(|e| format!("cannot encode the row: {e}"))?;
+    let mut line = w.into_inner().map_err(|e| format!("cannot encode the row: {e}"))?;
+    line.pop();
+    if row_check(&line) != stated {
+        return Err(format!(
+            "column `{CHECK_COLUMN}`: the row's fields do not match its checksum `{stated}` (edited after agentsim wrote it?)"
+        ));
+    }
+    Ok(())
+}
+
 /// The `decisions` column: `source.what=times`, `;`-separated, in the
 /// trajectory's (sorted) order. Built by hand: it is rendered for every row.
 fn decisions_column(decisions: &[(&'static str, &'static str, u32)]) -> String {
@@ -172,6 +226,7 @@ impl Record {
     /// The record of one `trajectories.csv` row, given the header; an error names
     /// the column.
     pub fn from_csv(header: &csv::StringRecord, row: &csv::StringRecord) -> Result<Record, String> {
+        verify_check(header, row)?;
         let field = |name: &str| -> Result<&str, String> {
             let i = header.iter().position(|h| h == name).ok_or_else(|| format!("no column `{name}`"))?;
             row.get(i).ok_or_else(|| format!("column `{name}` is missing in this row"))
@@ -188,6 +243,23 @@ impl Record {
             .into_iter()
             .find(|o| o.name() == outcome_name)
             .ok_or_else(|| format!("column `outcome`: unknown outcome `{outcome_name}`"))?;
+        // Columns that state the same fact twice must agree: a row that says
+        // both would be counted both ways.
+        let success = number("success")?;
+        if success != u64::from(outcome == Outcome::Success) {
+            return Err(format!("column `success`: {success} contradicts the outcome `{outcome_name}`"));
+        }
+        let recovered = number("recovered")?;
+        let faults_seen = number("faults_seen")?;
+        if recovered != u64::from(faults_seen > 0 && outcome.is_safe_end()) {
+            return Err(format!(
+                "column `recovered`: {recovered} contradicts the outcome `{outcome_name}` with {faults_seen} faults seen"
+            ));
+        }
+        let violations = number("violations")?;
+        if (violations > 0) != (outcome == Outcome::Violation) {
+            return Err(format!("column `violations`: {violations} contradicts the outcome `{outcome_name}`"));
+        }
         let cost = field("cost_usd")?;
         let cost_micro_usd = parse_usd(cost)
             .ok_or_else(|| format!("column `cost_usd`: expected dollars like 0.012345, found `{cost}`"))?;
@@ -212,11 +284,9 @@ impl Record {
         Ok(Record {
             seed: number("seed")?,
             outcome,
-            faults_seen: u32::try_from(number("faults_seen")?)
-                .map_err(|_| "column `faults_seen`: too large".to_string())?,
-            recovered: number("recovered")? == 1,
-            violations: u32::try_from(number("violations")?)
-                .map_err(|_| "column `violations`: too large".to_string())?,
+            faults_seen: u32::try_from(faults_seen).map_err(|_| "column `faults_seen`: too large".to_string())?,
+            recovered: recovered == 1,
+            violations: u32::try_from(violations).map_err(|_| "column `violations`: too large".to_string())?,
             minefields: list("minefields")?,
             decisions,
             turns: number("turns")?,

@@ -38,28 +38,24 @@ pub fn render(t: &Trajectory, catalog: &Catalog) -> String {
                 format!("{outcome} ({reason}; milestone {}): {}", verdict.milestone, verdict.detail),
             ),
         };
-        let _ = writeln!(out, "{time}  {what:<13} {}", one_line(&detail));
+        let _ = writeln!(out, "{time}  {what:<13} {}", printable(&detail));
     }
     out
 }
 
-/// `text` on one line, with no control character reaching the terminal: an
-/// agent's stderr, a message or a reason may hold newlines or escape sequences;
-/// they are shown escaped (`\n`, `\u{1b}`), so every event is one line.
-fn one_line(text: &str) -> std::borrow::Cow<'_, str> {
+/// `text` with every control character escaped (`\u{1b}`, `\n`): names and
+/// messages from files and agents reach the terminal as visible text, never as
+/// escape sequences, and a timeline event stays on one line.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
     if !text.chars().any(char::is_control) {
         return std::borrow::Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => {
-                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
-            }
-            c => out.push(c),
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
         }
     }
     std::borrow::Cow::Owned(out)

@@ -29,12 +29,12 @@ struct Record {
     /// HTTP status; absent or null when no answer came back.
     #[serde(default)]
     status: Option<u16>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "agentsim_engine::time::bounded_ms_opt")]
     latency_ms: Option<TimeMs>,
     /// `"timeout"` when no answer came back; otherwise the error message.
     #[serde(default)]
     error: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "agentsim_engine::time::bounded_ms_opt")]
     retry_after_ms: Option<TimeMs>,
     /// For a timed-out write: the server applied it although the answer was lost.
     #[serde(default)]
@@ -129,7 +129,8 @@ pub fn parse(text: &str, origin: &str, tools: &[String]) -> Result<Trace, Scenar
 fn json_message(line: &str, e: &serde_json::Error) -> String {
     let text = e.to_string();
     let text = text.rsplit_once(" at line ").map_or(text.as_str(), |(message, _)| message).to_string();
-    if !(text.starts_with("invalid type") || text.starts_with("invalid value")) {
+    if !(text.starts_with("invalid type") || text.starts_with("invalid value") || text.starts_with("expected at most"))
+    {
         return text;
     }
     // The key is the last `"name":` before the column where the value failed.

@@ -11,7 +11,7 @@ fn sweep_with_no_arguments_runs_the_embedded_default() {
     let mut lines = csv.lines();
     assert_eq!(
         lines.next().unwrap(),
-        "seed,outcome,success,turns,tool_calls,failed_calls,faults_seen,recovered,violations,tokens,cost_usd,virtual_ms,milestone,fault_kinds,minefields,told_accurately,rejected_calls,decisions,digest"
+        "seed,outcome,success,turns,tool_calls,failed_calls,faults_seen,recovered,violations,tokens,cost_usd,virtual_ms,milestone,fault_kinds,minefields,told_accurately,rejected_calls,decisions,digest,check"
     );
     let seeds: Vec<u64> = lines.map(|l| l.split(',').next().unwrap().parse().unwrap()).collect();
     assert_eq!(seeds, (0..1000).collect::<Vec<_>>(), "one row per seed, in seed order");

@@ -3,6 +3,7 @@
 mod analytic;
 mod bad_files;
 mod bad_input;
+mod bounds;
 mod cli;
 mod common;
 mod determinism;

@@ -49,14 +49,14 @@ fn swarm_sweeps_have_a_swarm_column_and_the_same_bytes_on_1_and_4_threads() {
     }
     assert!(files[0] == files[1], "swarm output differs between 1 and 4 threads");
     let header = files[0].0.lines().next().unwrap();
-    assert!(header.ends_with(",digest,swarm"), "{header}");
+    assert!(header.ends_with(",digest,swarm,check"), "{header}");
     let row = files[0].0.lines().nth(1).unwrap();
     assert!(row.contains("latest_news.faults[0].offset_ms="), "{row}");
 
     let output = agentsim(dir.path(), &["sweep", "newsroom", "--seeds", "0..5", "--out", "plain"], &[]);
     assert!(output.status.success(), "{}", text(&output));
     let csv = std::fs::read_to_string(dir.path().join("plain/trajectories.csv")).unwrap();
-    assert!(csv.lines().next().unwrap().ends_with(",digest"), "no swarm column without --swarm");
+    assert!(csv.lines().next().unwrap().ends_with(",digest,check"), "no swarm column without --swarm");
 }
 
 #[test]

@@ -86,6 +86,15 @@ impl LayerSpec {
     }
 }
 
+/// The most layers a stack may have: each layer is a frame on the stack of every
+/// step (10,000 overflowed it), and real stacks have about ten.
+pub const LAYERS_MAX: usize = 64;
+/// The most attempts per call a `Retry` layer may make (`attempts_max`).
+pub const ATTEMPTS_MAX: u32 = 100;
+/// The most entries a `Cache` layer may keep, and the largest circuit breaker
+/// `window`: both are kept in memory and searched on every call.
+pub const ENTRIES_MAX: u32 = 10_000;
+
 /// A planner and its stack of layers.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -170,6 +179,29 @@ impl StackSpec {
             }
         }
         unknown
+    }
+
+    /// Write tools that a `Cache` layer names in its `tools` (a cache answers only
+    /// reads: naming a write there does nothing, and suggests a mistake), as
+    /// (the cache's 1-based rank among the stack's caches, tool name).
+    pub fn cached_writes(&self, catalog: &Catalog) -> Vec<(usize, String)> {
+        let caches = self.layers.iter().filter_map(|l| match l {
+            LayerSpec::Cache(config) => Some(config),
+            _ => None,
+        });
+        let mut found = Vec::new();
+        for (i, config) in caches.enumerate() {
+            for name in &config.tools {
+                let write = catalog
+                    .id(name)
+                    .and_then(|id| crate::catalog::def(catalog, id))
+                    .is_some_and(|def| def.kind == agentsim_engine::ToolKind::Write);
+                if write {
+                    found.push((i + 1, name.clone()));
+                }
+            }
+        }
+        found
     }
 
     /// The stream name of layer `index`: `stack.NAME`, or `stack.NAME.K` for the

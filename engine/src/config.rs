@@ -5,18 +5,70 @@ use serde::{Deserialize, Serialize};
 use crate::latency::Latency;
 use crate::time::TimeMs;
 
+/// The largest `turns_max` a scenario may give (100,000 model calls in one run).
+pub const TURNS_MAX_MAX: u32 = 100_000;
+/// The largest `tool_calls_max` a scenario may give: what one trajectory keeps per
+/// call (its realised faults) is bounded by it.
+pub const TOOL_CALLS_MAX_MAX: u32 = 100_000;
+/// The largest `tokens_max` a scenario may give (ten billion tokens).
+pub const TOKENS_MAX_MAX: u64 = 10_000_000_000;
+/// The largest `events_max` a scenario may give: a recorded trajectory holds at
+/// most this many events (and an incident at most this many lines of timeline).
+pub const EVENTS_MAX_MAX: u32 = 1_000_000;
+
 /// Limits on one trajectory; reaching one ends the run as `budget_exhausted`.
+/// Each is bounded when read ([`TURNS_MAX_MAX`], [`TOOL_CALLS_MAX_MAX`],
+/// [`TOKENS_MAX_MAX`], [`EVENTS_MAX_MAX`]), so one trajectory's memory is bounded.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Budgets {
     /// Planner decisions (model calls).
+    #[serde(deserialize_with = "turns_max")]
     pub turns_max: u32,
     /// Tool calls, retries included.
+    #[serde(deserialize_with = "tool_calls_max")]
     pub tool_calls_max: u32,
     /// Prompt plus completion tokens.
+    #[serde(deserialize_with = "tokens_max")]
     pub tokens_max: u64,
     /// Events in the trajectory: the hard bound that keeps every run finite.
+    #[serde(deserialize_with = "events_max")]
     pub events_max: u32,
+}
+
+/// Deserialisers that refuse a number above a bound, naming the field.
+macro_rules! at_most {
+    ($($name:ident: $ty:ty = $max:expr;)*) => {$(
+        fn $name<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<$ty, D::Error> {
+            let value = <$ty as Deserialize>::deserialize(deserializer)?;
+            if value > $max {
+                return Err(serde::de::Error::custom(format!(
+                    "field `{}`: expected at most {}, found {value}",
+                    stringify!($name),
+                    $max
+                )));
+            }
+            Ok(value)
+        }
+    )*};
+}
+
+at_most! {
+    turns_max: u32 = TURNS_MAX_MAX;
+    tool_calls_max: u32 = TOOL_CALLS_MAX_MAX;
+    tokens_max: u64 = TOKENS_MAX_MAX;
+    events_max: u32 = EVENTS_MAX_MAX;
+}
+
+/// A price in US dollars per million tokens: finite and not negative.
+fn usd_per_mtok<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
+    let usd = f64::deserialize(deserializer)?;
+    if !(usd.is_finite() && usd >= 0.0) {
+        return Err(serde::de::Error::custom(format!(
+            "expected a finite price in US dollars per million tokens, at least 0, found {usd}"
+        )));
+    }
+    Ok(usd)
 }
 
 impl Default for Budgets {
@@ -38,9 +90,11 @@ pub struct ModelConfig {
     pub system_prompt_tokens: u32,
     /// Tokens the model writes per decision.
     pub completion_tokens: u32,
-    /// US dollars per million prompt tokens.
+    /// US dollars per million prompt tokens (finite, at least 0).
+    #[serde(deserialize_with = "usd_per_mtok")]
     pub usd_per_mtok_prompt: f64,
-    /// US dollars per million completion tokens.
+    /// US dollars per million completion tokens (finite, at least 0).
+    #[serde(deserialize_with = "usd_per_mtok")]
     pub usd_per_mtok_completion: f64,
 }
 

@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::time::TimeMs;
+use crate::time::{TimeMs, check_ms};
 
 /// What a call can suffer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -94,10 +94,13 @@ impl TryFrom<FaultUnchecked> for Fault {
                 if !(400..=599).contains(&status) {
                     return Err(format!("field `status`: expected an HTTP error status in 400..=599, found {status}"));
                 }
+                if let Some(ms) = retry_after_ms {
+                    check_ms("retry_after_ms", ms)?;
+                }
                 Fault::Error { status, retry_after_ms }
             }
             FaultUnchecked::Timeout => Fault::Timeout,
-            FaultUnchecked::Latency { extra_ms } => Fault::Latency { extra_ms },
+            FaultUnchecked::Latency { extra_ms } => Fault::Latency { extra_ms: check_ms("extra_ms", extra_ms)? },
             FaultUnchecked::Malformed(kind) => Fault::Malformed(kind),
             FaultUnchecked::AuthExpired => Fault::AuthExpired,
             FaultUnchecked::RateLimit { capacity, refill_ms } => {
@@ -107,9 +110,9 @@ impl TryFrom<FaultUnchecked> for Fault {
                 if refill_ms == 0 {
                     return Err("field `refill_ms`: expected at least 1 ms, found 0".into());
                 }
-                Fault::RateLimit { capacity, refill_ms }
+                Fault::RateLimit { capacity, refill_ms: check_ms("refill_ms", refill_ms)? }
             }
-            FaultUnchecked::Stale { lag_ms } => Fault::Stale { lag_ms },
+            FaultUnchecked::Stale { lag_ms } => Fault::Stale { lag_ms: check_ms("lag_ms", lag_ms)? },
             FaultUnchecked::CommitThenTimeout => Fault::CommitThenTimeout,
         })
     }
@@ -223,7 +226,7 @@ impl TryFrom<ScheduleUnchecked> for Schedule {
                         "field `to_ms`: the window must end after it starts, found from_ms: {from_ms}, to_ms: {to_ms}"
                     ));
                 }
-                Schedule::Window { from_ms, to_ms }
+                Schedule::Window { from_ms: check_ms("from_ms", from_ms)?, to_ms: check_ms("to_ms", to_ms)? }
             }
             ScheduleUnchecked::Periodic { period_ms, burst_ms, offset_ms } => {
                 if period_ms == 0 {
@@ -234,7 +237,8 @@ impl TryFrom<ScheduleUnchecked> for Schedule {
                         "field `burst_ms`: expected 1..={period_ms} (at most the period), found {burst_ms}"
                     ));
                 }
-                Schedule::Periodic { period_ms, burst_ms, offset_ms }
+                check_ms("period_ms", period_ms)?;
+                Schedule::Periodic { period_ms, burst_ms, offset_ms: check_ms("offset_ms", offset_ms)? }
             }
             ScheduleUnchecked::AfterCalls { n } => {
                 if n == 0 {

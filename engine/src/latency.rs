@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::rng::Stream;
-use crate::time::TimeMs;
+use crate::time::{TimeMs, check_ms};
 
 /// A distribution of virtual durations.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -42,8 +42,9 @@ impl TryFrom<LatencyUnchecked> for Latency {
     type Error = String;
     fn try_from(l: LatencyUnchecked) -> Result<Self, String> {
         Ok(match l {
-            LatencyUnchecked::Fixed { ms } => Latency::Fixed { ms },
+            LatencyUnchecked::Fixed { ms } => Latency::Fixed { ms: check_ms("ms", ms)? },
             LatencyUnchecked::Uniform { min_ms, max_ms } => {
+                check_ms("max_ms", max_ms)?;
                 if max_ms < min_ms {
                     return Err(format!("field `max_ms`: expected at least min_ms ({min_ms}), found {max_ms}"));
                 }
@@ -53,6 +54,7 @@ impl TryFrom<LatencyUnchecked> for Latency {
                 if median_ms == 0 {
                     return Err("field `median_ms`: expected a positive median, found 0".into());
                 }
+                check_ms("p99_ms", p99_ms)?;
                 if p99_ms < median_ms {
                     return Err(format!("field `p99_ms`: expected at least median_ms ({median_ms}), found {p99_ms}"));
                 }

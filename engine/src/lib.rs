@@ -38,7 +38,7 @@ pub use fault::{Fault, FaultRule, FaultTag, MalformedKind, Probability, Schedule
 pub use latency::Latency;
 pub use rng::{Stream, StreamSource};
 pub use task::{DagError, MilestoneDag, Progress};
-pub use time::TimeMs;
+pub use time::{TIME_MS_MAX, TimeMs};
 pub use tool::{
     CallFault, Catalog, Constraint, Drift, DriftChange, ToolConfig, ToolDef, ToolId, ToolKind, ToolSpec, TracedCall,
 };

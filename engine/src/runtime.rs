@@ -117,25 +117,26 @@ impl<'c> ToolRuntime<'c> {
             match &rule.fault {
                 Fault::RateLimit { capacity, refill_ms } => {
                     let bucket = state.buckets[i].get_or_insert(Bucket { tokens: *capacity, refilled_at_ms: now_ms });
-                    let earned = (now_ms - bucket.refilled_at_ms) / refill_ms;
+                    let earned = now_ms.saturating_sub(bucket.refilled_at_ms) / refill_ms;
                     if earned > 0 {
                         bucket.tokens = (bucket.tokens as u64 + earned).min(*capacity as u64) as u32;
-                        bucket.refilled_at_ms += earned * refill_ms;
+                        bucket.refilled_at_ms = bucket.refilled_at_ms.saturating_add(earned.saturating_mul(*refill_ms));
                     }
                     if bucket.tokens == 0 {
-                        rate_limited.get_or_insert(bucket.refilled_at_ms + refill_ms - now_ms);
+                        rate_limited
+                            .get_or_insert(bucket.refilled_at_ms.saturating_add(*refill_ms).saturating_sub(now_ms));
                     } else if rate_limited.is_none() {
                         bucket.tokens -= 1;
                     }
                 }
-                Fault::Latency { extra_ms } if hit => extra_latency_ms += extra_ms,
+                Fault::Latency { extra_ms } if hit => extra_latency_ms = extra_latency_ms.saturating_add(*extra_ms),
                 fault if hit && chosen.is_none() => chosen = Some(fault.clone()),
                 _ => {}
             }
         }
         for entry in explicit.unwrap_or_default().iter().filter(|e| e.call == call_number) {
             match &entry.fault {
-                Fault::Latency { extra_ms } => extra_latency_ms += extra_ms,
+                Fault::Latency { extra_ms } => extra_latency_ms = extra_latency_ms.saturating_add(*extra_ms),
                 // A rate limit is a state, not a per-call fault: as an explicit entry
                 // it is its 429 (which is how a realised schedule writes it).
                 Fault::RateLimit { .. } => {}
@@ -148,12 +149,12 @@ impl<'c> ToolRuntime<'c> {
                 latency_ms = ms;
             }
             match &traced.fault {
-                Some(Fault::Latency { extra_ms }) => extra_latency_ms += extra_ms,
+                Some(Fault::Latency { extra_ms }) => extra_latency_ms = extra_latency_ms.saturating_add(*extra_ms),
                 Some(Fault::RateLimit { .. }) | None => {}
                 Some(fault) => chosen = Some(fault.clone()),
             }
         }
-        latency_ms += extra_latency_ms;
+        latency_ms = latency_ms.saturating_add(extra_latency_ms);
         // What this call suffered, written as faults an explicit schedule can replay.
         let mut realised = Vec::new();
         if extra_latency_ms > 0 {

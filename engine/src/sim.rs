@@ -209,9 +209,9 @@ impl<'a, E> Sim<'a, E> {
         for note in cx.take_diagnostics() {
             self.recorder.keep_unhashed(self.now_ms, EventKind::Note(note));
         }
-        let mut think_ms = 0;
+        let mut think_ms: TimeMs = 0;
         for _ in 0..cx.turns() {
-            think_ms += self.charge_turn(cx.think_ms());
+            think_ms = think_ms.saturating_add(self.charge_turn(cx.think_ms()));
         }
         if let Some(end) = self.check_budgets() {
             return Some(end);
@@ -219,7 +219,7 @@ impl<'a, E> Sim<'a, E> {
         if think_ms == 0 {
             self.act(action, call_timeout_ms, world)
         } else {
-            self.queue.push(self.now_ms + think_ms, Ev::Act(action, call_timeout_ms));
+            self.queue.push(self.now_ms.saturating_add(think_ms), Ev::Act(action, call_timeout_ms));
             None
         }
     }
@@ -228,7 +228,7 @@ impl<'a, E> Sim<'a, E> {
     /// still made, to keep the model's stream aligned) when the agent reported it.
     fn charge_turn(&mut self, reported_ms: Option<TimeMs>) -> TimeMs {
         let model = &self.config.model;
-        self.metrics.turns += 1;
+        self.metrics.turns = self.metrics.turns.saturating_add(1);
         let prompt_tokens = (u64::from(model.system_prompt_tokens) + self.context_tokens).min(u32::MAX as u64) as u32;
         let completion_tokens = model.completion_tokens;
         self.metrics.prompt_tokens += u64::from(prompt_tokens);
@@ -357,7 +357,7 @@ impl<'a, E> Sim<'a, E> {
             }
         }
         let result = ToolResult { call, reply: served.reply, latency_ms: served.latency_ms, cache_age_ms: None };
-        self.queue.push(now_ms + served.latency_ms, Ev::ToolDone { id, result, fault: served.fault });
+        self.queue.push(now_ms.saturating_add(served.latency_ms), Ev::ToolDone { id, result, fault: served.fault });
     }
 
     /// Moves what the world scheduled or reported into the queue and the trajectory.

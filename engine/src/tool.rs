@@ -140,7 +140,7 @@ pub struct ToolConfig {
     #[serde(default = "default_latency")]
     pub latency: Latency,
     /// How long the client waits before it gives up on a call (default 10 s).
-    #[serde(default = "default_timeout_ms")]
+    #[serde(default = "default_timeout_ms", deserialize_with = "crate::time::bounded_ms")]
     pub timeout_ms: TimeMs,
     /// Fault rules, checked in order; the first that fires decides the fault
     /// (rate limits and extra latency combine with it).
@@ -153,7 +153,7 @@ pub struct ToolConfig {
     /// these calls suffer exactly these faults (several entries for one call combine
     /// like rules: extra latency adds up, the first other fault decides). Shrunk
     /// incidents and property tests use it; so can a hand-written scenario.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "explicit_faults")]
     pub explicit_faults: Option<Vec<CallFault>>,
     /// Calls recorded in production (`agentsim import-trace`): the n-th call of the
     /// tool takes the n-th entry's latency and suffers its fault (and any
@@ -168,7 +168,7 @@ pub struct ToolConfig {
 #[serde(deny_unknown_fields)]
 pub struct TracedCall {
     /// How long the call took (None: drawn from `latency` as usual).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::time::bounded_ms_opt")]
     pub latency_ms: Option<TimeMs>,
     /// What the call suffered (None: it succeeded).
     #[serde(default)]
@@ -180,9 +180,40 @@ pub struct TracedCall {
 #[serde(deny_unknown_fields)]
 pub struct CallFault {
     /// The tool's call number, from 1.
+    #[serde(deserialize_with = "call_number")]
     pub call: u64,
     /// What that call suffers.
     pub fault: crate::fault::Fault,
+}
+
+/// A call number: calls are counted from 1.
+fn call_number<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
+    let call = u64::deserialize(deserializer)?;
+    if call == 0 {
+        return Err(serde::de::Error::custom("field `call`: calls are counted from 1, found 0"));
+    }
+    Ok(call)
+}
+
+/// An explicit schedule in which no entry is repeated and no call has two faults
+/// that decide it (after the first, another would never apply). Extra latency
+/// adds up and a rate limit is a state, so those may share a call with another.
+fn explicit_faults<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Vec<CallFault>>, D::Error> {
+    use crate::fault::Fault;
+    let entries = Option::<Vec<CallFault>>::deserialize(deserializer)?;
+    if let Some(entries) = &entries {
+        let mut deciding = std::collections::BTreeSet::new();
+        for (i, entry) in entries.iter().enumerate() {
+            let decides = !matches!(entry.fault, Fault::Latency { .. } | Fault::RateLimit { .. });
+            if decides && !deciding.insert(entry.call) {
+                return Err(serde::de::Error::custom(format!(
+                    "field `explicit_faults`: entry {i} gives call {} a second fault ({:?}); only the first would apply",
+                    entry.call, entry.fault
+                )));
+            }
+        }
+    }
+    Ok(entries)
 }
 
 fn default_latency() -> Latency {
@@ -210,6 +241,7 @@ impl Default for ToolConfig {
 #[serde(deny_unknown_fields)]
 pub struct Drift {
     /// When the change takes effect.
+    #[serde(deserialize_with = "crate::time::bounded_ms")]
     pub at_ms: TimeMs,
     /// What changes.
     pub change: DriftChange,
@@ -236,6 +268,7 @@ pub enum DriftChange {
         /// The field.
         field: String,
         /// The divisor, at least 1.
+        #[serde(deserialize_with = "divisor")]
         divide_by: i64,
     },
 }
@@ -272,6 +305,17 @@ impl DriftChange {
             _ => {}
         }
     }
+}
+
+/// A unit change's divisor: at least 1 (dividing by 0 or a negative makes no unit).
+fn divisor<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<i64, D::Error> {
+    let divide_by = i64::deserialize(deserializer)?;
+    if divide_by < 1 {
+        return Err(serde::de::Error::custom(format!(
+            "field `divide_by`: expected a divisor of at least 1, found {divide_by}"
+        )));
+    }
+    Ok(divide_by)
 }
 
 /// A tool as the simulation runs it: its definition plus its configuration.

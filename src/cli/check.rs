@@ -1,6 +1,6 @@
 //! `agentsim check GATE.ron DIR`: a sweep against a gate, for CI.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
@@ -39,16 +39,21 @@ pub fn check(args: &CheckArgs) -> Result<ExitCode, Failure> {
             summary_path.display()
         )));
     }
+    if args.dir.is_dir() {
+        verify_against_rows(&args.dir, &summary_path, &summary_text, &summary)?;
+    }
     let results = gate.check(&summary).map_err(|(index, message)| {
         let (line, column) = gate.locate_rule(&text, index);
         Failure::input(format!("{gate_path}:{line}:{column}: field `metric`: {message}"))
     })?;
-    let title = if gate.name.is_empty() { String::new() } else { format!(" ({})", gate.name) };
+    let title =
+        if gate.name.is_empty() { String::new() } else { format!(" ({})", agentsim::timeline::printable(&gate.name)) };
     outln!("gate {gate_path}{title} on {}", summary_path.display())?;
     let width = results.iter().map(|r| r.metric.len() + r.bound.to_string().len() + 1).max().unwrap_or(0);
     for r in &results {
         let rule = format!("{} {}", r.metric, r.bound);
         let measured = if r.measured.is_some() { r.measured_text.clone() } else { "none (null)".to_string() };
+        let rule = agentsim::timeline::printable(&rule);
         outln!("{}  {rule:<width$}  measured {measured}", if r.pass { "pass" } else { "FAIL" })?;
     }
     let failed = results.iter().filter(|r| !r.pass).count();
@@ -59,4 +64,72 @@ pub fn check(args: &CheckArgs) -> Result<ExitCode, Failure> {
         outln!("{failed} of {} rules failed", results.len())?;
         Ok(ExitCode::from(EXIT_CHECK_FAILED))
     }
+}
+
+/// A summary beside its rows must be what the rows give: `summary.json` is a
+/// function of `trajectories.csv` (each row verified by its `check`), so an edited
+/// rate, count or digest is refused instead of judged.
+pub(super) fn verify_against_rows(
+    dir: &Path,
+    summary_path: &Path,
+    text: &str,
+    summary: &serde_json::Value,
+) -> Result<(), Failure> {
+    let csv_path = dir.join("trajectories.csv");
+    if !csv_path.exists() {
+        return Ok(());
+    }
+    let shown = csv_path.display();
+    let field = |name: &str| {
+        summary.get(name).ok_or_else(|| Failure::input(format!("{}: no field `{name}`", summary_path.display())))
+    };
+    let number = |name: &str| {
+        field(name)?.as_u64().ok_or_else(|| {
+            Failure::input(format!("{}: field `{name}`: expected a non-negative integer", summary_path.display()))
+        })
+    };
+    let string = |name: &str| {
+        field(name)?
+            .as_str()
+            .map(str::to_string)
+            .ok_or_else(|| Failure::input(format!("{}: field `{name}`: expected a string", summary_path.display())))
+    };
+    let trials = u32::try_from(number("trials")?)
+        .map_err(|_| Failure::input(format!("{}: field `trials`: too large", summary_path.display())))?;
+    let fault_scale = field("fault_scale")?
+        .as_f64()
+        .ok_or_else(|| Failure::input(format!("{}: field `fault_scale`: expected a number", summary_path.display())))?;
+    let failures: Vec<String> = serde_json::from_value(field("failures")?.clone())
+        .map_err(|e| Failure::input(format!("{}: field `failures`: {e}", summary_path.display())))?;
+    let rows = load::read_bounded(&csv_path.to_string_lossy(), "trajectories", None)?;
+    let mut reader = csv::ReaderBuilder::new().has_headers(false).from_reader(rows.as_bytes());
+    let mut records = reader.records();
+    let mut builder = agentsim::SummaryBuilder::with_trials(trials.max(1));
+    if let Some(header) = records.next() {
+        let header = header.map_err(|e| Failure::input(format!("{shown}:1: not a CSV header: {e}")))?;
+        for row in records {
+            let row = row.map_err(|e| Failure::input(format!("{shown}: {e}")))?;
+            let line = row.position().map_or(0, csv::Position::line);
+            let record = agentsim::summary::Record::from_csv(&header, &row)
+                .map_err(|e| Failure::input(format!("{shown}:{line}: {e}")))?;
+            builder.add_record(&record);
+        }
+    }
+    let seeds = number("seed_start")?..number("seed_end")?;
+    let mut rebuilt = builder.finish(&string("scenario")?, &string("agent")?, seeds, fault_scale);
+    rebuilt.failures = failures;
+    rebuilt.partial = summary
+        .get("partial")
+        .and_then(|p| p.get("done_until_seed"))
+        .and_then(serde_json::Value::as_u64)
+        .map(|done_until_seed| agentsim::summary::Partial { done_until_seed });
+    let json = serde_json::to_string_pretty(&rebuilt).expect("a summary is plain data") + "\n";
+    if json != text {
+        let line = json.lines().zip(text.lines()).position(|(a, b)| a != b).map_or(1, |i| i + 1);
+        return Err(Failure::input(format!(
+            "{}:{line}: the summary is not what the rows of {shown} give (edited after agentsim wrote it?)",
+            summary_path.display()
+        )));
+    }
+    Ok(())
 }

@@ -12,7 +12,7 @@ use super::{Failure, Setup, load};
 
 /// Reads and parses an incident file.
 pub fn load_incident(path: &str) -> Result<Incident, Failure> {
-    let text = load::read_text(path, "incident")?;
+    let text = load::read_bounded(path, "incident", Some(agentsim::incident::INCIDENT_BYTES_MAX))?;
     Incident::parse(&text, path).map_err(|e| Failure::input(e.to_string()))
 }
 
@@ -31,15 +31,21 @@ pub fn replay(files: &[String], agent: Option<&str>) -> Result<ExitCode, Failure
                     Replay::Match => outln!("PASS {file}: {} (digest {})", incident.outcome, incident.digest)?,
                     Replay::Diverged { outcome, digest, first_difference } => {
                         failed += 1;
-                        outln!(
-                            "FAIL {file}: recorded {} (digest {}), replayed {outcome} (digest {digest})",
-                            incident.outcome,
-                            incident.digest
-                        )?;
+                        if outcome == incident.outcome && digest == incident.digest {
+                            outln!(
+                                "FAIL {file}: replayed {outcome} (digest {digest}) as recorded, but its timeline differs from the one the file holds (edited?)"
+                            )?;
+                        } else {
+                            outln!(
+                                "FAIL {file}: recorded {} (digest {}), replayed {outcome} (digest {digest})",
+                                incident.outcome,
+                                incident.digest
+                            )?;
+                        }
                         if let Some(d) = first_difference {
                             outln!("  first difference, event {}:", d.index + 1)?;
-                            outln!("    recorded: {}", d.recorded)?;
-                            outln!("    replayed: {}", d.replayed)?;
+                            outln!("    recorded: {}", agentsim::timeline::printable(&d.recorded))?;
+                            outln!("    replayed: {}", agentsim::timeline::printable(&d.replayed))?;
                         }
                         outln!("  reproduce: agentsim replay {file}")?;
                     }
@@ -98,7 +104,10 @@ pub fn shrink(
         load::agent(agent, &prepared, load::TURN_LIMIT_MS_DEFAULT, None)?;
         incident.expect.insert(agent.clone(), *outcome);
     }
-    write_atomic(out, incident.to_ron().as_bytes())?;
+    write_atomic(
+        out,
+        incident.to_ron_bounded().map_err(|e| Failure::input(format!("{}: {e}", out.display())))?.as_bytes(),
+    )?;
     outln!("shrunk seed {seed} with {agent} ({} kept), in {} runs:", shrunk.outcome, shrunk.runs)?;
     outln!("  faults: {} -> {}", shrunk.faults_before, shrunk.faults_after)?;
     outln!("  drift:  {} -> {}", shrunk.drift_before, shrunk.drift_after)?;
@@ -133,7 +142,10 @@ pub fn import_trace(
         load::agent(other, &traced, load::TURN_LIMIT_MS_DEFAULT, None)?;
         incident.expect.insert(other.clone(), *outcome);
     }
-    write_atomic(out, incident.to_ron().as_bytes())?;
+    write_atomic(
+        out,
+        incident.to_ron_bounded().map_err(|e| Failure::input(format!("{}: {e}", out.display())))?.as_bytes(),
+    )?;
     outln!(
         "imported {} calls ({} failed) on {} tools over {:.1} s of recorded time",
         trace.records,

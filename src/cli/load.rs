@@ -17,6 +17,9 @@ pub const INPUT_BYTES_MAX: u64 = 16 << 20;
 /// scenarios, but a trace holds at most `agentsim::trace::RECORDS_MAX` records.
 pub const TRACE_BYTES_MAX: u64 = 64 << 20;
 
+/// The UTF-8 encoding of U+FEFF, the byte-order mark.
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
 /// Reads a text file of at most [`INPUT_BYTES_MAX`], naming it (as `what`) in the error.
 pub fn text(path: &str, what: &str) -> Result<String, Failure> {
     read_text(path, what)
@@ -46,6 +49,12 @@ pub fn read_bounded(path: &str, what: &str, bytes_max: Option<u64>) -> Result<St
             "{path}: {what} is larger than {} MiB, the limit for {what}s (is it the right file?)",
             max >> 20
         )));
+    }
+    // A UTF-8 byte-order mark (some Windows editors write one) is not part of the
+    // text: dropped, so the parser sees the first real character at 1:1, where an
+    // editor shows it, and every position stays right.
+    if bytes.starts_with(UTF8_BOM) {
+        bytes.drain(..UTF8_BOM.len());
     }
     String::from_utf8(bytes).map_err(|e| {
         let offset = e.utf8_error().valid_up_to();
@@ -100,7 +109,7 @@ pub fn select_tasks(prepared: &mut Prepared, tasks: Option<&str>) -> Result<(), 
 pub fn layers(path: &str, prepared: &Prepared) -> Result<Vec<agentsim_agents::LayerSpec>, Failure> {
     let text = read_text(path, "stack file")?;
     let stack = parse_stack(&text, path).map_err(|e| Failure::input(e.to_string()))?;
-    check_tools(&stack, path, prepared)?;
+    check_tools(&stack, path, prepared, Some(&text))?;
     Ok(stack.layers)
 }
 
@@ -111,13 +120,14 @@ pub const TURN_LIMIT_MS_DEFAULT: u64 = 10_000;
 /// `turn_limit_ms` is the wall-clock limit per answer of an external agent, and
 /// `layers` a stack file whose layers wrap it.
 pub fn agent(spec: &str, prepared: &Prepared, turn_limit_ms: u64, layers: Option<&str>) -> Result<StackSpec, Failure> {
-    let mut stack = stack(spec)?;
+    let (mut stack, mut text) = stack(spec)?;
     match (&mut stack.planner, layers) {
         (agentsim_agents::PlannerSpec::External(config), layers) => {
             config.turn_limit_ms = turn_limit_ms;
             if let Some(path) = layers {
-                let text = read_text(path, "stack file")?;
-                stack.layers = parse_stack(&text, path).map_err(|e| Failure::input(e.to_string()))?.layers;
+                let layers_text = read_text(path, "stack file")?;
+                stack.layers = parse_stack(&layers_text, path).map_err(|e| Failure::input(e.to_string()))?.layers;
+                text = Some(layers_text);
             }
         }
         (_, Some(_)) => {
@@ -127,24 +137,39 @@ pub fn agent(spec: &str, prepared: &Prepared, turn_limit_ms: u64, layers: Option
         }
         (_, None) => {}
     }
-    check_tools(&stack, layers.unwrap_or(spec), prepared)?;
+    check_tools(&stack, layers.unwrap_or(spec), prepared, text.as_deref())?;
     Ok(stack)
 }
 
-/// Refuses a stack whose layers name a tool the scenario lacks; `spec` names the
-/// file in the message.
-fn check_tools(stack: &StackSpec, spec: &str, prepared: &Prepared) -> Result<(), Failure> {
-    match stack.unknown_tools(&prepared.catalog).first() {
-        Some(tool) => Err(Failure::input(format!(
+/// Refuses a stack whose layers name a tool the scenario lacks, or a cache that
+/// names a write tool; `spec` names the file in the message, and `text` (the
+/// file's, when it is one) gives the position.
+fn check_tools(stack: &StackSpec, spec: &str, prepared: &Prepared, text: Option<&str>) -> Result<(), Failure> {
+    if let Some(tool) = stack.unknown_tools(&prepared.catalog).first() {
+        return Err(Failure::input(format!(
             "{spec}: field `forbidden_tools`: unknown tool `{tool}` (the scenario's tools: {})",
             prepared.catalog.specs().iter().map(|s| s.def.name.as_str()).collect::<Vec<_>>().join(", ")
-        ))),
-        None => Ok(()),
+        )));
     }
+    if let Some((nth, tool)) = stack.cached_writes(&prepared.catalog).first() {
+        // The tool's name after the nth `Cache(` of the file.
+        let at = text.and_then(|text| {
+            let start = text.match_indices("Cache(").nth(nth - 1)?.0;
+            let offset = start + text[start..].find(&format!("\"{tool}\""))?;
+            let before = &text[..offset];
+            Some((before.matches('\n').count() + 1, before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1))
+        });
+        let (line, column) = at.unwrap_or((1, 1));
+        return Err(Failure::input(format!(
+            "{spec}:{line}:{column}: field `tools`: `{tool}` is a write tool; a cache answers only reads, so naming a write does nothing"
+        )));
+    }
+    Ok(())
 }
 
-fn stack(spec: &str) -> Result<StackSpec, Failure> {
-    match AgentSource::classify(spec) {
+/// The stack `spec` names, with the file's text when it is a file.
+fn stack(spec: &str) -> Result<(StackSpec, Option<String>), Failure> {
+    let stack = match AgentSource::classify(spec) {
         AgentSource::Preset(name) => agentsim_agents::preset(&name).ok_or_else(|| {
             let names: Vec<&str> = agentsim_agents::PRESETS.iter().map(|(n, _)| *n).collect();
             Failure::input(format!(
@@ -154,7 +179,8 @@ fn stack(spec: &str) -> Result<StackSpec, Failure> {
         }),
         AgentSource::File(path) => {
             let text = read_text(&path, "stack file")?;
-            parse_stack(&text, &path).map_err(|e| Failure::input(e.to_string()))
+            let stack = parse_stack(&text, &path).map_err(|e| Failure::input(e.to_string()))?;
+            return Ok((stack, Some(text)));
         }
         AgentSource::Command(command) if command.trim().is_empty() => {
             Err(Failure::input("--agent cmd:COMMAND: the command is empty"))
@@ -171,7 +197,8 @@ fn stack(spec: &str) -> Result<StackSpec, Failure> {
                     layers: Vec::new(),
                 }
             }),
-    }
+    };
+    Ok((stack?, None))
 }
 
 /// Refuses `--swarm` for a scenario without a `swarm` section: nothing would vary.

@@ -77,7 +77,7 @@ pub fn mcp(args: &McpArgs) -> Result<ExitCode, Failure> {
     };
     errln!(
         "agentsim mcp: scenario {}, seed {}; serving {} tools on stdio",
-        prepared.scenario.name,
+        agentsim::timeline::printable(&prepared.scenario.name),
         args.seed,
         prepared.catalog.specs().len()
     );
@@ -103,7 +103,10 @@ pub fn mcp(args: &McpArgs) -> Result<ExitCode, Failure> {
         // The client's calls are the planner: the incident replays them.
         let stack = StackSpec { planner: PlannerSpec::Replayed(recorded_steps(&t)), layers };
         let incident = Incident::record(&prepared, None, args.seed, args.fault_scale, "mcp", &stack, &t);
-        write_atomic(path, incident.to_ron().as_bytes())?;
+        write_atomic(
+            path,
+            incident.to_ron_bounded().map_err(|e| Failure::input(format!("{}: {e}", path.display())))?.as_bytes(),
+        )?;
         errln!("recorded {}; replay it with: agentsim replay {}", path.display(), path.display());
     }
     Ok(ExitCode::SUCCESS)

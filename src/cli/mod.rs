@@ -38,7 +38,15 @@ pub struct Failure {
 impl Failure {
     /// Bad input or usage (exit 2).
     pub fn input(message: impl Into<String>) -> Self {
-        Self { code: EXIT_BAD_INPUT, message: message.into() }
+        // A message quotes what a file says (a name, a value): its control
+        // characters reach the terminal escaped; line breaks stay.
+        let message: String = message.into();
+        let message = if message.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
+            message.split('\n').map(|l| agentsim::timeline::printable(l).into_owned()).collect::<Vec<_>>().join("\n")
+        } else {
+            message
+        };
+        Self { code: EXIT_BAD_INPUT, message }
     }
 }
 

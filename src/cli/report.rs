@@ -27,8 +27,15 @@ pub struct ReportArgs {
 
 fn read_json(path: &Path) -> Result<serde_json::Value, Failure> {
     let text = load::text(&path.display().to_string(), "summary")?;
-    serde_json::from_str(&text)
-        .map_err(|e| Failure::input(format!("{}:{}:{}: not valid JSON: {e}", path.display(), e.line(), e.column())))
+    let value = serde_json::from_str(&text)
+        .map_err(|e| Failure::input(format!("{}:{}:{}: not valid JSON: {e}", path.display(), e.line(), e.column())))?;
+    // A summary beside its rows must be what they give (an edited number is refused).
+    if path.file_name().is_some_and(|n| n == "summary.json")
+        && let Some(dir) = path.parent()
+    {
+        super::check::verify_against_rows(dir, path, &text, &value)?;
+    }
+    Ok(value)
 }
 
 /// Reads one directory: a plain sweep, or a surface whose summary is the sweep

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::path::Path;
 
 use agentsim::incident::Incident;
+use agentsim::timeline::printable;
 use agentsim::{Runner, timeline};
 use agentsim_engine::Outcome;
 
@@ -32,7 +33,11 @@ pub fn run(setup: &Setup, seed: u64, record: Option<&Path>, expect: &[(String, O
         return Err(Failure::input(format!("--agent {}: the agent could not be started: {reason}", setup.agent)));
     }
     let task = prepared.task_of(seed).map(|t| format!(", task {t}")).unwrap_or_default();
-    outln!("agentsim run: scenario {}, agent {}, seed {seed}{task}", prepared.scenario.name, setup.agent)?;
+    outln!(
+        "agentsim run: scenario {}, agent {}, seed {seed}{task}",
+        printable(&prepared.scenario.name),
+        printable(&setup.agent)
+    )?;
     stdout_text(&timeline::render(&t, &prepared.catalog))?;
     let m = &t.metrics;
     outln!(
@@ -54,7 +59,10 @@ pub fn run(setup: &Setup, seed: u64, record: Option<&Path>, expect: &[(String, O
             load::agent(agent, &prepared, load::TURN_LIMIT_MS_DEFAULT, None)?;
             incident.expect.insert(agent.clone(), *outcome);
         }
-        write_atomic(path, incident.to_ron().as_bytes())?;
+        write_atomic(
+            path,
+            incident.to_ron_bounded().map_err(|e| Failure::input(format!("{}: {e}", path.display())))?.as_bytes(),
+        )?;
         outln!("recorded {}; replay it with: agentsim replay {}", path.display(), path.display())?;
     }
     Ok(ExitCode::SUCCESS)

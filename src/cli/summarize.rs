@@ -2,6 +2,7 @@
 //! --record` or `mcp --record`) as the `trajectories.csv` and `summary.json` a
 //! sweep writes, so many seeds of a real agent are evaluated like a sweep.
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -58,7 +59,8 @@ pub fn summarize(args: &SummarizeArgs) -> Result<ExitCode, Failure> {
     let mut csv_file = AtomicFile::create(&csv_path)?;
     let mut builder = SummaryBuilder::new();
     {
-        let mut csv = csv::Writer::from_writer(csv_file.writer());
+        let csv = csv_file.writer();
+        csv.write_all(&super::sweep::csv_header(false, false, 1)?).map_err(|e| io_failure(&csv_path, &e))?;
         for (name, session) in &sessions {
             let prepared = session.prepared();
             let t = session.replay(&prepared, None);
@@ -69,8 +71,7 @@ pub fn summarize(args: &SummarizeArgs) -> Result<ExitCode, Failure> {
                 )));
             }
             builder.add(&t);
-            csv.serialize(Row::of(&t))
-                .map_err(|e| Failure::input(format!("cannot write `{}`: {e}", csv_path.display())))?;
+            csv.write_all(&super::sweep::csv_line(&Row::of(&t), None)?).map_err(|e| io_failure(&csv_path, &e))?;
         }
         csv.flush().map_err(|e| io_failure(&csv_path, &e))?;
     }

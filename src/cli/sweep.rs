@@ -13,6 +13,7 @@ use agentsim::incident::{Incident, hex};
 use agentsim::shard::{SHARD_FORMAT, ShardManifest, shard_seeds};
 use agentsim::summary::{Partial, Record, Summary, usd};
 use agentsim::surface::{Surface, SurfacePoint, scale_dir};
+use agentsim::timeline::printable;
 use agentsim::{Row, Runner, SummaryBuilder};
 use agentsim_agents::StackSpec;
 use agentsim_engine::stats::Rate;
@@ -432,7 +433,13 @@ fn write_failures(
         let mut incident = Incident::record(prepared, None, *seed, fault_scale, &args.setup.agent, stack, &t);
         incident.swarm = args.setup.swarm;
         let name = format!("failures/{outcome}_seed{seed}.ron");
-        write_atomic(&out.join(&name), incident.to_ron().as_bytes())?;
+        write_atomic(
+            &out.join(&name),
+            incident
+                .to_ron_bounded()
+                .map_err(|e| Failure::input(format!("{}: {e}", out.join(&name).display())))?
+                .as_bytes(),
+        )?;
         written.push(name);
     }
     Ok(written)
@@ -475,30 +482,36 @@ struct Swept {
 
 /// The header line of `trajectories.csv`: the row's fields, with `trial` after
 /// `seed` when there are several trials.
-fn csv_header(swarm: bool, task: bool, trials: u32) -> Result<Vec<u8>, Failure> {
+pub(super) fn csv_header(swarm: bool, task: bool, trials: u32) -> Result<Vec<u8>, Failure> {
     let encode = |e: &dyn std::fmt::Display| Failure::input(format!("cannot encode a row: {e}"));
     let mut header = row_records(&header_row(swarm, task), true)?.swap_remove(0);
     if trials > 1 {
         header.insert(1, "trial".to_string());
     }
+    header.push(agentsim::summary::CHECK_COLUMN.to_string());
     let mut w = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
     w.write_record(&header).map_err(|e| encode(&e))?;
     w.into_inner().map_err(|e| encode(&e))
 }
 
 /// One row as its line of `trajectories.csv`, exactly as one writer for the
-/// whole file would have written it; `trial` adds the column after `seed`.
-fn csv_line(row: &Row, trial: Option<u32>) -> Result<Vec<u8>, Failure> {
+/// whole file would have written it; `trial` adds the column after `seed`, and
+/// the row's checksum is the last column.
+pub(super) fn csv_line(row: &Row, trial: Option<u32>) -> Result<Vec<u8>, Failure> {
     let encode = |e: &dyn std::fmt::Display| Failure::input(format!("cannot encode a row: {e}"));
     let mut w = csv::WriterBuilder::new().has_headers(false).buffer_capacity(512).from_writer(Vec::new());
-    match trial {
-        None => w.serialize(row).map_err(|e| encode(&e))?,
-        Some(trial) => {
-            let mut record = row_records(row, false)?.swap_remove(0);
-            record.insert(1, trial.to_string());
-            w.write_record(&record).map_err(|e| encode(&e))?;
-        }
-    }
+    w.serialize(row).map_err(|e| encode(&e))?;
+    let mut line = w.into_inner().map_err(|e| encode(&e))?;
+    // The checksum covers the row without its trial, so that trial 0 is the row
+    // of the plain sweep, byte for byte, but for the `trial` column.
+    agentsim::summary::append_check(&mut line);
+    let Some(trial) = trial else { return Ok(line) };
+    let mut record = row_records(row, false)?.swap_remove(0);
+    record.insert(1, trial.to_string());
+    let check = std::str::from_utf8(&line).ok().and_then(|l| l.trim_end().rsplit(',').next()).unwrap_or_default();
+    record.push(check.to_string());
+    let mut w = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
+    w.write_record(&record).map_err(|e| encode(&e))?;
     w.into_inner().map_err(|e| encode(&e))
 }
 
@@ -516,8 +529,8 @@ fn row_records(row: &Row, header: bool) -> Result<Vec<Vec<String>>, Failure> {
 fn print_surface(s: &Surface) -> Result<(), Failure> {
     outln!(
         "reliability surface {} x {}: seeds {}..{} per scale{}",
-        s.scenario,
-        s.agent,
+        printable(&s.scenario),
+        printable(&s.agent),
         s.seed_start,
         s.seed_end,
         if s.trials > 1 { format!(", {} trials each", s.trials) } else { String::new() }
@@ -547,8 +560,8 @@ fn pct(r: &Rate) -> (String, String) {
 fn print_table(s: &Summary) -> Result<(), Failure> {
     outln!(
         "sweep {} x {}: seeds {}..{} ({} trajectories), fault scale {}",
-        s.scenario,
-        s.agent,
+        printable(&s.scenario),
+        printable(&s.agent),
         s.seed_start,
         s.seed_end,
         s.trajectories,

@@ -14,7 +14,7 @@ pub mod bridge;
 use std::io::{self, BufRead, Write};
 use std::sync::mpsc;
 
-use agentsim_agents::external::protocol::{from_json, to_json, tool_list};
+use agentsim_agents::external::protocol::{ARGS_DEPTH_MAX, from_json_within, to_json, tool_list};
 use agentsim_agents::{LayerSpec, PlannerSpec, StackSpec};
 use agentsim_engine::{Catalog, Input, Message, Reply, Trajectory};
 use agentsim_worlds::Prepared;
@@ -354,7 +354,7 @@ impl<W: Write> Server<'_, W> {
             Some(a @ Json::Object(_)) => a.clone(),
             Some(_) => return Ok(Err((INVALID_PARAMS, "`arguments` must be an object".into()))),
         };
-        if let Err(e) = from_json(&args, "arguments") {
+        if let Err(e) = from_json_within(&args, "arguments", ARGS_DEPTH_MAX) {
             return Ok(Err((INVALID_PARAMS, e)));
         }
         // The tool list says `integer`: a fraction breaks the declared schema,

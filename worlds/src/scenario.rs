@@ -47,6 +47,9 @@ pub struct Scenario {
     pub swarm: Swarm,
 }
 
+/// The longest scenario `name`, in characters.
+pub const NAME_CHARS_MAX: usize = 1_000;
+
 fn default_horizon_ms() -> TimeMs {
     30 * 60 * 1_000
 }
@@ -341,13 +344,31 @@ impl Scenario {
             let (line, column) = position_of(text, offset);
             ScenarioError { origin: origin.to_string(), line, column, message }
         })?;
-        if scenario.horizon_ms == 0 {
-            let (line, column) = locate(text, "horizon_ms");
+        // The name is copied into every summary.json and run.json: bounded, so that
+        // those stay far below the size they are read back with.
+        if scenario.name.chars().count() > NAME_CHARS_MAX {
+            let (line, column) = locate(text, "name:");
             return Err(ScenarioError {
                 origin: origin.into(),
                 line,
                 column,
-                message: "field `horizon_ms`: expected a positive horizon, found 0".into(),
+                message: format!(
+                    "field `name`: expected at most {NAME_CHARS_MAX} characters, found {}",
+                    scenario.name.chars().count()
+                ),
+            });
+        }
+        if !(1..=agentsim_engine::TIME_MS_MAX).contains(&scenario.horizon_ms) {
+            let (line, column) = locate(text, "horizon_ms:");
+            return Err(ScenarioError {
+                origin: origin.into(),
+                line,
+                column,
+                message: format!(
+                    "field `horizon_ms`: expected a positive horizon of at most {} ms (ten years), found {}",
+                    agentsim_engine::TIME_MS_MAX,
+                    scenario.horizon_ms
+                ),
             });
         }
         Ok(scenario)

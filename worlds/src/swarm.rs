@@ -116,6 +116,7 @@ impl TryFrom<MsRangeUnchecked> for MsRange {
         if r.min > r.max {
             return Err(format!("field `max`: the range is empty: max {} is below min {}", r.max, r.min));
         }
+        agentsim_engine::time::check_ms("max", r.max)?;
         Ok(MsRange { min: r.min, max: r.max })
     }
 }

@@ -29,8 +29,34 @@ pub fn to_json(value: &Value) -> Json {
     }
 }
 
-/// JSON as an engine value; `path` names the place in errors.
+/// How deeply an agent's decision may nest (an object or array is one level):
+/// real tool arguments nest two or three levels. Bounded where the agent's input
+/// is read, so that every decision recorded in an incident reads back: an
+/// incident stores a decision as RON a few levels per value level inside the
+/// incident's own, under the RON reader's recursion limit (128).
+pub const DECISION_DEPTH_MAX: usize = 16;
+
+/// How deeply a call's `args` may nest: one level less than the decision that
+/// holds them.
+pub const ARGS_DEPTH_MAX: usize = DECISION_DEPTH_MAX - 1;
+
+/// JSON as an engine value, at most [`DECISION_DEPTH_MAX`] levels deep; `path`
+/// names the place in errors.
 pub fn from_json(json: &Json, path: &str) -> Result<Value, String> {
+    from_json_within(json, path, DECISION_DEPTH_MAX)
+}
+
+/// JSON as an engine value, at most `depth_max` levels deep (an object or an
+/// array is a level); `path` names the place in errors.
+pub fn from_json_within(json: &Json, path: &str, depth_max: usize) -> Result<Value, String> {
+    value_of(json, path, depth_max, depth_max)
+}
+
+fn value_of(json: &Json, path: &str, levels_left: usize, depth_max: usize) -> Result<Value, String> {
+    if levels_left == 0 && matches!(json, Json::Array(_) | Json::Object(_)) {
+        return Err(format!("`{path}`: nested too deeply (at most {depth_max} levels of objects and arrays)"));
+    }
+    let levels_left = levels_left.saturating_sub(1);
     Ok(match json {
         Json::Null => Value::Null,
         Json::Bool(b) => Value::Bool(*b),
@@ -42,11 +68,15 @@ pub fn from_json(json: &Json, path: &str) -> Result<Value, String> {
         ),
         Json::String(s) => Value::Str(s.clone()),
         Json::Array(items) => Value::List(
-            items.iter().enumerate().map(|(i, v)| from_json(v, &format!("{path}[{i}]"))).collect::<Result<_, _>>()?,
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| value_of(v, &format!("{path}[{i}]"), levels_left, depth_max))
+                .collect::<Result<_, _>>()?,
         ),
         Json::Object(map) => Value::Map(
             map.iter()
-                .map(|(k, v)| Ok((k.clone().into(), from_json(v, &format!("{path}.{k}"))?)))
+                .map(|(k, v)| Ok((k.clone().into(), value_of(v, &format!("{path}.{k}"), levels_left, depth_max)?)))
                 .collect::<Result<_, String>>()?,
         ),
     })
@@ -211,7 +241,7 @@ pub fn parse_action(line: &[u8], catalog: &Catalog) -> Result<(Action, Value), S
             let tool = catalog.id(name).ok_or_else(|| format!("field `tool`: unknown tool `{name}`"))?;
             let args = match message.get("args") {
                 None | Some(Json::Null) => Value::Map(Vec::new()),
-                Some(args @ Json::Object(_)) => from_json(args, "args")?,
+                Some(args @ Json::Object(_)) => from_json_within(args, "args", ARGS_DEPTH_MAX)?,
                 Some(other) => return Err(format!("field `args`: expected an object, found {other}")),
             };
             let idempotency_key = match message.get("idempotency_key") {

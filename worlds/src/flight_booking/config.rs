@@ -123,8 +123,10 @@ pub struct FlightBookingConfig {
     /// A fare told to the traveller must have been the flight's fare at some time in
     /// the last `quote_grace_ms` (the time it takes to read a fare and pass it on);
     /// otherwise it is stale.
+    #[serde(deserialize_with = "agentsim_engine::time::bounded_ms")]
     pub quote_grace_ms: TimeMs,
     /// How long an impatient traveller waits for a booking before leaving.
+    #[serde(deserialize_with = "agentsim_engine::time::bounded_ms")]
     pub patience_ms: TimeMs,
     /// Persona weights.
     pub personas: Personas,

@@ -328,7 +328,7 @@ impl Expert {
             self.empty_searches += 1;
             self.searched = false;
             self.refused.clear();
-            return Action::Idle { wake_at_ms: Some(now_ms + PRICE_WAIT_MS) };
+            return Action::Idle { wake_at_ms: Some(now_ms.saturating_add(PRICE_WAIT_MS)) };
         };
         if now_ms.saturating_sub(best.read_at_ms) > FARE_FRESH_MS {
             return call(ids.get_fare, Value::map([("flight_id", Value::str(&best.flight_id))]));
@@ -336,7 +336,7 @@ impl Expert {
         if best.fare_cents > self.budget_cents {
             self.empty_searches += 1;
             self.searched = false;
-            return Action::Idle { wake_at_ms: Some(now_ms + PRICE_WAIT_MS) };
+            return Action::Idle { wake_at_ms: Some(now_ms.saturating_add(PRICE_WAIT_MS)) };
         }
         self.message(
             &traveller,
@@ -369,7 +369,7 @@ impl Agent for Expert {
             Input::Wake => None,
         };
         match wait_ms {
-            Some(ms) => Action::Idle { wake_at_ms: Some(cx.now_ms + ms) },
+            Some(ms) => Action::Idle { wake_at_ms: Some(cx.now_ms.saturating_add(ms)) },
             None => self.next(cx.now_ms),
         }
     }

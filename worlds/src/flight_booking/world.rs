@@ -224,7 +224,7 @@ impl<'c> FlightBooking<'c> {
     }
 
     fn reply_at(&mut self, now_ms: TimeMs) -> TimeMs {
-        now_ms + self.config.reply_ms.sample(&mut self.user_rng)
+        now_ms.saturating_add(self.config.reply_ms.sample(&mut self.user_rng))
     }
 
     fn request(&self, with_date: bool) -> Value {
@@ -518,7 +518,7 @@ impl World for FlightBooking<'_> {
                     // one flight does not depend on another's.
                     let step = self.world_rng.between(0, 2 * step_max) as i64 - step_max as i64;
                     let before = self.fare_at(f, cx.now_ms);
-                    let after = (before + step).max(self.config.fare_cents_min);
+                    let after = before.saturating_add(step).max(self.config.fare_cents_min);
                     if after != before {
                         self.fares[f].push((cx.now_ms, after));
                     }
@@ -532,7 +532,7 @@ impl World for FlightBooking<'_> {
                         .collect();
                     cx.note("fares", Value::List(fares));
                 }
-                let next = cx.now_ms + self.config.fare_tick_ms.sample(&mut self.world_rng).max(1);
+                let next = cx.now_ms.saturating_add(self.config.fare_tick_ms.sample(&mut self.world_rng).max(1));
                 cx.schedule(next, FlightEvent::FareTick);
             }
             FlightEvent::PatienceOut => {

@@ -3,6 +3,8 @@
 //! value to point at, message), the form `Scenario` turns into a located error,
 //! so a mistake reads the same whichever world it is made in.
 
+use std::collections::BTreeSet;
+
 use agentsim_engine::Latency;
 
 /// A configuration problem: (field path, value to point at, message).
@@ -10,15 +12,30 @@ pub type Problem = (String, String, String);
 
 /// Each id of `list` (a list field such as `customers`) is unique; a repeated
 /// one is reported at its second occurrence, as the `what` it identifies.
+/// O(n log n): a scenario may list hundreds of thousands of ids.
 pub fn unique_ids<'a>(ids: impl IntoIterator<Item = &'a str>, list: &str, what: &str) -> Result<(), Problem> {
-    let ids: Vec<&str> = ids.into_iter().collect();
-    for (i, id) in ids.iter().enumerate() {
-        if ids[..i].contains(id) {
+    unique_ids_set(ids, list, what).map(|_| ())
+}
+
+/// [`unique_ids`], returning the set of ids for later look-ups (a reference
+/// to a customer checked against the customers) in O(log n) each.
+pub fn unique_ids_set<'a>(
+    ids: impl IntoIterator<Item = &'a str>,
+    list: &str,
+    what: &str,
+) -> Result<BTreeSet<&'a str>, Problem> {
+    let mut seen = BTreeSet::new();
+    for (i, id) in ids.into_iter().enumerate() {
+        if !seen.insert(id) {
             return Err((format!("{list}[{i}].id"), id.to_string(), format!("duplicate {what} id `{id}`")));
         }
     }
-    Ok(())
+    Ok(seen)
 }
+
+/// The largest amount of money a scenario may state, in cents ($10 million): far
+/// above any price or fare, low enough that no sum of them in one world overflows.
+pub const CENTS_MAX: i64 = 1_000_000_000;
 
 /// The list field `list` has at least one `what`: a world draws its task from
 /// it, and there is nothing to draw from an empty list.

@@ -78,6 +78,7 @@ pub struct NewsroomConfig {
     /// Largest number of stories asked for (at most `initial_stories`).
     pub summary_size_max: u32,
     /// How long an impatient editor waits for the summary.
+    #[serde(deserialize_with = "agentsim_engine::time::bounded_ms")]
     pub patience_ms: TimeMs,
     /// Persona weights.
     pub personas: Personas,

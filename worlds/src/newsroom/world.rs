@@ -340,7 +340,7 @@ impl<'c> Newsroom<'c> {
         if to != self.editor_id() {
             cx.minefield("message_to_wrong_editor", format!("message meant for {} sent to {to}", self.editor_id()));
         } else if self.left_at_ms.is_none() && args.get("kind").and_then(Value::as_str) == Some("ask") {
-            let at = cx.now_ms + self.config.reply_ms.sample(&mut self.user_rng);
+            let at = cx.now_ms.saturating_add(self.config.reply_ms.sample(&mut self.user_rng));
             let text = format!("The latest {}, please.", self.wanted);
             cx.tell_agent(at, Message { text, content: self.request(true) });
         }
@@ -443,10 +443,11 @@ impl World for Newsroom<'_> {
                     ]),
                 );
                 if self.world_rng.chance(self.config.correction_probability.get()) {
-                    let at = cx.now_ms + self.config.correction_delay_ms.sample(&mut self.world_rng).max(1);
+                    let at =
+                        cx.now_ms.saturating_add(self.config.correction_delay_ms.sample(&mut self.world_rng).max(1));
                     cx.schedule(at, NewsEvent::Correction { story });
                 }
-                let next = cx.now_ms + self.config.arrival_ms.sample(&mut self.world_rng).max(1);
+                let next = cx.now_ms.saturating_add(self.config.arrival_ms.sample(&mut self.world_rng).max(1));
                 cx.schedule(next, NewsEvent::Arrival);
             }
             NewsEvent::Correction { story } => {

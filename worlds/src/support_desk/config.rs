@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use agentsim_engine::{Latency, TimeMs};
 
-use crate::kit::checks::{not_empty, persona_weights, unique_ids};
+use crate::kit::checks::{CENTS_MAX, not_empty, persona_weights, unique_ids, unique_ids_set};
 use crate::kit::tool_configs::tool_configs;
 
 /// A customer.
@@ -25,7 +25,7 @@ pub struct Item {
     pub sku: String,
     /// What the customer calls it.
     pub name: String,
-    /// Price in cents, positive.
+    /// Price in cents, positive, at most [`CENTS_MAX`].
     pub price_cents: i64,
 }
 
@@ -40,8 +40,11 @@ struct ItemUnchecked {
 impl TryFrom<ItemUnchecked> for Item {
     type Error = String;
     fn try_from(i: ItemUnchecked) -> Result<Self, String> {
-        if i.price_cents <= 0 {
-            return Err(format!("field `price_cents`: expected a positive price in cents, found {}", i.price_cents));
+        if i.price_cents <= 0 || i.price_cents > CENTS_MAX {
+            return Err(format!(
+                "field `price_cents`: expected a positive price in cents up to {CENTS_MAX}, found {}",
+                i.price_cents
+            ));
         }
         Ok(Item { sku: i.sku, name: i.name, price_cents: i.price_cents })
     }
@@ -95,9 +98,10 @@ pub struct Order {
 }
 
 impl Order {
-    /// Sum of the item prices.
+    /// Sum of the item prices (saturating: each is at most [`CENTS_MAX`], so only
+    /// an order of billions of items could reach `i64::MAX`).
     pub fn total_cents(&self) -> i64 {
-        self.items.iter().map(|i| i.price_cents).sum()
+        self.items.iter().fold(0i64, |sum, i| sum.saturating_add(i.price_cents))
     }
 }
 
@@ -161,7 +165,7 @@ pub struct SupportDeskConfig {
     pub status_change_ms: Latency,
     /// How long an impatient customer waits for the refund before leaving (left out
     /// of the canonical form at its default, 180 s).
-    #[serde(skip_serializing_if = "is_default_patience")]
+    #[serde(skip_serializing_if = "is_default_patience", deserialize_with = "agentsim_engine::time::bounded_ms")]
     pub patience_ms: TimeMs,
     /// The tools.
     pub tools: Tools,
@@ -210,12 +214,10 @@ impl SupportDeskConfig {
     /// with items, usable persona weights. Returns (field path, value to point at,
     /// message) for the first problem.
     pub fn check(&self) -> Result<(), (String, String, String)> {
-        unique_ids(self.customers.iter().map(|c| c.id.as_str()), "customers", "customer")?;
+        let customers = unique_ids_set(self.customers.iter().map(|c| c.id.as_str()), "customers", "customer")?;
+        unique_ids(self.orders.iter().map(|o| o.id.as_str()), "orders", "order")?;
         for (i, o) in self.orders.iter().enumerate() {
-            if self.orders[..i].iter().any(|p| p.id == o.id) {
-                return Err((format!("orders[{i}].id"), o.id.clone(), format!("duplicate order id `{}`", o.id)));
-            }
-            if !self.customers.iter().any(|c| c.id == o.customer) {
+            if !customers.contains(o.customer.as_str()) {
                 return Err((
                     format!("orders[{i}].customer"),
                     o.customer.clone(),

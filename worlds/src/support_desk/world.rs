@@ -115,9 +115,10 @@ impl<'c> SupportDesk<'c> {
     pub fn new(config: &'c SupportDeskConfig, ids: Ids, streams: &StreamSource) -> Self {
         let mut user_rng = streams.stream("user.0");
         let world_rng = streams.stream("world");
-        let with_orders: Vec<usize> = (0..config.customers.len())
-            .filter(|&c| config.orders.iter().any(|o| o.customer == config.customers[c].id))
-            .collect();
+        // A set for the look-up: a long list of customers and orders stays O(n log n).
+        let ordering: std::collections::BTreeSet<&str> = config.orders.iter().map(|o| o.customer.as_str()).collect();
+        let with_orders: Vec<usize> =
+            (0..config.customers.len()).filter(|&c| ordering.contains(config.customers[c].id.as_str())).collect();
         let customer = with_orders[user_rng.below(with_orders.len() as u64) as usize];
         let orders: Vec<usize> =
             (0..config.orders.len()).filter(|&o| config.orders[o].customer == config.customers[customer].id).collect();
@@ -206,11 +207,15 @@ impl<'c> SupportDesk<'c> {
     }
 
     fn refunded_cents(&self, order: usize, at_ms: TimeMs) -> i64 {
-        self.refunds.iter().filter(|r| r.order == order && r.at_ms <= at_ms).map(|r| r.amount_cents).sum()
+        // Saturating: the amounts are the agent's, any i64.
+        self.refunds
+            .iter()
+            .filter(|r| r.order == order && r.at_ms <= at_ms)
+            .fold(0i64, |sum, r| sum.saturating_add(r.amount_cents))
     }
 
     fn reply_at(&mut self, now_ms: TimeMs) -> TimeMs {
-        now_ms + self.config.reply_ms.sample(&mut self.user_rng)
+        now_ms.saturating_add(self.config.reply_ms.sample(&mut self.user_rng))
     }
 
     fn request(&self, t: &Target) -> Value {
@@ -290,7 +295,7 @@ impl<'c> SupportDesk<'c> {
         let order_id = &self.config.orders[order].id;
         if amount_cents <= 0 {
             cx.minefield("refund_not_positive", format!("refund of {amount_cents} cents on {order_id}"));
-        } else if amount_cents + already_cents > total_cents {
+        } else if amount_cents.saturating_add(already_cents) > total_cents {
             cx.minefield(
                 "refund_over_total",
                 format!("refund of {amount_cents} cents on {order_id} (total {total_cents}, already refunded {already_cents})"),
@@ -467,7 +472,7 @@ impl World for SupportDesk<'_> {
                         ]),
                     );
                     if next.next().is_some() {
-                        let at = cx.now_ms + self.config.status_change_ms.sample(&mut self.world_rng);
+                        let at = cx.now_ms.saturating_add(self.config.status_change_ms.sample(&mut self.world_rng));
                         cx.schedule(at, DeskEvent::Status { order });
                     }
                 }

@@ -93,6 +93,7 @@ pub struct WeatherDiningConfig {
     /// Largest party.
     pub party_size_max: u32,
     /// How long an impatient customer waits for a table before leaving.
+    #[serde(deserialize_with = "agentsim_engine::time::bounded_ms")]
     pub patience_ms: TimeMs,
     /// Persona weights.
     pub personas: Personas,
@@ -153,14 +154,17 @@ impl WeatherDiningConfig {
         }
         // Every city must seat the largest party both inside and outside, or a seed
         // could draw a task that cannot be done whatever the weather.
+        // The most seats (indoor, outdoor) of any restaurant per city: one pass, so
+        // the check stays O(n log n) for a long list.
+        let mut most: std::collections::BTreeMap<&str, (u32, u32)> = std::collections::BTreeMap::new();
+        for r in &self.restaurants {
+            let seats = most.entry(r.city.as_str()).or_default();
+            *seats = (seats.0.max(r.indoor_seats), seats.1.max(r.outdoor_seats));
+        }
         for r in &self.restaurants {
             let city = &r.city;
-            let fits = |outdoor: bool| {
-                self.restaurants.iter().any(|o| {
-                    o.city == *city && (if outdoor { o.outdoor_seats } else { o.indoor_seats }) >= self.party_size_max
-                })
-            };
-            if !fits(false) || !fits(true) {
+            let (indoor, outdoor) = most[city.as_str()];
+            if indoor < self.party_size_max || outdoor < self.party_size_max {
                 return Err((
                     "restaurants".into(),
                     city.clone(),

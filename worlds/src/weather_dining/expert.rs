@@ -251,7 +251,7 @@ impl Agent for Expert {
             Input::Wake => None,
         };
         match wait_ms {
-            Some(ms) => Action::Idle { wake_at_ms: Some(cx.now_ms + ms) },
+            Some(ms) => Action::Idle { wake_at_ms: Some(cx.now_ms.saturating_add(ms)) },
             None => self.next(cx.now_ms),
         }
     }

@@ -102,9 +102,12 @@ impl<'c> WeatherDining<'c> {
     pub fn new(config: &'c WeatherDiningConfig, ids: Ids, streams: &StreamSource) -> Self {
         let mut user_rng = streams.stream("user.0");
         let mut world_rng = streams.stream("world");
+        // The cities in order of first appearance (a set for the look-up: a long
+        // list of restaurants stays O(n log n)).
         let mut cities: Vec<String> = Vec::new();
+        let mut seen = std::collections::BTreeSet::new();
         for r in &config.restaurants {
-            if !cities.contains(&r.city) {
+            if seen.insert(r.city.as_str()) {
                 cities.push(r.city.clone());
             }
         }
@@ -306,7 +309,7 @@ impl<'c> WeatherDining<'c> {
         let now_ms = cx.now_ms;
         match args.get("kind").and_then(Value::as_str).unwrap_or("info") {
             "ask" => {
-                let at = now_ms + self.config.reply_ms.sample(&mut self.user_rng);
+                let at = now_ms.saturating_add(self.config.reply_ms.sample(&mut self.user_rng));
                 let text = format!("We are {}.", self.party_size);
                 cx.tell_agent(at, Message { text, content: self.request(true) });
             }
@@ -377,7 +380,7 @@ impl World for WeatherDining<'_> {
                         cx.note("weather", Value::str(if raining { "rain" } else { "dry" }));
                     }
                 }
-                let next = cx.now_ms + self.config.weather_change_ms.sample(&mut self.world_rng).max(1);
+                let next = cx.now_ms.saturating_add(self.config.weather_change_ms.sample(&mut self.world_rng).max(1));
                 cx.schedule(next, DiningEvent::Weather { city });
             }
             DiningEvent::PatienceOut => {
