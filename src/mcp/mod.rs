@@ -357,14 +357,6 @@ impl<W: Write> Server<'_, W> {
         if let Err(e) = from_json_within(&args, "arguments", ARGS_DEPTH_MAX) {
             return Ok(Err((INVALID_PARAMS, e)));
         }
-        // The tool list says `integer`: a fraction breaks the declared schema,
-        // which is the client's mistake, not the tool's answer.
-        let id = self.catalog.id(name).expect("checked above");
-        for arg in self.catalog.spec(id).def.args.iter().filter(|a| a.kind == agentsim_engine::ValueKind::Int) {
-            if let Some(n) = args.get(&arg.name).filter(|v| v.is_f64()) {
-                return Ok(Err((INVALID_PARAMS, format!("`arguments.{}`: {n} is not an integer", arg.name))));
-            }
-        }
         let Some(to_agent) = &self.to_agent else {
             return Ok(Ok(ended()));
         };

@@ -4,10 +4,10 @@
 //! agentsim writes one observation per line and reads one action per line. Every
 //! message carries `"protocol": "agentsim/1"`; an action with another major
 //! version is refused. Values map to JSON one to one: an integer literal is an
-//! integer, a literal with a fraction or an exponent a float (the built-in
-//! worlds take money in cents and time in milliseconds, and answer a float
-//! where they expect an integer with a 400, as a real API would). An integer
-//! beyond 64 bits, signed, is an error.
+//! integer, a literal with a fraction or an exponent a float (scripted worlds
+//! take numbers; the built-in worlds count money in cents and time in
+//! milliseconds). A fraction for an argument the tool list declares
+//! `integer`, and an integer beyond 64 bits, signed, are protocol errors.
 
 use agentsim_engine::tool::ArgDef;
 use agentsim_engine::{Action, AgentCx, Catalog, Finish, Float, Input, Reply, ToolCall, ToolKind, Value, ValueKind};
@@ -244,6 +244,16 @@ pub fn parse_action(line: &[u8], catalog: &Catalog) -> Result<(Action, Value), S
                 Some(args @ Json::Object(_)) => from_json_within(args, "args", ARGS_DEPTH_MAX)?,
                 Some(other) => return Err(format!("field `args`: expected an object, found {other}")),
             };
+            // The tool list says `integer`: a fraction there is the agent's
+            // mistake about the declared schema (a protocol error), not a call.
+            for arg in catalog.spec(tool).def.args.iter().filter(|a| a.kind == ValueKind::Int) {
+                if let Some(Value::Float(x)) = args.get(&arg.name) {
+                    return Err(format!(
+                        "field `args.{}`: {x} is not an integer, the type the tool declares",
+                        arg.name
+                    ));
+                }
+            }
             let idempotency_key = match message.get("idempotency_key") {
                 None | Some(Json::Null) => None,
                 Some(Json::String(k)) => Some(k.clone()),
