@@ -12,7 +12,7 @@
 pub mod flight_booking;
 pub mod kit;
 pub mod newsroom;
-mod read;
+pub mod read;
 pub mod scenario;
 pub mod scripted;
 pub mod support_desk;

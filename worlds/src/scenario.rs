@@ -71,6 +71,11 @@ pub enum WorldConfig {
     /// A domain written as files: tables, tools in a script, tasks
     /// (`docs/worlds.md`).
     Scripted(ScriptedConfig),
+    /// A world written in Rust outside this crate, by name: such a scenario
+    /// runs only through [`Prepared::from_model`], which brings the world's
+    /// catalog and model (`examples/rust_world/`). A file naming one is refused
+    /// when parsed: nothing here knows how to build it.
+    Named(String),
 }
 
 /// A world ready to run: what a world kind builds once per process from its
@@ -173,6 +178,13 @@ impl WorldConfig {
             WorldConfig::WeatherDining(c) => c.check(),
             WorldConfig::Newsroom(c) => c.check(),
             WorldConfig::Scripted(_) => Ok(()),
+            WorldConfig::Named(name) => Err((
+                String::new(),
+                name.clone(),
+                format!(
+                    "world `{name}` is not built in: a world written in Rust outside agentsim runs through Prepared::from_model, not from a file"
+                ),
+            )),
         }
     }
 
@@ -184,6 +196,7 @@ impl WorldConfig {
             WorldConfig::WeatherDining(c) => Catalog::new(weather_dining::tools::specs(&c.tools)),
             WorldConfig::Newsroom(c) => Catalog::new(newsroom::tools::specs(&c.tools)),
             WorldConfig::Scripted(c) => c.catalog(),
+            WorldConfig::Named(_) => Catalog::new(Vec::new()),
         }
     }
 
@@ -200,6 +213,7 @@ impl WorldConfig {
             WorldConfig::WeatherDining(c) => named(c.tools.configs_mut()),
             WorldConfig::Newsroom(c) => named(c.tools.configs_mut()),
             WorldConfig::Scripted(c) => c.tool_configs_mut(),
+            WorldConfig::Named(_) => Vec::new(),
         }
     }
 
@@ -211,7 +225,32 @@ impl WorldConfig {
             WorldConfig::WeatherDining(c) => builtin(c, catalog),
             WorldConfig::Newsroom(c) => builtin(c, catalog),
             WorldConfig::Scripted(c) => scripted::model(c),
+            WorldConfig::Named(name) => Arc::new(Unregistered(name.clone())),
         }
+    }
+}
+
+/// The model of a [`WorldConfig::Named`] world prepared without its model.
+/// Unreachable from files (parsing refuses such worlds); from code, it is the
+/// mistake of preparing one with [`Prepared::new`] instead of
+/// [`Prepared::from_model`], and says so.
+struct Unregistered(String);
+
+impl WorldModel for Unregistered {
+    fn expert(&self, _task: usize) -> Box<dyn Agent> {
+        panic!("world `{}` is not built in: prepare it with Prepared::from_model", self.0)
+    }
+
+    fn run(
+        &self,
+        _: usize,
+        _: &Catalog,
+        _: &StreamSource,
+        _: &SimConfig,
+        _: &mut dyn Agent,
+        _: Option<Value>,
+    ) -> Trajectory {
+        panic!("world `{}` is not built in: prepare it with Prepared::from_model", self.0)
     }
 }
 
@@ -306,6 +345,21 @@ fn position_of(text: &str, offset: usize) -> (usize, usize) {
 }
 
 impl Scenario {
+    /// A scenario for a world written in Rust outside this crate
+    /// ([`WorldConfig::Named`]), with the default horizon (30 minutes),
+    /// budgets and model; run it with [`Prepared::from_model`].
+    pub fn named(name: &str, world: &str) -> Scenario {
+        Scenario {
+            name: name.to_string(),
+            description: String::new(),
+            horizon_ms: default_horizon_ms(),
+            budgets: Budgets::default(),
+            model: ModelConfig::default(),
+            world: WorldConfig::Named(world.to_string()),
+            swarm: Swarm::default(),
+        }
+    }
+
     /// Parses and checks a scenario that must be whole (a built-in, or one
     /// embedded in an incident): a scripted world's file references are refused.
     /// `origin` names it in errors.
@@ -453,9 +507,11 @@ impl Prepared {
     }
 
     /// Prepares a world written outside this crate: `model` runs it, `catalog`
-    /// is its tools, and `scenario` gives the name, horizon, budgets and model
-    /// costs (its `world` section is not used) and the key its streams derive
-    /// from.
+    /// is its tools, and `scenario` (whose world is [`WorldConfig::Named`])
+    /// gives the name, horizon, budgets and model costs, and the key its
+    /// streams derive from. Such a world runs, sweeps and compares like any
+    /// other; editing its scenario (shrinking, traces) needs it in the
+    /// registry, [`WorldConfig`].
     pub fn from_model(scenario: Scenario, catalog: Catalog, model: Arc<dyn WorldModel>) -> Prepared {
         let key = scenario.key();
         Prepared::assemble(scenario, catalog, key, model)

@@ -1,4 +1,5 @@
-//! What the four worlds share, one job per module. `read.rs` (beside this
+//! What worlds share, one job per module: the four built-in worlds, and any
+//! world written in Rust outside this crate (`examples/rust_world/`). `read.rs` (beside this
 //! folder) holds what their experts share when reading results; the kit holds
 //! the rest, so that a world's own files say only what makes that world
 //! different.
