@@ -159,3 +159,41 @@ fn a_table_over_the_size_bound_is_refused() {
     assert!(text(&output).contains("big.ron:2:56: field `world.tables[0].file`"), "{}", text(&output));
     assert!(text(&output).contains("larger than 16 MiB"), "{}", text(&output));
 }
+
+#[test]
+fn incidents_of_a_scripted_world_replay_without_its_files_and_shrink() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = helpdesk_path();
+    let path = path.to_str().unwrap();
+    // Seed 30 under naive updates the ticket twice after a lost answer.
+    let out = agentsim(dir.path(), &["run", path, "--agent", "naive", "--seed", "30", "--record", "seed30.ron"], &[]);
+    assert!(text(&out).contains("outcome: violation"), "{}", text(&out));
+    let out = agentsim(dir.path(), &["shrink", path, "--agent", "naive", "--seed", "30", "-o", "shrunk.ron"], &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    // The incidents embed the tables and the script: they replay from another folder.
+    let elsewhere = tempfile::tempdir().unwrap();
+    for file in ["seed30.ron", "shrunk.ron"] {
+        std::fs::copy(dir.path().join(file), elsewhere.path().join(file)).unwrap();
+        let out = agentsim(elsewhere.path(), &["replay", file], &[]);
+        assert!(out.status.success(), "{file}: {}", text(&out));
+    }
+    let shrunk = std::fs::read_to_string(dir.path().join("shrunk.ron")).unwrap();
+    assert!(shrunk.contains("Inline(") && !shrunk.contains("File(\""), "the script is embedded");
+}
+
+#[test]
+fn the_digest_does_not_depend_on_where_the_scenario_lives() {
+    let source = helpdesk_path();
+    let copy = tempfile::tempdir().unwrap();
+    for file in ["helpdesk.ron", "helpdesk.rhai", "users.csv", "tickets.json"] {
+        std::fs::copy(source.parent().unwrap().join(file), copy.path().join(file)).unwrap();
+    }
+    let digest = |dir: &Path, scenario: &str| {
+        let out = agentsim(dir, &["sweep", scenario, "--agent", "naive", "--seeds", "0..50", "--out", "o"], &[]);
+        assert!(out.status.success(), "{}", text(&out));
+        String::from_utf8_lossy(&out.stdout).lines().find(|l| l.starts_with("digest ")).unwrap().to_string()
+    };
+    let original = digest(copy.path(), source.to_str().unwrap());
+    assert_eq!(digest(copy.path(), "helpdesk.ron"), original);
+    assert_eq!(digest(copy.path(), "./helpdesk.ron"), original);
+}

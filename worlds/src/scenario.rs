@@ -374,7 +374,11 @@ impl Scenario {
         let mut scenario: Scenario = ron_options().from_str(text).map_err(|e| ron_error(text, origin, &e))?;
         if let WorldConfig::Scripted(config) = &mut scenario.world {
             let located = |e: scripted::LoadError| match e.file {
-                Some(file) => ScenarioError { origin: file, line: e.line, column: e.column, message: e.message },
+                Some(file) => {
+                    // Files are named relative to the scenario's folder.
+                    let shown = dir.map_or_else(|| file.clone(), |d| d.join(&file).display().to_string());
+                    ScenarioError { origin: shown, line: e.line, column: e.column, message: e.message }
+                }
                 None => {
                     let (line, column) = locate(text, &e.needle);
                     ScenarioError { origin: origin.to_string(), line, column, message: e.message }

@@ -18,7 +18,8 @@ pub const ROWS_MAX: usize = 1_000_000;
 /// (`file`, with a position), or in the scenario itself (found by `needle`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoadError {
-    /// The file the error is in; `None` for the scenario.
+    /// The file the error is in, relative to the scenario's folder; `None`
+    /// for the scenario.
     pub file: Option<String>,
     /// 1-based line in `file`.
     pub line: usize,
@@ -78,7 +79,7 @@ fn read(dir: &Path, name: &str, field: &str) -> Result<String, LoadError> {
         let text = String::from_utf8_lossy(ok);
         let line = text.matches('\n').count() + 1;
         let column = text.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-        LoadError::in_file(&shown, line, column, "not valid UTF-8")
+        LoadError::in_file(name, line, column, "not valid UTF-8")
     })
 }
 
@@ -95,8 +96,9 @@ pub fn resolve(config: &mut ScriptedConfig, dir: Option<&Path>) -> Result<(), Lo
             ));
         };
         let text = read(dir, name, "world.script")?;
-        let origin = dir.join(name).display().to_string();
-        config.script = Source::Inline { origin, text };
+        // The name as written, not where the folder is: the scenario's key (and
+        // so every digest) must not depend on where it was loaded from.
+        config.script = Source::Inline { origin: name.clone(), text };
     }
     for (i, table) in config.tables.iter_mut().enumerate() {
         let Some(name) = table.file.take() else { continue };
@@ -114,11 +116,10 @@ pub fn resolve(config: &mut ScriptedConfig, dir: Option<&Path>) -> Result<(), Lo
             ));
         }
         let text = read(dir, &name, &field)?;
-        let shown = dir.join(&name).display().to_string();
         let rows = if name.ends_with(".csv") {
-            Value::List(from_csv_text(&text).map_err(|(l, c, m)| LoadError::in_file(&shown, l, c, m))?)
+            Value::List(from_csv_text(&text).map_err(|(l, c, m)| LoadError::in_file(&name, l, c, m))?)
         } else if name.ends_with(".json") {
-            from_json_text(&text).map_err(|(l, c, m)| LoadError::in_file(&shown, l, c, m))?
+            from_json_text(&text).map_err(|(l, c, m)| LoadError::in_file(&name, l, c, m))?
         } else {
             return Err(LoadError::at(
                 format!("\"{name}\""),
