@@ -217,7 +217,7 @@ fn register_world(engine: &mut Engine) {
             if !s.writable {
                 return Err("a read tool cannot change tables (declare the tool `kind: Write`)".into());
             }
-            s.state.put(table, key, record)
+            s.state.put(table, key, record, s.now_ms)
         })
     });
     engine.register_fn("remove", |table: &str, key: Dynamic| -> Result<bool, Box<EvalAltResult>> {
@@ -226,7 +226,7 @@ fn register_world(engine: &mut Engine) {
             if !s.writable {
                 return Err("a read tool cannot change tables (declare the tool `kind: Write`)".into());
             }
-            s.state.remove(table, &key)
+            s.state.remove(table, &key, s.now_ms)
         })
     });
     engine.register_fn("find", |table: &str, field: &str, value: Dynamic| -> Result<Array, Box<EvalAltResult>> {

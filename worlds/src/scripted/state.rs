@@ -1,11 +1,13 @@
 //! A scripted world's tables: the records a scenario starts with, shared by
-//! every trajectory, plus what one trajectory changed (an overlay), so a
-//! trajectory costs what it writes, not the size of its tables.
+//! every trajectory, plus what one trajectory changed (an overlay, with the
+//! virtual time of each change), so a trajectory costs what it writes, not the
+//! size of its tables, and a stale read (a `Stale` fault) sees the tables as
+//! they were.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use agentsim_engine::{Key, Value};
+use agentsim_engine::{Key, TimeMs, Value};
 
 /// One table of records, by key, in the order the scenario gave them.
 #[derive(Clone, Debug, PartialEq)]
@@ -36,20 +38,33 @@ impl Table {
 /// The tables a trajectory starts from.
 pub type Tables = Arc<Vec<Table>>;
 
+/// The versions of one record: (virtual time, the record or `None` when it
+/// was removed), oldest first.
+type History = Vec<(TimeMs, Option<Value>)>;
+
 /// One trajectory's tables.
 #[derive(Clone, Debug)]
 pub struct State {
     base: Tables,
-    /// Records changed (`Some`) or removed (`None`), by (table, key).
-    changed: BTreeMap<(usize, String), Option<Value>>,
+    /// Records changed (`Some`) or removed (`None`), by (table, key), each
+    /// change with its virtual time, oldest first.
+    changed: BTreeMap<(usize, String), History>,
     /// Keys not in the base tables, in the order they were first written.
     added: Vec<(usize, String)>,
+    /// Reads see the tables as of this time (a stale read); `None`: now.
+    as_of_ms: Option<TimeMs>,
 }
 
 impl State {
     /// The state at time 0.
     pub fn new(base: Tables) -> State {
-        State { base, changed: BTreeMap::new(), added: Vec::new() }
+        State { base, changed: BTreeMap::new(), added: Vec::new(), as_of_ms: None }
+    }
+
+    /// Makes reads see the tables as they were at `as_of_ms` (`None`: now),
+    /// until the next call of this.
+    pub fn read_as_of(&mut self, as_of_ms: Option<TimeMs>) {
+        self.as_of_ms = as_of_ms;
     }
 
     fn table(&self, name: &str) -> Result<usize, String> {
@@ -60,10 +75,16 @@ impl State {
     }
 
     fn record(&self, t: usize, key: &str) -> Option<&Value> {
-        match self.changed.get(&(t, key.to_string())) {
-            Some(changed) => changed.as_ref(),
+        let changes = self.changed.get(&(t, key.to_string()));
+        let seen = changes.and_then(|c| c.iter().rev().find(|(at, _)| self.as_of_ms.is_none_or(|as_of| *at <= as_of)));
+        match seen {
+            Some((_, record)) => record.as_ref(),
             None => self.base[t].records.get(key),
         }
+    }
+
+    fn change(&mut self, t: usize, key: String, record: Option<Value>, at_ms: TimeMs) {
+        self.changed.entry((t, key)).or_default().push((at_ms, record));
     }
 
     /// The record `key` of `table`.
@@ -75,7 +96,7 @@ impl State {
     /// Writes a record. A record that replaces another keeps the field order of
     /// the one it replaces (scripts order map keys alphabetically), new fields
     /// after.
-    pub fn put(&mut self, table: &str, key: String, record: Value) -> Result<(), String> {
+    pub fn put(&mut self, table: &str, key: String, record: Value, at_ms: TimeMs) -> Result<(), String> {
         let t = self.table(table)?;
         let record = match (self.record(t, &key), record) {
             (Some(Value::Map(old)), Value::Map(mut new)) => {
@@ -93,16 +114,16 @@ impl State {
         if !self.base[t].records.contains_key(&key) && !self.added.iter().any(|(at, k)| *at == t && *k == key) {
             self.added.push((t, key.clone()));
         }
-        self.changed.insert((t, key), Some(record));
+        self.change(t, key, Some(record), at_ms);
         Ok(())
     }
 
     /// Removes a record; says whether there was one.
-    pub fn remove(&mut self, table: &str, key: &str) -> Result<bool, String> {
+    pub fn remove(&mut self, table: &str, key: &str, at_ms: TimeMs) -> Result<bool, String> {
         let t = self.table(table)?;
         let existed = self.record(t, key).is_some();
         if existed {
-            self.changed.insert((t, key.to_string()), None);
+            self.change(t, key.to_string(), None, at_ms);
         }
         Ok(existed)
     }
@@ -125,9 +146,10 @@ impl State {
         Ok(self.rows(table)?.into_iter().filter(|r| r.get(field) == Some(value)).collect())
     }
 
-    /// Whether two states of the same base tables hold the same records in the
-    /// tables named by `tables` (all when `None`).
+    /// Whether two states of the same base tables hold the same records now in
+    /// the tables named by `tables` (all when `None`).
     pub fn same_records(&self, other: &State, tables: Option<&[usize]>) -> bool {
+        debug_assert!(self.as_of_ms.is_none() && other.as_of_ms.is_none(), "compared as of now");
         let compared = |t: usize| tables.is_none_or(|list| list.contains(&t));
         self.changed
             .keys()
@@ -152,14 +174,22 @@ mod tests {
     #[test]
     fn writes_overlay_the_base_and_keep_field_order() {
         let mut s = state();
-        s.put("t", "a".into(), Value::map([("n", Value::Int(5)), ("id", Value::str("a")), ("z", Value::Null)]))
+        s.put("t", "a".into(), Value::map([("n", Value::Int(5)), ("id", Value::str("a")), ("z", Value::Null)]), 10)
             .expect("table");
-        s.put("t", "c".into(), Value::map([("id", Value::str("c"))])).expect("table");
-        assert!(s.remove("t", "b").expect("table"));
+        s.put("t", "c".into(), Value::map([("id", Value::str("c"))]), 20).expect("table");
+        assert!(s.remove("t", "b", 30).expect("table"));
         assert_eq!(s.keys("t").expect("table"), vec!["a", "c"]);
         assert_eq!(s.get("t", "a").expect("table").expect("a").render(), r#"{"id":"a","n":5,"z":null}"#);
         assert!(!s.same_records(&state(), None));
         assert!(state().same_records(&state(), None));
         assert!(s.get("nope", "a").unwrap_err().contains("no table `nope`"));
+        // A stale read sees the tables as they were.
+        s.read_as_of(Some(15));
+        assert_eq!(s.keys("t").expect("table"), vec!["a", "b"]);
+        assert_eq!(s.get("t", "a").expect("table").expect("a").get("n"), Some(&Value::Int(5)));
+        s.read_as_of(Some(5));
+        assert_eq!(s.get("t", "a").expect("table").expect("a").get("n"), Some(&Value::Int(1)));
+        s.read_as_of(None);
+        assert_eq!(s.keys("t").expect("table"), vec!["a", "c"]);
     }
 }

@@ -167,6 +167,7 @@ impl<'m> ScriptedWorld<'m> {
         &mut self,
         i: usize,
         call: &ToolCall,
+        as_of_ms: TimeMs,
         cx: &mut WorldCx<'_, ScriptEvent>,
     ) -> Result<Value, ToolError> {
         let tool = &self.model.tools[i];
@@ -174,7 +175,12 @@ impl<'m> ScriptedWorld<'m> {
         let session = self.session();
         session.now_ms = cx.now_ms;
         session.writable = tool.kind == ToolKind::Write;
+        // A stale read (a `Stale` fault) sees the tables as they were; a write
+        // always acts on the present.
+        let stale = (tool.kind == ToolKind::Read && as_of_ms < cx.now_ms).then_some(as_of_ms);
+        session.state.read_as_of(stale);
         let result = self.model.program.call(&mut self.session, &tool.body, vec![to_dynamic(call.args.clone())]);
+        self.session().state.read_as_of(None);
         self.drain(cx);
         match result {
             Ok(body @ Value::Map(_)) => Ok(body),
@@ -334,7 +340,7 @@ impl World for ScriptedWorld<'_> {
     fn handle(
         &mut self,
         call: &ToolCall,
-        _as_of_ms: TimeMs,
+        as_of_ms: TimeMs,
         cx: &mut WorldCx<'_, ScriptEvent>,
     ) -> Result<Value, ToolError> {
         if let Some(key) = &call.idempotency_key
@@ -347,7 +353,7 @@ impl World for ScriptedWorld<'_> {
             return answer.clone();
         }
         let (name, reply) = match self.model.served(call.tool) {
-            Served::Script(i) => (self.model.tools[i].name.as_str(), self.serve_script(i, call, cx)),
+            Served::Script(i) => (self.model.tools[i].name.as_str(), self.serve_script(i, call, as_of_ms, cx)),
             Served::SendMessage => (super::SEND_MESSAGE, Ok(self.answer(&call.args, cx))),
             Served::Escalate => {
                 self.escalated = true;
