@@ -135,9 +135,10 @@ impl GoldExpert {
 
     fn learn_failure(&mut self, r: &ToolResult) -> Option<TimeMs> {
         self.case.failures += 1;
-        let write = self.model.served(r.call.tool) != super::model::Served::Other
-            && r.call.tool.0 < self.model.tools.len() as u16
-            && self.model.tools[r.call.tool.0 as usize].kind == ToolKind::Write;
+        let write = matches!(
+            self.model.served(r.call.tool),
+            super::model::Served::Script(i) if self.model.tools[i].kind == ToolKind::Write
+        );
         let current = self.gold.get(self.next);
         if matches!(r.reply, Reply::Timeout)
             && write
