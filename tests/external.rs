@@ -176,7 +176,12 @@ fn leftovers(script: &str) -> Vec<String> {
         let (state, ppid) = (fields.first().copied().unwrap_or(""), fields.get(1).copied().unwrap_or(""));
         let cmdline = std::fs::read(path.join("cmdline")).unwrap_or_default();
         let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        if (ppid == me && state == "Z") || cmdline.contains(script) {
+        // Only this checkout's agents: another checkout's test suite may run the
+        // same scripts at the same time (by relative path, from its own folder).
+        let here = env!("CARGO_MANIFEST_DIR");
+        let ours = cmdline.contains(here)
+            || std::fs::read_link(path.join("cwd")).is_ok_and(|cwd| cwd == std::path::Path::new(here));
+        if (ppid == me && state == "Z") || (cmdline.contains(script) && ours) {
             found.push(format!("{} {state} ppid {ppid}: {cmdline}", path.display()));
         }
     }

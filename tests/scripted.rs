@@ -197,3 +197,21 @@ fn the_digest_does_not_depend_on_where_the_scenario_lives() {
     assert_eq!(digest(copy.path(), "helpdesk.ron"), original);
     assert_eq!(digest(copy.path(), "./helpdesk.ron"), original);
 }
+
+#[test]
+fn a_tools_annotations_reach_external_and_mcp_agents() {
+    let scenario = r#"Scenario(name: "a", world: Scripted(
+        script: Inline(origin: "inline", text: "fn ok(args) { #{} }"),
+        tools: [(name: "ok", kind: Write, annotations: {"title": "Do it", "idempotentHint": true})],
+        tasks: [(id: "t", facts: {}, request: "hi", gold: [(tool: "ok")])],
+    ))"#;
+    let prepared = Prepared::new(Scenario::parse(scenario, "a").unwrap_or_else(|e| panic!("{e}")));
+    let listed = agentsim_agents::external::protocol::tool_list(&prepared.catalog);
+    assert_eq!(listed[0]["annotations"]["title"], "Do it");
+    let mcp = agentsim::mcp::tools(&prepared.catalog, 0);
+    assert_eq!(mcp[0]["annotations"]["title"], "Do it");
+    assert_eq!(mcp[0]["annotations"]["idempotentHint"], true, "the tool's own hint wins");
+    assert_eq!(mcp[0]["annotations"]["destructiveHint"], true);
+    let bad = scenario.replace(r#"{"title": "Do it", "idempotentHint": true}"#, "[1]");
+    assert!(Scenario::parse(&bad, "a").unwrap_err().to_string().contains("annotations`: expected a map"));
+}

@@ -66,6 +66,10 @@ pub struct ToolDef {
     /// Documented rules on arguments that the service itself does not enforce (the
     /// guardrail layer can).
     pub constraints: Vec<Constraint>,
+    /// Free annotations shown to agents with the tool (a scripted world's
+    /// `annotations`; MCP merges them into its tool annotations). Null for none.
+    #[serde(skip_serializing_if = "Value::is_null")]
+    pub annotations: Value,
 }
 
 /// A documented rule on a tool's arguments.
@@ -104,6 +108,7 @@ impl ToolDef {
             args: Vec::new(),
             response: Vec::new(),
             constraints: Vec::new(),
+            annotations: Value::Null,
         }
     }
 

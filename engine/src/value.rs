@@ -95,6 +95,11 @@ impl Value {
         Value::Map(pairs.into_iter().map(|(k, v)| (k.into(), v)).collect())
     }
 
+    /// Whether this is `Null`.
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+
     /// A string value.
     pub fn str(s: impl Into<String>) -> Value {
         Value::Str(s.into())

@@ -455,7 +455,8 @@ pub fn drift_in_effect(catalog: &Catalog, at_ms: u64) -> usize {
 }
 
 /// The scenario's tools in MCP form at virtual time `now_ms`: the argument schema
-/// of the external agents' tool list, annotations from the tool's kind, and the
+/// of the external agents' tool list, annotations from the tool's kind (and its
+/// own, which take precedence), and the
 /// description ending with the response fields as they are now (after drift), so
 /// a drift is a change of the tool list.
 pub fn tools(catalog: &Catalog, now_ms: u64) -> Json {
@@ -470,16 +471,21 @@ pub fn tools(catalog: &Catalog, now_ms: u64) -> Json {
             Some(text) => text.to_string(),
             None => String::new(),
         };
+        let mut annotations = json!({
+            "readOnlyHint": read,
+            "destructiveHint": !read,
+            "idempotentHint": read,
+            "openWorldHint": false,
+        });
+        // A scripted tool's own annotations (`title`, hints) take precedence.
+        if let (Json::Object(merged), Some(Json::Object(own))) = (&mut annotations, tool.get("annotations")) {
+            merged.extend(own.clone());
+        }
         json!({
             "name": tool["name"],
             "description": description,
             "inputSchema": tool["parameters"],
-            "annotations": {
-                "readOnlyHint": read,
-                "destructiveHint": !read,
-                "idempotentHint": read,
-                "openWorldHint": false,
-            },
+            "annotations": annotations,
         })
     });
     Json::Array(tools.collect())

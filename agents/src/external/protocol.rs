@@ -109,13 +109,17 @@ pub fn tool_list(catalog: &Catalog) -> Json {
         let def = &spec.def;
         let properties: Map<String, Json> = def.args.iter().map(|a| (a.name.clone(), arg_schema(a))).collect();
         let required: Vec<Json> = def.args.iter().filter(|a| a.required).map(|a| Json::String(a.name.clone())).collect();
-        json!({
+        let mut tool = json!({
             "name": def.name,
             "description": def.description,
             "kind": match def.kind { ToolKind::Read => "read", ToolKind::Write => "write" },
             "parameters": { "type": "object", "properties": properties, "required": required },
             "response_fields": def.response.iter().map(|f| json!({"name": f.name, "type": kind_name(f.kind)})).collect::<Vec<_>>(),
-        })
+        });
+        if !def.annotations.is_null() {
+            tool["annotations"] = to_json(&def.annotations);
+        }
+        tool
     });
     Json::Array(tools.collect())
 }

@@ -153,6 +153,7 @@ impl ScriptedConfig {
             .map(|(i, t)| {
                 let schema = Schema::parse(&t.args.0, "args").unwrap_or_default();
                 let mut def = ToolDef::new(&t.name, t.kind, &t.description);
+                def.annotations = t.annotations.0.clone();
                 for (name, prop) in &schema.properties {
                     def.args.push(agentsim_engine::tool::ArgDef {
                         name: name.clone(),
@@ -553,6 +554,9 @@ fn compile_tools(config: &ScriptedConfig, program: &Program) -> Result<Vec<Tool>
             }
         }
         response_fields(&t.response.0, &format!("{field}.response"))?;
+        if !matches!(t.annotations.0, Value::Null | Value::Map(_)) {
+            return Err(here(format!("field `{field}.annotations`: expected a map (MCP's `title`, hints)")));
+        }
         let body = t.body.clone().unwrap_or_else(|| t.name.clone());
         if !program.defines(&body, 1) {
             return Err(here(format!("field `{field}.body`: the script defines no function `{body}(args)`")));
