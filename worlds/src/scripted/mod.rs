@@ -111,7 +111,11 @@ pub struct ProcessFile {
     /// `random()`).
     pub body: String,
     /// Runs once at this time.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "agentsim_engine::time::bounded_ms_opt"
+    )]
     pub at_ms: Option<TimeMs>,
     /// Runs again and again, this long apart (drawn from the world's stream).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -136,7 +140,11 @@ pub struct PersonaFile {
     #[serde(default)]
     pub changes_mind: f64,
     /// How long it waits for the task to be done before it leaves.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "agentsim_engine::time::bounded_ms_opt"
+    )]
     pub patience_ms: Option<TimeMs>,
 }
 
