@@ -31,6 +31,16 @@ impl Table {
         }
         Ok(table)
     }
+
+    /// The keys, in the scenario's order.
+    pub fn keys(&self) -> impl Iterator<Item = &String> {
+        self.order.iter()
+    }
+
+    /// The record `key`.
+    pub fn record(&self, key: &str) -> Option<&Value> {
+        self.records.get(key)
+    }
 }
 
 /// The tables a trajectory starts from.
@@ -123,6 +133,23 @@ impl State {
     /// The records whose `field` equals `value`.
     pub fn find(&self, table: &str, field: &str, value: &Value) -> Result<Vec<Value>, String> {
         Ok(self.rows(table)?.into_iter().filter(|r| r.get(field) == Some(value)).collect())
+    }
+
+    /// What this trajectory wrote: (table index, key, the record now, or
+    /// `None` when removed), in (table, key) order. A record written back
+    /// unchanged is listed too.
+    pub fn changes(&self) -> impl Iterator<Item = (usize, &str, Option<&Value>)> {
+        self.changed.iter().map(|((t, k), v)| (*t, k.as_str(), v.as_ref()))
+    }
+
+    /// Record `key` of table `t` as the base tables hold it.
+    pub fn base_record(&self, t: usize, key: &str) -> Option<&Value> {
+        self.base[t].records.get(key)
+    }
+
+    /// The tables this state started from.
+    pub fn base(&self) -> &Tables {
+        &self.base
     }
 
     /// Whether two states of the same base tables hold the same records in the

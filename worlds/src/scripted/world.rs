@@ -364,6 +364,11 @@ impl World for ScriptedWorld<'_> {
         reply
     }
 
+    fn state_hash(&self) -> Option<String> {
+        let hasher = self.model.state_hasher.as_ref()?;
+        Some(hasher.hash(&self.session.as_ref().expect("the session is home").state))
+    }
+
     fn judge(&self) -> Verdict {
         let milestone = self.progress.last();
         let verdict = |success: bool, detail: String| Verdict {
