@@ -233,6 +233,13 @@ fn register_world(engine: &mut Engine) {
         let value = to_value(&value, 0)?;
         with_session(|s| Ok(s.state.find(table, field, &value)?.into_iter().map(to_dynamic).collect()))
     });
+    engine.register_fn("first_key", |table: &str, folded: Map, exact: Map| -> Result<Dynamic, Box<EvalAltResult>> {
+        let pairs = |m: &Map| -> Result<Vec<(String, Value)>, Box<EvalAltResult>> {
+            m.iter().map(|(k, v)| Ok((k.to_string(), to_value(v, 0)?))).collect()
+        };
+        let (folded, exact) = (pairs(&folded)?, pairs(&exact)?);
+        with_session(|s| Ok(s.state.first_key(table, &folded, &exact)?.map_or(Dynamic::UNIT, Dynamic::from)))
+    });
     engine.register_fn("rows", |table: &str| -> Result<Array, Box<EvalAltResult>> {
         with_session(|s| Ok(s.state.rows(table)?.into_iter().map(to_dynamic).collect()))
     });

@@ -70,6 +70,9 @@ impl State {
     }
 
     fn record(&self, t: usize, key: &str) -> Option<&Value> {
+        if self.changed.is_empty() {
+            return self.base[t].records.get(key);
+        }
         match self.changed.get(&(t, key.to_string())) {
             Some(changed) => changed.as_ref(),
             None => self.base[t].records.get(key),
@@ -128,6 +131,39 @@ impl State {
     pub fn rows(&self, table: &str) -> Result<Vec<Value>, String> {
         let t = self.table(table)?;
         Ok(self.keys(table)?.iter().filter_map(|k| self.record(t, k).cloned()).collect())
+    }
+
+    /// The first key (in [`State::keys`] order) whose record's fields at the
+    /// dotted paths of `folded` equal the values given, compared as Python's
+    /// `str.lower()` compares, and those of `exact` equal them exactly.
+    pub fn first_key(
+        &self,
+        table: &str,
+        folded: &[(String, Value)],
+        exact: &[(String, Value)],
+    ) -> Result<Option<String>, String> {
+        let t = self.table(table)?;
+        let at = |record: &Value, path: &str| -> Option<Value> {
+            let mut v = record;
+            for part in path.split('.') {
+                v = v.get(part)?;
+            }
+            Some(v.clone())
+        };
+        let lower = |v: &Value| match v {
+            Value::Str(s) => Value::Str(s.to_lowercase()),
+            other => other.clone(),
+        };
+        let folded: Vec<(&str, Value)> = folded.iter().map(|(p, v)| (p.as_str(), lower(v))).collect();
+        for key in self.keys(table)? {
+            let Some(record) = self.record(t, &key) else { continue };
+            let matches = folded.iter().all(|(p, v)| at(record, p).is_some_and(|r| lower(&r) == *v))
+                && exact.iter().all(|(p, v)| at(record, p).as_ref() == Some(v));
+            if matches {
+                return Ok(Some(key));
+            }
+        }
+        Ok(None)
     }
 
     /// The records whose `field` equals `value`.

@@ -40,7 +40,14 @@ pub struct ScriptedWorld<'m> {
     left_at_ms: Option<TimeMs>,
     /// Answers of writes sent with an idempotency key: (tool, key, answer).
     keyed: Vec<(agentsim_engine::ToolId, String, Result<Value, ToolError>)>,
+    /// The tables before each write (a write tool or a process), with the time
+    /// of the write: what a stale read (a `Stale` fault) sees.
+    history: Vec<(TimeMs, super::state::State)>,
 }
+
+/// Snapshots kept for stale reads, at most (the oldest go first; the call
+/// budgets keep real runs far below it).
+const HISTORY_MAX: usize = 1_024;
 
 impl<'m> ScriptedWorld<'m> {
     /// A fresh world for one seed, on task `task`; the persona is drawn from the
@@ -64,6 +71,7 @@ impl<'m> ScriptedWorld<'m> {
             escalated: false,
             left_at_ms: None,
             keyed: Vec::new(),
+            history: Vec::new(),
         }
     }
 
@@ -163,18 +171,42 @@ impl<'m> ScriptedWorld<'m> {
         }
     }
 
+    /// Keeps the tables as they are before a write at `now_ms`.
+    fn snapshot(&mut self, now_ms: TimeMs) {
+        if self.history.len() == HISTORY_MAX {
+            self.history.remove(0);
+        }
+        let state = self.session().state.clone();
+        self.history.push((now_ms, state));
+    }
+
     fn serve_script(
         &mut self,
         i: usize,
         call: &ToolCall,
+        as_of_ms: TimeMs,
         cx: &mut WorldCx<'_, ScriptEvent>,
     ) -> Result<Value, ToolError> {
         let tool = &self.model.tools[i];
         tool.schema.check(&call.args, "").map_err(ToolError::bad_request)?;
+        if tool.kind == ToolKind::Write {
+            self.snapshot(cx.now_ms);
+        }
+        // A stale read runs on the tables as they were at `as_of_ms`: the state
+        // before the first write after it.
+        let stale = if tool.kind == ToolKind::Read && as_of_ms < cx.now_ms {
+            self.history.iter().find(|(at, _)| *at > as_of_ms).map(|(_, state)| state.clone())
+        } else {
+            None
+        };
+        let current = stale.map(|old| std::mem::replace(&mut self.session().state, old));
         let session = self.session();
         session.now_ms = cx.now_ms;
         session.writable = tool.kind == ToolKind::Write;
         let result = self.model.program.call(&mut self.session, &tool.body, vec![to_dynamic(call.args.clone())]);
+        if let Some(current) = current {
+            self.session().state = current;
+        }
         self.drain(cx);
         match result {
             Ok(body @ Value::Map(_)) => Ok(body),
@@ -302,6 +334,7 @@ impl World for ScriptedWorld<'_> {
     fn on_event(&mut self, event: ScriptEvent, cx: &mut WorldCx<'_, ScriptEvent>) {
         match event {
             ScriptEvent::Process(i) => {
+                self.snapshot(cx.now_ms);
                 let process = &self.model.processes[i];
                 let session = self.session();
                 session.now_ms = cx.now_ms;
@@ -334,7 +367,7 @@ impl World for ScriptedWorld<'_> {
     fn handle(
         &mut self,
         call: &ToolCall,
-        _as_of_ms: TimeMs,
+        as_of_ms: TimeMs,
         cx: &mut WorldCx<'_, ScriptEvent>,
     ) -> Result<Value, ToolError> {
         if let Some(key) = &call.idempotency_key
@@ -347,7 +380,7 @@ impl World for ScriptedWorld<'_> {
             return answer.clone();
         }
         let (name, reply) = match self.model.served(call.tool) {
-            Served::Script(i) => (self.model.tools[i].name.as_str(), self.serve_script(i, call, cx)),
+            Served::Script(i) => (self.model.tools[i].name.as_str(), self.serve_script(i, call, as_of_ms, cx)),
             Served::SendMessage => (super::SEND_MESSAGE, Ok(self.answer(&call.args, cx))),
             Served::Escalate => {
                 self.escalated = true;
