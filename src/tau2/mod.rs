@@ -946,14 +946,16 @@ pub fn import(db_json: &str, tasks_json: &str, policy_md: &str) -> Result<Import
             let shape = TOOLS.iter().find(|t| t.name == action.name).expect("checked above");
             let args: serde_json::Map<String, serde_json::Value> =
                 action.arguments.iter().map(|(k, v)| (k.clone(), templated(v, &facts))).collect();
+            let args_ron = ron_data(&serde_json::Value::Object(args));
             if shape.write {
-                // tau2's policy: the user's explicit yes before any write.
+                // tau2's policy: the details, and the user's explicit yes,
+                // before any write. The details make each proposal a message
+                // of its own (an idempotency layer keys writes by content).
                 ron.push_str(&format!(
-                    "                    (tool: \"send_message\", args: {{\"kind\": \"confirm\", \"action\": \"{}\"}}),\n",
+                    "                    (tool: \"send_message\", args: {{\"kind\": \"confirm\", \"action\": \"{}\", \"details\": {args_ron}}}),\n",
                     shape.name
                 ));
             }
-            let args_ron = ron_data(&serde_json::Value::Object(args));
             match verify(&action.name, &action.arguments) {
                 Some((tool, vargs, applied)) if shape.write => ron.push_str(&format!(
                     "                    (tool: \"{}\", args: {args_ron}, verify: (tool: \"{tool}\", args: {vargs}, applied: {})),\n",
