@@ -54,12 +54,15 @@ pub struct State {
     changed: BTreeMap<(usize, String), Option<Value>>,
     /// Keys not in the base tables, in the order they were first written.
     added: Vec<(usize, String)>,
+    /// The tables written to (a lookup in any other reads the base directly,
+    /// without building an overlay key).
+    touched: Vec<usize>,
 }
 
 impl State {
     /// The state at time 0.
     pub fn new(base: Tables) -> State {
-        State { base, changed: BTreeMap::new(), added: Vec::new() }
+        State { base, changed: BTreeMap::new(), added: Vec::new(), touched: Vec::new() }
     }
 
     fn table(&self, name: &str) -> Result<usize, String> {
@@ -70,7 +73,7 @@ impl State {
     }
 
     fn record(&self, t: usize, key: &str) -> Option<&Value> {
-        if self.changed.is_empty() {
+        if !self.touched.contains(&t) {
             return self.base[t].records.get(key);
         }
         match self.changed.get(&(t, key.to_string())) {
@@ -106,6 +109,9 @@ impl State {
         if !self.base[t].records.contains_key(&key) && !self.added.iter().any(|(at, k)| *at == t && *k == key) {
             self.added.push((t, key.clone()));
         }
+        if !self.touched.contains(&t) {
+            self.touched.push(t);
+        }
         self.changed.insert((t, key), Some(record));
         Ok(())
     }
@@ -115,6 +121,9 @@ impl State {
         let t = self.table(table)?;
         let existed = self.record(t, key).is_some();
         if existed {
+            if !self.touched.contains(&t) {
+                self.touched.push(t);
+            }
             self.changed.insert((t, key.to_string()), None);
         }
         Ok(existed)
