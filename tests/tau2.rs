@@ -138,6 +138,59 @@ fn the_state_hash_column_is_written() {
 }
 
 #[test]
+fn an_mcp_client_solves_task_0_and_ends_in_taus_database() {
+    use std::io::Write;
+    let Some(dir) = imported() else { return };
+    let scenario = dir.join(agentsim::tau2::SCENARIO_FILE);
+    let request = |id: u64, method: &str, params: serde_json::Value| {
+        serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+    };
+    let call = |id: u64, name: &str, arguments: serde_json::Value| {
+        request(id, "tools/call", serde_json::json!({"name": name, "arguments": arguments}))
+    };
+    let exchange = serde_json::json!({
+        "order_id": "#W2378156",
+        "item_ids": ["1151293680", "4983901480"],
+        "new_item_ids": ["7706410293", "7747408585"],
+        "payment_method_id": "credit_card_9513926",
+    });
+    let lines = [
+        request(1, "initialize", serde_json::json!({"protocolVersion": "2025-06-18", "capabilities": {}})),
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+        call(
+            2,
+            "find_user_id_by_name_zip",
+            serde_json::json!({"first_name": "Yusuf", "last_name": "Rossi", "zip": "19122"}),
+        ),
+        call(3, "get_order_details", serde_json::json!({"order_id": "#W2378156"})),
+        call(
+            4,
+            "send_message",
+            serde_json::json!({"kind": "confirm", "text": "Exchange the keyboard and the thermostat?"}),
+        ),
+        call(5, "exchange_delivered_order_items", exchange),
+    ];
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_agentsim"))
+        .args(["mcp", scenario.to_str().unwrap(), "--seed", "0", "--fault-scale", "0"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("agentsim starts");
+    let mut stdin = child.stdin.take().unwrap();
+    for line in &lines {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    let log = text(&output);
+    assert!(output.status.success(), "{log}");
+    assert!(log.contains("yusuf_rossi_9620"), "{log}");
+    assert!(log.contains("outcome: success"), "{log}");
+    assert!(log.contains(&format!("state_hash: {TASK_0_HASH}")), "{log}");
+}
+
+#[test]
 fn bad_input_is_refused_with_its_file_and_position() {
     let dir = tempfile::tempdir().unwrap();
     let domain = dir.path().join("domain");
