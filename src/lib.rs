@@ -21,6 +21,7 @@ pub mod shrink;
 pub mod spec;
 pub mod summary;
 pub mod surface;
+pub mod tau2;
 pub mod timeline;
 pub mod trace;
 

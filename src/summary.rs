@@ -59,6 +59,10 @@ pub struct Row {
     /// the column is absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub task: Option<String>,
+    /// In a world that declares a state hash (an imported tau2-bench domain),
+    /// the hash of the final state; the column is absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state_hash: Option<String>,
 }
 
 impl Row {
@@ -86,6 +90,7 @@ impl Row {
             digest: t.digest.to_string(),
             swarm: None,
             task: None,
+            state_hash: None,
         }
     }
 }

@@ -25,6 +25,7 @@ mod stack_files;
 mod stacks;
 mod support_desk;
 mod swarm;
+mod tau2;
 mod validation;
 mod weather_dining;
 mod world_kit;

@@ -382,6 +382,7 @@ impl<'a, E> Sim<'a, E> {
 
     fn finish<W: World<Event = E>>(mut self, world: &W, end: End, seed: u64) -> Trajectory {
         let verdict = world.judge();
+        let state_hash = world.state_hash();
         let (outcome, reason) = classify(&end, &verdict, self.metrics.violations, self.repeat_run);
         self.metrics.virtual_ms = self.now_ms;
         self.metrics.cost_micro_usd = (self.cost_usd * 1e6).round() as u64;
@@ -400,6 +401,7 @@ impl<'a, E> Sim<'a, E> {
             decisions: self.decisions,
             digest,
             events,
+            state_hash,
         }
     }
 }

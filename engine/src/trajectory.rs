@@ -333,6 +333,10 @@ pub struct Trajectory {
     pub digest: Digest,
     /// The events, when recorded.
     pub events: Vec<Event>,
+    /// The world's hash of its final state, when it declares one
+    /// ([`World::state_hash`](crate::World::state_hash)); not in the digest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state_hash: Option<String>,
 }
 
 impl Trajectory {

@@ -89,6 +89,9 @@ pub fn mcp(args: &McpArgs) -> Result<ExitCode, Failure> {
     errln!("outcome: {}  ({})", t.outcome, t.end_reason);
     errln!("milestone: {}", t.verdict.milestone);
     errln!("verdict: {}", t.verdict.detail);
+    if let Some(hash) = &t.state_hash {
+        errln!("state_hash: {hash}");
+    }
     let m = &t.metrics;
     errln!(
         "turns {}  tool calls {} ({} failed, {} faults)  virtual time {:.1} s  digest {}",

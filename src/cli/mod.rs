@@ -13,6 +13,7 @@ mod report;
 mod run;
 mod summarize;
 mod sweep;
+mod tau2;
 
 use output::outln;
 
@@ -84,6 +85,8 @@ enum Command {
     Summarize(summarize::SummarizeArgs),
     /// Serve a scenario's tools over MCP on stdio; judge the session when stdin closes.
     Mcp(mcp::McpArgs),
+    /// Turn a tau2-bench domain folder (db.json, tasks.json, policy.md) into a scripted world.
+    ImportTau2(tau2::ImportTau2Args),
 }
 
 /// Where the scenario and the agent come from.
@@ -293,6 +296,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Merge(args) => merge::merge(&args),
         Command::Summarize(args) => summarize::summarize(&args),
         Command::Mcp(args) => mcp::mcp(&args),
+        Command::ImportTau2(args) => tau2::import_tau2(&args),
         Command::List => {
             outln!("scenarios:")?;
             for (name, text) in agentsim::builtin::SCENARIOS {

@@ -339,8 +339,13 @@ impl Sweep<'_> {
             if !header_written {
                 // Written first, so that a sweep interrupted before its first row
                 // still leaves a CSV with its header.
-                file.write_all(&csv_header(args.setup.swarm, self.prepared.has_tasks(), trials)?)
-                    .map_err(|e| io_failure(&csv_path, &e))?;
+                file.write_all(&csv_header(
+                    args.setup.swarm,
+                    self.prepared.has_tasks(),
+                    self.prepared.has_state_hash(),
+                    trials,
+                )?)
+                .map_err(|e| io_failure(&csv_path, &e))?;
             }
             // Each row is rendered on the thread that ran it; only the counting and
             // the writing below run in seed order.
@@ -348,6 +353,7 @@ impl Sweep<'_> {
                 let mut row = Row::of(&t);
                 row.swarm = runner.swarm_values(t.seed);
                 row.task = self.prepared.task_of(t.seed);
+                row.state_hash = t.state_hash.clone();
                 Ok(Swept { trial, record: Record::of(&t), line: csv_line(&row, (trials > 1).then_some(trial))? })
             };
             done_until = runner.sweep_mapped_until(
@@ -446,7 +452,7 @@ fn write_failures(
 }
 
 /// A row with every column (`swarm` when `swarm`), for its header alone.
-fn header_row(swarm: bool, task: bool) -> Row {
+fn header_row(swarm: bool, task: bool, state_hash: bool) -> Row {
     Row {
         seed: 0,
         outcome: "",
@@ -469,6 +475,7 @@ fn header_row(swarm: bool, task: bool) -> Row {
         digest: String::new(),
         swarm: swarm.then(String::new),
         task: task.then(String::new),
+        state_hash: state_hash.then(String::new),
     }
 }
 
@@ -482,9 +489,9 @@ struct Swept {
 
 /// The header line of `trajectories.csv`: the row's fields, with `trial` after
 /// `seed` when there are several trials.
-pub(super) fn csv_header(swarm: bool, task: bool, trials: u32) -> Result<Vec<u8>, Failure> {
+pub(super) fn csv_header(swarm: bool, task: bool, state_hash: bool, trials: u32) -> Result<Vec<u8>, Failure> {
     let encode = |e: &dyn std::fmt::Display| Failure::input(format!("cannot encode a row: {e}"));
-    let mut header = row_records(&header_row(swarm, task), true)?.swap_remove(0);
+    let mut header = row_records(&header_row(swarm, task, state_hash), true)?.swap_remove(0);
     if trials > 1 {
         header.insert(1, "trial".to_string());
     }

@@ -103,6 +103,12 @@ pub trait WorldModel: Send + Sync {
     fn tasks(&self) -> Vec<String> {
         Vec::new()
     }
+
+    /// Whether the world hashes its final state (a `state_hash` column in
+    /// `trajectories.csv`).
+    fn hashes_state(&self) -> bool {
+        false
+    }
 }
 
 /// A built-in world's model: its configuration and the tool ids it finds in
@@ -560,6 +566,12 @@ impl Prepared {
         !self.tasks.is_empty()
     }
 
+    /// Whether the world hashes its final state (a `state_hash` column in
+    /// `trajectories.csv`).
+    pub fn has_state_hash(&self) -> bool {
+        self.model.hashes_state()
+    }
+
     /// The scenario key (see [`Scenario::key`]).
     pub fn key(&self) -> [u8; 32] {
         self.key
@@ -685,6 +697,10 @@ impl<W: World> World for Noted<W> {
 
     fn judge(&self) -> Verdict {
         self.world.judge()
+    }
+
+    fn state_hash(&self) -> Option<String> {
+        self.world.state_hash()
     }
 }
 

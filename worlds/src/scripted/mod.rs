@@ -12,6 +12,7 @@
 //! table and the script inline: files are read once, when the scenario is
 //! loaded from its folder, and an incident replays without them.
 
+mod arith;
 mod data;
 mod expert;
 mod intern;
@@ -20,6 +21,7 @@ mod model;
 mod schema;
 mod script;
 mod state;
+mod statehash;
 mod world;
 
 use serde::{Deserialize, Serialize};
@@ -30,6 +32,7 @@ pub use data::Data;
 pub use load::{LoadError, resolve};
 pub use model::ScriptedModel;
 pub use schema::Schema;
+pub use statehash::{StateHash, Tau2Hasher, python_float, python_json, python_round};
 
 /// Where text comes from: a file beside the scenario, or inline (what a loaded
 /// scenario holds, and what incidents embed).
@@ -342,6 +345,16 @@ pub struct ScriptedConfig {
     /// The hand-over tool, `escalate`: latency and faults.
     #[serde(default)]
     pub escalate: ToolConfig,
+    /// How the final state is hashed (a `state_hash` column in
+    /// `trajectories.csv`): `Tau2(tables: [...])` for tau2-bench's database hash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_hash: Option<StateHash>,
+    /// Gold actions may fail (tau2-bench's do: a lookup of a wrong name, an
+    /// exchange the policy refuses): a gold call the world refuses on the gold
+    /// replay is kept as one that fails, and the expert makes it and goes on,
+    /// instead of the scenario being refused.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub gold_may_fail: bool,
 }
 
 fn default_reply_ms() -> Latency {

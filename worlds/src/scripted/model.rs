@@ -55,6 +55,9 @@ pub struct Gold {
     pub args: Value,
     /// How to check a write whose answer was lost: (tool, args, predicate).
     pub verify: Option<(ToolId, Value, usize)>,
+    /// The world refuses it on the gold replay (a world with `gold_may_fail`):
+    /// the expert makes the call once and goes on when it is refused.
+    pub fails: bool,
 }
 
 /// A minefield: its name and, unless only scripts fire it, its predicate.
@@ -110,6 +113,9 @@ pub struct ScriptedModel {
     pub(crate) send_message: ToolId,
     pub(crate) escalate: ToolId,
     pub(crate) authenticate: ToolId,
+    /// The declared state hash, built once.
+    pub(crate) state_hasher: Option<super::statehash::Tau2Hasher>,
+    gold_may_fail: bool,
 }
 
 fn response_fields(response: &Value, field: &str) -> Result<Vec<FieldDef>, LoadError> {
@@ -285,6 +291,13 @@ impl ScriptedModel {
             message: format!("syntax error: {message}"),
         })?;
         let tables = tables(config)?;
+        let state_hasher = match &config.state_hash {
+            None => None,
+            Some(super::StateHash::Tau2 { tables: names }) => Some(
+                super::statehash::Tau2Hasher::new(&tables, names)
+                    .map_err(|m| LoadError::at("state_hash", format!("field `world.state_hash`: {m}")))?,
+            ),
+        };
         let catalog = config.catalog();
         let tools = compile_tools(config, &program)?;
         for (i, p) in config.processes.iter().enumerate() {
@@ -316,6 +329,8 @@ impl ScriptedModel {
             send_message: catalog.id(SEND_MESSAGE).expect("send_message is in the catalog"),
             escalate: catalog.id(ESCALATE).expect("escalate is in the catalog"),
             authenticate: catalog.id(agentsim_engine::tool::AUTHENTICATE).expect("authenticate is in the catalog"),
+            state_hasher,
+            gold_may_fail: config.gold_may_fail,
         };
         if model.personas.is_empty() {
             model.personas.push(PersonaFile {
@@ -348,6 +363,19 @@ impl ScriptedModel {
             model.tasks[t].gold_state = model.gold_states(t, config)?;
         }
         Ok(model)
+    }
+
+    /// The hash the world declares (`state_hash`) of the state task `task`'s
+    /// gold actions produce; `None` without a declared hash or a gold state.
+    pub fn gold_hash(&self, task: usize) -> Option<String> {
+        let hasher = self.state_hasher.as_ref()?;
+        let (gold, _) = self.tasks.get(task)?.gold_state.as_ref()?;
+        Some(hasher.hash(gold))
+    }
+
+    /// The declared hash of the initial tables.
+    pub fn initial_hash(&self) -> Option<String> {
+        self.state_hasher.as_ref().map(|h| h.base_hash().to_string())
     }
 
     /// The ids of the tasks, in order.
@@ -467,23 +495,38 @@ impl ScriptedModel {
     /// Runs a task's gold actions (and its alternative's) on the initial tables
     /// at time 0: the state success compares with. A gold action the world
     /// refuses is an error in the scenario.
-    fn gold_states(&self, t: usize, config: &ScriptedConfig) -> Result<Option<(State, Option<State>)>, LoadError> {
+    fn gold_states(&mut self, t: usize, config: &ScriptedConfig) -> Result<Option<(State, Option<State>)>, LoadError> {
         let task = &self.tasks[t];
         if !config.tasks[t].success.state_equals_gold {
             return Ok(None);
         }
-        let main = self.replay_gold(&task.gold, &task.facts, &format!("world.tasks[{t}].gold"), &task.id)?;
+        let (main, failed) = self.replay_gold(&task.gold, &task.facts, &format!("world.tasks[{t}].gold"), &task.id)?;
         let alternative = match &task.alternative {
             Some((facts, gold)) => {
-                Some(self.replay_gold(gold, facts, &format!("world.tasks[{t}].alternative.gold"), &task.id)?)
+                let (state, failed) =
+                    self.replay_gold(gold, facts, &format!("world.tasks[{t}].alternative.gold"), &task.id)?;
+                if let Some((_, gold)) = &mut self.tasks[t].alternative {
+                    failed.into_iter().for_each(|g| gold[g].fails = true);
+                }
+                Some(state)
             }
             None => None,
         };
+        failed.into_iter().for_each(|g| self.tasks[t].gold[g].fails = true);
         Ok(Some((main, alternative)))
     }
 
-    fn replay_gold(&self, gold: &[Gold], facts: &Value, field: &str, task: &str) -> Result<State, LoadError> {
+    /// The state `gold` produces, and the gold actions the world refused (only
+    /// with `gold_may_fail`; otherwise a refusal is an error in the scenario).
+    fn replay_gold(
+        &self,
+        gold: &[Gold],
+        facts: &Value,
+        field: &str,
+        task: &str,
+    ) -> Result<(State, Vec<usize>), LoadError> {
         let mut session = self.session(StreamSource::new([0; 32], 0).stream("gold"));
+        let mut failed = Vec::new();
         for (g, action) in gold.iter().enumerate() {
             let Served::Script(i) = self.served(action.tool) else { continue };
             let args = fill(&action.args, facts)
@@ -492,7 +535,12 @@ impl ScriptedModel {
             if let Some(s) = session.as_mut() {
                 s.writable = tool.kind == ToolKind::Write;
             }
-            if let Err(f) = self.program.call(&mut session, &tool.body, vec![to_dynamic(args)]) {
+            let result = self.program.call(&mut session, &tool.body, vec![to_dynamic(args)]);
+            if self.gold_may_fail && matches!(result, Err(Failure::Tool(_))) {
+                failed.push(g);
+                continue;
+            }
+            if let Err(f) = result {
                 let why = match f {
                     Failure::Tool(e) => format!("{} {}", e.status, e.message),
                     Failure::Script { message, .. } => message,
@@ -506,7 +554,7 @@ impl ScriptedModel {
                 ));
             }
         }
-        Ok(session.expect("the session is back after the calls").state)
+        Ok((session.expect("the session is back after the calls").state, failed))
     }
 
     /// The expert of task `task`.
@@ -625,7 +673,7 @@ fn gold_actions(
                     Some((id, v.args.0.clone(), when))
                 }
             };
-            Ok(Gold { tool: tool(&action.tool, &at)?, args, verify })
+            Ok(Gold { tool: tool(&action.tool, &at)?, args, verify, fails: false })
         })
         .collect()
 }
@@ -744,6 +792,10 @@ impl crate::scenario::WorldModel for Shared {
 
     fn tasks(&self) -> Vec<String> {
         self.0.task_ids().into_iter().map(str::to_string).collect()
+    }
+
+    fn hashes_state(&self) -> bool {
+        self.0.state_hasher.is_some()
     }
 }
 

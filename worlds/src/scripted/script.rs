@@ -217,7 +217,7 @@ fn register_world(engine: &mut Engine) {
             if !s.writable {
                 return Err("a read tool cannot change tables (declare the tool `kind: Write`)".into());
             }
-            s.state.put(table, key, record, s.now_ms)
+            s.state.put(table, key, record)
         })
     });
     engine.register_fn("remove", |table: &str, key: Dynamic| -> Result<bool, Box<EvalAltResult>> {
@@ -226,12 +226,19 @@ fn register_world(engine: &mut Engine) {
             if !s.writable {
                 return Err("a read tool cannot change tables (declare the tool `kind: Write`)".into());
             }
-            s.state.remove(table, &key, s.now_ms)
+            s.state.remove(table, &key)
         })
     });
     engine.register_fn("find", |table: &str, field: &str, value: Dynamic| -> Result<Array, Box<EvalAltResult>> {
         let value = to_value(&value, 0)?;
         with_session(|s| Ok(s.state.find(table, field, &value)?.into_iter().map(to_dynamic).collect()))
+    });
+    engine.register_fn("first_key", |table: &str, folded: Map, exact: Map| -> Result<Dynamic, Box<EvalAltResult>> {
+        let pairs = |m: &Map| -> Result<Vec<(String, Value)>, Box<EvalAltResult>> {
+            m.iter().map(|(k, v)| Ok((k.to_string(), to_value(v, 0)?))).collect()
+        };
+        let (folded, exact) = (pairs(&folded)?, pairs(&exact)?);
+        with_session(|s| Ok(s.state.first_key(table, &folded, &exact)?.map_or(Dynamic::UNIT, Dynamic::from)))
     });
     engine.register_fn("rows", |table: &str| -> Result<Array, Box<EvalAltResult>> {
         with_session(|s| Ok(s.state.rows(table)?.into_iter().map(to_dynamic).collect()))
@@ -289,6 +296,34 @@ fn register_world(engine: &mut Engine) {
     });
     engine.register_fn("told", || -> Result<Array, Box<EvalAltResult>> {
         with_session(|s| Ok(s.told.iter().cloned().map(to_dynamic).collect()))
+    });
+    // Python's numbers, for worlds ported from Python (tau2-bench): its
+    // `round`, its float `repr`, and its arithmetic on `+ - * / // ** ( )`.
+    engine.register_fn("round_py", |x: f64, ndigits: i64| super::statehash::python_round(x, ndigits));
+    engine.register_fn("round_py", |x: i64, _ndigits: i64| x);
+    engine.register_fn("repr_py", |x: f64| super::statehash::python_float(x));
+    engine.register_fn("repr_py", |x: i64| x.to_string());
+    engine.register_fn("json_py", |value: Dynamic| -> Result<String, Box<EvalAltResult>> {
+        let value = to_value(&value, 0)?;
+        let mut out = Vec::new();
+        super::statehash::python_json(&mut out, &value);
+        Ok(String::from_utf8(out).expect("the rendering is ASCII"))
+    });
+    engine.register_fn("arithmetic", |expression: &str| -> Dynamic {
+        let mut map = Map::new();
+        match super::arith::evaluate(expression) {
+            Ok(super::arith::Number::Int(n)) => {
+                let value = i64::try_from(n).map_or_else(|_| Dynamic::from_float(n as f64), Dynamic::from_int);
+                map.insert("value".into(), value);
+            }
+            Ok(super::arith::Number::Float(x)) => {
+                map.insert("value".into(), Dynamic::from_float(x));
+            }
+            Err(message) => {
+                map.insert("error".into(), Dynamic::from(message));
+            }
+        }
+        Dynamic::from_map(map)
     });
     engine.register_fn("reached", |milestone: &str| -> Result<bool, Box<EvalAltResult>> {
         with_session(|s| Ok(s.reached.contains(&milestone)))

@@ -1,13 +1,11 @@
 //! A scripted world's tables: the records a scenario starts with, shared by
-//! every trajectory, plus what one trajectory changed (an overlay, with the
-//! virtual time of each change), so a trajectory costs what it writes, not the
-//! size of its tables, and a stale read (a `Stale` fault) sees the tables as
-//! they were.
+//! every trajectory, plus what one trajectory changed (an overlay), so a
+//! trajectory costs what it writes, not the size of its tables.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use agentsim_engine::{Key, TimeMs, Value};
+use agentsim_engine::{Key, Value};
 
 /// One table of records, by key, in the order the scenario gave them.
 #[derive(Clone, Debug, PartialEq)]
@@ -33,38 +31,38 @@ impl Table {
         }
         Ok(table)
     }
+
+    /// The keys, in the scenario's order.
+    pub fn keys(&self) -> impl Iterator<Item = &String> {
+        self.order.iter()
+    }
+
+    /// The record `key`.
+    pub fn record(&self, key: &str) -> Option<&Value> {
+        self.records.get(key)
+    }
 }
 
 /// The tables a trajectory starts from.
 pub type Tables = Arc<Vec<Table>>;
 
-/// The versions of one record: (virtual time, the record or `None` when it
-/// was removed), oldest first.
-type History = Vec<(TimeMs, Option<Value>)>;
-
 /// One trajectory's tables.
 #[derive(Clone, Debug)]
 pub struct State {
     base: Tables,
-    /// Records changed (`Some`) or removed (`None`), by (table, key), each
-    /// change with its virtual time, oldest first.
-    changed: BTreeMap<(usize, String), History>,
+    /// Records changed (`Some`) or removed (`None`), by (table, key).
+    changed: BTreeMap<(usize, String), Option<Value>>,
     /// Keys not in the base tables, in the order they were first written.
     added: Vec<(usize, String)>,
-    /// Reads see the tables as of this time (a stale read); `None`: now.
-    as_of_ms: Option<TimeMs>,
+    /// The tables written to (a lookup in any other reads the base directly,
+    /// without building an overlay key).
+    touched: Vec<usize>,
 }
 
 impl State {
     /// The state at time 0.
     pub fn new(base: Tables) -> State {
-        State { base, changed: BTreeMap::new(), added: Vec::new(), as_of_ms: None }
-    }
-
-    /// Makes reads see the tables as they were at `as_of_ms` (`None`: now),
-    /// until the next call of this.
-    pub fn read_as_of(&mut self, as_of_ms: Option<TimeMs>) {
-        self.as_of_ms = as_of_ms;
+        State { base, changed: BTreeMap::new(), added: Vec::new(), touched: Vec::new() }
     }
 
     fn table(&self, name: &str) -> Result<usize, String> {
@@ -75,16 +73,13 @@ impl State {
     }
 
     fn record(&self, t: usize, key: &str) -> Option<&Value> {
-        let changes = self.changed.get(&(t, key.to_string()));
-        let seen = changes.and_then(|c| c.iter().rev().find(|(at, _)| self.as_of_ms.is_none_or(|as_of| *at <= as_of)));
-        match seen {
-            Some((_, record)) => record.as_ref(),
+        if !self.touched.contains(&t) {
+            return self.base[t].records.get(key);
+        }
+        match self.changed.get(&(t, key.to_string())) {
+            Some(changed) => changed.as_ref(),
             None => self.base[t].records.get(key),
         }
-    }
-
-    fn change(&mut self, t: usize, key: String, record: Option<Value>, at_ms: TimeMs) {
-        self.changed.entry((t, key)).or_default().push((at_ms, record));
     }
 
     /// The record `key` of `table`.
@@ -96,7 +91,7 @@ impl State {
     /// Writes a record. A record that replaces another keeps the field order of
     /// the one it replaces (scripts order map keys alphabetically), new fields
     /// after.
-    pub fn put(&mut self, table: &str, key: String, record: Value, at_ms: TimeMs) -> Result<(), String> {
+    pub fn put(&mut self, table: &str, key: String, record: Value) -> Result<(), String> {
         let t = self.table(table)?;
         let record = match (self.record(t, &key), record) {
             (Some(Value::Map(old)), Value::Map(mut new)) => {
@@ -114,16 +109,22 @@ impl State {
         if !self.base[t].records.contains_key(&key) && !self.added.iter().any(|(at, k)| *at == t && *k == key) {
             self.added.push((t, key.clone()));
         }
-        self.change(t, key, Some(record), at_ms);
+        if !self.touched.contains(&t) {
+            self.touched.push(t);
+        }
+        self.changed.insert((t, key), Some(record));
         Ok(())
     }
 
     /// Removes a record; says whether there was one.
-    pub fn remove(&mut self, table: &str, key: &str, at_ms: TimeMs) -> Result<bool, String> {
+    pub fn remove(&mut self, table: &str, key: &str) -> Result<bool, String> {
         let t = self.table(table)?;
         let existed = self.record(t, key).is_some();
         if existed {
-            self.change(t, key.to_string(), None, at_ms);
+            if !self.touched.contains(&t) {
+                self.touched.push(t);
+            }
+            self.changed.insert((t, key.to_string()), None);
         }
         Ok(existed)
     }
@@ -141,15 +142,64 @@ impl State {
         Ok(self.keys(table)?.iter().filter_map(|k| self.record(t, k).cloned()).collect())
     }
 
+    /// The first key (in [`State::keys`] order) whose record's fields at the
+    /// dotted paths of `folded` equal the values given, compared as Python's
+    /// `str.lower()` compares, and those of `exact` equal them exactly.
+    pub fn first_key(
+        &self,
+        table: &str,
+        folded: &[(String, Value)],
+        exact: &[(String, Value)],
+    ) -> Result<Option<String>, String> {
+        let t = self.table(table)?;
+        let at = |record: &Value, path: &str| -> Option<Value> {
+            let mut v = record;
+            for part in path.split('.') {
+                v = v.get(part)?;
+            }
+            Some(v.clone())
+        };
+        let lower = |v: &Value| match v {
+            Value::Str(s) => Value::Str(s.to_lowercase()),
+            other => other.clone(),
+        };
+        let folded: Vec<(&str, Value)> = folded.iter().map(|(p, v)| (p.as_str(), lower(v))).collect();
+        for key in self.keys(table)? {
+            let Some(record) = self.record(t, &key) else { continue };
+            let matches = folded.iter().all(|(p, v)| at(record, p).is_some_and(|r| lower(&r) == *v))
+                && exact.iter().all(|(p, v)| at(record, p).as_ref() == Some(v));
+            if matches {
+                return Ok(Some(key));
+            }
+        }
+        Ok(None)
+    }
+
     /// The records whose `field` equals `value`.
     pub fn find(&self, table: &str, field: &str, value: &Value) -> Result<Vec<Value>, String> {
         Ok(self.rows(table)?.into_iter().filter(|r| r.get(field) == Some(value)).collect())
     }
 
-    /// Whether two states of the same base tables hold the same records now in
-    /// the tables named by `tables` (all when `None`).
+    /// What this trajectory wrote: (table index, key, the record now, or
+    /// `None` when removed), in (table, key) order. A record written back
+    /// unchanged is listed too.
+    pub fn changes(&self) -> impl Iterator<Item = (usize, &str, Option<&Value>)> {
+        self.changed.iter().map(|((t, k), v)| (*t, k.as_str(), v.as_ref()))
+    }
+
+    /// Record `key` of table `t` as the base tables hold it.
+    pub fn base_record(&self, t: usize, key: &str) -> Option<&Value> {
+        self.base[t].records.get(key)
+    }
+
+    /// The tables this state started from.
+    pub fn base(&self) -> &Tables {
+        &self.base
+    }
+
+    /// Whether two states of the same base tables hold the same records in the
+    /// tables named by `tables` (all when `None`).
     pub fn same_records(&self, other: &State, tables: Option<&[usize]>) -> bool {
-        debug_assert!(self.as_of_ms.is_none() && other.as_of_ms.is_none(), "compared as of now");
         let compared = |t: usize| tables.is_none_or(|list| list.contains(&t));
         self.changed
             .keys()
@@ -174,22 +224,14 @@ mod tests {
     #[test]
     fn writes_overlay_the_base_and_keep_field_order() {
         let mut s = state();
-        s.put("t", "a".into(), Value::map([("n", Value::Int(5)), ("id", Value::str("a")), ("z", Value::Null)]), 10)
+        s.put("t", "a".into(), Value::map([("n", Value::Int(5)), ("id", Value::str("a")), ("z", Value::Null)]))
             .expect("table");
-        s.put("t", "c".into(), Value::map([("id", Value::str("c"))]), 20).expect("table");
-        assert!(s.remove("t", "b", 30).expect("table"));
+        s.put("t", "c".into(), Value::map([("id", Value::str("c"))])).expect("table");
+        assert!(s.remove("t", "b").expect("table"));
         assert_eq!(s.keys("t").expect("table"), vec!["a", "c"]);
         assert_eq!(s.get("t", "a").expect("table").expect("a").render(), r#"{"id":"a","n":5,"z":null}"#);
         assert!(!s.same_records(&state(), None));
         assert!(state().same_records(&state(), None));
         assert!(s.get("nope", "a").unwrap_err().contains("no table `nope`"));
-        // A stale read sees the tables as they were.
-        s.read_as_of(Some(15));
-        assert_eq!(s.keys("t").expect("table"), vec!["a", "b"]);
-        assert_eq!(s.get("t", "a").expect("table").expect("a").get("n"), Some(&Value::Int(5)));
-        s.read_as_of(Some(5));
-        assert_eq!(s.get("t", "a").expect("table").expect("a").get("n"), Some(&Value::Int(1)));
-        s.read_as_of(None);
-        assert_eq!(s.keys("t").expect("table"), vec!["a", "c"]);
     }
 }

@@ -40,7 +40,14 @@ pub struct ScriptedWorld<'m> {
     left_at_ms: Option<TimeMs>,
     /// Answers of writes sent with an idempotency key: (tool, key, answer).
     keyed: Vec<(agentsim_engine::ToolId, String, Result<Value, ToolError>)>,
+    /// The tables before each write (a write tool or a process), with the time
+    /// of the write: what a stale read (a `Stale` fault) sees.
+    history: Vec<(TimeMs, super::state::State)>,
 }
+
+/// Snapshots kept for stale reads, at most (the oldest go first; the call
+/// budgets keep real runs far below it).
+const HISTORY_MAX: usize = 1_024;
 
 impl<'m> ScriptedWorld<'m> {
     /// A fresh world for one seed, on task `task`; the persona is drawn from the
@@ -64,6 +71,7 @@ impl<'m> ScriptedWorld<'m> {
             escalated: false,
             left_at_ms: None,
             keyed: Vec::new(),
+            history: Vec::new(),
         }
     }
 
@@ -163,6 +171,15 @@ impl<'m> ScriptedWorld<'m> {
         }
     }
 
+    /// Keeps the tables as they are before a write at `now_ms`.
+    fn snapshot(&mut self, now_ms: TimeMs) {
+        if self.history.len() == HISTORY_MAX {
+            self.history.remove(0);
+        }
+        let state = self.session().state.clone();
+        self.history.push((now_ms, state));
+    }
+
     fn serve_script(
         &mut self,
         i: usize,
@@ -172,15 +189,24 @@ impl<'m> ScriptedWorld<'m> {
     ) -> Result<Value, ToolError> {
         let tool = &self.model.tools[i];
         tool.schema.check(&call.args, "").map_err(ToolError::bad_request)?;
+        if tool.kind == ToolKind::Write {
+            self.snapshot(cx.now_ms);
+        }
+        // A stale read runs on the tables as they were at `as_of_ms`: the state
+        // before the first write after it.
+        let stale = if tool.kind == ToolKind::Read && as_of_ms < cx.now_ms {
+            self.history.iter().find(|(at, _)| *at > as_of_ms).map(|(_, state)| state.clone())
+        } else {
+            None
+        };
+        let current = stale.map(|old| std::mem::replace(&mut self.session().state, old));
         let session = self.session();
         session.now_ms = cx.now_ms;
         session.writable = tool.kind == ToolKind::Write;
-        // A stale read (a `Stale` fault) sees the tables as they were; a write
-        // always acts on the present.
-        let stale = (tool.kind == ToolKind::Read && as_of_ms < cx.now_ms).then_some(as_of_ms);
-        session.state.read_as_of(stale);
         let result = self.model.program.call(&mut self.session, &tool.body, vec![to_dynamic(call.args.clone())]);
-        self.session().state.read_as_of(None);
+        if let Some(current) = current {
+            self.session().state = current;
+        }
         self.drain(cx);
         match result {
             Ok(body @ Value::Map(_)) => Ok(body),
@@ -308,6 +334,7 @@ impl World for ScriptedWorld<'_> {
     fn on_event(&mut self, event: ScriptEvent, cx: &mut WorldCx<'_, ScriptEvent>) {
         match event {
             ScriptEvent::Process(i) => {
+                self.snapshot(cx.now_ms);
                 let process = &self.model.processes[i];
                 let session = self.session();
                 session.now_ms = cx.now_ms;
@@ -368,6 +395,11 @@ impl World for ScriptedWorld<'_> {
             self.keyed.push((call.tool, key.clone(), reply.clone()));
         }
         reply
+    }
+
+    fn state_hash(&self) -> Option<String> {
+        let hasher = self.model.state_hasher.as_ref()?;
+        Some(hasher.hash(&self.session.as_ref().expect("the session is home").state))
     }
 
     fn judge(&self) -> Verdict {

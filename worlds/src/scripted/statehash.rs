@@ -1,0 +1,432 @@
+//! A scripted world's declared state hash. The one there is, `Tau2`, is
+//! tau2-bench's database hash: SHA-256 of Python's
+//! `json.dumps(db, sort_keys=True)` (default separators `", "` and `": "`,
+//! `ensure_ascii`, floats as Python's `repr`), where `db` maps each table's
+//! name to its records by key. tau2 hashes `model_dump()` of its pydantic
+//! database, so a world that declares this hash must hold its records as that
+//! dump would: every field present (`null` for an unset optional), floats as
+//! floats (an importer normalises them; `agentsim import-tau2` does).
+//!
+//! Hashing 2.8 MB per trajectory would cost more than the trajectory, so the
+//! base tables are rendered once per process into one text with SHA-256
+//! states saved at record boundaries; a trajectory's hash resumes from the
+//! last saved state before its first changed record. Hashes are also kept by
+//! the trajectory's changes (most runs of a task end in the same few states).
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use agentsim_engine::Value;
+
+use super::state::{State, Tables};
+
+/// How a scripted world hashes its final state (`state_hash` in the world;
+/// a `state_hash` column in `trajectories.csv`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum StateHash {
+    /// tau2-bench's database hash over the named tables (all when empty).
+    Tau2 {
+        /// The tables that make the database, each a field of it.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tables: Vec<String>,
+    },
+}
+
+/// Hashes kept by changes, at most.
+const CACHE_MAX: usize = 1 << 16;
+
+/// Bytes of base text between saved SHA-256 states, at least.
+const CHECKPOINT_BYTES: usize = 32 << 10;
+
+/// One table of the database as rendered: its records sorted by key.
+struct RenderedTable {
+    /// The table's index among the world's tables.
+    index: usize,
+    /// Its field name, rendered (`"orders"`).
+    name: Vec<u8>,
+    /// Keys in sorted order, each with its span in `text` (`"key": {...}`).
+    entries: Vec<(String, usize, usize)>,
+}
+
+/// The tau2 hasher of one world, built once per process.
+pub struct Tau2Hasher {
+    tables: Vec<RenderedTable>,
+    /// The base rendering of every record, entries back to back.
+    text: Vec<u8>,
+    /// The hash state before (table, entry), every `CHECKPOINT_BYTES` or so.
+    checkpoints: Vec<(usize, usize, Sha256)>,
+    base_hash: String,
+    cache: Mutex<BTreeMap<[u8; 32], String>>,
+}
+
+impl Tau2Hasher {
+    /// Renders `tables` (the named ones, all when empty).
+    pub fn new(base: &Tables, names: &[String]) -> Result<Tau2Hasher, String> {
+        let mut chosen: Vec<usize> = Vec::new();
+        if names.is_empty() {
+            chosen.extend(0..base.len());
+        } else {
+            for name in names {
+                let i = base.iter().position(|t| t.name == *name).ok_or_else(|| {
+                    let known: Vec<&str> = base.iter().map(|t| t.name.as_str()).collect();
+                    format!("no table `{name}` (tables: {})", known.join(", "))
+                })?;
+                if chosen.contains(&i) {
+                    return Err(format!("table `{name}` is named twice"));
+                }
+                chosen.push(i);
+            }
+        }
+        chosen.sort_by(|a, b| base[*a].name.cmp(&base[*b].name));
+        let mut text = Vec::new();
+        let mut tables = Vec::with_capacity(chosen.len());
+        for index in chosen {
+            let table = &base[index];
+            let mut keys: Vec<&String> = table.keys().collect();
+            keys.sort();
+            let mut entries = Vec::with_capacity(keys.len());
+            for key in keys {
+                let start = text.len();
+                entry(&mut text, key, table.record(key).expect("a listed key has a record"));
+                entries.push((key.clone(), start, text.len()));
+            }
+            let mut name = Vec::new();
+            string(&mut name, &table.name);
+            tables.push(RenderedTable { index, name, entries });
+        }
+        let mut hasher = Tau2Hasher {
+            tables,
+            text,
+            checkpoints: Vec::new(),
+            base_hash: String::new(),
+            cache: Mutex::new(BTreeMap::new()),
+        };
+        let mut checkpoints = Vec::new();
+        hasher.base_hash = hasher.feed(Sha256::new(), 0, 0, &BTreeMap::new(), Some(&mut checkpoints));
+        hasher.checkpoints = checkpoints;
+        Ok(hasher)
+    }
+
+    /// The hash of the base tables.
+    pub fn base_hash(&self) -> &str {
+        &self.base_hash
+    }
+
+    /// The hash of `state` (whose base must be the tables this was built from).
+    pub fn hash(&self, state: &State) -> String {
+        // The records that differ from the base, rendered, by (table, key).
+        let mut changes: BTreeMap<(usize, String), Option<Vec<u8>>> = BTreeMap::new();
+        for (t, key, record) in state.changes() {
+            let Some(slot) = self.tables.iter().position(|r| r.index == t) else { continue };
+            let base = state.base_record(t, key);
+            if base == record {
+                continue;
+            }
+            changes.insert((slot, key.to_string()), record.map(|r| rendered_entry(key, r)));
+        }
+        if changes.is_empty() {
+            return self.base_hash.clone();
+        }
+        let mut id = blake3::Hasher::new();
+        for ((slot, key), bytes) in &changes {
+            id.update(&(*slot as u64).to_le_bytes());
+            id.update(&(key.len() as u64).to_le_bytes());
+            id.update(key.as_bytes());
+            match bytes {
+                Some(b) => {
+                    id.update(&[1]);
+                    id.update(&(b.len() as u64).to_le_bytes());
+                    id.update(b);
+                }
+                None => {
+                    id.update(&[0]);
+                }
+            }
+        }
+        let id: [u8; 32] = id.finalize().into();
+        if let Some(hash) = self.cache.lock().expect("the cache is never poisoned").get(&id) {
+            return hash.clone();
+        }
+        // Resume from the last saved state before the first change.
+        let (slot, key) = changes.keys().next().expect("not empty").clone();
+        let entry = self.tables[slot].entries.partition_point(|(k, _, _)| *k < key);
+        let checkpoint = self.checkpoints.iter().rev().find(|(t, e, _)| (*t, *e) <= (slot, entry));
+        let hash = match checkpoint {
+            Some((t, e, state)) => self.feed(state.clone(), *t, *e, &changes, None),
+            None => self.feed(Sha256::new(), 0, 0, &changes, None),
+        };
+        let mut cache = self.cache.lock().expect("the cache is never poisoned");
+        if cache.len() < CACHE_MAX {
+            cache.insert(id, hash.clone());
+        }
+        hash
+    }
+
+    /// Feeds the database text from entry `entry` of table `slot` on (the hash
+    /// state holds everything before it), with `changes` applied; saves
+    /// checkpoints into `save` when given (inside a table, never before its
+    /// first entry, whose state would already hold the table's name).
+    fn feed(
+        &self,
+        mut sha: Sha256,
+        slot: usize,
+        entry: usize,
+        changes: &BTreeMap<(usize, String), Option<Vec<u8>>>,
+        mut save: Option<&mut Vec<(usize, usize, Sha256)>>,
+    ) -> String {
+        let mut since_checkpoint = 0usize;
+        if slot == 0 && entry == 0 {
+            sha.update(b"{");
+        }
+        for s in slot..self.tables.len() {
+            let table = &self.tables[s];
+            let from = if s == slot { entry } else { 0 };
+            if from == 0 {
+                if s > 0 {
+                    sha.update(b", ");
+                }
+                sha.update(&table.name);
+                sha.update(b": {");
+            }
+            // Merge the base entries with this table's changes, in key order.
+            let mut first = from == 0;
+            let mut added = changes.range((s, String::new())..(s + 1, String::new())).peekable();
+            let write = |sha: &mut Sha256, bytes: &[u8], first: &mut bool| {
+                if !*first {
+                    sha.update(b", ");
+                }
+                *first = false;
+                sha.update(bytes);
+            };
+            for e in from..table.entries.len() {
+                let (key, start, end) = &table.entries[e];
+                if let Some(points) = save.as_deref_mut()
+                    && e > 0
+                    && since_checkpoint >= CHECKPOINT_BYTES
+                {
+                    points.push((s, e, sha.clone()));
+                    since_checkpoint = 0;
+                }
+                while let Some(((_, k), bytes)) = added.peek() {
+                    if k >= key {
+                        break;
+                    }
+                    if let Some(b) = bytes {
+                        write(&mut sha, b, &mut first);
+                    }
+                    added.next();
+                }
+                match added.peek() {
+                    Some(((_, k), bytes)) if k == key => {
+                        if let Some(b) = bytes {
+                            write(&mut sha, b, &mut first);
+                        }
+                        added.next();
+                    }
+                    _ => {
+                        write(&mut sha, &self.text[*start..*end], &mut first);
+                        since_checkpoint += end - start;
+                    }
+                }
+            }
+            for (_, bytes) in added {
+                if let Some(b) = bytes {
+                    write(&mut sha, b, &mut first);
+                }
+            }
+            sha.update(b"}");
+        }
+        sha.update(b"}");
+        let digest = sha.finalize();
+        let mut out = String::with_capacity(64);
+        agentsim_engine::hex::push_hex(&mut out, &digest);
+        out
+    }
+}
+
+fn rendered_entry(key: &str, record: &Value) -> Vec<u8> {
+    let mut out = Vec::new();
+    entry(&mut out, key, record);
+    out
+}
+
+fn entry(out: &mut Vec<u8>, key: &str, record: &Value) {
+    string(out, key);
+    out.extend_from_slice(b": ");
+    python_json(out, record);
+}
+
+/// `value` as Python's `json.dumps(value, sort_keys=True)` writes it.
+pub fn python_json(out: &mut Vec<u8>, value: &Value) {
+    match value {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        Value::Int(n) => out.extend_from_slice(n.to_string().as_bytes()),
+        Value::Float(x) => out.extend_from_slice(python_float(x.get()).as_bytes()),
+        Value::Str(s) => string(out, s),
+        Value::List(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.extend_from_slice(b", ");
+                }
+                python_json(out, item);
+            }
+            out.push(b']');
+        }
+        Value::Map(pairs) => {
+            let mut sorted: Vec<&(agentsim_engine::Key, Value)> = pairs.iter().collect();
+            sorted.sort_by(|a, b| a.0.as_ref().cmp(b.0.as_ref()));
+            out.push(b'{');
+            for (i, (k, v)) in sorted.into_iter().enumerate() {
+                if i > 0 {
+                    out.extend_from_slice(b", ");
+                }
+                string(out, k);
+                out.extend_from_slice(b": ");
+                python_json(out, v);
+            }
+            out.push(b'}');
+        }
+    }
+}
+
+/// A string as `json.dumps` writes it with `ensure_ascii`: `"` and `\` escaped,
+/// the usual short escapes, and everything outside space to `~` as `\uXXXX`
+/// (UTF-16, lower-case hex).
+fn string(out: &mut Vec<u8>, s: &str) {
+    out.push(b'"');
+    for c in s.chars() {
+        match c {
+            '"' => out.extend_from_slice(b"\\\""),
+            '\\' => out.extend_from_slice(b"\\\\"),
+            '\n' => out.extend_from_slice(b"\\n"),
+            '\r' => out.extend_from_slice(b"\\r"),
+            '\t' => out.extend_from_slice(b"\\t"),
+            '\u{8}' => out.extend_from_slice(b"\\b"),
+            '\u{c}' => out.extend_from_slice(b"\\f"),
+            ' '..='~' => out.push(c as u8),
+            _ => {
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    out.extend_from_slice(format!("\\u{unit:04x}").as_bytes());
+                }
+            }
+        }
+    }
+    out.push(b'"');
+}
+
+/// A float as Python's `repr` writes it: the shortest digits that read back
+/// exactly, in positional notation for exponents from -4 to 15 (with at least
+/// one decimal, `100.0`), else as `1.5e-07` / `1e+16`.
+pub fn python_float(x: f64) -> String {
+    if x == 0.0 {
+        return if x.is_sign_negative() { "-0.0".into() } else { "0.0".into() };
+    }
+    if x.is_nan() {
+        return "NaN".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+    }
+    // Rust's `{:e}` gives the shortest round-trip digits, as Python's repr does.
+    let sci = format!("{x:e}");
+    let (mantissa, exponent) = sci.split_once('e').expect("`{:e}` has an exponent");
+    let exponent: i32 = exponent.parse().expect("`{:e}` has an integer exponent");
+    let negative = mantissa.starts_with('-');
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let mut out = String::with_capacity(digits.len() + 8);
+    if negative {
+        out.push('-');
+    }
+    if (-4..16).contains(&exponent) {
+        if exponent >= 0 {
+            let whole = exponent as usize + 1;
+            if digits.len() <= whole {
+                out.push_str(&digits);
+                out.extend(std::iter::repeat_n('0', whole - digits.len()));
+                out.push_str(".0");
+            } else {
+                out.push_str(&digits[..whole]);
+                out.push('.');
+                out.push_str(&digits[whole..]);
+            }
+        } else {
+            out.push_str("0.");
+            out.extend(std::iter::repeat_n('0', (-exponent - 1) as usize));
+            out.push_str(&digits);
+        }
+    } else {
+        out.push_str(&digits[..1]);
+        if digits.len() > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        out.push('e');
+        out.push(if exponent < 0 { '-' } else { '+' });
+        out.push_str(&format!("{:02}", exponent.abs()));
+    }
+    out
+}
+
+/// Python's `round(x, ndigits)` on a float: the double nearest the exact
+/// decimal rounding of `x` (ties to even on the exact binary value).
+pub fn python_round(x: f64, ndigits: i64) -> f64 {
+    if !x.is_finite() || ndigits > 300 {
+        return x;
+    }
+    if ndigits < 0 {
+        let p = 10f64.powi((-ndigits).min(308) as i32);
+        let y = (x / p).round_ties_even() * p;
+        return if y.is_finite() { y } else { x };
+    }
+    // Rust's fixed-precision formatting rounds the exact value half to even.
+    format!("{x:.prec$}", prec = ndigits as usize).parse().unwrap_or(x)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floats_read_as_python_writes_them() {
+        let cases = [
+            (100.0, "100.0"),
+            (50.88, "50.88"),
+            (0.1 + 0.2, "0.30000000000000004"),
+            (1e16, "1e+16"),
+            (1.5e-7, "1.5e-07"),
+            (0.0001, "0.0001"),
+            (123456789012345.6, "123456789012345.6"),
+            (-2.5, "-2.5"),
+            (1e22, "1e+22"),
+        ];
+        for (x, text) in cases {
+            assert_eq!(python_float(x), text, "{x:?}");
+        }
+    }
+
+    #[test]
+    fn rounding_is_pythons() {
+        assert_eq!(python_round(0.125, 2), 0.12);
+        assert_eq!(python_round(0.375, 2), 0.38);
+        assert_eq!(python_round(2.675, 2), 2.67);
+        assert_eq!(python_round(1.005, 2), 1.0);
+        assert_eq!(python_round(-12.345, 2), -12.35);
+    }
+
+    #[test]
+    fn strings_escape_as_ensure_ascii() {
+        let mut out = Vec::new();
+        python_json(
+            &mut out,
+            &Value::map([("b", Value::str("é\"\u{1F600}\n\u{7f}")), ("a", Value::List(vec![Value::Null]))]),
+        );
+        assert_eq!(String::from_utf8(out).expect("ascii"), r#"{"a": [null], "b": "\u00e9\"\ud83d\ude00\n\u007f"}"#);
+    }
+}
