@@ -10,8 +10,11 @@
 
 pub mod builtin;
 pub mod compare;
+mod error;
+pub mod files;
 pub mod gate;
 pub mod incident;
+pub mod load;
 pub mod mcp;
 pub mod property;
 pub mod report;
@@ -21,8 +24,10 @@ pub mod shrink;
 pub mod spec;
 pub mod summary;
 pub mod surface;
+pub mod sweep;
 pub mod timeline;
 pub mod trace;
 
+pub use error::Error;
 pub use runner::Runner;
 pub use summary::{Row, Summary, SummaryBuilder};
