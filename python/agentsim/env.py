@@ -108,7 +108,7 @@ def _as_action(action: Any) -> str:
     if not isinstance(action, dict):
         raise ValueError(f"action: expected a dict like {{'action': 'call', 'tool': ...}}, found {type(action).__name__}")
     try:
-        return json.dumps(action)
+        return json.dumps(action, allow_nan=False)
     except (TypeError, ValueError) as e:
         raise ValueError(f"action: not JSON-serialisable: {e}") from None
 
@@ -130,7 +130,7 @@ class Env(_Base):
     final ``info`` carries the outcome, verdict, milestone, minefields and metrics.
     """
 
-    metadata = {"render_modes": ["ansi"]}
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}
 
     def __init__(
         self,

@@ -14,7 +14,9 @@ import asyncio
 import copy
 import inspect
 import json
+import os
 import threading
+import traceback
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +48,24 @@ def _label(agent: Any) -> str:
     name = getattr(agent, "__qualname__", None) or type(agent).__qualname__
     module = getattr(agent, "__module__", None) or type(agent).__module__
     return f"python:{module}.{name}"
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _internal(filename: str) -> bool:
+    return filename.startswith(_PACKAGE) or any(
+        part in filename for part in ("concurrent/futures", "asyncio", "threading.py")
+    )
+
+
+def _diagnostic(e: BaseException) -> str:
+    """The agent's traceback: its own frames only (not how agentsim called it,
+    which depends on the concurrency), so that incidents are the same bytes for
+    any concurrency. The last 4 KiB, like an external agent's stderr."""
+    frames = [f for f in traceback.extract_tb(e.__traceback__) if not _internal(f.filename)]
+    lines = traceback.format_list(frames) + traceback.format_exception_only(type(e), e)
+    return ("Traceback (most recent call last):\n" + "".join(lines))[-4096:]
 
 
 class _Policy:
@@ -85,7 +105,10 @@ async def _episode(world, seed, record, agent, shared, executor, loop):
             if inspect.isawaitable(action):
                 action = await action
         except Exception as e:  # the agent's own failure is the episode's outcome
-            episode.fail(f"the agent raised {type(e).__name__}: {e}")
+            # The traceback is a diagnostic (like an external agent's stderr):
+            # kept in the events and incidents, never in the digest.
+            detail = _diagnostic(e)
+            episode.fail(f"the agent raised {type(e).__name__}: {e}", detail)
             break
         try:
             episode.act(_as_action(action))
@@ -172,7 +195,10 @@ def evaluate(agent: Any, scenario: str = "support_desk", seeds: Union[range, int
     coroutine = evaluate_async(agent, scenario, seeds, **kwargs)
     try:
         asyncio.get_running_loop()
+        running = True
     except RuntimeError:
+        running = False
+    if not running:
         return asyncio.run(coroutine)
     # Called from a running loop (a notebook): run in a thread of its own.
     box: Dict[str, Any] = {}

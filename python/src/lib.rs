@@ -220,12 +220,14 @@ impl Episode {
     }
 
     /// Ends the episode as `agent_error` with `reason` (the agent raised, or gave
-    /// something that is not an action), as an external agent's failure.
-    fn fail(&mut self, py: Python<'_>, reason: &str) -> PyResult<()> {
+    /// something that is not an action), as an external agent's failure;
+    /// `detail` (a traceback) is kept as its stderr diagnostic, out of the digest.
+    #[pyo3(signature = (reason, detail=String::new()))]
+    fn fail(&mut self, py: Python<'_>, reason: &str, detail: String) -> PyResult<()> {
         if self.done()? {
             return Ok(());
         }
-        self.send(py, Command::Fail(reason.to_string()))
+        self.send(py, Command::Fail { reason: reason.to_string(), stderr: detail })
     }
 
     /// The ended episode's result as JSON text: its CSV row's fields plus the

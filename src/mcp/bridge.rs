@@ -38,8 +38,15 @@ pub enum Command {
     /// The client is gone: finish (done).
     Finish,
     /// The agent failed (an exception, an action it could not express): the
-    /// trajectory ends as `agent_error` with this reason, as an external agent's.
-    Fail(String),
+    /// trajectory ends as `agent_error` with this reason, as an external agent's;
+    /// `stderr` is its diagnostic (a traceback), kept beside the trajectory and
+    /// out of the digest, as an external agent's stderr.
+    Fail {
+        /// Why, as the trajectory's end reason.
+        reason: String,
+        /// The diagnostic.
+        stderr: String,
+    },
 }
 
 /// The agent that relays the engine's inputs to the MCP client and its calls back.
@@ -129,8 +136,10 @@ impl Agent for Bridge {
         let decided = match command {
             Command::Act(action, decision) => Ok((action, decision)),
             Command::Finish => decide(json!({"action": "finish", "outcome": "done"}), cx),
-            Command::Fail(reason) => {
+            Command::Fail { reason, stderr } => {
+                // What the external agent (and so its replay) does on a failure.
                 cx.note("external", "error", Value::str(reason.clone()));
+                cx.diagnose("external", "stderr", Value::Str(stderr));
                 return Action::Finish(Finish::Failed { reason });
             }
         };
