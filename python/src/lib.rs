@@ -9,9 +9,9 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::OnceLock;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 
 use agentsim::incident::Incident;
 use agentsim::mcp::bridge::{Bridge, Command, Observation};
@@ -98,13 +98,13 @@ impl World {
         let (to_server, from_agent) = mpsc::channel::<Observation>();
         let (to_agent, from_server) = mpsc::channel::<Command>();
         let stack = StackSpec { planner: PlannerSpec::Oracle, layers: self.layers.clone() };
-        let worker = std::thread::Builder::new()
-            .name(format!("agentsim-seed-{seed}"))
-            .spawn(move || {
-                let bridge = Bridge::protocol(to_server, from_server);
-                prepared.run(seed, &config, move |_expert, streams| stack.wrap(Box::new(bridge), streams))
-            })
-            .map_err(|e| PyRuntimeError::new_err(format!("cannot start the episode's thread: {e}")))?;
+        let (to_python, worker) = mpsc::channel::<Trajectory>();
+        run_on_worker(Box::new(move || {
+            let bridge = Bridge::protocol(to_server, from_server);
+            let t = prepared.run(seed, &config, move |_expert, streams| stack.wrap(Box::new(bridge), streams));
+            let _ = to_python.send(t);
+        }))
+        .map_err(|e| PyRuntimeError::new_err(format!("cannot start the episode's thread: {e}")))?;
         let mut episode = Episode {
             prepared: Arc::clone(&self.prepared),
             seed,
@@ -121,10 +121,56 @@ impl World {
     }
 }
 
+/// A job for a worker thread: one episode's simulation.
+type Job = Box<dyn FnOnce() + Send>;
+
+/// Worker threads kept idle for the next episode: starting a thread per episode
+/// cost more than the episode. At most this many wait; the others end.
+const IDLE_WORKERS_MAX: usize = 256;
+
+/// The idle workers, each waiting on its channel for a job.
+fn idle_workers() -> &'static Mutex<Vec<Sender<Job>>> {
+    static IDLE: OnceLock<Mutex<Vec<Sender<Job>>>> = OnceLock::new();
+    IDLE.get_or_init(|| Mutex::new(Vec::new()))
+}
+
+/// Runs `job` on an idle worker thread, or on a new one.
+fn run_on_worker(job: Job) -> std::io::Result<()> {
+    let mut job = job;
+    loop {
+        let idle = idle_workers().lock().ok().and_then(|mut idle| idle.pop());
+        let Some(worker) = idle else { break };
+        match worker.send(job) {
+            Ok(()) => return Ok(()),
+            // That worker has ended: try the next.
+            Err(mpsc::SendError(returned)) => job = returned,
+        }
+    }
+    std::thread::Builder::new().name("agentsim-episode".into()).spawn(move || {
+        let (to_worker, jobs) = mpsc::channel::<Job>();
+        let mut job = job;
+        loop {
+            // A panic (a bug in agentsim) ends this episode, whose Python side then
+            // sees its channels closed and raises; the worker goes on.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+            match idle_workers().lock() {
+                Ok(mut idle) if idle.len() < IDLE_WORKERS_MAX => idle.push(to_worker.clone()),
+                _ => return,
+            }
+            match jobs.recv() {
+                Ok(next) => job = next,
+                Err(_) => return,
+            }
+        }
+    })?;
+    Ok(())
+}
+
 struct State {
     to_agent: Option<Sender<Command>>,
     from_agent: Mutex<Receiver<Observation>>,
-    worker: Option<JoinHandle<Trajectory>>,
+    /// The finished trajectory comes back on this channel.
+    worker: Option<Receiver<Trajectory>>,
     /// The observation waiting for an action (the protocol's line).
     observation: Option<String>,
     /// Set when the episode has ended.
@@ -159,7 +205,7 @@ impl Episode {
                 state.to_agent = None;
                 let worker = state.worker.take().expect("the worker is joined once");
                 let trajectory = py
-                    .detach(|| worker.join())
+                    .detach(move || worker.recv())
                     .map_err(|_| PyRuntimeError::new_err("the simulation thread panicked (a bug in agentsim)"))?;
                 state.trajectory = Some(trajectory);
                 Ok(())
