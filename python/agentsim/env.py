@@ -208,6 +208,13 @@ class Env(_Base):
         """The ended episode's timeline (its events with ``record=True``)."""
         return None if self._episode is None else self._episode.timeline()
 
+    def save_incident(self, path: str, label: str = "python:agentsim.Env") -> None:
+        """Writes the ended episode (run with ``record=True``) as an incident that
+        ``agentsim replay PATH`` replays without Python."""
+        if self._episode is None or not self._episode.done:
+            raise ValueError("incident: the episode has not ended")
+        _write_atomic(path, self._episode.incident(self.world, label))
+
     def render(self):
         if self.render_mode == "ansi":
             return None if self._last is None else self._last["text"]
@@ -216,6 +223,17 @@ class Env(_Base):
     def close(self):
         # Dropping the episode ends its run (the planner finishes).
         self._episode = None
+
+
+def _write_atomic(path, text: str) -> None:
+    """Writes ``text`` under a temporary name beside ``path``, then renames it."""
+    import os
+
+    path = os.fspath(path)
+    temp = os.path.join(os.path.dirname(path) or ".", "." + os.path.basename(path) + ".tmp")
+    with open(temp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(temp, path)
 
 
 def _register():

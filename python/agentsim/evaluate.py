@@ -89,12 +89,33 @@ class _Policy:
         self.is_async = inspect.iscoroutinefunction(self.fn)
 
 
+def _observe(episode) -> Dict[str, Any]:
+    observation = json.loads(episode.observation())
+    observation["text"] = render(observation)
+    return observation
+
+
+def _failed(episode, e: Exception) -> None:
+    """The agent's own failure is the episode's outcome (agent_error). The
+    traceback is a diagnostic (like an external agent's stderr): kept in the
+    events and incidents, never in the digest."""
+    episode.fail(f"the agent raised {type(e).__name__}: {e}", _diagnostic(e))
+
+
+def _act(episode, action: Any) -> None:
+    try:
+        episode.act(_as_action(action))
+    except ValueError as e:
+        # An action of the wrong shape ends the episode as agent_error, as a
+        # protocol error does for an external agent.
+        episode.fail(str(e))
+
+
 async def _episode(world, seed, record, agent, shared, executor, loop):
     episode = world.start(seed, record)
     policy = _Policy(agent, shared)
     while not episode.done:
-        observation = json.loads(episode.observation())
-        observation["text"] = render(observation)
+        observation = _observe(episode)
         try:
             if policy.is_async:
                 action = await policy.fn(observation)
@@ -104,18 +125,28 @@ async def _episode(world, seed, record, agent, shared, executor, loop):
                 action = policy.fn(observation)
             if inspect.isawaitable(action):
                 action = await action
-        except Exception as e:  # the agent's own failure is the episode's outcome
-            # The traceback is a diagnostic (like an external agent's stderr):
-            # kept in the events and incidents, never in the digest.
-            detail = _diagnostic(e)
-            episode.fail(f"the agent raised {type(e).__name__}: {e}", detail)
+        except Exception as e:
+            _failed(episode, e)
             break
+        _act(episode, action)
+    return episode
+
+
+def _episode_sync(world, seed, record, agent, shared):
+    """One episode of a plain function agent, without an event loop (the fast
+    path of concurrency 1: the same steps as :func:`_episode`)."""
+    episode = world.start(seed, record)
+    policy = _Policy(agent, shared)
+    while not episode.done:
+        observation = _observe(episode)
         try:
-            episode.act(_as_action(action))
-        except ValueError as e:
-            # An action of the wrong shape ends the episode as agent_error, as a
-            # protocol error does for an external agent.
-            episode.fail(str(e))
+            action = policy.fn(observation)
+            if inspect.isawaitable(action):
+                action = asyncio.run(action)
+        except Exception as e:
+            _failed(episode, e)
+            break
+        _act(episode, action)
     return episode
 
 
@@ -132,8 +163,69 @@ async def evaluate_async(
     resume: bool = False,
     label: Optional[str] = None,
     shared: bool = False,
+    record_all: bool = False,
 ) -> Result:
     """:func:`evaluate` as a coroutine, for code that already runs an event loop."""
+    world, evaluation, seeds = _setup(agent, scenario, seeds, concurrency, layers, out, fault_scale, tasks, failures,
+                                      resume, label, record_all)
+    add = _adder(world, evaluation, out, record_all, label or _label(agent))
+    record = failures > 0 or record_all
+    probe = _Policy(agent, True)
+    executor = ThreadPoolExecutor(concurrency) if (concurrency > 1 and not probe.is_async) else None
+    loop = asyncio.get_running_loop()
+    pending = iter(range(evaluation.next_seed, seeds.stop))
+    interrupted = False
+    try:
+        running = set()
+        for seed in pending:
+            running.add(asyncio.ensure_future(_episode(world, seed, record, agent, shared, executor, loop)))
+            if len(running) >= concurrency:
+                finished, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                for task in finished:
+                    add(task.result())
+        while running:
+            finished, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+            for task in finished:
+                add(task.result())
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        interrupted = True
+        raise
+    finally:
+        if executor is not None:
+            executor.shutdown(wait=False, cancel_futures=True)
+        # Finished episodes stand (an interrupted run is marked partial and
+        # `resume=True` continues it).
+        result = _result(evaluation, out, interrupted)
+    return result
+
+
+def _result(evaluation, out, interrupted: bool) -> Result:
+    summary, rows = evaluation.finish()
+    return Result(json.loads(summary), json.loads(rows), None if out is None else Path(out), interrupted)
+
+
+def _adder(world, evaluation, out, record_all: bool, label: str):
+    """Adds a finished episode; with ``record_all`` its incident goes to
+    ``out/episodes/seedN.ron`` first."""
+    if not record_all:
+        return evaluation.add
+    from .env import _write_atomic
+
+    folder = Path(out) / "episodes"
+    folder.mkdir(parents=True, exist_ok=True)
+
+    def add(episode):
+        _write_atomic(folder / f"seed{episode.seed}.ron", episode.incident(world, label))
+        evaluation.add(episode)
+
+    return add
+
+
+def _setup(agent, scenario, seeds, concurrency, layers, out, fault_scale, tasks, failures, resume, label,
+           record_all=False):
+    """Checks the arguments (ValueError naming the field) and starts the evaluation."""
+    if record_all and out is None:
+        raise ValueError("record_all: needs `out`, the folder for episodes/")
     if isinstance(seeds, int):
         seeds = range(seeds)
     if not isinstance(seeds, range) or seeds.step != 1 or len(seeds) == 0:
@@ -148,35 +240,7 @@ async def evaluate_async(
     evaluation = _native.Evaluation(
         world, label or _label(agent), seeds.start, seeds.stop, failures, None if out is None else str(out), resume
     )
-    record = failures > 0
-    probe = _Policy(agent, True)
-    executor = ThreadPoolExecutor(concurrency) if (concurrency > 1 and not probe.is_async) else None
-    loop = asyncio.get_running_loop()
-    pending = iter(range(evaluation.next_seed, seeds.stop))
-    interrupted = False
-    try:
-        running = set()
-        for seed in pending:
-            running.add(asyncio.ensure_future(_episode(world, seed, record, agent, shared, executor, loop)))
-            if len(running) >= concurrency:
-                finished, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-                for task in finished:
-                    evaluation.add(task.result())
-        while running:
-            finished, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-            for task in finished:
-                evaluation.add(task.result())
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        interrupted = True
-        raise
-    finally:
-        if executor is not None:
-            executor.shutdown(wait=False, cancel_futures=True)
-        # Finished episodes stand (an interrupted run is marked partial and
-        # `resume=True` continues it).
-        summary, rows = evaluation.finish()
-        result = Result(json.loads(summary), json.loads(rows), None if out is None else Path(out), interrupted)
-    return result
+    return world, evaluation, seeds
 
 
 def evaluate(agent: Any, scenario: str = "support_desk", seeds: Union[range, int] = range(100), **kwargs) -> Result:
@@ -190,8 +254,12 @@ def evaluate(agent: Any, scenario: str = "support_desk", seeds: Union[range, int
     for trajectories.csv, summary.json, run.json, failures/), ``fault_scale``,
     ``tasks``, ``failures`` (incidents kept per failure mode, default 3),
     ``resume`` (continue an interrupted ``out``), ``label`` (the agent's name in
-    the files). Returns a :class:`Result`.
+    the files), ``record_all`` (every episode as an incident under
+    ``out/episodes/``, each replayable by ``agentsim replay`` without Python).
+    Returns a :class:`Result`.
     """
+    if kwargs.get("concurrency", 1) == 1 and not _Policy(agent, True).is_async:
+        return _evaluate_sync(agent, scenario, seeds, **kwargs)
     coroutine = evaluate_async(agent, scenario, seeds, **kwargs)
     try:
         asyncio.get_running_loop()
@@ -215,3 +283,36 @@ def evaluate(agent: Any, scenario: str = "support_desk", seeds: Union[range, int
     if "error" in box:
         raise box["error"]
     return box["result"]
+
+
+def _evaluate_sync(
+    agent: Any,
+    scenario: str,
+    seeds: Union[range, int],
+    concurrency: int = 1,
+    layers: Optional[str] = None,
+    out: Optional[Union[str, Path]] = None,
+    fault_scale: float = 1.0,
+    tasks: Optional[str] = None,
+    failures: int = 3,
+    resume: bool = False,
+    label: Optional[str] = None,
+    shared: bool = False,
+    record_all: bool = False,
+) -> Result:
+    """One episode at a time, without an event loop: the same files as
+    :func:`evaluate_async`, faster for an agent that does not wait."""
+    world, evaluation, seeds = _setup(agent, scenario, seeds, concurrency, layers, out, fault_scale, tasks, failures,
+                                      resume, label, record_all)
+    add = _adder(world, evaluation, out, record_all, label or _label(agent))
+    record = failures > 0 or record_all
+    interrupted = False
+    try:
+        for seed in range(evaluation.next_seed, seeds.stop):
+            add(_episode_sync(world, seed, record, agent, shared))
+    except KeyboardInterrupt:
+        interrupted = True
+        raise
+    finally:
+        result = _result(evaluation, out, interrupted)
+    return result

@@ -290,6 +290,20 @@ impl Episode {
         Ok(Some(json.to_string()))
     }
 
+    /// The ended episode as an incident (RON text) that `agentsim replay` replays
+    /// without Python: its decisions, the layers, the seed and the scenario;
+    /// `None` while running. Needs `record` (the events hold the decisions).
+    fn incident(&self, world: &World, agent: &str) -> PyResult<Option<String>> {
+        let state = self.state.lock().map_err(|_| PyRuntimeError::new_err("episode poisoned"))?;
+        let Some(t) = &state.trajectory else { return Ok(None) };
+        if t.events.is_empty() {
+            return Err(value_error("record", "the episode ran without record=True: no decisions to replay"));
+        }
+        let stack = StackSpec { planner: PlannerSpec::Replayed(recorded_steps(t)), layers: world.layers.clone() };
+        let incident = Incident::record(&world.prepared, None, t.seed, world.fault_scale, agent, &stack, t);
+        incident.to_ron_bounded().map(Some).map_err(|e| value_error("incident", e))
+    }
+
     /// The ended episode's timeline (events are kept only with `record`).
     fn timeline(&self) -> PyResult<Option<String>> {
         let state = self.state.lock().map_err(|_| PyRuntimeError::new_err("episode poisoned"))?;

@@ -1,6 +1,7 @@
 """agentsim.Env: the Gymnasium API, the checker on every built-in world, errors."""
 
 import json
+import subprocess
 
 import gymnasium
 import pytest
@@ -13,6 +14,25 @@ import agentsim
 def test_check_env_passes_on_every_builtin_world(env_id):
     env = gymnasium.make(env_id)
     check_env(env.unwrapped, skip_render_check=True)
+
+
+def test_check_env_passes_on_a_scripted_world_with_layers(root):
+    scenario = str(root / "examples" / "worlds" / "helpdesk" / "helpdesk.ron")
+    env = agentsim.Env(scenario, layers=str(root / "seeds" / "stacks" / "retry.ron"))
+    check_env(env, skip_render_check=True)
+    assert "update_ticket" in env.tools.names
+
+
+def test_a_recorded_episode_is_an_incident_that_replays(tmp_path, cli, root, example_agent):
+    env = agentsim.Env("support_desk", record=True, layers="resilient")
+    drive(env, 4, example_agent())
+    env.save_incident(tmp_path / "episode.ron")
+    replay = subprocess.run([cli, "replay", str(tmp_path / "episode.ron")], cwd=root, capture_output=True, text=True)
+    assert replay.returncode == 0, replay.stdout + replay.stderr
+    plain = agentsim.Env("support_desk")
+    drive(plain, 4, example_agent())
+    with pytest.raises(ValueError, match="^record"):
+        plain.save_incident(tmp_path / "no.ron")
 
 
 def test_every_builtin_world_is_registered():

@@ -86,6 +86,16 @@ def test_failures_replay_without_python(tmp_path, cli, root):
     assert crashed
 
 
+def test_every_episode_recorded_replays_without_python(tmp_path, cli, root, example_agent):
+    result = agentsim.evaluate(example_agent, "support_desk", range(6), out=tmp_path, record_all=True, concurrency=2)
+    incidents = sorted(str(p) for p in (tmp_path / "episodes").glob("seed*.ron"))
+    assert len(incidents) == 6
+    replay = subprocess.run([cli, "replay", *incidents], cwd=root, capture_output=True, text=True)
+    assert replay.returncode == 0, replay.stdout + replay.stderr
+    assert "6 passed" in replay.stdout
+    assert result.summary["trajectories"] == 6
+
+
 def test_without_out_only_the_result(example_agent):
     result = agentsim.evaluate(example_agent, "support_desk", 10)
     assert result.out is None
@@ -134,6 +144,22 @@ def test_resume_continues_an_interrupted_evaluation(tmp_path, example_agent):
 def test_bad_arguments_raise_value_error(kwargs, field):
     with pytest.raises(ValueError, match=f"^{field}"):
         agentsim.evaluate(flaky, **kwargs)
+
+
+def test_something_that_is_not_an_agent_raises_value_error():
+    with pytest.raises(ValueError, match="^agent"):
+        agentsim.evaluate(5, "support_desk", range(3))
+
+
+def test_the_sync_and_async_paths_write_the_same_files(tmp_path):
+    async def async_flaky(observation):
+        return flaky(observation)
+
+    agentsim.evaluate(flaky, "support_desk", range(30), out=tmp_path / "sync", label="same")
+    agentsim.evaluate(async_flaky, "support_desk", range(30), out=tmp_path / "async", label="same")
+    assert files(tmp_path / "sync") == files(tmp_path / "async")
+    names = sorted(p.name for p in (tmp_path / "sync" / "failures").iterdir())
+    assert names == sorted(p.name for p in (tmp_path / "async" / "failures").iterdir())
 
 
 def test_resume_refuses_other_arguments(tmp_path, example_agent):
