@@ -25,7 +25,7 @@ use agentsim_engine::{Outcome, Trajectory};
 use agentsim_worlds::Prepared;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use serde_json::{Value as Json, json};
+use serde_json::Value as Json;
 
 fn value_error(field: &str, message: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(format!("{field}: {message}"))
@@ -286,7 +286,6 @@ impl Episode {
         let mut json = serde_json::to_value(&row).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
         json["verdict"] = Json::String(t.verdict.detail.clone());
         json["end_reason"] = Json::String(t.end_reason.to_string());
-        json["milestones_reached"] = json!(t.verdict.milestone);
         Ok(Some(json.to_string()))
     }
 

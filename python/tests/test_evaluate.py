@@ -128,6 +128,32 @@ def test_resume_continues_an_interrupted_evaluation(tmp_path, example_agent):
     assert files(part) == files(whole)
 
 
+def test_an_interrupted_async_evaluation_resumes_into_the_same_files(tmp_path, example_agent):
+    whole = tmp_path / "whole"
+    agentsim.evaluate(example_agent, "support_desk", range(20), out=whole, label="x")
+    started = [0]
+
+    class Stop:
+        def __init__(self):
+            self.inner = example_agent()
+
+        async def act(self, observation):
+            if observation["seq"] == 1:
+                started[0] += 1
+                if started[0] > 9:
+                    raise KeyboardInterrupt
+            await asyncio.sleep(0)
+            return self.inner.act(observation)
+
+    part = tmp_path / "part"
+    with pytest.raises(KeyboardInterrupt):
+        agentsim.evaluate(Stop, "support_desk", range(20), out=part, label="x", concurrency=3)
+    summary = json.loads((part / "summary.json").read_text())
+    assert summary["partial"]["done_until_seed"] < 20
+    agentsim.evaluate(example_agent, "support_desk", range(20), out=part, label="x", resume=True, concurrency=2)
+    assert files(part) == files(whole)
+
+
 @pytest.mark.parametrize(
     "kwargs, field",
     [
