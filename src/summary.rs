@@ -90,7 +90,7 @@ impl Row {
             digest: t.digest.to_string(),
             swarm: None,
             task: None,
-            state_hash: None,
+            state_hash: t.state_hash.clone(),
         }
     }
 }

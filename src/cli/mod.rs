@@ -51,6 +51,12 @@ impl Failure {
     }
 }
 
+impl From<agentsim::Error> for Failure {
+    fn from(e: agentsim::Error) -> Self {
+        Self::input(e.message)
+    }
+}
+
 /// Deterministic simulator for testing the reliability of LLM-agent stacks.
 #[derive(Parser, Debug)]
 #[command(name = "agentsim", version, about, long_about = None)]

@@ -60,7 +60,7 @@ pub fn summarize(args: &SummarizeArgs) -> Result<ExitCode, Failure> {
     let mut builder = SummaryBuilder::new();
     {
         let csv = csv_file.writer();
-        csv.write_all(&super::sweep::csv_header(false, false, false, 1)?).map_err(|e| io_failure(&csv_path, &e))?;
+        csv.write_all(&agentsim::sweep::csv_header(false, false, false, 1)?).map_err(|e| io_failure(&csv_path, &e))?;
         for (name, session) in &sessions {
             let prepared = session.prepared();
             let t = session.replay(&prepared, None);
@@ -71,7 +71,11 @@ pub fn summarize(args: &SummarizeArgs) -> Result<ExitCode, Failure> {
                 )));
             }
             builder.add(&t);
-            csv.write_all(&super::sweep::csv_line(&Row::of(&t), None)?).map_err(|e| io_failure(&csv_path, &e))?;
+            // The header has no optional column: a session's state hash stays in
+            // its incident.
+            let mut row = Row::of(&t);
+            row.state_hash = None;
+            csv.write_all(&agentsim::sweep::csv_line(&row, None)?).map_err(|e| io_failure(&csv_path, &e))?;
         }
         csv.flush().map_err(|e| io_failure(&csv_path, &e))?;
     }

@@ -25,6 +25,9 @@ pub struct Observation {
     /// Set when the bridge waited for the user after a message: the reply, or `None`
     /// when none came within the wait.
     pub reply: Option<Option<Message>>,
+    /// The input as the external protocol's observation line (the Python module's
+    /// bridge renders it on the simulation's thread; the MCP server does not).
+    pub line: Option<String>,
 }
 
 /// What the server tells the bridge.
@@ -34,6 +37,16 @@ pub enum Command {
     Act(Action, Value),
     /// The client is gone: finish (done).
     Finish,
+    /// The agent failed (an exception, an action it could not express): the
+    /// trajectory ends as `agent_error` with this reason, as an external agent's;
+    /// `stderr` is its diagnostic (a traceback), kept beside the trajectory and
+    /// out of the digest, as an external agent's stderr.
+    Fail {
+        /// Why, as the trajectory's end reason.
+        reason: String,
+        /// The diagnostic.
+        stderr: String,
+    },
 }
 
 /// The agent that relays the engine's inputs to the MCP client and its calls back.
@@ -46,6 +59,10 @@ pub struct Bridge {
     reply_wait_ms: u64,
     /// A messaging result held while the bridge waits for the reply.
     held: Option<Input>,
+    /// Render each input as the external protocol's observation line.
+    render: bool,
+    /// The observations rendered so far (the protocol's `seq`).
+    seq: u64,
 }
 
 impl Bridge {
@@ -57,7 +74,15 @@ impl Bridge {
         messaging: Option<ToolId>,
         reply_wait_ms: u64,
     ) -> Self {
-        Self { to_server, from_server, messaging, reply_wait_ms, held: None }
+        Self { to_server, from_server, messaging, reply_wait_ms, held: None, render: false, seq: 0 }
+    }
+
+    /// A bridge that hands every input on at once (no messaging wait), rendered as
+    /// the external protocol's observation line: the Python module's planner. Its
+    /// steps are the live external agent's (one read, one turn, one decision note
+    /// per input), so it meets the same world as `--agent cmd:` and replays alike.
+    pub fn protocol(to_server: Sender<Observation>, from_server: Receiver<Command>) -> Self {
+        Self { render: true, ..Self::new(to_server, from_server, None, 0) }
     }
 }
 
@@ -78,9 +103,9 @@ impl Agent for Bridge {
         cx.begin_turn();
         let observation = match (self.held.take(), input) {
             (Some(held), Input::User(message)) => {
-                Observation { now_ms: cx.now_ms, input: held, reply: Some(Some(message)) }
+                Observation { now_ms: cx.now_ms, input: held, reply: Some(Some(message)), line: None }
             }
-            (Some(held), Input::Wake) => Observation { now_ms: cx.now_ms, input: held, reply: Some(None) },
+            (Some(held), Input::Wake) => Observation { now_ms: cx.now_ms, input: held, reply: Some(None), line: None },
             (_, Input::Tool(result))
                 if Some(result.call.tool) == self.messaging && matches!(result.reply, Reply::Ok(_)) =>
             {
@@ -96,7 +121,13 @@ impl Agent for Bridge {
                     Err(reason) => Action::Finish(Finish::Failed { reason }),
                 };
             }
-            (_, input) => Observation { now_ms: cx.now_ms, input, reply: None },
+            (_, input) => {
+                let line = self.render.then(|| {
+                    self.seq += 1;
+                    protocol::observation(self.seq, &input, cx)
+                });
+                Observation { now_ms: cx.now_ms, input, reply: None, line }
+            }
         };
         let command = match self.to_server.send(observation) {
             Ok(()) => self.from_server.recv().unwrap_or(Command::Finish),
@@ -105,6 +136,12 @@ impl Agent for Bridge {
         let decided = match command {
             Command::Act(action, decision) => Ok((action, decision)),
             Command::Finish => decide(json!({"action": "finish", "outcome": "done"}), cx),
+            Command::Fail { reason, stderr } => {
+                // What the external agent (and so its replay) does on a failure.
+                cx.note("external", "error", Value::str(reason.clone()));
+                cx.diagnose("external", "stderr", Value::Str(stderr));
+                return Action::Finish(Finish::Failed { reason });
+            }
         };
         match decided {
             Ok((action, decision)) => {

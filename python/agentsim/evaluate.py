@@ -1,0 +1,318 @@
+"""``agentsim.evaluate``: a Python agent over many seeds, many episodes in flight.
+
+Each episode runs on a thread of its own (the engine's loop with the bridge as
+planner); the agent is called from an asyncio event loop, so an ``async`` agent
+waiting on an LLM keeps ``concurrency`` episodes in flight, and a plain function
+runs in a thread pool of that size. Finished episodes are written in seed order
+by the writer ``agentsim sweep`` uses: the files are byte-identical for any
+concurrency when the agent is deterministic.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import inspect
+import json
+import os
+import threading
+import traceback
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Union
+
+from . import _native
+from .env import _as_action
+from .observation import render
+
+
+@dataclass
+class Result:
+    """What :func:`evaluate` returns: ``summary`` (summary.json as a dict: rates
+    with Wilson intervals, percentiles, outcomes, pass^k with trials) and ``rows``
+    (one dict per seed, the columns of trajectories.csv; ``pandas.DataFrame(rows)``
+    loads them)."""
+
+    summary: Dict[str, Any]
+    rows: List[Dict[str, Any]]
+    out: Optional[Path] = None
+    interrupted: bool = field(default=False)
+
+    @property
+    def completion(self) -> float:
+        return self.summary["completion"]["rate"]
+
+
+def _label(agent: Any) -> str:
+    name = getattr(agent, "__qualname__", None) or type(agent).__qualname__
+    module = getattr(agent, "__module__", None) or type(agent).__module__
+    return f"python:{module}.{name}"
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _internal(filename: str) -> bool:
+    return filename.startswith(_PACKAGE) or any(
+        part in filename for part in ("concurrent/futures", "asyncio", "threading.py")
+    )
+
+
+def _diagnostic(e: BaseException) -> str:
+    """The agent's traceback: its own frames only (not how agentsim called it,
+    which depends on the concurrency), so that incidents are the same bytes for
+    any concurrency. The last 4 KiB, like an external agent's stderr."""
+    frames = [f for f in traceback.extract_tb(e.__traceback__) if not _internal(f.filename)]
+    lines = traceback.format_list(frames) + traceback.format_exception_only(type(e), e)
+    return ("Traceback (most recent call last):\n" + "".join(lines))[-4096:]
+
+
+class _Policy:
+    """One episode's agent: ``act(observation) -> action`` (sync or async)."""
+
+    def __init__(self, agent: Any, shared: bool):
+        if inspect.isclass(agent):
+            agent = agent()
+        elif hasattr(agent, "act") and not shared:
+            # Each episode gets its own copy of a stateful agent object.
+            agent = copy.deepcopy(agent)
+        self.agent = agent
+        if hasattr(agent, "act"):
+            self.fn = agent.act
+        elif callable(agent):
+            self.fn = agent
+        else:
+            raise ValueError("agent: expected a function, an async function, or an object with act()")
+        if hasattr(agent, "reset"):
+            agent.reset()
+        self.is_async = inspect.iscoroutinefunction(self.fn)
+
+
+def _observe(episode) -> Dict[str, Any]:
+    observation = json.loads(episode.observation())
+    observation["text"] = render(observation)
+    return observation
+
+
+def _failed(episode, e: Exception) -> None:
+    """The agent's own failure is the episode's outcome (agent_error). The
+    traceback is a diagnostic (like an external agent's stderr): kept in the
+    events and incidents, never in the digest."""
+    episode.fail(f"the agent raised {type(e).__name__}: {e}", _diagnostic(e))
+
+
+def _act(episode, action: Any) -> None:
+    try:
+        episode.act(_as_action(action))
+    except ValueError as e:
+        # An action of the wrong shape ends the episode as agent_error, as a
+        # protocol error does for an external agent.
+        episode.fail(str(e))
+
+
+async def _episode(world, seed, record, agent, shared, executor, loop):
+    episode = world.start(seed, record)
+    policy = _Policy(agent, shared)
+    while not episode.done:
+        observation = _observe(episode)
+        try:
+            if policy.is_async:
+                action = await policy.fn(observation)
+            elif executor is not None:
+                action = await loop.run_in_executor(executor, policy.fn, observation)
+            else:
+                action = policy.fn(observation)
+            if inspect.isawaitable(action):
+                action = await action
+        except Exception as e:
+            _failed(episode, e)
+            break
+        _act(episode, action)
+    return episode
+
+
+def _episode_sync(world, seed, record, agent, shared):
+    """One episode of a plain function agent, without an event loop (the fast
+    path of concurrency 1: the same steps as :func:`_episode`)."""
+    episode = world.start(seed, record)
+    policy = _Policy(agent, shared)
+    while not episode.done:
+        observation = _observe(episode)
+        try:
+            action = policy.fn(observation)
+            if inspect.isawaitable(action):
+                action = asyncio.run(action)
+        except Exception as e:
+            _failed(episode, e)
+            break
+        _act(episode, action)
+    return episode
+
+
+async def evaluate_async(
+    agent: Any,
+    scenario: str = "support_desk",
+    seeds: Union[range, int] = range(100),
+    concurrency: int = 1,
+    layers: Optional[str] = None,
+    out: Optional[Union[str, Path]] = None,
+    fault_scale: float = 1.0,
+    tasks: Optional[str] = None,
+    failures: int = 3,
+    resume: bool = False,
+    label: Optional[str] = None,
+    shared: bool = False,
+    record_all: bool = False,
+) -> Result:
+    """:func:`evaluate` as a coroutine, for code that already runs an event loop."""
+    world, evaluation, seeds = _setup(agent, scenario, seeds, concurrency, layers, out, fault_scale, tasks, failures,
+                                      resume, label, record_all)
+    add = _adder(world, evaluation, out, record_all, label or _label(agent))
+    record = failures > 0 or record_all
+    probe = _Policy(agent, True)
+    executor = ThreadPoolExecutor(concurrency) if (concurrency > 1 and not probe.is_async) else None
+    loop = asyncio.get_running_loop()
+    pending = iter(range(evaluation.next_seed, seeds.stop))
+    interrupted = False
+    try:
+        running = set()
+        for seed in pending:
+            running.add(asyncio.ensure_future(_episode(world, seed, record, agent, shared, executor, loop)))
+            if len(running) >= concurrency:
+                finished, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                for task in finished:
+                    add(task.result())
+        while running:
+            finished, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+            for task in finished:
+                add(task.result())
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        interrupted = True
+        raise
+    finally:
+        if executor is not None:
+            executor.shutdown(wait=False, cancel_futures=True)
+        # Finished episodes stand (an interrupted run is marked partial and
+        # `resume=True` continues it).
+        result = _result(evaluation, out, interrupted)
+    return result
+
+
+def _result(evaluation, out, interrupted: bool) -> Result:
+    summary, rows = evaluation.finish()
+    return Result(json.loads(summary), json.loads(rows), None if out is None else Path(out), interrupted)
+
+
+def _adder(world, evaluation, out, record_all: bool, label: str):
+    """Adds a finished episode; with ``record_all`` its incident goes to
+    ``out/episodes/seedN.ron`` first."""
+    if not record_all:
+        return evaluation.add
+    from .env import _write_atomic
+
+    folder = Path(out) / "episodes"
+    folder.mkdir(parents=True, exist_ok=True)
+
+    def add(episode):
+        _write_atomic(folder / f"seed{episode.seed}.ron", episode.incident(world, label))
+        evaluation.add(episode)
+
+    return add
+
+
+def _setup(agent, scenario, seeds, concurrency, layers, out, fault_scale, tasks, failures, resume, label,
+           record_all=False):
+    """Checks the arguments (ValueError naming the field) and starts the evaluation."""
+    if record_all and out is None:
+        raise ValueError("record_all: needs `out`, the folder for episodes/")
+    if isinstance(seeds, int):
+        seeds = range(seeds)
+    if not isinstance(seeds, range) or seeds.step != 1 or len(seeds) == 0:
+        raise ValueError(f"seeds: expected a non-empty range with step 1 (like range(0, 100)), found {seeds!r}")
+    if seeds.start < 0:
+        raise ValueError(f"seeds: expected non-negative seeds, found {seeds!r}")
+    if not isinstance(concurrency, int) or concurrency < 1:
+        raise ValueError(f"concurrency: expected an integer >= 1, found {concurrency!r}")
+    if not isinstance(failures, int) or failures < 0:
+        raise ValueError(f"failures: expected an integer >= 0, found {failures!r}")
+    world = _native.World(scenario, float(fault_scale), layers, tasks)
+    evaluation = _native.Evaluation(
+        world, label or _label(agent), seeds.start, seeds.stop, failures, None if out is None else str(out), resume
+    )
+    return world, evaluation, seeds
+
+
+def evaluate(agent: Any, scenario: str = "support_desk", seeds: Union[range, int] = range(100), **kwargs) -> Result:
+    """Runs ``agent`` on ``scenario`` for every seed of ``seeds``.
+
+    ``agent`` is a function or an ``async`` function from an observation (the
+    protocol's dict plus ``text``) to an action dict, an object with ``act`` (and
+    optionally ``reset``; copied for each episode unless ``shared=True``), or a
+    class (instantiated for each episode). Keyword arguments: ``concurrency``
+    (episodes in flight), ``layers`` (a preset or stack file), ``out`` (a folder
+    for trajectories.csv, summary.json, run.json, failures/), ``fault_scale``,
+    ``tasks``, ``failures`` (incidents kept per failure mode, default 3),
+    ``resume`` (continue an interrupted ``out``), ``label`` (the agent's name in
+    the files), ``record_all`` (every episode as an incident under
+    ``out/episodes/``, each replayable by ``agentsim replay`` without Python).
+    Returns a :class:`Result`.
+    """
+    if kwargs.get("concurrency", 1) == 1 and not _Policy(agent, True).is_async:
+        return _evaluate_sync(agent, scenario, seeds, **kwargs)
+    coroutine = evaluate_async(agent, scenario, seeds, **kwargs)
+    try:
+        asyncio.get_running_loop()
+        running = True
+    except RuntimeError:
+        running = False
+    if not running:
+        return asyncio.run(coroutine)
+    # Called from a running loop (a notebook): run in a thread of its own.
+    box: Dict[str, Any] = {}
+
+    def run():
+        try:
+            box["result"] = asyncio.run(coroutine)
+        except BaseException as e:  # re-raised in the caller's thread
+            box["error"] = e
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
+
+
+def _evaluate_sync(
+    agent: Any,
+    scenario: str,
+    seeds: Union[range, int],
+    concurrency: int = 1,
+    layers: Optional[str] = None,
+    out: Optional[Union[str, Path]] = None,
+    fault_scale: float = 1.0,
+    tasks: Optional[str] = None,
+    failures: int = 3,
+    resume: bool = False,
+    label: Optional[str] = None,
+    shared: bool = False,
+    record_all: bool = False,
+) -> Result:
+    """One episode at a time, without an event loop: the same files as
+    :func:`evaluate_async`, faster for an agent that does not wait."""
+    world, evaluation, seeds = _setup(agent, scenario, seeds, concurrency, layers, out, fault_scale, tasks, failures,
+                                      resume, label, record_all)
+    add = _adder(world, evaluation, out, record_all, label or _label(agent))
+    record = failures > 0 or record_all
+    interrupted = False
+    try:
+        for seed in range(evaluation.next_seed, seeds.stop):
+            add(_episode_sync(world, seed, record, agent, shared))
+    except KeyboardInterrupt:
+        interrupted = True
+        raise
+    finally:
+        result = _result(evaluation, out, interrupted)
+    return result

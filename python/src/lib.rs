@@ -1,0 +1,541 @@
+//! `agentsim._native`: the engine in-process for Python. It adds no simulation
+//! logic of its own: a [`World`] is a prepared scenario and the layers of a
+//! stack; an [`Episode`] runs one seed with the MCP server's bridge planner
+//! (`agentsim::mcp::bridge`) on a thread of its own, handing each observation to
+//! Python and blocking for its next action; an [`Evaluation`] writes finished
+//! episodes in seed order through `agentsim::sweep`, the same writer as
+//! `agentsim sweep`. The Python side (`python/agentsim/`) builds the Gymnasium
+//! environment and `evaluate` on these three.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+
+use agentsim::incident::Incident;
+use agentsim::mcp::bridge::{Bridge, Command, Observation};
+use agentsim::summary::Partial;
+use agentsim::sweep::{Done, Rows, Swept};
+use agentsim::{Row, SummaryBuilder};
+use agentsim_agents::external::protocol;
+use agentsim_agents::external::replayed::recorded_steps;
+use agentsim_agents::{LayerSpec, PlannerSpec, StackSpec};
+use agentsim_engine::{Outcome, Trajectory};
+use agentsim_worlds::Prepared;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use serde_json::Value as Json;
+
+fn value_error(field: &str, message: impl std::fmt::Display) -> PyErr {
+    PyValueError::new_err(format!("{field}: {message}"))
+}
+
+/// A scenario ready to run, with the layers that stand between the agent and
+/// the tools.
+#[pyclass(frozen, module = "agentsim._native")]
+struct World {
+    prepared: Arc<Prepared>,
+    layers: Vec<LayerSpec>,
+    fault_scale: f64,
+}
+
+#[pymethods]
+impl World {
+    /// `scenario`: a built-in name or a scenario file; `layers`: `None`, a preset
+    /// name or a stack file (only its layers are used); `tasks`: `None`, `all` or
+    /// ids separated by commas (scripted worlds).
+    #[new]
+    #[pyo3(signature = (scenario, fault_scale=1.0, layers=None, tasks=None))]
+    fn new(scenario: &str, fault_scale: f64, layers: Option<&str>, tasks: Option<&str>) -> PyResult<Self> {
+        if !fault_scale.is_finite() || fault_scale < 0.0 {
+            return Err(value_error("fault_scale", format!("expected a finite number >= 0, found {fault_scale}")));
+        }
+        let mut prepared = agentsim::load::scenario(scenario).map_err(|e| value_error("scenario", e))?;
+        agentsim::load::select_tasks(&mut prepared, tasks).map_err(|e| value_error("tasks", e))?;
+        let layers = match layers {
+            None => Vec::new(),
+            Some(name) if agentsim_agents::preset(name).is_some() => {
+                let stack = agentsim_agents::preset(name).expect("checked");
+                agentsim::load::check_tools(&stack, name, &prepared, None).map_err(|e| value_error("layers", e))?;
+                stack.layers
+            }
+            Some(path) if std::path::Path::new(path).exists() => {
+                agentsim::load::layers(path, &prepared).map_err(|e| value_error("layers", e))?
+            }
+            Some(other) => {
+                let names: Vec<&str> = agentsim_agents::PRESETS.iter().map(|(n, _)| *n).collect();
+                return Err(value_error(
+                    "layers",
+                    format!("`{other}` is neither a preset ({}) nor a stack file", names.join(", ")),
+                ));
+            }
+        };
+        Ok(Self { prepared: Arc::new(prepared), layers, fault_scale })
+    }
+
+    /// The scenario's name.
+    #[getter]
+    fn name(&self) -> String {
+        self.prepared.scenario.name.clone()
+    }
+
+    /// The tool list of the external protocol, as JSON text.
+    fn tools_json(&self) -> String {
+        protocol::tool_list(&self.prepared.catalog).to_string()
+    }
+
+    /// The task seed `seed` runs (scripted worlds), else `None`.
+    fn task_of(&self, seed: u64) -> Option<String> {
+        self.prepared.task_of(seed)
+    }
+
+    /// Starts an episode of `seed`; `record` keeps its events (for incidents).
+    #[pyo3(signature = (seed, record=false))]
+    fn start(&self, py: Python<'_>, seed: u64, record: bool) -> PyResult<Episode> {
+        let prepared = Arc::clone(&self.prepared);
+        let config = prepared.scenario.sim_config(record, self.fault_scale);
+        let (to_server, from_agent) = mpsc::channel::<Observation>();
+        let (to_agent, from_server) = mpsc::channel::<Command>();
+        let stack = StackSpec { planner: PlannerSpec::Oracle, layers: self.layers.clone() };
+        let (to_python, worker) = mpsc::channel::<Trajectory>();
+        run_on_worker(Box::new(move || {
+            let bridge = Bridge::protocol(to_server, from_server);
+            let t = prepared.run(seed, &config, move |_expert, streams| stack.wrap(Box::new(bridge), streams));
+            let _ = to_python.send(t);
+        }))
+        .map_err(|e| PyRuntimeError::new_err(format!("cannot start the episode's thread: {e}")))?;
+        let mut episode = Episode {
+            prepared: Arc::clone(&self.prepared),
+            seed,
+            state: Mutex::new(State {
+                to_agent: Some(to_agent),
+                from_agent: Mutex::new(from_agent),
+                worker: Some(worker),
+                observation: None,
+                trajectory: None,
+            }),
+        };
+        episode.advance(py)?;
+        Ok(episode)
+    }
+}
+
+/// A job for a worker thread: one episode's simulation.
+type Job = Box<dyn FnOnce() + Send>;
+
+/// Worker threads kept idle for the next episode: starting a thread per episode
+/// cost more than the episode. At most this many wait; the others end.
+const IDLE_WORKERS_MAX: usize = 256;
+
+/// The idle workers, each waiting on its channel for a job.
+fn idle_workers() -> &'static Mutex<Vec<Sender<Job>>> {
+    static IDLE: OnceLock<Mutex<Vec<Sender<Job>>>> = OnceLock::new();
+    IDLE.get_or_init(|| Mutex::new(Vec::new()))
+}
+
+/// Runs `job` on an idle worker thread, or on a new one.
+fn run_on_worker(job: Job) -> std::io::Result<()> {
+    let mut job = job;
+    loop {
+        let idle = idle_workers().lock().ok().and_then(|mut idle| idle.pop());
+        let Some(worker) = idle else { break };
+        match worker.send(job) {
+            Ok(()) => return Ok(()),
+            // That worker has ended: try the next.
+            Err(mpsc::SendError(returned)) => job = returned,
+        }
+    }
+    std::thread::Builder::new().name("agentsim-episode".into()).spawn(move || {
+        let (to_worker, jobs) = mpsc::channel::<Job>();
+        let mut job = job;
+        loop {
+            // A panic (a bug in agentsim) ends this episode, whose Python side then
+            // sees its channels closed and raises; the worker goes on.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+            match idle_workers().lock() {
+                Ok(mut idle) if idle.len() < IDLE_WORKERS_MAX => idle.push(to_worker.clone()),
+                _ => return,
+            }
+            match jobs.recv() {
+                Ok(next) => job = next,
+                Err(_) => return,
+            }
+        }
+    })?;
+    Ok(())
+}
+
+struct State {
+    to_agent: Option<Sender<Command>>,
+    from_agent: Mutex<Receiver<Observation>>,
+    /// The finished trajectory comes back on this channel.
+    worker: Option<Receiver<Trajectory>>,
+    /// The observation waiting for an action (the protocol's line).
+    observation: Option<String>,
+    /// Set when the episode has ended.
+    trajectory: Option<Trajectory>,
+}
+
+/// One seed being run: an observation waits for an action until the episode ends.
+#[pyclass(module = "agentsim._native")]
+struct Episode {
+    prepared: Arc<Prepared>,
+    seed: u64,
+    state: Mutex<State>,
+}
+
+impl Episode {
+    /// Waits (without the GIL) for the next observation, or the end.
+    fn advance(&mut self, py: Python<'_>) -> PyResult<()> {
+        let state = self.state.get_mut().map_err(|_| PyRuntimeError::new_err("episode poisoned"))?;
+        let from_agent = &state.from_agent;
+        let next = py.detach(|| match from_agent.lock() {
+            Ok(rx) => rx.recv().map_err(|_| ()),
+            Err(_) => Err(()),
+        });
+        match next {
+            Ok(observation) => {
+                state.observation = observation.line;
+                Ok(())
+            }
+            Err(_) => {
+                // The run is over: the bridge was dropped with the agent.
+                state.observation = None;
+                state.to_agent = None;
+                let worker = state.worker.take().expect("the worker is joined once");
+                let trajectory = py
+                    .detach(move || worker.recv())
+                    .map_err(|_| PyRuntimeError::new_err("the simulation thread panicked (a bug in agentsim)"))?;
+                state.trajectory = Some(trajectory);
+                Ok(())
+            }
+        }
+    }
+
+    fn send(&mut self, py: Python<'_>, command: Command) -> PyResult<()> {
+        let state = self.state.get_mut().map_err(|_| PyRuntimeError::new_err("episode poisoned"))?;
+        if state.trajectory.is_some() {
+            return Err(value_error("action", "the episode has ended (call reset to start another)"));
+        }
+        state.observation = None;
+        if let Some(to_agent) = &state.to_agent {
+            // A closed channel means the run ended: `advance` then joins it.
+            let _ = to_agent.send(command);
+        }
+        self.advance(py)
+    }
+}
+
+#[pymethods]
+impl Episode {
+    /// The seed.
+    #[getter]
+    fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// The observation waiting for an action (JSON text), `None` once ended.
+    fn observation(&self) -> PyResult<Option<String>> {
+        let state = self.state.lock().map_err(|_| PyRuntimeError::new_err("episode poisoned"))?;
+        Ok(state.observation.clone())
+    }
+
+    /// Whether the episode has ended.
+    #[getter]
+    fn done(&self) -> PyResult<bool> {
+        let state = self.state.lock().map_err(|_| PyRuntimeError::new_err("episode poisoned"))?;
+        Ok(state.trajectory.is_some())
+    }
+
+    /// Checks an action (JSON text of an object in the protocol's shape, without
+    /// `protocol`) against the tools; raises ValueError naming the field.
+    fn check(&self, action: &str) -> PyResult<()> {
+        parse(action, &self.prepared).map(|_| ())
+    }
+
+    /// Carries out an action (JSON text) and waits for the next observation;
+    /// raises ValueError (naming the field) for an action of the wrong shape,
+    /// which leaves the episode where it was.
+    fn act(&mut self, py: Python<'_>, action: &str) -> PyResult<()> {
+        if self.done()? {
+            return Err(value_error("action", "the episode has ended (call reset to start another)"));
+        }
+        let (action, decision) = parse(action, &self.prepared)?;
+        self.send(py, Command::Act(action, decision))
+    }
+
+    /// Ends the episode as `agent_error` with `reason` (the agent raised, or gave
+    /// something that is not an action), as an external agent's failure;
+    /// `detail` (a traceback) is kept as its stderr diagnostic, out of the digest.
+    #[pyo3(signature = (reason, detail=String::new()))]
+    fn fail(&mut self, py: Python<'_>, reason: &str, detail: String) -> PyResult<()> {
+        if self.done()? {
+            return Ok(());
+        }
+        self.send(py, Command::Fail { reason: reason.to_string(), stderr: detail })
+    }
+
+    /// The ended episode's result as JSON text: its CSV row's fields plus the
+    /// verdict's detail and why it ended; `None` while running.
+    fn result_json(&self) -> PyResult<Option<String>> {
+        let state = self.state.lock().map_err(|_| PyRuntimeError::new_err("episode poisoned"))?;
+        let Some(t) = &state.trajectory else { return Ok(None) };
+        let mut row = Row::of(t);
+        row.task = self.prepared.task_of(t.seed);
+        let mut json = serde_json::to_value(&row).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        json["verdict"] = Json::String(t.verdict.detail.clone());
+        json["end_reason"] = Json::String(t.end_reason.to_string());
+        Ok(Some(json.to_string()))
+    }
+
+    /// The ended episode as an incident (RON text) that `agentsim replay` replays
+    /// without Python: its decisions, the layers, the seed and the scenario;
+    /// `None` while running. Needs `record` (the events hold the decisions).
+    fn incident(&self, world: &World, agent: &str) -> PyResult<Option<String>> {
+        let state = self.state.lock().map_err(|_| PyRuntimeError::new_err("episode poisoned"))?;
+        let Some(t) = &state.trajectory else { return Ok(None) };
+        if t.events.is_empty() {
+            return Err(value_error("record", "the episode ran without record=True: no decisions to replay"));
+        }
+        let stack = StackSpec { planner: PlannerSpec::Replayed(recorded_steps(t)), layers: world.layers.clone() };
+        let incident = Incident::record(&world.prepared, None, t.seed, world.fault_scale, agent, &stack, t);
+        incident.to_ron_bounded().map(Some).map_err(|e| value_error("incident", e))
+    }
+
+    /// The ended episode's timeline (events are kept only with `record`).
+    fn timeline(&self) -> PyResult<Option<String>> {
+        let state = self.state.lock().map_err(|_| PyRuntimeError::new_err("episode poisoned"))?;
+        Ok(state.trajectory.as_ref().map(|t| agentsim::timeline::render(t, &self.prepared.catalog)))
+    }
+}
+
+/// An action from Python (JSON text) as the engine's action and the decision to
+/// record, exactly as the external protocol parses an agent's line.
+fn parse(action: &str, prepared: &Prepared) -> PyResult<(agentsim_engine::Action, agentsim_engine::Value)> {
+    let mut json: Json = serde_json::from_str(action).map_err(|e| value_error("action", format!("not JSON: {e}")))?;
+    let Json::Object(map) = &mut json else {
+        return Err(value_error("action", "expected a dict"));
+    };
+    map.insert("protocol".into(), Json::String(protocol::PROTOCOL.into()));
+    protocol::parse_action(json.to_string().as_bytes(), &prepared.catalog).map_err(|e| value_error("action", e))
+}
+
+/// A finished episode reduced to its row (and, when it fails, its incident).
+struct Finished {
+    swept: Swept,
+    row: String,
+    incident: Option<(Outcome, Incident)>,
+}
+
+/// Where the rows go: an output folder (the files of `agentsim sweep`) or
+/// nowhere but the returned summary.
+enum Sink {
+    Folder { rows: Box<Rows>, out: PathBuf, manifest: agentsim::shard::ShardManifest, _lock: agentsim::files::DirLock },
+    Memory { builder: Box<SummaryBuilder>, failing: Vec<(Outcome, u64)> },
+}
+
+/// Episodes of many seeds, added as they finish in any order and written in
+/// seed order.
+#[pyclass(module = "agentsim._native")]
+struct Evaluation {
+    world: Py<World>,
+    agent: String,
+    seeds: std::ops::Range<u64>,
+    failures: usize,
+    /// The next seed to write.
+    next_seed: u64,
+    /// Finished out of order, waiting for the seeds before them.
+    pending: BTreeMap<u64, Finished>,
+    rows: Vec<String>,
+    incidents: Vec<(Outcome, u64, Incident)>,
+    sink: Option<Sink>,
+}
+
+#[pymethods]
+impl Evaluation {
+    /// `agent` is the label written in summary.json, run.json and incidents.
+    /// With `out`, the folder gets trajectories.csv, summary.json, run.json and
+    /// failures/; `resume` continues the rows an interrupted evaluation left there.
+    #[new]
+    #[pyo3(signature = (world, agent, seed_start, seed_end, failures=3, out=None, resume=false))]
+    fn new(
+        world: Py<World>,
+        agent: String,
+        seed_start: u64,
+        seed_end: u64,
+        failures: usize,
+        out: Option<PathBuf>,
+        resume: bool,
+    ) -> PyResult<Self> {
+        if seed_end <= seed_start {
+            return Err(value_error("seeds", format!("the range {seed_start}..{seed_end} is empty")));
+        }
+        let seeds = seed_start..seed_end;
+        let w = world.get();
+        let prepared: &Prepared = &w.prepared;
+        let stack = StackSpec { planner: PlannerSpec::Oracle, layers: w.layers.clone() };
+        let mut next_seed = seeds.start;
+        let sink = match out {
+            None if resume => return Err(value_error("resume", "needs `out`, the folder to continue")),
+            None => Sink::Memory { builder: Box::new(SummaryBuilder::with_trials(1)), failing: Vec::new() },
+            Some(out) => {
+                let lock = agentsim::files::lock_dir(&out, !resume).map_err(|e| value_error("out", e))?;
+                let stop = std::sync::atomic::AtomicBool::new(false);
+                let sweep = agentsim::sweep::Sweep {
+                    prepared,
+                    stack: &stack,
+                    agent: &agent,
+                    seeds: seeds.clone(),
+                    trials: 1,
+                    failures,
+                    swarm: false,
+                    chunk_seeds: 1,
+                    stop: &stop,
+                };
+                let manifest = sweep.manifest(w.fault_scale, 0, 1);
+                let mut builder = SummaryBuilder::with_trials(1);
+                let done = if resume {
+                    sweep.check_manifest(&out, &manifest).map_err(|e| value_error("resume", e))?;
+                    sweep.read_done(&out, &seeds, &mut builder).map_err(|e| value_error("resume", e))?
+                } else {
+                    Done::none(seeds.start)
+                };
+                next_seed = done.next_seed;
+                let header = agentsim::sweep::csv_header(false, prepared.has_tasks(), prepared.has_state_hash(), 1)
+                    .map_err(|e| value_error("out", e))?;
+                let rows = Rows::create(&out, &header, done, builder, failures).map_err(|e| value_error("out", e))?;
+                Sink::Folder { rows: Box::new(rows), out, manifest, _lock: lock }
+            }
+        };
+        Ok(Self {
+            world,
+            agent,
+            seeds,
+            failures,
+            next_seed,
+            pending: BTreeMap::new(),
+            rows: Vec::new(),
+            incidents: Vec::new(),
+            sink: Some(sink),
+        })
+    }
+
+    /// The first seed still to run (after a resume, the first without a row).
+    #[getter]
+    fn next_seed(&self) -> u64 {
+        self.next_seed
+    }
+
+    /// Adds an ended episode (in any order); the rows are written in seed order.
+    fn add(&mut self, episode: &Episode) -> PyResult<()> {
+        let trajectory = {
+            let mut state = episode.state.lock().map_err(|_| PyRuntimeError::new_err("episode poisoned"))?;
+            state.trajectory.take().ok_or_else(|| value_error("episode", "has not ended (or was added already)"))?
+        };
+        let seed = trajectory.seed;
+        if seed < self.next_seed || seed >= self.seeds.end || self.pending.contains_key(&seed) {
+            return Err(value_error("episode", format!("seed {seed} is not one this evaluation still expects")));
+        }
+        let w = self.world.get();
+        let prepared: &Prepared = &w.prepared;
+        let task = prepared.task_of(seed);
+        let swept = Swept::of(&trajectory, 0, 1, None, task.clone()).map_err(|e| value_error("episode", e))?;
+        let mut row = Row::of(&trajectory);
+        row.task = task;
+        let row = serde_json::to_string(&row).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        // A failing episode's incident, kept in case it is among the first of its
+        // mode (decided in seed order); its decisions replay without Python.
+        let incident = (trajectory.outcome != Outcome::Success && self.failures > 0).then(|| {
+            let stack =
+                StackSpec { planner: PlannerSpec::Replayed(recorded_steps(&trajectory)), layers: w.layers.clone() };
+            let incident = Incident::record(prepared, None, seed, w.fault_scale, &self.agent, &stack, &trajectory);
+            (trajectory.outcome, incident)
+        });
+        self.pending.insert(seed, Finished { swept, row, incident });
+        self.drain()
+    }
+
+    /// Writes everything (marked partial when seeds are missing: an interrupted
+    /// evaluation, which `resume` continues) and returns `(summary, rows)` as JSON
+    /// text.
+    fn finish(&mut self) -> PyResult<(String, String)> {
+        let sink = self.sink.take().ok_or_else(|| value_error("evaluation", "already finished"))?;
+        let w = self.world.get();
+        let partial = (self.next_seed < self.seeds.end).then_some(Partial { done_until_seed: self.next_seed });
+        let summary = match sink {
+            Sink::Folder { rows, out, manifest, _lock } => {
+                let incidents = std::mem::take(&mut self.incidents);
+                (*rows)
+                    .finish(&out, &manifest, &self.agent, self.seeds.clone(), w.fault_scale, partial, |failing| {
+                        // Incidents of an earlier, interrupted run are on disk already.
+                        let names = failing.iter().map(|(o, s)| format!("failures/{o}_seed{s}.ron")).collect();
+                        agentsim::sweep::write_incidents(&out, incidents)?;
+                        Ok(names)
+                    })
+                    .map_err(|e| value_error("out", e))?
+            }
+            Sink::Memory { builder, failing } => {
+                let mut summary =
+                    builder.finish(&w.prepared.scenario.name, &self.agent, self.seeds.clone(), w.fault_scale);
+                summary.partial = partial;
+                summary.failures = failing.iter().map(|(o, s)| format!("failures/{o}_seed{s}.ron")).collect();
+                summary
+            }
+        };
+        let summary = serde_json::to_string(&summary).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        let rows = format!("[{}]", self.rows.join(","));
+        Ok((summary, rows))
+    }
+}
+
+impl Evaluation {
+    /// Writes the pending episodes that are next in seed order.
+    fn drain(&mut self) -> PyResult<()> {
+        while let Some(finished) = self.pending.remove(&self.next_seed) {
+            let Finished { swept, row, incident } = finished;
+            let kept = match self.sink.as_mut() {
+                Some(Sink::Folder { rows, .. }) => rows.add(&swept).map_err(|e| value_error("out", e))?,
+                Some(Sink::Memory { builder, failing }) => {
+                    builder.add_record(&swept.record);
+                    let o = swept.record.outcome;
+                    let kept = o != Outcome::Success && failing.iter().filter(|(f, _)| *f == o).count() < self.failures;
+                    if kept {
+                        failing.push((o, swept.record.seed));
+                    }
+                    kept
+                }
+                None => return Err(value_error("evaluation", "already finished")),
+            };
+            if let (true, Some((outcome, incident))) = (kept, incident) {
+                self.incidents.push((outcome, self.next_seed, incident));
+            }
+            self.rows.push(row);
+            self.next_seed += 1;
+        }
+        Ok(())
+    }
+}
+
+/// The built-in scenarios' names.
+#[pyfunction]
+fn builtin_scenarios() -> Vec<&'static str> {
+    agentsim::builtin::SCENARIOS.iter().map(|(n, _)| *n).collect()
+}
+
+/// The stack presets' names.
+#[pyfunction]
+fn presets() -> Vec<&'static str> {
+    agentsim_agents::PRESETS.iter().map(|(n, _)| *n).collect()
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<World>()?;
+    m.add_class::<Episode>()?;
+    m.add_class::<Evaluation>()?;
+    m.add_function(wrap_pyfunction!(builtin_scenarios, m)?)?;
+    m.add_function(wrap_pyfunction!(presets, m)?)?;
+    m.add("PROTOCOL", protocol::PROTOCOL)?;
+    Ok(())
+}

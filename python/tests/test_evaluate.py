@@ -1,0 +1,204 @@
+"""agentsim.evaluate: the files of `agentsim sweep`, for any concurrency."""
+
+import asyncio
+import json
+import subprocess
+
+import pytest
+
+import agentsim
+
+COMMAND = "cmd:python3 examples/agents/support_desk_agent.py"
+
+
+def files(folder):
+    return {name: (folder / name).read_bytes() for name in ("trajectories.csv", "summary.json")}
+
+
+def test_the_same_files_as_sweep_with_the_external_agent(tmp_path, cli, root, example_agent):
+    # The example agent as a process per seed and in-process: the same rows and
+    # summary, byte for byte (with the same label).
+    subprocess.run(
+        [cli, "sweep", "--agent", COMMAND, "--seeds", "0..30", "--out", str(tmp_path / "cli"), "--quiet"],
+        cwd=root,
+        check=True,
+        capture_output=True,
+    )
+    result = agentsim.evaluate(example_agent, "support_desk", range(30), out=tmp_path / "py", label=COMMAND)
+    assert files(tmp_path / "py") == files(tmp_path / "cli")
+    assert result.summary == json.loads((tmp_path / "cli" / "summary.json").read_text())
+    assert len(result.rows) == 30 and result.rows[0]["seed"] == 0
+
+
+def flaky(observation, _state={}):
+    """A deterministic function agent that fails in several ways."""
+    now = observation["now_ms"]
+    event = observation["event"]
+    if event["kind"] == "user_message" and "content" in event:
+        order = event["content"].get("order_id")
+        if order:
+            if now % 3 == 0:
+                return {"action": "finish", "outcome": "gave_up"}
+            return {"action": "call", "tool": "lookup_order", "args": {"order_id": order}}
+    if now % 11 == 0:
+        raise RuntimeError("the agent crashed")
+    if now % 13 == 0:
+        return {"action": "call", "tool": "no_such_tool"}
+    return {"action": "finish", "outcome": "done"}
+
+
+@pytest.mark.parametrize("agent_kind", ["function", "async", "class"])
+def test_byte_identical_for_concurrency_1_and_4(tmp_path, agent_kind, example_agent):
+    if agent_kind == "function":
+        agent = flaky
+    elif agent_kind == "async":
+
+        async def agent(observation):
+            await asyncio.sleep(0.001 * (observation["seq"] % 3))
+            return flaky(observation)
+
+    else:
+        agent = example_agent
+    outs = []
+    for concurrency in (1, 4):
+        out = tmp_path / f"c{concurrency}"
+        agentsim.evaluate(
+            agent, "support_desk", range(40), concurrency=concurrency, out=out, fault_scale=2.0, label="flaky"
+        )
+        outs.append(out)
+    assert files(outs[0]) == files(outs[1])
+    failures = sorted(p.name for p in (outs[0] / "failures").glob("*.ron")) if (outs[0] / "failures").exists() else []
+    assert failures == sorted(p.name for p in (outs[1] / "failures").glob("*.ron")) if failures else True
+    for name in failures:
+        assert (outs[0] / "failures" / name).read_bytes() == (outs[1] / "failures" / name).read_bytes()
+
+
+def test_failures_replay_without_python(tmp_path, cli, root):
+    result = agentsim.evaluate(flaky, "support_desk", range(30), out=tmp_path, label="flaky")
+    outcomes = {k for k, v in result.summary["outcomes"].items() if v and k != "success"}
+    assert "agent_error" in outcomes and "gave_up" in outcomes
+    assert result.summary["failures"]
+    incidents = [str(tmp_path / name) for name in result.summary["failures"]]
+    replay = subprocess.run([cli, "replay", *incidents], cwd=root, capture_output=True, text=True)
+    assert replay.returncode == 0, replay.stdout + replay.stderr
+    # The exception's traceback is kept as a diagnostic.
+    crashed = [r for r in result.rows if "external.error" in r["decisions"]]
+    assert crashed
+
+
+def test_every_episode_recorded_replays_without_python(tmp_path, cli, root, example_agent):
+    result = agentsim.evaluate(example_agent, "support_desk", range(6), out=tmp_path, record_all=True, concurrency=2)
+    incidents = sorted(str(p) for p in (tmp_path / "episodes").glob("seed*.ron"))
+    assert len(incidents) == 6
+    replay = subprocess.run([cli, "replay", *incidents], cwd=root, capture_output=True, text=True)
+    assert replay.returncode == 0, replay.stdout + replay.stderr
+    assert "6 passed" in replay.stdout
+    assert result.summary["trajectories"] == 6
+
+
+def test_without_out_only_the_result(example_agent):
+    result = agentsim.evaluate(example_agent, "support_desk", 10)
+    assert result.out is None
+    assert result.summary["trajectories"] == 10
+    assert 0.0 <= result.completion <= 1.0
+    assert set(result.summary["completion"]) >= {"rate", "lo", "hi"}
+
+
+def test_resume_continues_an_interrupted_evaluation(tmp_path, example_agent):
+    whole = tmp_path / "whole"
+    agentsim.evaluate(example_agent, "support_desk", range(25), out=whole, label="x", fault_scale=2.0)
+
+    part = tmp_path / "part"
+
+    class Stop(example_agent):
+        started = 0
+
+        def act(self, observation):
+            if observation["seq"] == 1:
+                Stop.started += 1
+                if Stop.started > 12:
+                    raise KeyboardInterrupt
+            return super().act(observation)
+
+    with pytest.raises(KeyboardInterrupt):
+        agentsim.evaluate(Stop, "support_desk", range(25), out=part, label="x", fault_scale=2.0)
+    summary = json.loads((part / "summary.json").read_text())
+    assert summary["partial"]["done_until_seed"] == 12
+    agentsim.evaluate(example_agent, "support_desk", range(25), out=part, label="x", fault_scale=2.0, resume=True)
+    assert files(part) == files(whole)
+
+
+def test_an_interrupted_async_evaluation_resumes_into_the_same_files(tmp_path, example_agent):
+    whole = tmp_path / "whole"
+    agentsim.evaluate(example_agent, "support_desk", range(20), out=whole, label="x")
+    started = [0]
+
+    class Stop:
+        def __init__(self):
+            self.inner = example_agent()
+
+        async def act(self, observation):
+            if observation["seq"] == 1:
+                started[0] += 1
+                if started[0] > 9:
+                    raise KeyboardInterrupt
+            await asyncio.sleep(0)
+            return self.inner.act(observation)
+
+    part = tmp_path / "part"
+    with pytest.raises(KeyboardInterrupt):
+        agentsim.evaluate(Stop, "support_desk", range(20), out=part, label="x", concurrency=3)
+    summary = json.loads((part / "summary.json").read_text())
+    assert summary["partial"]["done_until_seed"] < 20
+    agentsim.evaluate(example_agent, "support_desk", range(20), out=part, label="x", resume=True, concurrency=2)
+    assert files(part) == files(whole)
+
+
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        ({"seeds": range(5, 5)}, "seeds"),
+        ({"seeds": range(0, 10, 2)}, "seeds"),
+        ({"seeds": [1, 2]}, "seeds"),
+        ({"concurrency": 0}, "concurrency"),
+        ({"failures": -1}, "failures"),
+        ({"scenario": "nope"}, "scenario"),
+        ({"layers": "nope"}, "layers"),
+        ({"resume": True}, "resume"),
+    ],
+)
+def test_bad_arguments_raise_value_error(kwargs, field):
+    with pytest.raises(ValueError, match=f"^{field}"):
+        agentsim.evaluate(flaky, **kwargs)
+
+
+def test_something_that_is_not_an_agent_raises_value_error():
+    with pytest.raises(ValueError, match="^agent"):
+        agentsim.evaluate(5, "support_desk", range(3))
+
+
+def test_the_sync_and_async_paths_write_the_same_files(tmp_path):
+    async def async_flaky(observation):
+        return flaky(observation)
+
+    agentsim.evaluate(flaky, "support_desk", range(30), out=tmp_path / "sync", label="same")
+    agentsim.evaluate(async_flaky, "support_desk", range(30), out=tmp_path / "async", label="same")
+    assert files(tmp_path / "sync") == files(tmp_path / "async")
+    names = sorted(p.name for p in (tmp_path / "sync" / "failures").iterdir())
+    assert names == sorted(p.name for p in (tmp_path / "async" / "failures").iterdir())
+
+
+def test_resume_refuses_other_arguments(tmp_path, example_agent):
+    agentsim.evaluate(example_agent, "support_desk", range(5), out=tmp_path, label="x")
+    with pytest.raises(ValueError, match="resume"):
+        agentsim.evaluate(example_agent, "support_desk", range(6), out=tmp_path, label="x", resume=True)
+
+
+def test_a_scripted_world(root):
+    scenario = str(root / "examples" / "worlds" / "helpdesk" / "helpdesk.ron")
+    env = agentsim.Env(scenario, tasks="all")
+    obs, info = env.reset(seed=0)
+    assert obs["kind"] == "user_message"
+    result = agentsim.evaluate(lambda o: {"action": "finish", "outcome": "gave_up"}, scenario, range(4))
+    assert result.summary["trajectories"] == 4
+    assert result.rows[0]["task"]

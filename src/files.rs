@@ -1,0 +1,236 @@
+//! Files: inputs read with a bound on their size, and outputs written whole or
+//! not at all. Each output goes to a temporary name in the same directory and is
+//! renamed into place once complete. Only a regular file or a new path is ever
+//! replaced (never a symlink, a device, a FIFO or a directory), and an output
+//! directory is locked while a command writes it. Used by the binary and the
+//! Python module alike.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::os::unix::fs::FileTypeExt;
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+
+use crate::Error;
+
+/// The largest scenario, stack, gate or incident file read: far above any real one
+/// (the largest incident in `seeds/incidents/` is 22 KB), low enough that a wrong or
+/// hostile file is refused at once instead of parsed for minutes.
+pub const INPUT_BYTES_MAX: u64 = 16 << 20;
+
+/// The largest trace read (`import-trace`): production traces are longer than
+/// scenarios, but a trace holds at most `agentsim::trace::RECORDS_MAX` records.
+pub const TRACE_BYTES_MAX: u64 = 64 << 20;
+
+/// The UTF-8 encoding of U+FEFF, the byte-order mark.
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Reads a text file of at most [`INPUT_BYTES_MAX`], naming it in the error.
+pub fn read_text(path: &str, what: &str) -> Result<String, Error> {
+    read_bounded(path, what, Some(INPUT_BYTES_MAX))
+}
+
+/// Reads a text file of at most `bytes_max` bytes (any size with `None`: the CSV
+/// files agentsim wrote itself), naming it in the error: a directory, a file too
+/// large, or bytes that are not UTF-8 (with the line and column of the first).
+pub fn read_bounded(path: &str, what: &str, bytes_max: Option<u64>) -> Result<String, Error> {
+    use std::io::Read;
+    let cannot = |e: &dyn std::fmt::Display| Error::new(format!("cannot read {what} `{path}`: {e}"));
+    if Path::new(path).is_dir() {
+        return Err(cannot(&"it is a directory, not a file"));
+    }
+    let file = std::fs::File::open(path).map_err(|e| cannot(&e))?;
+    let mut bytes = Vec::new();
+    // `take` bounds the read even when the size on disk says nothing (a pipe).
+    let limit = bytes_max.map_or(u64::MAX, |max| max + 1);
+    file.take(limit).read_to_end(&mut bytes).map_err(|e| cannot(&e))?;
+    if let Some(max) = bytes_max.filter(|max| bytes.len() as u64 > *max) {
+        return Err(Error::new(format!(
+            "{path}: {what} is larger than {} MiB, the limit for {what}s (is it the right file?)",
+            max >> 20
+        )));
+    }
+    // A UTF-8 byte-order mark (some Windows editors write one) is not part of the
+    // text: dropped, so the parser sees the first real character at 1:1, where an
+    // editor shows it, and every position stays right.
+    if bytes.starts_with(UTF8_BOM) {
+        bytes.drain(..UTF8_BOM.len());
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let offset = e.utf8_error().valid_up_to();
+        let text = String::from_utf8_lossy(&e.as_bytes()[..offset]).into_owned();
+        let line = text.matches('\n').count() + 1;
+        let column = text.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        Error::new(format!("{path}:{line}:{column}: {what} is not valid UTF-8 (byte 0x{:02x})", e.as_bytes()[offset]))
+    })
+}
+
+/// Refuses to write `target` unless it is a regular file or does not exist yet:
+/// renaming over a symlink, a device node, a FIFO or a socket would replace it
+/// (as root, `-o /dev/null` would replace the device).
+pub fn check_target(target: &Path) -> Result<(), Error> {
+    let kind = match std::fs::symlink_metadata(target) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(io_failure(target, &e)),
+        Ok(m) => m.file_type(),
+    };
+    let what = if kind.is_file() {
+        return Ok(());
+    } else if kind.is_symlink() {
+        "a symbolic link"
+    } else if kind.is_dir() {
+        "a directory"
+    } else if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_block_device() || kind.is_char_device() {
+        "a device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    };
+    Err(Error::new(format!(
+        "cannot write `{}`: it is {what}; an output must be a regular file or a new path",
+        target.display()
+    )))
+}
+
+/// An output directory locked against another agentsim writing it at the same
+/// time (two sweeps into one `--out` would share temporary files). The lock is
+/// `flock` on the directory itself: no lock file is left behind, and the kernel
+/// releases it when the process ends however it ends, so a killed run never
+/// leaves a stale lock.
+pub struct DirLock {
+    _dir: File,
+}
+
+/// Creates `dir` if needed (unless `create` is false) and locks it, or refuses
+/// when another process holds it.
+pub fn lock_dir(dir: &Path, create: bool) -> Result<DirLock, Error> {
+    if create {
+        std::fs::create_dir_all(dir).map_err(|e| io_failure(dir, &e))?;
+    }
+    let handle = File::open(dir).map_err(|e| Error::new(format!("cannot open directory `{}`: {e}", dir.display())))?;
+    if !handle.metadata().map_err(|e| io_failure(dir, &e))?.is_dir() {
+        return Err(Error::new(format!("`{}` is not a directory", dir.display())));
+    }
+    // SAFETY: `flock` on a descriptor this function owns; no memory is passed.
+    let locked = unsafe { libc::flock(handle.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if locked != 0 {
+        let e = std::io::Error::last_os_error();
+        if e.kind() == std::io::ErrorKind::WouldBlock {
+            return Err(Error::new(format!(
+                "`{}` is locked: another agentsim is writing there; wait for it to end or choose another directory",
+                dir.display()
+            )));
+        }
+        // A file system without `flock` (ENOLCK on some network mounts): the
+        // directory is written unlocked, as before there was a lock.
+    }
+    Ok(DirLock { _dir: handle })
+}
+
+/// A file being written under a temporary name.
+pub struct AtomicFile {
+    temp: PathBuf,
+    target: PathBuf,
+    /// Always `Some` until `commit` takes it.
+    writer: Option<BufWriter<File>>,
+    /// Renamed into place.
+    committed: bool,
+}
+
+impl AtomicFile {
+    /// Starts writing `target` (via `.NAME.tmp` beside it).
+    pub fn create(target: &Path) -> Result<Self, Error> {
+        check_target(target)?;
+        let name = target.file_name().and_then(|n| n.to_str()).unwrap_or("output");
+        let temp = target.with_file_name(format!(".{name}.tmp"));
+        let file = open_temp(&temp, target)?;
+        Ok(Self { temp, target: target.to_path_buf(), writer: Some(BufWriter::new(file)), committed: false })
+    }
+
+    /// The writer.
+    pub fn writer(&mut self) -> &mut BufWriter<File> {
+        self.writer.as_mut().expect("the writer is present until commit")
+    }
+
+    /// Flushes, syncs and renames into place.
+    pub fn commit(mut self) -> Result<(), Error> {
+        let writer = self.writer.take().expect("the writer is present until commit");
+        let file = writer.into_inner().map_err(|e| io_failure(&self.temp, e.error()))?;
+        file.sync_all().map_err(|e| io_failure(&self.temp, &e))?;
+        // Checked again: the target may have become something else meanwhile.
+        check_target(&self.target)?;
+        std::fs::rename(&self.temp, &self.target).map_err(|e| io_failure(&self.target, &e))?;
+        self.committed = true;
+        Ok(())
+    }
+}
+
+/// Opens `temp` for writing, locked (`flock`) against another agentsim writing
+/// the same target: without the lock, a second writer could truncate or rename
+/// the first one's half-written file. A temporary file left by a killed run is
+/// not locked (the kernel dropped the lock), so it is taken over; anything at
+/// that name that is not a regular file (a planted symlink, a FIFO) is removed,
+/// never followed or opened.
+fn open_temp(temp: &Path, target: &Path) -> Result<File, Error> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    // A few tries: the name may be renamed away between opening and locking.
+    for _ in 0..8 {
+        if let Ok(m) = std::fs::symlink_metadata(temp)
+            && !m.file_type().is_file()
+        {
+            std::fs::remove_file(temp).map_err(|e| io_failure(temp, &e))?;
+        }
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(temp)
+            .map_err(|e| io_failure(temp, &e))?;
+        // SAFETY: `flock` on a descriptor this function owns; no memory is passed.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::WouldBlock {
+                return Err(Error::new(format!(
+                    "cannot write `{}`: another agentsim is writing it now",
+                    target.display()
+                )));
+            }
+            // No `flock` on this file system: written unlocked.
+        }
+        let ours = file.metadata().map_err(|e| io_failure(temp, &e))?;
+        // Still the file at that name (not one renamed into place meanwhile)?
+        if std::fs::symlink_metadata(temp).is_ok_and(|m| m.dev() == ours.dev() && m.ino() == ours.ino())
+            && ours.file_type().is_file()
+        {
+            file.set_len(0).map_err(|e| io_failure(temp, &e))?;
+            return Ok(file);
+        }
+    }
+    Err(Error::new(format!("cannot write `{}`: its temporary file keeps changing", target.display())))
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        // Remove the partial file so nothing half-written is left behind (still
+        // holding its lock). After a commit the name may be another writer's.
+        if !self.committed {
+            let _ = std::fs::remove_file(&self.temp);
+        }
+    }
+}
+
+/// An I/O failure naming the path.
+pub fn io_failure(path: &Path, e: &std::io::Error) -> Error {
+    Error::new(format!("cannot write `{}`: {e}", path.display()))
+}
+
+/// Writes a whole small file atomically.
+pub fn write_atomic(target: &Path, bytes: &[u8]) -> Result<(), Error> {
+    let mut file = AtomicFile::create(target)?;
+    file.writer().write_all(bytes).map_err(|e| io_failure(target, &e))?;
+    file.commit()
+}

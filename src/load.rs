@@ -1,0 +1,82 @@
+//! Loading scenarios and stack layers from files or built-ins, for the binary and
+//! the Python module alike. Every input file is bounded in size before parsing.
+
+use std::path::Path;
+
+use agentsim_agents::StackSpec;
+use agentsim_worlds::{Prepared, Scenario};
+
+use crate::Error;
+use crate::files::read_text;
+use crate::spec::parse_stack;
+
+/// The scenario named by `spec`: an existing file, else a built-in name.
+pub fn scenario(spec: &str) -> Result<Prepared, Error> {
+    let (text, origin) = if Path::new(spec).is_file() {
+        (read_text(spec, "scenario")?, spec.to_string())
+    } else if let Some(text) = crate::builtin::scenario(spec) {
+        (text.to_string(), format!("built-in {spec}"))
+    } else if Path::new(spec).exists() {
+        // A directory or a device: read_text says which.
+        (read_text(spec, "scenario")?, spec.to_string())
+    } else {
+        let names: Vec<&str> = crate::builtin::SCENARIOS.iter().map(|(n, _)| *n).collect();
+        return Err(Error::new(format!(
+            "scenario `{spec}` is neither a file nor a built-in scenario (built-ins: {})",
+            names.join(", ")
+        )));
+    };
+    // A scenario file's folder is where a scripted world's tables and script are.
+    let dir = Path::new(spec).is_file().then(|| Path::new(spec).parent().unwrap_or(Path::new(".")));
+    let dir = dir.map(|d| if d.as_os_str().is_empty() { Path::new(".") } else { d });
+    let scenario = Scenario::parse_in(&text, &origin, dir).map_err(|e| Error::new(e.to_string()))?;
+    Ok(Prepared::new(scenario))
+}
+
+/// Applies `--tasks` (`all`, or ids separated by commas) to a prepared scenario.
+pub fn select_tasks(prepared: &mut Prepared, tasks: Option<&str>) -> Result<(), Error> {
+    let Some(tasks) = tasks else { return Ok(()) };
+    if !prepared.has_tasks() {
+        return Err(Error::new(format!(
+            "--tasks {tasks}: scenario `{}` has no named tasks (only scripted worlds do)",
+            prepared.scenario.name
+        )));
+    }
+    let names: Vec<&str> = tasks.split(',').map(str::trim).filter(|t| !t.is_empty()).collect();
+    prepared.select_tasks(&names).map_err(|e| Error::new(format!("--tasks: {e}")))
+}
+
+/// The layers of the stack file at `path` (its planner is not used), checked
+/// against the scenario's tools: what `mcp --layers` puts around the client.
+pub fn layers(path: &str, prepared: &Prepared) -> Result<Vec<agentsim_agents::LayerSpec>, Error> {
+    let text = read_text(path, "stack file")?;
+    let stack = parse_stack(&text, path).map_err(|e| Error::new(e.to_string()))?;
+    check_tools(&stack, path, prepared, Some(&text))?;
+    Ok(stack.layers)
+}
+
+/// Refuses a stack whose layers name a tool the scenario lacks, or a cache that
+/// names a write tool; `spec` names the file in the message, and `text` (the
+/// file's, when it is one) gives the position.
+pub fn check_tools(stack: &StackSpec, spec: &str, prepared: &Prepared, text: Option<&str>) -> Result<(), Error> {
+    if let Some(tool) = stack.unknown_tools(&prepared.catalog).first() {
+        return Err(Error::new(format!(
+            "{spec}: field `forbidden_tools`: unknown tool `{tool}` (the scenario's tools: {})",
+            prepared.catalog.specs().iter().map(|s| s.def.name.as_str()).collect::<Vec<_>>().join(", ")
+        )));
+    }
+    if let Some((nth, tool)) = stack.cached_writes(&prepared.catalog).first() {
+        // The tool's name after the nth `Cache(` of the file.
+        let at = text.and_then(|text| {
+            let start = text.match_indices("Cache(").nth(nth - 1)?.0;
+            let offset = start + text[start..].find(&format!("\"{tool}\""))?;
+            let before = &text[..offset];
+            Some((before.matches('\n').count() + 1, before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1))
+        });
+        let (line, column) = at.unwrap_or((1, 1));
+        return Err(Error::new(format!(
+            "{spec}:{line}:{column}: field `tools`: `{tool}` is a write tool; a cache answers only reads, so naming a write does nothing"
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,636 @@
+//! A sweep's output folder: `trajectories.csv` (one row per seed and trial, in
+//! seed order), `summary.json`, `run.json` (the arguments, for `--resume`),
+//! `failures/` (the first failing trajectories of each mode as incidents),
+//! resuming an interrupted sweep, and merging shards. The binary (`agentsim
+//! sweep`, `merge`) and the Python module (`agentsim.evaluate`) both write their
+//! files through this module, so the files are the same whoever ran the agent.
+
+use std::io::Write;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use agentsim_agents::StackSpec;
+use agentsim_engine::{Outcome, Trajectory};
+use agentsim_worlds::Prepared;
+
+use crate::Error;
+use crate::files::{AtomicFile, io_failure, lock_dir, read_bounded, read_text, write_atomic};
+use crate::incident::{Incident, hex};
+use crate::shard::{SHARD_FORMAT, ShardManifest, shard_seeds};
+use crate::summary::{Partial, Record, Summary};
+use crate::{Row, Runner, SummaryBuilder};
+
+/// The manifest of a sweep's arguments, written with its rows into its output
+/// directory; `--resume` refuses a directory whose manifest differs from its own arguments.
+pub const RUN_MANIFEST: &str = "run.json";
+
+/// What a sweep reports as it goes: the number of trajectories it will run,
+/// then each one done. The binary draws a progress bar; `()` reports nothing.
+pub trait Progress {
+    /// The sweep will run `total` trajectories.
+    fn start(&mut self, _total: u64) {}
+    /// `n` more trajectories are done.
+    fn advance(&mut self, _n: u64) {}
+    /// The sweep is over.
+    fn finish(&mut self) {}
+}
+
+impl Progress for () {}
+
+/// What every scale of one sweep shares: the scenario, the stack and the
+/// arguments that `run.json` records.
+pub struct Sweep<'a> {
+    /// The scenario.
+    pub prepared: &'a Prepared,
+    /// The stack.
+    pub stack: &'a StackSpec,
+    /// The agent as the user named it (a preset, a stack file, `cmd:...`): the
+    /// label in `summary.json`, `run.json` and the incidents.
+    pub agent: &'a str,
+    /// All the seeds of the sweep (a shard runs part of them).
+    pub seeds: Range<u64>,
+    /// Attempts per seed.
+    pub trials: u32,
+    /// The first N failing trajectories of each failure mode become incidents.
+    pub failures: usize,
+    /// Swarm mode.
+    pub swarm: bool,
+    /// Seeds per chunk: the granularity of an interruption.
+    pub chunk_seeds: u64,
+    /// Set by a signal handler: the sweep stops between chunks.
+    pub stop: &'a AtomicBool,
+}
+
+/// The rows already written by an interrupted run of the same sweep.
+pub struct Done {
+    /// The file's bytes, header included, copied unchanged.
+    pub bytes: Vec<u8>,
+    /// The first seed without rows.
+    pub next_seed: u64,
+    /// The first failing seeds of each failure mode (first trial), in seed order.
+    pub failing: Vec<(Outcome, u64)>,
+}
+
+impl Done {
+    /// Nothing done yet: the seeds start at `seed`.
+    pub fn none(seed: u64) -> Self {
+        Self { bytes: Vec::new(), next_seed: seed, failing: Vec::new() }
+    }
+}
+
+/// One sweep at one fault scale, as [`Sweep::one`] ran it.
+pub struct Ran {
+    /// Its summary, marked partial when interrupted.
+    pub summary: Summary,
+    /// Trajectories run by this call (not those a resume read back).
+    pub trajectories: u64,
+    /// Virtual time simulated by this call, in ms.
+    pub virtual_ms: u64,
+}
+
+impl Sweep<'_> {
+    /// The manifest of this sweep at `fault_scale`, shard `shard` of `shards`.
+    pub fn manifest(&self, fault_scale: f64, shard: u32, shards: u32) -> ShardManifest {
+        ShardManifest {
+            format: SHARD_FORMAT,
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            scenario: self.prepared.scenario.name.clone(),
+            scenario_key: hex(self.prepared.key()),
+            agent: self.agent.to_string(),
+            stack_key: hex(agentsim_engine::rng::key_of(self.stack)),
+            seed_start: self.seeds.start,
+            seed_end: self.seeds.end,
+            shard,
+            shards,
+            trials: self.trials,
+            fault_scale,
+            swarm: self.swarm,
+            failures: self.failures,
+        }
+    }
+
+    /// Refuses to resume `out` unless its run had these arguments.
+    pub fn check_manifest(&self, out: &Path, manifest: &ShardManifest) -> Result<(), Error> {
+        check_manifest(out, manifest)
+    }
+
+    /// Reads back the rows an interrupted run wrote into `out`, adding them to
+    /// `builder`; they must be whole seeds from `seeds.start` on, in order.
+    pub fn read_done(&self, out: &Path, seeds: &Range<u64>, builder: &mut SummaryBuilder) -> Result<Done, Error> {
+        read_done(out, seeds, self.trials, self.failures, builder)
+    }
+
+    /// One sweep at one fault scale into `out`, continuing the rows already there
+    /// when `resume`; returns its summary, marked partial when interrupted.
+    pub fn one(
+        &self,
+        seeds: Range<u64>,
+        fault_scale: f64,
+        out: &Path,
+        manifest: &ShardManifest,
+        resume: bool,
+        progress: &mut (dyn Progress + Send),
+    ) -> Result<Ran, Error> {
+        let (prepared, stack) = (self.prepared, self.stack);
+        let trials = self.trials;
+        std::fs::create_dir_all(out).map_err(|e| io_failure(out, &e))?;
+        let mut builder = SummaryBuilder::with_trials(trials);
+        let done = if resume {
+            self.check_manifest(out, manifest)?;
+            self.read_done(out, &seeds, &mut builder)?
+        } else {
+            Done::none(seeds.start)
+        };
+        let runner = Runner::new(prepared, stack, false, fault_scale).with_swarm(self.swarm);
+
+        let agents_started = agentsim_agents::external::starts().0;
+        let first_seed = done.next_seed;
+        let total = (seeds.end - done.next_seed).saturating_mul(u64::from(trials));
+        progress.start(total);
+        let header = csv_header(self.swarm, prepared.has_tasks(), prepared.has_state_hash(), trials)?;
+        let mut rows = Rows::create(out, &header, done, builder, self.failures)?;
+        // Each row is rendered on the thread that ran it; only the counting and
+        // the writing below run in seed order.
+        let swept = |trial: u32, t: Trajectory| -> Result<Swept, Error> {
+            Swept::of(&t, trial, trials, runner.swarm_values(t.seed), prepared.task_of(t.seed))
+        };
+        let done_until =
+            runner.sweep_mapped_until(first_seed..seeds.end, trials, self.chunk_seeds, self.stop, swept, |swept| {
+                progress.advance(1);
+                rows.add(&swept?).map(|_| ())
+            })?;
+        progress.finish();
+        let external = matches!(stack.planner, agentsim_agents::PlannerSpec::External(_));
+        if let (true, (now, Some(reason))) = (external, agentsim_agents::external::starts())
+            && now == agents_started
+            && done_until > first_seed
+        {
+            // Nothing is written: the temporary file is removed with `rows`.
+            return Err(Error::new(format!("--agent {}: no agent could be started: {reason}", self.agent)));
+        }
+        let virtual_ms = rows.virtual_ms_ran;
+        let partial = (done_until < seeds.end).then_some(Partial { done_until_seed: done_until });
+        // An interrupted external agent cannot be re-run for its recording (new
+        // agents are refused from the signal on); `--resume` writes them all.
+        let record_failures = partial.is_none() || !external;
+        let summary = rows.finish(out, manifest, self.agent, seeds, fault_scale, partial, |failures| {
+            if record_failures {
+                write_failures(prepared, stack, self.agent, self.swarm, fault_scale, out, failures)
+            } else {
+                Ok(Vec::new())
+            }
+        })?;
+        let ran = (done_until - first_seed).saturating_mul(u64::from(trials));
+        Ok(Ran { summary, trajectories: ran, virtual_ms })
+    }
+}
+
+/// Refuses to resume `out` unless its run had the arguments of `manifest`.
+pub fn check_manifest(out: &Path, manifest: &ShardManifest) -> Result<(), Error> {
+    let path = out.join(RUN_MANIFEST);
+    if !path.is_file() {
+        return Err(Error::new(format!(
+            "--resume {}: no {RUN_MANIFEST} there, so no sweep to resume (start one with --out)",
+            out.display()
+        )));
+    }
+    let text = read_text(&path.to_string_lossy(), "run manifest")?;
+    let theirs: ShardManifest = serde_json::from_str(&text)
+        .map_err(|e| Error::new(format!("{}:{}:{}: {e}", path.display(), e.line(), e.column())))?;
+    let mismatch = manifest.mismatch(&theirs).or_else(|| {
+        (manifest.shard != theirs.shard).then(|| ("shard", manifest.shard.to_string(), theirs.shard.to_string()))
+    });
+    if let Some((field, ours, theirs)) = mismatch {
+        return Err(Error::new(format!(
+            "--resume {}: that sweep had other arguments: field `{field}` is {theirs} in {} and {ours} here",
+            out.display(),
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Reads back the rows an interrupted run wrote into `out`, adding them to
+/// `builder`; they must be whole seeds from `seeds.start` on, in order, with
+/// `trials` rows each. The first `failures` failing seeds of each mode are kept.
+pub fn read_done(
+    out: &Path,
+    seeds: &Range<u64>,
+    trials: u32,
+    failures: usize,
+    builder: &mut SummaryBuilder,
+) -> Result<Done, Error> {
+    let path = out.join("trajectories.csv");
+    let mut done = Done::none(seeds.start);
+    if !path.exists() {
+        return Ok(done);
+    }
+    let shown = path.display();
+    let text = read_bounded(&path.to_string_lossy(), "trajectories", None)?;
+    if !text.is_empty() && !text.ends_with('\n') {
+        return Err(Error::new(format!("{shown}: the last row is cut off (not written by agentsim?)")));
+    }
+    let mut reader = csv::ReaderBuilder::new().has_headers(false).from_reader(text.as_bytes());
+    let mut records = reader.records();
+    let Some(header) = records.next() else { return Ok(done) };
+    let header = header.map_err(|e| Error::new(format!("{shown}:1: not a CSV header: {e}")))?;
+    let mut trial_of_seed = 0u32;
+    for row in records {
+        let row = row.map_err(|e| Error::new(format!("{shown}: {e}")))?;
+        let line = row.position().map_or(0, csv::Position::line);
+        let record = Record::from_csv(&header, &row).map_err(|e| Error::new(format!("{shown}:{line}: {e}")))?;
+        if record.seed != done.next_seed || done.next_seed >= seeds.end {
+            return Err(Error::new(format!(
+                "{shown}:{line}: expected seed {}, found {} (the rows must be the seeds {}..{} in order)",
+                done.next_seed, record.seed, seeds.start, seeds.end
+            )));
+        }
+        if trial_of_seed == 0
+            && record.outcome != Outcome::Success
+            && done.failing.iter().filter(|(o, _)| *o == record.outcome).count() < failures
+        {
+            done.failing.push((record.outcome, record.seed));
+        }
+        builder.add_record(&record);
+        trial_of_seed += 1;
+        if trial_of_seed == trials {
+            trial_of_seed = 0;
+            done.next_seed += 1;
+        }
+    }
+    if trial_of_seed != 0 {
+        return Err(Error::new(format!(
+            "{shown}: seed {} has {trial_of_seed} of its {trials} trials (rows are written whole seeds at a time)",
+            done.next_seed
+        )));
+    }
+    done.bytes = text.into_bytes();
+    Ok(done)
+}
+
+/// One trajectory reduced, on the thread that ran it, to what the sweep's
+/// ordered part needs.
+pub struct Swept {
+    /// The attempt at its seed (0 without trials).
+    pub trial: u32,
+    /// What the summary counts.
+    pub record: Record,
+    /// Its line of `trajectories.csv`, newline included.
+    pub line: Vec<u8>,
+}
+
+impl Swept {
+    /// Reduces `t`, the `trial`-th of `trials` attempts at its seed, with its
+    /// swarm draw and task when the sweep has those columns.
+    pub fn of(
+        t: &Trajectory,
+        trial: u32,
+        trials: u32,
+        swarm: Option<String>,
+        task: Option<String>,
+    ) -> Result<Swept, Error> {
+        let mut row = Row::of(t);
+        row.swarm = swarm;
+        row.task = task;
+        Ok(Swept { trial, record: Record::of(t), line: csv_line(&row, (trials > 1).then_some(trial))? })
+    }
+}
+
+/// The ordered part of a sweep: rows written to `trajectories.csv` in seed
+/// order (under a temporary name until [`Rows::finish`]), counted into the
+/// summary, and the first failing seeds of each mode noted.
+pub struct Rows {
+    csv_path: PathBuf,
+    csv_file: AtomicFile,
+    builder: SummaryBuilder,
+    /// The first failing seeds of each failure mode (first trial), in seed order.
+    pub failing: Vec<(Outcome, u64)>,
+    failures_max: usize,
+    /// Virtual time of the rows added (not of those a resume read back).
+    pub virtual_ms_ran: u64,
+}
+
+impl Rows {
+    /// Starts `out/trajectories.csv` with the rows already `done` (a resume), or
+    /// with `header` when there are none; `builder` has counted the rows done.
+    pub fn create(
+        out: &Path,
+        header: &[u8],
+        done: Done,
+        builder: SummaryBuilder,
+        failures_max: usize,
+    ) -> Result<Rows, Error> {
+        let csv_path = out.join("trajectories.csv");
+        let mut csv_file = AtomicFile::create(&csv_path)?;
+        let file = csv_file.writer();
+        file.write_all(&done.bytes).map_err(|e| io_failure(&csv_path, &e))?;
+        if done.bytes.is_empty() {
+            // Written first, so that a sweep interrupted before its first row
+            // still leaves a CSV with its header.
+            file.write_all(header).map_err(|e| io_failure(&csv_path, &e))?;
+        }
+        Ok(Rows { csv_path, csv_file, builder, failing: done.failing, failures_max, virtual_ms_ran: 0 })
+    }
+
+    /// Adds the next row in (seed, trial) order; true when its seed is one of
+    /// the failing seeds kept as an incident.
+    pub fn add(&mut self, swept: &Swept) -> Result<bool, Error> {
+        let Swept { trial, record, line } = swept;
+        self.builder.add_record(record);
+        self.virtual_ms_ran = self.virtual_ms_ran.saturating_add(record.virtual_ms);
+        let kept = *trial == 0
+            && record.outcome != Outcome::Success
+            && self.failing.iter().filter(|(o, _)| *o == record.outcome).count() < self.failures_max;
+        if kept {
+            self.failing.push((record.outcome, record.seed));
+        }
+        self.csv_file.writer().write_all(line).map_err(|e| io_failure(&self.csv_path, &e))?;
+        Ok(kept)
+    }
+
+    /// Ends the sweep: the summary (`partial` when interrupted), the incidents of
+    /// the failing seeds written by `failures` (their paths relative to `out`),
+    /// then the rows, `run.json` and `summary.json` renamed into place, in that
+    /// order.
+    #[allow(clippy::too_many_arguments)]
+    pub fn finish(
+        mut self,
+        out: &Path,
+        manifest: &ShardManifest,
+        agent: &str,
+        seeds: Range<u64>,
+        fault_scale: f64,
+        partial: Option<Partial>,
+        failures: impl FnOnce(&[(Outcome, u64)]) -> Result<Vec<String>, Error>,
+    ) -> Result<Summary, Error> {
+        self.csv_file.writer().flush().map_err(|e| io_failure(&self.csv_path, &e))?;
+        let mut summary = self.builder.finish(&manifest.scenario, agent, seeds, fault_scale);
+        summary.partial = partial;
+        summary.failures = failures(&self.failing)?;
+        let json = serde_json::to_string_pretty(&summary).expect("a summary is plain data") + "\n";
+        // The manifest follows the rows it describes (a sweep killed outright leaves
+        // the previous rows with their own manifest, never new arguments over old
+        // rows), and the summary is renamed into place last.
+        self.csv_file.commit()?;
+        let manifest_json = serde_json::to_string_pretty(manifest).expect("a manifest is plain data") + "\n";
+        write_atomic(&out.join(RUN_MANIFEST), manifest_json.as_bytes())?;
+        write_atomic(&out.join("summary.json"), json.as_bytes())?;
+        Ok(summary)
+    }
+}
+
+/// Re-runs each failing seed with recording on and writes it as an incident under
+/// `out/failures/`; returns the paths relative to `out`.
+pub fn write_failures(
+    prepared: &Prepared,
+    stack: &StackSpec,
+    agent: &str,
+    swarm: bool,
+    fault_scale: f64,
+    out: &Path,
+    failing: &[(Outcome, u64)],
+) -> Result<Vec<String>, Error> {
+    if failing.is_empty() {
+        return Ok(Vec::new());
+    }
+    let recorder = Runner::new(prepared, stack, true, fault_scale).with_swarm(swarm);
+    let incidents = failing.iter().map(|(outcome, seed)| {
+        let t = recorder.run(*seed);
+        let mut incident = Incident::record(prepared, None, *seed, fault_scale, agent, stack, &t);
+        incident.swarm = swarm;
+        (*outcome, *seed, incident)
+    });
+    write_incidents(out, incidents)
+}
+
+/// Writes incidents as `out/failures/OUTCOME_seedN.ron`; returns the paths
+/// relative to `out`.
+pub fn write_incidents(
+    out: &Path,
+    incidents: impl IntoIterator<Item = (Outcome, u64, Incident)>,
+) -> Result<Vec<String>, Error> {
+    let mut written = Vec::new();
+    for (outcome, seed, incident) in incidents {
+        if written.is_empty() {
+            let dir = out.join("failures");
+            std::fs::create_dir_all(&dir).map_err(|e| io_failure(&dir, &e))?;
+        }
+        let name = format!("failures/{outcome}_seed{seed}.ron");
+        write_atomic(
+            &out.join(&name),
+            incident
+                .to_ron_bounded()
+                .map_err(|e| Error::new(format!("{}: {e}", out.join(&name).display())))?
+                .as_bytes(),
+        )?;
+        written.push(name);
+    }
+    Ok(written)
+}
+
+/// A row with every column (`swarm` when `swarm`), for its header alone.
+fn header_row(swarm: bool, task: bool, state_hash: bool) -> Row {
+    Row {
+        seed: 0,
+        outcome: "",
+        success: 0,
+        turns: 0,
+        tool_calls: 0,
+        failed_calls: 0,
+        faults_seen: 0,
+        recovered: 0,
+        violations: 0,
+        tokens: 0,
+        cost_usd: String::new(),
+        virtual_ms: 0,
+        milestone: "",
+        fault_kinds: String::new(),
+        minefields: String::new(),
+        told_accurately: None,
+        rejected_calls: 0,
+        decisions: String::new(),
+        digest: String::new(),
+        swarm: swarm.then(String::new),
+        task: task.then(String::new),
+        state_hash: state_hash.then(String::new),
+    }
+}
+
+/// The header line of `trajectories.csv`: the row's fields, with `trial` after
+/// `seed` when there are several trials.
+pub fn csv_header(swarm: bool, task: bool, state_hash: bool, trials: u32) -> Result<Vec<u8>, Error> {
+    let encode = |e: &dyn std::fmt::Display| Error::new(format!("cannot encode a row: {e}"));
+    let mut header = row_records(&header_row(swarm, task, state_hash), true)?.swap_remove(0);
+    if trials > 1 {
+        header.insert(1, "trial".to_string());
+    }
+    header.push(crate::summary::CHECK_COLUMN.to_string());
+    let mut w = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
+    w.write_record(&header).map_err(|e| encode(&e))?;
+    w.into_inner().map_err(|e| encode(&e))
+}
+
+/// One row as its line of `trajectories.csv`, exactly as one writer for the
+/// whole file would have written it; `trial` adds the column after `seed`, and
+/// the row's checksum is the last column.
+pub fn csv_line(row: &Row, trial: Option<u32>) -> Result<Vec<u8>, Error> {
+    let encode = |e: &dyn std::fmt::Display| Error::new(format!("cannot encode a row: {e}"));
+    let mut w = csv::WriterBuilder::new().has_headers(false).buffer_capacity(512).from_writer(Vec::new());
+    w.serialize(row).map_err(|e| encode(&e))?;
+    let mut line = w.into_inner().map_err(|e| encode(&e))?;
+    // The checksum covers the row without its trial, so that trial 0 is the row
+    // of the plain sweep, byte for byte, but for the `trial` column.
+    crate::summary::append_check(&mut line);
+    let Some(trial) = trial else { return Ok(line) };
+    let mut record = row_records(row, false)?.swap_remove(0);
+    record.insert(1, trial.to_string());
+    let check = std::str::from_utf8(&line).ok().and_then(|l| l.trim_end().rsplit(',').next()).unwrap_or_default();
+    record.push(check.to_string());
+    let mut w = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
+    w.write_record(&record).map_err(|e| encode(&e))?;
+    w.into_inner().map_err(|e| encode(&e))
+}
+
+/// The CSV records of one row as the csv writer would write them: the header
+/// (when `header`) and the row.
+fn row_records(row: &Row, header: bool) -> Result<Vec<Vec<String>>, Error> {
+    let encode = |e: &dyn std::fmt::Display| Error::new(format!("cannot encode a row: {e}"));
+    let mut w = csv::WriterBuilder::new().has_headers(header).from_writer(Vec::new());
+    w.serialize(row).map_err(|e| encode(&e))?;
+    let bytes = w.into_inner().map_err(|e| encode(&e))?;
+    let mut reader = csv::ReaderBuilder::new().has_headers(false).from_reader(bytes.as_slice());
+    reader.records().map(|r| r.map(|r| r.iter().map(str::to_string).collect()).map_err(|e| encode(&e))).collect()
+}
+
+struct Shard {
+    dir: PathBuf,
+    manifest: ShardManifest,
+}
+
+fn load_shard(dir: &Path) -> Result<Shard, Error> {
+    let path = dir.join("shard.json");
+    let text = read_text(&path.to_string_lossy(), "shard manifest").map_err(|_| {
+        Error::new(format!("{}: not a shard directory (no shard.json; run `sweep --shard K/N`)", dir.display()))
+    })?;
+    let manifest: ShardManifest = serde_json::from_str(&text)
+        .map_err(|e| Error::new(format!("{}:{}:{}: {e}", path.display(), e.line(), e.column())))?;
+    Ok(Shard { dir: dir.to_path_buf(), manifest })
+}
+
+/// Merges the shard directories (each written by `sweep --shard K/N`, in any
+/// order) into `out`: the files one run of all the seeds writes.
+pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<Summary, Error> {
+    // Writing over a shard would replace the rows being merged.
+    if let Ok(out) = out.canonicalize() {
+        for dir in shard_dirs {
+            if dir.canonicalize().is_ok_and(|d| d == out) {
+                return Err(Error::new(format!(
+                    "--out {}: that is one of the shards being merged; choose another directory",
+                    out.display()
+                )));
+            }
+        }
+    }
+    let mut shards: Vec<Shard> = shard_dirs.iter().map(|d| load_shard(d)).collect::<Result<_, _>>()?;
+    shards.sort_by_key(|s| s.manifest.shard);
+    let first = shards[0].manifest.clone();
+    for s in &shards {
+        if let Some((field, a, b)) = first.mismatch(&s.manifest) {
+            return Err(Error::new(format!(
+                "{} does not belong with {}: field `{field}` is {b} there and {a} here",
+                s.dir.display(),
+                shards[0].dir.display()
+            )));
+        }
+    }
+    let indices: Vec<u32> = shards.iter().map(|s| s.manifest.shard).collect();
+    if indices != (0..first.shards).collect::<Vec<_>>() {
+        return Err(Error::new(format!("expected shards 0..{} exactly once each, found {indices:?}", first.shards)));
+    }
+
+    // Rows in shard order; each shard's rows must be exactly its seeds, in order.
+    let mut csv_bytes: Vec<u8> = Vec::new();
+    let mut header_line: Option<String> = None;
+    let mut builder = SummaryBuilder::with_trials(first.trials);
+    let mut failing: Vec<(Outcome, u64, PathBuf)> = Vec::new();
+    let seeds = first.seed_start..first.seed_end;
+    for s in &shards {
+        let path = s.dir.join("trajectories.csv");
+        let text = read_bounded(&path.to_string_lossy(), "trajectories", None)?;
+        let mut lines = text.lines();
+        let header = lines.next().ok_or_else(|| Error::new(format!("{}: empty", path.display())))?;
+        match &header_line {
+            None => {
+                csv_bytes.extend_from_slice(header.as_bytes());
+                csv_bytes.push(b'\n');
+                header_line = Some(header.to_string());
+            }
+            Some(h) if h == header => {}
+            Some(_) => {
+                return Err(Error::new(format!("{}: its columns differ from the other shards'", path.display())));
+            }
+        }
+        let header_record = csv::StringRecord::from(header.split(',').collect::<Vec<_>>());
+        let expected = shard_seeds(&seeds, s.manifest.shard, s.manifest.shards);
+        let mut next_seed = expected.start;
+        let mut trial_of_seed = 0u32;
+        for (i, line) in lines.enumerate() {
+            let row_number = i + 2;
+            let row = csv::ReaderBuilder::new()
+                .has_headers(false)
+                .from_reader(line.as_bytes())
+                .records()
+                .next()
+                .and_then(Result::ok)
+                .ok_or_else(|| Error::new(format!("{}:{row_number}: not a CSV row", path.display())))?;
+            let record = Record::from_csv(&header_record, &row)
+                .map_err(|e| Error::new(format!("{}:{row_number}: {e}", path.display())))?;
+            if record.seed != next_seed {
+                return Err(Error::new(format!(
+                    "{}:{row_number}: expected seed {next_seed}, found {} (a shard must hold its seeds {}..{} in order)",
+                    path.display(),
+                    record.seed,
+                    expected.start,
+                    expected.end
+                )));
+            }
+            if trial_of_seed == 0
+                && record.outcome != Outcome::Success
+                && failing.iter().filter(|(o, _, _)| *o == record.outcome).count() < first.failures
+            {
+                failing.push((record.outcome, record.seed, s.dir.clone()));
+            }
+            trial_of_seed += 1;
+            if trial_of_seed == first.trials {
+                trial_of_seed = 0;
+                next_seed += 1;
+            }
+            builder.add_record(&record);
+            csv_bytes.extend_from_slice(line.as_bytes());
+            csv_bytes.push(b'\n');
+        }
+        if next_seed != expected.end || trial_of_seed != 0 {
+            return Err(Error::new(format!(
+                "{}: holds seeds up to {next_seed}, expected {}..{} (an interrupted shard?)",
+                path.display(),
+                expected.start,
+                expected.end
+            )));
+        }
+    }
+    let mut summary = builder.finish(&first.scenario, &first.agent, seeds, first.fault_scale);
+    let _lock = lock_dir(out, true)?;
+    for (outcome, seed, dir) in &failing {
+        let name = format!("failures/{outcome}_seed{seed}.ron");
+        let bytes = std::fs::read(dir.join(&name))
+            .map_err(|e| Error::new(format!("{}: missing incident `{name}`: {e}", dir.display())))?;
+        std::fs::create_dir_all(out.join("failures")).map_err(|e| io_failure(out, &e))?;
+        write_atomic(&out.join(&name), &bytes)?;
+        summary.failures.push(name);
+    }
+    write_atomic(&out.join("trajectories.csv"), &csv_bytes)?;
+    let json = serde_json::to_string_pretty(&summary).expect("a summary is plain data") + "\n";
+    write_atomic(&out.join("summary.json"), json.as_bytes())?;
+    Ok(summary)
+}
