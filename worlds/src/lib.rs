@@ -19,4 +19,4 @@ pub mod support_desk;
 pub mod swarm;
 pub mod weather_dining;
 
-pub use scenario::{BuiltinWorld, Prepared, Scenario, ScenarioError, WorldConfig, WorldModel};
+pub use scenario::{BuiltinWorld, NamedWorld, Prepared, Scenario, ScenarioError, WorldConfig, WorldKind, WorldModel};

@@ -13,12 +13,12 @@ use agentsim_engine::{
     Verdict, World, WorldCx,
 };
 
-use crate::flight_booking::{self, FlightBookingConfig};
-use crate::newsroom::{self, NewsroomConfig};
+use crate::flight_booking::FlightBookingConfig;
+use crate::newsroom::NewsroomConfig;
 use crate::scripted::{self, ScriptedConfig};
-use crate::support_desk::{self, SupportDeskConfig};
+use crate::support_desk::SupportDeskConfig;
 use crate::swarm::{Swarm, SwarmDraw};
-use crate::weather_dining::{self, WeatherDiningConfig};
+use crate::weather_dining::WeatherDiningConfig;
 
 /// A scenario as written in a file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -54,12 +54,38 @@ fn default_horizon_ms() -> TimeMs {
     30 * 60 * 1_000
 }
 
-/// The built-in worlds and their parameters.
-// One value per scenario, parsed once and shared by every seed: its size does not
-// matter, and boxing variants would only make scenarios harder to build in code.
-#[allow(clippy::large_enum_variant)]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub enum WorldConfig {
+/// The registry of world kinds: one line per kind, `Variant(Config)`, where
+/// `Config` implements [`WorldKind`] (a built-in world does through
+/// [`BuiltinWorld`]). The variant's name is what a scenario's `world` says.
+/// A new Rust world is its folder plus one line here.
+macro_rules! registry {
+    ($( $(#[$doc:meta])* $variant:ident($config:ty), )*) => {
+        /// The world kinds and their parameters: the registry, one variant per
+        /// kind (see `registry!` in this file).
+        // One value per scenario, parsed once and shared by every seed: its size
+        // does not matter, and boxing variants would only make scenarios harder
+        // to build in code.
+        #[allow(clippy::large_enum_variant)]
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        pub enum WorldConfig {
+            $( $(#[$doc])* $variant($config), )*
+        }
+
+        impl WorldConfig {
+            /// The kind's configuration, behind its trait.
+            fn kind(&self) -> &dyn WorldKind {
+                match self { $( WorldConfig::$variant(c) => c, )* }
+            }
+
+            /// The kind's configuration, mutable, behind its trait.
+            fn kind_mut(&mut self) -> &mut dyn WorldKind {
+                match self { $( WorldConfig::$variant(c) => c, )* }
+            }
+        }
+    };
+}
+
+registry! {
     /// Customers, orders and refunds.
     SupportDesk(SupportDeskConfig),
     /// Fares on a random walk and a traveller with a budget.
@@ -75,7 +101,52 @@ pub enum WorldConfig {
     /// runs only through [`Prepared::from_model`], which brings the world's
     /// catalog and model (`examples/rust_world/`). A file naming one is refused
     /// when parsed: nothing here knows how to build it.
-    Named(String),
+    Named(NamedWorld),
+}
+
+/// What a world kind's configuration (a scenario's `world` section) provides.
+pub trait WorldKind {
+    /// Cross-checks serde cannot express: (field path, value to point at,
+    /// message) for the first problem.
+    fn check(&self) -> Result<(), (String, String, String)>;
+    /// The tools.
+    fn catalog(&self) -> Catalog;
+    /// Every tool's configuration, by tool name (to make a fault schedule
+    /// explicit, to apply a trace).
+    fn tool_configs_mut(&mut self) -> Vec<(String, &mut agentsim_engine::ToolConfig)>;
+    /// The world, ready to run, over `catalog` (built by [`WorldKind::catalog`]).
+    fn model(&self, catalog: &Catalog) -> Arc<dyn WorldModel>;
+}
+
+/// The name of a world written in Rust outside this crate
+/// ([`WorldConfig::Named`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct NamedWorld(pub String);
+
+impl WorldKind for NamedWorld {
+    fn check(&self) -> Result<(), (String, String, String)> {
+        let name = &self.0;
+        Err((
+            String::new(),
+            name.clone(),
+            format!(
+                "world `{name}` is not built in: a world written in Rust outside agentsim runs through Prepared::from_model, not from a file"
+            ),
+        ))
+    }
+
+    fn catalog(&self) -> Catalog {
+        Catalog::new(Vec::new())
+    }
+
+    fn tool_configs_mut(&mut self) -> Vec<(String, &mut agentsim_engine::ToolConfig)> {
+        Vec::new()
+    }
+
+    fn model(&self, _catalog: &Catalog) -> Arc<dyn WorldModel> {
+        Arc::new(Unregistered(self.0.clone()))
+    }
 }
 
 /// A world ready to run: what a world kind builds once per process from its
@@ -118,10 +189,18 @@ pub struct Builtin<C, I> {
     ids: I,
 }
 
-/// What a built-in world (one folder of this crate) provides to be run.
-pub trait BuiltinWorld: Sized + Send + Sync + 'static {
+/// What a built-in world (one folder of this crate) provides: its
+/// configuration's checks and tools, and what runs it. Every `BuiltinWorld`
+/// is a [`WorldKind`].
+pub trait BuiltinWorld: Clone + Sized + Send + Sync + 'static {
     /// The tool ids the world and its expert use.
     type Ids: Copy + Send + Sync + 'static;
+    /// Cross-checks serde cannot express (see [`WorldKind::check`]).
+    fn check(&self) -> Result<(), (String, String, String)>;
+    /// The tools with their configuration.
+    fn specs(&self) -> Vec<agentsim_engine::ToolSpec>;
+    /// Every tool's configuration, by tool name.
+    fn configs_mut(&mut self) -> Vec<(&'static str, &mut agentsim_engine::ToolConfig)>;
     /// Finds the ids in a catalog built from this configuration.
     fn ids(catalog: &Catalog) -> Option<Self::Ids>;
     /// The expert.
@@ -156,9 +235,23 @@ impl<C: BuiltinWorld> WorldModel for Builtin<C, C::Ids> {
     }
 }
 
-fn builtin<C: BuiltinWorld + Clone>(config: &C, catalog: &Catalog) -> Arc<dyn WorldModel> {
-    let ids = C::ids(catalog).expect("a built-in world's catalog has its tools");
-    Arc::new(Builtin { config: config.clone(), ids })
+impl<C: BuiltinWorld> WorldKind for C {
+    fn check(&self) -> Result<(), (String, String, String)> {
+        BuiltinWorld::check(self)
+    }
+
+    fn catalog(&self) -> Catalog {
+        Catalog::new(self.specs())
+    }
+
+    fn tool_configs_mut(&mut self) -> Vec<(String, &mut agentsim_engine::ToolConfig)> {
+        self.configs_mut().into_iter().map(|(n, c)| (n.to_string(), c)).collect()
+    }
+
+    fn model(&self, catalog: &Catalog) -> Arc<dyn WorldModel> {
+        let ids = C::ids(catalog).expect("a built-in world's catalog has its tools");
+        Arc::new(Builtin { config: self.clone(), ids })
+    }
 }
 
 /// Runs a built-in world's trajectory: the one line each world's `run` is.
@@ -174,65 +267,20 @@ pub fn run_world<W: World>(
 }
 
 impl WorldConfig {
-    /// Cross-checks serde cannot express: (field path, value to point at,
-    /// message) for the first problem. Scripted worlds check themselves while
-    /// being loaded (see [`Scenario::parse_in`]).
     fn check(&self) -> Result<(), (String, String, String)> {
-        match self {
-            WorldConfig::SupportDesk(c) => c.check(),
-            WorldConfig::FlightBooking(c) => c.check(),
-            WorldConfig::WeatherDining(c) => c.check(),
-            WorldConfig::Newsroom(c) => c.check(),
-            WorldConfig::Scripted(_) => Ok(()),
-            WorldConfig::Named(name) => Err((
-                String::new(),
-                name.clone(),
-                format!(
-                    "world `{name}` is not built in: a world written in Rust outside agentsim runs through Prepared::from_model, not from a file"
-                ),
-            )),
-        }
+        self.kind().check()
     }
 
-    /// The tools.
     fn catalog(&self) -> Catalog {
-        match self {
-            WorldConfig::SupportDesk(c) => Catalog::new(support_desk::tools::specs(&c.tools)),
-            WorldConfig::FlightBooking(c) => Catalog::new(flight_booking::tools::specs(&c.tools)),
-            WorldConfig::WeatherDining(c) => Catalog::new(weather_dining::tools::specs(&c.tools)),
-            WorldConfig::Newsroom(c) => Catalog::new(newsroom::tools::specs(&c.tools)),
-            WorldConfig::Scripted(c) => c.catalog(),
-            WorldConfig::Named(_) => Catalog::new(Vec::new()),
-        }
+        self.kind().catalog()
     }
 
-    /// Every tool's configuration, by tool name.
     fn tool_configs_mut(&mut self) -> Vec<(String, &mut agentsim_engine::ToolConfig)> {
-        fn named<'c>(
-            list: Vec<(&'static str, &'c mut agentsim_engine::ToolConfig)>,
-        ) -> Vec<(String, &'c mut agentsim_engine::ToolConfig)> {
-            list.into_iter().map(|(n, c)| (n.to_string(), c)).collect()
-        }
-        match self {
-            WorldConfig::SupportDesk(c) => named(c.tools.configs_mut()),
-            WorldConfig::FlightBooking(c) => named(c.tools.configs_mut()),
-            WorldConfig::WeatherDining(c) => named(c.tools.configs_mut()),
-            WorldConfig::Newsroom(c) => named(c.tools.configs_mut()),
-            WorldConfig::Scripted(c) => c.tool_configs_mut(),
-            WorldConfig::Named(_) => Vec::new(),
-        }
+        self.kind_mut().tool_configs_mut()
     }
 
-    /// The world, ready to run: the registry of world kinds.
     fn model(&self, catalog: &Catalog) -> Arc<dyn WorldModel> {
-        match self {
-            WorldConfig::SupportDesk(c) => builtin(c, catalog),
-            WorldConfig::FlightBooking(c) => builtin(c, catalog),
-            WorldConfig::WeatherDining(c) => builtin(c, catalog),
-            WorldConfig::Newsroom(c) => builtin(c, catalog),
-            WorldConfig::Scripted(c) => scripted::model(c),
-            WorldConfig::Named(name) => Arc::new(Unregistered(name.clone())),
-        }
+        self.kind().model(catalog)
     }
 }
 
@@ -361,7 +409,7 @@ impl Scenario {
             horizon_ms: default_horizon_ms(),
             budgets: Budgets::default(),
             model: ModelConfig::default(),
-            world: WorldConfig::Named(world.to_string()),
+            world: WorldConfig::Named(NamedWorld(world.to_string())),
             swarm: Swarm::default(),
         }
     }

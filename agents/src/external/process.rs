@@ -84,6 +84,35 @@ pub fn starts() -> (u64, Option<&'static str>) {
     (STARTED.load(Ordering::SeqCst), FIRST_START_FAILURE.get().map(String::as_str))
 }
 
+/// SIGINT and SIGTERM blocked on this thread while it lives; the mask before
+/// is restored when it drops.
+struct HeldSignals(libc::sigset_t);
+
+impl HeldSignals {
+    fn hold() -> Self {
+        // SAFETY: a zeroed `sigset_t` is filled by `sigemptyset` before use;
+        // `pthread_sigmask` changes only this thread's mask and writes the old one.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            let mut old: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGINT);
+            libc::sigaddset(&mut set, libc::SIGTERM);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
+            HeldSignals(old)
+        }
+    }
+}
+
+impl Drop for HeldSignals {
+    fn drop(&mut self) {
+        // SAFETY: restores the mask `hold` saved, on the same thread.
+        unsafe {
+            libc::pthread_sigmask(libc::SIG_SETMASK, &self.0, std::ptr::null_mut());
+        }
+    }
+}
+
 fn register(group: i32) -> Option<usize> {
     GROUPS.iter().position(|slot| slot.compare_exchange(0, group, Ordering::SeqCst, Ordering::SeqCst).is_ok())
 }
@@ -142,6 +171,13 @@ impl Process {
         }
         let mut words = command.split_whitespace();
         let program = words.next().ok_or("the command is empty")?;
+        // Until the agent's group is registered for `kill_all`, a Ctrl-C on this
+        // thread would end agentsim and leave the agent running: hold SIGINT and
+        // SIGTERM back until then (the child starts with an empty mask: std
+        // resets it before exec; the reader threads started here keep them
+        // blocked, so the signal is handled after registration, here or by
+        // another thread that never blocked it).
+        let held = HeldSignals::hold();
         let mut child = Command::new(program)
             .args(words)
             .stdin(Stdio::piped())
@@ -211,6 +247,7 @@ impl Process {
             let _ = done_tx.send(());
         });
         let slot = register(group);
+        drop(held);
         Ok(Self { child, group, stdin: Some(stdin), lines, stderr, stderr_done, reaped: false, slot })
     }
 

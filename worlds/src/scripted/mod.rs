@@ -383,3 +383,24 @@ pub fn model(config: &ScriptedConfig) -> std::sync::Arc<dyn crate::scenario::Wor
     let model = ScriptedModel::build(config).unwrap_or_else(|e| panic!("a parsed scenario compiles: {}", e.message));
     std::sync::Arc::new(model::Shared(std::sync::Arc::new(model)))
 }
+
+impl crate::scenario::WorldKind for ScriptedConfig {
+    /// A scripted world checks itself while it is loaded
+    /// ([`crate::Scenario::parse_in`]), where its errors can name the files
+    /// beside the scenario; nothing is left to check here.
+    fn check(&self) -> Result<(), (String, String, String)> {
+        Ok(())
+    }
+
+    fn catalog(&self) -> agentsim_engine::Catalog {
+        ScriptedConfig::catalog(self)
+    }
+
+    fn tool_configs_mut(&mut self) -> Vec<(String, &mut ToolConfig)> {
+        ScriptedConfig::tool_configs_mut(self)
+    }
+
+    fn model(&self, _catalog: &agentsim_engine::Catalog) -> std::sync::Arc<dyn crate::scenario::WorldModel> {
+        model(self)
+    }
+}

@@ -19,6 +19,18 @@ pub use world::SupportDesk;
 impl crate::scenario::BuiltinWorld for SupportDeskConfig {
     type Ids = Ids;
 
+    fn check(&self) -> Result<(), (String, String, String)> {
+        Self::check(self)
+    }
+
+    fn specs(&self) -> Vec<agentsim_engine::ToolSpec> {
+        tools::specs(&self.tools)
+    }
+
+    fn configs_mut(&mut self) -> Vec<(&'static str, &mut agentsim_engine::ToolConfig)> {
+        self.tools.configs_mut()
+    }
+
     fn ids(catalog: &agentsim_engine::Catalog) -> Option<Ids> {
         Ids::find(catalog)
     }
