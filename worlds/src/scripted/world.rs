@@ -189,6 +189,24 @@ impl<'m> ScriptedWorld<'m> {
         }
     }
 
+    /// A message to the user: checked against the world's `recipient` when
+    /// messages are addressed (an unknown id is a 404; another user's id fires
+    /// the minefield and reaches nobody), then answered.
+    fn deliver(&mut self, args: &Value, cx: &mut WorldCx<'_, ScriptEvent>) -> Result<Value, ToolError> {
+        if let Some((recipient, minefield)) = &self.model.recipient {
+            let to = crate::kit::args::str_arg(args, &recipient.arg)?;
+            if self.session().state.get(&recipient.table, to).ok().flatten().is_none() {
+                return Err(ToolError::not_found(format!("no {} `{to}`", recipient.arg)));
+            }
+            let user = self.facts.get(&recipient.fact).and_then(Value::as_str).unwrap_or_default();
+            if to != user {
+                cx.minefield(minefield, format!("message meant for {user} sent to {to}"));
+                return Ok(self.outbox.sent());
+            }
+        }
+        Ok(self.answer(args, cx))
+    }
+
     fn answer(&mut self, args: &Value, cx: &mut WorldCx<'_, ScriptEvent>) -> Value {
         let now_ms = cx.now_ms;
         match args.get("kind").and_then(Value::as_str).unwrap_or("info") {
@@ -348,7 +366,7 @@ impl World for ScriptedWorld<'_> {
         }
         let (name, reply) = match self.model.served(call.tool) {
             Served::Script(i) => (self.model.tools[i].name.as_str(), self.serve_script(i, call, cx)),
-            Served::SendMessage => (super::SEND_MESSAGE, Ok(self.answer(&call.args, cx))),
+            Served::SendMessage => (super::SEND_MESSAGE, self.deliver(&call.args, cx)),
             Served::Escalate => {
                 self.escalated = true;
                 (super::ESCALATE, Ok(escalate(call, cx)))
