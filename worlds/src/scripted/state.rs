@@ -60,6 +60,10 @@ impl State {
     }
 
     fn record(&self, t: usize, key: &str) -> Option<&Value> {
+        if self.changed.is_empty() {
+            // Nothing written yet (most reads): no key to build.
+            return self.base[t].records.get(key);
+        }
         match self.changed.get(&(t, key.to_string())) {
             Some(changed) => changed.as_ref(),
             None => self.base[t].records.get(key),
@@ -120,9 +124,19 @@ impl State {
         Ok(self.keys(table)?.iter().filter_map(|k| self.record(t, k).cloned()).collect())
     }
 
-    /// The records whose `field` equals `value`.
+    /// The records whose `field` equals `value`, in the order of
+    /// [`State::keys`] (only those are copied).
     pub fn find(&self, table: &str, field: &str, value: &Value) -> Result<Vec<Value>, String> {
-        Ok(self.rows(table)?.into_iter().filter(|r| r.get(field) == Some(value)).collect())
+        let t = self.table(table)?;
+        let added = self.added.iter().filter(|(at, _)| *at == t).map(|(_, k)| k);
+        Ok(self.base[t]
+            .order
+            .iter()
+            .chain(added)
+            .filter_map(|k| self.record(t, k))
+            .filter(|r| r.get(field) == Some(value))
+            .cloned()
+            .collect())
     }
 
     /// Whether two states of the same base tables hold the same records in the
