@@ -264,3 +264,18 @@ fn support_desk_as_files_crosses_each_minefield() {
     });
     assert_eq!(t.minefields, vec!["refund_not_positive"], "{:?}", t.outcome);
 }
+
+#[test]
+fn weighted_tasks_take_as_many_turns_as_their_weight() {
+    let prepared = support_desk_scripted();
+    let tasks: Vec<String> = (0..48).map(|s| prepared.task_of(s).unwrap()).collect();
+    // The Rust world's draw: a customer in three, one of their orders, the whole
+    // order one time in four. 48 seeds in turn give each request its share.
+    let count = |id: &str| tasks.iter().filter(|t| *t == id).count();
+    assert_eq!(&tasks[..3], ["A1001_headphones"; 3]);
+    assert_eq!(
+        (count("A1001_whole"), count("A1002_keyboard"), count("A1003_whole"), count("A1003_blender")),
+        (2, 6, 4, 6)
+    );
+    assert_eq!(prepared.task_of(48), prepared.task_of(0));
+}
