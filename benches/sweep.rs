@@ -1,5 +1,6 @@
 //! Criterion benches: the event queue against a bare heap, one trajectory of every
-//! built-in world per preset, and a 10,000-seed sweep on one and on two threads.
+//! built-in world per preset, the scripted support_desk against the Rust one, and a
+//! 10,000-seed sweep on one and on two threads.
 //! Numbers and how to reproduce them: BENCHMARKS.md.
 
 use std::cmp::Reverse;
@@ -102,6 +103,31 @@ fn trajectory(c: &mut Criterion) {
     }
 }
 
+/// One trajectory of support_desk written as files
+/// (`examples/worlds/support_desk/`) against one of the Rust world, per preset,
+/// on the same seeds in one run: the cost of a scripted world is their ratio.
+fn scripted(c: &mut Criterion) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/worlds/support_desk/support_desk.ron");
+    let text = std::fs::read_to_string(&path).expect("the example is in the repository");
+    let scripted = Prepared::new(Scenario::parse_in(&text, "support_desk.ron", path.parent()).expect("parses"));
+    let rust = scenario("support_desk");
+    for preset in ["oracle", "naive", "resilient"] {
+        let stack = agentsim_agents::preset(preset).expect("preset exists");
+        let mut group = c.benchmark_group(format!("scripted_vs_rust_support_desk_{preset}"));
+        for (name, prepared) in [("rust", &rust), ("scripted", &scripted)] {
+            let runner = Runner::new(prepared, &stack, false, 1.0);
+            let mut seed = 0u64;
+            group.bench_function(name, |b| {
+                b.iter(|| {
+                    seed = seed.wrapping_add(1) % 10_000;
+                    black_box(runner.run(seed).digest)
+                })
+            });
+        }
+        group.finish();
+    }
+}
+
 fn sweep(c: &mut Criterion) {
     let prepared = scenario(agentsim::builtin::DEFAULT_SCENARIO);
     let stack = agentsim_agents::preset("resilient").expect("preset exists");
@@ -131,5 +157,5 @@ fn sweep(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, queue, trajectory, sweep);
+criterion_group!(benches, queue, trajectory, scripted, sweep);
 criterion_main!(benches);

@@ -3,13 +3,19 @@
 //! same on 1 and 4 threads, tasks are selected with `--tasks`, a limit hit in a
 //! script is a 500 and a note, and every file in `tests/bad_worlds/` is refused
 //! with its position (the first line says `// expect: [FILE:]LINE:COLUMN: TEXT`).
+//! support_desk written as files (`examples/worlds/support_desk/`) completes as
+//! often as the Rust world under oracle, naive and resilient (overlapping
+//! Wilson 95% intervals), and is the same on 1 and 4 threads.
 
 use std::path::{Path, PathBuf};
 
 use agentsim_engine::{EventKind, Reply, Value};
 use agentsim_worlds::{Prepared, Scenario};
 
-use crate::common::{agentsim, text};
+use agentsim::Runner;
+use agentsim_engine::stats::Rate;
+
+use crate::common::{agentsim, preset, text};
 use crate::world_kit::{assert_same_bytes_on_1_and_4_threads, call, run_scripted, sweep_seen};
 
 fn helpdesk_path() -> PathBuf {
@@ -214,4 +220,118 @@ fn a_tools_annotations_reach_external_and_mcp_agents() {
     assert_eq!(mcp[0]["annotations"]["destructiveHint"], true);
     let bad = scenario.replace(r#"{"title": "Do it", "idempotentHint": true}"#, "[1]");
     assert!(Scenario::parse(&bad, "a").unwrap_err().to_string().contains("annotations`: expected a map"));
+}
+
+/// The scripted support_desk, relative to the repository's root.
+const SUPPORT_DESK: &str = "examples/worlds/support_desk/support_desk.ron";
+
+fn support_desk_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(SUPPORT_DESK)
+}
+
+/// Loaded as `agentsim sweep examples/worlds/support_desk/support_desk.ron`
+/// loads it (wherever it is run from: the key does not depend on the path),
+/// so a failure here reproduces with that command.
+fn support_desk_scripted() -> Prepared {
+    let text = std::fs::read_to_string(support_desk_path()).unwrap();
+    let dir = Path::new(SUPPORT_DESK).parent();
+    let scenario = Scenario::parse_in(&text, SUPPORT_DESK, dir).unwrap_or_else(|e| panic!("{e}"));
+    Prepared::new(scenario)
+}
+
+/// Completion of `preset_name` on `seeds`, with its Wilson 95% interval.
+fn completion(prepared: &Prepared, preset_name: &str, seeds: std::ops::Range<u64>) -> Rate {
+    let stack = preset(preset_name);
+    let runner = Runner::new(prepared, &stack, false, 1.0);
+    let (mut successes, mut n) = (0, 0);
+    runner
+        .sweep(seeds, |t| {
+            n += 1;
+            successes += u64::from(t.outcome.name() == "success");
+            Ok::<(), ()>(())
+        })
+        .unwrap();
+    Rate::wilson(successes, n)
+}
+
+/// The scripted support_desk and the Rust one agree, preset by preset: their
+/// completion intervals overlap. (The streams differ, the model must not.)
+fn assert_support_desk_worlds_agree(seeds: std::ops::Range<u64>) {
+    let rust = crate::world_kit::builtin("support_desk");
+    let scripted = support_desk_scripted();
+    for agent in ["oracle", "naive", "resilient"] {
+        let r = completion(&rust, agent, seeds.clone());
+        let s = completion(&scripted, agent, seeds.clone());
+        let show = |x: &Rate| format!("{:.1}% [{:.1}%, {:.1}%]", 100.0 * x.rate, 100.0 * x.lo, 100.0 * x.hi);
+        eprintln!("{agent}: rust {}, scripted {}", show(&r), show(&s));
+        assert!(
+            r.lo <= s.hi && s.lo <= r.hi,
+            "{agent}: rust {} vs scripted {}; reproduce with `agentsim sweep support_desk --agent {agent} --seeds {seeds:?}` \
+             and `agentsim sweep {SUPPORT_DESK} --agent {agent} --seeds {seeds:?}` from the repository's root",
+            show(&r),
+            show(&s)
+        );
+    }
+}
+
+#[test]
+fn support_desk_as_files_completes_as_often_as_the_rust_world() {
+    assert_support_desk_worlds_agree(0..2_000);
+}
+
+#[test]
+#[ignore = "10,000 seeds per preset and world, as issue 13 asks: minutes in a debug build; run with --release"]
+fn support_desk_as_files_agrees_on_10_000_seeds() {
+    assert_support_desk_worlds_agree(0..10_000);
+}
+
+#[test]
+fn support_desk_as_files_same_bytes_on_1_and_4_threads() {
+    let path = support_desk_path();
+    for agent in ["naive", "resilient"] {
+        assert_same_bytes_on_1_and_4_threads(path.to_str().unwrap(), agent, "0..240");
+    }
+}
+
+#[test]
+fn support_desk_as_files_crosses_each_minefield() {
+    let prepared = support_desk_scripted();
+    let naive = sweep_seen(&prepared, "naive", 0..600, 1.0);
+    for mine in ["duplicate_refund", "refund_over_total", "refund_wrong_order", "message_to_wrong_customer"] {
+        assert!(naive.minefields.contains(mine), "{mine} never crossed: {naive:?}");
+    }
+    for persona in ["clear", "vague", "changes_mind"] {
+        assert!(naive.notes.contains(&format!("persona:{persona}")), "{persona} never drawn: {naive:?}");
+    }
+    assert!(naive.notes.contains("process"), "the orders never moved: {naive:?}");
+    // A refund that is not positive only a scripted agent makes.
+    let p = support_desk_scripted();
+    let mut step = 0;
+    let t = run_scripted(&prepared, 0, 0.0, move |_, _| {
+        step += 1;
+        match step {
+            1 => call(
+                &p,
+                "issue_refund",
+                Value::map([("order_id", Value::str("A1001")), ("amount_cents", Value::Int(-5))]),
+            ),
+            _ => agentsim_engine::Action::Finish(agentsim_engine::Finish::Done),
+        }
+    });
+    assert_eq!(t.minefields, vec!["refund_not_positive"], "{:?}", t.outcome);
+}
+
+#[test]
+fn weighted_tasks_take_as_many_turns_as_their_weight() {
+    let prepared = support_desk_scripted();
+    let tasks: Vec<String> = (0..48).map(|s| prepared.task_of(s).unwrap()).collect();
+    // The Rust world's draw: a customer in three, one of their orders, the whole
+    // order one time in four. 48 seeds in turn give each request its share.
+    let count = |id: &str| tasks.iter().filter(|t| *t == id).count();
+    assert_eq!(&tasks[..3], ["A1001_headphones"; 3]);
+    assert_eq!(
+        (count("A1001_whole"), count("A1002_keyboard"), count("A1003_whole"), count("A1003_blender")),
+        (2, 6, 4, 6)
+    );
+    assert_eq!(prepared.task_of(48), prepared.task_of(0));
 }

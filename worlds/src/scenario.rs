@@ -180,6 +180,12 @@ pub trait WorldModel: Send + Sync {
     fn hashes_state(&self) -> bool {
         false
     }
+
+    /// How many turns each task takes in the seeds' rotation, in the order of
+    /// [`WorldModel::tasks`] (empty: one each).
+    fn task_weights(&self) -> Vec<u32> {
+        Vec::new()
+    }
 }
 
 /// A built-in world's model: its configuration and the tool ids it finds in
@@ -524,8 +530,9 @@ pub struct Prepared {
     pub catalog: Catalog,
     key: [u8; 32],
     model: Arc<dyn WorldModel>,
-    /// The task of each seed, in turn (seed `s` runs `tasks[s % len]`); empty
-    /// for a world without named tasks.
+    /// The task of each seed, in turn (seed `s` runs `tasks[s % len]`; a task
+    /// of weight `w` appears `w` times in a row); empty for a world without
+    /// named tasks.
     tasks: Vec<usize>,
 }
 
@@ -546,6 +553,12 @@ impl fmt::Display for UnknownTask {
             write!(f, "unknown task `{}` (tasks: {})", self.name, self.known.join(", "))
         }
     }
+}
+
+/// Task indices with each repeated as often as its weight says.
+fn weighted(model: &dyn WorldModel, tasks: impl IntoIterator<Item = usize>) -> Vec<usize> {
+    let weights = model.task_weights();
+    tasks.into_iter().flat_map(|t| std::iter::repeat_n(t, weights.get(t).map_or(1, |w| *w as usize))).collect()
 }
 
 impl Prepared {
@@ -576,16 +589,17 @@ impl Prepared {
     }
 
     fn assemble(scenario: Scenario, catalog: Catalog, key: [u8; 32], model: Arc<dyn WorldModel>) -> Prepared {
-        let tasks = (0..model.tasks().len()).collect();
+        let tasks = weighted(&*model, 0..model.tasks().len());
         Prepared { scenario, catalog, key, model, tasks }
     }
 
     /// Runs only the named tasks (`all` or none: every task), seed `s` taking
-    /// the `s % n`-th of them, so a sweep of `n * k` seeds runs each `k` times.
+    /// the `s % n`-th of them (a task of weight `w` counting `w` times), so a
+    /// sweep of `n * k` seeds runs each `k` times (`w * k`).
     pub fn select_tasks(&mut self, names: &[&str]) -> Result<(), UnknownTask> {
         let known = self.model.tasks();
         if names.is_empty() || names == ["all"] {
-            self.tasks = (0..known.len()).collect();
+            self.tasks = weighted(&*self.model, 0..known.len());
             return Ok(());
         }
         let mut tasks = Vec::with_capacity(names.len());
@@ -595,7 +609,7 @@ impl Prepared {
                 None => return Err(UnknownTask { name: name.to_string(), known }),
             }
         }
-        self.tasks = tasks;
+        self.tasks = weighted(&*self.model, tasks);
         Ok(())
     }
 

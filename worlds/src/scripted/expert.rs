@@ -56,6 +56,7 @@ impl GoldExpert {
     }
 
     fn hear(&mut self, content: &Value) {
+        let opening = !self.heard;
         self.heard = true;
         if self.case.hear(content) {
             return;
@@ -64,6 +65,15 @@ impl GoldExpert {
             for (k, v) in pairs.iter().filter(|(k, _)| !NOT_FACTS.contains(&k.as_ref())) {
                 self.facts.set(k.clone(), v.clone());
             }
+        }
+        if opening
+            && let Some((_, plan)) = self.model.tasks[self.task]
+                .plans
+                .iter()
+                .find(|(unstated, _)| unstated.iter().all(|f| self.facts.get(f).is_none()))
+        {
+            // The opening leaves facts out that this plan finds by other means.
+            self.gold = plan.clone();
         }
         if content.get("unknown").is_some() {
             // The user cannot give a fact the task needs: a human must take over.
@@ -93,6 +103,11 @@ impl GoldExpert {
         })
     }
 
+    /// Whether `tool` is a scripted read.
+    fn is_read(&self, tool: agentsim_engine::ToolId) -> bool {
+        matches!(self.model.served(tool), super::model::Served::Script(i) if self.model.tools[i].kind == ToolKind::Read)
+    }
+
     fn learn(&mut self, r: &ToolResult, cx: &AgentCx<'_>) -> Option<TimeMs> {
         let Some(body) = accepted(r, cx) else {
             return self.learn_failure(r);
@@ -115,6 +130,11 @@ impl GoldExpert {
             return None;
         }
         if r.call.tool == gold.tool {
+            if self.is_read(r.call.tool) && fill(&gold.args, &self.facts).is_ok_and(|args| args != r.call.args) {
+                // A read of another record (an id copied wrong) says nothing
+                // about the one the plan needs: read again.
+                return None;
+            }
             self.done.push((gold.tool, r.call.args.clone()));
             if self.is_proposal(self.next) {
                 self.case.awaiting_user = true;
@@ -196,10 +216,13 @@ impl GoldExpert {
                 // Asked already and told nothing new: wait for the user.
                 return Action::Idle { wake_at_ms: None };
             }
-            return call(
-                self.model.send_message,
-                Value::map([("kind", Value::str("ask")), ("fact", Value::Str(missing))]),
-            );
+            let mut args = Value::map([("kind", Value::str("ask")), ("fact", Value::Str(missing))]);
+            if let Some((recipient, _)) = &self.model.recipient
+                && let Some(to) = self.facts.get(&recipient.fact)
+            {
+                args.set(recipient.arg.clone(), to.clone());
+            }
+            return call(self.model.send_message, args);
         }
         match fill(&template, &self.facts) {
             Ok(args) => call(tool, args),
@@ -217,8 +240,13 @@ impl Agent for GoldExpert {
                 None
             }
             Input::Tool(result) => self.learn(result, cx),
-            Input::Blocked { layer, .. } => {
+            Input::Blocked { call, layer, .. } => {
                 self.case.blocks += 1;
+                if self.gold.get(self.next).is_some_and(|g| g.tool == call.tool && g.verify.is_some()) {
+                    // The stack refused the write on what we knew of its record:
+                    // read it again (with the write's verify read) before retrying.
+                    self.verifying = true;
+                }
                 (*layer == "loop_detector" || *layer == "circuit_breaker").then_some(LOOP_PAUSE_MS)
             }
             Input::Wake => None,

@@ -102,6 +102,69 @@ pub struct ToolFile {
     /// Latency, timeout, faults, drift: as for every tool.
     #[serde(default)]
     pub config: ToolConfig,
+    /// Rules on the arguments the service documents but does not enforce
+    /// (what the guardrail layer checks): `Positive(arg: ...)`,
+    /// `AtMostSeen(arg: ..., key_arg: ..., source_tool: ..., source_key: ..., field: ...)`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub constraints: Vec<ConstraintFile>,
+}
+
+/// A documented rule on a tool's arguments, as the engine's
+/// [`Constraint`](agentsim_engine::Constraint) (checked against the tools when
+/// the scenario loads).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub enum ConstraintFile {
+    /// The integer argument `arg` must be above zero.
+    Positive {
+        /// The argument.
+        arg: String,
+    },
+    /// The integer argument `arg` must not exceed the integer `field` of the
+    /// latest well-formed result of `source_tool` whose `source_key` equals this
+    /// call's `key_arg`, and that record must have been looked up.
+    AtMostSeen {
+        /// The bounded argument.
+        arg: String,
+        /// This call's argument naming the record.
+        key_arg: String,
+        /// The read tool whose results give the bound.
+        source_tool: String,
+        /// The field of its result holding the record's key.
+        source_key: String,
+        /// The field holding the bound.
+        field: String,
+    },
+}
+
+impl ConstraintFile {
+    /// The engine's constraint.
+    pub fn to_engine(&self) -> agentsim_engine::Constraint {
+        use agentsim_engine::Constraint;
+        match self.clone() {
+            ConstraintFile::Positive { arg } => Constraint::Positive { arg },
+            ConstraintFile::AtMostSeen { arg, key_arg, source_tool, source_key, field } => {
+                Constraint::AtMostSeen { arg, key_arg, source_tool, source_key, field }
+            }
+        }
+    }
+}
+
+/// Who `send_message` is addressed to, when messages carry the user's id (as
+/// support_desk's do): the argument is an identifier (a noisy planner can
+/// misread it), an id not in `table` is a 404, and another user's id fires
+/// `minefield` and is not delivered.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Recipient {
+    /// The argument of `send_message` naming the user (required).
+    pub arg: String,
+    /// The task's fact holding the user's own id.
+    pub fact: String,
+    /// The table of users.
+    pub table: String,
+    /// The minefield a message to another user fires.
+    pub minefield: String,
 }
 
 /// A world event on the virtual clock that runs a script function.
@@ -154,6 +217,17 @@ pub struct PersonaFile {
 fn one() -> f64 {
     1.0
 }
+
+fn one_u32() -> u32 {
+    1
+}
+
+fn is_one(w: &u32) -> bool {
+    *w == 1
+}
+
+/// The largest weight of a task.
+pub const TASK_WEIGHT_MAX: u32 = 1_000;
 
 /// One tool call of a task's gold solution.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -245,6 +319,19 @@ pub struct AlternativeFile {
     pub gold: Vec<GoldAction>,
 }
 
+/// Gold actions for an opening that leaves facts out: the expert follows them
+/// instead of asking the user for those facts (as a human agent finds an order
+/// from the customer's account rather than asking for its number).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlanFile {
+    /// The facts the opening does not state (all of them) for this plan to apply.
+    pub unstated: Vec<String>,
+    /// The tool calls that solve the task then; they must produce the same
+    /// tables as the task's `gold`.
+    pub gold: Vec<GoldAction>,
+}
+
 /// A task.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -263,6 +350,15 @@ pub struct TaskFile {
     pub openings: Vec<(String, String)>,
     /// The tool calls that solve it, in order.
     pub gold: Vec<GoldAction>,
+    /// Other gold actions for openings that leave facts out (the first plan
+    /// that applies is followed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub plans: Vec<PlanFile>,
+    /// How many seeds of the rotation the task takes (default 1, at most
+    /// [`TASK_WEIGHT_MAX`]): seed `s` runs the `s mod W`-th of the tasks, each
+    /// repeated as often as its weight, `W` the sum of the weights.
+    #[serde(default = "one_u32", skip_serializing_if = "is_one")]
+    pub weight: u32,
     /// What a persona that changes its mind asks for instead.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alternative: Option<AlternativeFile>,
@@ -355,6 +451,9 @@ pub struct ScriptedConfig {
     /// instead of the scenario being refused.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub gold_may_fail: bool,
+    /// Who messages are addressed to, when `send_message` names the user.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recipient: Option<Recipient>,
 }
 
 fn default_reply_ms() -> Latency {

@@ -79,8 +79,13 @@ pub struct Task {
     pub request: String,
     /// Opening templates by persona name.
     pub openings: Vec<(String, String)>,
+    /// Seeds of the rotation it takes.
+    pub weight: u32,
     /// The gold actions.
     pub gold: Vec<Gold>,
+    /// Gold actions for openings that leave facts out: (the facts left out,
+    /// the actions).
+    pub plans: Vec<(Vec<String>, Vec<Gold>)>,
     /// The changed request: facts that change, and its gold actions.
     pub alternative: Option<(Value, Vec<Gold>)>,
     /// Milestones: name and predicate, in declaration order.
@@ -116,6 +121,8 @@ pub struct ScriptedModel {
     /// The declared state hash, built once.
     pub(crate) state_hasher: Option<super::statehash::Tau2Hasher>,
     gold_may_fail: bool,
+    /// Who messages are addressed to (the minefield's name interned).
+    pub(crate) recipient: Option<(super::Recipient, &'static str)>,
 }
 
 fn response_fields(response: &Value, field: &str) -> Result<Vec<FieldDef>, LoadError> {
@@ -170,23 +177,25 @@ impl ScriptedConfig {
                 }
                 def.response =
                     response_fields(&t.response.0, &format!("world.tools[{i}].response")).unwrap_or_default();
+                def.constraints = t.constraints.iter().map(super::ConstraintFile::to_engine).collect();
                 ToolSpec { def, config: t.config.clone() }
             })
             .collect();
-        specs.push(ToolSpec {
-            def: ToolDef::new(
-                SEND_MESSAGE,
-                ToolKind::Write,
-                "Sends the user a message: kind `confirm` (proposes what you will do, with the facts as \
+        let mut send_message = ToolDef::new(
+            SEND_MESSAGE,
+            ToolKind::Write,
+            "Sends the user a message: kind `confirm` (proposes what you will do, with the facts as \
                  arguments), `ask` (asks for the fact named by `fact`), `done` (tells the outcome) or `info`.",
-            )
-            .arg("kind", ValueKind::Str, true)
-            .arg("text", ValueKind::Str, false)
-            .arg("fact", ValueKind::Str, false)
-            .field("message_id", ValueKind::Str)
-            .field("status", ValueKind::Str),
-            config: self.send_message.clone(),
-        });
+        )
+        .arg("kind", ValueKind::Str, true)
+        .arg("text", ValueKind::Str, false)
+        .arg("fact", ValueKind::Str, false)
+        .field("message_id", ValueKind::Str)
+        .field("status", ValueKind::Str);
+        if let Some(r) = &self.recipient {
+            send_message = send_message.id_arg(&r.arg);
+        }
+        specs.push(ToolSpec { def: send_message, config: self.send_message.clone() });
         specs.push(ToolSpec {
             def: ToolDef::new(ESCALATE, ToolKind::Write, "Hands the case to a human agent.")
                 .arg("reason", ValueKind::Str, false)
@@ -315,6 +324,19 @@ impl ScriptedModel {
             }
         }
         check_personas(&config.personas)?;
+        check_constraints(config)?;
+        let recipient = match &config.recipient {
+            Some(r) => {
+                if !tables.iter().any(|t| t.name == r.table) {
+                    return Err(LoadError::at(
+                        format!("\"{}\"", r.table),
+                        format!("field `world.recipient.table`: no table `{}`", r.table),
+                    ));
+                }
+                Some((r.clone(), intern(&r.minefield)))
+            }
+            None => None,
+        };
         let minefields = mines(&mut program, &config.minefields, "world.minefields")?;
         let mut model = ScriptedModel {
             program,
@@ -331,6 +353,7 @@ impl ScriptedModel {
             authenticate: catalog.id(agentsim_engine::tool::AUTHENTICATE).expect("authenticate is in the catalog"),
             state_hasher,
             gold_may_fail: config.gold_may_fail,
+            recipient,
         };
         if model.personas.is_empty() {
             model.personas.push(PersonaFile {
@@ -355,6 +378,7 @@ impl ScriptedModel {
             model.tasks.push(compiled);
         }
         let mut names: Vec<&'static str> = model.minefields.iter().map(|m| m.name).collect();
+        names.extend(model.recipient.as_ref().map(|(_, name)| *name));
         names.extend(model.tasks.iter().flat_map(|t| t.minefields.iter().map(|m| m.name)));
         names.sort_unstable();
         names.dedup();
@@ -422,12 +446,31 @@ impl ScriptedModel {
         let file = &config.tasks[i];
         let field = format!("world.tasks[{i}]");
         let here = |m: String| LoadError::at(format!("\"{}\"", file.id), m);
+        if !(1..=super::TASK_WEIGHT_MAX).contains(&file.weight) {
+            return Err(here(format!(
+                "field `{field}.weight`: expected a weight from 1 to {}, found {}",
+                super::TASK_WEIGHT_MAX,
+                file.weight
+            )));
+        }
         if !matches!(file.facts.0, Value::Map(_)) {
             return Err(here(format!("field `{field}.facts`: expected a map of facts")));
         }
         let gold = gold_actions(&file.gold, &file.facts.0, catalog, &mut self.program, &format!("{field}.gold"))?;
         if gold.is_empty() {
             return Err(here(format!("field `{field}.gold`: a task needs at least one gold action")));
+        }
+        let mut plans = Vec::with_capacity(file.plans.len());
+        for (p, plan) in file.plans.iter().enumerate() {
+            let at = format!("{field}.plans[{p}]");
+            if let Some(missing) = plan.unstated.iter().find(|f| file.facts.0.get(f).is_none()) {
+                return Err(here(format!("field `{at}.unstated`: no fact `{missing}` in the task's facts")));
+            }
+            let gold = gold_actions(&plan.gold, &file.facts.0, catalog, &mut self.program, &format!("{at}.gold"))?;
+            if gold.is_empty() {
+                return Err(here(format!("field `{at}.gold`: a plan needs at least one gold action")));
+            }
+            plans.push((plan.unstated.clone(), gold));
         }
         let alternative = match &file.alternative {
             None => None,
@@ -481,7 +524,9 @@ impl ScriptedModel {
             facts: file.facts.0.clone(),
             request: file.request.clone(),
             openings: file.openings.clone(),
+            weight: file.weight,
             gold,
+            plans,
             alternative,
             milestones,
             dag,
@@ -501,6 +546,16 @@ impl ScriptedModel {
             return Ok(None);
         }
         let (main, failed) = self.replay_gold(&task.gold, &task.facts, &format!("world.tasks[{t}].gold"), &task.id)?;
+        for (p, (_, plan)) in task.plans.iter().enumerate() {
+            let field = format!("world.tasks[{t}].plans[{p}].gold");
+            let (state, _) = self.replay_gold(plan, &task.facts, &field, &task.id)?;
+            if !state.same_records(&main, task.compared.as_deref()) {
+                return Err(LoadError::at(
+                    format!("\"{}\"", task.id),
+                    format!("field `{field}`: the plan's tables differ from those of the task's `gold`"),
+                ));
+            }
+        }
         let alternative = match &task.alternative {
             Some((facts, gold)) => {
                 let (state, failed) =
@@ -612,6 +667,35 @@ fn compile_tools(config: &ScriptedConfig, program: &Program) -> Result<Vec<Tool>
         tools.push(Tool { name: t.name.clone(), kind: t.kind, schema, body });
     }
     Ok(tools)
+}
+
+/// Each constraint names arguments its tool has, and a source tool that exists.
+fn check_constraints(config: &ScriptedConfig) -> Result<(), LoadError> {
+    for (i, t) in config.tools.iter().enumerate() {
+        let has_arg = |name: &str| t.args.0.get("properties").and_then(|p| p.get(name)).is_some();
+        for (c, constraint) in t.constraints.iter().enumerate() {
+            let field = format!("world.tools[{i}].constraints[{c}]");
+            let (args, source) = match constraint {
+                super::ConstraintFile::Positive { arg } => (vec![arg], None),
+                super::ConstraintFile::AtMostSeen { arg, key_arg, source_tool, .. } => {
+                    (vec![arg, key_arg], Some(source_tool))
+                }
+            };
+            if let Some(missing) = args.into_iter().find(|a| !has_arg(a)) {
+                return Err(LoadError::at(
+                    format!("\"{missing}\""),
+                    format!("field `{field}`: `{missing}` is not among the arguments' properties of `{}`", t.name),
+                ));
+            }
+            if let Some(source) = source.filter(|s| !config.tools.iter().any(|o| o.name == **s)) {
+                return Err(LoadError::at(
+                    format!("\"{source}\""),
+                    format!("field `{field}.source_tool`: no tool `{source}`"),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn check_personas(personas: &[PersonaFile]) -> Result<(), LoadError> {
@@ -796,6 +880,10 @@ impl crate::scenario::WorldModel for Shared {
 
     fn hashes_state(&self) -> bool {
         self.0.state_hasher.is_some()
+    }
+
+    fn task_weights(&self) -> Vec<u32> {
+        self.0.tasks.iter().map(|t| t.weight).collect()
     }
 }
 

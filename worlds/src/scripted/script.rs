@@ -85,6 +85,9 @@ pub struct Program {
     engine: Engine,
     ast: AST,
     predicates: Vec<AST>,
+    /// Per predicate, the tool it is about when it reads
+    /// `action.tool == "NAME" && ...`: false for any other tool's call.
+    guards: Vec<Option<String>>,
 }
 
 /// A syntax error: 1-based line and column (0 when unknown) and the message.
@@ -100,14 +103,24 @@ impl Program {
     pub fn compile(source: &str, limits: &Limits) -> Result<Program, SyntaxError> {
         let engine = sandbox(limits);
         let ast = engine.compile(source).map_err(|e| syntax_error(&e))?;
-        Ok(Program { engine, ast, predicates: Vec::new() })
+        Ok(Program { engine, ast, predicates: Vec::new(), guards: Vec::new() })
     }
 
     /// Compiles a predicate (an expression) and returns its index.
     pub fn add_predicate(&mut self, expression: &str) -> Result<usize, SyntaxError> {
         let ast = self.engine.compile_expression(expression).map_err(|e| syntax_error(&e))?;
         self.predicates.push(ast);
+        self.guards.push(tool_guard(expression));
         Ok(self.predicates.len() - 1)
+    }
+
+    /// Whether predicate `index` can hold after a call of `tool`: false only
+    /// when it starts `action.tool == "OTHER" &&` (and has no `||` or `??`
+    /// that could make it true anyway), which `&&` would cut short with no
+    /// effect. Skipping those is what keeps a world with many predicates
+    /// cheap per call.
+    pub fn may_hold_for(&self, index: usize, tool: &str) -> bool {
+        self.guards[index].as_deref().is_none_or(|guard| guard == tool)
     }
 
     /// Whether the script defines `name` taking `arity` parameters.
@@ -135,13 +148,22 @@ impl Program {
         index: usize,
         vars: &[(&'static str, Dynamic)],
     ) -> Result<bool, String> {
-        let result = entered(session, || {
-            let mut scope = Scope::new();
-            for (name, value) in vars {
-                scope.push_constant_dynamic(*name, value.clone());
-            }
-            self.engine.eval_ast_with_scope::<Dynamic>(&mut scope, &self.predicates[index])
-        });
+        let mut scope = Scope::new();
+        for (name, value) in vars {
+            scope.push_constant_dynamic(*name, value.clone());
+        }
+        self.predicate_in(session, &mut scope, index)
+    }
+
+    /// Evaluates predicate `index` in `scope` (constants only: a predicate
+    /// cannot change it, so one scope serves every predicate after a call).
+    pub fn predicate_in(
+        &self,
+        session: &mut Option<Box<Session>>,
+        scope: &mut Scope<'static>,
+        index: usize,
+    ) -> Result<bool, String> {
+        let result = entered(session, || self.engine.eval_ast_with_scope::<Dynamic>(scope, &self.predicates[index]));
         match result {
             Ok(v) => v.as_bool().map_err(|t| format!("a predicate gives true or false, this one gave a {t}")),
             Err(e) => Err(match failure(&e) {
@@ -150,6 +172,22 @@ impl Program {
             }),
         }
     }
+}
+
+/// The tool a predicate is about, when it is written `action.tool == "NAME"`
+/// or `action.tool == "NAME" && ...` with no `||` or `??` anywhere.
+fn tool_guard(expression: &str) -> Option<String> {
+    if expression.contains("||") || expression.contains("??") {
+        return None;
+    }
+    let rest = expression.trim_start().strip_prefix("action.tool")?.trim_start().strip_prefix("==")?.trim_start();
+    let rest = rest.strip_prefix('"')?;
+    let close = rest.find(['"', '\\'])?;
+    if rest.as_bytes()[close] != b'"' {
+        return None;
+    }
+    let (name, after) = (&rest[..close], rest[close + 1..].trim_start());
+    (after.is_empty() || after.starts_with("&&")).then(|| name.to_string())
 }
 
 fn failure(e: &EvalAltResult) -> Failure {
@@ -381,4 +419,23 @@ pub fn to_value(value: &Dynamic, depth: usize) -> Result<Value, String> {
         return Ok(Value::Map(pairs));
     }
     Err(format!("a script value of type `{}` cannot leave the script", value.type_name()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tool_guard;
+
+    #[test]
+    fn a_predicate_about_one_tool_is_guarded_by_it() {
+        let guard = |e: &str| tool_guard(e).map(|g| g.to_string());
+        assert_eq!(guard(r#"action.tool == "issue_refund""#), Some("issue_refund".into()));
+        assert_eq!(guard(r#"  action.tool=="a" && action.ok"#), Some("a".into()));
+        // Anything that could hold for another tool is not guarded.
+        assert_eq!(guard(r#"action.tool == "a" && x || y"#), None);
+        assert_eq!(guard(r#"action.tool == "a" && (x ?? true)"#), None);
+        assert_eq!(guard(r#"action.tool == "a" == false"#), None);
+        assert_eq!(guard(r#"action.tool == "a\"b" && x"#), None);
+        assert_eq!(guard(r#"x && action.tool == "a""#), None);
+        assert_eq!(guard(r#"action.tool != "a" && x"#), None);
+    }
 }

@@ -175,9 +175,19 @@ impl State {
         Ok(None)
     }
 
-    /// The records whose `field` equals `value`.
+    /// The records whose `field` equals `value`, in the order of
+    /// [`State::keys`] (only those are copied).
     pub fn find(&self, table: &str, field: &str, value: &Value) -> Result<Vec<Value>, String> {
-        Ok(self.rows(table)?.into_iter().filter(|r| r.get(field) == Some(value)).collect())
+        let t = self.table(table)?;
+        let added = self.added.iter().filter(|(at, _)| *at == t).map(|(_, k)| k);
+        Ok(self.base[t]
+            .order
+            .iter()
+            .chain(added)
+            .filter_map(|k| self.record(t, k))
+            .filter(|r| r.get(field) == Some(value))
+            .cloned()
+            .collect())
     }
 
     /// What this trajectory wrote: (table index, key, the record now, or

@@ -2,13 +2,11 @@
 //! a persona, the tools served by the script, processes on the clock, and the
 //! judge (milestones, minefields, the gold state, the success predicate).
 
-use rhai::Dynamic;
-
 use agentsim_engine::{
     Message, Progress, Stream, StreamSource, TimeMs, ToolCall, ToolError, ToolKind, Value, Verdict, World, WorldCx,
 };
 
-use super::model::{Mine, ScriptedModel, Served, Task, fill_text};
+use super::model::{ScriptedModel, Served, Task, fill_text};
 use super::script::{Failure, to_dynamic};
 use crate::kit::escalation::escalate;
 use crate::kit::goodbye::leave;
@@ -111,20 +109,15 @@ impl<'m> ScriptedWorld<'m> {
         }
     }
 
-    fn predicate(
+    /// Predicate `index` in `scope` (a failure is noted and does not hold).
+    fn holds(
         &mut self,
+        scope: &mut rhai::Scope<'static>,
         index: usize,
-        call: Option<&Dynamic>,
         what: &str,
         cx: &mut WorldCx<'_, ScriptEvent>,
     ) -> bool {
-        let mut vars: Vec<(&'static str, Dynamic)> = vec![("facts", to_dynamic(self.facts.clone()))];
-        if let Some(call) = call {
-            vars.push(("action", call.clone()));
-        }
-        self.session().now_ms = cx.now_ms;
-        self.session().writable = false;
-        match self.model.program.predicate(&mut self.session, index, &vars) {
+        match self.model.program.predicate_in(&mut self.session, scope, index) {
             Ok(holds) => holds,
             Err(message) => {
                 cx.note("predicate_error", Value::map([("of", Value::str(what)), ("message", Value::Str(message))]));
@@ -144,6 +137,21 @@ impl<'m> ScriptedWorld<'m> {
         if reply.is_ok() {
             self.session().calls.push((name.to_string(), call.args.clone()));
         }
+        let program = &self.model.program;
+        let mines: Vec<(&'static str, usize)> = (self.model.minefields.iter().chain(&self.task.minefields))
+            .filter_map(|m| m.when.filter(|&when| program.may_hold_for(when, name)).map(|when| (m.name, when)))
+            .collect();
+        let milestones: Vec<(&'static str, usize)> = match reply {
+            Ok(_) => (self.task.milestones.iter())
+                .filter(|&&(m, when)| !self.progress.has(m) && program.may_hold_for(when, name))
+                .copied()
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        if mines.is_empty() && milestones.is_empty() {
+            // No predicate can hold after this call: nothing to evaluate.
+            return;
+        }
         let call_value = Value::map([
             ("tool", Value::str(name)),
             ("args", call.args.clone()),
@@ -151,20 +159,18 @@ impl<'m> ScriptedWorld<'m> {
             ("status", Value::Int(reply.as_ref().map_or_else(|e| i64::from(e.status), |_| 200))),
             ("result", reply.as_ref().map_or(Value::Null, Clone::clone)),
         ]);
-        let call_dynamic = to_dynamic(call_value);
-        let mines: Vec<Mine> = self.model.minefields.iter().chain(&self.task.minefields).copied().collect();
-        for mine in mines {
-            if let Some(when) = mine.when
-                && self.predicate(when, Some(&call_dynamic), mine.name, cx)
-            {
-                cx.minefield(mine.name, format!("after {name} {}", call.args.render()));
+        let mut scope = rhai::Scope::new();
+        scope.push_constant_dynamic("facts", to_dynamic(self.facts.clone()));
+        scope.push_constant_dynamic("action", to_dynamic(call_value));
+        self.session().now_ms = cx.now_ms;
+        self.session().writable = false;
+        for (mine, when) in mines {
+            if self.holds(&mut scope, when, mine, cx) {
+                cx.minefield(mine, format!("after {name} {}", call.args.render()));
             }
         }
-        if reply.is_err() {
-            return;
-        }
-        for &(milestone, when) in &self.task.milestones {
-            if !self.progress.has(milestone) && self.predicate(when, Some(&call_dynamic), milestone, cx) {
+        for (milestone, when) in milestones {
+            if self.holds(&mut scope, when, milestone, cx) {
                 self.progress.reach(milestone, cx.now_ms);
                 self.session().reached.push(milestone);
             }
@@ -219,6 +225,24 @@ impl<'m> ScriptedWorld<'m> {
                 Err(ToolError { status: 500, message: format!("script error in `{}`: {message}", tool.name) })
             }
         }
+    }
+
+    /// A message to the user: checked against the world's `recipient` when
+    /// messages are addressed (an unknown id is a 404; another user's id fires
+    /// the minefield and reaches nobody), then answered.
+    fn deliver(&mut self, args: &Value, cx: &mut WorldCx<'_, ScriptEvent>) -> Result<Value, ToolError> {
+        if let Some((recipient, minefield)) = &self.model.recipient {
+            let to = crate::kit::args::str_arg(args, &recipient.arg)?;
+            if self.session().state.get(&recipient.table, to).ok().flatten().is_none() {
+                return Err(ToolError::not_found(format!("no {} `{to}`", recipient.arg)));
+            }
+            let user = self.facts.get(&recipient.fact).and_then(Value::as_str).unwrap_or_default();
+            if to != user {
+                cx.minefield(minefield, format!("message meant for {user} sent to {to}"));
+                return Ok(self.outbox.sent());
+            }
+        }
+        Ok(self.answer(args, cx))
     }
 
     fn answer(&mut self, args: &Value, cx: &mut WorldCx<'_, ScriptEvent>) -> Value {
@@ -381,7 +405,7 @@ impl World for ScriptedWorld<'_> {
         }
         let (name, reply) = match self.model.served(call.tool) {
             Served::Script(i) => (self.model.tools[i].name.as_str(), self.serve_script(i, call, as_of_ms, cx)),
-            Served::SendMessage => (super::SEND_MESSAGE, Ok(self.answer(&call.args, cx))),
+            Served::SendMessage => (super::SEND_MESSAGE, self.deliver(&call.args, cx)),
             Served::Escalate => {
                 self.escalated = true;
                 (super::ESCALATE, Ok(escalate(call, cx)))
