@@ -6,6 +6,8 @@
 //!
 //! - [`args`]: reading a call's required arguments, with the 400 a service
 //!   answers when one is missing.
+//! - [`builtin_world`]: a world folder's `BuiltinWorld` implementation, from
+//!   its config and world types.
 //! - [`case`]: where an expert's case stands (the conversation and the
 //!   failure counts), and the calls every expert makes the same way.
 //! - [`catalog`]: a world's tool specs with `authenticate` last, and the
@@ -20,6 +22,7 @@
 //! - [`tool_ids`]: a world's `Ids`, its tools' places in a catalog.
 
 pub mod args;
+pub mod builtin_world;
 pub mod case;
 pub mod catalog;
 pub mod checks;

@@ -16,38 +16,4 @@ pub use expert::Expert;
 pub use tools::Ids;
 pub use world::SupportDesk;
 
-impl crate::scenario::BuiltinWorld for SupportDeskConfig {
-    type Ids = Ids;
-
-    fn check(&self) -> Result<(), (String, String, String)> {
-        Self::check(self)
-    }
-
-    fn specs(&self) -> Vec<agentsim_engine::ToolSpec> {
-        tools::specs(&self.tools)
-    }
-
-    fn configs_mut(&mut self) -> Vec<(&'static str, &mut agentsim_engine::ToolConfig)> {
-        self.tools.configs_mut()
-    }
-
-    fn ids(catalog: &agentsim_engine::Catalog) -> Option<Ids> {
-        Ids::find(catalog)
-    }
-
-    fn expert(ids: Ids) -> Box<dyn agentsim_engine::Agent> {
-        Box::new(Expert::new(ids))
-    }
-
-    fn run(
-        &self,
-        ids: Ids,
-        catalog: &agentsim_engine::Catalog,
-        streams: &agentsim_engine::StreamSource,
-        config: &agentsim_engine::SimConfig,
-        agent: &mut dyn agentsim_engine::Agent,
-        note: Option<agentsim_engine::Value>,
-    ) -> agentsim_engine::Trajectory {
-        crate::scenario::run_world(SupportDesk::new(self, ids, streams), catalog, streams, config, agent, note)
-    }
-}
+crate::kit::builtin_world::builtin_world!(SupportDeskConfig, SupportDesk);

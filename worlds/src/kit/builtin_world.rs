@@ -1,0 +1,49 @@
+//! A built-in world's [`BuiltinWorld`](crate::scenario::BuiltinWorld)
+//! implementation. Every world folder wires the same pieces the same way (its
+//! `Tools` section, `tools::specs`, `Ids`, `Expert` and world type), so
+//! [`builtin_world!`] writes it from the two names that differ.
+
+/// Implements `BuiltinWorld` for `$config`, whose world is `$world`: the
+/// world folder's `tools::specs`, `Ids`, `Expert` and `$config::check` must be
+/// in scope (they are in each world's `mod.rs`).
+macro_rules! builtin_world {
+    ($config:ty, $world:ident) => {
+        impl $crate::scenario::BuiltinWorld for $config {
+            type Ids = Ids;
+
+            fn check(&self) -> Result<(), (String, String, String)> {
+                Self::check(self)
+            }
+
+            fn specs(&self) -> Vec<agentsim_engine::ToolSpec> {
+                tools::specs(&self.tools)
+            }
+
+            fn configs_mut(&mut self) -> Vec<(&'static str, &mut agentsim_engine::ToolConfig)> {
+                self.tools.configs_mut()
+            }
+
+            fn ids(catalog: &agentsim_engine::Catalog) -> Option<Ids> {
+                Ids::find(catalog)
+            }
+
+            fn expert(ids: Ids) -> Box<dyn agentsim_engine::Agent> {
+                Box::new(Expert::new(ids))
+            }
+
+            fn run(
+                &self,
+                ids: Ids,
+                catalog: &agentsim_engine::Catalog,
+                streams: &agentsim_engine::StreamSource,
+                config: &agentsim_engine::SimConfig,
+                agent: &mut dyn agentsim_engine::Agent,
+                note: Option<agentsim_engine::Value>,
+            ) -> agentsim_engine::Trajectory {
+                $crate::scenario::run_world($world::new(self, ids, streams), catalog, streams, config, agent, note)
+            }
+        }
+    };
+}
+
+pub(crate) use builtin_world;
