@@ -590,7 +590,12 @@ impl ScriptedModel {
             if let Some(s) = session.as_mut() {
                 s.writable = tool.kind == ToolKind::Write;
             }
-            let result = self.program.call(&mut session, &tool.body, vec![to_dynamic(args)]);
+            // As the world serves it: the arguments are checked first, and a
+            // gold call that breaks its tool's schema gets the 400 an agent would.
+            let result = match tool.schema.check(&args, "") {
+                Err(message) => Err(Failure::Tool(agentsim_engine::ToolError::bad_request(message))),
+                Ok(()) => self.program.call(&mut session, &tool.body, vec![to_dynamic(args)]),
+            };
             if self.gold_may_fail && matches!(result, Err(Failure::Tool(_))) {
                 failed.push(g);
                 continue;
