@@ -70,3 +70,16 @@ fn usage_errors_exit_2_and_name_the_argument() {
         assert!(stderr.contains(needle), "{args:?}: expected `{needle}` in {stderr}");
     }
 }
+
+#[test]
+fn threads_flag_sets_the_pool_and_never_the_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for threads in ["1", "3"] {
+        let out = format!("out-{threads}");
+        let output = agentsim(dir.path(), &["-j", threads, "sweep", "--seeds", "0..400", "--out", &out], &[]);
+        assert!(output.status.success(), "{}", text(&output));
+        files.push(std::fs::read(dir.path().join(&out).join("trajectories.csv")).unwrap());
+    }
+    assert!(files[0] == files[1], "-j 1 and -j 3 write the same rows");
+}

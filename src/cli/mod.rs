@@ -61,6 +61,10 @@ impl From<agentsim::Error> for Failure {
 #[derive(Parser, Debug)]
 #[command(name = "agentsim", version, about, long_about = None)]
 pub struct Cli {
+    /// Threads that run trajectories (default: one per core, or
+    /// RAYON_NUM_THREADS). Output never depends on it.
+    #[arg(short = 'j', long, global = true, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    threads: Option<u16>,
     #[command(subcommand)]
     command: Command,
 }
@@ -101,7 +105,8 @@ struct Setup {
     /// Scenario: a path to a RON file or a built-in name.
     #[arg(default_value = agentsim::builtin::DEFAULT_SCENARIO)]
     scenario: String,
-    /// Agent: a preset (oracle, naive, resilient), a stack file (.ron), or cmd:COMMAND.
+    /// Agent: a preset (oracle, naive, retry, backoff, resilient), a stack file
+    /// (.ron), or cmd:COMMAND.
     #[arg(long, default_value = "resilient")]
     agent: String,
     /// Multiply every fault probability by this factor (0 turns faults off). `sweep`
@@ -286,6 +291,13 @@ fn parse_fault_scale(text: &str) -> Result<f64, String> {
 
 /// Runs the parsed command.
 pub fn dispatch(cli: Cli) -> Result<ExitCode, Failure> {
+    if let Some(threads) = cli.threads {
+        // Before any parallel work: the global pool is built once.
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(usize::from(threads))
+            .build_global()
+            .map_err(|e| Failure::input(format!("--threads {threads}: {e}")))?;
+    }
     match cli.command {
         Command::Run(args) => run::run(&args.setup, args.seed, args.record.as_deref(), &args.expect),
         Command::Replay(args) => incident::replay(&args.files, args.agent.as_deref()),
