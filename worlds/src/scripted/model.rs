@@ -476,8 +476,10 @@ impl ScriptedModel {
             None => None,
             Some(alt) => {
                 let mut facts = file.facts.0.clone();
-                for (k, v) in alt.facts.0.get_pairs() {
-                    facts.set(k.clone(), v.clone());
+                if let Value::Map(changed) = &alt.facts.0 {
+                    for (k, v) in changed {
+                        facts.set(k.clone(), v.clone());
+                    }
                 }
                 let gold =
                     gold_actions(&alt.gold, &facts, catalog, &mut self.program, &format!("{field}.alternative.gold"))?;
@@ -793,30 +795,55 @@ fn is_name(s: &str) -> bool {
     !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
+/// The pieces of a text: literal runs and `{name}` placeholders, in order (a
+/// `{` that opens no name is literal).
+enum Piece<'t> {
+    Text(&'t str),
+    Fact(&'t str),
+}
+
+fn pieces(text: &str) -> impl Iterator<Item = Piece<'_>> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let Some(open) = rest.find('{') else {
+            return Some(Piece::Text(std::mem::take(&mut rest)));
+        };
+        if open > 0 {
+            let (text, tail) = rest.split_at(open);
+            rest = tail;
+            return Some(Piece::Text(text));
+        }
+        let after = &rest[1..];
+        match after.find('}').filter(|close| is_name(&after[..*close])) {
+            Some(close) => {
+                rest = &after[close + 1..];
+                Some(Piece::Fact(&after[..close]))
+            }
+            None => {
+                let (brace, tail) = rest.split_at(1);
+                rest = tail;
+                Some(Piece::Text(brace))
+            }
+        }
+    })
+}
+
 /// `{name}` in a text replaced by the fact's value (a string without quotes).
 pub fn fill_text(text: &str, facts: &Value) -> Result<String, String> {
     let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(open) = rest.find('{') {
-        out.push_str(&rest[..open]);
-        let after = &rest[open + 1..];
-        match after.find('}').filter(|close| is_name(&after[..*close])) {
-            Some(close) => {
-                let name = &after[..close];
-                match facts.get(name) {
-                    Some(Value::Str(s)) => out.push_str(s),
-                    Some(v) => v.render_into(&mut out),
-                    None => return Err(format!("no fact `{name}`")),
-                }
-                rest = &after[close + 1..];
-            }
-            None => {
-                out.push('{');
-                rest = after;
-            }
+    for piece in pieces(text) {
+        match piece {
+            Piece::Text(t) => out.push_str(t),
+            Piece::Fact(name) => match facts.get(name) {
+                Some(Value::Str(s)) => out.push_str(s),
+                Some(v) => v.render_into(&mut out),
+                None => return Err(format!("no fact `{name}`")),
+            },
         }
     }
-    out.push_str(rest);
     Ok(out)
 }
 
@@ -824,38 +851,17 @@ pub fn fill_text(text: &str, facts: &Value) -> Result<String, String> {
 pub fn needed_facts(template: &Value, out: &mut Vec<String>) {
     match template {
         Value::Str(s) => {
-            let mut rest = s.as_str();
-            while let Some(open) = rest.find('{') {
-                let after = &rest[open + 1..];
-                match after.find('}').filter(|close| is_name(&after[..*close])) {
-                    Some(close) => {
-                        let name = after[..close].to_string();
-                        if !out.contains(&name) {
-                            out.push(name);
-                        }
-                        rest = &after[close + 1..];
-                    }
-                    None => rest = after,
+            for piece in pieces(s) {
+                if let Piece::Fact(name) = piece
+                    && !out.iter().any(|n| n == name)
+                {
+                    out.push(name.to_string());
                 }
             }
         }
         Value::List(items) => items.iter().for_each(|v| needed_facts(v, out)),
         Value::Map(pairs) => pairs.iter().for_each(|(_, v)| needed_facts(v, out)),
         _ => {}
-    }
-}
-
-/// Pairs of a map value (empty for anything else).
-trait Pairs {
-    fn get_pairs(&self) -> &[(Key, Value)];
-}
-
-impl Pairs for Value {
-    fn get_pairs(&self) -> &[(Key, Value)] {
-        match self {
-            Value::Map(pairs) => pairs,
-            _ => &[],
-        }
     }
 }
 
@@ -902,6 +908,8 @@ mod tests {
         assert_eq!(fill(&Value::str("{n}"), &facts), Ok(Value::Int(3)));
         assert_eq!(fill(&Value::str("order {id}, {n} items {x"), &facts), Ok(Value::str("order A1, 3 items {x")));
         assert_eq!(fill(&Value::str("{nope}"), &facts), Err("no fact `nope`".into()));
+        assert_eq!(fill_text("{} {a b} x{", &facts), Ok("{} {a b} x{".into()), "a brace that opens no name is text");
+        assert_eq!(fill_text("{{id}}", &facts), Ok("{A1}".into()));
         let mut needed = Vec::new();
         needed_facts(&Value::map([("a", Value::str("{id} and {n}"))]), &mut needed);
         assert_eq!(needed, vec!["id", "n"]);

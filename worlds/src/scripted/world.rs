@@ -286,7 +286,7 @@ impl<'m> ScriptedWorld<'m> {
         // not depend on what the agent proposed.
         let mind_draw = self.user_rng.chance(changes_mind);
         if let Some(fact) = wrong {
-            let mut content = self.stated_all();
+            let mut content = self.facts.clone();
             content.set("confirm", Value::Bool(false));
             return Message { text: format!("No, that's not right: check the {fact}."), content };
         }
@@ -296,19 +296,15 @@ impl<'m> ScriptedWorld<'m> {
         {
             self.changed_mind = true;
             self.facts = facts.clone();
-            let mut content = self.stated_all();
+            let mut content = self.facts.clone();
             content.set("confirm", Value::Bool(false));
             content.set("changed_mind", Value::Bool(true));
             let text = fill_text(&self.task.request, &self.facts).unwrap_or_default();
             return Message { text: format!("Actually, sorry, I changed my mind. {text}"), content };
         }
-        let mut content = self.stated_all();
+        let mut content = self.facts.clone();
         content.set("confirm", Value::Bool(true));
         Message { text: "Yes, that's right, go ahead.".into(), content }
-    }
-
-    fn stated_all(&self) -> Value {
-        self.facts.clone()
     }
 
     /// The first argument that names a fact and differs from it.
