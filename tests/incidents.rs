@@ -234,3 +234,42 @@ fn recorded_runs_summarize_into_exactly_the_files_of_a_sweep() {
     assert_eq!(refused.status.code(), Some(2), "{}", crate::common::text(&refused));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("s3.ron: does not replay"));
 }
+
+#[test]
+fn summarize_counts_several_sessions_of_a_seed_as_trials_and_refuses_uneven_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("sessions")).unwrap();
+    for seed in 0..4 {
+        for copy in ["a", "b"] {
+            let record = format!("sessions/s{seed}{copy}.ron");
+            let output = crate::common::agentsim(
+                dir.path(),
+                &["run", "--agent", "naive", "--seed", &seed.to_string(), "--record", &record],
+                &[],
+            );
+            assert!(output.status.success(), "{}", crate::common::text(&output));
+        }
+    }
+    // Two sessions of every seed: two trials each, and the summary says so.
+    let summarized = crate::common::agentsim(dir.path(), &["summarize", "sessions", "--out", "sum"], &[]);
+    let log = crate::common::text(&summarized);
+    assert!(summarized.status.success(), "{log}");
+    assert!(log.contains("8 recorded sessions of 4 seeds, 2 of each seed: counted as 2 trials per seed"), "{log}");
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("sum/summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["trials"], 2);
+    assert_eq!(summary["trajectories"], 8);
+    assert_eq!(summary["pass_k"]["trials"], 2);
+    let csv = std::fs::read_to_string(dir.path().join("sum/trajectories.csv")).unwrap();
+    assert!(csv.starts_with("seed,trial,"), "{csv}");
+    let trials: Vec<&str> = csv.lines().skip(1).map(|l| l.split(',').nth(1).unwrap()).collect();
+    assert_eq!(trials, ["0", "1", "0", "1", "0", "1", "0", "1"]);
+    // One seed with fewer sessions than the others: refused, naming both.
+    std::fs::remove_file(dir.path().join("sessions/s2b.ron")).unwrap();
+    let refused = crate::common::agentsim(dir.path(), &["summarize", "sessions", "--out", "bad"], &[]);
+    let log = crate::common::text(&refused);
+    assert_eq!(refused.status.code(), Some(2), "{log}");
+    assert!(log.contains("seed 0 has 2 recorded sessions") && log.contains("but seed 2 has 1"), "{log}");
+    assert!(log.contains("s0a.ron") && log.contains("s2a.ron"), "{log}");
+    assert!(!dir.path().join("bad/summary.json").exists(), "nothing is written when refused");
+}

@@ -106,7 +106,14 @@ fn a_scripted_client_meets_a_fault_solves_the_task_and_the_session_replays() {
         assert!(output.status.success(), "{log}");
         // Seed 1 fails the first lookup with an injected 503, which reaches the
         // client as a result with isError.
-        assert!(log.contains("lookup_order failed: {'message': 'service unavailable'"), "{log}");
+        // The error explains itself (a client may hand the model only this text).
+        assert!(
+            log.contains(
+                "lookup_order failed: HTTP 503 service unavailable: temporary, retryable; repeat the call after a \
+                 short wait"
+            ),
+            "{log}"
+        );
         assert!(log.contains("the customer says: Yes"), "{log}");
         assert!(log.contains("outcome: success"), "{log}");
         assert!(log.contains("verdict: refunded 8900 cents on A1002 and told the customer"), "{log}");
@@ -345,4 +352,38 @@ fn a_wall_clock_scale_beyond_its_bound_is_refused_naming_the_flag() {
     }
     let (_, stderr, ok) = session(&["--wall-clock", "1e6"], &[]);
     assert!(ok, "{stderr}");
+}
+
+/// A failed call's text says the status, whether repeating it can help and how
+/// long to wait: the OpenAI Agents SDK hands the model only this text.
+#[test]
+fn a_failed_calls_error_says_status_retryable_and_retry_after() {
+    use agentsim::mcp::errors::error_body;
+    use agentsim_engine::Reply;
+    let error = |reply: Reply| error_body(&reply).expect("a failed reply has an error body")["error"].clone();
+    let limited = error(Reply::Error { status: 429, retry_after_ms: Some(2_000), message: "rate limited".into() });
+    assert_eq!(limited["status"], 429);
+    assert_eq!(limited["retryable"], true);
+    assert_eq!(limited["retry_after_ms"], 2_000);
+    assert_eq!(
+        limited["explanation"],
+        "HTTP 429 rate limited: temporary, retryable; wait at least 2000 ms (2.0 s, the server's Retry-After) \
+         before repeating the call."
+    );
+    let unavailable = error(Reply::Error { status: 503, retry_after_ms: None, message: "service unavailable".into() });
+    assert_eq!((&unavailable["retryable"], &unavailable["retry_after_ms"]), (&json!(true), &Value::Null));
+    assert!(unavailable["explanation"].as_str().unwrap().contains("no Retry-After"), "{unavailable}");
+    for (status, says) in [(401, "authenticate again"), (404, "does not exist"), (400, "change it")] {
+        let refused = error(Reply::Error { status, retry_after_ms: None, message: "no".into() });
+        assert_eq!(refused["retryable"], false, "{refused}");
+        let explanation = refused["explanation"].as_str().unwrap();
+        assert!(explanation.starts_with(&format!("HTTP {status} no: not retryable")), "{explanation}");
+        assert!(explanation.contains(says), "{explanation}");
+    }
+    let timeout = error(Reply::Timeout);
+    assert_eq!((&timeout["status"], &timeout["retryable"]), (&json!(504), &json!(true)));
+    assert!(timeout["explanation"].as_str().unwrap().contains("may still have taken effect"), "{timeout}");
+    let garbled = error(Reply::Garbled("<html>".into()));
+    assert_eq!((&garbled["status"], &garbled["body"]), (&json!(200), &json!("<html>")));
+    assert!(error_body(&Reply::Ok(Default::default())).is_none());
 }

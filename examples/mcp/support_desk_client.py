@@ -71,7 +71,7 @@ def lookup(client, order_id):
         failed, body = client.call("lookup_order", order_id=order_id)
         if not failed and isinstance(body.get("items"), list):
             return body
-        print(f"client: lookup_order failed: {body.get('error')}", file=sys.stderr)
+        print(f"client: lookup_order failed: {body.get('error', {}).get('explanation')}", file=sys.stderr)
     raise RuntimeError("lookup_order keeps failing")
 
 
@@ -116,7 +116,7 @@ def main():
         failed, body = client.call("issue_refund", order_id=want["order_id"], amount_cents=price, reason="customer request")
         if not failed:
             break
-        print(f"client: issue_refund failed: {body.get('error')}", file=sys.stderr)
+        print(f"client: issue_refund failed: {body.get('error', {}).get('explanation')}", file=sys.stderr)
         # A refund that timed out may have been applied: check before paying twice.
         if lookup(client, want["order_id"]).get("refunded_cents", 0) >= price:
             break

@@ -54,14 +54,16 @@ pub fn summarize(args: &SummarizeArgs) -> Result<ExitCode, Failure> {
     }
     // Seed order, as a sweep writes; sessions of the same seed keep file order.
     sessions.sort_by_key(|(_, s)| s.seed);
+    let trials = trials_per_seed(&sessions)?;
     let _lock = lock_dir(&args.out, true)?;
     let csv_path = args.out.join("trajectories.csv");
     let mut csv_file = AtomicFile::create(&csv_path)?;
-    let mut builder = SummaryBuilder::new();
+    let mut builder = SummaryBuilder::with_trials(trials);
     {
         let csv = csv_file.writer();
-        csv.write_all(&agentsim::sweep::csv_header(false, false, false, 1)?).map_err(|e| io_failure(&csv_path, &e))?;
-        for (name, session) in &sessions {
+        csv.write_all(&agentsim::sweep::csv_header(false, false, false, trials)?)
+            .map_err(|e| io_failure(&csv_path, &e))?;
+        for (index, (name, session)) in sessions.iter().enumerate() {
             let prepared = session.prepared();
             let t = session.replay(&prepared, None);
             if let Replay::Diverged { outcome, digest, .. } = session.check(&prepared, &t) {
@@ -75,7 +77,8 @@ pub fn summarize(args: &SummarizeArgs) -> Result<ExitCode, Failure> {
             // its incident.
             let mut row = Row::of(&t);
             row.state_hash = None;
-            csv.write_all(&agentsim::sweep::csv_line(&row, None)?).map_err(|e| io_failure(&csv_path, &e))?;
+            let trial = (trials > 1).then_some(index as u32 % trials);
+            csv.write_all(&agentsim::sweep::csv_line(&row, trial)?).map_err(|e| io_failure(&csv_path, &e))?;
         }
         csv.flush().map_err(|e| io_failure(&csv_path, &e))?;
     }
@@ -84,6 +87,14 @@ pub fn summarize(args: &SummarizeArgs) -> Result<ExitCode, Failure> {
     csv_file.commit()?;
     let json = serde_json::to_string_pretty(&summary).expect("a summary is plain data") + "\n";
     write_atomic(&args.out.join("summary.json"), json.as_bytes())?;
+    if trials > 1 {
+        outln!(
+            "{} recorded sessions of {} seeds, {trials} of each seed: counted as {trials} trials per seed \
+             (pass^k in summary.json)",
+            sessions.len(),
+            sessions.len() / trials as usize
+        )?;
+    }
     outln!(
         "summarized {} sessions of {} with {}: completion {:.1}% [{:.1}%, {:.1}%], digest {}",
         summary.trajectories,
@@ -96,4 +107,33 @@ pub fn summarize(args: &SummarizeArgs) -> Result<ExitCode, Failure> {
     )?;
     outln!("wrote {}/trajectories.csv and {}/summary.json", args.out.display(), args.out.display())?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// How many sessions each seed has: the same number for every seed (more than
+/// one are counted as trials, pass^k), else the summary would weigh some seeds
+/// more than others without a word, and the folder is refused. `sessions` are
+/// in seed order.
+fn trials_per_seed(sessions: &[(String, Incident)]) -> Result<u32, Failure> {
+    let mut groups: Vec<(u64, Vec<&str>)> = Vec::new();
+    for (name, session) in sessions {
+        match groups.last_mut() {
+            Some((seed, names)) if *seed == session.seed => names.push(name),
+            _ => groups.push((session.seed, vec![name.as_str()])),
+        }
+    }
+    let (first_seed, first) = &groups[0];
+    if let Some((seed, names)) = groups.iter().find(|(_, names)| names.len() != first.len()) {
+        let (more_seed, more, fewer_seed, fewer) =
+            if names.len() > first.len() { (seed, names, first_seed, first) } else { (first_seed, first, seed, names) };
+        return Err(Failure::input(format!(
+            "seed {more_seed} has {} recorded sessions ({}) but seed {fewer_seed} has {} ({}): sessions of one seed \
+             count as trials only when every seed has as many; remove the duplicates or record the missing trials",
+            more.len(),
+            more.join(", "),
+            fewer.len(),
+            fewer.join(", ")
+        )));
+    }
+    u32::try_from(first.len())
+        .map_err(|_| Failure::input(format!("seed {first_seed}: more than {} recorded sessions", u32::MAX)))
 }

@@ -10,6 +10,7 @@
 //! session; its decisions are in the trajectory, so it replays without the client.
 
 pub mod bridge;
+pub mod errors;
 
 use std::io::{self, BufRead, Write};
 use std::sync::mpsc;
@@ -406,17 +407,7 @@ impl<W: Write> Server<'_, W> {
         };
         let (body, is_error) = match &r.reply {
             Reply::Ok(body) => (to_json(body), false),
-            Reply::Error { status, retry_after_ms, message } => {
-                (json!({"error": {"status": status, "message": message, "retry_after_ms": retry_after_ms}}), true)
-            }
-            Reply::Timeout => (
-                json!({"error": {"status": 504, "message": "the call timed out; it may still have taken effect"}}),
-                true,
-            ),
-            Reply::Garbled(text) => (
-                json!({"error": {"status": 200, "message": "the response body is not valid JSON", "body": text}}),
-                true,
-            ),
+            failed => (errors::error_body(failed).expect("a failed reply has an error body"), true),
         };
         let mut structured = match body {
             Json::Object(map) => map,
