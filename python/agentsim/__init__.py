@@ -8,7 +8,9 @@ simulation logic of its own:
 - :func:`evaluate` runs a Python agent over many seeds, with many episodes in
   flight, and writes the files of ``agentsim sweep``;
 - :func:`tools` gives a scenario's tools in the OpenAI and Anthropic
-  function-calling shapes.
+  function-calling shapes;
+- :class:`loop.ToolLoop` runs an agent that drives its own loop (LangGraph, the
+  OpenAI Agents SDK) under :func:`evaluate`, each tool call an action.
 
 Bad input (an unknown scenario, an action of the wrong shape, a step after the
 end) raises :class:`ValueError` naming the field (``"action: field `tool`:
@@ -21,6 +23,7 @@ from .errors import EpisodeEnded, ResetNeeded
 from .observation import render, tools
 from .env import ENV_IDS, Env
 from .evaluate import Result, evaluate, evaluate_async
+from . import loop
 
 __all__ = [
     "ENV_IDS",
@@ -33,6 +36,7 @@ __all__ = [
     "builtin_scenarios",
     "evaluate",
     "evaluate_async",
+    "loop",
     "presets",
     "render",
     "tools",

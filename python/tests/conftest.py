@@ -41,3 +41,14 @@ class ExampleAgent:
 @pytest.fixture
 def example_agent():
     return ExampleAgent
+
+
+def require(module):
+    """Imports `module`, a framework the test needs (.ci/test installs it, pinned):
+    a failure under CI (env CI set), a visible skip elsewhere."""
+    try:
+        return __import__(module)
+    except ImportError as e:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must install {module} (see .ci/test and python/tests/requirements-frameworks.txt): {e}")
+        pytest.skip(f"{module} is not installed (pip install -r python/tests/requirements-frameworks.txt): {e}")

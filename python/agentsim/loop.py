@@ -1,0 +1,270 @@
+"""Agents that run their own loop (LangGraph, the OpenAI Agents SDK, ...) as
+agents of :func:`agentsim.evaluate`.
+
+A framework's agent is a loop: the model picks a tool, the framework calls it,
+the model reads the result, until the model answers. :func:`evaluate` asks the
+opposite question (observation in, action out). :class:`ToolLoop` joins the two:
+it runs the framework's loop as a task beside the episode, and every tool the
+framework calls becomes the episode's next action, its result the observation
+that answers it. When the loop returns, the episode finishes.
+
+    async def run(session):                     # one episode
+        agent = Agent(name="support", model=model, tools=agents_sdk_tools(session))
+        await Runner.run(agent, session.task, max_turns=50)
+
+    agentsim.evaluate(ToolLoop(run), "support_desk", range(100), concurrency=8)
+
+The tools answer as ``agentsim mcp`` does, so a model sees the same thing through
+either: a success is the body as JSON; a failure is ``{"error": {"status",
+"message", "retryable", "retry_after_ms", "explanation"}}`` (the explanation a
+sentence saying what to do); after a successful message to the user, the
+user's reply (or ``null``) is added as ``user_reply``. One more tool, ``wait``,
+lets the model wait for the user or back off, on the virtual clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any, Awaitable, Callable, Dict, List, Optional
+
+from .observation import Tools, render
+
+#: The tool through which an agent writes to the user (the MCP server's too).
+MESSAGING_TOOL = "send_message"
+#: How long, in virtual ms, a message waits for the user's reply (as ``agentsim mcp``).
+REPLY_WAIT_MS = 60_000
+#: The extra tool: wait for the user's next message or for a time.
+WAIT_TOOL = {
+    "name": "wait",
+    "description": "Wait (simulated time) for the user's next message, at most `ms` milliseconds: to back off "
+    "after a temporary error, or when the user has not answered yet. Returns the user's message, or null.",
+    "kind": "read",
+    "parameters": {
+        "type": "object",
+        "properties": {"ms": {"type": "integer", "description": "the longest wait, in milliseconds"}},
+        "required": ["ms"],
+    },
+}
+WAIT_MS_MAX = 600_000
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=True)
+
+
+def explain(error: Dict[str, Any]) -> Dict[str, Any]:
+    """The protocol's error (``docs/protocol.md``) as ``agentsim mcp`` words it:
+    ``status``, ``message``, ``retryable``, ``retry_after_ms`` and a sentence."""
+    kind, status = error.get("type"), error.get("status")
+    message = error.get("message", "")
+    wait_ms = error.get("retry_after_ms")
+    out = {"status": status, "retry_after_ms": wait_ms}
+    if kind == "timeout":
+        out["message"] = "the call timed out; it may still have taken effect"
+        out["retryable"] = True
+        out["explanation"] = (
+            f"HTTP {status} timeout: temporary, retryable; the call may still have taken effect, so check "
+            "before repeating a write (a read can be repeated at once)."
+        )
+    elif kind == "unparseable":
+        out["message"] = "the response body is not valid JSON"
+        out["retryable"] = True
+        out["body"] = error.get("text", "")
+        out["explanation"] = (
+            f"HTTP {status} with a body that is not valid JSON: the call reached the service and may have "
+            "taken effect; repeating a read may return a valid body, check before repeating a write."
+        )
+    else:
+        transient = status in (408, 429) or (isinstance(status, int) and status >= 500)
+        out["message"] = message
+        out["retryable"] = transient
+        if transient and wait_ms is not None:
+            advice = (
+                f"temporary, retryable; wait at least {wait_ms} ms ({wait_ms / 1000:.1f} s, the server's "
+                "Retry-After) before repeating the call."
+            )
+        elif transient:
+            advice = (
+                "temporary, retryable; repeat the call after a short wait, backing off if it fails again "
+                "(the server gave no Retry-After)."
+            )
+        elif status == 401:
+            advice = "not retryable as is; authenticate again (if a tool does that), then repeat the call."
+        elif status == 404:
+            advice = "not retryable; what the call names does not exist, so check its arguments instead of repeating it."
+        else:
+            advice = "not retryable; the same call fails the same way, so change it instead of repeating it."
+        out["explanation"] = f"HTTP {status} {message}: {advice}"
+    return out
+
+
+def result_of(event: Dict[str, Any]) -> Dict[str, Any]:
+    """A tool's answer (a ``tool_result`` or ``blocked`` event) as the model reads it."""
+    if event.get("kind") == "blocked":
+        return {
+            "error": {
+                "status": None,
+                "message": str(event.get("reason", "")),
+                "retryable": False,
+                "retry_after_ms": None,
+                "explanation": f"the {event.get('layer')} layer refused the call before it reached the tool: "
+                f"{event.get('reason', '')}",
+            }
+        }
+    if event.get("kind") != "tool_result":
+        return {"event": event}
+    if not event.get("ok"):
+        return {"error": explain(event.get("error", {}))}
+    body = event.get("body")
+    result = dict(body) if isinstance(body, dict) else {"result": body}
+    if event.get("cache_age_ms") is not None:
+        result["cache_age_ms"] = event["cache_age_ms"]
+    return result
+
+
+def _reply_of(event: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+    if event.get("kind") == "user_message":
+        return {"text": event.get("text", ""), "content": event.get("content")}
+    return None
+
+
+class Session:
+    """One episode as a framework's agent sees it.
+
+    - ``task``: the opening observation as text (the user's first message);
+    - ``tools``: the scenario's tools plus ``wait`` (:class:`agentsim.observation.Tools`:
+      ``.openai``, ``.anthropic``, ``.agentsim``);
+    - ``await call(name, arguments)``: the tool's answer as JSON text;
+    - ``now_ms``: the virtual time of the last observation.
+    """
+
+    def __init__(self, first: Dict[str, Any], loop: "ToolLoop"):
+        self._loop = loop
+        self.now_ms = first.get("now_ms", 0)
+        self.task = render({k: v for k, v in first.items() if k != "tools"})
+        self.tools = Tools(list(first.get("tools", [])) + [WAIT_TOOL])
+        self.calls = 0
+
+    async def _act(self, action: Dict[str, Any]) -> Dict[str, Any]:
+        observation = await self._loop._exchange(action)
+        self.now_ms = observation.get("now_ms", self.now_ms)
+        return observation["event"]
+
+    async def call(self, name: str, arguments: Any = None) -> str:
+        """Calls tool ``name`` (``arguments``: a dict or JSON text); returns its
+        answer as JSON text (``wait`` included)."""
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments) if arguments.strip() else {}
+            except json.JSONDecodeError as e:
+                return _dumps({"error": {"status": 400, "message": f"arguments are not JSON: {e}",
+                                         "retryable": False, "explanation": "send the arguments as a JSON object"}})
+        arguments = arguments or {}
+        self.calls += 1
+        if name == WAIT_TOOL["name"]:
+            ms = arguments.get("ms")
+            if not isinstance(ms, int) or isinstance(ms, bool) or ms < 0:
+                return _dumps({"error": {"status": 400, "message": "`ms` must be a non-negative integer",
+                                         "retryable": False, "explanation": "call wait with {\"ms\": 5000}"}})
+            event = await self._act({"action": "idle", "wake_at_ms": self.now_ms + min(ms, WAIT_MS_MAX)})
+            return _dumps({"user_reply": _reply_of(event), "now_ms": self.now_ms})
+        event = await self._act({"action": "call", "tool": name, "args": arguments})
+        result = result_of(event)
+        if name == self._loop.messaging_tool and event.get("kind") == "tool_result" and event.get("ok"):
+            # As `agentsim mcp`: a message waits for the user's reply, which comes with it.
+            reply = await self._act({"action": "idle", "wake_at_ms": self.now_ms + self._loop.reply_wait_ms})
+            result["user_reply"] = _reply_of(reply)
+        return _dumps(result)
+
+
+class ToolLoop:
+    """An agent for :func:`agentsim.evaluate` made of ``run(session)``, an async
+    function that runs a framework's agent over ``session`` (its task and
+    tools) and returns when the agent is done; the episode then finishes
+    (``done``). An exception in ``run`` ends the episode as ``agent_error``.
+    Each episode gets a fresh copy (``evaluate`` copies an object with ``act``)."""
+
+    def __init__(
+        self,
+        run: Callable[[Session], Awaitable[Any]],
+        messaging_tool: str = MESSAGING_TOOL,
+        reply_wait_ms: int = REPLY_WAIT_MS,
+    ):
+        self.run = run
+        self.messaging_tool = messaging_tool
+        self.reply_wait_ms = reply_wait_ms
+        self.reset()
+
+    def reset(self) -> None:
+        self._task: Optional[asyncio.Task] = None
+        self._actions: Optional[asyncio.Queue] = None
+        self._observations: Optional[asyncio.Queue] = None
+        self.session: Optional[Session] = None
+
+    def __deepcopy__(self, memo):
+        return ToolLoop(self.run, self.messaging_tool, self.reply_wait_ms)
+
+    async def _exchange(self, action: Dict[str, Any]) -> Dict[str, Any]:
+        await self._actions.put(action)
+        return await self._observations.get()
+
+    async def _drive(self) -> None:
+        try:
+            await self.run(self.session)
+            await self._actions.put({"action": "finish", "outcome": "done"})
+        except BaseException as e:  # handed to act(), which raises it in the episode
+            await self._actions.put(e)
+
+    async def act(self, observation: Dict[str, Any]) -> Dict[str, Any]:
+        if self._task is None:
+            self._actions, self._observations = asyncio.Queue(), asyncio.Queue()
+            self.session = Session(observation, self)
+            self._task = asyncio.ensure_future(self._drive())
+        else:
+            await self._observations.put(observation)
+        action = await self._actions.get()
+        if isinstance(action, BaseException):
+            raise action
+        return action
+
+
+def agents_sdk_tools(session: Session) -> List[Any]:
+    """The session's tools as OpenAI Agents SDK ``FunctionTool``s."""
+    from agents import FunctionTool
+
+    def tool(spec: Dict[str, Any]) -> Any:
+        name = spec["name"]
+
+        async def invoke(_context: Any, arguments: str) -> str:
+            return await session.call(name, arguments)
+
+        return FunctionTool(
+            name=spec["name"],
+            description=spec["description"],
+            params_json_schema=spec["parameters"],
+            on_invoke_tool=invoke,
+            strict_json_schema=False,
+        )
+
+    return [tool(spec) for spec in session.tools.agentsim]
+
+
+def langchain_tools(session: Session) -> List[Any]:
+    """The session's tools as LangChain ``StructuredTool``s (LangGraph, ``create_agent``)."""
+    from langchain_core.tools import StructuredTool
+
+    def tool(spec: Dict[str, Any]) -> Any:
+        name = spec["name"]
+
+        async def invoke(**arguments: Any) -> str:
+            return await session.call(name, arguments)
+
+        return StructuredTool(
+            name=name,
+            description=spec["description"],
+            args_schema=spec["parameters"],
+            coroutine=invoke,
+        )
+
+    return [tool(spec) for spec in session.tools.agentsim]
