@@ -43,16 +43,43 @@ def opening(task: str) -> Dict[str, Any]:
     return content
 
 
+def understand(text: str) -> Dict[str, Any]:
+    """What the customer means by a reply, read from its words (as a model
+    would, when the structured meaning is not given)."""
+    content: Dict[str, Any] = {}
+    if text.startswith("Yes"):
+        content["confirm"] = True
+    elif text.startswith("No"):
+        content["confirm"] = False
+    elif text.startswith("Actually"):
+        content["confirm"], content["changed_mind"] = False, True
+    if m := re.search(r"the (.+?) from order (\w+)", text):
+        content["item"], content["order_id"] = m.group(1), m.group(2)
+    return content
+
+
+def _texts(content: Any) -> str:
+    """A tool result's text parts (a string, or a list of content blocks), one a line."""
+    if isinstance(content, str):
+        return content
+    return "\n".join(c.get("text", "") if isinstance(c, dict) else str(c) for c in content or [])
+
+
 def _event(tool: str, args: Dict[str, Any], text: str) -> Tuple[Dict[str, Any], Optional[Dict[str, Any]]]:
-    """A tool's answer back as the protocol's event, and the user's reply in it."""
+    """A tool's answer back as the protocol's event, and the user's reply in it:
+    the first line is the result's JSON; through MCP, the reply is a second text
+    (`The user replied: ...`)."""
     call = {"tool": tool, "args": args}
+    first, _, rest = (text or "").partition("\n")
     try:
-        result = json.loads(text)
-    except (json.JSONDecodeError, TypeError):
+        result = json.loads(first)
+    except json.JSONDecodeError:
         return {"kind": "tool_result", "call": call, "ok": False, "error": {"type": "unparseable", "status": 200}}, None
     if not isinstance(result, dict):
         return {"kind": "tool_result", "call": call, "ok": True, "body": result}, None
     reply = result.pop("user_reply", None)
+    if m := re.search(r"The user replied: (.*)", rest):
+        reply = {"text": m.group(1), "content": understand(m.group(1))}
     if "error" in result:
         error = dict(result["error"]) if isinstance(result["error"], dict) else {"status": 500}
         error.setdefault("type", "timeout" if error.get("status") == 504 else "http")
@@ -60,12 +87,13 @@ def _event(tool: str, args: Dict[str, Any], text: str) -> Tuple[Dict[str, Any], 
     return {"kind": "tool_result", "call": call, "ok": True, "body": result}, reply
 
 
-def next_turn(task: str, exchanges: List[Exchange], tool_names: List[str]) -> Tuple[str, Any]:
+def next_turn(task: str, exchanges: List[Exchange], tools: Dict[str, str]) -> Tuple[str, Any]:
     """``("call", (tool, args))`` or ``("final", text)``: the next turn of a model
-    that has read ``task`` and the ``exchanges`` so far. Without a ``wait``
-    tool (MCP), a backoff is skipped and waiting for the user ends the turn."""
+    that has read ``task``, the ``tools`` it is shown (name: description) and the
+    ``exchanges`` so far. Without a ``wait`` tool (MCP), a backoff is skipped
+    and waiting for the user ends the turn."""
     agent = support_desk_agent.Agent()
-    can_wait = "wait" in tool_names
+    can_wait = "wait" in tools
     action = agent.step({"now_ms": 0, "event": {"kind": "user_message", "content": opening(task)}})
     for tool, args, text in exchanges:
         if tool == "wait":
@@ -109,7 +137,8 @@ def _agents_sdk_model_class():
         async def get_response(self, system_instructions, input, model_settings, tools, output_schema, handoffs,
                                tracing, **_):
             self.turns += 1
-            self.shown.append({t.name: getattr(t, "description", "") for t in tools})
+            shown = {t.name: getattr(t, "description", "") or "" for t in tools}
+            self.shown.append(shown)
             items = [{"role": "user", "content": input}] if isinstance(input, str) else list(input)
             task, exchanges, calls = "", [], {}
             for item in items:
@@ -123,9 +152,8 @@ def _agents_sdk_model_class():
                     calls[item["call_id"]] = (item["name"], json.loads(item.get("arguments") or "{}"))
                 elif kind == "function_call_output":
                     name, args = calls[item["call_id"]]
-                    output = item.get("output")
-                    exchanges.append((name, args, output if isinstance(output, str) else json.dumps(output)))
-            turn, value = self.policy(task, exchanges, [t.name for t in tools])
+                    exchanges.append((name, args, _texts(item.get("output"))))
+            turn, value = self.policy(task, exchanges, shown)
             if turn == "call":
                 name, args = value
                 output = ResponseFunctionToolCall(type="function_call", call_id=f"call_{len(exchanges)}", name=name,
@@ -171,8 +199,8 @@ def _chat_model_class():
             return self.model_copy(update={"tools": list(tools)})
 
         def _generate(self, messages, stop=None, run_manager=None, **kwargs):
-            names = [getattr(t, "name", None) or t["function"]["name"] for t in self.tools]
-            self.shown.append({getattr(t, "name", ""): getattr(t, "description", "") for t in self.tools})
+            shown = {t.name: t.description or "" for t in self.tools}
+            self.shown.append(shown)
             task, exchanges, calls = "", [], {}
             for m in messages:
                 if isinstance(m, HumanMessage) and not task:
@@ -182,10 +210,8 @@ def _chat_model_class():
                         calls[c["id"]] = (c["name"], c["args"])
                 elif isinstance(m, ToolMessage):
                     name, args = calls[m.tool_call_id]
-                    content = m.content if isinstance(m.content, str) else "".join(
-                        c.get("text", "") if isinstance(c, dict) else str(c) for c in m.content)
-                    exchanges.append((name, args, content))
-            turn, value = self.policy(task, exchanges, names)
+                    exchanges.append((name, args, _texts(m.content)))
+            turn, value = self.policy(task, exchanges, shown)
             if turn == "call":
                 name, args = value
                 message = AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": f"call_{len(exchanges)}",
