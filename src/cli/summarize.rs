@@ -27,33 +27,8 @@ pub struct SummarizeArgs {
 /// Replays every session (each must reproduce its record exactly) and writes the
 /// sweep files, rows in seed order.
 pub fn summarize(args: &SummarizeArgs) -> Result<ExitCode, Failure> {
-    let entries = std::fs::read_dir(&args.dir)
-        .map_err(|e| Failure::input(format!("cannot read directory `{}`: {e}", args.dir.display())))?;
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "ron") && p.is_file())
-        .collect();
-    files.sort();
-    if files.is_empty() {
-        return Err(Failure::input(format!("{}: no recorded sessions (*.ron) to summarize", args.dir.display())));
-    }
-    let mut sessions: Vec<(String, Incident)> = Vec::new();
-    for file in &files {
-        let name = file.to_string_lossy().into_owned();
-        sessions.push((name.clone(), load_incident(&name)?));
-    }
-    let (first_name, first) = sessions[0].clone();
-    for (name, s) in &sessions {
-        if s.scenario.name != first.scenario.name || s.agent != first.agent {
-            return Err(Failure::input(format!(
-                "{name}: scenario `{}` with agent `{}` does not go with {first_name} (scenario `{}`, agent `{}`)",
-                s.scenario.name, s.agent, first.scenario.name, first.agent
-            )));
-        }
-    }
-    // Seed order, as a sweep writes; sessions of the same seed keep file order.
-    sessions.sort_by_key(|(_, s)| s.seed);
+    let sessions = load_sessions(&args.dir)?;
+    let first = &sessions[0].1;
     let trials = trials_per_seed(&sessions)?;
     let _lock = lock_dir(&args.out, true)?;
     let csv_path = args.out.join("trajectories.csv");
@@ -107,6 +82,39 @@ pub fn summarize(args: &SummarizeArgs) -> Result<ExitCode, Failure> {
     )?;
     outln!("wrote {}/trajectories.csv and {}/summary.json", args.out.display(), args.out.display())?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The sessions of `dir` (every `*.ron`), all of one scenario and one agent, in
+/// seed order.
+fn load_sessions(dir: &std::path::Path) -> Result<Vec<(String, Incident)>, Failure> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| Failure::input(format!("cannot read directory `{}`: {e}", dir.display())))?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "ron") && p.is_file())
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(Failure::input(format!("{}: no recorded sessions (*.ron) to summarize", dir.display())));
+    }
+    let mut sessions: Vec<(String, Incident)> = Vec::new();
+    for file in &files {
+        let name = file.to_string_lossy().into_owned();
+        sessions.push((name.clone(), load_incident(&name)?));
+    }
+    let (first_name, first) = sessions[0].clone();
+    for (name, s) in &sessions {
+        if s.scenario.name != first.scenario.name || s.agent != first.agent {
+            return Err(Failure::input(format!(
+                "{name}: scenario `{}` with agent `{}` does not go with {first_name} (scenario `{}`, agent `{}`)",
+                s.scenario.name, s.agent, first.scenario.name, first.agent
+            )));
+        }
+    }
+    // Seed order, as a sweep writes; sessions of the same seed keep file order.
+    sessions.sort_by_key(|(_, s)| s.seed);
+    Ok(sessions)
 }
 
 /// How many sessions each seed has: the same number for every seed (more than
