@@ -537,6 +537,11 @@ fn comparison_section(out: &mut String, index: usize, c: &Json) {
     }
 }
 
+/// `n` and its noun, singular for one: "1 comparison", "2 comparisons".
+pub fn counted(n: u64, singular: &str, plural: &str) -> String {
+    format!("{n} {}", if n == 1 { singular } else { plural })
+}
+
 /// The whole report: sweeps (with their surfaces) and paired comparisons
 /// (`compare.json` from `agentsim compare --out`).
 pub fn render(inputs: &[ReportInput], comparisons: &[Json]) -> String {
@@ -549,14 +554,14 @@ pub fn render(inputs: &[ReportInput], comparisons: &[Json]) -> String {
         let s = &input.summary;
         let _ = writeln!(
             out,
-            "<p class=\"meta\"><b>{}</b>: scenario {}, agent {}, seeds {}..{}, {} trajectories, {} trial(s) per seed, fault scale {}, digest <code>{}</code></p>",
+            "<p class=\"meta\"><b>{}</b>: scenario {}, agent {}, seeds {}..{}, {} trajectories, {} per seed, fault scale {}, digest <code>{}</code></p>",
             escape(&input.label),
             escape(&raw(&s["scenario"])),
             escape(&raw(&s["agent"])),
             raw(&s["seed_start"]),
             raw(&s["seed_end"]),
             raw(&s["trajectories"]),
-            raw(&s["trials"]),
+            counted(s["trials"].as_u64().unwrap_or(1), "trial", "trials"),
             raw(&s["fault_scale"]),
             escape(&raw(&s["digest"]))
         );

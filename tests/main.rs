@@ -26,6 +26,7 @@ mod stacks;
 mod support_desk;
 mod swarm;
 mod tau2;
+mod transcripts;
 mod validation;
 mod weather_dining;
 mod world_kit;

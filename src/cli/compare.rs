@@ -12,7 +12,7 @@ use agentsim::{Runner, SummaryBuilder};
 use agentsim_engine::paired::Difference;
 use agentsim_engine::stats::Rate;
 
-use super::output::{lock_dir, outln, stdout_text, write_atomic};
+use super::output::{errln, lock_dir, stdout_text, write_atomic};
 use super::progress::Progress;
 use super::{Failure, load, parse_fault_scale, parse_seeds};
 
@@ -83,7 +83,7 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
     };
     stdout_text(&side_by_side(&finish(baseline_summary, &args.baseline), &finish(candidate_summary, &args.candidate)))?;
     if let Some(out) = &args.out {
-        outln!("wrote {}/compare.json", out.display())?;
+        errln!("wrote {}/compare.json", out.display());
     }
     Ok(ExitCode::SUCCESS)
 }

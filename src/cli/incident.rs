@@ -7,7 +7,7 @@ use agentsim::incident::{Incident, Replay};
 use agentsim::shrink::shrink as shrink_seed;
 use agentsim_engine::Outcome;
 
-use super::output::{check_target, outln, write_atomic};
+use super::output::{check_target, errln, outln, write_atomic};
 use super::{Failure, Setup, load};
 
 /// Reads and parses an incident file.
@@ -115,7 +115,7 @@ pub fn shrink(
     for f in agentsim::shrink::realised(&minimal, &shrunk.trajectory) {
         outln!("  kept: {} call {}: {:?}", f.tool, f.fault.call, f.fault.fault)?;
     }
-    outln!("wrote {}; replay it with: agentsim replay {}", out.display(), out.display())?;
+    errln!("wrote {}; replay it with: agentsim replay {}", out.display(), out.display());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -154,6 +154,6 @@ pub fn import_trace(
         trace.span_ms as f64 / 1000.0
     )?;
     outln!("replayed with {agent}: {} ({})", t.outcome, t.verdict.detail)?;
-    outln!("wrote {}; replay it with: agentsim replay {}", out.display(), out.display())?;
+    errln!("wrote {}; replay it with: agentsim replay {}", out.display(), out.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::Failure;
-use super::output::outln;
+use super::output::{errln, outln};
 
 /// Arguments of `agentsim merge`.
 #[derive(clap::Args, Debug)]
@@ -29,6 +29,6 @@ pub fn merge(args: &MergeArgs) -> Result<ExitCode, Failure> {
         summary.seed_end,
         summary.digest
     )?;
-    outln!("wrote {}/trajectories.csv and {}/summary.json", args.out.display(), args.out.display())?;
+    errln!("wrote {}/trajectories.csv and {}/summary.json", args.out.display(), args.out.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -7,7 +7,7 @@ use clap::Args;
 
 use agentsim::report::{ReportInput, render};
 
-use super::output::{check_target, outln, write_atomic};
+use super::output::{check_target, errln, write_atomic};
 use super::{Failure, load};
 
 /// The most sweeps in one report.
@@ -113,12 +113,12 @@ pub fn report(args: &ReportArgs) -> Result<ExitCode, Failure> {
     }
     let html = render(&inputs, &comparisons);
     write_atomic(&args.out, html.as_bytes())?;
-    outln!(
-        "wrote {} ({} sweeps, {} comparisons, {} bytes)",
+    errln!(
+        "wrote {} ({}, {}, {} bytes)",
         args.out.display(),
-        inputs.len(),
-        comparisons.len(),
+        agentsim::report::counted(inputs.len() as u64, "sweep", "sweeps"),
+        agentsim::report::counted(comparisons.len() as u64, "comparison", "comparisons"),
         html.len()
-    )?;
+    );
     Ok(ExitCode::SUCCESS)
 }

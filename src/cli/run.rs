@@ -9,7 +9,7 @@ use agentsim::timeline::printable;
 use agentsim::{Runner, timeline};
 use agentsim_engine::Outcome;
 
-use super::output::{check_target, outln, stdout_text, write_atomic};
+use super::output::{check_target, errln, outln, stdout_text, write_atomic};
 
 use super::{Failure, Setup, load};
 
@@ -63,7 +63,7 @@ pub fn run(setup: &Setup, seed: u64, record: Option<&Path>, expect: &[(String, O
             path,
             incident.to_ron_bounded().map_err(|e| Failure::input(format!("{}: {e}", path.display())))?.as_bytes(),
         )?;
-        outln!("recorded {}; replay it with: agentsim replay {}", path.display(), path.display())?;
+        errln!("recorded {}; replay it with: agentsim replay {}", path.display(), path.display());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -11,7 +11,7 @@ use agentsim::{Row, SummaryBuilder};
 
 use super::Failure;
 use super::incident::load_incident;
-use super::output::{AtomicFile, io_failure, lock_dir, outln, write_atomic};
+use super::output::{AtomicFile, errln, io_failure, lock_dir, outln, write_atomic};
 
 /// Arguments of `agentsim summarize`.
 #[derive(clap::Args, Debug)]
@@ -80,7 +80,7 @@ pub fn summarize(args: &SummarizeArgs) -> Result<ExitCode, Failure> {
         summary.completion.hi * 100.0,
         summary.digest
     )?;
-    outln!("wrote {}/trajectories.csv and {}/summary.json", args.out.display(), args.out.display())?;
+    errln!("wrote {}/trajectories.csv and {}/summary.json", args.out.display(), args.out.display());
     Ok(ExitCode::SUCCESS)
 }
 

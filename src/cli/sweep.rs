@@ -57,12 +57,12 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode, Failure> {
         }
         let json = serde_json::to_string_pretty(&manifest).expect("a manifest is plain data") + "\n";
         write_atomic(&out.join("shard.json"), json.as_bytes())?;
-        outln!(
+        errln!(
             "wrote shard {shard}/{shards} (seeds {}..{}) to {}; combine the shards with: agentsim merge DIR... --out DIR",
             summary.seed_start,
             summary.seed_end,
             out.display()
-        )?;
+        );
         return Ok(ExitCode::SUCCESS);
     }
     if let [scale] = setup.fault_scale.0.as_slice() {
@@ -72,14 +72,14 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode, Failure> {
         if summary.partial.is_some() {
             return interrupted(&summary, out, out);
         }
-        outln!("wrote {}/trajectories.csv and {}/summary.json", out.display(), out.display())?;
+        errln!("wrote {}/trajectories.csv and {}/summary.json", out.display(), out.display());
         if let Some(first) = summary.failures.first() {
-            outln!(
+            errln!(
                 "wrote {} failing trajectories as incidents under {}/failures/ (replay: agentsim replay {}/{first})",
                 summary.failures.len(),
                 out.display(),
                 out.display(),
-            )?;
+            );
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -113,7 +113,7 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode, Failure> {
     let json = serde_json::to_string_pretty(&surface).expect("a surface is plain data") + "\n";
     write_atomic(&out.join("surface.json"), json.as_bytes())?;
     print_surface(&surface)?;
-    outln!("wrote {}/surface.json and one directory per scale", out.display())?;
+    errln!("wrote {}/surface.json and one directory per scale", out.display());
     Ok(ExitCode::SUCCESS)
 }
 
