@@ -28,6 +28,7 @@ pub mod summary;
 pub mod surface;
 pub mod sweep;
 pub mod tau2;
+pub mod text;
 pub mod timeline;
 pub mod trace;
 

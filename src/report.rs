@@ -77,7 +77,7 @@ fn raw(v: &Json) -> String {
 }
 
 fn pct(x: f64) -> String {
-    format!("{:.1}%", 100.0 * x)
+    crate::text::percent(x)
 }
 
 /// `rate [lo, hi]` of a `{count, n, rate, lo, hi}` object, in percent.
@@ -537,11 +537,6 @@ fn comparison_section(out: &mut String, index: usize, c: &Json) {
     }
 }
 
-/// `n` and its noun, singular for one: "1 comparison", "2 comparisons".
-pub fn counted(n: u64, singular: &str, plural: &str) -> String {
-    format!("{n} {}", if n == 1 { singular } else { plural })
-}
-
 /// The whole report: sweeps (with their surfaces) and paired comparisons
 /// (`compare.json` from `agentsim compare --out`).
 pub fn render(inputs: &[ReportInput], comparisons: &[Json]) -> String {
@@ -561,7 +556,7 @@ pub fn render(inputs: &[ReportInput], comparisons: &[Json]) -> String {
             raw(&s["seed_start"]),
             raw(&s["seed_end"]),
             raw(&s["trajectories"]),
-            counted(s["trials"].as_u64().unwrap_or(1), "trial", "trials"),
+            crate::text::counted(s["trials"].as_u64().unwrap_or(1), "trial", "trials"),
             raw(&s["fault_scale"]),
             escape(&raw(&s["digest"]))
         );

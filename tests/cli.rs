@@ -83,3 +83,147 @@ fn threads_flag_sets_the_pool_and_never_the_output() {
     }
     assert!(files[0] == files[1], "-j 1 and -j 3 write the same rows");
 }
+
+/// Every subcommand that writes a file or folder takes `-o` as well as `--out`.
+#[test]
+fn every_writing_subcommand_takes_dash_o() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let output = agentsim(dir.path(), args, &[]);
+        assert!(output.status.success(), "{args:?}: {}", text(&output));
+    };
+    run(&["sweep", "--seeds", "0..20", "-o", "a"]);
+    run(&["sweep", "--seeds", "0..20", "--shard", "0/2", "-o", "s0"]);
+    run(&["sweep", "--seeds", "0..20", "--shard", "1/2", "-o", "s1"]);
+    run(&["merge", "s0", "s1", "-o", "merged"]);
+    run(&["compare", "--baseline", "naive", "--candidate", "resilient", "--seeds", "0..20", "-o", "c"]);
+    run(&["report", "a", "-o", "r.html"]);
+    run(&["shrink", "--agent", "naive", "--seed", "35", "-o", "m.ron"]);
+    let trace = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/traces/refund_storm.jsonl");
+    run(&["import-trace", trace, "--agent", "naive", "--seed", "1", "-o", "t.ron"]);
+    std::fs::create_dir(dir.path().join("sessions")).unwrap();
+    std::fs::copy(dir.path().join("m.ron"), dir.path().join("sessions/m.ron")).unwrap();
+    run(&["summarize", "sessions", "-o", "sum"]);
+    for written in ["a/summary.json", "merged/summary.json", "c/compare.json", "r.html", "sum/summary.json"] {
+        assert!(dir.path().join(written).is_file(), "{written}");
+    }
+}
+
+/// `import-trace` names its scenario as every command does (positional); the
+/// old `--scenario` flag still works and writes the same incident.
+#[test]
+fn import_trace_takes_the_scenario_positionally_and_as_the_old_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/traces/refund_storm.jsonl");
+    let positional = agentsim(dir.path(), &["import-trace", trace, "support_desk", "-o", "a.ron"], &[]);
+    assert!(positional.status.success(), "{}", text(&positional));
+    let flag = agentsim(dir.path(), &["import-trace", trace, "--scenario", "support_desk", "-o", "b.ron"], &[]);
+    assert!(flag.status.success(), "{}", text(&flag));
+    assert_eq!(std::fs::read(dir.path().join("a.ron")).unwrap(), std::fs::read(dir.path().join("b.ron")).unwrap());
+    let both =
+        agentsim(dir.path(), &["import-trace", trace, "support_desk", "--scenario", "newsroom", "-o", "c.ron"], &[]);
+    assert_eq!(both.status.code(), Some(2), "{}", text(&both));
+}
+
+/// Parses stdout as exactly one JSON document.
+fn json_stdout(output: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not one JSON document: {e}\n{}", text(output)))
+}
+
+/// `--json` on run, replay, check, compare and list: stdout is one JSON document
+/// with the documented fields; status lines stay on stderr.
+#[test]
+fn json_output_is_one_document_on_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| agentsim(dir.path(), args, &[]);
+    let list = json_stdout(&run(&["list", "--json"]));
+    assert!(list["scenarios"].as_array().unwrap().iter().any(|s| s["name"] == "support_desk"), "{list}");
+    assert!(list["presets"].as_array().unwrap().iter().any(|s| s["name"] == "resilient"), "{list}");
+
+    let ran = run(&["run", "--agent", "naive", "--seed", "25", "--json", "--record", "i.ron"]);
+    assert!(ran.status.success(), "{}", text(&ran));
+    let t = json_stdout(&ran);
+    assert_eq!(t["outcome"], "violation");
+    assert_eq!(t["scenario"], "support_desk");
+    assert!(t["digest"].as_str().unwrap().len() == 32 && t["timeline"].as_array().unwrap().len() > 5, "{t}");
+    assert!(String::from_utf8_lossy(&ran.stderr).contains("recorded i.ron"));
+
+    let replayed = json_stdout(&run(&["replay", "i.ron", "--json"]));
+    assert_eq!((replayed["passed"].as_u64(), replayed["failed"].as_u64()), (Some(1), Some(0)), "{replayed}");
+    assert_eq!(replayed["results"][0]["digest"], t["digest"]);
+    let with = run(&["replay", "i.ron", "--agent", "naive", "--json"]);
+    assert_eq!(with.status.code(), Some(1), "naive does not succeed on its own violation");
+    assert_eq!(json_stdout(&with)["results"][0]["pass"], false);
+
+    assert!(run(&["sweep", "--seeds", "0..50", "-o", "o"]).status.success());
+    let gate = concat!(env!("CARGO_MANIFEST_DIR"), "/seeds/gates/release.ron");
+    let checked = run(&["check", gate, "o", "--json"]);
+    let c = json_stdout(&checked);
+    assert_eq!(
+        c["rules"].as_array().unwrap().len() as u64,
+        c["passed"].as_u64().unwrap() + c["failed"].as_u64().unwrap()
+    );
+    assert_eq!(checked.status.code(), Some(if c["failed"] == 0 { 0 } else { 1 }));
+
+    let compared = json_stdout(&run(&[
+        "compare",
+        "--baseline",
+        "naive",
+        "--candidate",
+        "resilient",
+        "--seeds",
+        "0..30",
+        "--json",
+    ]));
+    assert_eq!(compared["baseline"]["trajectories"], 30);
+    assert!(compared["comparison"].is_object(), "{compared}");
+}
+
+/// `agentsim mcp --verdict FILE|-` writes the judged session as one JSON object,
+/// and `--fail-on-failure` exits 1 when it did not succeed.
+#[test]
+fn mcp_writes_its_verdict_as_json_and_can_fail() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = env!("CARGO_BIN_EXE_agentsim");
+    let session = |args: &[&str]| {
+        std::process::Command::new(bin)
+            .current_dir(dir.path())
+            .args(["mcp", "--seed", "1"])
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    // A client that closes stdin at once did nothing: not a success.
+    let quiet = session(&["--verdict", "v.json"]);
+    assert!(quiet.status.success(), "{}", text(&quiet));
+    let verdict: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("v.json")).unwrap()).unwrap();
+    assert_ne!(verdict["outcome"], "success", "{verdict}");
+    assert_eq!(verdict["seed"], 1);
+    let failing = session(&["--verdict", "-", "--fail-on-failure"]);
+    assert_eq!(failing.status.code(), Some(1), "{}", text(&failing));
+    let stderr = String::from_utf8_lossy(&failing.stderr);
+    let last: serde_json::Value = serde_json::from_str(stderr.lines().last().unwrap()).unwrap();
+    assert_eq!(last["digest"], verdict["digest"]);
+}
+
+/// Shell completions and the manual page come from the parser's definitions.
+#[test]
+fn completions_and_the_manual_page_cover_every_subcommand() {
+    let dir = tempfile::tempdir().unwrap();
+    let bash = agentsim(dir.path(), &["completions", "bash"], &[]);
+    assert!(bash.status.success(), "{}", text(&bash));
+    let script = String::from_utf8_lossy(&bash.stdout);
+    let man = agentsim(dir.path(), &["man"], &[]);
+    assert!(man.status.success(), "{}", text(&man));
+    let page = String::from_utf8_lossy(&man.stdout);
+    assert!(page.starts_with(".ie") || page.contains(".TH agentsim"), "{}", &page[..200.min(page.len())]);
+    for sub in ["sweep", "run", "compare", "check", "import-trace", "mcp", "summarize"] {
+        assert!(script.contains(sub), "bash completion lacks {sub}");
+        assert!(page.contains(&format!("agentsim-{sub}")), "the manual lacks agentsim-{sub}");
+    }
+    let unknown = agentsim(dir.path(), &["completions", "cmd.exe"], &[]);
+    assert_eq!(unknown.status.code(), Some(2));
+}

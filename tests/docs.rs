@@ -56,3 +56,46 @@ fn the_layer_defaults_in_seeds_readme_are_the_defaults() {
     ];
     assert_eq!(stack.layers, defaults);
 }
+
+/// The inline forms (`Name(field: value)`) listed under `heading` in seeds/README.md,
+/// up to the next heading: the code of a list item's head (before its `: `
+/// explanation) or of a table row's first cell.
+fn listed_forms(readme: &str, heading: &str) -> Vec<String> {
+    let section = readme.split(heading).nth(1).unwrap_or_else(|| panic!("seeds/README.md has {heading}"));
+    let section = section.split("\n#").next().unwrap();
+    let mut forms = Vec::new();
+    for line in section.lines() {
+        let head = if let Some(item) = line.strip_prefix("- ") {
+            item.split("`: ").next().unwrap()
+        } else if let Some(row) = line.strip_prefix("| ") {
+            row.split(" | ").next().unwrap()
+        } else {
+            continue;
+        };
+        let codes = head.split('`').skip(1).step_by(2);
+        forms.extend(codes.filter(|c| c.starts_with(|c: char| c.is_ascii_uppercase())).map(str::to_string));
+    }
+    forms
+}
+
+/// Every latency, fault and schedule form seeds/README.md lists parses as
+/// written (the list once showed `AfterCalls(n)`, which no parser accepts).
+#[test]
+fn the_latency_fault_and_schedule_forms_in_seeds_readme_parse_as_written() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/README.md")).unwrap();
+    let options = agentsim_worlds::scenario::ron_options();
+    let mut parsed = 0;
+    for form in listed_forms(&readme, "### Latency") {
+        options.from_str::<agentsim_engine::latency::Latency>(&form).unwrap_or_else(|e| panic!("`{form}`: {e}"));
+        parsed += 1;
+    }
+    for form in listed_forms(&readme, "### Faults") {
+        options.from_str::<agentsim_engine::fault::Fault>(&form).unwrap_or_else(|e| panic!("`{form}`: {e}"));
+        parsed += 1;
+    }
+    for form in listed_forms(&readme, "### Schedules") {
+        options.from_str::<agentsim_engine::fault::Schedule>(&form).unwrap_or_else(|e| panic!("`{form}`: {e}"));
+        parsed += 1;
+    }
+    assert!(parsed >= 18, "found only {parsed} forms: the lists moved?");
+}

@@ -239,7 +239,9 @@ fn an_agent_that_exits_at_once_ends_its_trajectory_never_the_process() {
     let mut digests = Vec::new();
     for _ in 0..10 {
         let output = agentsim(dir.path(), &["run", "--agent", "cmd:true"], &[]);
-        assert!(output.status.success(), "{}", text(&output));
+        // The agent could not be driven: exit 1, the reason on stderr.
+        assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+        assert!(String::from_utf8_lossy(&output.stderr).contains("agent_error: "), "{}", text(&output));
         let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
         assert!(stdout.contains("outcome: agent_error"), "{stdout}");
         digests.push(stdout.lines().find(|l| l.starts_with("digest:")).unwrap().to_string());
@@ -273,7 +275,7 @@ fn stderr_stays_out_of_the_digest_and_on_one_timeline_line() {
     let dir = tempfile::tempdir().unwrap();
     let command = format!("cmd:python3 {}/tests/external_agents/pid_on_stderr.py", env!("CARGO_MANIFEST_DIR"));
     let output = agentsim(dir.path(), &["run", "--agent", &command], &[]);
-    assert!(output.status.success(), "{}", text(&output));
+    assert_eq!(output.status.code(), Some(1), "the agent gave up: agent_error; {}", text(&output));
     let stdout = String::from_utf8_lossy(&output.stdout);
     let line = stdout.lines().find(|l| l.contains(" stderr pid ")).unwrap_or_else(|| panic!("{stdout}"));
     assert!(line.contains(r"\nstarting") && line.contains(r"gives up\n\u{1b}[31mred"), "{line}");

@@ -7,7 +7,7 @@ use clap::Args;
 
 use agentsim::gate::Gate;
 
-use super::output::outln;
+use super::output::{outln, stdout_json};
 use super::{Failure, load};
 
 /// Exit code when a rule fails.
@@ -20,6 +20,10 @@ pub struct CheckArgs {
     gate: PathBuf,
     /// A sweep's output directory (holding summary.json), or a summary.json itself.
     dir: PathBuf,
+    /// Print one JSON document instead of text: `gate`, `summary`, `rules`
+    /// (each `metric`, `bound`, `measured`, `pass`), `passed`, `failed`.
+    #[arg(long)]
+    json: bool,
 }
 
 /// Checks every rule, prints pass or fail with the measured value; exit 1 if any fails.
@@ -46,6 +50,23 @@ pub fn check(args: &CheckArgs) -> Result<ExitCode, Failure> {
         let (line, column) = gate.locate_rule(&text, index);
         Failure::input(format!("{gate_path}:{line}:{column}: field `metric`: {message}"))
     })?;
+    let failed = results.iter().filter(|r| !r.pass).count();
+    let code = if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(EXIT_CHECK_FAILED) };
+    if args.json {
+        let rules: Vec<serde_json::Value> = results
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "metric": r.metric, "bound": r.bound.to_string(), "measured": r.measured, "pass": r.pass,
+                })
+            })
+            .collect();
+        stdout_json(&serde_json::json!({
+            "gate": gate_path, "name": gate.name, "summary": summary_path.display().to_string(),
+            "rules": rules, "passed": results.len() - failed, "failed": failed,
+        }))?;
+        return Ok(code);
+    }
     let title =
         if gate.name.is_empty() { String::new() } else { format!(" ({})", agentsim::timeline::printable(&gate.name)) };
     outln!("gate {gate_path}{title} on {}", summary_path.display())?;
@@ -56,14 +77,12 @@ pub fn check(args: &CheckArgs) -> Result<ExitCode, Failure> {
         let rule = agentsim::timeline::printable(&rule);
         outln!("{}  {rule:<width$}  measured {measured}", if r.pass { "pass" } else { "FAIL" })?;
     }
-    let failed = results.iter().filter(|r| !r.pass).count();
     if failed == 0 {
         outln!("all {} rules pass", results.len())?;
-        Ok(ExitCode::SUCCESS)
     } else {
         outln!("{failed} of {} rules failed", results.len())?;
-        Ok(ExitCode::from(EXIT_CHECK_FAILED))
     }
+    Ok(code)
 }
 
 /// A summary beside its rows must be what the rows give: `summary.json` is a

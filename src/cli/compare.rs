@@ -1,5 +1,6 @@
 //! `agentsim compare`: two stacks on the same seeds, analysed pair by pair.
 
+use agentsim::text::percent;
 use std::ops::Range;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,7 +13,7 @@ use agentsim::{Runner, SummaryBuilder};
 use agentsim_engine::paired::Difference;
 use agentsim_engine::stats::Rate;
 
-use super::output::{errln, lock_dir, stdout_text, write_atomic};
+use super::output::{errln, lock_dir, stdout_json, stdout_text, write_atomic};
 use super::progress::Progress;
 use super::{Failure, load, parse_fault_scale, parse_seeds};
 
@@ -38,7 +39,7 @@ pub struct CompareArgs {
     #[arg(long, default_value_t = load::TURN_LIMIT_MS_DEFAULT)]
     turn_limit_ms: u64,
     /// Also write DIR/compare.json (created if missing).
-    #[arg(long)]
+    #[arg(short = 'o', long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// How many disagreeing seeds to print (all are in compare.json).
     #[arg(long, default_value_t = 10)]
@@ -46,6 +47,11 @@ pub struct CompareArgs {
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
+    /// Print one JSON document instead of text: the comparison (as compare.json)
+    /// and each stack's summary (as summary.json), under `comparison`,
+    /// `baseline` and `candidate`.
+    #[arg(long)]
+    json: bool,
 }
 
 /// Runs both stacks on every seed, prints the paired analysis.
@@ -77,11 +83,19 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
         let json = serde_json::to_string_pretty(&comparison).expect("a comparison is plain data") + "\n";
         write_atomic(&out.join("compare.json"), json.as_bytes())?;
     }
-    stdout_text(&render(&comparison, &args.scenario, args.show))?;
     let finish = |builder: SummaryBuilder, spec: &str| {
         builder.finish(&prepared.scenario.name, spec, args.seeds.clone(), args.fault_scale)
     };
-    stdout_text(&side_by_side(&finish(baseline_summary, &args.baseline), &finish(candidate_summary, &args.candidate)))?;
+    let (baseline_summary, candidate_summary) =
+        (finish(baseline_summary, &args.baseline), finish(candidate_summary, &args.candidate));
+    if args.json {
+        stdout_json(&serde_json::json!({
+            "comparison": comparison, "baseline": baseline_summary, "candidate": candidate_summary,
+        }))?;
+    } else {
+        stdout_text(&render(&comparison, &args.scenario, args.show))?;
+        stdout_text(&side_by_side(&baseline_summary, &candidate_summary))?;
+    }
     if let Some(out) = &args.out {
         errln!("wrote {}/compare.json", out.display());
     }
@@ -116,7 +130,7 @@ fn spread(s: &agentsim::summary::Spread) -> String {
 }
 
 fn rate(r: &Rate) -> String {
-    format!("{:.1}% ({}/{}) [{:.1}%, {:.1}%]", 100.0 * r.rate, r.count, r.n, 100.0 * r.lo, 100.0 * r.hi)
+    format!("{} ({}/{}) [{}, {}]", percent(r.rate), r.count, r.n, percent(r.lo), percent(r.hi))
 }
 
 fn points(d: &Difference) -> String {

@@ -7,7 +7,7 @@ use agentsim::incident::{Incident, Replay};
 use agentsim::shrink::shrink as shrink_seed;
 use agentsim_engine::Outcome;
 
-use super::output::{check_target, errln, outln, write_atomic};
+use super::output::{check_target, errln, outln, stdout_json, write_atomic};
 use super::{Failure, Setup, load};
 
 /// Reads and parses an incident file.
@@ -16,61 +16,122 @@ pub fn load_incident(path: &str) -> Result<Incident, Failure> {
     Incident::parse(&text, path).map_err(|e| Failure::input(e.to_string()))
 }
 
+/// What replaying one incident gave.
+#[derive(serde::Serialize)]
+struct Replayed {
+    file: String,
+    /// The stack replayed with (`--agent`), or none for the recorded one.
+    agent: Option<String>,
+    pass: bool,
+    outcome: Outcome,
+    digest: String,
+    /// The outcome the replay was judged on: the recorded one, or what the
+    /// incident expects of `agent`.
+    expected: Outcome,
+    /// The recorded digest (replays without `--agent` must match it).
+    expected_digest: Option<String>,
+    /// Why it failed, in words.
+    detail: Option<String>,
+    /// The first event that differs (replays without `--agent`).
+    first_difference: Option<serde_json::Value>,
+}
+
 /// Replays each file; with `agent`, judges that stack on the outcome the incident
-/// expects of it (success unless its `expect` says otherwise).
-pub fn replay(files: &[String], agent: Option<&str>) -> Result<ExitCode, Failure> {
+/// expects of it (success unless its `expect` says otherwise). `json` prints one
+/// JSON document instead of text.
+pub fn replay(files: &[String], agent: Option<&str>, json: bool) -> Result<ExitCode, Failure> {
     let incidents: Vec<(String, Incident)> =
         files.iter().map(|f| load_incident(f).map(|i| (f.clone(), i))).collect::<Result<_, _>>()?;
-    let mut failed = 0;
+    let mut results = Vec::new();
     for (file, incident) in &incidents {
-        let prepared = incident.prepared();
-        match agent {
-            None => {
-                let replayed = incident.replay(&prepared, None);
-                match incident.check(&prepared, &replayed) {
-                    Replay::Match => outln!("PASS {file}: {} (digest {})", incident.outcome, incident.digest)?,
-                    Replay::Diverged { outcome, digest, first_difference } => {
-                        failed += 1;
-                        if outcome == incident.outcome && digest == incident.digest {
-                            outln!(
-                                "FAIL {file}: replayed {outcome} (digest {digest}) as recorded, but its timeline differs from the one the file holds (edited?)"
-                            )?;
-                        } else {
-                            outln!(
-                                "FAIL {file}: recorded {} (digest {}), replayed {outcome} (digest {digest})",
-                                incident.outcome,
-                                incident.digest
-                            )?;
-                        }
-                        if let Some(d) = first_difference {
-                            outln!("  first difference, event {}:", d.index + 1)?;
-                            outln!("    recorded: {}", agentsim::timeline::printable(&d.recorded))?;
-                            outln!("    replayed: {}", agentsim::timeline::printable(&d.replayed))?;
-                        }
-                        outln!("  reproduce: agentsim replay {file}")?;
-                    }
-                }
+        results.push(replay_one(file, incident, agent)?);
+    }
+    let failed = results.iter().filter(|r| !r.pass).count();
+    if json {
+        stdout_json(&serde_json::json!({ "results": results, "passed": results.len() - failed, "failed": failed }))?;
+    } else {
+        for r in &results {
+            print_replayed(r)?;
+        }
+        outln!("{} passed, {failed} failed", results.len() - failed)?;
+    }
+    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+fn replay_one(file: &str, incident: &Incident, agent: Option<&str>) -> Result<Replayed, Failure> {
+    let prepared = incident.prepared();
+    let Some(spec) = agent else {
+        let replayed = incident.replay(&prepared, None);
+        let mut result = Replayed {
+            file: file.to_string(),
+            agent: None,
+            pass: true,
+            outcome: replayed.outcome,
+            digest: replayed.digest.to_string(),
+            expected: incident.outcome,
+            expected_digest: Some(incident.digest.to_string()),
+            detail: None,
+            first_difference: None,
+        };
+        if let Replay::Diverged { outcome, digest, first_difference } = incident.check(&prepared, &replayed) {
+            result.pass = false;
+            result.detail = Some(if outcome == incident.outcome && digest == incident.digest {
+                format!(
+                    "replayed {outcome} (digest {digest}) as recorded, but its timeline differs from the one the file holds (edited?)"
+                )
+            } else {
+                format!(
+                    "recorded {} (digest {}), replayed {outcome} (digest {digest})",
+                    incident.outcome, incident.digest
+                )
+            });
+            result.first_difference = first_difference
+                .map(|d| serde_json::json!({ "event": d.index + 1, "recorded": d.recorded, "replayed": d.replayed }));
+        }
+        return Ok(result);
+    };
+    let stack = load::agent(spec, &prepared, load::TURN_LIMIT_MS_DEFAULT, None)?;
+    let replayed = incident.replay(&prepared, Some(&stack));
+    let expected = incident.expect.get(spec).copied().unwrap_or(Outcome::Success);
+    let pass = replayed.outcome == expected;
+    Ok(Replayed {
+        file: file.to_string(),
+        agent: Some(spec.to_string()),
+        pass,
+        outcome: replayed.outcome,
+        digest: replayed.digest.to_string(),
+        expected,
+        expected_digest: None,
+        detail: (!pass).then(|| replayed.verdict.detail.clone()),
+        first_difference: None,
+    })
+}
+
+fn print_replayed(r: &Replayed) -> Result<(), Failure> {
+    let file = &r.file;
+    match (&r.agent, r.pass) {
+        (None, true) => outln!("PASS {file}: {} (digest {})", r.outcome, r.digest),
+        (None, false) => {
+            outln!("FAIL {file}: {}", r.detail.as_deref().unwrap_or_default())?;
+            if let Some(d) = &r.first_difference {
+                let text = |key: &str| agentsim::timeline::printable(d[key].as_str().unwrap_or_default()).into_owned();
+                outln!("  first difference, event {}:", d["event"])?;
+                outln!("    recorded: {}", text("recorded"))?;
+                outln!("    replayed: {}", text("replayed"))?;
             }
-            Some(spec) => {
-                let stack = load::agent(spec, &prepared, load::TURN_LIMIT_MS_DEFAULT, None)?;
-                let replayed = incident.replay(&prepared, Some(&stack));
-                let expected = incident.expect.get(spec).copied().unwrap_or(agentsim_engine::Outcome::Success);
-                if replayed.outcome == expected {
-                    outln!("PASS {file} with {spec}: {} (expected {expected})", replayed.outcome)?;
-                } else {
-                    failed += 1;
-                    outln!(
-                        "FAIL {file} with {spec}: {} (expected {expected}): {}",
-                        replayed.outcome,
-                        replayed.verdict.detail
-                    )?;
-                    outln!("  reproduce: agentsim replay {file} --agent {spec}")?;
-                }
-            }
+            outln!("  reproduce: agentsim replay {file}")
+        }
+        (Some(spec), true) => outln!("PASS {file} with {spec}: {} (expected {})", r.outcome, r.expected),
+        (Some(spec), false) => {
+            outln!(
+                "FAIL {file} with {spec}: {} (expected {}): {}",
+                r.outcome,
+                r.expected,
+                r.detail.as_deref().unwrap_or_default()
+            )?;
+            outln!("  reproduce: agentsim replay {file} --agent {spec}")
         }
     }
-    outln!("{} passed, {failed} failed", incidents.len() - failed)?;
-    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
 /// Shrinks a failing seed and writes the minimal incident.

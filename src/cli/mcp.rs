@@ -41,6 +41,15 @@ pub struct McpArgs {
     /// records them, so its replay runs them too.
     #[arg(long, value_name = "FILE")]
     layers: Option<String>,
+    /// Also write the verdict as one JSON object (the trajectory without its
+    /// events, as `run --json` prints it) to FILE, or with `-` as the last line
+    /// of stderr, for a program to read.
+    #[arg(long, value_name = "FILE")]
+    verdict: Option<PathBuf>,
+    /// Exit 1 when the session's outcome is not success (by default any judged
+    /// session exits 0: the outcome is a result, not an error).
+    #[arg(long)]
+    fail_on_failure: bool,
 }
 
 /// Runs the server until stdin closes; the verdict goes to stderr (stdout is the
@@ -60,7 +69,7 @@ pub fn mcp(args: &McpArgs) -> Result<ExitCode, Failure> {
             mcp::WALL_CLOCK_SCALE_MAX
         )));
     }
-    if let Some(path) = &args.record {
+    for path in [&args.record, &args.verdict].into_iter().flatten().filter(|p| p.as_os_str() != "-") {
         check_target(path)?;
     }
     let prepared = load::scenario(&args.scenario)?;
@@ -111,6 +120,18 @@ pub fn mcp(args: &McpArgs) -> Result<ExitCode, Failure> {
             incident.to_ron_bounded().map_err(|e| Failure::input(format!("{}: {e}", path.display())))?.as_bytes(),
         )?;
         errln!("recorded {}; replay it with: agentsim replay {}", path.display(), path.display());
+    }
+    if let Some(path) = &args.verdict {
+        let document = super::run::trajectory_document(&t, &prepared, "mcp");
+        let line = serde_json::to_string(&document).expect("a verdict is plain data");
+        if path.as_os_str() == "-" {
+            errln!("{line}");
+        } else {
+            write_atomic(path, (line + "\n").as_bytes())?;
+        }
+    }
+    if args.fail_on_failure && t.outcome != agentsim_engine::Outcome::Success {
+        return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
 }

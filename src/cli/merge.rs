@@ -13,7 +13,7 @@ pub struct MergeArgs {
     #[arg(required = true, value_name = "DIR")]
     shards: Vec<PathBuf>,
     /// Where to write the merged trajectories.csv, summary.json and failures/.
-    #[arg(long)]
+    #[arg(short = 'o', long, value_name = "DIR")]
     out: PathBuf,
 }
 

@@ -11,6 +11,7 @@ pub(crate) mod output;
 mod progress;
 mod report;
 mod run;
+mod shell;
 mod summarize;
 mod sweep;
 mod tau2;
@@ -76,7 +77,7 @@ enum Command {
     /// Run many seeds in parallel; write trajectories.csv and summary.json.
     Sweep(SweepArgs),
     /// List the built-in scenarios and agent presets.
-    List,
+    List(ListArgs),
     /// Replay incident files: exit 0 when each reproduces its outcome and digest.
     Replay(ReplayArgs),
     /// Shrink a failing seed to its minimal fault schedule and write it as an incident.
@@ -97,6 +98,10 @@ enum Command {
     Mcp(mcp::McpArgs),
     /// Turn a tau2-bench domain folder (db.json, tasks.json, policy.md) into a scripted world.
     ImportTau2(tau2::ImportTau2Args),
+    /// Print the shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(shell::CompletionsArgs),
+    /// Print the manual page (roff) of agentsim and every subcommand.
+    Man,
 }
 
 /// Where the scenario and the agent come from.
@@ -175,6 +180,19 @@ struct RunArgs {
     /// AGENT=OUTCOME (for example resilient=success); repeatable.
     #[arg(long, value_name = "AGENT=OUTCOME", value_parser = parse_expect, requires = "record")]
     expect: Vec<(String, Outcome)>,
+    /// Print one JSON document instead of the timeline: the trajectory
+    /// (`outcome`, `verdict`, `end_reason`, `metrics`, `minefields`, `digest`,
+    /// ...) with `scenario`, `agent`, `task` and `timeline` (its lines).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+struct ListArgs {
+    /// Print one JSON document instead of text: `scenarios` and `presets`, each
+    /// a list of `name` and `description`.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -186,6 +204,10 @@ struct ReplayArgs {
     /// of it (`expect`), success by default.
     #[arg(long)]
     agent: Option<String>,
+    /// Print one JSON document instead of text: `results` (each `file`, `agent`,
+    /// `pass`, `outcome`, `digest`, `expected`, `detail`), `passed`, `failed`.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -212,9 +234,13 @@ struct ImportTraceArgs {
     /// The trace: one JSON object per tool call (docs/traces.md).
     #[arg(value_name = "TRACE.jsonl")]
     trace: String,
-    /// The scenario whose world and tools the trace ran against: a file or a built-in name.
-    #[arg(long, default_value = agentsim::builtin::DEFAULT_SCENARIO)]
-    scenario: String,
+    /// The scenario whose world and tools the trace ran against: a file or a
+    /// built-in name (positional, as in every other command).
+    #[arg(value_name = "SCENARIO")]
+    scenario: Option<String>,
+    /// The same, as a flag (the form of earlier versions).
+    #[arg(long = "scenario", value_name = "SCENARIO", hide = true, conflicts_with = "scenario")]
+    scenario_flag: Option<String>,
     /// The stack to replay the trace with (the one that ran in production).
     #[arg(long, default_value = "resilient")]
     agent: String,
@@ -248,7 +274,7 @@ struct SweepArgs {
     #[arg(long, default_value = "0..1000", value_parser = parse_seeds)]
     seeds: Range<u64>,
     /// Directory for trajectories.csv and summary.json (created if missing).
-    #[arg(long, default_value = "out")]
+    #[arg(short = 'o', long, default_value = "out", value_name = "DIR")]
     out: PathBuf,
     /// Continue the interrupted sweep in DIR (instead of --out): the arguments must
     /// be those it ran with; the result is the files one uninterrupted run writes.
@@ -299,10 +325,12 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, Failure> {
             .map_err(|e| Failure::input(format!("--threads {threads}: {e}")))?;
     }
     match cli.command {
-        Command::Run(args) => run::run(&args.setup, args.seed, args.record.as_deref(), &args.expect),
-        Command::Replay(args) => incident::replay(&args.files, args.agent.as_deref()),
+        Command::Run(args) => run::run(&args.setup, args.seed, args.record.as_deref(), &args.expect, args.json),
+        Command::Replay(args) => incident::replay(&args.files, args.agent.as_deref(), args.json),
         Command::ImportTrace(args) => {
-            incident::import_trace(&args.trace, &args.scenario, &args.agent, args.seed, &args.out, &args.expect)
+            let scenario = args.scenario.or(args.scenario_flag);
+            let scenario = scenario.as_deref().unwrap_or(agentsim::builtin::DEFAULT_SCENARIO);
+            incident::import_trace(&args.trace, scenario, &args.agent, args.seed, &args.out, &args.expect)
         }
         Command::Shrink(args) => {
             incident::shrink(&args.setup, args.seed, args.incident.as_deref(), &args.out, &args.expect)
@@ -315,18 +343,36 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Summarize(args) => summarize::summarize(&args),
         Command::Mcp(args) => mcp::mcp(&args),
         Command::ImportTau2(args) => tau2::import_tau2(&args),
-        Command::List => {
-            outln!("scenarios:")?;
-            for (name, text) in agentsim::builtin::SCENARIOS {
-                // Built-ins are parsed by the tests; a description is shown when present.
-                let about = agentsim_worlds::Scenario::parse(text, name).map(|s| s.description).unwrap_or_default();
-                outln!("  {name:<16} {about}")?;
-            }
-            outln!("agent presets (or a stack file .ron, or cmd:COMMAND for an external agent):")?;
-            for (name, about) in agentsim_agents::PRESETS {
-                outln!("  {name:<10} {about}")?;
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Completions(args) => shell::completions(&args),
+        Command::Man => shell::man(),
+        Command::List(args) => list(args.json),
     }
+}
+
+/// `agentsim list`: the built-in scenarios and the presets.
+fn list(json: bool) -> Result<ExitCode, Failure> {
+    // Built-ins are parsed by the tests; a description is shown when present.
+    let scenarios: Vec<(&str, String)> = agentsim::builtin::SCENARIOS
+        .iter()
+        .map(|(name, text)| {
+            (*name, agentsim_worlds::Scenario::parse(text, name).map(|s| s.description).unwrap_or_default())
+        })
+        .collect();
+    if json {
+        let entry = |name: &str, about: &str| serde_json::json!({ "name": name, "description": about });
+        output::stdout_json(&serde_json::json!({
+            "scenarios": scenarios.iter().map(|(n, a)| entry(n, a)).collect::<Vec<_>>(),
+            "presets": agentsim_agents::PRESETS.iter().map(|(n, a)| entry(n, a)).collect::<Vec<_>>(),
+        }))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    outln!("scenarios:")?;
+    for (name, about) in &scenarios {
+        outln!("  {name:<16} {about}")?;
+    }
+    outln!("agent presets (or a stack file .ron, or cmd:COMMAND for an external agent):")?;
+    for (name, about) in agentsim_agents::PRESETS {
+        outln!("  {name:<10} {about}")?;
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -70,3 +70,10 @@ macro_rules! errln {
     };
 }
 pub(crate) use errln;
+
+/// Prints `value` as the one JSON document of a `--json` command (pretty, one
+/// trailing newline), as [`stdout_text`].
+pub fn stdout_json(value: &impl serde::Serialize) -> Result<(), Failure> {
+    let text = serde_json::to_string_pretty(value).expect("a command's result is plain data");
+    stdout_text(&(text + "\n"))
+}

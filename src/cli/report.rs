@@ -116,8 +116,8 @@ pub fn report(args: &ReportArgs) -> Result<ExitCode, Failure> {
     errln!(
         "wrote {} ({}, {}, {} bytes)",
         args.out.display(),
-        agentsim::report::counted(inputs.len() as u64, "sweep", "sweeps"),
-        agentsim::report::counted(comparisons.len() as u64, "comparison", "comparisons"),
+        agentsim::text::counted(inputs.len() as u64, "sweep", "sweeps"),
+        agentsim::text::counted(comparisons.len() as u64, "comparison", "comparisons"),
         html.len()
     );
     Ok(ExitCode::SUCCESS)

@@ -7,14 +7,22 @@ use std::path::Path;
 use agentsim::incident::Incident;
 use agentsim::timeline::printable;
 use agentsim::{Runner, timeline};
-use agentsim_engine::Outcome;
+use agentsim_agents::StackSpec;
+use agentsim_engine::{Outcome, Trajectory};
+use agentsim_worlds::Prepared;
 
-use super::output::{check_target, errln, outln, stdout_text, write_atomic};
+use super::output::{check_target, errln, outln, stdout_json, stdout_text, write_atomic};
 
 use super::{Failure, Setup, load};
 
 /// Runs one seed and prints its timeline and outcome.
-pub fn run(setup: &Setup, seed: u64, record: Option<&Path>, expect: &[(String, Outcome)]) -> Result<ExitCode, Failure> {
+pub fn run(
+    setup: &Setup,
+    seed: u64,
+    record: Option<&Path>,
+    expect: &[(String, Outcome)],
+    json: bool,
+) -> Result<ExitCode, Failure> {
     if let Some(path) = record {
         check_target(path)?;
     }
@@ -32,13 +40,49 @@ pub fn run(setup: &Setup, seed: u64, record: Option<&Path>, expect: &[(String, O
     {
         return Err(Failure::input(format!("--agent {}: the agent could not be started: {reason}", setup.agent)));
     }
-    let task = prepared.task_of(seed).map(|t| format!(", task {t}")).unwrap_or_default();
+    let timeline = timeline::render(&t, &prepared.catalog);
+    if json {
+        let mut document = trajectory_document(&t, &prepared, &setup.agent);
+        document["timeline"] = timeline.lines().collect::<Vec<_>>().into();
+        stdout_json(&document)?;
+    } else {
+        print_text(setup, &prepared, &t, &timeline)?;
+    }
+    if let Some(path) = record {
+        record_incident(setup, &prepared, &stack, &t, (seed, fault_scale), expect, path)?;
+    }
+    // Any outcome the world judged is a result; an agent that could not be
+    // driven is not, and a script must be able to tell.
+    if t.outcome == Outcome::AgentError {
+        errln!("agent_error: {}", t.end_reason);
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A trajectory as one JSON object, without its events: `outcome`, `verdict`,
+/// `end_reason`, `metrics`, `minefields`, `digest`... with the `scenario`,
+/// `agent` and `task` it ran.
+pub(super) fn trajectory_document(t: &Trajectory, prepared: &Prepared, agent: &str) -> serde_json::Value {
+    let mut document = serde_json::to_value(t).expect("a trajectory is plain data");
+    let fields = document.as_object_mut().expect("a trajectory is an object");
+    fields.remove("events");
+    fields.insert("scenario".into(), prepared.scenario.name.clone().into());
+    fields.insert("agent".into(), agent.into());
+    fields.insert("task".into(), prepared.task_of(t.seed).into());
+    document
+}
+
+/// The timeline and the outcome, as text.
+fn print_text(setup: &Setup, prepared: &Prepared, t: &Trajectory, timeline: &str) -> Result<(), Failure> {
+    let task = prepared.task_of(t.seed).map(|t| format!(", task {t}")).unwrap_or_default();
     outln!(
-        "agentsim run: scenario {}, agent {}, seed {seed}{task}",
+        "agentsim run: scenario {}, agent {}, seed {}{task}",
         printable(&prepared.scenario.name),
-        printable(&setup.agent)
+        printable(&setup.agent),
+        t.seed
     )?;
-    stdout_text(&timeline::render(&t, &prepared.catalog))?;
+    stdout_text(timeline)?;
     let m = &t.metrics;
     outln!(
         "outcome: {}  turns {}  tool calls {} ({} failed, {} faults)  tokens {}  cost ${}  virtual time {:.1} s",
@@ -51,19 +95,29 @@ pub fn run(setup: &Setup, seed: u64, record: Option<&Path>, expect: &[(String, O
         agentsim::summary::usd(m.cost_micro_usd),
         m.virtual_ms as f64 / 1000.0
     )?;
-    outln!("digest:  {}", t.digest)?;
-    if let Some(path) = record {
-        let mut incident = Incident::record(&prepared, None, seed, fault_scale, &setup.agent, &stack, &t);
-        incident.swarm = setup.swarm;
-        for (agent, outcome) in expect {
-            load::agent(agent, &prepared, load::TURN_LIMIT_MS_DEFAULT, None)?;
-            incident.expect.insert(agent.clone(), *outcome);
-        }
-        write_atomic(
-            path,
-            incident.to_ron_bounded().map_err(|e| Failure::input(format!("{}: {e}", path.display())))?.as_bytes(),
-        )?;
-        errln!("recorded {}; replay it with: agentsim replay {}", path.display(), path.display());
+    outln!("digest:  {}", t.digest)
+}
+
+/// Writes the run as an incident file at `path`.
+fn record_incident(
+    setup: &Setup,
+    prepared: &Prepared,
+    stack: &StackSpec,
+    t: &Trajectory,
+    (seed, fault_scale): (u64, f64),
+    expect: &[(String, Outcome)],
+    path: &Path,
+) -> Result<(), Failure> {
+    let mut incident = Incident::record(prepared, None, seed, fault_scale, &setup.agent, stack, t);
+    incident.swarm = setup.swarm;
+    for (agent, outcome) in expect {
+        load::agent(agent, prepared, load::TURN_LIMIT_MS_DEFAULT, None)?;
+        incident.expect.insert(agent.clone(), *outcome);
     }
-    Ok(ExitCode::SUCCESS)
+    write_atomic(
+        path,
+        incident.to_ron_bounded().map_err(|e| Failure::input(format!("{}: {e}", path.display())))?.as_bytes(),
+    )?;
+    errln!("recorded {}; replay it with: agentsim replay {}", path.display(), path.display());
+    Ok(())
 }

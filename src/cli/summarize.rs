@@ -2,6 +2,7 @@
 //! --record` or `mcp --record`) as the `trajectories.csv` and `summary.json` a
 //! sweep writes, so many seeds of a real agent are evaluated like a sweep.
 
+use agentsim::text::percent;
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -20,7 +21,7 @@ pub struct SummarizeArgs {
     #[arg(value_name = "DIR")]
     dir: PathBuf,
     /// Where to write trajectories.csv and summary.json.
-    #[arg(long)]
+    #[arg(short = 'o', long, value_name = "DIR")]
     out: PathBuf,
 }
 
@@ -71,13 +72,13 @@ pub fn summarize(args: &SummarizeArgs) -> Result<ExitCode, Failure> {
         )?;
     }
     outln!(
-        "summarized {} sessions of {} with {}: completion {:.1}% [{:.1}%, {:.1}%], digest {}",
+        "summarized {} sessions of {} with {}: completion {} [{}, {}], digest {}",
         summary.trajectories,
         summary.scenario,
         summary.agent,
-        summary.completion.rate * 100.0,
-        summary.completion.lo * 100.0,
-        summary.completion.hi * 100.0,
+        percent(summary.completion.rate),
+        percent(summary.completion.lo),
+        percent(summary.completion.hi),
         summary.digest
     )?;
     errln!("wrote {}/trajectories.csv and {}/summary.json", args.out.display(), args.out.display());

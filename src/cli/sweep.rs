@@ -1,5 +1,6 @@
 //! `agentsim sweep`: many seeds in parallel, results in seed order.
 
+use agentsim::text::percent;
 use std::ops::Range;
 use std::path::Path;
 use std::process::ExitCode;
@@ -282,7 +283,7 @@ fn pct(r: &Rate) -> (String, String) {
     if r.n == 0 {
         return ("n/a".into(), "(no trajectories)".into());
     }
-    (format!("{:.1}%  ({}/{})", r.rate * 100.0, r.count, r.n), format!("[{:.1}%, {:.1}%]", r.lo * 100.0, r.hi * 100.0))
+    (format!("{}  ({}/{})", percent(r.rate), r.count, r.n), format!("[{}, {}]", percent(r.lo), percent(r.hi)))
 }
 
 fn print_table(s: &Summary) -> Result<(), Failure> {
@@ -308,7 +309,7 @@ fn print_table(s: &Summary) -> Result<(), Failure> {
         table.add_row(vec![name.to_string(), value, interval]);
     }
     if let Some(p) = &s.pass_k {
-        let values: Vec<String> = p.values.iter().map(|(k, v)| format!("k={k} {:.1}%", 100.0 * v)).collect();
+        let values: Vec<String> = p.values.iter().map(|(k, v)| format!("k={k} {}", percent(*v))).collect();
         let (_, interval) = pct(&p.all_trials);
         table.add_row(vec![format!("pass^k ({} trials)", p.trials), values.join("  "), interval]);
     }
@@ -330,7 +331,7 @@ fn print_table(s: &Summary) -> Result<(), Failure> {
         s.cost_usd_per_success.as_ref().map_or("n/a".to_string(), |c| format!("${c}")),
         String::new(),
     ]);
-    let share = |count: u64| format!("{count}  ({:.1}%)", 100.0 * count as f64 / s.trajectories.max(1) as f64);
+    let share = |count: u64| format!("{count}  ({})", percent(count as f64 / s.trajectories.max(1) as f64));
     for (name, count) in s.outcomes.iter().filter(|(_, c)| *c > 0) {
         table.add_row(vec![format!("outcome {name}"), share(*count), String::new()]);
     }

@@ -16,7 +16,7 @@ pub struct ImportTau2Args {
     #[arg(value_name = "DIR")]
     dir: String,
     /// The folder to write the world into (a new path, or an empty folder).
-    #[arg(long, value_name = "OUT")]
+    #[arg(short = 'o', long, value_name = "OUT")]
     out: String,
 }
 
