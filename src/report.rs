@@ -76,6 +76,54 @@ fn raw(v: &Json) -> String {
     }
 }
 
+/// Characters of a label that fit left of a chart's bars (12 px text in
+/// `LEFT - 8` px); a longer label keeps its start and end around an ellipsis.
+const LABEL_CHARS_MAX: usize = 38;
+
+/// `label` cut to `max` characters, with the middle elided: stack labels differ
+/// at the start (the stack) and the end (the measure), rarely in between.
+fn fit(label: &str, max: usize) -> String {
+    let chars: Vec<char> = label.chars().collect();
+    if chars.len() <= max {
+        return label.to_string();
+    }
+    let head = (max - 1) / 2;
+    let tail = max - 1 - head;
+    let mut fitted: String = chars[..head].iter().collect();
+    fitted.push('…');
+    fitted.extend(&chars[chars.len() - tail..]);
+    fitted
+}
+
+/// An SVG text's content: the fitted label, with the whole one as its tooltip.
+fn label_text(label: &str, max: usize) -> String {
+    let fitted = fit(label, max);
+    if fitted == label { escape(label) } else { format!("<title>{}</title>{}", escape(label), escape(&fitted)) }
+}
+
+/// A number of summary.json for a table cell: integers as they are, other
+/// numbers with six significant digits (a Wilson bound's 17 digits said no more
+/// and overflowed the column), text escaped.
+pub fn table_number(v: &Json) -> String {
+    match v {
+        Json::Number(n) if n.is_f64() => {
+            let x = n.as_f64().unwrap_or(0.0);
+            if x == 0.0 || !x.is_finite() {
+                return format!("{x}");
+            }
+            if x.abs() < 1e-3 {
+                return format!("{x:.4e}");
+            }
+            let decimals = (5 - x.abs().log10().floor() as i32).clamp(0, 12) as usize;
+            let text = format!("{x:.decimals$}");
+            let text =
+                if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.').to_string() } else { text };
+            escape(&text)
+        }
+        other => escape(&raw(other)),
+    }
+}
+
 fn pct(x: f64) -> String {
     crate::text::percent(x)
 }
@@ -129,7 +177,7 @@ fn rate_row(out: &mut String, y: f64, label: &str, rate: &Json, fill: &str) {
         r##"<text x="{:.1}" y="{:.1}" font-size="12" text-anchor="end">{}</text>"##,
         LEFT - 8.0,
         y + 13.0,
-        escape(label)
+        label_text(label, LABEL_CHARS_MAX)
     );
     if num(&rate["n"]) > 0.0 {
         let (r, lo, hi) = (num(&rate["rate"]), num(&rate["lo"]), num(&rate["hi"]));
@@ -183,7 +231,7 @@ fn outcomes_chart(out: &mut String, inputs: &[ReportInput]) {
             r##"<text x="{:.1}" y="{:.1}" font-size="12" text-anchor="end">{}</text>"##,
             LEFT - 8.0,
             y + 13.0,
-            escape(&input.label)
+            label_text(&input.label, LABEL_CHARS_MAX)
         );
         let mut x = LEFT;
         for (name, fill) in OUTCOME_COLOURS {
@@ -252,6 +300,14 @@ fn histogram_chart(out: &mut String, id: &str, title: &str, spread: &Json, fill:
         return;
     }
     let width = num(&spread["histogram"]["bin_width"]).max(1.0);
+    // A long tail (a few runs at ten times the cost) squashed every other bar:
+    // the bins past p99 are one last bar, drawn lighter and labelled as such.
+    let shown_bins = ((num(&spread["p99"]) / width).floor() as usize + 1).min(counts.len());
+    let tail: Option<f64> = (counts.len() > shown_bins + 1).then(|| counts[shown_bins..].iter().sum());
+    let counts: Vec<f64> = match tail {
+        Some(t) => counts[..shown_bins].iter().copied().chain([t]).collect(),
+        None => counts,
+    };
     let height = 170.0;
     let (plot_left, plot_right, top, bottom) = (60.0, WIDTH - 20.0, 20.0, height - 40.0);
     svg_open(out, id, height, title);
@@ -260,17 +316,26 @@ fn histogram_chart(out: &mut String, id: &str, title: &str, spread: &Json, fill:
     for (i, c) in counts.iter().enumerate() {
         let h = c / peak * (bottom - top);
         let lo = i as f64 * width;
+        let is_tail = tail.is_some() && i + 1 == counts.len();
+        let what = if is_tail {
+            format!("{} and more (the tail past p99, up to {})", unit(lo), unit(num(&spread["max"])))
+        } else {
+            format!("{} to {}", unit(lo), unit(lo + width))
+        };
         let _ = write!(
             out,
-            r#"<rect x="{:.2}" y="{:.2}" width="{:.2}" height="{h:.2}" fill="{fill}" opacity="0.8"><title>{} to {}: {c}</title></rect>"#,
+            r#"<rect x="{:.2}" y="{:.2}" width="{:.2}" height="{h:.2}" fill="{fill}" opacity="{}"><title>{what}: {c}</title></rect>"#,
             plot_left + i as f64 * bar_w + 1.0,
             bottom - h,
             (bar_w - 2.0).max(1.0),
-            unit(lo),
-            unit(lo + width)
+            if is_tail { "0.35" } else { "0.8" },
         );
     }
     let span = counts.len() as f64 * width;
+    let right_label = match tail {
+        Some(_) => format!("{}+ (tail)", unit(span - width)),
+        None => unit(span),
+    };
     // Labels at alternating heights, so close percentiles stay readable.
     for (k, (name, key)) in [("p50", "p50"), ("p90", "p90"), ("p99", "p99")].into_iter().enumerate() {
         let v = num(&spread[key]);
@@ -291,7 +356,7 @@ fn histogram_chart(out: &mut String, id: &str, title: &str, spread: &Json, fill:
         bottom + 14.0,
         unit(0.0),
         bottom + 14.0,
-        unit(span),
+        right_label,
         (plot_left + plot_right) / 2.0,
         bottom + 30.0,
         unit(num(&spread["mean"])),
@@ -304,22 +369,53 @@ fn histogram_chart(out: &mut String, id: &str, title: &str, spread: &Json, fill:
 /// bare number) and its colour.
 type Series = (String, Vec<(String, Json)>, &'static str);
 
+/// The vertical range of a rate chart: the tenths that hold every point and
+/// every band (at least a tenth wide), so a surface between 92% and 99% is not
+/// a flat line under a 0-100% axis. The axis labels say where it starts.
+fn rate_range(series: &[Series]) -> (f64, f64) {
+    let (mut lo, mut hi) = (1.0_f64, 0.0_f64);
+    for (_, points, _) in series {
+        for (_, r) in points {
+            let (a, b) = if r.is_object() {
+                let rate = num(&r["rate"]);
+                (r.get("lo").map_or(rate, num), r.get("hi").map_or(rate, num))
+            } else {
+                (num(r), num(r))
+            };
+            (lo, hi) = (lo.min(a), hi.max(b));
+        }
+    }
+    if lo > hi {
+        return (0.0, 1.0);
+    }
+    let (mut lo, mut hi) = (((lo * 10.0).floor() / 10.0).max(0.0), ((hi * 10.0).ceil() / 10.0).min(1.0));
+    if hi - lo < 0.1 {
+        if hi >= 1.0 { lo = hi - 0.1 } else { hi = lo + 0.1 }
+    }
+    (lo, hi)
+}
+
 /// A line chart of rates with a 95% band; `points` are (x label, rate object).
 fn line_chart(out: &mut String, id: &str, title: &str, series: &[Series], x_name: &str) {
     let height = 240.0;
     let (plot_left, plot_right, top, bottom) = (60.0, WIDTH - 160.0, 20.0, height - 40.0);
     svg_open(out, id, height, title);
-    let ys = |v: f64| bottom - v.clamp(0.0, 1.0) * (bottom - top);
+    let (axis_lo, axis_hi) = rate_range(series);
+    let ys = |v: f64| bottom - ((v - axis_lo) / (axis_hi - axis_lo)).clamp(0.0, 1.0) * (bottom - top);
     for tick in 0..=5 {
-        let v = f64::from(tick) / 5.0;
+        let v = axis_lo + (axis_hi - axis_lo) * f64::from(tick) / 5.0;
+        let label = if ((v * 100.0).round() - v * 100.0).abs() < 1e-9 {
+            format!("{:.0}%", v * 100.0)
+        } else {
+            format!("{:.1}%", v * 100.0)
+        };
         let _ = write!(
             out,
-            r##"<line x1="{plot_left}" y1="{:.1}" x2="{plot_right}" y2="{:.1}" stroke="#e5e7eb"/><text x="{:.1}" y="{:.1}" font-size="10" text-anchor="end" fill="#6b7280">{}%</text>"##,
+            r##"<line x1="{plot_left}" y1="{:.1}" x2="{plot_right}" y2="{:.1}" stroke="#e5e7eb"/><text x="{:.1}" y="{:.1}" font-size="10" text-anchor="end" fill="#6b7280">{label}</text>"##,
             ys(v),
             ys(v),
             plot_left - 6.0,
             ys(v) + 3.0,
-            tick * 20
         );
     }
     let count = series.iter().map(|s| s.1.len()).max().unwrap_or(0);
@@ -389,14 +485,14 @@ fn line_chart(out: &mut String, id: &str, title: &str, series: &[Series], x_name
             top + s as f64 * 16.0,
             plot_right + 28.0,
             top + s as f64 * 16.0 + 9.0,
-            escape(label)
+            label_text(label, 22)
         );
     }
     svg_close(out);
 }
 
 fn numbers_table(out: &mut String, inputs: &[ReportInput]) {
-    out.push_str("<table><thead><tr><th>summary.json</th>");
+    out.push_str("<div class=\"scroll\"><table><thead><tr><th>summary.json</th>");
     for input in inputs {
         let _ = write!(out, "<th>{}</th>", escape(&input.label));
     }
@@ -406,7 +502,7 @@ fn numbers_table(out: &mut String, inputs: &[ReportInput]) {
         for field in ["count", "n", "rate", "lo", "hi"] {
             let _ = write!(out, "<tr><td>{key}.{field}</td>");
             for input in inputs {
-                let _ = write!(out, "<td>{}</td>", escape(&raw(&input.summary[key][field])));
+                let _ = write!(out, "<td>{}</td>", table_number(&input.summary[key][field]));
             }
             out.push_str("</tr>\n");
         }
@@ -415,7 +511,7 @@ fn numbers_table(out: &mut String, inputs: &[ReportInput]) {
         for field in ["mean", "p50", "p90", "p95", "p99", "max"] {
             let _ = write!(out, "<tr><td>{key}.{field}</td>");
             for input in inputs {
-                let _ = write!(out, "<td>{}</td>", escape(&raw(&input.summary[key][field])));
+                let _ = write!(out, "<td>{}</td>", table_number(&input.summary[key][field]));
             }
             out.push_str("</tr>\n");
         }
@@ -423,24 +519,26 @@ fn numbers_table(out: &mut String, inputs: &[ReportInput]) {
     for key in ["trajectories", "trials", "rejected_calls_total", "cost_usd_total", "cost_usd_per_success", "digest"] {
         let _ = write!(out, "<tr><td>{key}</td>");
         for input in inputs {
-            let _ = write!(out, "<td>{}</td>", escape(&raw(&input.summary[key])));
+            let _ = write!(out, "<td>{}</td>", table_number(&input.summary[key]));
         }
         out.push_str("</tr>\n");
     }
-    out.push_str("</tbody></table>\n");
+    out.push_str("</tbody></table></div>\n");
 }
 
 const STYLE: &str = "body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:820px;color:#111827}\
 h1{font-size:1.5rem}h2{font-size:1.15rem;margin-top:2rem}figure{margin:1rem 0}figcaption{font-size:.9rem;color:#374151;margin-bottom:.3rem}\
 table{border-collapse:collapse;font-size:.8rem;font-variant-numeric:tabular-nums}td,th{border:1px solid #e5e7eb;padding:2px 8px;text-align:right}\
-td:first-child,th:first-child{text-align:left}.meta{color:#6b7280;font-size:.85rem}";
+td:first-child,th:first-child{text-align:left}.meta{color:#6b7280;font-size:.85rem;overflow-wrap:anywhere}\
+svg.chart{max-width:100%;height:auto}.scroll,table{overflow-x:auto;max-width:100%}table{display:block}";
 
 /// Checks, after load, that every chart has a size: the page's own smoke test.
 const SCRIPT: &str = "window.addEventListener('error',function(e){document.body.dataset.status='error: '+e.message;});\
 window.addEventListener('load',function(){var c=document.querySelectorAll('svg.chart');var ok=c.length>0;\
 for(var i=0;i<c.length;i++){var r=c[i].getBoundingClientRect();if(!(r.width>0&&r.height>0)){ok=false;}}\
 if(document.body.dataset.status===undefined){document.body.dataset.status=ok?'ok':'empty chart';}\
-document.body.dataset.charts=String(c.length);});";
+document.body.dataset.charts=String(c.length);\
+document.body.dataset.fits=String(document.documentElement.scrollWidth<=window.innerWidth+1);});";
 
 /// A paired comparison (`compare.json`): the two intervals on the difference
 /// around zero, the table of pairs, the test, the verdict and the worst seeds.
@@ -495,7 +593,7 @@ fn comparison_section(out: &mut String, index: usize, c: &Json) {
             r##"<text x="{:.1}" y="{:.1}" font-size="12" text-anchor="end">{}</text><line x1="{:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="{}" stroke-width="3"/><circle cx="{:.1}" cy="{y:.1}" r="4.5" fill="#111827"><title>{}</title></circle><text x="{:.1}" y="{:.1}" font-size="11">{}</text>"##,
             LEFT - 8.0,
             y + 4.0,
-            escape(label),
+            label_text(label, LABEL_CHARS_MAX),
             x(lo),
             x(hi),
             colour(index + i),
@@ -584,7 +682,7 @@ pub fn render(inputs: &[ReportInput], comparisons: &[Json]) -> String {
     for (i, x) in inputs.iter().enumerate() {
         for (key, name) in [
             ("completion", "completion"),
-            ("recovery", "recovery grace"),
+            ("recovery", "recovery"),
             ("contextual_accuracy", "contextual accuracy"),
             ("tool_fidelity", "tool fidelity"),
         ] {
@@ -592,12 +690,7 @@ pub fn render(inputs: &[ReportInput], comparisons: &[Json]) -> String {
             rows.push((label, x.summary[key].clone(), colour(i)));
         }
     }
-    rates_chart(
-        &mut out,
-        "dimensions",
-        "Completion, recovery grace, contextual accuracy, tool fidelity (95% Wilson)",
-        &rows,
-    );
+    rates_chart(&mut out, "dimensions", "Completion, recovery, contextual accuracy, tool fidelity (95% Wilson)", &rows);
     recovery_chart(&mut out, inputs);
 
     out.push_str("<h2>Distributions</h2>\n");
@@ -686,4 +779,43 @@ pub fn render(inputs: &[ReportInput], comparisons: &[Json]) -> String {
     numbers_table(&mut out, inputs);
     let _ = write!(out, "<script>{SCRIPT}</script>\n</body></html>\n");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_labels_keep_their_start_and_end() {
+        let label = "resilient (out/resilient) · commit_then_timeout";
+        let fitted = fit(label, LABEL_CHARS_MAX);
+        assert_eq!(fitted.chars().count(), LABEL_CHARS_MAX);
+        assert!(fitted.starts_with("resilient (out/r") && fitted.ends_with("commit_then_timeout"), "{fitted}");
+        assert_eq!(fit("naive", LABEL_CHARS_MAX), "naive");
+        assert!(label_text(label, LABEL_CHARS_MAX).starts_with("<title>resilient (out/resilient)"));
+    }
+
+    #[test]
+    fn table_numbers_have_six_significant_digits() {
+        assert_eq!(table_number(&serde_json::json!(0.9869718317581478)), "0.986972");
+        assert_eq!(table_number(&serde_json::json!(1234)), "1234");
+        assert_eq!(table_number(&serde_json::json!(0.5)), "0.5");
+        assert_eq!(table_number(&serde_json::json!(38613.25)), "38613.2");
+        assert_eq!(table_number(&serde_json::json!(0.0)), "0");
+        assert_eq!(table_number(&serde_json::json!(0.00035313639455927456)), "3.5314e-4");
+        assert_eq!(table_number(&serde_json::json!("a<b")), "a&lt;b");
+    }
+
+    #[test]
+    fn a_rate_chart_zooms_to_the_tenths_its_points_hold() {
+        let point = |rate: f64, lo: f64, hi: f64| serde_json::json!({ "rate": rate, "lo": lo, "hi": hi });
+        let series: Vec<Series> = vec![(
+            "resilient".into(),
+            vec![("1".into(), point(0.994, 0.987, 0.997)), ("4".into(), point(0.924, 0.906, 0.939))],
+            "#000",
+        )];
+        assert_eq!(rate_range(&series), (0.9, 1.0));
+        let flat: Vec<Series> = vec![("a".into(), vec![("1".into(), serde_json::json!(0.0))], "#000")];
+        assert_eq!(rate_range(&flat), (0.0, 0.1));
+    }
 }

@@ -348,7 +348,8 @@ fn the_report_is_self_contained_deterministic_and_shows_the_summary_numbers() {
     {
         assert!(html.contains(&format!("id=\"{id}\"")), "chart `{id}` missing");
     }
-    // Every rate and spread in summary.json appears in the report exactly as written there.
+    // Every rate and spread in summary.json appears in the report's table, to
+    // six significant digits (integers exactly).
     for sweep in ["resilient", "naive"] {
         let path = dir.path().join("1").join(sweep).join("summary.json");
         let file_text = String::from_utf8(read(&path)).unwrap();
@@ -358,15 +359,17 @@ fn the_report_is_self_contained_deterministic_and_shows_the_summary_numbers() {
                 let value = summary[key][field].to_string();
                 // The value as the file writes it, not only as a parser reads it back.
                 assert!(file_text.contains(&format!("\"{field}\": {value}")), "{key}.{field} {value} not in the file");
+                let shown = agentsim::report::table_number(&summary[key][field]);
+                assert!(shown.len() <= 9, "{key}.{field} = {value} shown as {shown}: too wide for its column");
                 assert!(
-                    html.contains(&format!("<td>{value}</td>")),
-                    "{sweep} {key}.{field} = {value} not in the report"
+                    html.contains(&format!("<td>{shown}</td>")),
+                    "{sweep} {key}.{field} = {shown} not in the report"
                 );
             }
         }
         for key in ["turns", "cost_micro_usd"] {
             for field in ["p50", "p90", "p95", "p99", "max", "mean"] {
-                let value = summary[key][field].to_string();
+                let value = agentsim::report::table_number(&summary[key][field]);
                 assert!(
                     html.contains(&format!("<td>{value}</td>")),
                     "{sweep} {key}.{field} = {value} not in the report"
@@ -403,7 +406,7 @@ fn chromium() -> Option<PathBuf> {
 
 /// Runs headless Chromium on `page` with `mode` (`--dump-dom` or
 /// `--screenshot=FILE`), killing it after a minute.
-fn headless(chromium: &Path, profile: &Path, mode: &str, page: &Path) -> std::process::Output {
+fn headless(chromium: &Path, profile: &Path, mode: &str, page: &Path, width_px: u32) -> std::process::Output {
     let mut child = Command::new(chromium)
         .args([
             "--headless",
@@ -413,8 +416,8 @@ fn headless(chromium: &Path, profile: &Path, mode: &str, page: &Path) -> std::pr
             "--disable-component-update",
             "--disable-sync",
             "--no-first-run",
-            "--window-size=900,1200",
         ])
+        .arg(format!("--window-size={width_px},1200"))
         .arg(format!("--user-data-dir={}", profile.display()))
         .arg(mode)
         .arg(format!("file://{}", page.display()))
@@ -444,7 +447,15 @@ fn the_report_renders_in_headless_chromium() {
     };
     let dir = tempfile::tempdir().unwrap();
     let (page, _) = render_report(dir.path(), "2");
-    let output = headless(&chromium, &dir.path().join("profile-dom"), "--dump-dom", &page);
+    // A desktop and a phone: every chart laid out, nothing wider than the window.
+    for width_px in [1280, 390] {
+        let output =
+            headless(&chromium, &dir.path().join(format!("profile-{width_px}")), "--dump-dom", &page, width_px);
+        assert!(output.status.success(), "chromium failed: {}", String::from_utf8_lossy(&output.stderr));
+        let dom = String::from_utf8_lossy(&output.stdout);
+        assert!(dom.contains("data-fits=\"true\""), "{width_px} px: the page is wider than the window");
+    }
+    let output = headless(&chromium, &dir.path().join("profile-dom"), "--dump-dom", &page, 900);
     assert!(output.status.success(), "chromium failed: {}", String::from_utf8_lossy(&output.stderr));
     let dom = String::from_utf8_lossy(&output.stdout);
     // The page's own check ran after load: every chart laid out, no script error.
@@ -461,8 +472,20 @@ fn the_report_renders_in_headless_chromium() {
 
     let shot = dir.path().join("report.png");
     let output =
-        headless(&chromium, &dir.path().join("profile-shot"), &format!("--screenshot={}", shot.display()), &page);
+        headless(&chromium, &dir.path().join("profile-shot"), &format!("--screenshot={}", shot.display()), &page, 1280);
     assert!(output.status.success(), "chromium failed: {}", String::from_utf8_lossy(&output.stderr));
     let png = read(&shot);
     assert!(png.starts_with(b"\x89PNG") && png.len() > 20_000, "screenshot of {} bytes", png.len());
+}
+
+/// A sweep named twice (`out out/`) is drawn once, not as two stacks.
+#[test]
+fn the_same_sweep_given_twice_is_drawn_once() {
+    let dir = tempfile::tempdir().unwrap();
+    run_ok(dir.path(), &["sweep", "--seeds", "0..40", "--out", "a"], &[], 0);
+    let output = run_ok(dir.path(), &["report", "a", "a/", "-o", "r.html"], &[], 0);
+    assert!(String::from_utf8_lossy(&output.stderr).contains("a/: given twice; drawn once"), "{output:?}");
+    let html = String::from_utf8(read(&dir.path().join("r.html"))).unwrap();
+    assert_eq!(html.matches("<p class=\"meta\"><b>resilient</b>").count(), 1, "one sweep, one header");
+    assert!(!html.contains("resilient (a"), "no label told apart by its directory");
 }

@@ -87,7 +87,15 @@ pub fn report(args: &ReportArgs) -> Result<ExitCode, Failure> {
     let mut comparisons = Vec::new();
     let mut inputs = Vec::new();
     let mut sweep_dirs = Vec::new();
+    let mut seen = Vec::new();
     for dir in &args.dirs {
+        // The same folder named twice (`out out/`, a link) is drawn once.
+        let canonical = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+        if seen.contains(&canonical) {
+            errln!("{}: given twice; drawn once", dir.display());
+            continue;
+        }
+        seen.push(canonical);
         let compare = dir.join("compare.json");
         if compare.is_file() {
             let c = read_json(&compare)?;
