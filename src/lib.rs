@@ -12,6 +12,7 @@
 
 pub mod builtin;
 pub mod compare;
+pub mod episode;
 mod error;
 pub mod files;
 pub mod gate;

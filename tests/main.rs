@@ -8,6 +8,7 @@ mod cli;
 mod common;
 mod determinism;
 mod docs;
+mod episode;
 mod external;
 mod flight_booking;
 mod fuzz_regressions;

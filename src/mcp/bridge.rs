@@ -1,8 +1,10 @@
 //! The bridge: an [`Agent`] whose decisions come from the MCP client.
 //!
-//! The engine runs its normal loop in a worker thread with this agent as the
-//! planner. Each step hands the input to the server thread and blocks until the
-//! client's next `tools/call` (or the end of stdin) says what to do. Every answer is
+//! The engine runs its normal loop with this agent as the planner. Each step hands
+//! the input on through a [`Relay`] and gets back what to do: the MCP server runs
+//! the loop in a worker thread and relays over channels (the client's next
+//! `tools/call`, or the end of stdin); a suspendable episode
+//! (`crate::episode`) suspends the loop inside the step instead. Every answer is
 //! recorded as an `("external", "decision", ...)` note in the format the replayed
 //! external agent reads, and each step reads its input and takes one model turn as
 //! the live external agent does, so a recorded session replays exactly without the
@@ -49,10 +51,29 @@ pub enum Command {
     },
 }
 
-/// The agent that relays the engine's inputs to the MCP client and its calls back.
-pub struct Bridge {
+/// How a bridge hands an observation on and learns what to do.
+pub trait Relay: Send {
+    /// Hands `observation` on and waits for the command; `None` when no one will
+    /// answer any more (the bridge then finishes).
+    fn exchange(&mut self, observation: Observation) -> Option<Command>;
+}
+
+/// A relay over two channels, to and from a server thread.
+struct Channels {
     to_server: Sender<Observation>,
     from_server: Receiver<Command>,
+}
+
+impl Relay for Channels {
+    fn exchange(&mut self, observation: Observation) -> Option<Command> {
+        self.to_server.send(observation).ok()?;
+        self.from_server.recv().ok()
+    }
+}
+
+/// The agent that relays the engine's inputs to the MCP client and its calls back.
+pub struct Bridge {
+    relay: Box<dyn Relay>,
     /// The world's messaging tool: after a successful call the bridge waits for the
     /// user's reply before the client sees the result.
     messaging: Option<ToolId>,
@@ -63,6 +84,9 @@ pub struct Bridge {
     render: bool,
     /// The observations rendered so far (the protocol's `seq`).
     seq: u64,
+    /// Set once a [`Command::Fail`] ended the run: any later step (a layer that
+    /// asks the planner again) fails at once, as the external agent does.
+    failed: bool,
 }
 
 impl Bridge {
@@ -74,15 +98,17 @@ impl Bridge {
         messaging: Option<ToolId>,
         reply_wait_ms: u64,
     ) -> Self {
-        Self { to_server, from_server, messaging, reply_wait_ms, held: None, render: false, seq: 0 }
+        let relay = Box::new(Channels { to_server, from_server });
+        Self { relay, messaging, reply_wait_ms, held: None, render: false, seq: 0, failed: false }
     }
 
     /// A bridge that hands every input on at once (no messaging wait), rendered as
-    /// the external protocol's observation line: the Python module's planner. Its
-    /// steps are the live external agent's (one read, one turn, one decision note
-    /// per input), so it meets the same world as `--agent cmd:` and replays alike.
-    pub fn protocol(to_server: Sender<Observation>, from_server: Receiver<Command>) -> Self {
-        Self { render: true, ..Self::new(to_server, from_server, None, 0) }
+    /// the external protocol's observation line: the planner of a suspendable
+    /// episode (the Python module, persistent external agents). Its steps are the
+    /// live external agent's (one read, one turn, one decision note per input), so
+    /// it meets the same world as `--agent cmd:` and replays alike.
+    pub fn protocol(relay: Box<dyn Relay>) -> Self {
+        Self { relay, messaging: None, reply_wait_ms: 0, held: None, render: true, seq: 0, failed: false }
     }
 }
 
@@ -97,6 +123,9 @@ pub fn decide(mut action: Json, cx: &AgentCx<'_>) -> Result<(Action, Value), Str
 
 impl Agent for Bridge {
     fn step(&mut self, input: Input, cx: &mut AgentCx<'_>) -> Action {
+        if self.failed {
+            return Action::Finish(Finish::Failed { reason: "the agent already failed".into() });
+        }
         // Like the live external agent (and so like its replay): every input is read
         // and every answer is one model turn.
         cx.read(&input);
@@ -129,14 +158,12 @@ impl Agent for Bridge {
                 Observation { now_ms: cx.now_ms, input, reply: None, line }
             }
         };
-        let command = match self.to_server.send(observation) {
-            Ok(()) => self.from_server.recv().unwrap_or(Command::Finish),
-            Err(_) => Command::Finish,
-        };
+        let command = self.relay.exchange(observation).unwrap_or(Command::Finish);
         let decided = match command {
             Command::Act(action, decision) => Ok((action, decision)),
             Command::Finish => decide(json!({"action": "finish", "outcome": "done"}), cx),
             Command::Fail { reason, stderr } => {
+                self.failed = true;
                 // What the external agent (and so its replay) does on a failure.
                 cx.note("external", "error", Value::str(reason.clone()));
                 cx.diagnose("external", "stderr", Value::Str(stderr));
