@@ -19,6 +19,7 @@ pub mod gate;
 pub mod incident;
 pub mod load;
 pub mod mcp;
+pub mod persistent;
 pub mod property;
 pub mod report;
 pub mod runner;

@@ -218,11 +218,85 @@ pub fn reported_think_ms(decision: &Value) -> Option<u64> {
     decision.get("think_ms").and_then(Value::as_int).and_then(|ms| u64::try_from(ms).ok())
 }
 
+/// Episodes in flight on one persistent agent when its hello names none.
+pub const EPISODES_IN_FLIGHT_DEFAULT: usize = 8;
+
+/// The most episodes in flight on one persistent agent, whatever its hello says.
+pub const EPISODES_IN_FLIGHT_MAX: usize = 256;
+
+/// What a persistent agent's first line says: that it serves many episodes,
+/// and how many it takes at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hello {
+    /// Episodes in flight at once on this process (its observations interleave).
+    pub episodes_in_flight: usize,
+}
+
+/// Reads a line as a persistent agent's hello
+/// (`{"protocol": "agentsim/1", "type": "hello", "persistent": true, "episodes_in_flight": 8}`):
+/// `None` when it is not one (`type` is not `hello`), an error when it is one
+/// but malformed.
+pub fn parse_hello(line: &[u8]) -> Option<Result<Hello, String>> {
+    let json: Json = serde_json::from_slice(line).ok()?;
+    let Json::Object(message) = &json else { return None };
+    if message.get("type").and_then(Json::as_str) != Some("hello") {
+        return None;
+    }
+    let hello = || {
+        match message.get("protocol") {
+            Some(Json::String(p)) if p == PROTOCOL => {}
+            other => return Err(format!("hello: field `protocol`: expected \"{PROTOCOL}\", found {other:?}")),
+        }
+        if message.get("persistent") != Some(&Json::Bool(true)) {
+            return Err("hello: field `persistent`: expected true".into());
+        }
+        let episodes_in_flight = match uint(message, "episodes_in_flight").map_err(|e| format!("hello: {e}"))? {
+            None => EPISODES_IN_FLIGHT_DEFAULT,
+            Some(n @ 1..) => usize::try_from(n).unwrap_or(usize::MAX).min(EPISODES_IN_FLIGHT_MAX),
+            Some(0) => return Err("hello: field `episodes_in_flight`: expected at least 1".into()),
+        };
+        Ok(Hello { episodes_in_flight })
+    };
+    Some(hello())
+}
+
+/// An observation line for a persistent agent: `line` (an [`observation`]) with
+/// the episode it belongs to.
+pub fn with_episode(line: &str, episode: u64) -> String {
+    assert!(line.starts_with('{'), "an observation is a JSON object");
+    let mut out = String::with_capacity(line.len() + 24);
+    out.push_str("{\"episode\":");
+    out.push_str(&episode.to_string());
+    if line != "{}" {
+        out.push(',');
+    }
+    out.push_str(&line[1..]);
+    out
+}
+
+/// The line that tells a persistent agent an episode has ended (no answer is
+/// expected): it may forget the episode.
+pub fn end_line(episode: u64) -> String {
+    json!({"protocol": PROTOCOL, "type": "end", "episode": episode}).to_string()
+}
+
+/// The episode an answer names (`"episode": N`), if it names one.
+pub fn episode_of(answer: &Json) -> Option<u64> {
+    answer.get("episode").and_then(Json::as_u64)
+}
+
 /// Parses one action line. Returns the action and the decision as a value (what
 /// the trajectory records so that the run can be replayed without the agent).
 pub fn parse_action(line: &[u8], catalog: &Catalog) -> Result<(Action, Value), String> {
     let json: Json = serde_json::from_slice(line).map_err(|e| format!("not JSON: {e}"))?;
-    let Json::Object(message) = &json else {
+    action_of(&json, catalog)
+}
+
+/// [`parse_action`] of a line already read as JSON. The decision leaves out
+/// `protocol` and `episode` (which episode a persistent agent answered is not
+/// part of the decision: the trajectory is the same whichever process ran it).
+pub fn action_of(json: &Json, catalog: &Catalog) -> Result<(Action, Value), String> {
+    let Json::Object(message) = json else {
         return Err("expected a JSON object".into());
     };
     match field(message, "protocol")? {
@@ -276,9 +350,9 @@ pub fn parse_action(line: &[u8], catalog: &Catalog) -> Result<(Action, Value), S
             return Err(format!("field `action`: expected call, sleep, idle or finish, found \"{other}\""));
         }
     };
-    let mut decision = from_json(&json, "action")?;
+    let mut decision = from_json(json, "action")?;
     if let Value::Map(pairs) = &mut decision {
-        pairs.retain(|(k, _)| k != "protocol");
+        pairs.retain(|(k, _)| k != "protocol" && k != "episode");
     }
     Ok((action, decision))
 }
