@@ -16,6 +16,7 @@ mod incidents;
 mod layer_cases;
 mod mcp;
 mod newsroom;
+mod persistent;
 mod properties;
 mod reliability;
 mod resume;
