@@ -61,6 +61,9 @@ pub struct Setup {
     pub config: SimConfig,
     /// The stack's layers around the planner.
     pub layers: Vec<LayerSpec>,
+    /// The tool list (JSON text, `protocol::tool_list`) for the first
+    /// observation; `None` leaves it out (the caller has it already).
+    pub tools: Option<Arc<str>>,
 }
 
 /// Where an episode stands after starting or a step.
@@ -152,10 +155,10 @@ impl Episode {
     /// Starts the episode of `setup` and runs it to its first decision (or its end).
     pub fn start(setup: Setup) -> (Self, Result<Step, EpisodeError>) {
         let coroutine = Coroutine::with_stack(stack(), move |yielder: &Yielder<Resume, Observation>, _start| {
-            let Setup { prepared, seed, trial, swarm, config, layers } = setup;
+            let Setup { prepared, seed, trial, swarm, config, layers, tools } = setup;
             let stack = StackSpec { planner: PlannerSpec::Oracle, layers };
             let relay = Box::new(Suspend(yielder));
-            let agent = move |_expert, streams: &_| stack.wrap(Box::new(Bridge::protocol(relay)), streams);
+            let agent = move |_expert, streams: &_| stack.wrap(Box::new(Bridge::protocol(relay, tools)), streams);
             if swarm {
                 prepared.run_swarm_trial(seed, trial, &config, agent)
             } else {

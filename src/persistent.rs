@@ -94,6 +94,8 @@ enum Halt {
 struct Driver<'a> {
     run: &'a Persistent<'a>,
     prepared: Arc<Prepared>,
+    /// The tool list, rendered once.
+    tools: Arc<str>,
     trials: u32,
     seed_start: u64,
     units: Range<u64>,
@@ -129,6 +131,7 @@ pub fn sweep_mapped_until<T, E>(
     let mut driver = Driver {
         run,
         prepared: Arc::new(run.prepared.clone()),
+        tools: protocol::tool_list(&run.prepared.catalog).to_string().into(),
         trials,
         seed_start: seeds.start,
         units: 0..count,
@@ -182,6 +185,7 @@ impl Driver<'_> {
             swarm: self.run.swarm,
             config: self.run.sim.clone(),
             layers: self.run.layers.to_vec(),
+            tools: Some(Arc::clone(&self.tools)),
         }
     }
 

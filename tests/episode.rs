@@ -25,6 +25,7 @@ fn setup(prepared: &Arc<Prepared>, seed: u64, layers: &StackSpec) -> Setup {
         swarm: false,
         config: prepared.scenario.sim_config(true, 1.0),
         layers: layers.layers.clone(),
+        tools: None,
     }
 }
 

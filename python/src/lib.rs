@@ -38,6 +38,8 @@ struct World {
     prepared: Arc<Prepared>,
     layers: Vec<LayerSpec>,
     fault_scale: f64,
+    /// The tool list of the external protocol as JSON text, rendered once.
+    tools: Arc<str>,
 }
 
 #[pymethods]
@@ -71,7 +73,8 @@ impl World {
                 ));
             }
         };
-        Ok(Self { prepared: Arc::new(prepared), layers, fault_scale })
+        let tools = protocol::tool_list(&prepared.catalog).to_string().into();
+        Ok(Self { prepared: Arc::new(prepared), layers, fault_scale, tools })
     }
 
     /// The scenario's name.
@@ -81,8 +84,8 @@ impl World {
     }
 
     /// The tool list of the external protocol, as JSON text.
-    fn tools_json(&self) -> String {
-        protocol::tool_list(&self.prepared.catalog).to_string()
+    fn tools_json(&self) -> &str {
+        &self.tools
     }
 
     /// The task seed `seed` runs (scripted worlds), else `None`.
@@ -90,9 +93,11 @@ impl World {
         self.prepared.task_of(seed)
     }
 
-    /// Starts an episode of `seed`; `record` keeps its events (for incidents).
-    #[pyo3(signature = (seed, record=false))]
-    fn start(&self, seed: u64, record: bool) -> PyResult<Episode> {
+    /// Starts an episode of `seed`; `record` keeps its events (for incidents);
+    /// `tools=False` leaves the tool list out of the first observation (the
+    /// caller adds `tools_json()`, decoded once for all episodes).
+    #[pyo3(signature = (seed, record=false, tools=true))]
+    fn start(&self, seed: u64, record: bool, tools: bool) -> PyResult<Episode> {
         let setup = Setup {
             prepared: Arc::clone(&self.prepared),
             seed,
@@ -100,6 +105,7 @@ impl World {
             swarm: false,
             config: self.prepared.scenario.sim_config(record, self.fault_scale),
             layers: self.layers.clone(),
+            tools: tools.then(|| Arc::clone(&self.tools)),
         };
         let (running, first) = Running::start(setup);
         let mut episode =

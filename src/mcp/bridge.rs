@@ -10,6 +10,7 @@
 //! the live external agent does, so a recorded session replays exactly without the
 //! client (`agents/src/external/replayed.rs`).
 
+use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender};
 
 use agentsim_agents::external::protocol;
@@ -84,6 +85,9 @@ pub struct Bridge {
     render: bool,
     /// The observations rendered so far (the protocol's `seq`).
     seq: u64,
+    /// The tool list (JSON text) the first rendered observation carries; `None`:
+    /// none (the caller adds it).
+    tools: Option<Arc<str>>,
     /// Set once a [`Command::Fail`] ended the run: any later step (a layer that
     /// asks the planner again) fails at once, as the external agent does.
     failed: bool,
@@ -99,16 +103,17 @@ impl Bridge {
         reply_wait_ms: u64,
     ) -> Self {
         let relay = Box::new(Channels { to_server, from_server });
-        Self { relay, messaging, reply_wait_ms, held: None, render: false, seq: 0, failed: false }
+        Self { relay, messaging, reply_wait_ms, held: None, render: false, seq: 0, tools: None, failed: false }
     }
 
     /// A bridge that hands every input on at once (no messaging wait), rendered as
     /// the external protocol's observation line: the planner of a suspendable
     /// episode (the Python module, persistent external agents). Its steps are the
     /// live external agent's (one read, one turn, one decision note per input), so
-    /// it meets the same world as `--agent cmd:` and replays alike.
-    pub fn protocol(relay: Box<dyn Relay>) -> Self {
-        Self { relay, messaging: None, reply_wait_ms: 0, held: None, render: true, seq: 0, failed: false }
+    /// it meets the same world as `--agent cmd:` and replays alike. The first
+    /// observation carries `tools` (the tool list as JSON text), if given.
+    pub fn protocol(relay: Box<dyn Relay>, tools: Option<Arc<str>>) -> Self {
+        Self { relay, messaging: None, reply_wait_ms: 0, held: None, render: true, seq: 0, tools, failed: false }
     }
 }
 
@@ -153,7 +158,11 @@ impl Agent for Bridge {
             (_, input) => {
                 let line = self.render.then(|| {
                     self.seq += 1;
-                    protocol::observation(self.seq, &input, cx)
+                    let mut line = protocol::observation_without_tools(self.seq, &input, cx);
+                    if let (1, Some(tools)) = (self.seq, &self.tools) {
+                        protocol::add_tools(&mut line, tools);
+                    }
+                    line
                 });
                 Observation { now_ms: cx.now_ms, input, reply: None, line }
             }

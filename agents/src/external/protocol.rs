@@ -177,17 +177,33 @@ pub fn event_json(input: &Input, catalog: &Catalog) -> Json {
 /// One observation line (without the newline). The first (`seq` 1) carries the
 /// tool list.
 pub fn observation(seq: u64, input: &Input, cx: &AgentCx<'_>) -> String {
-    let mut message = json!({
+    let mut line = observation_without_tools(seq, input, cx);
+    if seq == 1 {
+        add_tools(&mut line, &tool_list(cx.catalog).to_string());
+    }
+    line
+}
+
+/// An observation line without the tool list, whatever its `seq`.
+pub fn observation_without_tools(seq: u64, input: &Input, cx: &AgentCx<'_>) -> String {
+    let message = json!({
         "protocol": PROTOCOL,
         "type": "observation",
         "seq": seq,
         "now_ms": cx.now_ms,
         "event": event_json(input, cx.catalog),
     });
-    if seq == 1 {
-        message["tools"] = tool_list(cx.catalog);
-    }
     message.to_string()
+}
+
+/// Adds `tools` (the [`tool_list`] as JSON text, rendered once for many
+/// episodes) to an observation line.
+pub fn add_tools(line: &mut String, tools: &str) {
+    assert!(line.ends_with('}'), "an observation is a JSON object");
+    line.pop();
+    line.push_str(",\"tools\":");
+    line.push_str(tools);
+    line.push('}');
 }
 
 fn field<'a>(message: &'a Map<String, Json>, name: &str) -> Result<&'a Json, String> {
