@@ -86,15 +86,22 @@ def startup_and_gil(n):
     )
 
 
-def cli_sweep(cli, agent, seeds, threads="2", extra=()):
+def cli_sweep(label, cli, agent, seeds, threads="2"):
+    """Times a sweep: wall clock, and the CPU time of agentsim and its agents."""
+    import resource
+
+    def children_cpu():
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return usage.ru_utime + usage.ru_stime
+
     with tempfile.TemporaryDirectory() as out:
-        t = time.perf_counter()
+        t, cpu = time.perf_counter(), children_cpu()
         subprocess.run(
             [cli, "sweep", "--agent", f"cmd:python3 {agent}", "--seeds", f"0..{seeds}", "--out", out,
-             "--quiet", "--failures", "0", "-j", threads, *extra],
+             "--quiet", "--failures", "0", "-j", threads],
             cwd=ROOT, check=True, capture_output=True,
         )
-        return time.perf_counter() - t
+        rate(label, seeds, time.perf_counter() - t, cpu=children_cpu() - cpu)
 
 
 def main():
@@ -129,16 +136,13 @@ def main():
     rate("Env reset/step loop, the example agent", n, time.perf_counter() - t, steps)
     if args.cli:
         trivial_agent = "benches/python/trivial_persistent_agent.py"
-        rate("sweep, persistent protocol, 1 seed (start-up)", 1, cli_sweep(args.cli, trivial_agent, 1))
-        rate("sweep, persistent protocol, trivial agent, -j 2", args.seeds,
-             cli_sweep(args.cli, trivial_agent, args.seeds))
-        rate("sweep, persistent protocol, trivial agent, -j 1", args.seeds // 2,
-             cli_sweep(args.cli, trivial_agent, args.seeds // 2, "1"))
-        rate("sweep, persistent protocol, example policy, -j 2", n,
-             cli_sweep(args.cli, "examples/agents/persistent_agent.py", n))
-        m = 200
-        rate("sweep, a process per seed, the example agent, -j 2", m,
-             cli_sweep(args.cli, "examples/agents/support_desk_agent.py", m))
+        cli_sweep("sweep, persistent, 1 seed (start-up: process, hello)", args.cli, trivial_agent, 1)
+        cli_sweep("sweep, persistent protocol, trivial agent, -j 2", args.cli, trivial_agent, args.seeds)
+        cli_sweep("sweep, persistent protocol, trivial agent, -j 1", args.cli, trivial_agent, args.seeds // 2, "1")
+        cli_sweep("sweep, persistent protocol, example policy, -j 2", args.cli,
+                  "examples/agents/persistent_agent.py", n)
+        cli_sweep("sweep, a process per seed, the example agent, -j 2", args.cli,
+                  "examples/agents/support_desk_agent.py", 200)
 
 
 if __name__ == "__main__":
