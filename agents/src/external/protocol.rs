@@ -425,6 +425,40 @@ mod tests {
     }
 
     #[test]
+    fn hellos_episode_ids_and_end_lines() {
+        let hello = |s: &str| parse_hello(s.as_bytes());
+        assert_eq!(
+            hello(r#"{"protocol":"agentsim/1","type":"hello","persistent":true}"#),
+            Some(Ok(Hello { episodes_in_flight: EPISODES_IN_FLIGHT_DEFAULT }))
+        );
+        assert_eq!(
+            hello(r#"{"protocol":"agentsim/1","type":"hello","persistent":true,"episodes_in_flight":100000}"#),
+            Some(Ok(Hello { episodes_in_flight: EPISODES_IN_FLIGHT_MAX }))
+        );
+        assert_eq!(hello(r#"{"protocol":"agentsim/1","action":"idle"}"#), None, "an action is no hello");
+        assert_eq!(hello("not json"), None);
+        for (bad, needle) in [
+            (r#"{"protocol":"agentsim/2","type":"hello","persistent":true}"#, "protocol"),
+            (r#"{"protocol":"agentsim/1","type":"hello"}"#, "persistent"),
+            (r#"{"protocol":"agentsim/1","type":"hello","persistent":true,"episodes_in_flight":0}"#, "at least 1"),
+        ] {
+            let err = hello(bad).expect("a hello").unwrap_err();
+            assert!(err.contains(needle), "{bad}: {err}");
+        }
+        let catalog = testkit::catalog();
+        let cx = AgentCx::new(7, &catalog);
+        let line: Json = serde_json::from_str(&with_episode(&observation(1, &Input::Wake, &cx), 42)).unwrap();
+        assert_eq!((line["episode"].as_u64(), line["seq"].as_u64()), (Some(42), Some(1)));
+        assert!(line["tools"].is_array());
+        let end: Json = serde_json::from_str(&end_line(42)).unwrap();
+        assert_eq!((end["type"].as_str(), episode_of(&end)), (Some("end"), Some(42)));
+        // Which episode an answer names is not part of the decision.
+        let (_, decision) =
+            parse_action(br#"{"protocol":"agentsim/1","action":"idle","episode":42}"#, &catalog).unwrap();
+        assert_eq!(decision, Value::map([("action", Value::str("idle"))]));
+    }
+
+    #[test]
     fn the_first_observation_lists_the_tools() {
         let catalog = testkit::catalog();
         let cx = AgentCx::new(7, &catalog);
