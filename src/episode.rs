@@ -14,9 +14,11 @@
 //! What this relies on, checked: the loop holds nothing thread-local across a
 //! suspension (the scripted world's script session lives for one script call,
 //! `worlds/src/scripted/script.rs`), so episodes may interleave on one thread,
-//! and a suspended episode may move to another thread (see its `Send`); a
-//! panic in the loop (a bug) reaches the caller as [`EpisodeError::Panicked`] and
-//! ends the episode; dropping a suspended episode resumes it with a failure until
+//! and a suspended episode may move to another thread (see its `Send`; the
+//! tests interleave episodes of a scripted world across threads); a panic in the
+//! loop (a bug) reaches the caller as [`EpisodeError::Panicked`] and ends the
+//! episode (where panics unwind: the Python module; the CLI's release build
+//! aborts on any panic); dropping a suspended episode resumes it with a failure until
 //! it returns, so its stack is freed by normal returns (no forced unwinding,
 //! which a `panic = "abort"` build could not do).
 
