@@ -133,3 +133,51 @@ fn run_serves_a_persistent_agent_one_episode() {
     }
     assert_eq!(digests[0], digests[1]);
 }
+
+#[test]
+fn an_interrupted_persistent_sweep_stops_soon_and_keeps_whole_seeds() {
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let agent = format!("cmd:python3 {ROOT}/examples/agents/persistent_agent.py");
+    let sweep_args = |seeds: &str, out: &str| -> Vec<String> {
+        ["sweep", "--quiet", "--agent", &agent, "--seeds", seeds, "--out", out, "--trials", "2"]
+            .map(str::to_string)
+            .to_vec()
+    };
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agentsim"))
+        .current_dir(dir.path())
+        .args(sweep_args("0..100000", "part"))
+        .env("RAYON_NUM_THREADS", "2")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let temp = dir.path().join("part/.trajectories.csv.tmp");
+    while std::fs::read_to_string(&temp).map_or(0, |t| t.lines().count()) < 20 {
+        assert!(child.try_wait().unwrap().is_none(), "the sweep ended before it was interrupted");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    // SAFETY: sending a signal to a child process this test started and has not reaped.
+    assert_eq!(unsafe { libc::kill(i32::try_from(child.id()).unwrap(), libc::SIGINT) }, 0);
+    let signalled = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(signalled.elapsed().as_secs() < 10, "the sweep still runs 10 s after SIGINT");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130), "{}", text(&output));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("part/summary.json")).unwrap()).unwrap();
+    let done_until = summary["partial"]["done_until_seed"].as_u64().expect("summary.json is marked partial");
+    assert!((5..100_000).contains(&done_until), "kept the seeds finished: {done_until}");
+    let csv = std::fs::read_to_string(dir.path().join("part/trajectories.csv")).unwrap();
+    assert_eq!(csv.lines().count() as u64, 1 + 2 * done_until, "whole seeds, both trials");
+    assert!(!csv.contains("agent_error"), "no run the signal broke is kept: {csv}");
+    // What was kept is what an uninterrupted sweep of those seeds writes.
+    let seeds = format!("0..{done_until}");
+    let full = sweep_args(&seeds, "full");
+    let full: Vec<&str> = full.iter().map(String::as_str).collect();
+    let output = agentsim(dir.path(), &full, &[("RAYON_NUM_THREADS", "1")]);
+    assert!(output.status.success(), "{}", text(&output));
+    assert_eq!(csv, std::fs::read_to_string(dir.path().join("full/trajectories.csv")).unwrap());
+}
