@@ -82,6 +82,16 @@ struct Slot {
     flights: BTreeMap<u64, Flight>,
 }
 
+/// Where the next episode can go.
+enum Room {
+    /// On this process.
+    In(usize),
+    /// Nowhere: a process could not be started, for this reason.
+    StartFailed(String),
+    /// Nowhere now: every process has its episodes in flight.
+    Full,
+}
+
 /// Why the driver stopped early.
 enum Halt {
     /// The first line was not a hello: run a process per trajectory.
@@ -203,34 +213,37 @@ impl Driver<'_> {
             }
         }
         while self.next_unit < self.units.end {
-            let Some(slot) = self.slot_with_room()? else { break };
+            let room = self.room()?;
+            if let Room::Full = room {
+                break;
+            }
             let unit = self.next_unit;
             self.next_unit += 1;
-            match slot {
-                Ok(slot) => self.start(slot, unit),
-                Err(reason) => self.fail_unstarted(unit, &reason),
+            match room {
+                Room::In(slot) => self.start(slot, unit),
+                Room::StartFailed(reason) => self.fail_unstarted(unit, &reason),
+                Room::Full => unreachable!("handled above"),
             }
         }
         Ok(())
     }
 
     /// A shared process with room for one more episode (spawned if needed and
-    /// allowed), its start failure, or `None` when all are full.
-    #[allow(clippy::type_complexity)]
-    fn slot_with_room(&mut self) -> Result<Option<Result<usize, String>>, Halt> {
+    /// allowed), or why none could be started, or none: all are full.
+    fn room(&mut self) -> Result<Room, Halt> {
         let shared = || self.slots.iter().enumerate().filter(|(_, s)| !s.solo);
         if let Some((i, _)) = shared().find(|(_, s)| s.flights.len() < s.capacity) {
-            return Ok(Some(Ok(i)));
+            return Ok(Room::In(i));
         }
         // Until the first hello, one process with one episode: the probe.
         let processes = if self.persistent { self.run.processes } else { 1 };
         if shared().count() >= processes {
-            return Ok(None);
+            return Ok(Room::Full);
         }
         if interrupted() {
             return Err(Halt::Stopped);
         }
-        Ok(Some(self.spawn(false)))
+        Ok(self.spawn(false).map_or_else(Room::StartFailed, Room::In))
     }
 
     fn spawn(&mut self, solo: bool) -> Result<usize, String> {
