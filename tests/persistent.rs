@@ -104,10 +104,14 @@ fn a_crash_mid_episode_ends_only_its_episode_whatever_ran_beside_it() {
 }
 
 #[test]
-fn a_bad_or_missing_answer_ends_only_that_episode() {
+fn a_bad_missing_garbled_or_oversized_answer_ends_only_that_episode() {
     for (mode, reason, turn_limit_ms) in [
         ("bad_action", "answer to observation 2: field `tool`: unknown tool `no_such_tool`", 20_000),
         ("silent", "no answer within 1500 ms (wall clock)", 1_500),
+        // Lines no episode can be told from fail the process: its episodes run
+        // again alone, and only the guilty ones end, with the reason.
+        ("garbage", "not JSON", 20_000),
+        ("oversized", "a line longer than 1048576 bytes", 20_000),
     ] {
         let agent = format!("tests/external_agents/persistent_misbehaves.py {mode}");
         let ended = run(&agent, 0..12, 2, "4", turn_limit_ms);

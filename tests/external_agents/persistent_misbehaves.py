@@ -2,7 +2,8 @@
 # observation of some episodes, chosen by their content (the first user
 # message), never by timing: argv[1] is `crash` (the process exits with a
 # traceback), `bad_action` (an unknown tool for that episode only), `silent`
-# (no answer for that episode) or `well` (no misbehaviour). argv[2], else
+# (no answer for that episode), `garbage` (a line that is not JSON),
+# `oversized` (a line over 1 MiB) or `well` (no misbehaviour). argv[2], else
 # PERSISTENT_IN_FLIGHT, sets its episodes in flight (default 4).
 import json, os, sys
 
@@ -27,6 +28,9 @@ for line in sys.stdin:
         if MODE == "crash":
             raise RuntimeError("the persistent agent fell over")
         if MODE == "silent":
+            continue
+        if MODE in ("garbage", "oversized"):
+            print("x" * ((1 << 20) + 10) if MODE == "oversized" else "this is not JSON", flush=True)
             continue
         action = {"action": "call", "tool": "no_such_tool"}
     else:
