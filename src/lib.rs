@@ -12,12 +12,14 @@
 
 pub mod builtin;
 pub mod compare;
+pub mod episode;
 mod error;
 pub mod files;
 pub mod gate;
 pub mod incident;
 pub mod load;
 pub mod mcp;
+pub mod persistent;
 pub mod property;
 pub mod report;
 pub mod runner;

@@ -155,11 +155,32 @@ impl Sweep<'_> {
         let swept = |trial: u32, t: Trajectory| -> Result<Swept, Error> {
             Swept::of(&t, trial, trials, runner.swarm_values(t.seed), prepared.task_of(t.seed))
         };
-        let done_until =
-            runner.sweep_mapped_until(first_seed..seeds.end, trials, self.chunk_seeds, self.stop, swept, |swept| {
-                progress.advance(1);
-                rows.add(&swept?).map(|_| ())
-            })?;
+        let mut sink = |swept: Result<Swept, Error>| {
+            progress.advance(1);
+            rows.add(&swept?).map(|_| ())
+        };
+        // A persistent agent serves many episodes per process; one that does not
+        // greet runs a process per trajectory (nothing was handed on then).
+        let persistent = match &stack.planner {
+            agentsim_agents::PlannerSpec::External(config) => {
+                let run = crate::persistent::Persistent {
+                    prepared,
+                    config,
+                    layers: &stack.layers,
+                    sim: prepared.scenario.sim_config(false, fault_scale),
+                    swarm: self.swarm,
+                    processes: rayon::current_num_threads(),
+                };
+                crate::persistent::sweep_mapped_until(&run, first_seed..seeds.end, trials, self.stop, swept, &mut sink)?
+            }
+            _ => None,
+        };
+        let done_until = match persistent {
+            Some(done_until) => done_until,
+            None => {
+                runner.sweep_mapped_until(first_seed..seeds.end, trials, self.chunk_seeds, self.stop, swept, sink)?
+            }
+        };
         progress.finish();
         let external = matches!(stack.planner, agentsim_agents::PlannerSpec::External(_));
         if let (true, (now, Some(reason))) = (external, agentsim_agents::external::starts())

@@ -1,9 +1,9 @@
 """``agentsim.evaluate``: a Python agent over many seeds, many episodes in flight.
 
-Each episode runs on a thread of its own (the engine's loop with the bridge as
-planner); the agent is called from an asyncio event loop, so an ``async`` agent
-waiting on an LLM keeps ``concurrency`` episodes in flight, and a plain function
-runs in a thread pool of that size. Finished episodes are written in seed order
+Each episode is the engine's loop suspended at each decision (a coroutine in
+the native module, on the calling thread); the agent is called from an asyncio
+event loop, so an ``async`` agent waiting on an LLM keeps ``concurrency``
+episodes in flight, and a plain function runs in a thread pool of that size. Finished episodes are written in seed order
 by the writer ``agentsim sweep`` uses: the files are byte-identical for any
 concurrency when the agent is deterministic.
 """
@@ -89,8 +89,13 @@ class _Policy:
         self.is_async = inspect.iscoroutinefunction(self.fn)
 
 
-def _observe(episode) -> Dict[str, Any]:
+def _observe(episode, tools: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """The observation as a dict with its ``text``. The first one's ``tools`` is
+    the world's tool list, decoded once and shared by every episode (read it,
+    do not change it)."""
     observation = json.loads(episode.observation())
+    if observation["seq"] == 1:
+        observation["tools"] = tools
     observation["text"] = render(observation)
     return observation
 
@@ -111,11 +116,11 @@ def _act(episode, action: Any) -> None:
         episode.fail(str(e))
 
 
-async def _episode(world, seed, record, agent, shared, executor, loop):
-    episode = world.start(seed, record)
+async def _episode(world, tools, seed, record, agent, shared, executor, loop):
+    episode = world.start(seed, record, False)
     policy = _Policy(agent, shared)
     while not episode.done:
-        observation = _observe(episode)
+        observation = _observe(episode, tools)
         try:
             if policy.is_async:
                 action = await policy.fn(observation)
@@ -132,13 +137,13 @@ async def _episode(world, seed, record, agent, shared, executor, loop):
     return episode
 
 
-def _episode_sync(world, seed, record, agent, shared):
+def _episode_sync(world, tools, seed, record, agent, shared):
     """One episode of a plain function agent, without an event loop (the fast
     path of concurrency 1: the same steps as :func:`_episode`)."""
-    episode = world.start(seed, record)
+    episode = world.start(seed, record, False)
     policy = _Policy(agent, shared)
     while not episode.done:
-        observation = _observe(episode)
+        observation = _observe(episode, tools)
         try:
             action = policy.fn(observation)
             if inspect.isawaitable(action):
@@ -170,6 +175,7 @@ async def evaluate_async(
                                       resume, label, record_all)
     add = _adder(world, evaluation, out, record_all, label or _label(agent))
     record = failures > 0 or record_all
+    tools = json.loads(world.tools_json())
     probe = _Policy(agent, True)
     executor = ThreadPoolExecutor(concurrency) if (concurrency > 1 and not probe.is_async) else None
     loop = asyncio.get_running_loop()
@@ -178,7 +184,7 @@ async def evaluate_async(
     try:
         running = set()
         for seed in pending:
-            running.add(asyncio.ensure_future(_episode(world, seed, record, agent, shared, executor, loop)))
+            running.add(asyncio.ensure_future(_episode(world, tools, seed, record, agent, shared, executor, loop)))
             if len(running) >= concurrency:
                 finished, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
                 for task in finished:
@@ -306,10 +312,11 @@ def _evaluate_sync(
                                       resume, label, record_all)
     add = _adder(world, evaluation, out, record_all, label or _label(agent))
     record = failures > 0 or record_all
+    tools = json.loads(world.tools_json())
     interrupted = False
     try:
         for seed in range(evaluation.next_seed, seeds.stop):
-            add(_episode_sync(world, seed, record, agent, shared))
+            add(_episode_sync(world, tools, seed, record, agent, shared))
     except KeyboardInterrupt:
         interrupted = True
         raise

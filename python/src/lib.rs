@@ -1,20 +1,20 @@
 //! `agentsim._native`: the engine in-process for Python. It adds no simulation
 //! logic of its own: a [`World`] is a prepared scenario and the layers of a
-//! stack; an [`Episode`] runs one seed with the MCP server's bridge planner
-//! (`agentsim::mcp::bridge`) on a thread of its own, handing each observation to
-//! Python and blocking for its next action; an [`Evaluation`] writes finished
+//! stack; an [`Episode`] runs one seed as a suspendable episode
+//! (`agentsim::episode`: the engine's loop on a coroutine, with the protocol
+//! bridge as planner) on the caller's thread, stopping at each observation until
+//! Python gives the next action; an [`Evaluation`] writes finished
 //! episodes in seed order through `agentsim::sweep`, the same writer as
 //! `agentsim sweep`. The Python side (`python/agentsim/`) builds the Gymnasium
 //! environment and `evaluate` on these three.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::OnceLock;
-use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
+use agentsim::episode::{Episode as Running, EpisodeError, Setup, Step};
 use agentsim::incident::Incident;
-use agentsim::mcp::bridge::{Bridge, Command, Observation};
+use agentsim::mcp::bridge::Command;
 use agentsim::summary::Partial;
 use agentsim::sweep::{Done, Rows, Swept};
 use agentsim::{Row, SummaryBuilder};
@@ -38,6 +38,8 @@ struct World {
     prepared: Arc<Prepared>,
     layers: Vec<LayerSpec>,
     fault_scale: f64,
+    /// The tool list of the external protocol as JSON text, rendered once.
+    tools: Arc<str>,
 }
 
 #[pymethods]
@@ -71,7 +73,8 @@ impl World {
                 ));
             }
         };
-        Ok(Self { prepared: Arc::new(prepared), layers, fault_scale })
+        let tools = protocol::tool_list(&prepared.catalog).to_string().into();
+        Ok(Self { prepared: Arc::new(prepared), layers, fault_scale, tools })
     }
 
     /// The scenario's name.
@@ -81,8 +84,8 @@ impl World {
     }
 
     /// The tool list of the external protocol, as JSON text.
-    fn tools_json(&self) -> String {
-        protocol::tool_list(&self.prepared.catalog).to_string()
+    fn tools_json(&self) -> &str {
+        &self.tools
     }
 
     /// The task seed `seed` runs (scripted worlds), else `None`.
@@ -90,140 +93,71 @@ impl World {
         self.prepared.task_of(seed)
     }
 
-    /// Starts an episode of `seed`; `record` keeps its events (for incidents).
-    #[pyo3(signature = (seed, record=false))]
-    fn start(&self, py: Python<'_>, seed: u64, record: bool) -> PyResult<Episode> {
-        let prepared = Arc::clone(&self.prepared);
-        let config = prepared.scenario.sim_config(record, self.fault_scale);
-        let (to_server, from_agent) = mpsc::channel::<Observation>();
-        let (to_agent, from_server) = mpsc::channel::<Command>();
-        let stack = StackSpec { planner: PlannerSpec::Oracle, layers: self.layers.clone() };
-        let (to_python, worker) = mpsc::channel::<Trajectory>();
-        run_on_worker(Box::new(move || {
-            let bridge = Bridge::protocol(to_server, from_server);
-            let t = prepared.run(seed, &config, move |_expert, streams| stack.wrap(Box::new(bridge), streams));
-            let _ = to_python.send(t);
-        }))
-        .map_err(|e| PyRuntimeError::new_err(format!("cannot start the episode's thread: {e}")))?;
-        let mut episode = Episode {
+    /// Starts an episode of `seed`; `record` keeps its events (for incidents);
+    /// `tools=False` leaves the tool list out of the first observation (the
+    /// caller adds `tools_json()`, decoded once for all episodes).
+    #[pyo3(signature = (seed, record=false, tools=true))]
+    fn start(&self, seed: u64, record: bool, tools: bool) -> PyResult<Episode> {
+        let setup = Setup {
             prepared: Arc::clone(&self.prepared),
             seed,
-            state: Mutex::new(State {
-                to_agent: Some(to_agent),
-                from_agent: Mutex::new(from_agent),
-                worker: Some(worker),
-                observation: None,
-                trajectory: None,
-            }),
+            trial: 0,
+            swarm: false,
+            config: self.prepared.scenario.sim_config(record, self.fault_scale),
+            layers: self.layers.clone(),
+            tools: tools.then(|| Arc::clone(&self.tools)),
         };
-        episode.advance(py)?;
+        let (running, first) = Running::start(setup);
+        let mut episode =
+            Episode { prepared: Arc::clone(&self.prepared), seed, running, observation: None, trajectory: None };
+        episode.arrive(first)?;
         Ok(episode)
     }
 }
 
-/// A job for a worker thread: one episode's simulation.
-type Job = Box<dyn FnOnce() + Send>;
-
-/// Worker threads kept idle for the next episode: starting a thread per episode
-/// cost more than the episode. At most this many wait; the others end.
-const IDLE_WORKERS_MAX: usize = 256;
-
-/// The idle workers, each waiting on its channel for a job.
-fn idle_workers() -> &'static Mutex<Vec<Sender<Job>>> {
-    static IDLE: OnceLock<Mutex<Vec<Sender<Job>>>> = OnceLock::new();
-    IDLE.get_or_init(|| Mutex::new(Vec::new()))
-}
-
-/// Runs `job` on an idle worker thread, or on a new one.
-fn run_on_worker(job: Job) -> std::io::Result<()> {
-    let mut job = job;
-    loop {
-        let idle = idle_workers().lock().ok().and_then(|mut idle| idle.pop());
-        let Some(worker) = idle else { break };
-        match worker.send(job) {
-            Ok(()) => return Ok(()),
-            // That worker has ended: try the next.
-            Err(mpsc::SendError(returned)) => job = returned,
-        }
-    }
-    std::thread::Builder::new().name("agentsim-episode".into()).spawn(move || {
-        let (to_worker, jobs) = mpsc::channel::<Job>();
-        let mut job = job;
-        loop {
-            // A panic (a bug in agentsim) ends this episode, whose Python side then
-            // sees its channels closed and raises; the worker goes on.
-            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
-            match idle_workers().lock() {
-                Ok(mut idle) if idle.len() < IDLE_WORKERS_MAX => idle.push(to_worker.clone()),
-                _ => return,
-            }
-            match jobs.recv() {
-                Ok(next) => job = next,
-                Err(_) => return,
-            }
-        }
-    })?;
-    Ok(())
-}
-
-struct State {
-    to_agent: Option<Sender<Command>>,
-    from_agent: Mutex<Receiver<Observation>>,
-    /// The finished trajectory comes back on this channel.
-    worker: Option<Receiver<Trajectory>>,
-    /// The observation waiting for an action (the protocol's line).
-    observation: Option<String>,
-    /// Set when the episode has ended.
-    trajectory: Option<Trajectory>,
-}
-
-/// One seed being run: an observation waits for an action until the episode ends.
+/// One seed being run: an observation waits for an action until the episode
+/// ends. The simulation runs on the caller's thread, suspended between actions
+/// (`agentsim::episode`), with the GIL held: it is a few microseconds a step,
+/// less than releasing and taking back the GIL would risk.
 #[pyclass(module = "agentsim._native")]
 struct Episode {
     prepared: Arc<Prepared>,
     seed: u64,
-    state: Mutex<State>,
+    running: Running,
+    /// The observation waiting for an action (the protocol's line).
+    observation: Option<String>,
+    /// Set when the episode has ended (taken by `Evaluation.add`).
+    trajectory: Option<Trajectory>,
 }
 
 impl Episode {
-    /// Waits (without the GIL) for the next observation, or the end.
-    fn advance(&mut self, py: Python<'_>) -> PyResult<()> {
-        let state = self.state.get_mut().map_err(|_| PyRuntimeError::new_err("episode poisoned"))?;
-        let from_agent = &state.from_agent;
-        let next = py.detach(|| match from_agent.lock() {
-            Ok(rx) => rx.recv().map_err(|_| ()),
-            Err(_) => Err(()),
-        });
-        match next {
-            Ok(observation) => {
-                state.observation = observation.line;
-                Ok(())
+    /// Takes in where the simulation stopped: an observation, or the end.
+    fn arrive(&mut self, step: Result<Step, EpisodeError>) -> PyResult<()> {
+        match step {
+            Ok(Step::Observe(observation)) => {
+                let line =
+                    observation.line.ok_or_else(|| PyRuntimeError::new_err("an observation without its line"))?;
+                self.observation = Some(line);
             }
-            Err(_) => {
-                // The run is over: the bridge was dropped with the agent.
-                state.observation = None;
-                state.to_agent = None;
-                let worker = state.worker.take().expect("the worker is joined once");
-                let trajectory = py
-                    .detach(move || worker.recv())
-                    .map_err(|_| PyRuntimeError::new_err("the simulation thread panicked (a bug in agentsim)"))?;
-                state.trajectory = Some(trajectory);
-                Ok(())
+            Ok(Step::Finished(trajectory)) => {
+                self.observation = None;
+                self.trajectory = Some(trajectory);
+            }
+            Err(e) => {
+                self.observation = None;
+                return Err(PyRuntimeError::new_err(e.to_string()));
             }
         }
+        Ok(())
     }
 
-    fn send(&mut self, py: Python<'_>, command: Command) -> PyResult<()> {
-        let state = self.state.get_mut().map_err(|_| PyRuntimeError::new_err("episode poisoned"))?;
-        if state.trajectory.is_some() {
+    fn send(&mut self, command: Command) -> PyResult<()> {
+        if self.running.ended() {
             return Err(value_error("action", "the episode has ended (call reset to start another)"));
         }
-        state.observation = None;
-        if let Some(to_agent) = &state.to_agent {
-            // A closed channel means the run ended: `advance` then joins it.
-            let _ = to_agent.send(command);
-        }
-        self.advance(py)
+        self.observation = None;
+        let step = self.running.step(command);
+        self.arrive(step)
     }
 }
 
@@ -236,16 +170,14 @@ impl Episode {
     }
 
     /// The observation waiting for an action (JSON text), `None` once ended.
-    fn observation(&self) -> PyResult<Option<String>> {
-        let state = self.state.lock().map_err(|_| PyRuntimeError::new_err("episode poisoned"))?;
-        Ok(state.observation.clone())
+    fn observation(&self) -> Option<String> {
+        self.observation.clone()
     }
 
     /// Whether the episode has ended.
     #[getter]
-    fn done(&self) -> PyResult<bool> {
-        let state = self.state.lock().map_err(|_| PyRuntimeError::new_err("episode poisoned"))?;
-        Ok(state.trajectory.is_some())
+    fn done(&self) -> bool {
+        self.running.ended()
     }
 
     /// Checks an action (JSON text of an object in the protocol's shape, without
@@ -257,30 +189,29 @@ impl Episode {
     /// Carries out an action (JSON text) and waits for the next observation;
     /// raises ValueError (naming the field) for an action of the wrong shape,
     /// which leaves the episode where it was.
-    fn act(&mut self, py: Python<'_>, action: &str) -> PyResult<()> {
-        if self.done()? {
+    fn act(&mut self, action: &str) -> PyResult<()> {
+        if self.done() {
             return Err(value_error("action", "the episode has ended (call reset to start another)"));
         }
         let (action, decision) = parse(action, &self.prepared)?;
-        self.send(py, Command::Act(action, decision))
+        self.send(Command::Act(action, decision))
     }
 
     /// Ends the episode as `agent_error` with `reason` (the agent raised, or gave
     /// something that is not an action), as an external agent's failure;
     /// `detail` (a traceback) is kept as its stderr diagnostic, out of the digest.
     #[pyo3(signature = (reason, detail=String::new()))]
-    fn fail(&mut self, py: Python<'_>, reason: &str, detail: String) -> PyResult<()> {
-        if self.done()? {
+    fn fail(&mut self, reason: &str, detail: String) -> PyResult<()> {
+        if self.done() {
             return Ok(());
         }
-        self.send(py, Command::Fail { reason: reason.to_string(), stderr: detail })
+        self.send(Command::Fail { reason: reason.to_string(), stderr: detail })
     }
 
     /// The ended episode's result as JSON text: its CSV row's fields plus the
     /// verdict's detail and why it ended; `None` while running.
     fn result_json(&self) -> PyResult<Option<String>> {
-        let state = self.state.lock().map_err(|_| PyRuntimeError::new_err("episode poisoned"))?;
-        let Some(t) = &state.trajectory else { return Ok(None) };
+        let Some(t) = &self.trajectory else { return Ok(None) };
         let mut row = Row::of(t);
         row.task = self.prepared.task_of(t.seed);
         let mut json = serde_json::to_value(&row).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
@@ -293,8 +224,7 @@ impl Episode {
     /// without Python: its decisions, the layers, the seed and the scenario;
     /// `None` while running. Needs `record` (the events hold the decisions).
     fn incident(&self, world: &World, agent: &str) -> PyResult<Option<String>> {
-        let state = self.state.lock().map_err(|_| PyRuntimeError::new_err("episode poisoned"))?;
-        let Some(t) = &state.trajectory else { return Ok(None) };
+        let Some(t) = &self.trajectory else { return Ok(None) };
         if t.events.is_empty() {
             return Err(value_error("record", "the episode ran without record=True: no decisions to replay"));
         }
@@ -305,8 +235,7 @@ impl Episode {
 
     /// The ended episode's timeline (events are kept only with `record`).
     fn timeline(&self) -> PyResult<Option<String>> {
-        let state = self.state.lock().map_err(|_| PyRuntimeError::new_err("episode poisoned"))?;
-        Ok(state.trajectory.as_ref().map(|t| agentsim::timeline::render(t, &self.prepared.catalog)))
+        Ok(self.trajectory.as_ref().map(|t| agentsim::timeline::render(t, &self.prepared.catalog)))
     }
 }
 
@@ -428,11 +357,9 @@ impl Evaluation {
     }
 
     /// Adds an ended episode (in any order); the rows are written in seed order.
-    fn add(&mut self, episode: &Episode) -> PyResult<()> {
-        let trajectory = {
-            let mut state = episode.state.lock().map_err(|_| PyRuntimeError::new_err("episode poisoned"))?;
-            state.trajectory.take().ok_or_else(|| value_error("episode", "has not ended (or was added already)"))?
-        };
+    fn add(&mut self, mut episode: PyRefMut<'_, Episode>) -> PyResult<()> {
+        let trajectory =
+            episode.trajectory.take().ok_or_else(|| value_error("episode", "has not ended (or was added already)"))?;
         let seed = trajectory.seed;
         if seed < self.next_seed || seed >= self.seeds.end || self.pending.contains_key(&seed) {
             return Err(value_error("episode", format!("seed {seed} is not one this evaluation still expects")));

@@ -1,13 +1,16 @@
 //! The bridge: an [`Agent`] whose decisions come from the MCP client.
 //!
-//! The engine runs its normal loop in a worker thread with this agent as the
-//! planner. Each step hands the input to the server thread and blocks until the
-//! client's next `tools/call` (or the end of stdin) says what to do. Every answer is
+//! The engine runs its normal loop with this agent as the planner. Each step hands
+//! the input on through a [`Relay`] and gets back what to do: the MCP server runs
+//! the loop in a worker thread and relays over channels (the client's next
+//! `tools/call`, or the end of stdin); a suspendable episode
+//! (`crate::episode`) suspends the loop inside the step instead. Every answer is
 //! recorded as an `("external", "decision", ...)` note in the format the replayed
 //! external agent reads, and each step reads its input and takes one model turn as
 //! the live external agent does, so a recorded session replays exactly without the
 //! client (`agents/src/external/replayed.rs`).
 
+use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender};
 
 use agentsim_agents::external::protocol;
@@ -49,10 +52,29 @@ pub enum Command {
     },
 }
 
-/// The agent that relays the engine's inputs to the MCP client and its calls back.
-pub struct Bridge {
+/// How a bridge hands an observation on and learns what to do.
+pub trait Relay: Send {
+    /// Hands `observation` on and waits for the command; `None` when no one will
+    /// answer any more (the bridge then finishes).
+    fn exchange(&mut self, observation: Observation) -> Option<Command>;
+}
+
+/// A relay over two channels, to and from a server thread.
+struct Channels {
     to_server: Sender<Observation>,
     from_server: Receiver<Command>,
+}
+
+impl Relay for Channels {
+    fn exchange(&mut self, observation: Observation) -> Option<Command> {
+        self.to_server.send(observation).ok()?;
+        self.from_server.recv().ok()
+    }
+}
+
+/// The agent that relays the engine's inputs to the MCP client and its calls back.
+pub struct Bridge {
+    relay: Box<dyn Relay>,
     /// The world's messaging tool: after a successful call the bridge waits for the
     /// user's reply before the client sees the result.
     messaging: Option<ToolId>,
@@ -63,6 +85,12 @@ pub struct Bridge {
     render: bool,
     /// The observations rendered so far (the protocol's `seq`).
     seq: u64,
+    /// The tool list (JSON text) the first rendered observation carries; `None`:
+    /// none (the caller adds it).
+    tools: Option<Arc<str>>,
+    /// Set once a [`Command::Fail`] ended the run: any later step (a layer that
+    /// asks the planner again) fails at once, as the external agent does.
+    failed: bool,
 }
 
 impl Bridge {
@@ -74,15 +102,18 @@ impl Bridge {
         messaging: Option<ToolId>,
         reply_wait_ms: u64,
     ) -> Self {
-        Self { to_server, from_server, messaging, reply_wait_ms, held: None, render: false, seq: 0 }
+        let relay = Box::new(Channels { to_server, from_server });
+        Self { relay, messaging, reply_wait_ms, held: None, render: false, seq: 0, tools: None, failed: false }
     }
 
     /// A bridge that hands every input on at once (no messaging wait), rendered as
-    /// the external protocol's observation line: the Python module's planner. Its
-    /// steps are the live external agent's (one read, one turn, one decision note
-    /// per input), so it meets the same world as `--agent cmd:` and replays alike.
-    pub fn protocol(to_server: Sender<Observation>, from_server: Receiver<Command>) -> Self {
-        Self { render: true, ..Self::new(to_server, from_server, None, 0) }
+    /// the external protocol's observation line: the planner of a suspendable
+    /// episode (the Python module, persistent external agents). Its steps are the
+    /// live external agent's (one read, one turn, one decision note per input), so
+    /// it meets the same world as `--agent cmd:` and replays alike. The first
+    /// observation carries `tools` (the tool list as JSON text), if given.
+    pub fn protocol(relay: Box<dyn Relay>, tools: Option<Arc<str>>) -> Self {
+        Self { relay, messaging: None, reply_wait_ms: 0, held: None, render: true, seq: 0, tools, failed: false }
     }
 }
 
@@ -97,6 +128,9 @@ pub fn decide(mut action: Json, cx: &AgentCx<'_>) -> Result<(Action, Value), Str
 
 impl Agent for Bridge {
     fn step(&mut self, input: Input, cx: &mut AgentCx<'_>) -> Action {
+        if self.failed {
+            return Action::Finish(Finish::Failed { reason: "the agent already failed".into() });
+        }
         // Like the live external agent (and so like its replay): every input is read
         // and every answer is one model turn.
         cx.read(&input);
@@ -124,19 +158,21 @@ impl Agent for Bridge {
             (_, input) => {
                 let line = self.render.then(|| {
                     self.seq += 1;
-                    protocol::observation(self.seq, &input, cx)
+                    let mut line = protocol::observation_without_tools(self.seq, &input, cx);
+                    if let (1, Some(tools)) = (self.seq, &self.tools) {
+                        protocol::add_tools(&mut line, tools);
+                    }
+                    line
                 });
                 Observation { now_ms: cx.now_ms, input, reply: None, line }
             }
         };
-        let command = match self.to_server.send(observation) {
-            Ok(()) => self.from_server.recv().unwrap_or(Command::Finish),
-            Err(_) => Command::Finish,
-        };
+        let command = self.relay.exchange(observation).unwrap_or(Command::Finish);
         let decided = match command {
             Command::Act(action, decision) => Ok((action, decision)),
             Command::Finish => decide(json!({"action": "finish", "outcome": "done"}), cx),
             Command::Fail { reason, stderr } => {
+                self.failed = true;
                 // What the external agent (and so its replay) does on a failure.
                 cx.note("external", "error", Value::str(reason.clone()));
                 cx.diagnose("external", "stderr", Value::Str(stderr));

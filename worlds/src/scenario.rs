@@ -523,6 +523,7 @@ impl Scenario {
 
 /// A scenario ready to run many seeds: parsed once, with its catalog, key and
 /// world model.
+#[derive(Clone)]
 pub struct Prepared {
     /// The scenario.
     pub scenario: Scenario,

@@ -2,7 +2,10 @@
 //! newline-delimited JSON over stdin and stdout (`docs/protocol.md`).
 //!
 //! The process is started at the agent's first step, one per trajectory (a sweep
-//! builds one agent per seed, so processes run in parallel). Each step sends one
+//! builds one agent per seed, so processes run in parallel). An agent that
+//! greets with a hello line serves many episodes in one process: a sweep then
+//! multiplexes episodes over a few of them (`agentsim::persistent`); here such
+//! an agent serves its one trajectory. Each step sends one
 //! observation and reads one action; each step is one model turn (it reads the
 //! observation and costs tokens like any planner). Every decision is recorded in
 //! the trajectory as `("external", "decision", <the action>)`, so a run can be
@@ -23,8 +26,7 @@ pub mod replayed;
 use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Value};
 use serde::{Deserialize, Serialize};
 
-use process::Process;
-pub use process::{check_command, interrupt, kill_all, starts};
+pub use process::{CLOSED, Line, Process, Tagged, check_command, interrupt, interrupted, kill_all, starts};
 
 /// How an external agent is run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -88,7 +90,15 @@ impl ExternalAgent {
         let process = self.process.as_mut().ok_or("no process")?;
         self.seq += 1;
         process.send(&protocol::observation(self.seq, input, cx))?;
-        let line = process.receive(self.config.turn_limit_ms)?;
+        let mut line = process.receive(self.config.turn_limit_ms)?;
+        if self.seq == 1 {
+            // A persistent agent greets first; run as one process per trajectory
+            // (`agentsim run`, a failure's recording) it serves this one episode.
+            if let Some(hello) = protocol::parse_hello(&line) {
+                hello?;
+                line = process.receive(self.config.turn_limit_ms)?;
+            }
+        }
         protocol::parse_action(&line, cx.catalog).map_err(|e| format!("answer to observation {}: {e}", self.seq))
     }
 }

@@ -46,7 +46,8 @@ pub fn interrupt() {
     INTERRUPTED.store(true, Ordering::SeqCst);
 }
 
-fn interrupted() -> bool {
+/// Whether [`interrupt`] was called.
+pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
 
@@ -117,8 +118,13 @@ fn register(group: i32) -> Option<usize> {
     GROUPS.iter().position(|slot| slot.compare_exchange(0, group, Ordering::SeqCst, Ordering::SeqCst).is_ok())
 }
 
-/// What the reader and writer threads report, in order.
-type Line = Result<Vec<u8>, String>;
+/// What the reader and writer threads report, in order: a line (without its
+/// newline), or why the pipes are done.
+pub type Line = Result<Vec<u8>, String>;
+
+/// A [`Line`] with the tag of the process it came from, for a caller that waits
+/// on several processes at once (see [`Process::spawn_tagged`]).
+pub type Tagged = (u64, Line);
 
 /// A running agent process.
 pub struct Process {
@@ -127,7 +133,8 @@ pub struct Process {
     group: i32,
     /// To the writer thread; `None` once closed.
     stdin: Option<Sender<Vec<u8>>>,
-    lines: Receiver<Line>,
+    /// Its own lines, unless they go to a shared channel.
+    lines: Option<Receiver<Tagged>>,
     stderr: Arc<Mutex<Vec<u8>>>,
     stderr_done: Receiver<()>,
     reaped: bool,
@@ -165,6 +172,22 @@ impl Process {
     /// Starts `command` (split on whitespace, run directly without a shell) as the
     /// leader of a new process group.
     pub fn spawn(command: &str, line_bytes_max: usize, stderr_bytes_max: usize) -> Result<Self, String> {
+        let (to, lines) = channel();
+        let mut process = Self::spawn_tagged(command, line_bytes_max, stderr_bytes_max, 0, to)?;
+        process.lines = Some(lines);
+        Ok(process)
+    }
+
+    /// [`Process::spawn`] whose lines (and the error that ends them) go to
+    /// `lines` tagged with `tag`, so that one thread can wait on many processes;
+    /// read them there, not with [`Process::receive`].
+    pub fn spawn_tagged(
+        command: &str,
+        line_bytes_max: usize,
+        stderr_bytes_max: usize,
+        tag: u64,
+        lines: Sender<Tagged>,
+    ) -> Result<Self, String> {
         use std::os::unix::process::CommandExt;
         if interrupted() {
             return Err("interrupted (SIGINT or SIGTERM): no new agent is started".into());
@@ -198,10 +221,10 @@ impl Process {
         let stdout = child.stdout.take().ok_or("no stdout pipe")?;
         let stderr_pipe = child.stderr.take().ok_or("no stderr pipe")?;
         let stdin_pipe = child.stdin.take().ok_or("no stdin pipe")?;
-        let (line_tx, lines) = channel();
+        let line_tx = lines;
         let writer_tx = line_tx.clone();
         let (stdin, to_write) = channel::<Vec<u8>>();
-        std::thread::spawn(move || write_lines(stdin_pipe, &to_write, &writer_tx));
+        std::thread::spawn(move || write_lines(stdin_pipe, &to_write, &writer_tx, tag));
         std::thread::spawn(move || {
             let mut reader = BufReader::new(stdout);
             loop {
@@ -222,7 +245,7 @@ impl Process {
                     Err(e) => Err(format!("cannot read the agent's stdout: {e}")),
                 };
                 let stop = message.is_err();
-                if line_tx.send(message).is_err() || stop {
+                if line_tx.send((tag, message)).is_err() || stop {
                     return;
                 }
             }
@@ -248,7 +271,7 @@ impl Process {
         });
         let slot = register(group);
         drop(held);
-        Ok(Self { child, group, stdin: Some(stdin), lines, stderr, stderr_done, reaped: false, slot })
+        Ok(Self { child, group, stdin: Some(stdin), lines: None, stderr, stderr_done, reaped: false, slot })
     }
 
     /// Queues one line for the agent's stdin. A write that fails (the agent
@@ -265,14 +288,15 @@ impl Process {
     /// Reads one line, waiting at most `limit_ms` of wall-clock time, and less
     /// when [`interrupt`] is called.
     pub fn receive(&mut self, limit_ms: u64) -> Result<Vec<u8>, String> {
+        let lines = self.lines.as_ref().ok_or("the lines of this agent go to a shared channel")?;
         let deadline = Instant::now() + Duration::from_millis(limit_ms);
         loop {
             if interrupted() {
                 return Err("interrupted (SIGINT or SIGTERM) while waiting for the agent".into());
             }
             let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left.min(Duration::from_millis(INTERRUPT_POLL_MS))) {
-                Ok(line) => return line,
+            match lines.recv_timeout(left.min(Duration::from_millis(INTERRUPT_POLL_MS))) {
+                Ok((_, line)) => return line,
                 Err(RecvTimeoutError::Timeout) if left.is_zero() => {
                     return Err(format!("no answer within {limit_ms} ms (wall clock)"));
                 }
@@ -317,7 +341,7 @@ impl Process {
 /// agent's channel. SIGPIPE is blocked in this thread, so writing to an agent that
 /// exited is an `EPIPE` error here, never a signal that ends the host; a SIGPIPE
 /// left pending on the thread is discarded when it ends.
-fn write_lines(mut pipe: ChildStdin, lines: &Receiver<Vec<u8>>, errors: &Sender<Line>) {
+fn write_lines(mut pipe: ChildStdin, lines: &Receiver<Vec<u8>>, errors: &Sender<Tagged>, tag: u64) {
     // SAFETY: the set is initialised by `sigemptyset` before use, and
     // `pthread_sigmask` changes only this thread's mask.
     unsafe {
@@ -333,7 +357,7 @@ fn write_lines(mut pipe: ChildStdin, lines: &Receiver<Vec<u8>>, errors: &Sender<
             } else {
                 format!("cannot write to the agent: {e}")
             };
-            let _ = errors.send(Err(message));
+            let _ = errors.send((tag, Err(message)));
             return;
         }
     }

@@ -177,17 +177,33 @@ pub fn event_json(input: &Input, catalog: &Catalog) -> Json {
 /// One observation line (without the newline). The first (`seq` 1) carries the
 /// tool list.
 pub fn observation(seq: u64, input: &Input, cx: &AgentCx<'_>) -> String {
-    let mut message = json!({
+    let mut line = observation_without_tools(seq, input, cx);
+    if seq == 1 {
+        add_tools(&mut line, &tool_list(cx.catalog).to_string());
+    }
+    line
+}
+
+/// An observation line without the tool list, whatever its `seq`.
+pub fn observation_without_tools(seq: u64, input: &Input, cx: &AgentCx<'_>) -> String {
+    let message = json!({
         "protocol": PROTOCOL,
         "type": "observation",
         "seq": seq,
         "now_ms": cx.now_ms,
         "event": event_json(input, cx.catalog),
     });
-    if seq == 1 {
-        message["tools"] = tool_list(cx.catalog);
-    }
     message.to_string()
+}
+
+/// Adds `tools` (the [`tool_list`] as JSON text, rendered once for many
+/// episodes) to an observation line.
+pub fn add_tools(line: &mut String, tools: &str) {
+    assert!(line.ends_with('}'), "an observation is a JSON object");
+    line.pop();
+    line.push_str(",\"tools\":");
+    line.push_str(tools);
+    line.push('}');
 }
 
 fn field<'a>(message: &'a Map<String, Json>, name: &str) -> Result<&'a Json, String> {
@@ -218,11 +234,85 @@ pub fn reported_think_ms(decision: &Value) -> Option<u64> {
     decision.get("think_ms").and_then(Value::as_int).and_then(|ms| u64::try_from(ms).ok())
 }
 
+/// Episodes in flight on one persistent agent when its hello names none.
+pub const EPISODES_IN_FLIGHT_DEFAULT: usize = 8;
+
+/// The most episodes in flight on one persistent agent, whatever its hello says.
+pub const EPISODES_IN_FLIGHT_MAX: usize = 256;
+
+/// What a persistent agent's first line says: that it serves many episodes,
+/// and how many it takes at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hello {
+    /// Episodes in flight at once on this process (its observations interleave).
+    pub episodes_in_flight: usize,
+}
+
+/// Reads a line as a persistent agent's hello
+/// (`{"protocol": "agentsim/1", "type": "hello", "persistent": true, "episodes_in_flight": 8}`):
+/// `None` when it is not one (`type` is not `hello`), an error when it is one
+/// but malformed.
+pub fn parse_hello(line: &[u8]) -> Option<Result<Hello, String>> {
+    let json: Json = serde_json::from_slice(line).ok()?;
+    let Json::Object(message) = &json else { return None };
+    if message.get("type").and_then(Json::as_str) != Some("hello") {
+        return None;
+    }
+    let hello = || {
+        match message.get("protocol") {
+            Some(Json::String(p)) if p == PROTOCOL => {}
+            other => return Err(format!("hello: field `protocol`: expected \"{PROTOCOL}\", found {other:?}")),
+        }
+        if message.get("persistent") != Some(&Json::Bool(true)) {
+            return Err("hello: field `persistent`: expected true".into());
+        }
+        let episodes_in_flight = match uint(message, "episodes_in_flight").map_err(|e| format!("hello: {e}"))? {
+            None => EPISODES_IN_FLIGHT_DEFAULT,
+            Some(n @ 1..) => usize::try_from(n).unwrap_or(usize::MAX).min(EPISODES_IN_FLIGHT_MAX),
+            Some(0) => return Err("hello: field `episodes_in_flight`: expected at least 1".into()),
+        };
+        Ok(Hello { episodes_in_flight })
+    };
+    Some(hello())
+}
+
+/// An observation line for a persistent agent: `line` (an [`observation`]) with
+/// the episode it belongs to.
+pub fn with_episode(line: &str, episode: u64) -> String {
+    assert!(line.starts_with('{'), "an observation is a JSON object");
+    let mut out = String::with_capacity(line.len() + 24);
+    out.push_str("{\"episode\":");
+    out.push_str(&episode.to_string());
+    if line != "{}" {
+        out.push(',');
+    }
+    out.push_str(&line[1..]);
+    out
+}
+
+/// The line that tells a persistent agent an episode has ended (no answer is
+/// expected): it may forget the episode.
+pub fn end_line(episode: u64) -> String {
+    json!({"protocol": PROTOCOL, "type": "end", "episode": episode}).to_string()
+}
+
+/// The episode an answer names (`"episode": N`), if it names one.
+pub fn episode_of(answer: &Json) -> Option<u64> {
+    answer.get("episode").and_then(Json::as_u64)
+}
+
 /// Parses one action line. Returns the action and the decision as a value (what
 /// the trajectory records so that the run can be replayed without the agent).
 pub fn parse_action(line: &[u8], catalog: &Catalog) -> Result<(Action, Value), String> {
     let json: Json = serde_json::from_slice(line).map_err(|e| format!("not JSON: {e}"))?;
-    let Json::Object(message) = &json else {
+    action_of(&json, catalog)
+}
+
+/// [`parse_action`] of a line already read as JSON. The decision leaves out
+/// `protocol` and `episode` (which episode a persistent agent answered is not
+/// part of the decision: the trajectory is the same whichever process ran it).
+pub fn action_of(json: &Json, catalog: &Catalog) -> Result<(Action, Value), String> {
+    let Json::Object(message) = json else {
         return Err("expected a JSON object".into());
     };
     match field(message, "protocol")? {
@@ -276,9 +366,9 @@ pub fn parse_action(line: &[u8], catalog: &Catalog) -> Result<(Action, Value), S
             return Err(format!("field `action`: expected call, sleep, idle or finish, found \"{other}\""));
         }
     };
-    let mut decision = from_json(&json, "action")?;
+    let mut decision = from_json(json, "action")?;
     if let Value::Map(pairs) = &mut decision {
-        pairs.retain(|(k, _)| k != "protocol");
+        pairs.retain(|(k, _)| k != "protocol" && k != "episode");
     }
     Ok((action, decision))
 }
@@ -332,6 +422,40 @@ mod tests {
             let err = p(bad).unwrap_err();
             assert!(err.contains(needle), "{bad}: {err}");
         }
+    }
+
+    #[test]
+    fn hellos_episode_ids_and_end_lines() {
+        let hello = |s: &str| parse_hello(s.as_bytes());
+        assert_eq!(
+            hello(r#"{"protocol":"agentsim/1","type":"hello","persistent":true}"#),
+            Some(Ok(Hello { episodes_in_flight: EPISODES_IN_FLIGHT_DEFAULT }))
+        );
+        assert_eq!(
+            hello(r#"{"protocol":"agentsim/1","type":"hello","persistent":true,"episodes_in_flight":100000}"#),
+            Some(Ok(Hello { episodes_in_flight: EPISODES_IN_FLIGHT_MAX }))
+        );
+        assert_eq!(hello(r#"{"protocol":"agentsim/1","action":"idle"}"#), None, "an action is no hello");
+        assert_eq!(hello("not json"), None);
+        for (bad, needle) in [
+            (r#"{"protocol":"agentsim/2","type":"hello","persistent":true}"#, "protocol"),
+            (r#"{"protocol":"agentsim/1","type":"hello"}"#, "persistent"),
+            (r#"{"protocol":"agentsim/1","type":"hello","persistent":true,"episodes_in_flight":0}"#, "at least 1"),
+        ] {
+            let err = hello(bad).expect("a hello").unwrap_err();
+            assert!(err.contains(needle), "{bad}: {err}");
+        }
+        let catalog = testkit::catalog();
+        let cx = AgentCx::new(7, &catalog);
+        let line: Json = serde_json::from_str(&with_episode(&observation(1, &Input::Wake, &cx), 42)).unwrap();
+        assert_eq!((line["episode"].as_u64(), line["seq"].as_u64()), (Some(42), Some(1)));
+        assert!(line["tools"].is_array());
+        let end: Json = serde_json::from_str(&end_line(42)).unwrap();
+        assert_eq!((end["type"].as_str(), episode_of(&end)), (Some("end"), Some(42)));
+        // Which episode an answer names is not part of the decision.
+        let (_, decision) =
+            parse_action(br#"{"protocol":"agentsim/1","action":"idle","episode":42}"#, &catalog).unwrap();
+        assert_eq!(decision, Value::map([("action", Value::str("idle"))]));
     }
 
     #[test]

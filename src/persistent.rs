@@ -1,0 +1,437 @@
+//! Persistent external agents: one process serves many episodes, a sweep keeps
+//! several episodes in flight on each of a few processes (`docs/protocol.md`).
+//!
+//! An agent opts in with its first line, a hello
+//! (`agentsim_agents::external::protocol::parse_hello`); one that answers the
+//! first observation instead is run the old way, one process per trajectory (the
+//! caller falls back, see [`sweep_mapped_until`]). Each episode is a suspendable
+//! episode ([`crate::episode`]) run on this thread; its observations go to the
+//! agent tagged with an episode id, and the agent's answers, which may come in any
+//! order, resume the episode they name. A trajectory is the same whichever process
+//! ran it and whatever else was in flight: the id is left out of the decision.
+//!
+//! The guarantees of a process per trajectory hold (`agents/src/external/process.rs`:
+//! process groups, SIGPIPE, interrupt and `kill_all`, bounded lines): the
+//! per-turn wall-clock limit ends only the episode that waited, as `agent_error`;
+//! an answer that names its episode but is not a valid action ends that episode.
+//! A process that fails as a whole (it crashes, writes a line that is not JSON or
+//! names no episode it was sent, a line too long) takes its episodes in flight
+//! with it; which episodes those were depends on timing, so each is run again
+//! from its start, alone on a fresh process: an episode that fails alone ends as
+//! `agent_error` with the reason and the process's stderr, exactly as it would
+//! with a process of its own, and the others finish. The output is the same for
+//! any number of processes, threads and episodes in flight.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::ops::Range;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::time::{Duration, Instant};
+
+use agentsim_agents::LayerSpec;
+use agentsim_agents::external::{ExternalConfig, Line, Process, Tagged, interrupted, protocol};
+use agentsim_engine::{SimConfig, Trajectory};
+use agentsim_worlds::Prepared;
+use serde_json::Value as Json;
+
+use crate::episode::{Episode, Setup, Step};
+use crate::mcp::bridge::{Command, Observation};
+
+/// How often a wait for answers looks at the interrupt flags.
+const POLL_MS: u64 = 50;
+
+/// What one sweep over a persistent agent runs with.
+pub struct Persistent<'a> {
+    /// The scenario.
+    pub prepared: &'a Prepared,
+    /// The agent's command and limits.
+    pub config: &'a ExternalConfig,
+    /// The stack's layers around the agent.
+    pub layers: &'a [LayerSpec],
+    /// Horizon, budgets, fault scale (no recording: a sweep's failures are
+    /// recorded by running them again).
+    pub sim: SimConfig,
+    /// Swarm mode.
+    pub swarm: bool,
+    /// Agent processes at most (their episodes in flight are what each asks for).
+    pub processes: usize,
+}
+
+/// One episode waiting for its agent's answer.
+struct Flight {
+    unit: u64,
+    episode: Episode,
+    /// The observation it waits on (the protocol's `seq`).
+    seq: u64,
+    deadline: Instant,
+}
+
+/// One agent process and the episodes in flight on it, by episode id.
+struct Slot {
+    process: Process,
+    tag: u64,
+    /// Its hello has come.
+    greeted: bool,
+    /// Episodes in flight at most: 1 until its hello, and for a solo process.
+    capacity: usize,
+    /// Runs one episode alone (one that was in flight on a process that failed).
+    solo: bool,
+    /// Episode ids handed out so far (ids are 1, 2, ... per process).
+    ids: u64,
+    flights: BTreeMap<u64, Flight>,
+}
+
+/// Where the next episode can go.
+enum Room {
+    /// On this process.
+    In(usize),
+    /// Nowhere: a process could not be started, for this reason.
+    StartFailed(String),
+    /// Nowhere now: every process has its episodes in flight.
+    Full,
+}
+
+/// Why the driver stopped early.
+enum Halt {
+    /// The first line was not a hello: run a process per trajectory.
+    NotPersistent,
+    /// Interrupted (SIGINT or SIGTERM, or the sweep's stop flag).
+    Stopped,
+}
+
+/// The driver: the processes, the episodes and the finished trajectories.
+struct Driver<'a> {
+    run: &'a Persistent<'a>,
+    prepared: Arc<Prepared>,
+    /// The tool list, rendered once.
+    tools: Arc<str>,
+    trials: u32,
+    seed_start: u64,
+    units: Range<u64>,
+    next_unit: u64,
+    /// Units to run again alone, in the order their process failed.
+    solo: VecDeque<u64>,
+    slots: Vec<Slot>,
+    lines: Receiver<Tagged>,
+    to_lines: Sender<Tagged>,
+    tags: u64,
+    /// Set by the first hello.
+    persistent: bool,
+    finished: BTreeMap<u64, Trajectory>,
+}
+
+/// Runs `trials` attempts at every seed of `seeds` with a persistent agent and
+/// hands `map(trial, trajectory)` to `sink` in (seed, trial) order, stopping once
+/// `stop` is set (only whole seeds are handed on). Returns the first seed not
+/// handed to `sink`, or `None` when the agent did not greet (it runs one process
+/// per trajectory; nothing was handed on).
+pub fn sweep_mapped_until<T, E>(
+    run: &Persistent<'_>,
+    seeds: Range<u64>,
+    trials: u32,
+    stop: &AtomicBool,
+    map: impl Fn(u32, Trajectory) -> T,
+    mut sink: impl FnMut(T) -> Result<(), E>,
+) -> Result<Option<u64>, E> {
+    assert!(trials >= 1 && run.processes >= 1, "at least one trial and one process");
+    let k = u64::from(trials);
+    let count = (seeds.end - seeds.start).checked_mul(k).expect("seeds times trials fits in u64");
+    let (to_lines, lines) = channel();
+    let mut driver = Driver {
+        run,
+        prepared: Arc::new(run.prepared.clone()),
+        tools: protocol::tool_list(&run.prepared.catalog).to_string().into(),
+        trials,
+        seed_start: seeds.start,
+        units: 0..count,
+        next_unit: 0,
+        solo: VecDeque::new(),
+        slots: Vec::new(),
+        lines,
+        to_lines,
+        tags: 0,
+        persistent: false,
+        finished: BTreeMap::new(),
+    };
+    let mut handed = 0u64;
+    let halt = loop {
+        let stopped = || stop.load(Ordering::SeqCst) || interrupted();
+        if stopped() {
+            break Some(Halt::Stopped);
+        }
+        // Whole seeds, in order.
+        while (0..k).all(|t| driver.finished.contains_key(&(handed + t))) && handed < count {
+            if stopped() {
+                break;
+            }
+            for t in 0..k {
+                let trajectory = driver.finished.remove(&(handed + t)).expect("checked");
+                sink(map(t as u32, trajectory))?;
+            }
+            handed += k;
+        }
+        if handed == count {
+            break None;
+        }
+        if let Err(halt) = driver.fill().and_then(|()| driver.wait()) {
+            break Some(halt);
+        }
+    };
+    driver.close();
+    match halt {
+        Some(Halt::NotPersistent) => Ok(None),
+        _ => Ok(Some(seeds.start + handed / k)),
+    }
+}
+
+impl Driver<'_> {
+    fn setup(&self, unit: u64) -> Setup {
+        let k = u64::from(self.trials);
+        Setup {
+            prepared: Arc::clone(&self.prepared),
+            seed: self.seed_start + unit / k,
+            trial: (unit % k) as u32,
+            swarm: self.run.swarm,
+            config: self.run.sim.clone(),
+            layers: self.run.layers.to_vec(),
+            tools: Some(Arc::clone(&self.tools)),
+        }
+    }
+
+    /// Starts episodes while processes have room: first the units to run alone,
+    /// then the next units in order.
+    fn fill(&mut self) -> Result<(), Halt> {
+        while let Some(&unit) = self.solo.front() {
+            if self.slots.iter().filter(|s| s.solo).count() >= self.run.processes {
+                break;
+            }
+            self.solo.pop_front();
+            match self.spawn(true) {
+                Ok(slot) => self.start(slot, unit),
+                Err(reason) => self.fail_unstarted(unit, &reason),
+            }
+        }
+        while self.next_unit < self.units.end {
+            let room = self.room()?;
+            if let Room::Full = room {
+                break;
+            }
+            let unit = self.next_unit;
+            self.next_unit += 1;
+            match room {
+                Room::In(slot) => self.start(slot, unit),
+                Room::StartFailed(reason) => self.fail_unstarted(unit, &reason),
+                Room::Full => unreachable!("handled above"),
+            }
+        }
+        Ok(())
+    }
+
+    /// A shared process with room for one more episode (spawned if needed and
+    /// allowed), or why none could be started, or none: all are full.
+    fn room(&mut self) -> Result<Room, Halt> {
+        let shared = || self.slots.iter().enumerate().filter(|(_, s)| !s.solo);
+        if let Some((i, _)) = shared().find(|(_, s)| s.flights.len() < s.capacity) {
+            return Ok(Room::In(i));
+        }
+        // Until the first hello, one process with one episode: the probe.
+        let processes = if self.persistent { self.run.processes } else { 1 };
+        if shared().count() >= processes {
+            return Ok(Room::Full);
+        }
+        if interrupted() {
+            return Err(Halt::Stopped);
+        }
+        Ok(self.spawn(false).map_or_else(Room::StartFailed, Room::In))
+    }
+
+    fn spawn(&mut self, solo: bool) -> Result<usize, String> {
+        self.tags += 1;
+        let config = self.run.config;
+        let process = Process::spawn_tagged(
+            &config.command,
+            config.line_bytes_max,
+            config.stderr_bytes_max,
+            self.tags,
+            self.to_lines.clone(),
+        )?;
+        let slot =
+            Slot { process, tag: self.tags, greeted: false, capacity: 1, solo, ids: 0, flights: BTreeMap::new() };
+        self.slots.push(slot);
+        Ok(self.slots.len() - 1)
+    }
+
+    /// A unit whose process could not be started: its episode ends at its first
+    /// decision with the reason, as a process per trajectory's would.
+    fn fail_unstarted(&mut self, unit: u64, reason: &str) {
+        let (mut episode, first) = Episode::start(self.setup(unit));
+        let trajectory = match first.unwrap_or_else(|e| panic!("{e}")) {
+            Step::Finished(t) => t,
+            Step::Observe(_) => episode.fail(reason, "").expect("a running episode ends when it fails"),
+        };
+        self.finished.insert(unit, trajectory);
+    }
+
+    fn start(&mut self, slot: usize, unit: u64) {
+        let (episode, first) = Episode::start(self.setup(unit));
+        match first.unwrap_or_else(|e| panic!("{e}")) {
+            Step::Finished(t) => {
+                self.finished.insert(unit, t);
+            }
+            Step::Observe(observation) => {
+                self.slots[slot].ids += 1;
+                let id = self.slots[slot].ids;
+                let flight = Flight { unit, episode, seq: 0, deadline: Instant::now() };
+                self.send(slot, id, flight, &observation);
+            }
+        }
+    }
+
+    /// Sends an episode's observation to its process and puts it in flight.
+    fn send(&mut self, slot: usize, id: u64, mut flight: Flight, observation: &Observation) {
+        let line = observation.line.as_deref().expect("the protocol bridge renders every observation");
+        let slot = &mut self.slots[slot];
+        flight.seq += 1;
+        flight.deadline = Instant::now() + Duration::from_millis(self.run.config.turn_limit_ms);
+        // A failed write reaches the shared channel as the process's failure.
+        let _ = slot.process.send(&protocol::with_episode(line, id));
+        slot.flights.insert(id, flight);
+    }
+
+    /// Waits for one line (or the earliest deadline) and acts on it.
+    fn wait(&mut self) -> Result<(), Halt> {
+        let now = Instant::now();
+        let earliest = self.slots.iter().flat_map(|s| s.flights.values()).map(|f| f.deadline).min();
+        let Some(earliest) = earliest else {
+            // Nothing in flight: everything started has finished.
+            return Ok(());
+        };
+        let left = earliest.saturating_duration_since(now).min(Duration::from_millis(POLL_MS));
+        match self.lines.recv_timeout(left) {
+            Ok((tag, line)) => self.take(tag, line),
+            Err(RecvTimeoutError::Timeout) => self.expire(Instant::now()),
+            Err(RecvTimeoutError::Disconnected) => unreachable!("the driver holds a sender"),
+        }
+    }
+
+    /// Acts on one line from the process tagged `tag`.
+    fn take(&mut self, tag: u64, line: Line) -> Result<(), Halt> {
+        let Some(slot) = self.slots.iter().position(|s| s.tag == tag) else {
+            return Ok(()); // from a process already ended
+        };
+        let bytes = match line {
+            Ok(bytes) => bytes,
+            Err(reason) => return self.fail_slot(slot, &reason),
+        };
+        if !self.slots[slot].greeted {
+            return match protocol::parse_hello(&bytes) {
+                Some(Ok(hello)) => {
+                    self.persistent = true;
+                    let slot = &mut self.slots[slot];
+                    slot.greeted = true;
+                    slot.capacity = if slot.solo { 1 } else { hello.episodes_in_flight };
+                    Ok(())
+                }
+                Some(Err(reason)) => self.fail_slot(slot, &reason),
+                None if !self.persistent => Err(Halt::NotPersistent),
+                None => self.fail_slot(slot, "expected a hello as the first line (it greeted on another process)"),
+            };
+        }
+        let json: Json = match serde_json::from_slice(&bytes) {
+            Ok(json) => json,
+            Err(e) => return self.fail_slot(slot, &format!("not JSON: {e}")),
+        };
+        match protocol::episode_of(&json) {
+            Some(id) if self.slots[slot].flights.contains_key(&id) => {
+                self.answer(slot, id, &json);
+                Ok(())
+            }
+            // A late answer to an episode that has ended (it ran out of time).
+            Some(id) if id >= 1 && id <= self.slots[slot].ids => Ok(()),
+            Some(id) => self.fail_slot(slot, &format!("an answer for episode {id}, which it was never sent")),
+            None => self.fail_slot(slot, "an answer without `episode` (a persistent agent names the episode)"),
+        }
+    }
+
+    /// Carries out an answer to episode `id` on `slot`.
+    fn answer(&mut self, slot: usize, id: u64, json: &Json) {
+        let mut flight = self.slots[slot].flights.remove(&id).expect("in flight");
+        let step = match protocol::action_of(json, &self.prepared.catalog) {
+            Ok((action, decision)) => flight.episode.step(Command::Act(action, decision)),
+            Err(e) => {
+                let reason = format!("answer to observation {}: {e}", flight.seq);
+                let trajectory = flight.episode.fail(&reason, "").expect("a running episode ends when it fails");
+                Ok(Step::Finished(trajectory))
+            }
+        };
+        match step.unwrap_or_else(|e| panic!("{e}")) {
+            Step::Observe(observation) => self.send(slot, id, flight, &observation),
+            Step::Finished(trajectory) => {
+                let _ = self.slots[slot].process.send(&protocol::end_line(id));
+                self.finished.insert(flight.unit, trajectory);
+                if self.slots[slot].solo {
+                    // Its one episode is over.
+                    self.slots.remove(slot).process.stop();
+                }
+            }
+        }
+    }
+
+    /// Ends the episodes that waited past the per-turn limit, as `agent_error`.
+    fn expire(&mut self, now: Instant) -> Result<(), Halt> {
+        if !self.persistent && self.slots.iter().any(|s| s.flights.values().any(|f| f.deadline <= now)) {
+            // No hello in time: a process per trajectory describes it.
+            return Err(Halt::NotPersistent);
+        }
+        let reason = format!("no answer within {} ms (wall clock)", self.run.config.turn_limit_ms);
+        let mut i = 0;
+        while i < self.slots.len() {
+            let late: Vec<u64> =
+                self.slots[i].flights.iter().filter(|(_, f)| f.deadline <= now).map(|(id, _)| *id).collect();
+            if !late.is_empty() && self.slots[i].solo {
+                // Alone on its process, as a process per trajectory: the process goes.
+                let _ = self.fail_slot(i, &reason);
+                continue;
+            }
+            for id in late {
+                let mut flight = self.slots[i].flights.remove(&id).expect("listed");
+                let trajectory = flight.episode.fail(&reason, "").expect("a running episode ends when it fails");
+                let _ = self.slots[i].process.send(&protocol::end_line(id));
+                self.finished.insert(flight.unit, trajectory);
+            }
+            i += 1;
+        }
+        Ok(())
+    }
+
+    /// Ends a process that failed as a whole. Alone, its episode ends as
+    /// `agent_error` with `reason` and the process's stderr; shared, its episodes
+    /// in flight are run again, each alone.
+    fn fail_slot(&mut self, slot: usize, reason: &str) -> Result<(), Halt> {
+        let mut slot = self.slots.remove(slot);
+        let stderr = slot.process.stop();
+        if !self.persistent {
+            // The probe failed before any hello: a process per trajectory says why.
+            return Err(Halt::NotPersistent);
+        }
+        let flights = std::mem::take(&mut slot.flights);
+        if slot.solo {
+            for (_, mut flight) in flights {
+                let trajectory = flight.episode.fail(reason, &stderr).expect("a running episode ends when it fails");
+                self.finished.insert(flight.unit, trajectory);
+            }
+        } else {
+            // Dropping an episode ends it; it starts again from scratch.
+            self.solo.extend(flights.into_values().map(|flight| flight.unit));
+        }
+        Ok(())
+    }
+
+    /// Ends every process (their groups killed, the leaders reaped).
+    fn close(&mut self) {
+        for mut slot in self.slots.drain(..) {
+            slot.process.stop();
+        }
+    }
+}

@@ -1,0 +1,187 @@
+//! Persistent external agents (`agentsim::persistent`, `docs/protocol.md`): one
+//! process serves many episodes; the sweep's files are the same as with a
+//! process per trajectory, for any number of threads and episodes in flight,
+//! also when the agent crashes mid-episode, answers one episode wrongly or not
+//! at all.
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+use agentsim::persistent::{Persistent, sweep_mapped_until};
+use agentsim_agents::ExternalConfig;
+use agentsim_engine::{Digest, Outcome};
+
+use crate::common::{agentsim, default_scenario, text};
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// Sweeps `agent` over `seeds` into `dir/out` with `threads` threads and
+/// `in_flight` episodes per process; returns trajectories.csv and summary.json
+/// without its `agent` line (the command differs between agents).
+fn sweep(dir: &Path, agent: &str, seeds: &str, threads: &str, in_flight: &str, extra: &[&str]) -> (String, String) {
+    let out = format!("out-{threads}-{in_flight}-{}", agent.len());
+    let command = format!("cmd:python3 {ROOT}/{agent}");
+    let mut args = vec!["sweep", "--agent", &command, "--seeds", seeds, "--out", &out, "-j", threads, "--quiet"];
+    args.extend_from_slice(extra);
+    let output = agentsim(dir, &args, &[("PERSISTENT_IN_FLIGHT", in_flight)]);
+    assert!(output.status.success(), "{}", text(&output));
+    let csv = std::fs::read_to_string(dir.join(&out).join("trajectories.csv")).unwrap();
+    let summary = std::fs::read_to_string(dir.join(&out).join("summary.json")).unwrap();
+    let summary = summary.lines().filter(|l| !l.contains("\"agent\"")).collect::<Vec<_>>().join("\n");
+    (csv, summary)
+}
+
+/// Runs `agent` over `seeds` in the library with `processes` processes and
+/// `in_flight` episodes per process: (outcome, end reason, digest) per seed.
+fn run(agent: &str, seeds: std::ops::Range<u64>, processes: usize, in_flight: &str, turn_limit_ms: u64) -> Vec<Ended> {
+    let prepared = default_scenario();
+    let mut config = ExternalConfig::new(&format!("python3 {ROOT}/{agent} {in_flight}"));
+    config.turn_limit_ms = turn_limit_ms;
+    let run = Persistent {
+        prepared: &prepared,
+        config: &config,
+        layers: &[],
+        sim: prepared.scenario.sim_config(false, 1.0),
+        swarm: false,
+        processes,
+    };
+    let stop = AtomicBool::new(false);
+    let mut ended = Vec::new();
+    let done = sweep_mapped_until(
+        &run,
+        seeds.clone(),
+        1,
+        &stop,
+        |_, t| (t.outcome, t.end_reason, t.digest),
+        |e| {
+            ended.push(e);
+            Ok::<(), ()>(())
+        },
+    );
+    assert_eq!(done, Ok(Some(seeds.end)), "the agent greets and every seed runs");
+    ended
+}
+
+type Ended = (Outcome, String, Digest);
+
+#[test]
+fn a_persistent_agent_sweeps_as_a_process_per_seed_does_on_any_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let per_seed = sweep(dir.path(), "examples/agents/support_desk_agent.py", "0..6", "2", "1", &[]);
+    let persistent = sweep(dir.path(), "examples/agents/persistent_agent.py", "0..6", "2", "1", &[]);
+    assert_eq!(persistent, per_seed, "the same policy, persistent or not");
+    let one = sweep(dir.path(), "examples/agents/persistent_agent.py", "0..60", "1", "1", &[]);
+    let three = sweep(dir.path(), "examples/agents/persistent_agent.py", "0..60", "3", "1", &[]);
+    assert_eq!(one, three, "1 and 3 threads (processes)");
+    assert!(one.0.lines().filter(|l| l.contains(",success,")).count() >= 50, "{}", one.0);
+}
+
+#[test]
+fn a_crash_mid_episode_ends_only_its_episode_whatever_ran_beside_it() {
+    let agent = "tests/external_agents/persistent_misbehaves.py crash";
+    let runs: Vec<_> = [(1, "1"), (1, "6"), (3, "4")]
+        .into_iter()
+        .map(|(processes, in_flight)| run(agent, 0..15, processes, in_flight, 20_000))
+        .collect();
+    assert_eq!(runs[0], runs[1], "1 or 6 episodes in flight");
+    assert_eq!(runs[0], runs[2], "1 or 3 processes");
+    let healthy = run("tests/external_agents/persistent_misbehaves.py well", 0..15, 2, "4", 20_000);
+    let (crashed, fine): (Vec<_>, Vec<_>) =
+        runs[0].iter().zip(&healthy).partition(|((outcome, _, _), _)| *outcome == Outcome::AgentError);
+    assert!(!crashed.is_empty() && fine.len() >= 5, "some episodes crash, most do not: {:?}", runs[0]);
+    for ((_, reason, _), _) in &crashed {
+        assert!(reason.contains("closed its stdin or stdout"), "{reason}");
+    }
+    // The others ran as if nothing had happened beside them.
+    for (mine, theirs) in fine {
+        assert_eq!(mine, theirs);
+    }
+    // And the whole sweep writes the same files on 1 and 3 threads.
+    let dir = tempfile::tempdir().unwrap();
+    let one = sweep(dir.path(), agent, "0..10", "1", "3", &["--failures", "0"]);
+    let three = sweep(dir.path(), agent, "0..10", "3", "3", &["--failures", "0"]);
+    assert_eq!(one, three);
+}
+
+#[test]
+fn a_bad_missing_garbled_or_oversized_answer_ends_only_that_episode() {
+    for (mode, reason, turn_limit_ms) in [
+        ("bad_action", "answer to observation 2: field `tool`: unknown tool `no_such_tool`", 20_000),
+        ("silent", "no answer within 1500 ms (wall clock)", 1_500),
+        // Lines no episode can be told from fail the process: its episodes run
+        // again alone, and only the guilty ones end, with the reason.
+        ("garbage", "not JSON", 20_000),
+        ("oversized", "a line longer than 1048576 bytes", 20_000),
+    ] {
+        let agent = format!("tests/external_agents/persistent_misbehaves.py {mode}");
+        let ended = run(&agent, 0..12, 2, "4", turn_limit_ms);
+        let failed: Vec<_> = ended.iter().filter(|(o, _, _)| *o == Outcome::AgentError).collect();
+        assert!(!failed.is_empty() && failed.len() < ended.len(), "{mode}: {ended:?}");
+        for (_, why, _) in failed {
+            assert!(why.contains(reason), "{mode}: {why}");
+        }
+    }
+}
+
+#[test]
+fn run_serves_a_persistent_agent_one_episode() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut digests = Vec::new();
+    for agent in ["persistent_agent.py", "support_desk_agent.py"] {
+        let command = format!("cmd:python3 {ROOT}/examples/agents/{agent}");
+        let output = agentsim(dir.path(), &["run", "--agent", &command, "--seed", "1"], &[]);
+        assert!(output.status.success(), "{}", text(&output));
+        let stdout = String::from_utf8_lossy(&output.stdout).to_string();
+        assert!(stdout.contains("outcome: success"), "{stdout}");
+        digests.push(stdout.lines().find(|l| l.starts_with("digest")).map(str::to_string));
+    }
+    assert_eq!(digests[0], digests[1]);
+}
+
+#[test]
+fn an_interrupted_persistent_sweep_stops_soon_and_keeps_whole_seeds() {
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let agent = format!("cmd:python3 {ROOT}/examples/agents/persistent_agent.py");
+    let sweep_args = |seeds: &str, out: &str| -> Vec<String> {
+        ["sweep", "--quiet", "--agent", &agent, "--seeds", seeds, "--out", out, "--trials", "2"]
+            .map(str::to_string)
+            .to_vec()
+    };
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agentsim"))
+        .current_dir(dir.path())
+        .args(sweep_args("0..100000", "part"))
+        .env("RAYON_NUM_THREADS", "2")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let temp = dir.path().join("part/.trajectories.csv.tmp");
+    while std::fs::read_to_string(&temp).map_or(0, |t| t.lines().count()) < 20 {
+        assert!(child.try_wait().unwrap().is_none(), "the sweep ended before it was interrupted");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    // SAFETY: sending a signal to a child process this test started and has not reaped.
+    assert_eq!(unsafe { libc::kill(i32::try_from(child.id()).unwrap(), libc::SIGINT) }, 0);
+    let signalled = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(signalled.elapsed().as_secs() < 10, "the sweep still runs 10 s after SIGINT");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130), "{}", text(&output));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("part/summary.json")).unwrap()).unwrap();
+    let done_until = summary["partial"]["done_until_seed"].as_u64().expect("summary.json is marked partial");
+    assert!((5..100_000).contains(&done_until), "kept the seeds finished: {done_until}");
+    let csv = std::fs::read_to_string(dir.path().join("part/trajectories.csv")).unwrap();
+    assert_eq!(csv.lines().count() as u64, 1 + 2 * done_until, "whole seeds, both trials");
+    assert!(!csv.contains("agent_error"), "no run the signal broke is kept: {csv}");
+    // What was kept is what an uninterrupted sweep of those seeds writes.
+    let seeds = format!("0..{done_until}");
+    let full = sweep_args(&seeds, "full");
+    let full: Vec<&str> = full.iter().map(String::as_str).collect();
+    let output = agentsim(dir.path(), &full, &[("RAYON_NUM_THREADS", "1")]);
+    assert!(output.status.success(), "{}", text(&output));
+    assert_eq!(csv, std::fs::read_to_string(dir.path().join("full/trajectories.csv")).unwrap());
+}
