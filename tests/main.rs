@@ -9,6 +9,7 @@ mod common;
 mod determinism;
 mod docs;
 mod external;
+mod faults;
 mod flight_booking;
 mod fuzz_regressions;
 mod incidents;

@@ -12,6 +12,7 @@
 pub mod agent;
 pub mod call;
 pub mod config;
+pub mod corrupt;
 pub mod fault;
 pub mod fingerprint;
 pub mod hex;
@@ -34,7 +35,8 @@ pub mod world;
 pub use agent::{Action, Agent, AgentCx, Finish, Input, Lens, Message, Note};
 pub use call::{Reply, ToolCall, ToolError, ToolResult};
 pub use config::{Budgets, ModelConfig, SimConfig};
-pub use fault::{Fault, FaultRule, FaultTag, MalformedKind, Probability, Schedule};
+pub use corrupt::Lie;
+pub use fault::{Corruption, Fault, FaultRule, FaultTag, FieldPath, MalformedKind, Probability, Schedule};
 pub use latency::Latency;
 pub use rng::{Stream, StreamSource};
 pub use task::{DagError, MilestoneDag, Progress};

@@ -24,6 +24,14 @@ use crate::world::{Minefield, Scheduled, World, WorldCx};
 /// classified as `looped` (the agent was stuck, not merely slow).
 const LOOP_REPEATS_MIN: u32 = 3;
 
+/// The most corrupted values one trajectory remembers (to tell when a write
+/// carries one); later ones are not checked.
+const LIES_MAX: usize = 256;
+
+/// The minefield of a write that carries a value only a corrupted answer showed:
+/// the agent acted on, or told the user, something the world never held.
+pub const ACTED_ON_CORRUPTED_VALUE: &str = "acted_on_corrupted_value";
+
 enum Ev<E> {
     /// A world process event.
     World(E),
@@ -89,6 +97,7 @@ pub fn run<W: World>(
         scheduled: Vec::new(),
         minefields: Vec::new(),
         world_notes: Vec::new(),
+        lies: Vec::new(),
     };
     let end = sim.run(&mut world, agent);
     sim.finish(&world, end, streams.seed())
@@ -118,6 +127,8 @@ struct Sim<'a, E> {
     scheduled: Vec<(TimeMs, Scheduled<E>)>,
     minefields: Vec<Minefield>,
     world_notes: Vec<(&'static str, Value)>,
+    /// What corrupted answers showed the agent: (tool, call number, lie).
+    lies: Vec<(crate::tool::ToolId, u64, crate::corrupt::Lie)>,
 }
 
 impl<'a, E> Sim<'a, E> {
@@ -314,6 +325,7 @@ impl<'a, E> Sim<'a, E> {
         let id = self.next_call_id;
         let now_ms = self.now_ms;
         self.recorder.record_ref(now_ms, EventKindRef::Call { id, call: &call });
+        self.check_lies_carried(&call);
         let served = {
             let (scheduled, minefields, notes) = (&mut self.scheduled, &mut self.minefields, &mut self.world_notes);
             self.tools.call(now_ms, &call, &mut |c, as_of_ms| {
@@ -344,6 +356,12 @@ impl<'a, E> Sim<'a, E> {
             self.repeat_run = 0;
             self.last_failed = None;
         }
+        if let Some(lie) = served.lie.take()
+            && served.reply.is_ok()
+            && self.lies.len() < LIES_MAX
+        {
+            self.lies.push((call.tool, served.call_number, lie));
+        }
         for fault in served.realised {
             self.realised_faults.push(RealisedFault { tool: call.tool, call: served.call_number, fault });
         }
@@ -358,6 +376,26 @@ impl<'a, E> Sim<'a, E> {
         }
         let result = ToolResult { call, reply: served.reply, latency_ms: served.latency_ms, cache_age_ms: None };
         self.queue.push(now_ms.saturating_add(served.latency_ms), Ev::ToolDone { id, result, fault: served.fault });
+    }
+
+    /// A write that carries a value only a corrupted answer showed (and the world
+    /// does not hold) is a minefield: the world keeps the truth.
+    fn check_lies_carried(&mut self, call: &ToolCall) {
+        if self.catalog.spec(call.tool).def.kind != crate::tool::ToolKind::Write {
+            return;
+        }
+        if let Some((tool, number, lie)) = self.lies.iter().find(|(_, _, lie)| lie.carried_by(&call.args)) {
+            let detail = format!(
+                "{} carries {} from {} call {} (`{}` corrupted; the world holds {})",
+                self.catalog.name(call.tool),
+                lie.told.render(),
+                self.catalog.name(*tool),
+                number,
+                lie.path.as_str(),
+                lie.truth.render()
+            );
+            self.minefields.push(Minefield { name: ACTED_ON_CORRUPTED_VALUE, detail });
+        }
     }
 
     /// Moves what the world scheduled or reported into the queue and the trajectory.

@@ -393,6 +393,69 @@ impl Catalog {
         Some(name)
     }
 
+    /// Checks every fault that names a field of a tool's answer (a `Corrupt`
+    /// rule, explicit entry or traced call) against the tool's documented schema:
+    /// the path starts at a documented field, a one-field path's corruption fits
+    /// the field's kind, and an old value is asked of a read. Returns (tool,
+    /// path, message) for the first problem, for the scenario to locate.
+    pub fn check_fault_paths(&self) -> Result<(), (String, String, String)> {
+        use crate::fault::{Corruption, Fault};
+        for spec in &self.specs {
+            let config = &spec.config;
+            let faults = config
+                .faults
+                .iter()
+                .map(|r| &r.fault)
+                .chain(config.explicit_faults.iter().flatten().map(|e| &e.fault))
+                .chain(config.trace.iter().filter_map(|t| t.fault.as_ref()));
+            for fault in faults {
+                let Fault::Corrupt { path, corruption } = fault else { continue };
+                let problem = |message: String| Err((spec.def.name.clone(), path.as_str().to_string(), message));
+                let Some(field) = spec.def.response.iter().find(|f| f.name == path.top()) else {
+                    let known: Vec<&str> = spec.def.response.iter().map(|f| f.name.as_str()).collect();
+                    return problem(format!(
+                        "field `path`: `{}` answers no field `{}` (its fields: {})",
+                        spec.def.name,
+                        path.top(),
+                        known.join(", ")
+                    ));
+                };
+                if matches!(corruption, Corruption::Old { .. }) && spec.def.kind == ToolKind::Write {
+                    return problem(format!(
+                        "field `corruption`: `Old` needs a read, and `{}` is a write (its answer has no past)",
+                        spec.def.name
+                    ));
+                }
+                let expected = match corruption {
+                    Corruption::OneOf(_) => Some(ValueKind::Str),
+                    Corruption::Offset(_) => Some(ValueKind::Int),
+                    Corruption::DropItem => Some(ValueKind::List),
+                    Corruption::Factor(_) | Corruption::Old { .. } => None,
+                };
+                let one_field = path.segments().count() == 1;
+                if let Some(kind) = expected
+                    && one_field
+                    && field.kind != kind
+                {
+                    return problem(format!(
+                        "field `corruption`: {corruption:?} needs a field of kind {kind:?}, and `{}` of `{}` is {:?}",
+                        field.name, spec.def.name, field.kind
+                    ));
+                }
+                if matches!(corruption, Corruption::Factor(_))
+                    && one_field
+                    && !matches!(field.kind, ValueKind::Int | ValueKind::Float)
+                {
+                    return problem(format!(
+                        "field `corruption`: Factor needs a number, and `{}` of `{}` is {:?}",
+                        field.name, spec.def.name, field.kind
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Checks a response body against the tool's documented schema as of `at_ms`
     /// (drift included). Returns the first problem found.
     pub fn check_response(&self, id: ToolId, at_ms: TimeMs, body: &Value) -> Result<(), String> {

@@ -1,0 +1,198 @@
+//! Fault injection as a whole: what `--fault-scale` means, and the faults that do
+//! not announce themselves (corrupted values).
+
+use std::path::Path;
+
+use agentsim::Runner;
+use agentsim::incident::Incident;
+use agentsim_engine::{Action, EventKind, FaultTag, Finish, ToolCall, Trajectory, Value};
+use agentsim_worlds::Prepared;
+
+use crate::common::preset;
+use crate::world_kit::{builtin, parse, run_scripted};
+
+/// Nothing injected: no realised fault, and no fault tag but a call slower than
+/// its timeout by the service's own latency (which no scale changes).
+fn assert_nothing_injected(what: &str, t: &Trajectory) {
+    assert!(t.realised_faults.is_empty(), "{what} seed {}: {:?}", t.seed, t.realised_faults);
+    assert!(t.fault_kinds.iter().all(|f| *f == FaultTag::Latency), "{what} seed {}: {:?}", t.seed, t.fault_kinds);
+}
+
+fn sweep(prepared: &Prepared, agent: &str, seeds: std::ops::Range<u64>, scale: f64) -> Vec<Trajectory> {
+    let stack = preset(agent);
+    let runner = Runner::new(prepared, &stack, false, scale);
+    seeds.map(|seed| runner.run(seed)).collect()
+}
+
+/// A tight rate limit: two calls per minute on the order lookup.
+const RATE_LIMITED: &str = r#"Scenario(
+    name: "rate limited",
+    world: SupportDesk(tools: (lookup_order: (latency: Fixed(ms: 100), faults: [(fault: RateLimit(capacity: 1, refill_ms: 600_000))]))),
+)"#;
+
+/// The statuses a scripted agent gets from three lookups in a row.
+fn three_lookups(prepared: &Prepared, scale: f64) -> Vec<u16> {
+    let lookup = prepared.catalog.id("lookup_order").unwrap();
+    let mut calls = 0;
+    let t = run_scripted(prepared, 0, scale, move |_, _| {
+        calls += 1;
+        if calls > 3 {
+            return Action::Finish(Finish::Done);
+        }
+        Action::Call(ToolCall::new(lookup, Value::map([("order_id", Value::str("A1001"))])))
+    });
+    t.events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Result { reply, .. } => Some(reply.status()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn scale_zero_turns_rate_limits_off_and_a_positive_scale_leaves_them() {
+    let prepared = parse(RATE_LIMITED);
+    assert_eq!(three_lookups(&prepared, 1.0), [200, 429, 429]);
+    assert_eq!(three_lookups(&prepared, 0.01), [200, 429, 429], "a quota is not a chance");
+    assert_eq!(three_lookups(&prepared, 0.0), [200, 200, 200], "scale 0 injects nothing");
+    for t in sweep(&prepared, "naive", 0..100, 0.0) {
+        assert_nothing_injected("rate limited", &t);
+    }
+}
+
+#[test]
+fn scale_zero_injects_nothing_in_any_builtin_scenario() {
+    for (name, _) in agentsim::builtin::SCENARIOS {
+        let prepared = builtin(name);
+        for agent in ["naive", "resilient"] {
+            for t in sweep(&prepared, agent, 0..150, 0.0) {
+                assert_nothing_injected(name, &t);
+            }
+        }
+    }
+}
+
+/// Incidents carry explicit schedules and production traces: at scale 0 those are
+/// off too, while at scale 1 they replay.
+#[test]
+fn scale_zero_turns_explicit_schedules_and_traces_off() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/incidents");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "ron") {
+            continue;
+        }
+        let name = path.to_string_lossy().into_owned();
+        let incident = Incident::parse(&std::fs::read_to_string(&path).unwrap(), &name).unwrap();
+        let prepared = incident.prepared();
+        let at_one = Runner::new(&prepared, &incident.stack, false, 1.0).run(incident.seed);
+        if at_one.realised_faults.is_empty() {
+            continue;
+        }
+        checked += 1;
+        let at_zero = Runner::new(&prepared, &incident.stack, false, 0.0).run(incident.seed);
+        assert_nothing_injected(&name, &at_zero);
+    }
+    assert!(checked >= 3, "the incidents with faults are the cases ({checked})");
+}
+
+// ---- Corrupt: a well-formed answer with a wrong value ----
+
+fn seeds_file(name: &str) -> String {
+    format!("{}/seeds/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn stack_file(name: &str) -> agentsim_agents::StackSpec {
+    let path = seeds_file(&format!("stacks/{name}"));
+    agentsim::spec::parse_stack(&std::fs::read_to_string(&path).unwrap(), &path).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The first lookup's total comes back 100 cents high; every later one is true.
+const FIRST_TOTAL_CORRUPTED: &str = r#"Scenario(
+    name: "one corrupted total",
+    world: SupportDesk(tools: (lookup_order: (
+        latency: Fixed(ms: 100),
+        explicit_faults: [(call: 1, fault: Corrupt(path: "total_cents", corruption: Offset(100)))],
+    ))),
+)"#;
+
+/// Looks the order up twice, then refunds the total the `refund_from`-th lookup
+/// showed; returns (the totals shown, the trajectory).
+fn look_twice_then_refund(refund_from: usize) -> (Vec<i64>, Trajectory) {
+    let prepared = parse(FIRST_TOTAL_CORRUPTED);
+    let (lookup, refund) = (prepared.catalog.id("lookup_order").unwrap(), prepared.catalog.id("issue_refund").unwrap());
+    let order = || Value::map([("order_id", Value::str("A1001"))]);
+    let mut totals = Vec::new();
+    let mut steps = 0;
+    let t = run_scripted(&prepared, 0, 1.0, move |input, _| {
+        steps += 1;
+        if let Some(total) = crate::world_kit::ok_body(&input).and_then(|b| b.get("total_cents")?.as_int()) {
+            totals.push(total);
+        }
+        match steps {
+            1 | 2 => Action::Call(ToolCall::new(lookup, order())),
+            3 => Action::Call(ToolCall::new(
+                refund,
+                Value::map([("order_id", Value::str("A1001")), ("amount_cents", Value::Int(totals[refund_from - 1]))]),
+            )),
+            _ => Action::Finish(Finish::Done),
+        }
+    });
+    let shown = t
+        .events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Result { reply: agentsim_engine::Reply::Ok(body), .. } => body.get("total_cents")?.as_int(),
+            _ => None,
+        })
+        .collect();
+    (shown, t)
+}
+
+#[test]
+fn a_corrupted_answer_is_well_formed_the_world_keeps_the_truth_and_acting_on_it_is_a_minefield() {
+    let (shown, t) = look_twice_then_refund(1);
+    assert_eq!(shown, [5_649, 5_549], "the first total is 100 high, the second true");
+    assert!(t.fault_kinds.contains(&FaultTag::Corrupted), "{:?}", t.fault_kinds);
+    assert_eq!(t.metrics.failed_calls, 0, "a corrupted answer matches its schema: nothing announces it");
+    assert!(t.minefields.contains(&agentsim_engine::sim::ACTED_ON_CORRUPTED_VALUE), "{:?}", t.minefields);
+
+    let (_, t) = look_twice_then_refund(2);
+    assert!(
+        !t.minefields.contains(&agentsim_engine::sim::ACTED_ON_CORRUPTED_VALUE),
+        "refunding the true total is not acting on the lie: {:?}",
+        t.minefields
+    );
+}
+
+fn corrupted_minefields(stack: &agentsim_agents::StackSpec, seeds: std::ops::Range<u64>) -> usize {
+    let prepared = Prepared::new(
+        agentsim_worlds::Scenario::parse(
+            &std::fs::read_to_string(seeds_file("corrupted_orders.ron")).unwrap(),
+            "corrupted_orders",
+        )
+        .unwrap(),
+    );
+    let runner = Runner::new(&prepared, stack, false, 1.0);
+    seeds
+        .map(|s| runner.run(s))
+        .filter(|t| t.minefields.contains(&agentsim_engine::sim::ACTED_ON_CORRUPTED_VALUE))
+        .count()
+}
+
+#[test]
+fn cross_check_cuts_the_corrupted_values_acted_on() {
+    let resilient = corrupted_minefields(&preset("resilient"), 0..400);
+    let checked = corrupted_minefields(&stack_file("cross_check.ron"), 0..400);
+    assert!(resilient >= 30, "the corrupted_orders scenario shows the harm ({resilient}/400)");
+    assert!(checked * 2 < resilient, "re-reading at least halves it: {checked} against {resilient}");
+}
+
+#[test]
+fn corrupted_orders_is_byte_identical_on_1_and_4_threads() {
+    let scenario = seeds_file("corrupted_orders.ron");
+    crate::world_kit::assert_same_bytes_on_1_and_4_threads(&scenario, "naive", "0..300");
+    crate::world_kit::assert_same_bytes_on_1_and_4_threads(&scenario, &seeds_file("stacks/cross_check.ron"), "0..300");
+}
