@@ -196,3 +196,73 @@ fn corrupted_orders_is_byte_identical_on_1_and_4_threads() {
     crate::world_kit::assert_same_bytes_on_1_and_4_threads(&scenario, "naive", "0..300");
     crate::world_kit::assert_same_bytes_on_1_and_4_threads(&scenario, &seeds_file("stacks/cross_check.ron"), "0..300");
 }
+
+// ---- PartialCommit and DuplicateEffect: a write that half-happens or happens twice ----
+
+/// A refund of A1001's total under `fault` on the first refund, then a lookup;
+/// returns what the lookup shows (refunded cents, refunds listed) and the run.
+fn refund_then_read(fault: &str) -> ((i64, usize), Trajectory) {
+    let text = format!(
+        r#"Scenario(
+    name: "one faulty refund",
+    world: SupportDesk(tools: (issue_refund: (explicit_faults: [(call: 1, fault: {fault})]))),
+)"#
+    );
+    let prepared = parse(&text);
+    let (lookup, refund) = (prepared.catalog.id("lookup_order").unwrap(), prepared.catalog.id("issue_refund").unwrap());
+    let mut steps = 0;
+    let t = run_scripted(&prepared, 0, 1.0, move |_, _| {
+        steps += 1;
+        match steps {
+            1 => Action::Call(ToolCall {
+                tool: refund,
+                args: Value::map([("order_id", Value::str("A1001")), ("amount_cents", Value::Int(5_549))]),
+                idempotency_key: Some("k-1".into()),
+            }),
+            2 => Action::Call(ToolCall::new(lookup, Value::map([("order_id", Value::str("A1001"))]))),
+            _ => Action::Finish(Finish::Done),
+        }
+    });
+    let read = t
+        .events
+        .iter()
+        .rev()
+        .find_map(|e| match &e.kind {
+            EventKind::Result { reply: agentsim_engine::Reply::Ok(body), .. } => Some((
+                body.get("refunded_cents")?.as_int()?,
+                body.get("refunds").map(|r| r.as_list().len()).unwrap_or_default(),
+            )),
+            _ => None,
+        })
+        .expect("the lookup answered");
+    (read, t)
+}
+
+#[test]
+fn a_partial_commit_answers_500_after_applying_part_and_a_read_reveals_it() {
+    let ((refunded, refunds), t) = refund_then_read(r#"PartialCommit(arg: "amount_cents", percent: 50)"#);
+    assert_eq!((refunded, refunds), (2_774, 1), "half of 5,549 cents was applied");
+    assert!(t.fault_kinds.contains(&FaultTag::PartialCommit), "{:?}", t.fault_kinds);
+    let first_status = t.events.iter().find_map(|e| match &e.kind {
+        EventKind::Result { reply, .. } => Some(reply.status()),
+        _ => None,
+    });
+    assert_eq!(first_status, Some(500), "the caller is told it failed");
+}
+
+#[test]
+fn a_duplicated_effect_answers_once_applies_twice_fires_no_minefield_of_the_agent_and_a_read_reveals_it() {
+    let ((refunded, refunds), t) = refund_then_read("DuplicateEffect");
+    assert_eq!((refunded, refunds), (11_098, 2), "the refund was applied twice, though the key was sent");
+    assert!(t.fault_kinds.contains(&FaultTag::DuplicateEffect), "{:?}", t.fault_kinds);
+    assert!(!t.minefields.contains(&"duplicate_refund"), "the service did it, not the agent: {:?}", t.minefields);
+    assert!(!t.verdict.success, "the judge sees two refunds: {}", t.verdict.detail);
+    assert!(t.events.iter().any(|e| matches!(&e.kind, EventKind::World { what: "duplicate_effect", .. })));
+}
+
+#[test]
+fn partial_and_duplicated_refunds_are_byte_identical_on_1_and_4_threads() {
+    for scenario in ["partial_refunds.ron", "duplicated_refunds.ron"] {
+        crate::world_kit::assert_same_bytes_on_1_and_4_threads(&seeds_file(scenario), "naive", "0..300");
+    }
+}

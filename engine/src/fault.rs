@@ -58,6 +58,19 @@ pub enum Fault {
         /// How the value is wrong.
         corruption: Corruption,
     },
+    /// For writes: the write applies in part (the integer argument `arg` at
+    /// `percent` percent: one refund of two items becomes one item's worth), then
+    /// the service answers 500. A blind retry applies the whole again on top.
+    PartialCommit {
+        /// The integer argument that is applied in part (a write argument of the tool).
+        arg: String,
+        /// How much of it is applied, 1..=99 percent (rounded toward zero).
+        percent: u8,
+    },
+    /// For writes: the service applies the write twice without being asked (a
+    /// redelivered queue message: the second time without the idempotency key);
+    /// the caller sees one normal answer.
+    DuplicateEffect,
 }
 
 /// How a corrupted value is wrong. Each keeps the value's type, so the answer
@@ -213,6 +226,11 @@ enum FaultUnchecked {
         path: FieldPath,
         corruption: Corruption,
     },
+    PartialCommit {
+        arg: String,
+        percent: u8,
+    },
+    DuplicateEffect,
 }
 
 impl TryFrom<FaultUnchecked> for Fault {
@@ -244,6 +262,15 @@ impl TryFrom<FaultUnchecked> for Fault {
             FaultUnchecked::Stale { lag_ms } => Fault::Stale { lag_ms: check_ms("lag_ms", lag_ms)? },
             FaultUnchecked::CommitThenTimeout => Fault::CommitThenTimeout,
             FaultUnchecked::Corrupt { path, corruption } => Fault::Corrupt { path, corruption },
+            FaultUnchecked::PartialCommit { arg, percent } => {
+                if !(1..=99).contains(&percent) {
+                    return Err(format!(
+                        "field `percent`: expected 1..=99 (a part, neither nothing nor all), found {percent}"
+                    ));
+                }
+                Fault::PartialCommit { arg, percent }
+            }
+            FaultUnchecked::DuplicateEffect => Fault::DuplicateEffect,
         })
     }
 }
@@ -269,6 +296,10 @@ pub enum FaultTag {
     CommitThenTimeout,
     /// A well-formed answer with a wrong value.
     Corrupted,
+    /// A write applied in part, then a 500.
+    PartialCommit,
+    /// A write the service applied twice.
+    DuplicateEffect,
 }
 
 impl FaultTag {
@@ -284,6 +315,8 @@ impl FaultTag {
             FaultTag::Stale => "stale".into(),
             FaultTag::CommitThenTimeout => "commit_then_timeout".into(),
             FaultTag::Corrupted => "corrupted".into(),
+            FaultTag::PartialCommit => "partial_commit".into(),
+            FaultTag::DuplicateEffect => "duplicate_effect".into(),
         }
     }
 }

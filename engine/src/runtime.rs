@@ -260,6 +260,25 @@ impl<'c> ToolRuntime<'c> {
                     lie: None,
                 };
             }
+            Some(Fault::PartialCommit { arg, percent }) if spec.def.kind == ToolKind::Write => {
+                // The server applies part of the write, then fails.
+                let mut partial = call.clone();
+                if let Some(n) = partial.args.get(arg).and_then(Value::as_int) {
+                    // n * percent / 100 without overflow, rounded toward zero.
+                    let part = n / 100 * i64::from(*percent) + n % 100 * i64::from(*percent) / 100;
+                    partial.args.set(arg.clone(), Value::Int(part));
+                }
+                let served = serve(&partial, now_ms).is_ok();
+                return Served {
+                    call_number,
+                    realised,
+                    reply: Reply::Error { status: 500, retry_after_ms: None, message: status_message(500).into() },
+                    latency_ms: latency_ms.min(timeout_ms),
+                    fault: Some(FaultTag::PartialCommit),
+                    served,
+                    lie: None,
+                };
+            }
             Some(Fault::CommitThenTimeout) => {
                 return Served {
                     call_number,
@@ -276,7 +295,15 @@ impl<'c> ToolRuntime<'c> {
                 fault = Some(FaultTag::Stale);
             }
             Some(Fault::Malformed(kind)) => fault = Some(FaultTag::Malformed(*kind)),
-            Some(Fault::Latency { .. } | Fault::RateLimit { .. } | Fault::AuthExpired | Fault::Corrupt { .. })
+            // On a read, a partial commit or a duplicated effect has nothing to apply.
+            Some(
+                Fault::Latency { .. }
+                | Fault::RateLimit { .. }
+                | Fault::AuthExpired
+                | Fault::Corrupt { .. }
+                | Fault::PartialCommit { .. }
+                | Fault::DuplicateEffect,
+            )
             | None => {}
         }
         if latency_ms > timeout_ms {
@@ -313,7 +340,14 @@ impl<'c> ToolRuntime<'c> {
                     }
                     _ => None,
                 };
-                let fault = if lie.is_some() { Some(FaultTag::Corrupted) } else { fault };
+                let mut fault = if lie.is_some() { Some(FaultTag::Corrupted) } else { fault };
+                if matches!(chosen, Some(Fault::DuplicateEffect)) && spec.def.kind == ToolKind::Write {
+                    // The service's own second application, as a redelivered message
+                    // would make it: without the caller's idempotency key.
+                    let again = ToolCall { idempotency_key: None, ..call.clone() };
+                    let _ = serve(&again, now_ms);
+                    fault = Some(FaultTag::DuplicateEffect);
+                }
                 let mut served =
                     self.serve_ok(call, now_ms, latency_ms, body, malformed).with(call_number, realised, fault);
                 served.lie = lie;

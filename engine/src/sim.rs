@@ -328,9 +328,21 @@ impl<'a, E> Sim<'a, E> {
         self.check_lies_carried(&call);
         let served = {
             let (scheduled, minefields, notes) = (&mut self.scheduled, &mut self.minefields, &mut self.world_notes);
+            let write = self.catalog.spec(call.tool).def.kind == crate::tool::ToolKind::Write;
+            let mut applications = 0u32;
             self.tools.call(now_ms, &call, &mut |c, as_of_ms| {
+                applications += u32::from(write);
+                let before = minefields.len();
                 let mut cx = WorldCx::new(now_ms, scheduled, minefields, notes);
-                world.handle(c, as_of_ms, &mut cx)
+                let answer = world.handle(c, as_of_ms, &mut cx);
+                if applications > 1 {
+                    // A write applied again is the service's doing (`DuplicateEffect`),
+                    // not the agent's: what it sets off is the world's to judge, and
+                    // no minefield of the agent's.
+                    minefields.truncate(before);
+                    notes.push(("duplicate_effect", Value::str(c.args.render())));
+                }
+                answer
             })
         };
         self.flush_world();

@@ -409,6 +409,18 @@ impl Catalog {
                 .chain(config.explicit_faults.iter().flatten().map(|e| &e.fault))
                 .chain(config.trace.iter().filter_map(|t| t.fault.as_ref()));
             for fault in faults {
+                if let Fault::PartialCommit { arg, .. } = fault {
+                    self.check_partial_commit(spec, arg)?;
+                }
+                if matches!(fault, Fault::DuplicateEffect | Fault::PartialCommit { .. })
+                    && spec.def.kind != ToolKind::Write
+                {
+                    return Err((
+                        spec.def.name.clone(),
+                        spec.def.name.clone(),
+                        format!("field `fault`: {fault:?} needs a write, and `{}` is a read", spec.def.name),
+                    ));
+                }
                 let Fault::Corrupt { path, corruption } = fault else { continue };
                 let problem = |message: String| Err((spec.def.name.clone(), path.as_str().to_string(), message));
                 let Some(field) = spec.def.response.iter().find(|f| f.name == path.top()) else {
@@ -454,6 +466,27 @@ impl Catalog {
             }
         }
         Ok(())
+    }
+
+    /// A partial commit's `arg` is an integer argument of the tool.
+    fn check_partial_commit(&self, spec: &ToolSpec, arg: &str) -> Result<(), (String, String, String)> {
+        match spec.def.args.iter().find(|a| a.name == arg) {
+            Some(a) if a.kind == ValueKind::Int => Ok(()),
+            found => {
+                let ints: Vec<&str> =
+                    spec.def.args.iter().filter(|a| a.kind == ValueKind::Int).map(|a| a.name.as_str()).collect();
+                let what = if found.is_some() { "is not an integer argument" } else { "is no argument" };
+                Err((
+                    spec.def.name.clone(),
+                    arg.to_string(),
+                    format!(
+                        "field `arg`: `{arg}` {what} of `{}` (its integer arguments: {})",
+                        spec.def.name,
+                        if ints.is_empty() { "none".to_string() } else { ints.join(", ") }
+                    ),
+                ))
+            }
+        }
     }
 
     /// Checks a response body against the tool's documented schema as of `at_ms`
