@@ -54,7 +54,7 @@ pub(crate) fn check_layers(stack: &StackSpec, text: &str, origin: &str) -> Resul
     }
     let (mut breakers, mut budgets, mut retries, mut ranges, mut detectors, mut timeouts, mut caches) =
         (0, 0, 0, 0, 0, 0, 0);
-    let mut cross_checks = 0;
+    let (mut cross_checks, mut provenances) = (0, 0);
     let too_long = |ms: TimeMs| ms > TIME_MS_MAX;
     let ms_message = |ms: TimeMs| format!("expected at most {TIME_MS_MAX} ms (ten years), found {ms}");
     for layer in &stack.layers {
@@ -98,6 +98,17 @@ pub(crate) fn check_layers(stack: &StackSpec, text: &str, origin: &str) -> Resul
                         )),
                         _ => None,
                     }
+                }
+                Rule::Provenance { args, .. } => {
+                    provenances += 1;
+                    args.is_empty().then(|| {
+                        (
+                            "Provenance",
+                            provenances,
+                            "args",
+                            "expected at least one argument to check, found none".into(),
+                        )
+                    })
                 }
                 _ => None,
             }),

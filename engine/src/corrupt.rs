@@ -44,7 +44,7 @@ fn pick(draw: &mut u64, len: usize) -> usize {
 
 /// The value at `segments` below `value`; a list on the way contributes the item
 /// `pick` chooses.
-fn locate<'v>(value: &'v mut Value, segments: &[&str], draw: &mut u64) -> Option<&'v mut Value> {
+pub(crate) fn locate<'v>(value: &'v mut Value, segments: &[&str], draw: &mut u64) -> Option<&'v mut Value> {
     if !segments.is_empty()
         && let Value::List(items) = value
     {

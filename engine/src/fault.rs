@@ -71,6 +71,18 @@ pub enum Fault {
     /// redelivered queue message: the second time without the idempotency key);
     /// the caller sees one normal answer.
     DuplicateEffect,
+    /// Prompt injection: the string at `path` of a well-formed answer carries
+    /// instructions (worded by `style`) to call `tool` with `args`.
+    Inject {
+        /// Where the text goes (a string field; see [`Fault::Corrupt`]).
+        path: FieldPath,
+        /// How the instructions are worded.
+        style: crate::inject::InjectionStyle,
+        /// The tool the text asks for.
+        tool: String,
+        /// The arguments it asks for, by name.
+        args: std::collections::BTreeMap<String, crate::inject::InjectedArg>,
+    },
 }
 
 /// How a corrupted value is wrong. Each keeps the value's type, so the answer
@@ -231,6 +243,12 @@ enum FaultUnchecked {
         percent: u8,
     },
     DuplicateEffect,
+    Inject {
+        path: FieldPath,
+        style: crate::inject::InjectionStyle,
+        tool: String,
+        args: std::collections::BTreeMap<String, crate::inject::InjectedArg>,
+    },
 }
 
 impl TryFrom<FaultUnchecked> for Fault {
@@ -271,6 +289,33 @@ impl TryFrom<FaultUnchecked> for Fault {
                 Fault::PartialCommit { arg, percent }
             }
             FaultUnchecked::DuplicateEffect => Fault::DuplicateEffect,
+            FaultUnchecked::Inject { path, style, tool, args } => {
+                use crate::inject::{INJECTED_ARG_BYTES_MAX, INJECTED_ARGS_MAX, InjectedArg};
+                if args.len() > INJECTED_ARGS_MAX {
+                    return Err(format!(
+                        "field `args`: expected at most {INJECTED_ARGS_MAX} arguments, found {}",
+                        args.len()
+                    ));
+                }
+                let plain = |s: &str| !s.is_empty() && s.len() <= INJECTED_ARG_BYTES_MAX && !s.contains('`');
+                if !plain(&tool) {
+                    return Err(format!("field `tool`: expected a tool name without backticks, found `{tool}`"));
+                }
+                for (name, value) in &args {
+                    let fine = plain(name)
+                        && matches!(value, InjectedArg::Int(_) | InjectedArg::Str(_))
+                        && match value {
+                            InjectedArg::Str(s) => plain(s),
+                            InjectedArg::Int(_) => true,
+                        };
+                    if !fine {
+                        return Err(format!(
+                            "field `args`: `{name}`: expected a name and a value of 1..={INJECTED_ARG_BYTES_MAX} bytes without backticks"
+                        ));
+                    }
+                }
+                Fault::Inject { path, style, tool, args }
+            }
         })
     }
 }
@@ -300,6 +345,8 @@ pub enum FaultTag {
     PartialCommit,
     /// A write the service applied twice.
     DuplicateEffect,
+    /// A well-formed answer carrying injected instructions.
+    Injected,
 }
 
 impl FaultTag {
@@ -317,6 +364,7 @@ impl FaultTag {
             FaultTag::Corrupted => "corrupted".into(),
             FaultTag::PartialCommit => "partial_commit".into(),
             FaultTag::DuplicateEffect => "duplicate_effect".into(),
+            FaultTag::Injected => "injected".into(),
         }
     }
 }

@@ -8,6 +8,7 @@
 use crate::call::{Reply, ToolCall, ToolError};
 use crate::corrupt::{Lie, corrupt_value};
 use crate::fault::{Corruption, Fault, FaultTag, MalformedKind};
+use crate::inject::{Injected, inject};
 use crate::rng::{Stream, StreamSource};
 use crate::time::TimeMs;
 use crate::tool::{AUTHENTICATE, Catalog, ToolKind, ToolSpec};
@@ -33,6 +34,9 @@ pub struct Served {
     /// The value a `Corrupt` fault changed in the answer (ground truth, never
     /// shown to the planner).
     pub lie: Option<Lie>,
+    /// The call an `Inject` fault's text asks for (ground truth; the planner sees
+    /// only the text).
+    pub injected: Option<Injected>,
 }
 
 struct Bucket {
@@ -188,6 +192,7 @@ impl<'c> ToolRuntime<'c> {
                 fault: Some(FaultTag::RateLimited),
                 served: false,
                 lie: None,
+                injected: None,
             };
         }
         if spec.def.name == AUTHENTICATE && chosen.is_none() {
@@ -210,6 +215,7 @@ impl<'c> ToolRuntime<'c> {
                 fault: Some(FaultTag::AuthExpired),
                 served: false,
                 lie: None,
+                injected: None,
             };
         }
 
@@ -234,6 +240,7 @@ impl<'c> ToolRuntime<'c> {
                     fault: Some(FaultTag::Error(*status)),
                     served: false,
                     lie: None,
+                    injected: None,
                 };
             }
             Some(Fault::Timeout) => {
@@ -245,6 +252,7 @@ impl<'c> ToolRuntime<'c> {
                     fault: Some(FaultTag::Timeout),
                     served: false,
                     lie: None,
+                    injected: None,
                 };
             }
             Some(Fault::CommitThenTimeout) if spec.def.kind == ToolKind::Write => {
@@ -258,6 +266,7 @@ impl<'c> ToolRuntime<'c> {
                     fault: Some(FaultTag::CommitThenTimeout),
                     served,
                     lie: None,
+                    injected: None,
                 };
             }
             Some(Fault::PartialCommit { arg, percent }) if spec.def.kind == ToolKind::Write => {
@@ -277,6 +286,7 @@ impl<'c> ToolRuntime<'c> {
                     fault: Some(FaultTag::PartialCommit),
                     served,
                     lie: None,
+                    injected: None,
                 };
             }
             Some(Fault::CommitThenTimeout) => {
@@ -288,6 +298,7 @@ impl<'c> ToolRuntime<'c> {
                     fault: Some(FaultTag::Timeout),
                     served: false,
                     lie: None,
+                    injected: None,
                 };
             }
             Some(Fault::Stale { lag_ms }) => {
@@ -302,7 +313,8 @@ impl<'c> ToolRuntime<'c> {
                 | Fault::AuthExpired
                 | Fault::Corrupt { .. }
                 | Fault::PartialCommit { .. }
-                | Fault::DuplicateEffect,
+                | Fault::DuplicateEffect
+                | Fault::Inject { .. },
             )
             | None => {}
         }
@@ -317,6 +329,7 @@ impl<'c> ToolRuntime<'c> {
                 fault: Some(FaultTag::Latency),
                 served,
                 lie: None,
+                injected: None,
             };
         }
         match serve(call, as_of_ms) {
@@ -348,9 +361,20 @@ impl<'c> ToolRuntime<'c> {
                     let _ = serve(&again, now_ms);
                     fault = Some(FaultTag::DuplicateEffect);
                 }
+                let injected = match &chosen {
+                    Some(Fault::Inject { path, style, tool, args }) => {
+                        let injected = Injected { tool: tool.clone(), args: args.clone() };
+                        inject(&mut body, path, *style, &injected, corruption_draw).map(|()| injected)
+                    }
+                    _ => None,
+                };
+                if injected.is_some() {
+                    fault = Some(FaultTag::Injected);
+                }
                 let mut served =
                     self.serve_ok(call, now_ms, latency_ms, body, malformed).with(call_number, realised, fault);
                 served.lie = lie;
+                served.injected = injected;
                 served
             }
             Err(err) => Served {
@@ -361,6 +385,7 @@ impl<'c> ToolRuntime<'c> {
                 fault,
                 served: true,
                 lie: None,
+                injected: None,
             },
         }
     }
@@ -380,7 +405,16 @@ impl<'c> ToolRuntime<'c> {
             None => Reply::Ok(body),
             Some((kind, draw)) => corrupt(body, kind, draw),
         };
-        Served { call_number: 0, realised: Vec::new(), reply, latency_ms, fault: None, served: true, lie: None }
+        Served {
+            call_number: 0,
+            realised: Vec::new(),
+            reply,
+            latency_ms,
+            fault: None,
+            served: true,
+            lie: None,
+            injected: None,
+        }
     }
 }
 

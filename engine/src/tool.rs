@@ -421,6 +421,10 @@ impl Catalog {
                         format!("field `fault`: {fault:?} needs a write, and `{}` is a read", spec.def.name),
                     ));
                 }
+                if let Fault::Inject { path, tool, args, .. } = fault {
+                    self.check_injection(spec, path, tool, args)?;
+                    continue;
+                }
                 let Fault::Corrupt { path, corruption } = fault else { continue };
                 let problem = |message: String| Err((spec.def.name.clone(), path.as_str().to_string(), message));
                 let Some(field) = spec.def.response.iter().find(|f| f.name == path.top()) else {
@@ -464,6 +468,43 @@ impl Catalog {
                     ));
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// An injection goes into a documented field (a string, for a one-field path)
+    /// and asks for a tool of this catalog with arguments it takes.
+    fn check_injection(
+        &self,
+        spec: &ToolSpec,
+        path: &crate::fault::FieldPath,
+        tool: &str,
+        args: &std::collections::BTreeMap<String, crate::inject::InjectedArg>,
+    ) -> Result<(), (String, String, String)> {
+        let problem = |needle: &str, message: String| Err((spec.def.name.clone(), needle.to_string(), message));
+        match spec.def.response.iter().find(|f| f.name == path.top()) {
+            None => {
+                return problem(
+                    path.as_str(),
+                    format!("field `path`: `{}` answers no field `{}`", spec.def.name, path.top()),
+                );
+            }
+            Some(f) if path.segments().count() == 1 && f.kind != ValueKind::Str => {
+                return problem(
+                    path.as_str(),
+                    format!(
+                        "field `path`: text goes into a string, and `{}` of `{}` is {:?}",
+                        f.name, spec.def.name, f.kind
+                    ),
+                );
+            }
+            Some(_) => {}
+        }
+        let Some(target) = self.specs.iter().find(|s| s.def.name == tool) else {
+            return problem(tool, format!("field `tool`: no tool `{tool}` to ask for"));
+        };
+        if let Some(name) = args.keys().find(|name| !target.def.args.iter().any(|a| a.name == **name)) {
+            return problem(name, format!("field `args`: `{tool}` takes no argument `{name}`"));
         }
         Ok(())
     }
