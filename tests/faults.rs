@@ -349,3 +349,22 @@ fn injected_orders_is_byte_identical_on_1_and_4_threads() {
     crate::world_kit::assert_same_bytes_on_1_and_4_threads(&scenario, "naive", "0..300");
     crate::world_kit::assert_same_bytes_on_1_and_4_threads(&scenario, &seeds_file("stacks/provenance.ron"), "0..300");
 }
+
+#[test]
+fn the_reliability_surface_reports_recovery_per_fault_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = seeds_file("corrupted_orders.ron");
+    let args = ["sweep", &scenario, "--agent", "naive", "--seeds", "0..300", "--fault-scale", "0,1,2", "--quiet"];
+    let output = crate::common::agentsim(dir.path(), &[&args[..], &["--out", "s"]].concat(), &[]);
+    assert!(output.status.success(), "{}", crate::common::text(&output));
+    let surface: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("s/surface.json")).unwrap()).unwrap();
+    let points = surface["points"].as_array().unwrap();
+    let corrupted = |i: usize| points[i]["recovery_by_fault"]["corrupted"]["n"].as_u64();
+    assert_eq!(points[0]["recovery_by_fault"], serde_json::json!({}), "nothing is injected at scale 0");
+    let (at_one, at_two) = (corrupted(1).unwrap(), corrupted(2).unwrap());
+    assert!(at_one > 30 && at_two > at_one, "more runs meet a corrupted answer at scale 2: {at_one} -> {at_two}");
+    let alone: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("s/scale-2/summary.json")).unwrap()).unwrap();
+    assert_eq!(points[2]["recovery_by_fault"], alone["recovery_by_fault"]);
+}
