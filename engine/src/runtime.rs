@@ -338,43 +338,12 @@ impl<'c> ToolRuntime<'c> {
                     Some(FaultTag::Malformed(kind)) => Some((kind, corruption_draw)),
                     _ => None,
                 };
-                let lie = match &chosen {
-                    Some(Fault::Corrupt { path, corruption }) => {
-                        // The past answer, for an old value: served again, as a
-                        // stale read would be (reads only: serving a write again
-                        // would apply it again).
-                        let old = match corruption {
-                            Corruption::Old { lag_ms } if spec.def.kind == ToolKind::Read => {
-                                serve(call, now_ms.saturating_sub(*lag_ms)).ok()
-                            }
-                            _ => None,
-                        };
-                        corrupt_value(&mut body, path, corruption, corruption_draw, old.as_ref())
-                    }
-                    _ => None,
-                };
-                let mut fault = if lie.is_some() { Some(FaultTag::Corrupted) } else { fault };
-                if matches!(chosen, Some(Fault::DuplicateEffect)) && spec.def.kind == ToolKind::Write {
-                    // The service's own second application, as a redelivered message
-                    // would make it: without the caller's idempotency key.
-                    let again = ToolCall { idempotency_key: None, ..call.clone() };
-                    let _ = serve(&again, now_ms);
-                    fault = Some(FaultTag::DuplicateEffect);
-                }
-                let injected = match &chosen {
-                    Some(Fault::Inject { path, style, tool, args }) => {
-                        let injected = Injected { tool: tool.clone(), args: args.clone() };
-                        inject(&mut body, path, *style, &injected, corruption_draw).map(|()| injected)
-                    }
-                    _ => None,
-                };
-                if injected.is_some() {
-                    fault = Some(FaultTag::Injected);
-                }
+                let quiet = undermine(chosen.as_ref(), spec, call, now_ms, &mut body, corruption_draw, serve);
+                let fault = quiet.tag.or(fault);
                 let mut served =
                     self.serve_ok(call, now_ms, latency_ms, body, malformed).with(call_number, realised, fault);
-                served.lie = lie;
-                served.injected = injected;
+                served.lie = quiet.lie;
+                served.injected = quiet.injected;
                 served
             }
             Err(err) => Served {
@@ -424,6 +393,57 @@ impl Served {
         self.realised = realised;
         self.fault = fault;
         self
+    }
+}
+
+/// What a fault that does not announce itself did to a served call.
+#[derive(Default)]
+struct Undermined {
+    /// The tag, when the fault changed anything.
+    tag: Option<FaultTag>,
+    /// The value a `Corrupt` fault changed.
+    lie: Option<Lie>,
+    /// The call an `Inject` fault's text asks for.
+    injected: Option<Injected>,
+}
+
+/// Applies the quiet faults to a call the world served: `Corrupt` and `Inject`
+/// change the answer `body` (with the call's `draw`), `DuplicateEffect` serves a
+/// write again, as a redelivered message would (without the caller's
+/// idempotency key).
+fn undermine(
+    chosen: Option<&Fault>,
+    spec: &ToolSpec,
+    call: &ToolCall,
+    now_ms: TimeMs,
+    body: &mut Value,
+    draw: u64,
+    serve: &mut dyn FnMut(&ToolCall, TimeMs) -> Result<Value, ToolError>,
+) -> Undermined {
+    match chosen {
+        Some(Fault::Corrupt { path, corruption }) => {
+            // The past answer, for an old value: served again, as a stale read
+            // would be (reads only: serving a write again would apply it again).
+            let old = match corruption {
+                Corruption::Old { lag_ms } if spec.def.kind == ToolKind::Read => {
+                    serve(call, now_ms.saturating_sub(*lag_ms)).ok()
+                }
+                _ => None,
+            };
+            let lie = corrupt_value(body, path, corruption, draw, old.as_ref());
+            Undermined { tag: lie.as_ref().map(|_| FaultTag::Corrupted), lie, injected: None }
+        }
+        Some(Fault::Inject { path, style, tool, args }) => {
+            let asked = Injected { tool: tool.clone(), args: args.clone() };
+            let injected = inject(body, path, *style, &asked, draw).map(|()| asked);
+            Undermined { tag: injected.as_ref().map(|_| FaultTag::Injected), lie: None, injected }
+        }
+        Some(Fault::DuplicateEffect) if spec.def.kind == ToolKind::Write => {
+            let again = ToolCall { idempotency_key: None, ..call.clone() };
+            let _ = serve(&again, now_ms);
+            Undermined { tag: Some(FaultTag::DuplicateEffect), ..Undermined::default() }
+        }
+        _ => Undermined::default(),
     }
 }
 
