@@ -2,6 +2,7 @@
 //! `--agent cmd:COMMAND` (an external agent).
 
 use agentsim_agents::layers::Rule;
+use agentsim_agents::layers::cross_check::READS_MAX as CROSS_CHECK_READS_MAX;
 use agentsim_agents::stack::{ATTEMPTS_MAX, ENTRIES_MAX, LAYERS_MAX};
 use agentsim_agents::{LayerSpec, StackSpec};
 use agentsim_engine::{TIME_MS_MAX, TimeMs};
@@ -53,6 +54,7 @@ pub(crate) fn check_layers(stack: &StackSpec, text: &str, origin: &str) -> Resul
     }
     let (mut breakers, mut budgets, mut retries, mut ranges, mut detectors, mut timeouts, mut caches) =
         (0, 0, 0, 0, 0, 0, 0);
+    let (mut cross_checks, mut provenances) = (0, 0);
     let too_long = |ms: TimeMs| ms > TIME_MS_MAX;
     let ms_message = |ms: TimeMs| format!("expected at most {TIME_MS_MAX} ms (ten years), found {ms}");
     for layer in &stack.layers {
@@ -96,6 +98,17 @@ pub(crate) fn check_layers(stack: &StackSpec, text: &str, origin: &str) -> Resul
                         )),
                         _ => None,
                     }
+                }
+                Rule::Provenance { args, .. } => {
+                    provenances += 1;
+                    args.is_empty().then(|| {
+                        (
+                            "Provenance",
+                            provenances,
+                            "args",
+                            "expected at least one argument to check, found none".into(),
+                        )
+                    })
                 }
                 _ => None,
             }),
@@ -174,6 +187,20 @@ pub(crate) fn check_layers(stack: &StackSpec, text: &str, origin: &str) -> Resul
                         budgets,
                         "evict_to_pct",
                         format!("expected a percent in 0..=100, found {}", c.evict_to_pct),
+                    )
+                })
+            }
+            LayerSpec::CrossCheck(c) => {
+                cross_checks += 1;
+                (!(2..=CROSS_CHECK_READS_MAX).contains(&c.reads_max)).then(|| {
+                    (
+                        "CrossCheck",
+                        cross_checks,
+                        "reads_max",
+                        format!(
+                            "expected 2..={CROSS_CHECK_READS_MAX} reads (one to check, one to confirm), found {}",
+                            c.reads_max
+                        ),
                     )
                 })
             }

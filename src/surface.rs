@@ -27,6 +27,9 @@ pub struct SurfacePoint {
     pub recovery: Rate,
     /// Share of trajectories where a minefield fired.
     pub violation: Rate,
+    /// Recovery per kind of fault met (`corrupted`, `injected`, `error_503`, ...):
+    /// the surface of each fault kind, read across the points.
+    pub recovery_by_fault: std::collections::BTreeMap<String, Rate>,
     /// The digest of that sweep.
     pub digest: String,
 }
@@ -40,6 +43,7 @@ impl SurfacePoint {
             completion: summary.completion,
             recovery: summary.recovery,
             violation: summary.violation,
+            recovery_by_fault: summary.recovery_by_fault.clone(),
             digest: summary.digest.clone(),
         }
     }

@@ -53,6 +53,7 @@ fn the_layer_defaults_in_seeds_readme_are_the_defaults() {
         LayerSpec::Approval(Default::default()),
         LayerSpec::Idempotency,
         LayerSpec::ContextBudget(Default::default()),
+        LayerSpec::CrossCheck(Default::default()),
     ];
     assert_eq!(stack.layers, defaults);
 }

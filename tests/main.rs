@@ -10,6 +10,7 @@ mod determinism;
 mod docs;
 mod episode;
 mod external;
+mod faults;
 mod flight_booking;
 mod fuzz_regressions;
 mod incidents;

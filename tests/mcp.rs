@@ -388,4 +388,46 @@ fn a_failed_calls_error_says_status_retryable_and_retry_after() {
     let garbled = error(Reply::Garbled("<html>".into()));
     assert_eq!((&garbled["status"], &garbled["body"]), (&json!(200), &json!("<html>")));
     assert!(error_body(&Reply::Ok(Default::default())).is_none());
+
+/// The refund ids of the `issue_refund` answers of a session that sends the same
+/// refund twice, with `meta` as the calls' `_meta`.
+fn refund_twice(dir: &std::path::Path, meta: Value) -> Vec<Value> {
+    let refund = |id| {
+        request(
+            id,
+            "tools/call",
+            json!({"name": "issue_refund", "arguments": {"order_id": "A1001", "amount_cents": 1299}, "_meta": meta}),
+        )
+    };
+    let lines = vec![
+        request(1, "initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}})),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+        refund(2),
+        refund(3),
+    ];
+    let record = dir.join("session.ron");
+    let args = ["--seed", "0", "--fault-scale", "0", "--record", record.to_str().unwrap()];
+    let (responses, log, ok) = session(&args, &lines);
+    assert!(ok, "{log}");
+    let replay = agentsim(dir, &["replay", "session.ron"], &[]);
+    assert!(replay.status.success(), "the session replays without the client: {}", text(&replay));
+    responses[1..].iter().map(|r| r["result"]["structuredContent"]["refund_id"].clone()).collect()
+}
+
+#[test]
+fn the_same_refund_sent_twice_with_the_same_idempotency_key_is_charged_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let keyed = refund_twice(dir.path(), json!({"agentsim/idempotency_key": "refund-A1001-1"}));
+    assert_eq!(keyed, [json!("R9001"), json!("R9001")], "the second answer is the first refund's");
+    let unkeyed = refund_twice(dir.path(), json!({}));
+    assert_eq!(unkeyed, [json!("R9001"), json!("R9002")], "without a key, two refunds");
+
+    let bad = request(
+        2,
+        "tools/call",
+        json!({"name": "lookup_order", "arguments": {"order_id": "A1001"}, "_meta": {"agentsim/idempotency_key": 7}}),
+    );
+    let (responses, _, _) = session(&["--seed", "0"], &[bad]);
+    assert_eq!(responses[0]["error"]["code"], -32602);
+    assert!(responses[0]["error"]["message"].as_str().unwrap().contains("agentsim/idempotency_key"), "{responses:?}");
 }

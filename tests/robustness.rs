@@ -161,10 +161,15 @@ fn start_long_sweep(dir: &Path, out: &str) -> std::process::Child {
 fn a_second_sweep_into_a_busy_folder_is_refused_and_the_first_is_untouched() {
     let dir = tempfile::tempdir().unwrap();
     let mut first = start_long_sweep(dir.path(), "busy");
+    // One recorded session to summarize (seeds/incidents/ mixes scenarios, which
+    // summarize refuses before it looks at the lock).
+    std::fs::create_dir(dir.path().join("sessions")).unwrap();
+    let session = "double_refund_after_lost_answer.ron";
+    std::fs::copy(format!("{ROOT}/seeds/incidents/{session}"), dir.path().join("sessions").join(session)).unwrap();
     for args in [
         vec!["sweep", "--seeds", "0..50", "--out", "busy", "--quiet"],
         vec!["sweep", "--seeds", "0..50", "--resume", "busy", "--quiet"],
-        vec!["summarize", &format!("{ROOT}/seeds/incidents"), "--out", "busy"],
+        vec!["summarize", "sessions", "--out", "busy"],
     ] {
         let output = agentsim(dir.path(), &args, &[]);
         assert_eq!(output.status.code(), Some(2), "{args:?}: {}", text(&output));

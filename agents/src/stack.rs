@@ -19,8 +19,8 @@ use crate::external::replayed::{RecordedStep, ReplayedAgent};
 use crate::external::{ExternalAgent, ExternalConfig};
 use crate::layers::{
     Approval, ApprovalConfig, BreakerConfig, Cache, CacheConfig, CircuitBreaker, ContextBudget, ContextConfig,
-    Contract, Fallback, FallbackConfig, Guardrail, GuardrailConfig, Idempotency, LoopConfig, LoopDetector, Retry,
-    RetryConfig, Timeout, TimeoutConfig,
+    Contract, CrossCheck, CrossCheckConfig, Fallback, FallbackConfig, Guardrail, GuardrailConfig, Idempotency,
+    LoopConfig, LoopDetector, Retry, RetryConfig, Timeout, TimeoutConfig,
 };
 use crate::noisy::{NoisyConfig, NoisyPlanner};
 
@@ -65,6 +65,8 @@ pub enum LayerSpec {
     Approval(ApprovalConfig),
     /// Evicts old observations past a token budget ([`ContextBudget`]).
     ContextBudget(ContextConfig),
+    /// Confirms reads by reading again ([`CrossCheck`]).
+    CrossCheck(CrossCheckConfig),
 }
 
 impl LayerSpec {
@@ -82,6 +84,7 @@ impl LayerSpec {
             LayerSpec::Contract => "contract",
             LayerSpec::Approval(_) => "approval",
             LayerSpec::ContextBudget(_) => "context_budget",
+            LayerSpec::CrossCheck(_) => "cross_check",
         }
     }
 }
@@ -144,6 +147,7 @@ impl StackSpec {
                 LayerSpec::Contract => Box::new(Contract::new(agent)),
                 LayerSpec::Approval(config) => Box::new(Approval::new(agent, config.clone(), stream())),
                 LayerSpec::ContextBudget(config) => Box::new(ContextBudget::new(agent, config.clone())),
+                LayerSpec::CrossCheck(config) => Box::new(CrossCheck::new(agent, config.clone())),
             };
         }
         agent
@@ -170,6 +174,7 @@ impl StackSpec {
                 LayerSpec::CircuitBreaker(config) => config.tools.iter().map(String::as_str).collect(),
                 LayerSpec::Cache(config) => config.tools.iter().map(String::as_str).collect(),
                 LayerSpec::Approval(config) => config.tools.iter().map(String::as_str).collect(),
+                LayerSpec::CrossCheck(config) => config.tools.iter().map(String::as_str).collect(),
                 _ => Vec::new(),
             };
             for name in names {

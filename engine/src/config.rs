@@ -121,7 +121,12 @@ pub struct SimConfig {
     pub model: ModelConfig,
     /// Keep every event (for timelines and incidents), not only the digest.
     pub record: bool,
-    /// Multiplier on every fault probability.
+    /// How much fault injection: every drawn fault's probability is multiplied by
+    /// it (saturating at 1). At 0 nothing is injected at all: no drawn fault, no rate
+    /// limit, no explicit or traced fault (a session then never expires). At any
+    /// positive scale the stateful and replayed faults stay as written (a rate
+    /// limit is a quota, not a chance; a replay is exact). Drift is not a fault:
+    /// it is the API's version, and stays at every scale.
     pub fault_scale: f64,
 }
 

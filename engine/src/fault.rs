@@ -48,6 +48,156 @@ pub enum Fault {
     /// For writes: the write is applied, then the answer is lost (the caller sees a
     /// timeout). A blind retry applies it twice.
     CommitThenTimeout,
+    /// A well-formed, schema-valid answer with one wrong but plausible value: the
+    /// fault that does not announce itself. The world keeps the truth.
+    Corrupt {
+        /// Where the value is: field names from the top of the response, dot
+        /// separated (`items.price_cents`); a list on the way contributes one item,
+        /// chosen by the call's draw.
+        path: FieldPath,
+        /// How the value is wrong.
+        corruption: Corruption,
+    },
+    /// For writes: the write applies in part (the integer argument `arg` at
+    /// `percent` percent: one refund of two items becomes one item's worth), then
+    /// the service answers 500. A blind retry applies the whole again on top.
+    PartialCommit {
+        /// The integer argument that is applied in part (a write argument of the tool).
+        arg: String,
+        /// How much of it is applied, 1..=99 percent (rounded toward zero).
+        percent: u8,
+    },
+    /// For writes: the service applies the write twice without being asked (a
+    /// redelivered queue message: the second time without the idempotency key);
+    /// the caller sees one normal answer.
+    DuplicateEffect,
+    /// Prompt injection: the string at `path` of a well-formed answer carries
+    /// instructions (worded by `style`) to call `tool` with `args`.
+    Inject {
+        /// Where the text goes (a string field; see [`Fault::Corrupt`]).
+        path: FieldPath,
+        /// How the instructions are worded.
+        style: crate::inject::InjectionStyle,
+        /// The tool the text asks for.
+        tool: String,
+        /// The arguments it asks for, by name.
+        args: std::collections::BTreeMap<String, crate::inject::InjectedArg>,
+    },
+}
+
+/// How a corrupted value is wrong. Each keeps the value's type, so the answer
+/// still matches its schema.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "CorruptionUnchecked")]
+pub enum Corruption {
+    /// A string replaced by one of these that differs from the truth (a status
+    /// flipped: `OneOf(["delivered"])`), chosen by the call's draw.
+    OneOf(Vec<String>),
+    /// A number multiplied by this factor (rounded for an integer): finite,
+    /// positive and not 1.
+    Factor(f64),
+    /// An integer moved by this non-zero amount.
+    Offset(i64),
+    /// One item of a list left out, chosen by the call's draw.
+    DropItem,
+    /// The value as it was `lag_ms` ago, with no stale flag (reads only: a write's
+    /// answer has no past).
+    Old {
+        /// How old, in milliseconds.
+        lag_ms: TimeMs,
+    },
+}
+
+/// The most values a `OneOf` corruption lists.
+pub const ONE_OF_MAX: usize = 64;
+
+#[derive(Deserialize)]
+enum CorruptionUnchecked {
+    OneOf(Vec<String>),
+    Factor(f64),
+    Offset(i64),
+    DropItem,
+    Old { lag_ms: TimeMs },
+}
+
+impl TryFrom<CorruptionUnchecked> for Corruption {
+    type Error = String;
+    fn try_from(c: CorruptionUnchecked) -> Result<Self, String> {
+        Ok(match c {
+            CorruptionUnchecked::OneOf(values) => {
+                if values.is_empty() || values.len() > ONE_OF_MAX {
+                    return Err(format!(
+                        "field `OneOf`: expected 1..={ONE_OF_MAX} values to replace a string with, found {}",
+                        values.len()
+                    ));
+                }
+                Corruption::OneOf(values)
+            }
+            CorruptionUnchecked::Factor(f) => {
+                if !f.is_finite() || f == 1.0 || !(1e-6..=1e6).contains(&f) {
+                    return Err(format!(
+                        "field `Factor`: expected a finite factor in [1e-6, 1e6] other than 1, found {f}"
+                    ));
+                }
+                Corruption::Factor(f)
+            }
+            CorruptionUnchecked::Offset(0) => return Err("field `Offset`: an offset of 0 changes nothing".into()),
+            CorruptionUnchecked::Offset(n) => Corruption::Offset(n),
+            CorruptionUnchecked::DropItem => Corruption::DropItem,
+            CorruptionUnchecked::Old { lag_ms } => {
+                if lag_ms == 0 {
+                    return Err("field `lag_ms`: an old value is at least 1 ms old, found 0".into());
+                }
+                Corruption::Old { lag_ms: check_ms("lag_ms", lag_ms)? }
+            }
+        })
+    }
+}
+
+/// A path to a value in a tool's response: dot-separated field names, checked
+/// when read (not empty, no empty name, at most [`FieldPath::SEGMENTS_MAX`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct FieldPath(String);
+
+impl FieldPath {
+    /// The most field names in a path.
+    pub const SEGMENTS_MAX: usize = 16;
+
+    /// The field names, outermost first.
+    pub fn segments(&self) -> impl Iterator<Item = &str> {
+        self.0.split('.')
+    }
+
+    /// The top-level field (a documented response field of the tool).
+    pub fn top(&self) -> &str {
+        self.segments().next().unwrap_or_default()
+    }
+
+    /// The path as written.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TryFrom<String> for FieldPath {
+    type Error = String;
+    fn try_from(path: String) -> Result<Self, String> {
+        let segments = path.split('.').count();
+        if path.split('.').any(str::is_empty) || segments > FieldPath::SEGMENTS_MAX {
+            return Err(format!(
+                "field `path`: expected 1..={} dot-separated field names, found `{path}`",
+                FieldPath::SEGMENTS_MAX
+            ));
+        }
+        Ok(FieldPath(path))
+    }
+}
+
+impl From<FieldPath> for String {
+    fn from(p: FieldPath) -> String {
+        p.0
+    }
 }
 
 /// How a malformed response is broken.
@@ -84,6 +234,21 @@ enum FaultUnchecked {
         lag_ms: TimeMs,
     },
     CommitThenTimeout,
+    Corrupt {
+        path: FieldPath,
+        corruption: Corruption,
+    },
+    PartialCommit {
+        arg: String,
+        percent: u8,
+    },
+    DuplicateEffect,
+    Inject {
+        path: FieldPath,
+        style: crate::inject::InjectionStyle,
+        tool: String,
+        args: std::collections::BTreeMap<String, crate::inject::InjectedArg>,
+    },
 }
 
 impl TryFrom<FaultUnchecked> for Fault {
@@ -114,6 +279,43 @@ impl TryFrom<FaultUnchecked> for Fault {
             }
             FaultUnchecked::Stale { lag_ms } => Fault::Stale { lag_ms: check_ms("lag_ms", lag_ms)? },
             FaultUnchecked::CommitThenTimeout => Fault::CommitThenTimeout,
+            FaultUnchecked::Corrupt { path, corruption } => Fault::Corrupt { path, corruption },
+            FaultUnchecked::PartialCommit { arg, percent } => {
+                if !(1..=99).contains(&percent) {
+                    return Err(format!(
+                        "field `percent`: expected 1..=99 (a part, neither nothing nor all), found {percent}"
+                    ));
+                }
+                Fault::PartialCommit { arg, percent }
+            }
+            FaultUnchecked::DuplicateEffect => Fault::DuplicateEffect,
+            FaultUnchecked::Inject { path, style, tool, args } => {
+                use crate::inject::{INJECTED_ARG_BYTES_MAX, INJECTED_ARGS_MAX, InjectedArg};
+                if args.len() > INJECTED_ARGS_MAX {
+                    return Err(format!(
+                        "field `args`: expected at most {INJECTED_ARGS_MAX} arguments, found {}",
+                        args.len()
+                    ));
+                }
+                let plain = |s: &str| !s.is_empty() && s.len() <= INJECTED_ARG_BYTES_MAX && !s.contains('`');
+                if !plain(&tool) {
+                    return Err(format!("field `tool`: expected a tool name without backticks, found `{tool}`"));
+                }
+                for (name, value) in &args {
+                    let fine = plain(name)
+                        && matches!(value, InjectedArg::Int(_) | InjectedArg::Str(_))
+                        && match value {
+                            InjectedArg::Str(s) => plain(s),
+                            InjectedArg::Int(_) => true,
+                        };
+                    if !fine {
+                        return Err(format!(
+                            "field `args`: `{name}`: expected a name and a value of 1..={INJECTED_ARG_BYTES_MAX} bytes without backticks"
+                        ));
+                    }
+                }
+                Fault::Inject { path, style, tool, args }
+            }
         })
     }
 }
@@ -137,6 +339,14 @@ pub enum FaultTag {
     Stale,
     /// A write applied whose answer was lost.
     CommitThenTimeout,
+    /// A well-formed answer with a wrong value.
+    Corrupted,
+    /// A write applied in part, then a 500.
+    PartialCommit,
+    /// A write the service applied twice.
+    DuplicateEffect,
+    /// A well-formed answer carrying injected instructions.
+    Injected,
 }
 
 impl FaultTag {
@@ -151,6 +361,10 @@ impl FaultTag {
             FaultTag::RateLimited => "rate_limited".into(),
             FaultTag::Stale => "stale".into(),
             FaultTag::CommitThenTimeout => "commit_then_timeout".into(),
+            FaultTag::Corrupted => "corrupted".into(),
+            FaultTag::PartialCommit => "partial_commit".into(),
+            FaultTag::DuplicateEffect => "duplicate_effect".into(),
+            FaultTag::Injected => "injected".into(),
         }
     }
 }

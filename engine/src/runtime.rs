@@ -6,7 +6,9 @@
 //! tool meets the same luck whatever happened before it.
 
 use crate::call::{Reply, ToolCall, ToolError};
-use crate::fault::{Fault, FaultTag, MalformedKind};
+use crate::corrupt::{Lie, corrupt_value};
+use crate::fault::{Corruption, Fault, FaultTag, MalformedKind};
+use crate::inject::{Injected, inject};
 use crate::rng::{Stream, StreamSource};
 use crate::time::TimeMs;
 use crate::tool::{AUTHENTICATE, Catalog, ToolKind, ToolSpec};
@@ -29,6 +31,12 @@ pub struct Served {
     pub fault: Option<FaultTag>,
     /// Whether the world served the call (a write was applied).
     pub served: bool,
+    /// The value a `Corrupt` fault changed in the answer (ground truth, never
+    /// shown to the planner).
+    pub lie: Option<Lie>,
+    /// The call an `Inject` fault's text asks for (ground truth; the planner sees
+    /// only the text).
+    pub injected: Option<Injected>,
 }
 
 struct Bucket {
@@ -71,7 +79,9 @@ impl<'c> ToolRuntime<'c> {
         Self { catalog, streams: streams.clone(), tools, session_expired: false, fault_scale: 1.0 }
     }
 
-    /// Multiplies every fault probability by `scale` (rate limits are unaffected).
+    /// Scales fault injection (see [`crate::SimConfig::fault_scale`]): every drawn
+    /// fault's probability is multiplied by `scale`; at 0 nothing is injected at
+    /// all (no rate limit, no explicit or traced fault either).
     pub fn with_fault_scale(mut self, scale: f64) -> Self {
         self.fault_scale = scale.max(0.0);
         self
@@ -106,6 +116,11 @@ impl<'c> ToolRuntime<'c> {
         let traced = usize::try_from(call_number - 1).ok().and_then(|i| spec.config.trace.get(i));
         let explicit = spec.config.explicit_faults.as_deref();
         let rules_decide = explicit.is_none() && traced.is_none();
+        // Scale 0 injects nothing: the drawn faults never fire (probability 0) and the
+        // stateful and replayed ones (rate limits, explicit schedules, traced faults)
+        // are off too. Any positive scale leaves those as written: a quota is a
+        // contract, not a chance, and a replay is exact.
+        let injecting = self.fault_scale > 0.0;
         let mut chosen: Option<Fault> = None;
         let mut extra_latency_ms: TimeMs = 0;
         let mut rate_limited: Option<TimeMs> = None;
@@ -115,6 +130,7 @@ impl<'c> ToolRuntime<'c> {
                 continue;
             }
             match &rule.fault {
+                Fault::RateLimit { .. } if !injecting => {}
                 Fault::RateLimit { capacity, refill_ms } => {
                     let bucket = state.buckets[i].get_or_insert(Bucket { tokens: *capacity, refilled_at_ms: now_ms });
                     let earned = now_ms.saturating_sub(bucket.refilled_at_ms) / refill_ms;
@@ -134,7 +150,7 @@ impl<'c> ToolRuntime<'c> {
                 _ => {}
             }
         }
-        for entry in explicit.unwrap_or_default().iter().filter(|e| e.call == call_number) {
+        for entry in explicit.unwrap_or_default().iter().filter(|e| injecting && e.call == call_number) {
             match &entry.fault {
                 Fault::Latency { extra_ms } => extra_latency_ms = extra_latency_ms.saturating_add(*extra_ms),
                 // A rate limit is a state, not a per-call fault: as an explicit entry
@@ -148,7 +164,7 @@ impl<'c> ToolRuntime<'c> {
             if let Some(ms) = traced.latency_ms {
                 latency_ms = ms;
             }
-            match &traced.fault {
+            match traced.fault.as_ref().filter(|_| injecting) {
                 Some(Fault::Latency { extra_ms }) => extra_latency_ms = extra_latency_ms.saturating_add(*extra_ms),
                 Some(Fault::RateLimit { .. }) | None => {}
                 Some(fault) => chosen = Some(fault.clone()),
@@ -175,6 +191,8 @@ impl<'c> ToolRuntime<'c> {
                 latency_ms: latency_ms.min(timeout_ms),
                 fault: Some(FaultTag::RateLimited),
                 served: false,
+                lie: None,
+                injected: None,
             };
         }
         if spec.def.name == AUTHENTICATE && chosen.is_none() {
@@ -196,6 +214,8 @@ impl<'c> ToolRuntime<'c> {
                 latency_ms: latency_ms.min(timeout_ms),
                 fault: Some(FaultTag::AuthExpired),
                 served: false,
+                lie: None,
+                injected: None,
             };
         }
 
@@ -219,6 +239,8 @@ impl<'c> ToolRuntime<'c> {
                     latency_ms: latency_ms.min(timeout_ms),
                     fault: Some(FaultTag::Error(*status)),
                     served: false,
+                    lie: None,
+                    injected: None,
                 };
             }
             Some(Fault::Timeout) => {
@@ -229,6 +251,8 @@ impl<'c> ToolRuntime<'c> {
                     latency_ms: timeout_ms,
                     fault: Some(FaultTag::Timeout),
                     served: false,
+                    lie: None,
+                    injected: None,
                 };
             }
             Some(Fault::CommitThenTimeout) if spec.def.kind == ToolKind::Write => {
@@ -241,6 +265,28 @@ impl<'c> ToolRuntime<'c> {
                     latency_ms: timeout_ms,
                     fault: Some(FaultTag::CommitThenTimeout),
                     served,
+                    lie: None,
+                    injected: None,
+                };
+            }
+            Some(Fault::PartialCommit { arg, percent }) if spec.def.kind == ToolKind::Write => {
+                // The server applies part of the write, then fails.
+                let mut partial = call.clone();
+                if let Some(n) = partial.args.get(arg).and_then(Value::as_int) {
+                    // n * percent / 100 without overflow, rounded toward zero.
+                    let part = n / 100 * i64::from(*percent) + n % 100 * i64::from(*percent) / 100;
+                    partial.args.set(arg.clone(), Value::Int(part));
+                }
+                let served = serve(&partial, now_ms).is_ok();
+                return Served {
+                    call_number,
+                    realised,
+                    reply: Reply::Error { status: 500, retry_after_ms: None, message: status_message(500).into() },
+                    latency_ms: latency_ms.min(timeout_ms),
+                    fault: Some(FaultTag::PartialCommit),
+                    served,
+                    lie: None,
+                    injected: None,
                 };
             }
             Some(Fault::CommitThenTimeout) => {
@@ -251,6 +297,8 @@ impl<'c> ToolRuntime<'c> {
                     latency_ms: timeout_ms,
                     fault: Some(FaultTag::Timeout),
                     served: false,
+                    lie: None,
+                    injected: None,
                 };
             }
             Some(Fault::Stale { lag_ms }) => {
@@ -258,7 +306,17 @@ impl<'c> ToolRuntime<'c> {
                 fault = Some(FaultTag::Stale);
             }
             Some(Fault::Malformed(kind)) => fault = Some(FaultTag::Malformed(*kind)),
-            Some(Fault::Latency { .. } | Fault::RateLimit { .. } | Fault::AuthExpired) | None => {}
+            // On a read, a partial commit or a duplicated effect has nothing to apply.
+            Some(
+                Fault::Latency { .. }
+                | Fault::RateLimit { .. }
+                | Fault::AuthExpired
+                | Fault::Corrupt { .. }
+                | Fault::PartialCommit { .. }
+                | Fault::DuplicateEffect
+                | Fault::Inject { .. },
+            )
+            | None => {}
         }
         if latency_ms > timeout_ms {
             // Slow enough that the client gave up, but the server did the work.
@@ -270,15 +328,23 @@ impl<'c> ToolRuntime<'c> {
                 latency_ms: timeout_ms,
                 fault: Some(FaultTag::Latency),
                 served,
+                lie: None,
+                injected: None,
             };
         }
         match serve(call, as_of_ms) {
-            Ok(body) => {
+            Ok(mut body) => {
                 let malformed = match fault {
                     Some(FaultTag::Malformed(kind)) => Some((kind, corruption_draw)),
                     _ => None,
                 };
-                self.serve_ok(call, now_ms, latency_ms, body, malformed).with(call_number, realised, fault)
+                let quiet = undermine(chosen.as_ref(), spec, call, now_ms, &mut body, corruption_draw, serve);
+                let fault = quiet.tag.or(fault);
+                let mut served =
+                    self.serve_ok(call, now_ms, latency_ms, body, malformed).with(call_number, realised, fault);
+                served.lie = quiet.lie;
+                served.injected = quiet.injected;
+                served
             }
             Err(err) => Served {
                 call_number,
@@ -287,6 +353,8 @@ impl<'c> ToolRuntime<'c> {
                 latency_ms,
                 fault,
                 served: true,
+                lie: None,
+                injected: None,
             },
         }
     }
@@ -306,7 +374,16 @@ impl<'c> ToolRuntime<'c> {
             None => Reply::Ok(body),
             Some((kind, draw)) => corrupt(body, kind, draw),
         };
-        Served { call_number: 0, realised: Vec::new(), reply, latency_ms, fault: None, served: true }
+        Served {
+            call_number: 0,
+            realised: Vec::new(),
+            reply,
+            latency_ms,
+            fault: None,
+            served: true,
+            lie: None,
+            injected: None,
+        }
     }
 }
 
@@ -316,6 +393,57 @@ impl Served {
         self.realised = realised;
         self.fault = fault;
         self
+    }
+}
+
+/// What a fault that does not announce itself did to a served call.
+#[derive(Default)]
+struct Undermined {
+    /// The tag, when the fault changed anything.
+    tag: Option<FaultTag>,
+    /// The value a `Corrupt` fault changed.
+    lie: Option<Lie>,
+    /// The call an `Inject` fault's text asks for.
+    injected: Option<Injected>,
+}
+
+/// Applies the quiet faults to a call the world served: `Corrupt` and `Inject`
+/// change the answer `body` (with the call's `draw`), `DuplicateEffect` serves a
+/// write again, as a redelivered message would (without the caller's
+/// idempotency key).
+fn undermine(
+    chosen: Option<&Fault>,
+    spec: &ToolSpec,
+    call: &ToolCall,
+    now_ms: TimeMs,
+    body: &mut Value,
+    draw: u64,
+    serve: &mut dyn FnMut(&ToolCall, TimeMs) -> Result<Value, ToolError>,
+) -> Undermined {
+    match chosen {
+        Some(Fault::Corrupt { path, corruption }) => {
+            // The past answer, for an old value: served again, as a stale read
+            // would be (reads only: serving a write again would apply it again).
+            let old = match corruption {
+                Corruption::Old { lag_ms } if spec.def.kind == ToolKind::Read => {
+                    serve(call, now_ms.saturating_sub(*lag_ms)).ok()
+                }
+                _ => None,
+            };
+            let lie = corrupt_value(body, path, corruption, draw, old.as_ref());
+            Undermined { tag: lie.as_ref().map(|_| FaultTag::Corrupted), lie, injected: None }
+        }
+        Some(Fault::Inject { path, style, tool, args }) => {
+            let asked = Injected { tool: tool.clone(), args: args.clone() };
+            let injected = inject(body, path, *style, &asked, draw).map(|()| asked);
+            Undermined { tag: injected.as_ref().map(|_| FaultTag::Injected), lie: None, injected }
+        }
+        Some(Fault::DuplicateEffect) if spec.def.kind == ToolKind::Write => {
+            let again = ToolCall { idempotency_key: None, ..call.clone() };
+            let _ = serve(&again, now_ms);
+            Undermined { tag: Some(FaultTag::DuplicateEffect), ..Undermined::default() }
+        }
+        _ => Undermined::default(),
     }
 }
 

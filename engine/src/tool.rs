@@ -393,6 +393,143 @@ impl Catalog {
         Some(name)
     }
 
+    /// Checks every fault that names a field of a tool's answer (a `Corrupt`
+    /// rule, explicit entry or traced call) against the tool's documented schema:
+    /// the path starts at a documented field, a one-field path's corruption fits
+    /// the field's kind, and an old value is asked of a read. Returns (tool,
+    /// path, message) for the first problem, for the scenario to locate.
+    pub fn check_fault_paths(&self) -> Result<(), (String, String, String)> {
+        use crate::fault::{Corruption, Fault};
+        for spec in &self.specs {
+            let config = &spec.config;
+            let faults = config
+                .faults
+                .iter()
+                .map(|r| &r.fault)
+                .chain(config.explicit_faults.iter().flatten().map(|e| &e.fault))
+                .chain(config.trace.iter().filter_map(|t| t.fault.as_ref()));
+            for fault in faults {
+                if let Fault::PartialCommit { arg, .. } = fault {
+                    self.check_partial_commit(spec, arg)?;
+                }
+                if matches!(fault, Fault::DuplicateEffect | Fault::PartialCommit { .. })
+                    && spec.def.kind != ToolKind::Write
+                {
+                    return Err((
+                        spec.def.name.clone(),
+                        spec.def.name.clone(),
+                        format!("field `fault`: {fault:?} needs a write, and `{}` is a read", spec.def.name),
+                    ));
+                }
+                if let Fault::Inject { path, tool, args, .. } = fault {
+                    self.check_injection(spec, path, tool, args)?;
+                    continue;
+                }
+                let Fault::Corrupt { path, corruption } = fault else { continue };
+                let problem = |message: String| Err((spec.def.name.clone(), path.as_str().to_string(), message));
+                let Some(field) = spec.def.response.iter().find(|f| f.name == path.top()) else {
+                    let known: Vec<&str> = spec.def.response.iter().map(|f| f.name.as_str()).collect();
+                    return problem(format!(
+                        "field `path`: `{}` answers no field `{}` (its fields: {})",
+                        spec.def.name,
+                        path.top(),
+                        known.join(", ")
+                    ));
+                };
+                if matches!(corruption, Corruption::Old { .. }) && spec.def.kind == ToolKind::Write {
+                    return problem(format!(
+                        "field `corruption`: `Old` needs a read, and `{}` is a write (its answer has no past)",
+                        spec.def.name
+                    ));
+                }
+                let expected = match corruption {
+                    Corruption::OneOf(_) => Some(ValueKind::Str),
+                    Corruption::Offset(_) => Some(ValueKind::Int),
+                    Corruption::DropItem => Some(ValueKind::List),
+                    Corruption::Factor(_) | Corruption::Old { .. } => None,
+                };
+                let one_field = path.segments().count() == 1;
+                if let Some(kind) = expected
+                    && one_field
+                    && field.kind != kind
+                {
+                    return problem(format!(
+                        "field `corruption`: {corruption:?} needs a field of kind {kind:?}, and `{}` of `{}` is {:?}",
+                        field.name, spec.def.name, field.kind
+                    ));
+                }
+                if matches!(corruption, Corruption::Factor(_))
+                    && one_field
+                    && !matches!(field.kind, ValueKind::Int | ValueKind::Float)
+                {
+                    return problem(format!(
+                        "field `corruption`: Factor needs a number, and `{}` of `{}` is {:?}",
+                        field.name, spec.def.name, field.kind
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// An injection goes into a documented field (a string, for a one-field path)
+    /// and asks for a tool of this catalog with arguments it takes.
+    fn check_injection(
+        &self,
+        spec: &ToolSpec,
+        path: &crate::fault::FieldPath,
+        tool: &str,
+        args: &std::collections::BTreeMap<String, crate::inject::InjectedArg>,
+    ) -> Result<(), (String, String, String)> {
+        let problem = |needle: &str, message: String| Err((spec.def.name.clone(), needle.to_string(), message));
+        match spec.def.response.iter().find(|f| f.name == path.top()) {
+            None => {
+                return problem(
+                    path.as_str(),
+                    format!("field `path`: `{}` answers no field `{}`", spec.def.name, path.top()),
+                );
+            }
+            Some(f) if path.segments().count() == 1 && f.kind != ValueKind::Str => {
+                return problem(
+                    path.as_str(),
+                    format!(
+                        "field `path`: text goes into a string, and `{}` of `{}` is {:?}",
+                        f.name, spec.def.name, f.kind
+                    ),
+                );
+            }
+            Some(_) => {}
+        }
+        let Some(target) = self.specs.iter().find(|s| s.def.name == tool) else {
+            return problem(tool, format!("field `tool`: no tool `{tool}` to ask for"));
+        };
+        if let Some(name) = args.keys().find(|name| !target.def.args.iter().any(|a| a.name == **name)) {
+            return problem(name, format!("field `args`: `{tool}` takes no argument `{name}`"));
+        }
+        Ok(())
+    }
+
+    /// A partial commit's `arg` is an integer argument of the tool.
+    fn check_partial_commit(&self, spec: &ToolSpec, arg: &str) -> Result<(), (String, String, String)> {
+        match spec.def.args.iter().find(|a| a.name == arg) {
+            Some(a) if a.kind == ValueKind::Int => Ok(()),
+            found => {
+                let ints: Vec<&str> =
+                    spec.def.args.iter().filter(|a| a.kind == ValueKind::Int).map(|a| a.name.as_str()).collect();
+                let what = if found.is_some() { "is not an integer argument" } else { "is no argument" };
+                Err((
+                    spec.def.name.clone(),
+                    arg.to_string(),
+                    format!(
+                        "field `arg`: `{arg}` {what} of `{}` (its integer arguments: {})",
+                        spec.def.name,
+                        if ints.is_empty() { "none".to_string() } else { ints.join(", ") }
+                    ),
+                ))
+            }
+        }
+    }
+
     /// Checks a response body against the tool's documented schema as of `at_ms`
     /// (drift included). Returns the first problem found.
     pub fn check_response(&self, id: ToolId, at_ms: TimeMs, body: &Value) -> Result<(), String> {

@@ -114,8 +114,10 @@ struct Setup {
     /// (.ron), or cmd:COMMAND.
     #[arg(long, default_value = "resilient")]
     agent: String,
-    /// Multiply every fault probability by this factor (0 turns faults off). `sweep`
-    /// takes a comma-separated list (0,0.5,1,2,4) to map the reliability surface.
+    /// Multiply every drawn fault's probability by this factor; 0 injects no fault
+    /// of any kind (rate limits, explicit and traced faults off too; drift stays).
+    /// `sweep` takes a comma-separated list (0,0.5,1,2,4) to map the reliability
+    /// surface.
     #[arg(long, default_value = "1", value_parser = parse_fault_scales, allow_negative_numbers = true)]
     fault_scale: FaultScales,
     /// Wall-clock limit per answer of an external agent (`cmd:`), in milliseconds;

@@ -39,6 +39,11 @@ pub const INVALID_PARAMS: i64 = -32602;
 /// The largest `--wall-clock` scale: one real second is then 11.6 virtual days.
 pub const WALL_CLOCK_SCALE_MAX: f64 = 1e6;
 
+/// The `_meta` key of a `tools/call` that carries an idempotency key: a write
+/// sent again with the same key is applied once (as the external protocol's
+/// `idempotency_key`).
+pub const IDEMPOTENCY_KEY_META: &str = "agentsim/idempotency_key";
+
 /// The largest think time a recorded decision holds, in ms (an integer `Value`
 /// is an i64): a measured think time is saturated here.
 const THINK_MS_MAX: u64 = i64::MAX as u64;
@@ -363,6 +368,13 @@ impl<W: Write> Server<'_, W> {
         };
         let cx = agentsim_engine::AgentCx::new(0, self.catalog);
         let mut decision = json!({"action": "call", "tool": name, "args": args});
+        match params.get("_meta").and_then(|meta| meta.get(IDEMPOTENCY_KEY_META)) {
+            None | Some(Json::Null) => {}
+            Some(Json::String(key)) => decision["idempotency_key"] = json!(key),
+            Some(_) => {
+                return Ok(Err((INVALID_PARAMS, format!("`_meta.{IDEMPOTENCY_KEY_META}` must be a string"))));
+            }
+        }
         if let Some(scale) = self.wall_clock_scale {
             // Saturated at the largest think time a decision can hold (an integer
             // `Value` is an i64); the CLI bounds the scale (`WALL_CLOCK_SCALE_MAX`).

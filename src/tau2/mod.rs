@@ -662,9 +662,8 @@ const TOOLS: &[ToolShape] = &[
     },
 ];
 
-/// The default fault profile of an imported world (`--fault-scale 0` turns
-/// the drawn faults off; the rate limit and the drift stay, and change no
-/// state).
+/// The default fault profile of an imported world (`--fault-scale 0` injects
+/// no fault, the rate limit included; the drift stays and changes no state).
 fn tool_config(t: &ToolShape) -> &'static str {
     match (t.write, t.name) {
         (true, _) => {

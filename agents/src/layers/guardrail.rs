@@ -25,6 +25,14 @@
 //!   a record: the `message_to_wrong_customer` that `AtMostSeen` cannot catch,
 //!   because a message reads no record.
 //!
+//! - `Provenance { tool, args, trusted }`: each named argument of `tool` must come
+//!   from the user (a string or number in something the user said) or be a whole
+//!   value of a well-formed answer of a `trusted` tool (an amount from the order
+//!   lookup, an id from the customer's order list). A value that appears only
+//!   inside free text (an instruction injected into a status or a description)
+//!   comes from neither: the defence against prompt injection through tool
+//!   output. `FromUser` is `Provenance` with no trusted tool and one argument.
+//!
 //! A refused call never leaves the layer: the inner agent is told why
 //! (`Input::Blocked`) and decides again, at most [`REFUSALS_MAX`] times in a row
 //! before the layer halts the run (a planner that keeps proposing refused calls is
@@ -93,6 +101,17 @@ pub enum Rule {
         /// The argument (a string: an id, a name).
         arg: String,
     },
+    /// Each of `args` of `tool` must come from the user, or be a whole value of a
+    /// well-formed answer of one of the `trusted` tools.
+    Provenance {
+        /// The tool, by name.
+        tool: String,
+        /// The arguments checked (strings or integers).
+        args: Vec<String>,
+        /// Tools whose answers' values may be used, by name (default none).
+        #[serde(default)]
+        trusted: Vec<String>,
+    },
 }
 
 impl Rule {
@@ -101,6 +120,9 @@ impl Rule {
         match self {
             Rule::ArgRange { tool, .. } | Rule::FromUser { tool, .. } => vec![tool],
             Rule::RequireBefore { tool, required } => vec![tool, required],
+            Rule::Provenance { tool, trusted, .. } => {
+                std::iter::once(tool.as_str()).chain(trusted.iter().map(String::as_str)).collect()
+            }
         }
     }
 }
@@ -135,19 +157,35 @@ pub struct Guardrail {
     succeeded: Vec<ToolId>,
     /// What the user said, the latest [`SEEN_MAX`] messages (for `FromUser`).
     heard: Vec<String>,
+    /// Whole values of trusted tools' answers, the latest [`TRUSTED_VALUES_MAX`]
+    /// (for `Provenance`).
+    trusted_values: Vec<Value>,
+}
+
+/// Values of trusted answers remembered for `Provenance`; the oldest go first.
+pub const TRUSTED_VALUES_MAX: usize = 1_024;
+
+/// The strings and integers of `value`, at any depth.
+fn leaves(value: &Value, out: &mut Vec<Value>) {
+    match value {
+        Value::Str(_) | Value::Int(_) => out.push(value.clone()),
+        Value::List(items) => items.iter().for_each(|v| leaves(v, out)),
+        Value::Map(pairs) => pairs.iter().for_each(|(_, v)| leaves(v, out)),
+        _ => {}
+    }
 }
 
 impl Guardrail {
     /// Wraps `inner`. The guardrail draws no randomness.
     pub fn new(inner: Box<dyn Agent>, config: GuardrailConfig) -> Self {
-        Self { inner, config, seen: Vec::new(), succeeded: Vec::new(), heard: Vec::new() }
+        Self { inner, config, seen: Vec::new(), succeeded: Vec::new(), heard: Vec::new(), trusted_values: Vec::new() }
     }
 
     /// Remembers what the user said (when a rule asks for it) and a well-formed
     /// success of a tool that constraints read from.
     fn observe(&mut self, input: &Input, cx: &AgentCx<'_>) {
         if let Input::User(message) = input
-            && self.config.rules.iter().any(|r| matches!(r, Rule::FromUser { .. }))
+            && self.config.rules.iter().any(|r| matches!(r, Rule::FromUser { .. } | Rule::Provenance { .. }))
         {
             if self.heard.len() >= SEEN_MAX {
                 self.heard.remove(0);
@@ -159,6 +197,14 @@ impl Guardrail {
             return;
         };
         let tool = result.call.tool;
+        let name = catalog::name(cx.catalog, tool);
+        let trusted =
+            self.config.rules.iter().any(|r| matches!(r, Rule::Provenance { trusted, .. } if trusted.contains(&name)));
+        if trusted && catalog::well_formed(cx.catalog, tool, cx.now_ms, &result.reply) {
+            leaves(body, &mut self.trusted_values);
+            let excess = self.trusted_values.len().saturating_sub(TRUSTED_VALUES_MAX);
+            self.trusted_values.drain(..excess);
+        }
         if !self.succeeded.contains(&tool) && catalog::well_formed(cx.catalog, tool, cx.now_ms, &result.reply) {
             self.succeeded.push(tool);
         }
@@ -223,8 +269,35 @@ impl Guardrail {
                     detail: format!("`{arg}` {} is not in anything the user said", value.render()),
                 })
             }
-            Rule::ArgRange { .. } | Rule::RequireBefore { .. } | Rule::FromUser { .. } => None,
+            Rule::Provenance { tool, args, trusted } if tool == name => {
+                let (arg, value) = args.iter().find_map(|arg| {
+                    let value = call.args.get(arg)?;
+                    (!self.provenant(value)).then_some((arg, value))
+                })?;
+                Some(Refusal {
+                    rule: "provenance",
+                    detail: format!(
+                        "`{arg}` {} came neither from the user nor from a trusted answer ({})",
+                        value.render(),
+                        if trusted.is_empty() { "none trusted".to_string() } else { trusted.join(", ") }
+                    ),
+                })
+            }
+            Rule::ArgRange { .. } | Rule::RequireBefore { .. } | Rule::FromUser { .. } | Rule::Provenance { .. } => {
+                None
+            }
         }
+    }
+
+    /// Whether `value` came from the user (said by them) or from a trusted answer
+    /// (a whole value of it).
+    fn provenant(&self, value: &Value) -> bool {
+        let said = match value {
+            Value::Str(s) => !s.is_empty() && self.heard.iter().any(|t| t.contains(s.as_str())),
+            Value::Int(n) => self.heard.iter().any(|t| t.contains(&n.to_string())),
+            _ => false,
+        };
+        said || self.trusted_values.contains(value)
     }
 
     #[allow(clippy::too_many_arguments)] // the constraint's fields, spelled out
