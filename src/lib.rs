@@ -15,6 +15,7 @@ pub mod compare;
 mod error;
 pub mod files;
 pub mod gate;
+pub mod importance;
 pub mod incident;
 pub mod load;
 pub mod mcp;

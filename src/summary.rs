@@ -9,6 +9,8 @@ use agentsim_engine::pass_k::PassK;
 use agentsim_engine::stats::Rate;
 use agentsim_engine::{Digest, DigestChain, Outcome, Trajectory};
 
+use crate::importance::{ImportanceBuilder, ImportanceSummary};
+
 /// One row of `trajectories.csv`.
 #[derive(Debug, Serialize)]
 pub struct Row {
@@ -63,6 +65,11 @@ pub struct Row {
     /// the hash of the final state; the column is absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub state_hash: Option<String>,
+    /// In an importance-sampling sweep (`--importance`), the natural log of the
+    /// trajectory's likelihood ratio, nominal over sampled, written so that it
+    /// reads back exactly; the column is absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_weight: Option<String>,
 }
 
 impl Row {
@@ -91,6 +98,7 @@ impl Row {
             swarm: None,
             task: None,
             state_hash: t.state_hash.clone(),
+            log_weight: None,
         }
     }
 }
@@ -203,6 +211,8 @@ pub struct Record {
     pub rejected_calls: u64,
     /// Names of the fault kinds met.
     pub fault_kinds: Vec<String>,
+    /// The log likelihood ratio (0 outside importance sampling).
+    pub log_weight: f64,
 }
 
 impl Record {
@@ -225,6 +235,7 @@ impl Record {
             told_accurately: t.verdict.told_accurately,
             rejected_calls: u64::from(t.metrics.rejected_calls),
             fault_kinds: t.fault_kinds.iter().map(|f| f.name()).collect(),
+            log_weight: t.log_weight,
         }
     }
 
@@ -303,7 +314,20 @@ impl Record {
             told_accurately,
             rejected_calls: number("rejected_calls")?,
             fault_kinds: list("fault_kinds")?,
+            log_weight: log_weight(header, row)?,
         })
+    }
+}
+
+/// The `log_weight` column of a row, 0 when the file has none (a sweep without
+/// `--importance`). Rust's float display is the shortest text that reads back to
+/// the same number, so the weight read is the weight written.
+fn log_weight(header: &csv::StringRecord, row: &csv::StringRecord) -> Result<f64, String> {
+    let Some(i) = header.iter().position(|h| h == "log_weight") else { return Ok(0.0) };
+    let text = row.get(i).ok_or_else(|| "column `log_weight` is missing in this row".to_string())?;
+    match text.parse::<f64>() {
+        Ok(w) if !w.is_nan() && w != f64::INFINITY => Ok(w),
+        _ => Err(format!("column `log_weight`: expected a number or -inf, found `{text}`")),
     }
 }
 
@@ -512,6 +536,10 @@ pub struct Summary {
     /// pass^k for k = 1..=trials, present when `trials` > 1.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pass_k: Option<PassKSummary>,
+    /// Importance-sampling estimates of the nominal rates, present only in a
+    /// sweep with `--importance` (see [`crate::importance`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub importance: Option<ImportanceSummary>,
     /// Present only when the sweep was interrupted (and so absent from a complete
     /// run's bytes): which seeds the other fields cover.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -581,6 +609,7 @@ pub struct SummaryBuilder {
     /// The seed whose trials are being counted, and its successes so far.
     open_seed: Option<(u64, u32, u32)>,
     solved_all: u64,
+    importance: Option<ImportanceBuilder>,
 }
 
 impl Default for SummaryBuilder {
@@ -616,7 +645,15 @@ impl SummaryBuilder {
             pass_k: None,
             open_seed: None,
             solved_all: 0,
+            importance: None,
         }
+    }
+
+    /// Adds importance-sampling estimates for a sweep tilted by `scale` (`None`:
+    /// a plain sweep).
+    pub fn with_importance(mut self, scale: Option<f64>) -> Self {
+        self.importance = scale.map(ImportanceBuilder::new);
+        self
     }
 
     /// Empty, for `trials` attempts per seed (pass^k). Trajectories must then
@@ -697,6 +734,9 @@ impl SummaryBuilder {
         if self.pass_k.is_some() {
             self.count_trial(r.seed, r.outcome == Outcome::Success);
         }
+        if let Some(importance) = &mut self.importance {
+            importance.add(r);
+        }
     }
 
     /// The summary of everything added.
@@ -745,6 +785,7 @@ impl SummaryBuilder {
                 .collect(),
             tokens: Spread::of(&self.tokens),
             pass_k,
+            importance: self.importance.map(|i| i.finish(n)),
             partial: None,
         }
     }

@@ -11,6 +11,7 @@ mod docs;
 mod external;
 mod flight_booking;
 mod fuzz_regressions;
+mod importance;
 mod incidents;
 mod layer_cases;
 mod mcp;

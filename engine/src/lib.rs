@@ -16,6 +16,7 @@ pub mod fault;
 pub mod fingerprint;
 pub mod hex;
 pub mod latency;
+pub mod likelihood;
 pub mod paired;
 pub mod pass_k;
 pub mod queue;

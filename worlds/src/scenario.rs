@@ -517,6 +517,7 @@ impl Scenario {
             model: self.model.clone(),
             record,
             fault_scale,
+            nominal_fault_scale: None,
         }
     }
 }
