@@ -204,3 +204,109 @@ fn a_tilt_that_makes_a_fault_certain_is_refused() {
     assert!(agentsim::importance::check_support(&prepared.catalog, 1.0, 2.5).is_ok());
     assert!(agentsim::importance::check_support(&prepared.catalog, 1.0, 0.0).is_err());
 }
+
+fn rare_failure() -> (agentsim_worlds::Prepared, agentsim_agents::StackSpec) {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let prepared = agentsim::load::scenario(&format!("{root}/seeds/rare_failure.ron")).unwrap();
+    let text = std::fs::read_to_string(format!("{root}/seeds/stacks/three_attempts.ron")).unwrap();
+    let stack = agentsim::spec::parse_stack(&text, "three_attempts.ron").unwrap();
+    (prepared, stack)
+}
+
+/// The sweep over `seeds` of `seeds/rare_failure.ron`, tilted by `importance`.
+fn rare_failure_sweep(seeds: std::ops::Range<u64>, importance: Option<f64>) -> agentsim::Summary {
+    let (prepared, stack) = rare_failure();
+    let runner = Runner::new(&prepared, &stack, false, 1.0).with_importance(importance);
+    let mut builder = agentsim::SummaryBuilder::new().with_importance(importance);
+    runner
+        .sweep(seeds.clone(), |t| {
+            builder.add(&t);
+            Ok::<(), ()>(())
+        })
+        .unwrap();
+    builder.finish("rare_failure", "three_attempts", seeds, 1.0)
+}
+
+/// The scenario's closed form, at sweep level with the real planner: the
+/// failure (all three lookups failing, `gave_up`) at p^3 = 1e-6.
+#[test]
+fn rare_failure_scenario_is_estimated_at_its_closed_form() {
+    let truth = P_FAIL.powi(ATTEMPTS as i32);
+    let summary = rare_failure_sweep(0..4_000, Some(30.0));
+    let importance = summary.importance.expect("an importance sweep");
+    let gave_up = importance.rates["gave_up"];
+    // 4,000 runs at q^3 = 0.027: about 108 events, a relative sd of 9.5%.
+    assert!((gave_up.estimate / truth - 1.0).abs() < 0.3, "{gave_up:?}");
+    assert!(gave_up.contains(truth), "{gave_up:?} does not cover {truth}");
+    assert_eq!(summary.outcomes.iter().find(|(o, _)| o == "gave_up").unwrap().1, gave_up.events);
+}
+
+#[test]
+#[ignore = "two sweeps of 100,000 seeds: about 30 s in release (cargo test --release -- --ignored)"]
+fn rare_failure_scenario_from_100_000_seeds() {
+    let truth = P_FAIL.powi(ATTEMPTS as i32);
+    let plain = rare_failure_sweep(0..100_000, None);
+    assert_eq!(plain.completion.count, 100_000, "a plain sweep sees no failure");
+    let importance = rare_failure_sweep(0..100_000, Some(30.0)).importance.unwrap();
+    let gave_up = importance.rates["gave_up"];
+    println!("plain: {:?}\nimportance: {gave_up:?}, ess {}", plain.completion, importance.ess);
+    assert!((gave_up.estimate / truth - 1.0).abs() < 0.10, "{gave_up:?}");
+    assert!(gave_up.contains(truth), "{gave_up:?}");
+}
+
+/// The binary: the same bytes on 1 and 4 threads, a `log_weight` column, rows
+/// that read back (as `--resume` and `merge` read them) into the same summary,
+/// and a gate on the estimate.
+#[test]
+fn importance_sweep_files_are_deterministic_read_back_and_gated() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let scenario = format!("{root}/seeds/rare_failure.ron");
+    let agent = format!("{root}/seeds/stacks/three_attempts.ron");
+    let dir = tempfile::tempdir().unwrap();
+    let mut outputs = Vec::new();
+    for (threads, chunk) in [("1", "5000"), ("4", "37")] {
+        let out = format!("out-{threads}");
+        let args = ["sweep", &scenario, "--agent", &agent, "--seeds", "0..1500", "--importance", "30", "--out", &out];
+        let env = [("RAYON_NUM_THREADS", threads), ("AGENTSIM_CHUNK_SEEDS", chunk)];
+        let output = crate::common::agentsim(dir.path(), &args, &env);
+        assert!(output.status.success(), "{}", crate::common::text(&output));
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        assert!(stdout.contains("nominal rates by importance sampling"), "{stdout}");
+        let csv = std::fs::read_to_string(dir.path().join(&out).join("trajectories.csv")).unwrap();
+        let summary = std::fs::read_to_string(dir.path().join(&out).join("summary.json")).unwrap();
+        outputs.push((csv, summary));
+    }
+    assert_eq!(outputs[0], outputs[1], "1 and 4 threads");
+    let (csv, summary_text) = &outputs[0];
+    assert!(csv.lines().next().unwrap().ends_with(",digest,log_weight,check"), "{}", csv.lines().next().unwrap());
+
+    // Read back as a resume does: the same importance summary.
+    let out = dir.path().join("out-1");
+    let mut builder = agentsim::SummaryBuilder::with_trials(1).with_importance(Some(30.0));
+    agentsim::sweep::read_done(&out, &(0..1500), 1, 0, &mut builder).unwrap();
+    let read_back = builder.finish("rare_failure", &agent, 0..1500, 1.0);
+    let written: serde_json::Value = serde_json::from_str(summary_text).unwrap();
+    assert_eq!(serde_json::to_value(&read_back.importance).unwrap(), written["importance"]);
+    assert!(written["importance"]["rates"]["gave_up"]["events"].as_u64().unwrap() > 10);
+
+    // A gate on the estimate: the sweep's interval lies below 3e-6, not below 1e-7.
+    let gate = |at_most: f64| {
+        let text = format!("Gate(rules: [(metric: \"importance.rates.gave_up.hi\", at_most: {at_most})])");
+        std::fs::write(dir.path().join("gate.ron"), text).unwrap();
+        crate::common::agentsim(dir.path(), &["check", "gate.ron", "out-1"], &[]).status.code()
+    };
+    assert_eq!(gate(3e-6), Some(0));
+    assert_eq!(gate(1e-7), Some(1));
+}
+
+/// Without `--importance` the files are as before: no `log_weight` column.
+#[test]
+fn plain_sweeps_have_no_log_weight_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = crate::common::agentsim(dir.path(), &["sweep", "--seeds", "0..20", "--out", "o"], &[]);
+    assert!(output.status.success(), "{}", crate::common::text(&output));
+    let csv = std::fs::read_to_string(dir.path().join("o/trajectories.csv")).unwrap();
+    assert!(!csv.contains("log_weight"));
+    let summary = std::fs::read_to_string(dir.path().join("o/summary.json")).unwrap();
+    assert!(!summary.contains("importance"));
+}
