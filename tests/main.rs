@@ -5,6 +5,7 @@ mod bad_files;
 mod bad_input;
 mod bounds;
 mod cli;
+mod clustered;
 mod common;
 mod determinism;
 mod docs;

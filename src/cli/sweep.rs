@@ -347,6 +347,15 @@ fn print_table(s: &Summary) -> Result<(), Failure> {
         ]);
     }
     outln!("{table}")?;
+    if let Some(design_effect) = &s.design_effect {
+        let effects: Vec<String> = design_effect.iter().map(|(name, d)| format!("{name} {d:.2}")).collect();
+        outln!(
+            "intervals by seed: the {} trials of a seed share its world, so they count as fewer runs \
+             (design effect {})",
+            s.trials,
+            effects.join(", ")
+        )?;
+    }
     if let Some(importance) = &s.importance {
         print_importance(importance)?;
     }
