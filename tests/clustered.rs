@@ -52,7 +52,11 @@ fn identical_trials_count_as_one_run_per_seed() {
     let expected = 4.0 * seeds as f64 / (seeds - 1) as f64;
     assert!((deff - expected).abs() < 1e-9, "{deff} vs {expected}");
     let by_seed = Rate::wilson(320, 400);
-    assert!((s.completion.hi - s.completion.lo) > 0.99 * (by_seed.hi - by_seed.lo), "{:?} vs {by_seed:?}", s.completion);
+    assert!(
+        (s.completion.hi - s.completion.lo) > 0.99 * (by_seed.hi - by_seed.lo),
+        "{:?} vs {by_seed:?}",
+        s.completion
+    );
     assert_eq!((s.completion.count, s.completion.n), (1_280, 1_600));
 }
 

@@ -297,6 +297,12 @@ fn importance_sweep_files_are_deterministic_read_back_and_gated() {
     };
     assert_eq!(gate(3e-6), Some(0));
     assert_eq!(gate(1e-7), Some(1));
+
+    // The report shows the estimates beside the plain numbers.
+    let output = crate::common::agentsim(dir.path(), &["report", "out-1", "-o", "r.html"], &[]);
+    assert!(output.status.success(), "{}", crate::common::text(&output));
+    let html = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
+    assert!(html.contains("Rare failures: importance sampling") && html.contains("<td>gave_up</td>"), "{html}");
 }
 
 /// Without `--importance` the files are as before: no `log_weight` column.
