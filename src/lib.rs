@@ -16,6 +16,7 @@ pub mod episode;
 mod error;
 pub mod files;
 pub mod gate;
+pub mod importance;
 pub mod incident;
 pub mod load;
 pub mod mcp;

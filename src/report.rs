@@ -526,6 +526,48 @@ fn numbers_table(out: &mut String, inputs: &[ReportInput]) {
     out.push_str("</tbody></table></div>\n");
 }
 
+/// The importance-sampling estimates of the sweeps that have them (`--importance`):
+/// every rate seen in the sweep, with its interval and the runs that showed it.
+fn importance_section(out: &mut String, inputs: &[ReportInput]) {
+    let weighted: Vec<&ReportInput> = inputs.iter().filter(|x| x.summary["importance"].is_object()).collect();
+    if weighted.is_empty() {
+        return;
+    }
+    out.push_str(
+        "<h2>Rare failures: importance sampling</h2>\n<p class=\"meta\">Unbiased estimates of the nominal rates \
+         from runs whose faults were drawn at <code>scale</code> times their probability, each weighed back by its \
+         exact likelihood ratio; 95% intervals over seeds; <code>ess</code> is the effective sample size.</p>\n",
+    );
+    out.push_str(
+        "<table><thead><tr><th>summary.json</th><th>scale</th><th>ess</th><th>importance.rates</th>\
+         <th>estimate</th><th>lo</th><th>hi</th><th>events</th></tr></thead><tbody>\n",
+    );
+    for input in weighted {
+        let importance = &input.summary["importance"];
+        let rates = importance["rates"].as_object().into_iter().flatten().map(|(k, v)| (k.clone(), v));
+        let minefields =
+            importance["minefields"].as_object().into_iter().flatten().map(|(k, v)| (format!("minefield {k}"), v));
+        for (name, e) in rates.chain(minefields).filter(|(name, e)| num(&e["events"]) > 0.0 || name == "completion") {
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                escape(&input.label),
+                raw(&importance["scale"]),
+                raw(&importance["ess"]),
+                escape(&name),
+                raw(&e["estimate"]),
+                raw(&e["lo"]),
+                raw(&e["hi"]),
+                raw(&e["events"])
+            );
+        }
+        for warning in importance["warnings"].as_array().into_iter().flatten() {
+            let _ = writeln!(out, "<p class=\"meta\">warning: {}</p>", escape(warning.as_str().unwrap_or_default()));
+        }
+    }
+    out.push_str("</tbody></table>\n");
+}
+
 const STYLE: &str = "body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:820px;color:#111827}\
 h1{font-size:1.5rem}h2{font-size:1.15rem;margin-top:2rem}figure{margin:1rem 0}figcaption{font-size:.9rem;color:#374151;margin-bottom:.3rem}\
 table{border-collapse:collapse;font-size:.8rem;font-variant-numeric:tabular-nums}td,th{border:1px solid #e5e7eb;padding:2px 8px;text-align:right}\
@@ -775,6 +817,7 @@ pub fn render(inputs: &[ReportInput], comparisons: &[Json]) -> String {
         out.push_str("</tbody></table>\n");
     }
 
+    importance_section(&mut out, inputs);
     out.push_str("<h2>Numbers</h2>\n<p class=\"meta\">Exactly as written in each summary.json.</p>\n");
     numbers_table(&mut out, inputs);
     let _ = write!(out, "<script>{SCRIPT}</script>\n</body></html>\n");

@@ -22,6 +22,18 @@ impl<'a> Runner<'a> {
         Self { prepared, stack, config: prepared.scenario.sim_config(record, fault_scale), swarm: false }
     }
 
+    /// Importance sampling (`Some(scale)`): faults are drawn at `scale` times the
+    /// fault scale, and each trajectory carries the log of its likelihood ratio
+    /// against the fault scale (`Trajectory::log_weight`). The trajectories are
+    /// exactly those of a plain runner at the tilted scale. `None`: plain.
+    pub fn with_importance(mut self, scale: Option<f64>) -> Self {
+        if let Some(scale) = scale {
+            self.config.nominal_fault_scale = Some(self.config.fault_scale);
+            self.config.fault_scale = tilted_scale(self.config.fault_scale, scale);
+        }
+        self
+    }
+
     /// Turns swarm mode on or off: each seed draws its fault parameters from the
     /// scenario's `swarm` ranges (see `agentsim_worlds::swarm`).
     pub fn with_swarm(mut self, swarm: bool) -> Self {
@@ -163,4 +175,11 @@ impl<'a> Runner<'a> {
     pub fn sweep<E>(&self, seeds: Range<u64>, sink: impl FnMut(Trajectory) -> Result<(), E>) -> Result<(), E> {
         agentsim_engine::sweep::for_each_ordered(seeds, |seed| self.run(seed), sink)
     }
+}
+
+/// The fault scale an importance-sampling sweep draws at: `fault_scale` tilted
+/// by `importance`, computed in one place so that incidents recorded at it
+/// replay the sweep's trajectories bit for bit.
+pub fn tilted_scale(fault_scale: f64, importance: f64) -> f64 {
+    fault_scale * importance
 }

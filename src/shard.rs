@@ -43,6 +43,9 @@ pub struct ShardManifest {
     pub swarm: bool,
     /// Failing trajectories kept per failure mode.
     pub failures: usize,
+    /// The importance-sampling tilt (`--importance`), absent in a plain sweep.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub importance: Option<f64>,
 }
 
 /// Parses `K/N` (K from 0, below N).
@@ -72,7 +75,7 @@ impl ShardManifest {
     /// What two shards must agree on, as (field, this value, other value) for the
     /// first field that differs.
     pub fn mismatch(&self, other: &ShardManifest) -> Option<(&'static str, String, String)> {
-        let pairs: [(&'static str, String, String); 12] = [
+        let pairs: [(&'static str, String, String); 13] = [
             ("format", self.format.to_string(), other.format.to_string()),
             ("version", self.version.clone(), other.version.clone()),
             ("scenario", self.scenario.clone(), other.scenario.clone()),
@@ -89,6 +92,7 @@ impl ShardManifest {
             ("fault_scale", self.fault_scale.to_string(), other.fault_scale.to_string()),
             ("swarm", self.swarm.to_string(), other.swarm.to_string()),
             ("failures", self.failures.to_string(), other.failures.to_string()),
+            ("importance", format!("{:?}", self.importance), format!("{:?}", other.importance)),
         ];
         pairs.into_iter().find(|(_, a, b)| a != b)
     }

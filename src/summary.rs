@@ -6,8 +6,10 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use agentsim_engine::pass_k::PassK;
-use agentsim_engine::stats::Rate;
+use agentsim_engine::stats::{Rate, Z_95};
 use agentsim_engine::{Digest, DigestChain, Outcome, Trajectory};
+
+use crate::importance::{ImportanceBuilder, ImportanceSummary};
 
 /// One row of `trajectories.csv`.
 #[derive(Debug, Serialize)]
@@ -63,6 +65,11 @@ pub struct Row {
     /// the hash of the final state; the column is absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub state_hash: Option<String>,
+    /// In an importance-sampling sweep (`--importance`), the natural log of the
+    /// trajectory's likelihood ratio, nominal over sampled, written so that it
+    /// reads back exactly; the column is absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_weight: Option<String>,
 }
 
 impl Row {
@@ -91,6 +98,7 @@ impl Row {
             swarm: None,
             task: None,
             state_hash: t.state_hash.clone(),
+            log_weight: None,
         }
     }
 }
@@ -203,6 +211,8 @@ pub struct Record {
     pub rejected_calls: u64,
     /// Names of the fault kinds met.
     pub fault_kinds: Vec<String>,
+    /// The log likelihood ratio (0 outside importance sampling).
+    pub log_weight: f64,
 }
 
 impl Record {
@@ -225,6 +235,7 @@ impl Record {
             told_accurately: t.verdict.told_accurately,
             rejected_calls: u64::from(t.metrics.rejected_calls),
             fault_kinds: t.fault_kinds.iter().map(|f| f.name()).collect(),
+            log_weight: t.log_weight,
         }
     }
 
@@ -303,7 +314,20 @@ impl Record {
             told_accurately,
             rejected_calls: number("rejected_calls")?,
             fault_kinds: list("fault_kinds")?,
+            log_weight: log_weight(header, row)?,
         })
+    }
+}
+
+/// The `log_weight` column of a row, 0 when the file has none (a sweep without
+/// `--importance`). Rust's float display is the shortest text that reads back to
+/// the same number, so the weight read is the weight written.
+fn log_weight(header: &csv::StringRecord, row: &csv::StringRecord) -> Result<f64, String> {
+    let Some(i) = header.iter().position(|h| h == "log_weight") else { return Ok(0.0) };
+    let text = row.get(i).ok_or_else(|| "column `log_weight` is missing in this row".to_string())?;
+    match text.parse::<f64>() {
+        Ok(w) if !w.is_nan() && w != f64::INFINITY => Ok(w),
+        _ => Err(format!("column `log_weight`: expected a number or -inf, found `{text}`")),
     }
 }
 
@@ -512,10 +536,81 @@ pub struct Summary {
     /// pass^k for k = 1..=trials, present when `trials` > 1.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pass_k: Option<PassKSummary>,
+    /// With `trials` > 1, the design effect of each rate whose interval is
+    /// computed by seed cluster (`completion`, `violation`, `tool_fidelity`): the
+    /// trials of one seed share the world and its faults, so they are not
+    /// independent, and the intervals are Wilson intervals on the effective
+    /// sample size `n / design_effect` (see [`clustered`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub design_effect: Option<BTreeMap<String, f64>>,
+    /// Importance-sampling estimates of the nominal rates, present only in a
+    /// sweep with `--importance` (see [`crate::importance`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub importance: Option<ImportanceSummary>,
     /// Present only when the sweep was interrupted (and so absent from a complete
     /// run's bytes): which seeds the other fields cover.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub partial: Option<Partial>,
+}
+
+/// Per-seed sums of one rate's hits over a seed's trials, for its interval by
+/// seed cluster.
+#[derive(Clone, Copy, Debug, Default)]
+struct ClusterSums {
+    /// Hits among the open seed's trials.
+    open: u32,
+    /// Over closed seeds: the sum of the per-seed shares y_s, and of y_s^2.
+    sum_y: f64,
+    sum_y2: f64,
+}
+
+impl ClusterSums {
+    fn close(&mut self, trials: u32) {
+        let y = f64::from(self.open) / f64::from(trials);
+        self.sum_y += y;
+        self.sum_y2 += y * y;
+        self.open = 0;
+    }
+}
+
+/// The rate of `count` hits in `n` trajectories, `n / seeds` trials per seed,
+/// with its 95% interval computed by seed cluster; returns it with the design
+/// effect.
+///
+/// Method (Kish's design effect with a Wilson interval on the effective sample
+/// size, as Korn and Graubard do for clustered proportions): the variance of the
+/// rate by cluster is `s_y^2 / seeds`, with `s_y^2` the sample variance of the
+/// per-seed shares; as if independent it is `p (1 - p) / n`. Their ratio is the
+/// design effect, taken as at least 1 (trials are never counted as more
+/// informative than independent runs), and the Wilson interval is computed for
+/// `n / design_effect` runs. With one trial per seed it is the plain Wilson
+/// interval.
+pub fn clustered(count: u64, n: u64, seeds: u64, sums: &ClusterSumsView) -> (Rate, f64) {
+    let plain = Rate::wilson(count, n);
+    if seeds < 2 || n == seeds || count == 0 || count == n {
+        return (plain, 1.0);
+    }
+    let p = plain.rate;
+    let k = seeds as f64;
+    let mean = sums.sum_y / k;
+    let variance_y = ((sums.sum_y2 - k * mean * mean) / (k - 1.0)).max(0.0);
+    let design_effect = ((variance_y / k) / (p * (1.0 - p) / n as f64)).max(1.0);
+    let n_eff = n as f64 / design_effect;
+    let z2 = Z_95 * Z_95;
+    let denom = 1.0 + z2 / n_eff;
+    let center = (p + z2 / (2.0 * n_eff)) / denom;
+    let half = Z_95 * (p * (1.0 - p) / n_eff + z2 / (4.0 * n_eff * n_eff)).sqrt() / denom;
+    let rate = Rate { count, n, rate: p, lo: (center - half).max(0.0), hi: (center + half).min(1.0) };
+    (rate, design_effect)
+}
+
+/// The per-seed sums [`clustered`] reads.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ClusterSumsView {
+    /// The sum over seeds of the share of a seed's trials that hit.
+    pub sum_y: f64,
+    /// The sum over seeds of that share squared.
+    pub sum_y2: f64,
 }
 
 /// What an interrupted sweep covers: seeds `seed_start..done_until_seed`, every
@@ -581,6 +676,10 @@ pub struct SummaryBuilder {
     /// The seed whose trials are being counted, and its successes so far.
     open_seed: Option<(u64, u32, u32)>,
     solved_all: u64,
+    importance: Option<ImportanceBuilder>,
+    /// With trials: per-seed sums of completion, violation and tool fidelity.
+    clusters: [ClusterSums; 3],
+    seeds_closed: u64,
 }
 
 impl Default for SummaryBuilder {
@@ -616,7 +715,17 @@ impl SummaryBuilder {
             pass_k: None,
             open_seed: None,
             solved_all: 0,
+            importance: None,
+            clusters: [ClusterSums::default(); 3],
+            seeds_closed: 0,
         }
+    }
+
+    /// Adds importance-sampling estimates for a sweep tilted by `scale` (`None`:
+    /// a plain sweep).
+    pub fn with_importance(mut self, scale: Option<f64>) -> Self {
+        self.importance = scale.map(ImportanceBuilder::new);
+        self
     }
 
     /// Empty, for `trials` attempts per seed (pass^k). Trajectories must then
@@ -637,19 +746,28 @@ impl SummaryBuilder {
                 pass_k.add(successes);
             }
             self.solved_all += u64::from(successes == self.trials);
+            for sums in &mut self.clusters {
+                sums.close(self.trials);
+            }
+            self.seeds_closed += 1;
         }
     }
 
-    fn count_trial(&mut self, seed: u64, success: bool) {
+    /// Counts one trial of `seed`: `hits` are its completion, violation and
+    /// tool fidelity.
+    fn count_trial(&mut self, seed: u64, hits: [bool; 3]) {
         match &mut self.open_seed {
             Some((open, seen, successes)) if *open == seed => {
                 *seen += 1;
-                *successes += u32::from(success);
+                *successes += u32::from(hits[0]);
             }
             _ => {
                 self.close_seed();
-                self.open_seed = Some((seed, 1, u32::from(success)));
+                self.open_seed = Some((seed, 1, u32::from(hits[0])));
             }
+        }
+        for (sums, hit) in self.clusters.iter_mut().zip(hits) {
+            sums.open += u32::from(hit);
         }
     }
 
@@ -695,7 +813,11 @@ impl SummaryBuilder {
         }
         self.tokens.push(r.tokens);
         if self.pass_k.is_some() {
-            self.count_trial(r.seed, r.outcome == Outcome::Success);
+            let hits = [r.outcome == Outcome::Success, r.violations > 0, r.violations == 0 && r.rejected_calls == 0];
+            self.count_trial(r.seed, hits);
+        }
+        if let Some(importance) = &mut self.importance {
+            importance.add(r);
         }
     }
 
@@ -712,6 +834,22 @@ impl SummaryBuilder {
         });
         let successes = self.outcomes[0];
         debug_assert_eq!(Outcome::ALL[0], Outcome::Success);
+        // With trials, rates over trajectories get their intervals by seed cluster.
+        let clusters = self.seeds_closed;
+        let by_cluster = |i: usize, count: u64| {
+            let sums = ClusterSumsView { sum_y: self.clusters[i].sum_y, sum_y2: self.clusters[i].sum_y2 };
+            if self.pass_k.is_some() { clustered(count, n, clusters, &sums) } else { (Rate::wilson(count, n), 1.0) }
+        };
+        let (completion, completion_deff) = by_cluster(0, successes);
+        let (violation, violation_deff) = by_cluster(1, self.violated);
+        let (tool_fidelity, fidelity_deff) = by_cluster(2, self.faithful);
+        let design_effect = self.pass_k.is_some().then(|| {
+            BTreeMap::from([
+                ("completion".to_string(), completion_deff),
+                ("violation".to_string(), violation_deff),
+                ("tool_fidelity".to_string(), fidelity_deff),
+            ])
+        });
         Summary {
             scenario: scenario.to_string(),
             agent: agent.to_string(),
@@ -719,9 +857,9 @@ impl SummaryBuilder {
             seed_end: seeds.end,
             fault_scale,
             trajectories: n,
-            completion: Rate::wilson(successes, n),
+            completion,
             recovery: Rate::wilson(self.recovered, self.met_fault),
-            violation: Rate::wilson(self.violated, n),
+            violation,
             minefields: self.minefields,
             decisions: self.decisions,
             outcomes: Outcome::ALL.iter().zip(self.outcomes).map(|(o, c)| (o.name().to_string(), c)).collect(),
@@ -736,7 +874,7 @@ impl SummaryBuilder {
             failures: Vec::new(),
             trials: self.trials,
             contextual_accuracy: Rate::wilson(self.told_accurately, self.told),
-            tool_fidelity: Rate::wilson(self.faithful, n),
+            tool_fidelity,
             rejected_calls_total: self.rejected_calls_total,
             recovery_by_fault: self
                 .by_fault
@@ -745,6 +883,8 @@ impl SummaryBuilder {
                 .collect(),
             tokens: Spread::of(&self.tokens),
             pass_k,
+            design_effect,
+            importance: self.importance.map(|i| i.finish(n)),
             partial: None,
         }
     }

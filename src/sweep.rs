@@ -56,6 +56,9 @@ pub struct Sweep<'a> {
     pub failures: usize,
     /// Swarm mode.
     pub swarm: bool,
+    /// Importance sampling: faults drawn at this many times their probabilities,
+    /// each trajectory weighted back (see [`crate::importance`]).
+    pub importance: Option<f64>,
     /// Seeds per chunk: the granularity of an interruption.
     pub chunk_seeds: u64,
     /// Set by a signal handler: the sweep stops between chunks.
@@ -107,6 +110,7 @@ impl Sweep<'_> {
             fault_scale,
             swarm: self.swarm,
             failures: self.failures,
+            importance: self.importance,
         }
     }
 
@@ -135,25 +139,45 @@ impl Sweep<'_> {
         let (prepared, stack) = (self.prepared, self.stack);
         let trials = self.trials;
         std::fs::create_dir_all(out).map_err(|e| io_failure(out, &e))?;
-        let mut builder = SummaryBuilder::with_trials(trials);
+        if let Some(importance) = self.importance {
+            if self.swarm {
+                return Err(Error::new(
+                    "--importance with --swarm: swarm draws are not weighted, so the estimate would be biased",
+                ));
+            }
+            crate::importance::check_support(&prepared.catalog, fault_scale, importance).map_err(Error::new)?;
+        }
+        let mut builder = SummaryBuilder::with_trials(trials).with_importance(self.importance);
         let done = if resume {
             self.check_manifest(out, manifest)?;
             self.read_done(out, &seeds, &mut builder)?
         } else {
             Done::none(seeds.start)
         };
-        let runner = Runner::new(prepared, stack, false, fault_scale).with_swarm(self.swarm);
+        let runner =
+            Runner::new(prepared, stack, false, fault_scale).with_swarm(self.swarm).with_importance(self.importance);
+        let importance = self.importance.is_some();
 
         let agents_started = agentsim_agents::external::starts().0;
         let first_seed = done.next_seed;
         let total = (seeds.end - done.next_seed).saturating_mul(u64::from(trials));
         progress.start(total);
-        let header = csv_header(self.swarm, prepared.has_tasks(), prepared.has_state_hash(), trials)?;
+        let columns = Columns {
+            swarm: self.swarm,
+            task: prepared.has_tasks(),
+            state_hash: prepared.has_state_hash(),
+            importance,
+        };
+        let header = csv_header_of(columns, trials)?;
         let mut rows = Rows::create(out, &header, done, builder, self.failures)?;
         // Each row is rendered on the thread that ran it; only the counting and
         // the writing below run in seed order.
         let swept = |trial: u32, t: Trajectory| -> Result<Swept, Error> {
-            Swept::of(&t, trial, trials, runner.swarm_values(t.seed), prepared.task_of(t.seed))
+            let mut row = Row::of(&t);
+            row.swarm = runner.swarm_values(t.seed);
+            row.task = prepared.task_of(t.seed);
+            row.log_weight = importance.then(|| t.log_weight.to_string());
+            Swept::of_row(&t, row, trial, trials)
         };
         let mut sink = |swept: Result<Swept, Error>| {
             progress.advance(1);
@@ -195,9 +219,11 @@ impl Sweep<'_> {
         // An interrupted external agent cannot be re-run for its recording (new
         // agents are refused from the signal on); `--resume` writes them all.
         let record_failures = partial.is_none() || !external;
+        // Incidents are recorded at the scale the sweep drew at, so that they replay.
+        let drawn_scale = self.importance.map_or(fault_scale, |s| crate::runner::tilted_scale(fault_scale, s));
         let summary = rows.finish(out, manifest, self.agent, seeds, fault_scale, partial, |failures| {
             if record_failures {
-                write_failures(prepared, stack, self.agent, self.swarm, fault_scale, out, failures)
+                write_failures(prepared, stack, self.agent, self.swarm, drawn_scale, out, failures)
             } else {
                 Ok(Vec::new())
             }
@@ -314,6 +340,11 @@ impl Swept {
         let mut row = Row::of(t);
         row.swarm = swarm;
         row.task = task;
+        Swept::of_row(t, row, trial, trials)
+    }
+
+    /// Reduces `t` with its row already filled in.
+    pub fn of_row(t: &Trajectory, row: Row, trial: u32, trials: u32) -> Result<Swept, Error> {
         Ok(Swept { trial, record: Record::of(t), line: csv_line(&row, (trials > 1).then_some(trial))? })
     }
 }
@@ -450,8 +481,22 @@ pub fn write_incidents(
     Ok(written)
 }
 
-/// A row with every column (`swarm` when `swarm`), for its header alone.
-fn header_row(swarm: bool, task: bool, state_hash: bool) -> Row {
+/// Which optional columns `trajectories.csv` has.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Columns {
+    /// `swarm`: the fault parameters a seed drew (swarm mode).
+    pub swarm: bool,
+    /// `task`: the task a seed ran (a world with named tasks).
+    pub task: bool,
+    /// `state_hash`: the world's final state (a world that declares one).
+    pub state_hash: bool,
+    /// `log_weight`: the trajectory's log likelihood ratio (`--importance`).
+    pub importance: bool,
+}
+
+/// A row with every column `columns` asks for, for its header alone.
+fn header_row(columns: Columns) -> Row {
+    let Columns { swarm, task, state_hash, importance } = columns;
     Row {
         seed: 0,
         outcome: "",
@@ -475,14 +520,21 @@ fn header_row(swarm: bool, task: bool, state_hash: bool) -> Row {
         swarm: swarm.then(String::new),
         task: task.then(String::new),
         state_hash: state_hash.then(String::new),
+        log_weight: importance.then(String::new),
     }
 }
 
 /// The header line of `trajectories.csv`: the row's fields, with `trial` after
 /// `seed` when there are several trials.
 pub fn csv_header(swarm: bool, task: bool, state_hash: bool, trials: u32) -> Result<Vec<u8>, Error> {
+    csv_header_of(Columns { swarm, task, state_hash, importance: false }, trials)
+}
+
+/// The header line of `trajectories.csv` with the optional `columns`, and `trial`
+/// after `seed` when there are several trials.
+pub fn csv_header_of(columns: Columns, trials: u32) -> Result<Vec<u8>, Error> {
     let encode = |e: &dyn std::fmt::Display| Error::new(format!("cannot encode a row: {e}"));
-    let mut header = row_records(&header_row(swarm, task, state_hash), true)?.swap_remove(0);
+    let mut header = row_records(&header_row(columns), true)?.swap_remove(0);
     if trials > 1 {
         header.insert(1, "trial".to_string());
     }
@@ -573,7 +625,7 @@ pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<Summary, Error> {
     // Rows in shard order; each shard's rows must be exactly its seeds, in order.
     let mut csv_bytes: Vec<u8> = Vec::new();
     let mut header_line: Option<String> = None;
-    let mut builder = SummaryBuilder::with_trials(first.trials);
+    let mut builder = SummaryBuilder::with_trials(first.trials).with_importance(first.importance);
     let mut failing: Vec<(Outcome, u64, PathBuf)> = Vec::new();
     let seeds = first.seed_start..first.seed_end;
     for s in &shards {

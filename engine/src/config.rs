@@ -128,6 +128,11 @@ pub struct SimConfig {
     /// limit is a quota, not a chance; a replay is exact). Drift is not a fault:
     /// it is the API's version, and stays at every scale.
     pub fault_scale: f64,
+    /// Importance sampling: when set, the scale at which fault probabilities are
+    /// nominal, while the draws use `fault_scale` (the tilted one); the
+    /// trajectory's `log_weight` is then the log likelihood ratio of its fault
+    /// decisions, nominal over sampled. `None`: draws are nominal, weight 1.
+    pub nominal_fault_scale: Option<f64>,
 }
 
 impl Default for SimConfig {
@@ -138,6 +143,7 @@ impl Default for SimConfig {
             model: ModelConfig::default(),
             record: false,
             fault_scale: 1.0,
+            nominal_fault_scale: None,
         }
     }
 }

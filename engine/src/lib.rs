@@ -18,6 +18,7 @@ pub mod fingerprint;
 pub mod hex;
 pub mod inject;
 pub mod latency;
+pub mod likelihood;
 pub mod paired;
 pub mod pass_k;
 pub mod queue;

@@ -96,6 +96,15 @@ impl StreamSource {
     }
 }
 
+/// `2^53`: the number of values of the 53-bit draw [`Stream::chance`] compares.
+pub const CHANCE_ONE: u64 = 1 << 53;
+
+/// How many of the `2^53` values of its draw make [`Stream::chance`]`(p)` true:
+/// the probability it realises is this over `2^53`.
+pub fn chance_threshold(p: f64) -> u64 {
+    (p.clamp(0.0, 1.0) * CHANCE_ONE as f64) as u64
+}
+
 /// One component's random stream, with the few portable draws the simulator needs.
 ///
 /// The helpers are written here rather than taken from `rand`'s distributions so
@@ -127,11 +136,11 @@ impl Stream {
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 
-    /// True with probability `p` (clamped to `[0, 1]`). Always consumes one draw.
+    /// True with probability `p` (clamped to `[0, 1]`; exactly
+    /// `chance_threshold(p) / 2^53`). Always consumes one draw.
     pub fn chance(&mut self, p: f64) -> bool {
         let draw = self.next_u64() >> 11;
-        let threshold = (p.clamp(0.0, 1.0) * (1u64 << 53) as f64) as u64;
-        draw < threshold
+        draw < chance_threshold(p)
     }
 
     /// A uniform draw in `[0, n)`; `n` must be positive. Unbiased (Lemire's method).

@@ -7,8 +7,9 @@
 
 use crate::call::{Reply, ToolCall, ToolError};
 use crate::corrupt::{Lie, corrupt_value};
-use crate::fault::{Corruption, Fault, FaultTag, MalformedKind};
+use crate::fault::{Corruption, Fault, FaultRule, FaultTag, MalformedKind};
 use crate::inject::{Injected, inject};
+use crate::likelihood::LogWeight;
 use crate::rng::{Stream, StreamSource};
 use crate::time::TimeMs;
 use crate::tool::{AUTHENTICATE, Catalog, ToolKind, ToolSpec};
@@ -59,6 +60,10 @@ pub struct ToolRuntime<'c> {
     tools: Vec<ToolState>,
     session_expired: bool,
     fault_scale: f64,
+    /// In an importance-sampling run, the scale the faults' nominal probabilities
+    /// have (`fault_scale` is then the tilted one the draws use).
+    nominal_fault_scale: Option<f64>,
+    log_weight: LogWeight,
 }
 
 /// The body a server in trouble sends instead of the format it promised.
@@ -76,7 +81,15 @@ impl<'c> ToolRuntime<'c> {
                 buckets: spec.config.faults.iter().map(|_| None).collect(),
             })
             .collect();
-        Self { catalog, streams: streams.clone(), tools, session_expired: false, fault_scale: 1.0 }
+        Self {
+            catalog,
+            streams: streams.clone(),
+            tools,
+            session_expired: false,
+            fault_scale: 1.0,
+            nominal_fault_scale: None,
+            log_weight: LogWeight::ONE,
+        }
     }
 
     /// Scales fault injection (see [`crate::SimConfig::fault_scale`]): every drawn
@@ -85,6 +98,21 @@ impl<'c> ToolRuntime<'c> {
     pub fn with_fault_scale(mut self, scale: f64) -> Self {
         self.fault_scale = scale.max(0.0);
         self
+    }
+
+    /// Makes this an importance-sampling run: faults are still drawn at the fault
+    /// scale, but their nominal probabilities are at `nominal_scale`, and every
+    /// fault decision that shapes the run adds its log likelihood ratio to
+    /// [`ToolRuntime::log_weight`].
+    pub fn with_nominal_fault_scale(mut self, nominal_scale: Option<f64>) -> Self {
+        self.nominal_fault_scale = nominal_scale.map(|s| s.max(0.0));
+        self
+    }
+
+    /// The log likelihood ratio, nominal over sampled, of the fault decisions so
+    /// far (0 unless [`ToolRuntime::with_nominal_fault_scale`] was given a scale).
+    pub fn log_weight(&self) -> LogWeight {
+        self.log_weight
     }
 
     /// How many calls each tool has received, in id order.
@@ -125,9 +153,15 @@ impl<'c> ToolRuntime<'c> {
         let mut extra_latency_ms: TimeMs = 0;
         let mut rate_limited: Option<TimeMs> = None;
         for (i, rule) in spec.config.faults.iter().enumerate() {
-            let hit = rng.chance(rule.probability.get() * self.fault_scale);
+            let p_sampled = rule.probability.get() * self.fault_scale;
+            let hit = rng.chance(p_sampled);
             if !rules_decide || !rule.when.is_active(now_ms, call_number) {
                 continue;
+            }
+            if let Some(nominal_scale) = self.nominal_fault_scale
+                && draw_decides(rule, chosen.is_some())
+            {
+                self.log_weight.bernoulli(rule.probability.get() * nominal_scale, p_sampled, hit);
             }
             match &rule.fault {
                 Fault::RateLimit { .. } if !injecting => {}
@@ -444,6 +478,16 @@ fn undermine(
             Undermined { tag: Some(FaultTag::DuplicateEffect), ..Undermined::default() }
         }
         _ => Undermined::default(),
+    }
+}
+
+/// Whether an active rule's draw shapes the call: a rate limit is a state, not
+/// a draw, and once a fault is chosen for the call only extra latency still adds.
+fn draw_decides(rule: &FaultRule, fault_chosen: bool) -> bool {
+    match rule.fault {
+        Fault::RateLimit { .. } => false,
+        Fault::Latency { .. } => true,
+        _ => !fault_chosen,
     }
 }
 

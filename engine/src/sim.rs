@@ -82,7 +82,9 @@ pub fn run<W: World>(
         now_ms: 0,
         catalog,
         config,
-        tools: ToolRuntime::new(catalog, streams).with_fault_scale(config.fault_scale),
+        tools: ToolRuntime::new(catalog, streams)
+            .with_fault_scale(config.fault_scale)
+            .with_nominal_fault_scale(config.nominal_fault_scale),
         model_rng: streams.agent_stream("model"),
         recorder: Recorder::new(config.record),
         metrics: Metrics::default(),
@@ -477,6 +479,7 @@ impl<'a, E> Sim<'a, E> {
             digest,
             events,
             state_hash,
+            log_weight: self.tools.log_weight().ln(),
         }
     }
 }

@@ -337,6 +337,16 @@ pub struct Trajectory {
     /// ([`World::state_hash`](crate::World::state_hash)); not in the digest.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub state_hash: Option<String>,
+    /// The natural log of the run's likelihood ratio, nominal over sampled, over
+    /// its fault decisions (see [`crate::likelihood`]): 0 unless faults were drawn
+    /// with tilted probabilities (`SimConfig::nominal_fault_scale`). Not in the
+    /// digest: the events are.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub log_weight: f64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 impl Trajectory {

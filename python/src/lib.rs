@@ -319,6 +319,7 @@ impl Evaluation {
                     trials: 1,
                     failures,
                     swarm: false,
+                    importance: None,
                     chunk_seeds: 1,
                     stop: &stop,
                 };

@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 
+use agentsim::importance::ImportanceSummary;
 use agentsim::shard::{ShardManifest, shard_seeds};
 use agentsim::summary::{Summary, usd};
 use agentsim::surface::{Surface, SurfacePoint, scale_dir};
@@ -218,6 +219,7 @@ impl Sweep<'_> {
             trials: self.args.trials,
             failures: self.args.failures,
             swarm: setup.swarm,
+            importance: self.args.importance,
             chunk_seeds: self.chunk_seeds,
             stop: self.stop,
         }
@@ -346,5 +348,41 @@ fn print_table(s: &Summary) -> Result<(), Failure> {
         ]);
     }
     outln!("{table}")?;
+    if let Some(design_effect) = &s.design_effect {
+        let effects: Vec<String> = design_effect.iter().map(|(name, d)| format!("{name} {d:.2}")).collect();
+        outln!(
+            "intervals by seed: the {} trials of a seed share its world, so they count as fewer runs \
+             (design effect {})",
+            s.trials,
+            effects.join(", ")
+        )?;
+    }
+    if let Some(importance) = &s.importance {
+        print_importance(importance)?;
+    }
     outln!("digest {}", s.digest)
+}
+
+/// The importance-sampling estimates: each rate seen in the sweep (and
+/// completion), with its interval, then the warnings.
+fn print_importance(i: &ImportanceSummary) -> Result<(), Failure> {
+    outln!(
+        "nominal rates by importance sampling: faults drawn at {} times their probability, \
+         effective sample size {:.0}",
+        i.scale,
+        i.ess
+    )?;
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED).set_header(vec!["rate", "estimate", "95% interval", "runs showing it"]);
+    let rows = i.rates.iter().map(|(name, e)| (name.clone(), e));
+    let minefields = i.minefields.iter().map(|(name, e)| (format!("minefield {name}"), e));
+    for (name, e) in rows.chain(minefields).filter(|(name, e)| e.events > 0 || name == "completion") {
+        let hi = e.hi.map_or("?".to_string(), |hi| format!("{hi:.3e}"));
+        table.add_row(vec![name, format!("{:.3e}", e.estimate), format!("[{:.3e}, {hi}]", e.lo), e.events.to_string()]);
+    }
+    outln!("{table}")?;
+    for warning in &i.warnings {
+        errln!("warning: {warning}");
+    }
+    Ok(())
 }

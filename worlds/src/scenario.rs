@@ -524,6 +524,7 @@ impl Scenario {
             model: self.model.clone(),
             record,
             fault_scale,
+            nominal_fault_scale: None,
         }
     }
 }
