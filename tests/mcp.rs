@@ -388,6 +388,7 @@ fn a_failed_calls_error_says_status_retryable_and_retry_after() {
     let garbled = error(Reply::Garbled("<html>".into()));
     assert_eq!((&garbled["status"], &garbled["body"]), (&json!(200), &json!("<html>")));
     assert!(error_body(&Reply::Ok(Default::default())).is_none());
+}
 
 /// The refund ids of the `issue_refund` answers of a session that sends the same
 /// refund twice, with `meta` as the calls' `_meta`.
