@@ -205,7 +205,9 @@ fn paired_ratio(rust: &Prepared, scripted: &Prepared, preset: &str) {
         (thread_cpu_ns() - started) as f64
     };
     // One warm-up block in each world.
-    runners.iter().for_each(|r| drop(cpu_ns(r, 0..SEEDS_PER_ROUND)));
+    for runner in &runners {
+        black_box(cpu_ns(runner, 0..SEEDS_PER_ROUND));
+    }
     let mut ratios = Vec::new();
     let mut per_trajectory_us = [Vec::new(), Vec::new()];
     for round in 0..ROUNDS {
