@@ -1,12 +1,16 @@
 //! Criterion benches: the event queue against a bare heap, one trajectory of every
 //! built-in world per preset, the scripted support_desk against the Rust one, and a
 //! 10,000-seed sweep on one and on two threads.
+//! The scripted-against-Rust groups count the CPU time of the benchmarking
+//! thread, not wall time: the ratio is one of CPU cost, and other processes on
+//! a loaded machine do not enter it.
 //! Numbers and how to reproduce them: BENCHMARKS.md.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::hint::black_box;
 
+use criterion::measurement::{Measurement, ValueFormatter, WallTime};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
 use agentsim::Runner;
@@ -103,10 +107,52 @@ fn trajectory(c: &mut Criterion) {
     }
 }
 
+/// The CPU time the calling thread has used (`CLOCK_THREAD_CPUTIME_ID`), in
+/// nanoseconds. Criterion runs a benchmark's iterations on one thread, so this
+/// is what the iterations cost, whatever else runs on the machine.
+struct ThreadCpuTime {
+    /// Formats the values as durations, like wall time.
+    wall: WallTime,
+}
+
+fn thread_cpu_ns() -> u64 {
+    let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `now` is a valid, writable timespec; the clock id is a constant
+    // every Linux kernel since 2.6.12 knows.
+    let status = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
+    assert_eq!(status, 0, "the thread CPU clock is readable");
+    u64::try_from(now.tv_sec).expect("positive") * 1_000_000_000 + u64::try_from(now.tv_nsec).expect("positive")
+}
+
+impl Measurement for ThreadCpuTime {
+    type Intermediate = u64;
+    type Value = u64;
+
+    fn start(&self) -> u64 {
+        thread_cpu_ns()
+    }
+    fn end(&self, started_ns: u64) -> u64 {
+        thread_cpu_ns() - started_ns
+    }
+    fn add(&self, a: &u64, b: &u64) -> u64 {
+        a + b
+    }
+    fn zero(&self) -> u64 {
+        0
+    }
+    fn to_f64(&self, value: &u64) -> f64 {
+        *value as f64
+    }
+    fn formatter(&self) -> &dyn ValueFormatter {
+        self.wall.formatter()
+    }
+}
+
 /// One trajectory of support_desk written as files
 /// (`examples/worlds/support_desk/`) against one of the Rust world, per preset,
-/// on the same seeds in one run: the cost of a scripted world is their ratio.
-fn scripted(c: &mut Criterion) {
+/// on the same seeds in one run: the cost of a scripted world is their ratio
+/// (in CPU time, see [`ThreadCpuTime`]).
+fn scripted(c: &mut Criterion<ThreadCpuTime>) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/worlds/support_desk/support_desk.ron");
     let text = std::fs::read_to_string(&path).expect("the example is in the repository");
     let scripted = Prepared::new(Scenario::parse_in(&text, "support_desk.ron", path.parent()).expect("parses"));
@@ -126,6 +172,68 @@ fn scripted(c: &mut Criterion) {
         }
         group.finish();
     }
+    if asked_for("scripted_vs_rust") {
+        for preset in ["oracle", "naive", "resilient"] {
+            paired_ratio(&rust, &scripted, preset);
+        }
+    }
+}
+
+/// Whether the bench's command line selects `name` (no filter selects all).
+fn asked_for(name: &str) -> bool {
+    // Options and their numeric values (`--warm-up-time 1`) are not filters.
+    let filters: Vec<String> =
+        std::env::args().skip(1).filter(|a| !a.starts_with('-') && a.parse::<f64>().is_err()).collect();
+    filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str()) || f.contains(name))
+}
+
+/// The scripted-over-Rust CPU ratio measured in pairs: round after round, the
+/// same block of seeds runs in each world, in alternating order, and each
+/// round gives a ratio. On a machine others load, a slow spell then falls on
+/// both sides of a pair instead of on one side of the comparison; the median
+/// of the rounds' ratios is printed with its quartiles.
+fn paired_ratio(rust: &Prepared, scripted: &Prepared, preset: &str) {
+    const ROUNDS: u64 = 60;
+    const SEEDS_PER_ROUND: u64 = 200;
+    let stack = agentsim_agents::preset(preset).expect("preset exists");
+    let runners = [Runner::new(rust, &stack, false, 1.0), Runner::new(scripted, &stack, false, 1.0)];
+    let cpu_ns = |runner: &Runner, seeds: std::ops::Range<u64>| {
+        let started = thread_cpu_ns();
+        for seed in seeds {
+            black_box(runner.run(seed).digest);
+        }
+        (thread_cpu_ns() - started) as f64
+    };
+    // One warm-up block in each world.
+    for runner in &runners {
+        black_box(cpu_ns(runner, 0..SEEDS_PER_ROUND));
+    }
+    let mut ratios = Vec::new();
+    let mut per_trajectory_us = [Vec::new(), Vec::new()];
+    for round in 0..ROUNDS {
+        let seeds = round * SEEDS_PER_ROUND..(round + 1) * SEEDS_PER_ROUND;
+        let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+        let mut ns = [0.0; 2];
+        for side in order {
+            ns[side] = cpu_ns(&runners[side], seeds.clone());
+        }
+        ratios.push(ns[1] / ns[0]);
+        for side in 0..2 {
+            per_trajectory_us[side].push(ns[side] / SEEDS_PER_ROUND as f64 / 1_000.0);
+        }
+    }
+    let quartiles = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        let at = |q: usize| v[(v.len() - 1) * q / 4];
+        (at(1), at(2), at(3))
+    };
+    let (lo, median, hi) = quartiles(&mut ratios);
+    let (_, rust_us, _) = quartiles(&mut per_trajectory_us[0]);
+    let (_, scripted_us, _) = quartiles(&mut per_trajectory_us[1]);
+    println!(
+        "scripted_vs_rust_support_desk_{preset}/paired: scripted/rust CPU {median:.2}x (quartiles {lo:.2}x-{hi:.2}x; \
+         {ROUNDS} rounds of {SEEDS_PER_ROUND} seeds; median per trajectory {rust_us:.1} us rust, {scripted_us:.1} us scripted)"
+    );
 }
 
 fn sweep(c: &mut Criterion) {
@@ -157,5 +265,10 @@ fn sweep(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, queue, trajectory, scripted, sweep);
-criterion_main!(benches);
+criterion_group!(benches, queue, trajectory, sweep);
+criterion_group! {
+    name = cpu;
+    config = Criterion::default().with_measurement(ThreadCpuTime { wall: WallTime });
+    targets = scripted
+}
+criterion_main!(benches, cpu);

@@ -335,3 +335,31 @@ fn weighted_tasks_take_as_many_turns_as_their_weight() {
     );
     assert_eq!(prepared.task_of(48), prepared.task_of(0));
 }
+
+/// The example worlds' sweeps, pinned: the digests of 400 seeds of each under
+/// oracle, naive and resilient, as the interpreter-only evaluation of every
+/// predicate wrote them. Work on the scripted world's speed (predicates decided
+/// in Rust, values converted without copies) must leave every byte as it was.
+#[test]
+fn the_example_worlds_sweeps_are_pinned() {
+    let pinned = [
+        ("examples/worlds/helpdesk/helpdesk.ron", "oracle", "c4c2d9c85429b652f4ccd701becffc5d"),
+        ("examples/worlds/helpdesk/helpdesk.ron", "naive", "edb1fbdb652fdf43bc72afc39bc2768b"),
+        ("examples/worlds/helpdesk/helpdesk.ron", "resilient", "1244e4ac935d67b6e761d3d4393292ef"),
+        (SUPPORT_DESK, "oracle", "755b083e511332d52002f8644310e65b"),
+        (SUPPORT_DESK, "naive", "fa6d4385f6bd737066d2e62ad6c310e5"),
+        (SUPPORT_DESK, "resilient", "b7b4008d20e1ed167ddef07b3c2f14f8"),
+    ];
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("d");
+    for (scenario, agent, digest) in pinned {
+        let args =
+            ["sweep", scenario, "--agent", agent, "--seeds", "0..400", "--out", out.to_str().unwrap(), "--quiet"];
+        let output = agentsim(root, &args, &[]);
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let line = stdout.lines().find(|l| l.starts_with("digest "));
+        assert_eq!(line, Some(format!("digest {digest}").as_str()), "{scenario} x {agent}");
+    }
+}

@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Reply, TimeMs, ToolKind, ToolResult, Value};
 
-use super::model::{Gold, ScriptedModel, fill, needed_facts};
-use super::script::to_dynamic;
+use super::model::{Gold, ScriptedModel, fill, missing_fact};
+use super::script::Vars;
 use crate::kit::case::{Case, begin_step, call};
 use crate::read::{LOOP_PAUSE_MS, accepted, backoff_ms};
 
@@ -26,7 +26,8 @@ pub struct GoldExpert {
     /// What the user has said so far.
     facts: Value,
     heard: bool,
-    gold: Vec<Gold>,
+    /// The gold actions followed now.
+    plan: Plan,
     next: usize,
     /// The write at `next` timed out: check whether it was applied.
     verifying: bool,
@@ -36,10 +37,31 @@ pub struct GoldExpert {
     asked: Vec<String>,
 }
 
+/// Which of the task's lists of gold actions the expert follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Plan {
+    /// The task's `gold`.
+    Main,
+    /// `plans[i]` (the opening left facts out).
+    Other(usize),
+    /// The alternative's (the user changed their mind).
+    Alternative,
+}
+
 impl GoldExpert {
+    /// The gold actions followed now (borrowed from the model: the plans are
+    /// not copied into every trajectory's expert).
+    fn gold(&self) -> &[Gold] {
+        let task = &self.model.tasks[self.task];
+        match self.plan {
+            Plan::Main => &task.gold,
+            Plan::Other(p) => &task.plans[p].1,
+            Plan::Alternative => task.alternative.as_ref().map_or(&[], |(_, gold)| gold),
+        }
+    }
+
     /// An expert for task `task` of `model`.
     pub fn new(model: Arc<ScriptedModel>, task: usize) -> Self {
-        let gold = model.tasks[task].gold.clone();
         let case = Case::new(model.escalate, model.authenticate);
         GoldExpert {
             model,
@@ -47,7 +69,7 @@ impl GoldExpert {
             case,
             facts: Value::Map(Vec::new()),
             heard: false,
-            gold,
+            plan: Plan::Main,
             next: 0,
             verifying: false,
             done: Vec::new(),
@@ -67,28 +89,27 @@ impl GoldExpert {
             }
         }
         if opening
-            && let Some((_, plan)) = self.model.tasks[self.task]
+            && let Some(p) = self.model.tasks[self.task]
                 .plans
                 .iter()
-                .find(|(unstated, _)| unstated.iter().all(|f| self.facts.get(f).is_none()))
+                .position(|(unstated, _)| unstated.iter().all(|f| self.facts.get(f).is_none()))
         {
             // The opening leaves facts out that this plan finds by other means.
-            self.gold = plan.clone();
+            self.plan = Plan::Other(p);
         }
         if content.get("unknown").is_some() {
             // The user cannot give a fact the task needs: a human must take over.
             self.case.escalating = true;
         }
-        if content.get("changed_mind") == Some(&Value::Bool(true))
-            && let Some((_, gold)) = &self.model.tasks[self.task].alternative
+        if content.get("changed_mind") == Some(&Value::Bool(true)) && self.model.tasks[self.task].alternative.is_some()
         {
-            self.gold = gold.clone();
+            self.plan = Plan::Alternative;
             // Carry on from the first action of the new plan not already done.
-            self.next = self
-                .gold
+            let gold = self.gold();
+            self.next = gold
                 .iter()
                 .position(|g| fill(&g.args, &self.facts).map_or(true, |args| !self.done.contains(&(g.tool, args))))
-                .unwrap_or(self.gold.len());
+                .unwrap_or(gold.len());
             self.verifying = false;
         } else if content.get("confirm") == Some(&Value::Bool(true)) && self.is_proposal(self.next) {
             self.next += 1;
@@ -98,7 +119,7 @@ impl GoldExpert {
     /// Whether gold action `i` is a proposal the user answers (`send_message`
     /// of kind `confirm`).
     fn is_proposal(&self, i: usize) -> bool {
-        self.gold.get(i).is_some_and(|g| {
+        self.gold().get(i).is_some_and(|g| {
             g.tool == self.model.send_message && g.args.get("kind").and_then(Value::as_str) == Some("confirm")
         })
     }
@@ -120,22 +141,23 @@ impl GoldExpert {
             }
             return None;
         }
-        let gold = self.gold.get(self.next)?;
-        if self.verifying && gold.verify.as_ref().is_some_and(|(tool, _, _)| *tool == r.call.tool) {
+        let gold = self.gold().get(self.next)?;
+        let (gold_tool, verify_tool) = (gold.tool, gold.verify.as_ref().map(|(tool, _, _)| *tool));
+        if self.verifying && verify_tool == Some(r.call.tool) {
             self.verifying = false;
             if self.applied(body) {
-                self.done.push((gold.tool, r.call.args.clone()));
+                self.done.push((gold_tool, r.call.args.clone()));
                 self.next += 1;
             }
             return None;
         }
-        if r.call.tool == gold.tool {
+        if r.call.tool == gold_tool {
             if self.is_read(r.call.tool) && fill(&gold.args, &self.facts).is_ok_and(|args| args != r.call.args) {
                 // A read of another record (an id copied wrong) says nothing
                 // about the one the plan needs: read again.
                 return None;
             }
-            self.done.push((gold.tool, r.call.args.clone()));
+            self.done.push((gold_tool, r.call.args.clone()));
             if self.is_proposal(self.next) {
                 self.case.awaiting_user = true;
             } else {
@@ -147,9 +169,12 @@ impl GoldExpert {
 
     /// Whether the verify predicate says the write was applied.
     fn applied(&self, result: &Value) -> bool {
-        let Some((_, _, when)) = self.gold.get(self.next).and_then(|g| g.verify.clone()) else { return false };
-        let mut session = self.model.session(agentsim_engine::StreamSource::new([0; 32], 0).stream("verify"));
-        let vars = [("facts", to_dynamic(self.facts.clone())), ("result", to_dynamic(result.clone()))];
+        let Some((_, _, when)) = self.gold().get(self.next).and_then(|g| g.verify.clone()) else { return false };
+        let vars = [("facts", &self.facts), ("result", result)];
+        if let Some(holds) = self.model.program.native(when, &Vars(&vars), &[]) {
+            return holds;
+        }
+        let mut session = self.model.session(self.model.verify_stream.clone());
         self.model.program.predicate(&mut session, when, &vars).unwrap_or(false)
     }
 
@@ -157,7 +182,7 @@ impl GoldExpert {
         if let Reply::Error { status, .. } = &r.reply
             && (400..500).contains(status)
             && ![401, 403, 408, 429].contains(status)
-            && self.gold.get(self.next).is_some_and(|g| g.fails && g.tool == r.call.tool)
+            && self.gold().get(self.next).is_some_and(|g| g.fails && g.tool == r.call.tool)
         {
             // A gold call the world refuses (a world with `gold_may_fail`): its
             // refusal is the expected answer.
@@ -169,7 +194,7 @@ impl GoldExpert {
             self.model.served(r.call.tool),
             super::model::Served::Script(i) if self.model.tools[i].kind == ToolKind::Write
         );
-        let current = self.gold.get(self.next);
+        let current = self.gold().get(self.next);
         if matches!(r.reply, Reply::Timeout)
             && write
             && current.is_some_and(|g| g.tool == r.call.tool && g.verify.is_some())
@@ -202,21 +227,19 @@ impl GoldExpert {
         if self.case.awaiting_user {
             return Action::Idle { wake_at_ms: None };
         }
-        let Some(gold) = self.gold.get(self.next).cloned() else {
+        let Some(gold) = self.gold().get(self.next) else {
             return Action::Finish(Finish::Done);
         };
         let (tool, template) = match (&gold.verify, self.verifying) {
-            (Some((tool, args, _)), true) => (*tool, args.clone()),
-            _ => (gold.tool, gold.args.clone()),
+            (Some((tool, args, _)), true) => (*tool, args),
+            _ => (gold.tool, &gold.args),
         };
-        let mut needed = Vec::new();
-        needed_facts(&template, &mut needed);
-        if let Some(missing) = needed.into_iter().find(|f| self.facts.get(f).is_none()) {
-            if self.asked.contains(&missing) {
+        if let Some(missing) = missing_fact(template, &self.facts) {
+            if self.asked.iter().any(|a| a == missing) {
                 // Asked already and told nothing new: wait for the user.
                 return Action::Idle { wake_at_ms: None };
             }
-            let mut args = Value::map([("kind", Value::str("ask")), ("fact", Value::Str(missing))]);
+            let mut args = Value::map([("kind", Value::str("ask")), ("fact", Value::str(missing))]);
             if let Some((recipient, _)) = &self.model.recipient
                 && let Some(to) = self.facts.get(&recipient.fact)
             {
@@ -224,7 +247,7 @@ impl GoldExpert {
             }
             return call(self.model.send_message, args);
         }
-        match fill(&template, &self.facts) {
+        match fill(template, &self.facts) {
             Ok(args) => call(tool, args),
             Err(_) => Action::Finish(Finish::GaveUp { reason: "a fact the task needs is missing".into() }),
         }
@@ -242,7 +265,7 @@ impl Agent for GoldExpert {
             Input::Tool(result) => self.learn(result, cx),
             Input::Blocked { call, layer, .. } => {
                 self.case.blocks += 1;
-                if self.gold.get(self.next).is_some_and(|g| g.tool == call.tool && g.verify.is_some()) {
+                if self.gold().get(self.next).is_some_and(|g| g.tool == call.tool && g.verify.is_some()) {
                     // The stack refused the write on what we knew of its record:
                     // read it again (with the write's verify read) before retrying.
                     self.verifying = true;

@@ -18,6 +18,7 @@ mod expert;
 mod intern;
 mod load;
 mod model;
+mod native;
 mod schema;
 mod script;
 mod state;

@@ -123,6 +123,9 @@ pub struct ScriptedModel {
     gold_may_fail: bool,
     /// Who messages are addressed to (the minefield's name interned).
     pub(crate) recipient: Option<(super::Recipient, &'static str)>,
+    /// The stream of the sessions the expert's `verify` predicates run in
+    /// (the same for every check: derived once, copied each time).
+    pub(crate) verify_stream: agentsim_engine::Stream,
 }
 
 fn response_fields(response: &Value, field: &str) -> Result<Vec<FieldDef>, LoadError> {
@@ -354,6 +357,7 @@ impl ScriptedModel {
             state_hasher,
             gold_may_fail: config.gold_may_fail,
             recipient,
+            verify_stream: StreamSource::new([0; 32], 0).stream("verify"),
         };
         if model.personas.is_empty() {
             model.personas.push(PersonaFile {
@@ -596,7 +600,7 @@ impl ScriptedModel {
             // gold call that breaks its tool's schema gets the 400 an agent would.
             let result = match tool.schema.check(&args, "") {
                 Err(message) => Err(Failure::Tool(agentsim_engine::ToolError::bad_request(message))),
-                Ok(()) => self.program.call(&mut session, &tool.body, vec![to_dynamic(args)]),
+                Ok(()) => self.program.call(&mut session, &tool.body, vec![to_dynamic(&args)]),
             };
             if self.gold_may_fail && matches!(result, Err(Failure::Tool(_))) {
                 failed.push(g);
@@ -845,6 +849,20 @@ pub fn fill_text(text: &str, facts: &Value) -> Result<String, String> {
         }
     }
     Ok(out)
+}
+
+/// The first fact (in the order of [`needed_facts`]) a template needs and
+/// `facts` lacks.
+pub fn missing_fact<'t>(template: &'t Value, facts: &Value) -> Option<&'t str> {
+    match template {
+        Value::Str(s) => pieces(s).find_map(|piece| match piece {
+            Piece::Fact(name) if facts.get(name).is_none() => Some(name),
+            _ => None,
+        }),
+        Value::List(items) => items.iter().find_map(|v| missing_fact(v, facts)),
+        Value::Map(pairs) => pairs.iter().find_map(|(_, v)| missing_fact(v, facts)),
+        _ => None,
+    }
 }
 
 /// The names of the facts a template needs.

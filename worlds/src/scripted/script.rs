@@ -16,6 +16,7 @@ use agentsim_engine::{Float, Key, Stream, TimeMs, ToolError, Value};
 
 use super::Limits;
 use super::data::DEPTH_MAX;
+use super::native::{Bindings, Conjunction, OPERATIONS_MIN};
 use super::state::State;
 
 /// What a running script may reach: the trajectory's tables, its virtual time,
@@ -88,6 +89,11 @@ pub struct Program {
     /// Per predicate, the tool it is about when it reads
     /// `action.tool == "NAME" && ...`: false for any other tool's call.
     guards: Vec<Option<String>>,
+    /// Per predicate, the chain of comparisons Rust may decide without Rhai
+    /// (none under a tiny operation limit).
+    natives: Vec<Option<Conjunction>>,
+    /// Whether the operation limit leaves room for native predicates.
+    native_ok: bool,
 }
 
 /// A syntax error: 1-based line and column (0 when unknown) and the message.
@@ -103,7 +109,8 @@ impl Program {
     pub fn compile(source: &str, limits: &Limits) -> Result<Program, SyntaxError> {
         let engine = sandbox(limits);
         let ast = engine.compile(source).map_err(|e| syntax_error(&e))?;
-        Ok(Program { engine, ast, predicates: Vec::new(), guards: Vec::new() })
+        let native_ok = limits.operations_max >= OPERATIONS_MIN;
+        Ok(Program { engine, ast, predicates: Vec::new(), guards: Vec::new(), natives: Vec::new(), native_ok })
     }
 
     /// Compiles a predicate (an expression) and returns its index.
@@ -111,6 +118,7 @@ impl Program {
         let ast = self.engine.compile_expression(expression).map_err(|e| syntax_error(&e))?;
         self.predicates.push(ast);
         self.guards.push(tool_guard(expression));
+        self.natives.push(Conjunction::parse(expression).filter(|_| self.native_ok));
         Ok(self.predicates.len() - 1)
     }
 
@@ -140,17 +148,29 @@ impl Program {
         }
     }
 
-    /// Evaluates predicate `index` with the variables `vars`. A predicate that
-    /// fails or does not give a boolean is an error (the caller notes it).
+    /// Whether predicate `index` holds, when Rust can decide it without Rhai
+    /// (see [`super::native`]): `vars` are its variables, `reached` the
+    /// milestones its session has reached.
+    pub fn native(&self, index: usize, vars: &dyn Bindings, reached: &[&str]) -> Option<bool> {
+        self.natives[index].as_ref()?.eval(vars, reached)
+    }
+
+    /// Evaluates predicate `index` with the variables `vars`: in Rust when it
+    /// can, else in Rhai. A predicate that fails or does not give a boolean is
+    /// an error (the caller notes it).
     pub fn predicate(
         &self,
         session: &mut Option<Box<Session>>,
         index: usize,
-        vars: &[(&'static str, Dynamic)],
+        vars: &[(&'static str, &Value)],
     ) -> Result<bool, String> {
+        let reached = session.as_ref().map_or(&[][..], |s| s.reached.as_slice());
+        if let Some(holds) = self.native(index, &Vars(vars), reached) {
+            return Ok(holds);
+        }
         let mut scope = Scope::new();
         for (name, value) in vars {
-            scope.push_constant_dynamic(*name, value.clone());
+            scope.push_constant_dynamic(*name, to_dynamic(value));
         }
         self.predicate_in(session, &mut scope, index)
     }
@@ -171,6 +191,16 @@ impl Program {
                 Failure::Script { message, .. } => message,
             }),
         }
+    }
+}
+
+/// Named values as a predicate's variables.
+pub struct Vars<'v>(pub &'v [(&'static str, &'v Value)]);
+
+impl Bindings for Vars<'_> {
+    fn scalar(&self, root: &str, fields: &[String]) -> Option<super::native::Scalar<'_>> {
+        let (_, value) = self.0.iter().find(|(name, _)| *name == root)?;
+        super::native::scalar_at(value, fields)
     }
 }
 
@@ -242,7 +272,7 @@ fn key_of(key: &Dynamic) -> Result<String, Box<EvalAltResult>> {
 fn register_world(engine: &mut Engine) {
     engine.register_fn("get", |table: &str, key: Dynamic| -> Result<Dynamic, Box<EvalAltResult>> {
         let key = key_of(&key)?;
-        with_session(|s| Ok(s.state.get(table, &key)?.map_or(Dynamic::UNIT, to_dynamic)))
+        with_session(|s| Ok(s.state.get_ref(table, &key)?.map_or(Dynamic::UNIT, to_dynamic)))
     });
     engine.register_fn("has", |table: &str, key: Dynamic| -> Result<bool, Box<EvalAltResult>> {
         let key = key_of(&key)?;
@@ -269,7 +299,7 @@ fn register_world(engine: &mut Engine) {
     });
     engine.register_fn("find", |table: &str, field: &str, value: Dynamic| -> Result<Array, Box<EvalAltResult>> {
         let value = to_value(&value, 0)?;
-        with_session(|s| Ok(s.state.find(table, field, &value)?.into_iter().map(to_dynamic).collect()))
+        with_session(|s| Ok(s.state.find(table, field, &value)?.map(to_dynamic).collect()))
     });
     engine.register_fn("first_key", |table: &str, folded: Map, exact: Map| -> Result<Dynamic, Box<EvalAltResult>> {
         let pairs = |m: &Map| -> Result<Vec<(String, Value)>, Box<EvalAltResult>> {
@@ -327,13 +357,13 @@ fn register_world(engine: &mut Engine) {
         })
     });
     engine.register_fn("calls", |tool: &str| -> Result<Array, Box<EvalAltResult>> {
-        with_session(|s| Ok(s.calls.iter().filter(|(t, _)| t == tool).map(|(_, a)| to_dynamic(a.clone())).collect()))
+        with_session(|s| Ok(s.calls.iter().filter(|(t, _)| t == tool).map(|(_, a)| to_dynamic(a)).collect()))
     });
     engine.register_fn("called", |tool: &str| -> Result<bool, Box<EvalAltResult>> {
         with_session(|s| Ok(s.calls.iter().any(|(t, _)| t == tool)))
     });
     engine.register_fn("told", || -> Result<Array, Box<EvalAltResult>> {
-        with_session(|s| Ok(s.told.iter().cloned().map(to_dynamic).collect()))
+        with_session(|s| Ok(s.told.iter().map(to_dynamic).collect()))
     });
     // Python's numbers, for worlds ported from Python (tau2-bench): its
     // `round`, its float `repr`, and its arithmetic on `+ - * / // ** ( )`.
@@ -368,17 +398,17 @@ fn register_world(engine: &mut Engine) {
     });
 }
 
-/// A value as a script sees it.
-pub fn to_dynamic(value: Value) -> Dynamic {
+/// A value as a script sees it (a copy: the script may change it).
+pub fn to_dynamic(value: &Value) -> Dynamic {
     match value {
         Value::Null => Dynamic::UNIT,
-        Value::Bool(b) => Dynamic::from_bool(b),
-        Value::Int(n) => Dynamic::from_int(n),
+        Value::Bool(b) => Dynamic::from_bool(*b),
+        Value::Int(n) => Dynamic::from_int(*n),
         Value::Float(x) => Dynamic::from_float(x.get()),
-        Value::Str(s) => Dynamic::from(s),
-        Value::List(items) => Dynamic::from_array(items.into_iter().map(to_dynamic).collect()),
+        Value::Str(s) => Dynamic::from(rhai::ImmutableString::from(s.as_str())),
+        Value::List(items) => Dynamic::from_array(items.iter().map(to_dynamic).collect()),
         Value::Map(pairs) => {
-            Dynamic::from_map(pairs.into_iter().map(|(k, v)| (k.as_ref().into(), to_dynamic(v))).collect::<Map>())
+            Dynamic::from_map(pairs.iter().map(|(k, v)| (k.as_ref().into(), to_dynamic(v))).collect::<Map>())
         }
     }
 }
@@ -423,7 +453,132 @@ pub fn to_value(value: &Dynamic, depth: usize) -> Result<Value, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::tool_guard;
+    use super::*;
+    use agentsim_engine::StreamSource;
+
+    /// Every predicate of a small grammar over values of every kind: where
+    /// Rust decides one, Rhai gives the same answer; and Rust decides the
+    /// common shapes.
+    #[test]
+    fn native_predicates_agree_with_rhai() {
+        let facts = Value::Map(vec![
+            ("id".into(), Value::str("A1")),
+            ("n".into(), Value::Int(3)),
+            ("flag".into(), Value::Bool(true)),
+            ("x".into(), Value::Float(Float::new(3.0).expect("finite"))),
+            ("none".into(), Value::Null),
+            ("twice".into(), Value::Int(1)),
+            ("twice".into(), Value::Int(2)),
+        ]);
+        let args = Value::map([
+            ("id", Value::str("A1")),
+            ("n", Value::Int(3)),
+            ("m", Value::str("3")),
+            ("nested", Value::map([("k", Value::str("v"))])),
+        ]);
+        let action = Value::map([
+            ("tool", Value::str("t")),
+            ("args", args),
+            ("ok", Value::Bool(true)),
+            ("status", Value::Int(200)),
+            ("result", Value::map([("list", Value::List(vec![Value::Int(1)]))])),
+        ]);
+        let operands = [
+            "facts.id",
+            "facts.n",
+            "facts.flag",
+            "facts.x",
+            "facts.none",
+            "facts.twice",
+            "facts.missing",
+            "action.args.id",
+            "action.args.n",
+            "action.args.m",
+            "action.args.nested.k",
+            "action.args.nested",
+            "action.args.id.k",
+            "action.tool",
+            "action.ok",
+            "action.status",
+            "action.result.list",
+            "\"A1\"",
+            "\"t\"",
+            "\"\"",
+            "3",
+            "200",
+            "true",
+            "false",
+        ];
+        let mut texts: Vec<String> = Vec::new();
+        for a in operands {
+            texts.push(a.to_string());
+            for b in operands {
+                texts.push(format!("{a} == {b}"));
+                texts.push(format!("{a}!={b}"));
+            }
+        }
+        let terms: Vec<String> = texts.clone();
+        for (i, a) in terms.iter().enumerate().step_by(7) {
+            let b = &terms[(i * 31 + 5) % terms.len()];
+            texts.push(format!("{a} && {b}"));
+            texts.push(format!("reached(\"m1\") && {a} && {b}"));
+            texts.push(format!("{a} && reached(\"m2\")"));
+        }
+        let mut program = Program::compile("", &Limits::default()).expect("compiles");
+        let vars = [("facts", &facts), ("action", &action)];
+        let mut decided = 0;
+        for text in &texts {
+            let Ok(index) = program.add_predicate(text) else { continue };
+            let native = program.native(index, &Vars(&vars), &["m1"]);
+            let mut session = Some(Box::new(Session {
+                state: State::new(std::sync::Arc::new(Vec::new())),
+                now_ms: 0,
+                rng: StreamSource::new([0; 32], 0).stream("test"),
+                writable: false,
+                notes: Vec::new(),
+                minefields: Vec::new(),
+                minefield_names: Vec::new(),
+                calls: Vec::new(),
+                told: Vec::new(),
+                reached: vec!["m1"],
+            }));
+            let mut scope = Scope::new();
+            for (name, value) in vars {
+                scope.push_constant_dynamic(name, to_dynamic(value));
+            }
+            let rhai = program.predicate_in(&mut session, &mut scope, index);
+            if let Some(holds) = native {
+                assert_eq!(Ok(holds), rhai, "`{text}`");
+                decided += 1;
+            }
+        }
+        assert!(decided >= 250, "Rust decided only {decided} of {} predicates", texts.len());
+        for text in [
+            r#"action.tool == "issue_refund" && action.ok && action.args.order_id != facts.order_id"#,
+            r#"action.tool == "send_message" && action.args.kind == "done" && reached("refunded")"#,
+            "result.status == facts.status",
+        ] {
+            assert!(super::super::native::Conjunction::parse(text).is_some(), "`{text}` is native");
+        }
+        for text in [
+            r#"calls("a").len() > 1"#,
+            r#"get("t", facts.id).status == "closed""#,
+            "result.refunds.some(|r| r.amount_cents == facts.amount_cents)",
+            "a == 1.5",
+            "a == -1",
+            "a == 0x1",
+            "a == 1_000",
+            r#"a == "x\"y""#,
+            "a == b || c",
+            "a == b == c",
+            "a === b",
+            "(a == b)",
+            "a == b // note",
+            "a.b[0] == 1",
+        ] {
+            assert_eq!(super::super::native::Conjunction::parse(text), None, "`{text}` is left to Rhai");
+        }
+    }
 
     #[test]
     fn a_predicate_about_one_tool_is_guarded_by_it() {

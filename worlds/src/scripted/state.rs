@@ -84,8 +84,13 @@ impl State {
 
     /// The record `key` of `table`.
     pub fn get(&self, table: &str, key: &str) -> Result<Option<Value>, String> {
+        Ok(self.get_ref(table, key)?.cloned())
+    }
+
+    /// The record `key` of `table`, borrowed.
+    pub fn get_ref(&self, table: &str, key: &str) -> Result<Option<&Value>, String> {
         let t = self.table(table)?;
-        Ok(self.record(t, key).cloned())
+        Ok(self.record(t, key))
     }
 
     /// Writes a record. A record that replaces another keeps the field order of
@@ -137,9 +142,9 @@ impl State {
     }
 
     /// The records of a table, in the order of [`State::keys`].
-    pub fn rows(&self, table: &str) -> Result<Vec<Value>, String> {
+    pub fn rows(&self, table: &str) -> Result<Vec<&Value>, String> {
         let t = self.table(table)?;
-        Ok(self.keys(table)?.iter().filter_map(|k| self.record(t, k).cloned()).collect())
+        Ok(self.keys(table)?.iter().filter_map(|k| self.record(t, k)).collect())
     }
 
     /// The first key (in [`State::keys`] order) whose record's fields at the
@@ -176,18 +181,21 @@ impl State {
     }
 
     /// The records whose `field` equals `value`, in the order of
-    /// [`State::keys`] (only those are copied).
-    pub fn find(&self, table: &str, field: &str, value: &Value) -> Result<Vec<Value>, String> {
+    /// [`State::keys`].
+    pub fn find<'s>(
+        &'s self,
+        table: &str,
+        field: &'s str,
+        value: &'s Value,
+    ) -> Result<impl Iterator<Item = &'s Value> + 's, String> {
         let t = self.table(table)?;
-        let added = self.added.iter().filter(|(at, _)| *at == t).map(|(_, k)| k);
+        let added = self.added.iter().filter(move |(at, _)| *at == t).map(|(_, k)| k);
         Ok(self.base[t]
             .order
             .iter()
             .chain(added)
-            .filter_map(|k| self.record(t, k))
-            .filter(|r| r.get(field) == Some(value))
-            .cloned()
-            .collect())
+            .filter_map(move |k| self.record(t, k))
+            .filter(move |r| r.get(field) == Some(value)))
     }
 
     /// What this trajectory wrote: (table index, key, the record now, or

@@ -7,7 +7,8 @@ use agentsim_engine::{
 };
 
 use super::model::{ScriptedModel, Served, Task, fill_text};
-use super::script::{Failure, to_dynamic};
+use super::native::{Bindings, Scalar, scalar_at};
+use super::script::{Failure, Vars, to_dynamic};
 use crate::kit::escalation::escalate;
 use crate::kit::goodbye::leave;
 use crate::kit::outbox::Outbox;
@@ -109,15 +110,24 @@ impl<'m> ScriptedWorld<'m> {
         }
     }
 
-    /// Predicate `index` in `scope` (a failure is noted and does not hold).
+    /// Predicate `index` after a call: decided in Rust when it can be, else in
+    /// Rhai with `scope` (built on first need and kept for the call's other
+    /// predicates). A failure is noted and does not hold.
     fn holds(
         &mut self,
-        scope: &mut rhai::Scope<'static>,
+        view: &CallView<'_>,
+        scope: &mut Option<rhai::Scope<'static>>,
         index: usize,
         what: &str,
         cx: &mut WorldCx<'_, ScriptEvent>,
     ) -> bool {
-        match self.model.program.predicate_in(&mut self.session, scope, index) {
+        let program = &self.model.program;
+        let reached = &self.session.as_ref().expect("the session is home between script calls").reached;
+        if let Some(holds) = program.native(index, view, reached) {
+            return holds;
+        }
+        let scope = scope.get_or_insert_with(|| view.scope());
+        match program.predicate_in(&mut self.session, scope, index) {
             Ok(holds) => holds,
             Err(message) => {
                 cx.note("predicate_error", Value::map([("of", Value::str(what)), ("message", Value::Str(message))]));
@@ -152,29 +162,25 @@ impl<'m> ScriptedWorld<'m> {
             // No predicate can hold after this call: nothing to evaluate.
             return;
         }
-        let call_value = Value::map([
-            ("tool", Value::str(name)),
-            ("args", call.args.clone()),
-            ("ok", Value::Bool(reply.is_ok())),
-            ("status", Value::Int(reply.as_ref().map_or_else(|e| i64::from(e.status), |_| 200))),
-            ("result", reply.as_ref().map_or(Value::Null, Clone::clone)),
-        ]);
-        let mut scope = rhai::Scope::new();
-        scope.push_constant_dynamic("facts", to_dynamic(self.facts.clone()));
-        scope.push_constant_dynamic("action", to_dynamic(call_value));
+        // The facts are copied out of `self` for the length of the
+        // predicates (they change only on a change of mind, in `confirm`).
+        let facts = std::mem::take(&mut self.facts);
+        let view = CallView { facts: &facts, tool: name, args: &call.args, reply };
+        let mut scope = None;
         self.session().now_ms = cx.now_ms;
         self.session().writable = false;
         for (mine, when) in mines {
-            if self.holds(&mut scope, when, mine, cx) {
+            if self.holds(&view, &mut scope, when, mine, cx) {
                 cx.minefield(mine, format!("after {name} {}", call.args.render()));
             }
         }
         for (milestone, when) in milestones {
-            if self.holds(&mut scope, when, milestone, cx) {
+            if self.holds(&view, &mut scope, when, milestone, cx) {
                 self.progress.reach(milestone, cx.now_ms);
                 self.session().reached.push(milestone);
             }
         }
+        self.facts = facts;
     }
 
     /// Keeps the tables as they are before a write at `now_ms`.
@@ -209,7 +215,7 @@ impl<'m> ScriptedWorld<'m> {
         let session = self.session();
         session.now_ms = cx.now_ms;
         session.writable = tool.kind == ToolKind::Write;
-        let result = self.model.program.call(&mut self.session, &tool.body, vec![to_dynamic(call.args.clone())]);
+        let result = self.model.program.call(&mut self.session, &tool.body, vec![to_dynamic(&call.args)]);
         if let Some(current) = current {
             self.session().state = current;
         }
@@ -323,6 +329,87 @@ impl<'m> ScriptedWorld<'m> {
             }
         }
         Ok(())
+    }
+}
+
+impl ScriptedWorld<'_> {
+    /// The success predicate `when` on the final state.
+    fn success_holds(&self, when: usize) -> Result<bool, String> {
+        let home = self.session.as_ref().expect("the session is home");
+        let vars = [("facts", &self.facts)];
+        if let Some(holds) = self.model.program.native(when, &Vars(&vars), &home.reached) {
+            return Ok(holds);
+        }
+        // The judge reads state only: evaluate on a copy of the session so
+        // `judge` can stay `&self`.
+        let mut session = Some(Box::new(super::script::Session {
+            state: home.state.clone(),
+            now_ms: home.now_ms,
+            rng: StreamSource::new([0; 32], 0).stream("judge"),
+            writable: false,
+            notes: Vec::new(),
+            minefields: Vec::new(),
+            minefield_names: Vec::new(),
+            calls: home.calls.clone(),
+            told: home.told.clone(),
+            reached: home.reached.clone(),
+        }));
+        self.model.program.predicate(&mut session, when, &vars)
+    }
+}
+
+/// What the predicates after a call read: `facts`, and `action` (the call's
+/// `tool`, `args`, whether it was `ok`, its `status` and `result`).
+struct CallView<'v> {
+    facts: &'v Value,
+    tool: &'v str,
+    args: &'v Value,
+    reply: &'v Result<Value, ToolError>,
+}
+
+impl CallView<'_> {
+    /// The call's status: 200, or the error's.
+    fn status(&self) -> i64 {
+        self.reply.as_ref().map_or_else(|e| i64::from(e.status), |_| 200)
+    }
+
+    /// `action` as a value, as scripts see it.
+    fn action(&self) -> Value {
+        Value::map([
+            ("tool", Value::str(self.tool)),
+            ("args", self.args.clone()),
+            ("ok", Value::Bool(self.reply.is_ok())),
+            ("status", Value::Int(self.status())),
+            ("result", self.reply.as_ref().map_or(Value::Null, Clone::clone)),
+        ])
+    }
+
+    /// The variables as a Rhai scope, for the predicates Rust leaves to Rhai.
+    fn scope(&self) -> rhai::Scope<'static> {
+        let mut scope = rhai::Scope::new();
+        scope.push_constant_dynamic("facts", to_dynamic(self.facts));
+        scope.push_constant_dynamic("action", to_dynamic(&self.action()));
+        scope
+    }
+}
+
+impl Bindings for CallView<'_> {
+    fn scalar(&self, root: &str, fields: &[String]) -> Option<Scalar<'_>> {
+        match root {
+            "facts" => scalar_at(self.facts, fields),
+            "action" => {
+                let (first, rest) = fields.split_first()?;
+                match (first.as_str(), rest.is_empty()) {
+                    ("tool", true) => Some(Scalar::Str(self.tool)),
+                    ("ok", true) => Some(Scalar::Bool(self.reply.is_ok())),
+                    ("status", true) => Some(Scalar::Int(self.status())),
+                    ("args", _) => scalar_at(self.args, rest),
+                    ("result", _) => scalar_at(self.reply.as_ref().ok()?, rest),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
     }
 }
 
@@ -444,25 +531,7 @@ impl World for ScriptedWorld<'_> {
             return verdict(false, format!("milestone `{}` not reached", missing.0));
         }
         if let Some(when) = self.task.success_when {
-            let mut session = None;
-            // The judge reads state only: evaluate on a copy of the session so
-            // `judge` can stay `&self`.
-            if let Some(s) = &self.session {
-                session = Some(Box::new(super::script::Session {
-                    state: s.state.clone(),
-                    now_ms: s.now_ms,
-                    rng: StreamSource::new([0; 32], 0).stream("judge"),
-                    writable: false,
-                    notes: Vec::new(),
-                    minefields: Vec::new(),
-                    minefield_names: Vec::new(),
-                    calls: s.calls.clone(),
-                    told: s.told.clone(),
-                    reached: s.reached.clone(),
-                }));
-            }
-            let vars = [("facts", to_dynamic(self.facts.clone()))];
-            match self.model.program.predicate(&mut session, when, &vars) {
+            match self.success_holds(when) {
                 Ok(true) => {}
                 Ok(false) => {
                     return verdict(false, format!("task `{}`: the success predicate does not hold", self.task.id));
