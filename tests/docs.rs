@@ -90,13 +90,18 @@ fn the_latency_fault_and_schedule_forms_in_seeds_readme_parse_as_written() {
         options.from_str::<agentsim_engine::latency::Latency>(&form).unwrap_or_else(|e| panic!("`{form}`: {e}"));
         parsed += 1;
     }
-    for form in listed_forms(&readme, "### Faults") {
+    let (faults, corruptions) = readme.split_once("**Corruptions**").expect("seeds/README.md lists corruptions");
+    for form in listed_forms(faults, "### Faults") {
         options.from_str::<agentsim_engine::fault::Fault>(&form).unwrap_or_else(|e| panic!("`{form}`: {e}"));
+        parsed += 1;
+    }
+    for form in listed_forms(corruptions, "| corruption |") {
+        options.from_str::<agentsim_engine::fault::Corruption>(&form).unwrap_or_else(|e| panic!("`{form}`: {e}"));
         parsed += 1;
     }
     for form in listed_forms(&readme, "### Schedules") {
         options.from_str::<agentsim_engine::fault::Schedule>(&form).unwrap_or_else(|e| panic!("`{form}`: {e}"));
         parsed += 1;
     }
-    assert!(parsed >= 18, "found only {parsed} forms: the lists moved?");
+    assert!(parsed >= 27, "found only {parsed} forms: the lists moved?");
 }
