@@ -5,28 +5,10 @@
 use agentsim::SummaryBuilder;
 use agentsim::summary::Record;
 use agentsim_engine::stats::Rate;
-use agentsim_engine::{Digest, Outcome, StreamSource};
+use agentsim_engine::{Outcome, StreamSource};
 
 fn record(seed: u64, success: bool) -> Record {
-    Record {
-        seed,
-        outcome: if success { Outcome::Success } else { Outcome::GaveUp },
-        faults_seen: 0,
-        recovered: false,
-        violations: 0,
-        minefields: Vec::new(),
-        decisions: Vec::new(),
-        turns: 0,
-        tool_calls: 0,
-        cost_micro_usd: 0,
-        virtual_ms: 0,
-        tokens: 0,
-        digest: Digest::default(),
-        told_accurately: None,
-        rejected_calls: 0,
-        fault_kinds: Vec::new(),
-        log_weight: 0.0,
-    }
+    crate::common::bare_record(seed, if success { Outcome::Success } else { Outcome::GaveUp }, 0.0)
 }
 
 /// A summary of `seeds` seeds with `trials` trials each, where seed s's

@@ -45,3 +45,44 @@ pub fn skip(test: &str, why: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "skipped: {test}: {why}");
 }
+
+/// A summary record of `seed` with `outcome` and `log_weight` and nothing else
+/// (no faults, calls or cost), for tests of the statistics over records.
+pub fn bare_record(seed: u64, outcome: agentsim_engine::Outcome, log_weight: f64) -> agentsim::summary::Record {
+    agentsim::summary::Record {
+        seed,
+        outcome,
+        faults_seen: 0,
+        recovered: false,
+        violations: 0,
+        minefields: Vec::new(),
+        decisions: Vec::new(),
+        turns: 0,
+        tool_calls: 0,
+        cost_micro_usd: 0,
+        virtual_ms: 0,
+        tokens: 0,
+        digest: agentsim_engine::Digest::default(),
+        told_accurately: None,
+        rejected_calls: 0,
+        fault_kinds: Vec::new(),
+        log_weight,
+    }
+}
+
+/// Sends SIGINT to a running sweep `child` once its temporary CSV `temp` holds
+/// `rows` lines, and waits (at most 10 s) for it to end; its output.
+pub fn interrupt_after_rows(mut child: std::process::Child, temp: &Path, rows: usize) -> Output {
+    while std::fs::read_to_string(temp).map_or(0, |t| t.lines().count()) < rows {
+        assert!(child.try_wait().unwrap().is_none(), "the sweep ended before it was interrupted");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    // SAFETY: sending a signal to a child process this test started and has not reaped.
+    assert_eq!(unsafe { libc::kill(i32::try_from(child.id()).unwrap(), libc::SIGINT) }, 0);
+    let signalled = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(signalled.elapsed().as_secs() < 10, "the sweep still runs 10 s after SIGINT");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}

@@ -10,8 +10,8 @@ use agentsim::importance::{ImportanceBuilder, ImportanceSummary};
 use agentsim::summary::Record;
 use agentsim_engine::runtime::ToolRuntime;
 use agentsim_engine::{
-    Catalog, Digest, Fault, FaultRule, Outcome, Probability, Schedule, StreamSource, ToolCall, ToolConfig, ToolDef,
-    ToolKind, ToolSpec, Value, ValueKind,
+    Catalog, Fault, FaultRule, Outcome, Probability, Schedule, StreamSource, ToolCall, ToolConfig, ToolDef, ToolKind,
+    ToolSpec, Value, ValueKind,
 };
 
 use crate::common::{default_scenario, preset};
@@ -44,25 +44,8 @@ fn three_attempts(catalog: &Catalog, seed: u64, scale: Option<f64>) -> Record {
         .with_fault_scale(scale.unwrap_or(1.0))
         .with_nominal_fault_scale(scale.map(|_| 1.0));
     let answered = (0..ATTEMPTS).any(|i| runtime.call(u64::from(i) * 1_000, &call, &mut serve).reply.is_ok());
-    Record {
-        seed,
-        outcome: if answered { Outcome::Success } else { Outcome::GaveUp },
-        faults_seen: 0,
-        recovered: false,
-        violations: 0,
-        minefields: Vec::new(),
-        decisions: Vec::new(),
-        turns: 0,
-        tool_calls: 0,
-        cost_micro_usd: 0,
-        virtual_ms: 0,
-        tokens: 0,
-        digest: Digest::default(),
-        told_accurately: None,
-        rejected_calls: 0,
-        fault_kinds: Vec::new(),
-        log_weight: runtime.log_weight().ln(),
-    }
+    let outcome = if answered { Outcome::Success } else { Outcome::GaveUp };
+    crate::common::bare_record(seed, outcome, runtime.log_weight().ln())
 }
 
 fn estimate(catalog: &Catalog, seeds: std::ops::Range<u64>, scale: f64) -> ImportanceSummary {

@@ -280,7 +280,7 @@ fn an_interruption_before_the_first_row_leaves_a_header_and_resumes() {
 fn an_interrupted_sweep_of_an_external_agent_stops_soon_and_keeps_what_finished() {
     let dir = tempfile::tempdir().unwrap();
     let agent = format!("cmd:python3 {}/examples/agents/support_desk_agent.py", env!("CARGO_MANIFEST_DIR"));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_agentsim"))
+    let child = Command::new(env!("CARGO_BIN_EXE_agentsim"))
         .current_dir(dir.path())
         .args(["sweep", "--quiet", "--agent", &agent, "--seeds", "0..1000", "--out", "part"])
         .args(["--turn-limit-ms", "60000"])
@@ -290,19 +290,7 @@ fn an_interrupted_sweep_of_an_external_agent_stops_soon_and_keeps_what_finished(
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let temp = dir.path().join("part/.trajectories.csv.tmp");
-    while std::fs::read_to_string(&temp).map_or(0, |t| t.lines().count()) < 3 {
-        assert!(child.try_wait().unwrap().is_none(), "the sweep ended before it was interrupted");
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
-    // SAFETY: sending a signal to a child process this test started and has not reaped.
-    assert_eq!(unsafe { libc::kill(i32::try_from(child.id()).unwrap(), libc::SIGINT) }, 0);
-    let signalled = std::time::Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        assert!(signalled.elapsed().as_secs() < 10, "the sweep still runs 10 s after SIGINT");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let output = child.wait_with_output().unwrap();
+    let output = crate::common::interrupt_after_rows(child, &dir.path().join("part/.trajectories.csv.tmp"), 3);
     assert_eq!(output.status.code(), Some(130), "{}", text(&output));
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("part/summary.json")).unwrap()).unwrap();
