@@ -2,7 +2,7 @@
 //! compared with what agentsim prints: a change that moves a number fails here
 //! until the docs move with it.
 //!
-//! The rules, for whoever writes docs (also in CONTRIBUTING terms in README.md):
+//! The rules, for whoever writes docs (the README says it in one sentence):
 //! - A `console` block is a transcript: each line starting with `$ ` is a
 //!   command (a line ending in `\` continues it), the lines up to the next
 //!   command are what it prints, stdout and stderr interleaved as a terminal
