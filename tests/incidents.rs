@@ -197,19 +197,23 @@ fn a_swarm_run_records_and_replays_with_its_drawn_faults() {
     }
 }
 
+/// Records `naive` on each of `seeds` once per suffix, as `DIR/sessions/s{seed}{suffix}.ron`.
+fn record_sessions(dir: &std::path::Path, seeds: std::ops::Range<u64>, suffixes: &[&str]) {
+    std::fs::create_dir(dir.join("sessions")).unwrap();
+    for seed in seeds {
+        for suffix in suffixes {
+            let record = format!("sessions/s{seed}{suffix}.ron");
+            let args = ["run", "--agent", "naive", "--seed", &seed.to_string(), "--record", &record];
+            let output = crate::common::agentsim(dir, &args, &[]);
+            assert!(output.status.success(), "{}", crate::common::text(&output));
+        }
+    }
+}
+
 #[test]
 fn recorded_runs_summarize_into_exactly_the_files_of_a_sweep() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join("sessions")).unwrap();
-    for seed in 0..8 {
-        let record = format!("sessions/s{seed}.ron");
-        let output = crate::common::agentsim(
-            dir.path(),
-            &["run", "--agent", "naive", "--seed", &seed.to_string(), "--record", &record],
-            &[],
-        );
-        assert!(output.status.success(), "{}", crate::common::text(&output));
-    }
+    record_sessions(dir.path(), 0..8, &[""]);
     let summarized = crate::common::agentsim(dir.path(), &["summarize", "sessions", "--out", "sum"], &[]);
     assert!(summarized.status.success(), "{}", crate::common::text(&summarized));
     let swept = crate::common::agentsim(
@@ -238,18 +242,7 @@ fn recorded_runs_summarize_into_exactly_the_files_of_a_sweep() {
 #[test]
 fn summarize_counts_several_sessions_of_a_seed_as_trials_and_refuses_uneven_ones() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join("sessions")).unwrap();
-    for seed in 0..4 {
-        for copy in ["a", "b"] {
-            let record = format!("sessions/s{seed}{copy}.ron");
-            let output = crate::common::agentsim(
-                dir.path(),
-                &["run", "--agent", "naive", "--seed", &seed.to_string(), "--record", &record],
-                &[],
-            );
-            assert!(output.status.success(), "{}", crate::common::text(&output));
-        }
-    }
+    record_sessions(dir.path(), 0..4, &["a", "b"]);
     // Two sessions of every seed: two trials each, and the summary says so.
     let summarized = crate::common::agentsim(dir.path(), &["summarize", "sessions", "--out", "sum"], &[]);
     let log = crate::common::text(&summarized);
