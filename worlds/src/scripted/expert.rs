@@ -35,7 +35,14 @@ pub struct GoldExpert {
     done: Vec<(agentsim_engine::ToolId, Value)>,
     /// Facts asked of the user (each is asked once).
     asked: Vec<String>,
+    /// The arguments last filled in, for the template they came from: an
+    /// action retried or a read compared with its gold action fills nothing
+    /// again until the user says something new.
+    filled: Option<(Template, Value)>,
 }
+
+/// Which arguments template of the plan: (plan, action, its verify read's).
+type Template = (Plan, usize, bool);
 
 /// Which of the task's lists of gold actions the expert follows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,7 +81,22 @@ impl GoldExpert {
             verifying: false,
             done: Vec::new(),
             asked: Vec::new(),
+            filled: None,
         }
+    }
+
+    /// The arguments of gold action `next` (of its verify read when
+    /// `verify`) with the facts put in; `None` when it has no such template
+    /// or a fact is missing.
+    fn filled(&mut self, next: usize, verify: bool) -> Option<&Value> {
+        let at = (self.plan, next, verify);
+        if self.filled.as_ref().is_none_or(|(cached, _)| *cached != at) {
+            let gold = self.gold().get(next)?;
+            let template = if verify { &gold.verify.as_ref()?.1 } else { &gold.args };
+            let args = fill(template, &self.facts).ok()?;
+            self.filled = Some((at, args));
+        }
+        self.filled.as_ref().map(|(_, args)| args)
     }
 
     fn hear(&mut self, content: &Value) {
@@ -86,6 +108,7 @@ impl GoldExpert {
         if let Value::Map(pairs) = content {
             for (k, v) in pairs.iter().filter(|(k, _)| !NOT_FACTS.contains(&k.as_ref())) {
                 self.facts.set(k.clone(), v.clone());
+                self.filled = None;
             }
         }
         if opening
@@ -152,7 +175,8 @@ impl GoldExpert {
             return None;
         }
         if r.call.tool == gold_tool {
-            if self.is_read(r.call.tool) && fill(&gold.args, &self.facts).is_ok_and(|args| args != r.call.args) {
+            let next = self.next;
+            if self.is_read(r.call.tool) && self.filled(next, false).is_some_and(|args| *args != r.call.args) {
                 // A read of another record (an id copied wrong) says nothing
                 // about the one the plan needs: read again.
                 return None;
@@ -169,7 +193,7 @@ impl GoldExpert {
 
     /// Whether the verify predicate says the write was applied.
     fn applied(&self, result: &Value) -> bool {
-        let Some((_, _, when)) = self.gold().get(self.next).and_then(|g| g.verify.clone()) else { return false };
+        let Some(&(_, _, when)) = self.gold().get(self.next).and_then(|g| g.verify.as_ref()) else { return false };
         let vars = [("facts", &self.facts), ("result", result)];
         if let Some(holds) = self.model.program.native(when, &Vars(&vars), &[]) {
             return holds;
@@ -230,10 +254,17 @@ impl GoldExpert {
         let Some(gold) = self.gold().get(self.next) else {
             return Action::Finish(Finish::Done);
         };
-        let (tool, template) = match (&gold.verify, self.verifying) {
-            (Some((tool, args, _)), true) => (*tool, args),
-            _ => (gold.tool, &gold.args),
+        let (tool, template, verify) = match (&gold.verify, self.verifying) {
+            (Some((tool, args, _)), true) => (*tool, args, true),
+            _ => (gold.tool, &gold.args, false),
         };
+        let at = (self.plan, self.next, verify);
+        if let Some((cached, args)) = &self.filled
+            && *cached == at
+        {
+            // Filled in before and no fact has come since: nothing is missing.
+            return call(tool, args.clone());
+        }
         if let Some(missing) = missing_fact(template, &self.facts) {
             if self.asked.iter().any(|a| a == missing) {
                 // Asked already and told nothing new: wait for the user.
@@ -247,9 +278,9 @@ impl GoldExpert {
             }
             return call(self.model.send_message, args);
         }
-        match fill(template, &self.facts) {
-            Ok(args) => call(tool, args),
-            Err(_) => Action::Finish(Finish::GaveUp { reason: "a fact the task needs is missing".into() }),
+        match self.filled(self.next, verify) {
+            Some(args) => call(tool, args.clone()),
+            None => Action::Finish(Finish::GaveUp { reason: "a fact the task needs is missing".into() }),
         }
     }
 }

@@ -10,7 +10,15 @@
 //!   (`facts.order_id`, `action.args.amount_cents`), a string literal without
 //!   escapes, a decimal integer or `true`/`false`;
 //! - a bare path (`action.ok`);
-//! - `reached("NAME")`.
+//! - `reached("NAME")`;
+//! - `PATH.some(|NAME| TERM && ...)` or `PATH.all(|NAME| TERM && ...)`, the
+//!   path leading to a list of at most [`ELEMENTS_MAX`] items and the closure's
+//!   terms of these same kinds, `NAME` standing for each item in turn (the
+//!   `verify` predicates of gold actions are mostly of this shape:
+//!   `result.refunds.some(|r| r.amount_cents == facts.amount_cents)`).
+//!   A closure that reads the variable a quantified list is read from
+//!   (`facts.items.some(|r| r.id == facts.id)`) is a data-race error in Rhai,
+//!   so such a predicate is left to Rhai whole.
 //!
 //! Rust decides it only where Rhai's answer is certain: every path it reads
 //! leads through maps to a string, an integer or a boolean, and the two sides
@@ -39,6 +47,8 @@ enum Term {
     Path(Path),
     /// `reached("NAME")`.
     Reached(String),
+    /// `list.some(|var| body)` (`all` false) or `list.all(|var| body)`.
+    Quantified { list: Path, var: String, body: Conjunction, all: bool },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -72,6 +82,21 @@ pub enum Scalar<'v> {
 /// above what this many terms cost, a native answer cannot hide a limit hit.
 const TERMS_MAX: usize = 32;
 
+/// Items of a list a quantified term reads at most; longer lists are left to
+/// Rhai.
+pub const ELEMENTS_MAX: usize = 16;
+
+/// Terms in a quantified term's closure at most.
+const BODY_TERMS_MAX: usize = 4;
+
+/// The most terms a native predicate may read in all, counting a quantified
+/// term as its closure's terms once per item it may read (see
+/// [`Conjunction::cost`]): Rhai spends a few operations per term read, so a
+/// predicate within this bound stays below [`OPERATIONS_MIN`] (checked by
+/// `script::tests::native_predicates_stay_under_the_operations_floor`) and a
+/// native answer cannot hide a limit hit.
+pub const COST_MAX: usize = 96;
+
 /// The operation limit under which predicates always run in Rhai (a tiny
 /// limit could stop a long chain that Rust would have finished).
 pub const OPERATIONS_MIN: u64 = 1_000;
@@ -82,10 +107,15 @@ pub trait Bindings {
     /// is not bound, a field is missing or given twice, a step is not a map,
     /// or the value there is not a string, an integer or a boolean.
     fn scalar(&self, root: &str, fields: &[String]) -> Option<Scalar<'_>>;
+
+    /// The items of the list at `fields` under variable `root`; `None` as for
+    /// [`Bindings::scalar`], or when the value there is not a list.
+    fn list(&self, root: &str, fields: &[String]) -> Option<&[Value]>;
 }
 
-/// The scalar at `fields` under `value` (see [`Bindings::scalar`]).
-pub fn scalar_at<'v>(value: &'v Value, fields: &[String]) -> Option<Scalar<'v>> {
+/// The value at `fields` under `value`: `None` when a field is missing or given
+/// twice, or a step is not a map.
+fn walk<'v>(value: &'v Value, fields: &[String]) -> Option<&'v Value> {
     let mut at = value;
     for field in fields {
         let Value::Map(pairs) = at else { return None };
@@ -97,11 +127,42 @@ pub fn scalar_at<'v>(value: &'v Value, fields: &[String]) -> Option<Scalar<'v>> 
         }
         at = next;
     }
-    match at {
+    Some(at)
+}
+
+/// The scalar at `fields` under `value` (see [`Bindings::scalar`]).
+pub fn scalar_at<'v>(value: &'v Value, fields: &[String]) -> Option<Scalar<'v>> {
+    match walk(value, fields)? {
         Value::Str(s) => Some(Scalar::Str(s)),
         Value::Int(n) => Some(Scalar::Int(*n)),
         Value::Bool(b) => Some(Scalar::Bool(*b)),
         _ => None,
+    }
+}
+
+/// The items of the list at `fields` under `value` (see [`Bindings::list`]).
+pub fn list_at<'v>(value: &'v Value, fields: &[String]) -> Option<&'v [Value]> {
+    match walk(value, fields)? {
+        Value::List(items) => Some(items),
+        _ => None,
+    }
+}
+
+/// The variables of a quantified term's closure: the item under its name,
+/// everything else as outside.
+struct Item<'b> {
+    var: &'b str,
+    item: &'b Value,
+    outer: &'b dyn Bindings,
+}
+
+impl Bindings for Item<'_> {
+    fn scalar(&self, root: &str, fields: &[String]) -> Option<Scalar<'_>> {
+        if root == self.var { scalar_at(self.item, fields) } else { self.outer.scalar(root, fields) }
+    }
+
+    fn list(&self, root: &str, fields: &[String]) -> Option<&[Value]> {
+        if root == self.var { list_at(self.item, fields) } else { self.outer.list(root, fields) }
     }
 }
 
@@ -110,11 +171,64 @@ impl Conjunction {
     pub fn parse(text: &str) -> Option<Conjunction> {
         let tokens = tokens(text)?;
         let mut parser = Parser { tokens: &tokens, at: 0 };
-        let mut terms = vec![parser.term()?];
-        while parser.eat(&Token::And) {
-            terms.push(parser.term()?);
+        let conjunction = parser.conjunction(TERMS_MAX)?;
+        if parser.at != tokens.len() || conjunction.cost() > COST_MAX {
+            return None;
         }
-        (parser.at == tokens.len() && terms.len() <= TERMS_MAX).then_some(Conjunction { terms })
+        let (mut captured, mut lists) = (Vec::new(), Vec::new());
+        conjunction.variables(&[], false, &mut captured, &mut lists);
+        // A closure shares what it captures; Rhai then refuses to call a
+        // method on a list read from a shared variable.
+        (!captured.iter().any(|root| lists.contains(root))).then_some(conjunction)
+    }
+
+    /// The free variables the closures read (`captured`, when `in_closure`)
+    /// and the variables quantified lists are read from (`lists`), with the
+    /// closure parameters in `bound` not counted.
+    fn variables<'c>(
+        &'c self,
+        bound: &[&str],
+        in_closure: bool,
+        captured: &mut Vec<&'c str>,
+        lists: &mut Vec<&'c str>,
+    ) {
+        let read = |path: &'c Path, captured: &mut Vec<&'c str>| {
+            if in_closure && !bound.contains(&path.root.as_str()) {
+                captured.push(&path.root);
+            }
+        };
+        for term in &self.terms {
+            match term {
+                Term::Compare { left, right, .. } => {
+                    for operand in [left, right] {
+                        if let Operand::Path(path) = operand {
+                            read(path, captured);
+                        }
+                    }
+                }
+                Term::Path(path) => read(path, captured),
+                Term::Reached(_) => {}
+                Term::Quantified { list, var, body, .. } => {
+                    read(list, captured);
+                    lists.push(&list.root);
+                    let mut inner = bound.to_vec();
+                    inner.push(var);
+                    body.variables(&inner, true, captured, lists);
+                }
+            }
+        }
+    }
+
+    /// The most terms reading it may take: a quantified term counts its
+    /// closure's terms once per item, for the longest list read natively.
+    pub fn cost(&self) -> usize {
+        self.terms
+            .iter()
+            .map(|term| match term {
+                Term::Quantified { body, .. } => 1 + ELEMENTS_MAX * body.cost(),
+                _ => 1,
+            })
+            .sum()
     }
 
     /// Whether the predicate holds, when Rust can say so for certain;
@@ -137,6 +251,23 @@ impl Conjunction {
                     _ => return None,
                 },
                 Term::Reached(name) => reached.contains(&name.as_str()),
+                Term::Quantified { list, var, body, all } => {
+                    let items = vars.list(&list.root, &list.fields)?;
+                    if items.len() > ELEMENTS_MAX {
+                        return None;
+                    }
+                    // As Rhai's `some`/`all`: items in order, the first that
+                    // decides ends the reading.
+                    let mut holds = *all;
+                    for item in items {
+                        let one = body.eval(&Item { var, item, outer: vars }, reached)?;
+                        if one != *all {
+                            holds = one;
+                            break;
+                        }
+                    }
+                    holds
+                }
             };
             if !holds {
                 return Some(false);
@@ -166,6 +297,7 @@ enum Token {
     And,
     Open,
     Close,
+    Pipe,
 }
 
 /// The tokens of `text`, or `None` at anything outside the small language.
@@ -206,6 +338,9 @@ fn tokens(text: &str) -> Option<Vec<Token>> {
                 (b'=', Some(b'=')) => (Token::Equal, 2),
                 (b'!', Some(b'=')) => (Token::NotEqual, 2),
                 (b'&', Some(b'&')) => (Token::And, 2),
+                // `||` (or, or a closure without parameters) is not ours.
+                (b'|', Some(b'|')) => return None,
+                (b'|', _) => (Token::Pipe, 1),
                 (b'.', _) => (Token::Dot, 1),
                 (b'(', _) => (Token::Open, 1),
                 (b')', _) => (Token::Close, 1),
@@ -238,6 +373,38 @@ impl Parser<'_> {
         next
     }
 
+    /// `TERM && TERM ...`, at most `terms_max` terms.
+    fn conjunction(&mut self, terms_max: usize) -> Option<Conjunction> {
+        let mut terms = vec![self.term()?];
+        while self.eat(&Token::And) {
+            terms.push(self.term()?);
+        }
+        (terms.len() <= terms_max).then_some(Conjunction { terms })
+    }
+
+    /// `.some(|NAME| CONJUNCTION)` or `.all(...)` after the path `list`.
+    fn quantified(&mut self, list: Path) -> Option<Term> {
+        let all = match self.peek() {
+            Some(Token::Ident(name)) if name == "some" => false,
+            Some(Token::Ident(name)) if name == "all" => true,
+            _ => return None,
+        };
+        self.at += 1;
+        if !(self.eat(&Token::Open) && self.eat(&Token::Pipe)) {
+            return None;
+        }
+        let Some(Token::Ident(var)) = self.peek().cloned() else { return None };
+        if KEYWORDS.contains(&var.as_str()) || var == "true" || var == "false" {
+            return None;
+        }
+        self.at += 1;
+        if !self.eat(&Token::Pipe) {
+            return None;
+        }
+        let body = self.conjunction(BODY_TERMS_MAX)?;
+        self.eat(&Token::Close).then_some(Term::Quantified { list, var, body, all })
+    }
+
     fn term(&mut self) -> Option<Term> {
         if self.peek() == Some(&Token::Ident("reached".into())) && self.tokens.get(self.at + 1) == Some(&Token::Open) {
             self.at += 2;
@@ -246,6 +413,13 @@ impl Parser<'_> {
             return self.eat(&Token::Close).then_some(Term::Reached(name));
         }
         let left = self.operand()?;
+        if let Operand::Path(list) = &left
+            && self.peek() == Some(&Token::Dot)
+        {
+            // The path stopped before a call: only `.some(...)`/`.all(...)` are ours.
+            self.at += 1;
+            return self.quantified(list.clone());
+        }
         let equal = match self.peek() {
             Some(Token::Equal) => true,
             Some(Token::NotEqual) => false,
@@ -270,12 +444,14 @@ impl Parser<'_> {
             Token::Ident(name) if name == "true" || name == "false" => Some(Operand::Bool(name == "true")),
             Token::Ident(root) if !KEYWORDS.contains(&root.as_str()) => {
                 let mut fields = Vec::new();
-                while self.eat(&Token::Dot) {
-                    match self.peek() {
+                while self.peek() == Some(&Token::Dot) {
+                    match self.tokens.get(self.at + 1) {
+                        // `.some(` / `.all(`: a method call, left to the caller.
+                        Some(Token::Ident(_)) if self.tokens.get(self.at + 2) == Some(&Token::Open) => break,
                         Some(Token::Ident(field)) => fields.push(field.clone()),
                         _ => return None,
                     }
-                    self.at += 1;
+                    self.at += 2;
                 }
                 // A call (`calls("x")`, `x.len()`) is not a path.
                 if self.peek() == Some(&Token::Open) {

@@ -202,6 +202,11 @@ impl Bindings for Vars<'_> {
         let (_, value) = self.0.iter().find(|(name, _)| *name == root)?;
         super::native::scalar_at(value, fields)
     }
+
+    fn list(&self, root: &str, fields: &[String]) -> Option<&[Value]> {
+        let (_, value) = self.0.iter().find(|(name, _)| *name == root)?;
+        super::native::list_at(value, fields)
+    }
 }
 
 /// The tool a predicate is about, when it is written `action.tool == "NAME"`
@@ -272,7 +277,7 @@ fn key_of(key: &Dynamic) -> Result<String, Box<EvalAltResult>> {
 fn register_world(engine: &mut Engine) {
     engine.register_fn("get", |table: &str, key: Dynamic| -> Result<Dynamic, Box<EvalAltResult>> {
         let key = key_of(&key)?;
-        with_session(|s| Ok(s.state.get_ref(table, &key)?.map_or(Dynamic::UNIT, to_dynamic)))
+        with_session(|s| Ok(s.state.get_script(table, &key)?.unwrap_or(Dynamic::UNIT)))
     });
     engine.register_fn("has", |table: &str, key: Dynamic| -> Result<bool, Box<EvalAltResult>> {
         let key = key_of(&key)?;
@@ -299,7 +304,7 @@ fn register_world(engine: &mut Engine) {
     });
     engine.register_fn("find", |table: &str, field: &str, value: Dynamic| -> Result<Array, Box<EvalAltResult>> {
         let value = to_value(&value, 0)?;
-        with_session(|s| Ok(s.state.find(table, field, &value)?.map(to_dynamic).collect()))
+        with_session(|s| s.state.find_script(table, field, &value))
     });
     engine.register_fn("first_key", |table: &str, folded: Map, exact: Map| -> Result<Dynamic, Box<EvalAltResult>> {
         let pairs = |m: &Map| -> Result<Vec<(String, Value)>, Box<EvalAltResult>> {
@@ -309,7 +314,7 @@ fn register_world(engine: &mut Engine) {
         with_session(|s| Ok(s.state.first_key(table, &folded, &exact)?.map_or(Dynamic::UNIT, Dynamic::from)))
     });
     engine.register_fn("rows", |table: &str| -> Result<Array, Box<EvalAltResult>> {
-        with_session(|s| Ok(s.state.rows(table)?.into_iter().map(to_dynamic).collect()))
+        with_session(|s| s.state.rows_script(table))
     });
     engine.register_fn("keys", |table: &str| -> Result<Array, Box<EvalAltResult>> {
         with_session(|s| Ok(s.state.keys(table)?.into_iter().map(Dynamic::from).collect()))
@@ -456,6 +461,22 @@ mod tests {
     use super::*;
     use agentsim_engine::StreamSource;
 
+    /// A session over no tables, with milestones `reached`.
+    fn session(reached: Vec<&'static str>) -> Option<Box<Session>> {
+        Some(Box::new(Session {
+            state: State::new(std::sync::Arc::new(Vec::new())),
+            now_ms: 0,
+            rng: StreamSource::new([0; 32], 0).stream("test"),
+            writable: false,
+            notes: Vec::new(),
+            minefields: Vec::new(),
+            minefield_names: Vec::new(),
+            calls: Vec::new(),
+            told: Vec::new(),
+            reached,
+        }))
+    }
+
     /// Every predicate of a small grammar over values of every kind: where
     /// Rust decides one, Rhai gives the same answer; and Rust decides the
     /// common shapes.
@@ -469,6 +490,23 @@ mod tests {
             ("none".into(), Value::Null),
             ("twice".into(), Value::Int(1)),
             ("twice".into(), Value::Int(2)),
+            (
+                "items".into(),
+                Value::List(vec![
+                    Value::map([("id", Value::str("A1")), ("n", Value::Int(3))]),
+                    Value::map([("id", Value::str("B2")), ("n", Value::Int(4))]),
+                ]),
+            ),
+            ("empty".into(), Value::List(Vec::new())),
+            (
+                "mixed".into(),
+                Value::List(vec![
+                    Value::map([("id", Value::str("A1"))]),
+                    Value::Int(7),
+                    Value::map([("n", Value::Int(3))]),
+                ]),
+            ),
+            ("long".into(), Value::List((0..20).map(|n| Value::map([("n", Value::Int(n))])).collect())),
         ]);
         let args = Value::map([
             ("id", Value::str("A1")),
@@ -481,7 +519,19 @@ mod tests {
             ("args", args),
             ("ok", Value::Bool(true)),
             ("status", Value::Int(200)),
-            ("result", Value::map([("list", Value::List(vec![Value::Int(1)]))])),
+            (
+                "result",
+                Value::map([
+                    ("list", Value::List(vec![Value::Int(1)])),
+                    (
+                        "items",
+                        Value::List(vec![
+                            Value::map([("id", Value::str("A1")), ("n", Value::Int(3))]),
+                            Value::map([("id", Value::str("B2")), ("n", Value::Int(4)), ("flag", Value::Bool(true))]),
+                        ]),
+                    ),
+                ]),
+            ),
         ]);
         let operands = [
             "facts.id",
@@ -524,24 +574,46 @@ mod tests {
             texts.push(format!("reached(\"m1\") && {a} && {b}"));
             texts.push(format!("{a} && reached(\"m2\")"));
         }
+        // Quantified terms: over lists of maps, empty lists, items of mixed
+        // kinds, a list too long to read natively, a value that is no list;
+        // closures that shadow a variable, nest, or read outside variables.
+        for list in [
+            "facts.items",
+            "facts.empty",
+            "facts.mixed",
+            "facts.long",
+            "facts.id",
+            "facts.missing",
+            "action.result.items",
+            "action.result.list",
+        ] {
+            for quantifier in ["some", "all"] {
+                for body in [
+                    "r.id == facts.id",
+                    "r.n == 3",
+                    "r.n != 3 && r.id == \"B2\"",
+                    "r.n == facts.n && reached(\"m1\")",
+                    "r.flag",
+                    "r == 7",
+                    "facts.n == 3",
+                    "r.n == 4 && facts.items.all(|q| q.n != 0)",
+                    "r.n == 4 && action.result.items.all(|q| q.n != 0)",
+                    "r.n == 4 && facts.items.all(|q| q.n != r.n)",
+                ] {
+                    texts.push(format!("{list}.{quantifier}(|r| {body})"));
+                    texts.push(format!("action.ok && {list}.{quantifier}(|r| {body})"));
+                }
+                texts.push(format!("{list}.{quantifier}(|facts| facts.n == 3)"));
+            }
+        }
+        texts.push("action.result.list.some(|x| x == 1)".into());
         let mut program = Program::compile("", &Limits::default()).expect("compiles");
         let vars = [("facts", &facts), ("action", &action)];
-        let mut decided = 0;
+        let (mut decided, mut quantified_decided) = (0, 0);
         for text in &texts {
             let Ok(index) = program.add_predicate(text) else { continue };
             let native = program.native(index, &Vars(&vars), &["m1"]);
-            let mut session = Some(Box::new(Session {
-                state: State::new(std::sync::Arc::new(Vec::new())),
-                now_ms: 0,
-                rng: StreamSource::new([0; 32], 0).stream("test"),
-                writable: false,
-                notes: Vec::new(),
-                minefields: Vec::new(),
-                minefield_names: Vec::new(),
-                calls: Vec::new(),
-                told: Vec::new(),
-                reached: vec!["m1"],
-            }));
+            let mut session = session(vec!["m1"]);
             let mut scope = Scope::new();
             for (name, value) in vars {
                 scope.push_constant_dynamic(name, to_dynamic(value));
@@ -550,20 +622,32 @@ mod tests {
             if let Some(holds) = native {
                 assert_eq!(Ok(holds), rhai, "`{text}`");
                 decided += 1;
+                quantified_decided += usize::from(text.contains(".some(") || text.contains(".all("));
             }
         }
-        assert!(decided >= 250, "Rust decided only {decided} of {} predicates", texts.len());
+        assert!(decided >= 300, "Rust decided only {decided} of {} predicates", texts.len());
+        assert!(quantified_decided >= 50, "Rust decided only {quantified_decided} quantified predicates");
         for text in [
             r#"action.tool == "issue_refund" && action.ok && action.args.order_id != facts.order_id"#,
             r#"action.tool == "send_message" && action.args.kind == "done" && reached("refunded")"#,
             "result.status == facts.status",
+            "result.refunds.some(|r| r.amount_cents == facts.amount_cents)",
+            "result.items.all(|item| item.status == \"returned\" && item.ok)",
         ] {
             assert!(super::super::native::Conjunction::parse(text).is_some(), "`{text}` is native");
         }
         for text in [
             r#"calls("a").len() > 1"#,
             r#"get("t", facts.id).status == "closed""#,
-            "result.refunds.some(|r| r.amount_cents == facts.amount_cents)",
+            "result.refunds.some(|r, i| r.amount_cents == i)",
+            "result.refunds.some(|| true)",
+            "result.refunds.some(|r| r.a == 1 || r.b == 2)",
+            "result.refunds.filter(|r| r.a == 1)",
+            "result.refunds.some(|r| r.a == 1).b",
+            "a == result.refunds.some(|r| r.a == 1)",
+            "result.refunds.some(|this| this.a == 1)",
+            "x.some(|a| a.p == 1 && a.p == 1 && a.p == 1 && a.p == 1 && a.p == 1)",
+            "x.some(|a| a.p == 1) && x.some(|a| a.p == 1) && x.some(|a| a.p == 1) && x.some(|a| a.p == 1) && x.some(|a| a.p == 1) && x.some(|a| a.p == 1)",
             "a == 1.5",
             "a == -1",
             "a == 0x1",
@@ -578,6 +662,36 @@ mod tests {
         ] {
             assert_eq!(super::super::native::Conjunction::parse(text), None, "`{text}` is left to Rhai");
         }
+    }
+
+    /// The costliest predicate Rust decides runs in Rhai within the smallest
+    /// operation limit under which Rust decides at all: a native answer never
+    /// stands where Rhai would have stopped at the limit.
+    #[test]
+    fn native_predicates_stay_under_the_operations_floor() {
+        use super::super::native::{COST_MAX, Conjunction, ELEMENTS_MAX, OPERATIONS_MIN};
+        let item = Value::map([("a", Value::Int(1)), ("b", Value::str("x")), ("c", Value::Bool(true))]);
+        let facts = Value::map([("a", Value::Int(1)), ("b", Value::str("x"))]);
+        let result = Value::map([("list", Value::List(vec![item; ELEMENTS_MAX]))]);
+        // Every item satisfies every closure term, so `all` reads them all.
+        let quantified = "result.list.all(|r| r.a == facts.a && r.b == facts.b && r.c && r.a != 2)";
+        let mut text = quantified.to_string();
+        while let Some(cost) = Conjunction::parse(&format!("{text} && facts.b == \"x\"")).map(|c| c.cost()) {
+            assert!(cost <= COST_MAX);
+            text = format!("{text} && facts.b == \"x\"");
+        }
+        assert_eq!(Conjunction::parse(&text).map(|c| c.cost()), Some(COST_MAX), "`{text}`");
+        let limits = Limits { operations_max: OPERATIONS_MIN, ..Limits::default() };
+        let mut program = Program::compile("", &limits).expect("compiles");
+        let index = program.add_predicate(&text).expect("a predicate");
+        let vars = [("facts", &facts), ("result", &result)];
+        assert_eq!(program.native(index, &Vars(&vars), &[]), Some(true));
+        let mut session = session(Vec::new());
+        let mut scope = Scope::new();
+        for (name, value) in vars {
+            scope.push_constant_dynamic(name, to_dynamic(value));
+        }
+        assert_eq!(program.predicate_in(&mut session, &mut scope, index), Ok(true), "`{text}` in Rhai");
     }
 
     #[test]

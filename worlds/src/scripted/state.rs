@@ -6,6 +6,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use agentsim_engine::{Key, Value};
+use rhai::Dynamic;
+
+use super::script::to_dynamic;
 
 /// One table of records, by key, in the order the scenario gave them.
 #[derive(Clone, Debug, PartialEq)]
@@ -16,17 +19,45 @@ pub struct Table {
     order: Vec<String>,
     /// Records by key.
     records: BTreeMap<String, Value>,
+    /// The records as script values, made once: a tool body that reads a
+    /// record the trajectory has not changed clones this instead of
+    /// converting the record again (the conversion was most of what a read
+    /// cost a script).
+    script: ScriptForms,
+}
+
+/// The script values of a table's records, by key (derived from `records`, so
+/// they take no part in comparisons).
+#[derive(Clone, Default)]
+struct ScriptForms(BTreeMap<String, Dynamic>);
+
+impl PartialEq for ScriptForms {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for ScriptForms {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ScriptForms({} records)", self.0.len())
+    }
 }
 
 impl Table {
     /// A table of `(key, record)` pairs; refuses a key given twice (its index).
     pub fn new(name: &str, rows: Vec<(String, Value)>) -> Result<Table, (usize, String)> {
-        let mut table =
-            Table { name: name.to_string(), order: Vec::with_capacity(rows.len()), records: BTreeMap::new() };
+        let mut table = Table {
+            name: name.to_string(),
+            order: Vec::with_capacity(rows.len()),
+            records: BTreeMap::new(),
+            script: ScriptForms::default(),
+        };
         for (i, (key, record)) in rows.into_iter().enumerate() {
+            let script = to_dynamic(&record);
             if table.records.insert(key.clone(), record).is_some() {
                 return Err((i, key));
             }
+            table.script.0.insert(key.clone(), script);
             table.order.push(key);
         }
         Ok(table)
@@ -80,6 +111,45 @@ impl State {
             Some(changed) => changed.as_ref(),
             None => self.base[t].records.get(key),
         }
+    }
+
+    /// Record `key` of table `t` as a script value: the base table's copy
+    /// when this trajectory has not changed it.
+    fn script_record(&self, t: usize, key: &str) -> Option<Dynamic> {
+        if self.touched.contains(&t)
+            && let Some(changed) = self.changed.get(&(t, key.to_string()))
+        {
+            return changed.as_ref().map(to_dynamic);
+        }
+        let script = self.base[t].script.0.get(key).cloned();
+        debug_assert_eq!(script.is_some(), self.base[t].records.contains_key(key));
+        script
+    }
+
+    /// The record `key` of `table`, as a script value.
+    pub fn get_script(&self, table: &str, key: &str) -> Result<Option<Dynamic>, String> {
+        let t = self.table(table)?;
+        Ok(self.script_record(t, key))
+    }
+
+    /// The records of a table as script values, in the order of [`State::keys`].
+    pub fn rows_script(&self, table: &str) -> Result<Vec<Dynamic>, String> {
+        let t = self.table(table)?;
+        Ok(self.keys(table)?.iter().filter_map(|k| self.script_record(t, k)).collect())
+    }
+
+    /// The records whose `field` equals `value`, as script values, in the
+    /// order of [`State::keys`].
+    pub fn find_script(&self, table: &str, field: &str, value: &Value) -> Result<Vec<Dynamic>, String> {
+        let t = self.table(table)?;
+        let added = self.added.iter().filter(move |(at, _)| *at == t).map(|(_, k)| k);
+        Ok(self.base[t]
+            .order
+            .iter()
+            .chain(added)
+            .filter(|k| self.record(t, k).is_some_and(|r| r.get(field) == Some(value)))
+            .filter_map(|k| self.script_record(t, k))
+            .collect())
     }
 
     /// The record `key` of `table`.

@@ -7,7 +7,7 @@ use agentsim_engine::{
 };
 
 use super::model::{ScriptedModel, Served, Task, fill_text};
-use super::native::{Bindings, Scalar, scalar_at};
+use super::native::{Bindings, Scalar, list_at, scalar_at};
 use super::script::{Failure, Vars, to_dynamic};
 use crate::kit::escalation::escalate;
 use crate::kit::goodbye::leave;
@@ -405,6 +405,21 @@ impl Bindings for CallView<'_> {
                     ("status", true) => Some(Scalar::Int(self.status())),
                     ("args", _) => scalar_at(self.args, rest),
                     ("result", _) => scalar_at(self.reply.as_ref().ok()?, rest),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    fn list(&self, root: &str, fields: &[String]) -> Option<&[Value]> {
+        match root {
+            "facts" => list_at(self.facts, fields),
+            "action" => {
+                let (first, rest) = fields.split_first()?;
+                match first.as_str() {
+                    "args" => list_at(self.args, rest),
+                    "result" => list_at(self.reply.as_ref().ok()?, rest),
                     _ => None,
                 }
             }
