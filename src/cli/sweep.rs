@@ -35,6 +35,8 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode, Failure> {
     load::select_tasks(&mut prepared, setup.tasks.as_deref())?;
     let stack = load::agent(&setup.agent, &prepared, setup.turn_limit_ms, setup.layers.as_deref())?;
     load::check_swarm(setup, &prepared)?;
+    // Before the output directory is touched: a bad tilts file leaves nothing.
+    let plan = importance_plan(args, &prepared, &stack)?;
     let external = matches!(stack.planner, agentsim_agents::PlannerSpec::External(_));
     let chunk_seeds = chunk_seeds(args.trials, external)?;
     let resume = args.resume.is_some();
@@ -47,7 +49,6 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode, Failure> {
     }
     // Held to the end: a second sweep into the same directory is refused.
     let _lock = lock_dir(out, !resume)?;
-    let plan = importance_plan(args, &prepared, &stack)?;
     let stop = interrupt::install();
     let sweep = Sweep { prepared: &prepared, stack: &stack, args, chunk_seeds, stop, plan: plan.as_ref() };
     if let Some((shard, shards)) = args.shard {
