@@ -168,8 +168,8 @@ impl Plan {
     }
 }
 
-/// A probability in at most four significant digits.
-fn short(p: f64) -> String {
+/// A probability in at most four significant digits, for the terminal.
+pub fn short(p: f64) -> String {
     let text = format!("{p:.4e}");
     let parsed: f64 = text.parse().unwrap_or(p);
     format!("{parsed}")

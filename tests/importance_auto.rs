@@ -92,7 +92,8 @@ fn rule_draws_count_the_decisive_draws_and_weights_stay_exact() {
 fn a_plan_of_one_scale_is_the_scale() {
     let (prepared, stack) = rare_failure();
     let plan = Plan::of_scale(&prepared.catalog, 1.0, 30.0);
-    let by_table = Runner::new(&prepared, &stack, false, 1.0).with_tilts(Some(plan.probabilities(&prepared.catalog, 1.0)));
+    let by_table =
+        Runner::new(&prepared, &stack, false, 1.0).with_tilts(Some(plan.probabilities(&prepared.catalog, 1.0)));
     let by_scale = Runner::new(&prepared, &stack, false, 1.0).with_importance(Some(30.0));
     for seed in 0..100 {
         let (a, b) = (by_table.run(seed), by_scale.run(seed));
@@ -164,6 +165,7 @@ fn auto_finds_the_tilt_for_one_in_a_million() {
             summarise(&runner, seeds, plan.clone()).importance.unwrap().rates["gave_up"].contains(truth())
         })
         .count();
+    println!("auto: {gave_up:?}; the interval covers 1e-6 in {covered} of 40 sweeps");
     assert!(covered >= 34, "the interval covers 1e-6 in {covered} of 40 sweeps");
 }
 
@@ -259,4 +261,42 @@ fn auto_refuses_a_target_no_pilot_reaches() {
     assert!(err.message.contains("never happened") && err.message.contains("no_such_minefield"), "{}", err.message);
     assert!(Target::parse("success").is_err());
     assert_eq!(Target::parse("violation").unwrap(), Target::Outcome(Outcome::Violation));
+}
+
+/// The README's double refund, by its closed form: the refund's answer is lost
+/// with probability p = 1e-5, the retry without a key applies it again, and
+/// every run issues one refund, so the nominal rate of `duplicate_refund` is p.
+/// `--importance auto` finds it from a thousand runs.
+#[test]
+fn the_double_refund_example_is_estimated_at_its_closed_form() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let prepared = agentsim::load::scenario(&format!("{root}/seeds/rare_double_refund.ron")).unwrap();
+    let text = std::fs::read_to_string(format!("{root}/seeds/stacks/oracle_retry_without_keys.ron")).unwrap();
+    let stack = agentsim::spec::parse_stack(&text, "oracle_retry_without_keys.ron").unwrap();
+    let p = chance_threshold(1e-5) as f64 / CHANCE_ONE as f64;
+
+    // Nominally, every run refunds once and succeeds.
+    let plain = Runner::new(&prepared, &stack, false, 1.0);
+    for seed in 0..50 {
+        let t = plain.run(seed);
+        assert_eq!(t.outcome, Outcome::Success, "seed {seed}: {}", t.end_reason);
+    }
+
+    let target = Target::parse("duplicate_refund").unwrap();
+    let plan = choose(&prepared, &stack, 1.0, &target, 300).unwrap();
+    let runner =
+        Runner::new(&prepared, &stack, false, 1.0).with_tilts(Some(plan.probabilities(&prepared.catalog, 1.0)));
+    let mut builder = agentsim::SummaryBuilder::new().with_importance_plan(Some(plan.clone()));
+    runner
+        .sweep(0..1_000, |t| {
+            builder.add(&t);
+            Ok::<(), ()>(())
+        })
+        .unwrap();
+    let importance =
+        builder.finish("rare_double_refund", "oracle_retry_without_keys", 0..1_000, 1.0).importance.unwrap();
+    let double = importance.minefields["duplicate_refund"];
+    println!("{:?}: {double:?}", plan.tilts);
+    assert!((double.estimate / p - 1.0).abs() < 0.10, "{double:?} vs {p}");
+    assert!(double.contains(p), "{double:?} does not cover {p}");
 }

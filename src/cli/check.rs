@@ -127,9 +127,10 @@ pub(super) fn verify_against_rows(
     // method, scale, tilts and pilot) is in the summary.
     let importance = match summary.get("importance") {
         None => None,
-        Some(i) => Some(serde_json::from_value::<agentsim::tilts::Plan>(i.clone()).map_err(|e| {
-            Failure::input(format!("{}: field `importance`: {e}", summary_path.display()))
-        })?),
+        Some(i) => Some(
+            serde_json::from_value::<agentsim::tilts::Plan>(i.clone())
+                .map_err(|e| Failure::input(format!("{}: field `importance`: {e}", summary_path.display())))?,
+        ),
     };
     let mut builder = agentsim::SummaryBuilder::with_trials(trials.max(1)).with_importance_plan(importance);
     if let Some(header) = records.next() {

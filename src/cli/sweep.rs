@@ -431,7 +431,7 @@ fn print_importance(i: &ImportanceSummary) -> Result<(), Failure> {
                 .tilts
                 .iter()
                 .filter(|t| t.sampled != t.nominal)
-                .map(|t| format!("{} at {}", printable(&t.name()), t.sampled))
+                .map(|t| format!("{} at {}", printable(&t.name()), agentsim::tilts::short(t.sampled)))
                 .collect();
             outln!(
                 "nominal rates by importance sampling: {} ({}), effective sample size {:.0}",
