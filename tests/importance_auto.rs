@@ -300,3 +300,28 @@ fn the_double_refund_example_is_estimated_at_its_closed_form() {
     assert!((double.estimate / p - 1.0).abs() < 0.10, "{double:?} vs {p}");
     assert!(double.contains(p), "{double:?} does not cover {p}");
 }
+
+/// The README's double-refund block is not run by the transcript test (107,000
+/// runs take about a minute in a debug build): this runs it, and every line it
+/// shows must be printed, in order.
+#[test]
+#[ignore = "107,000 runs: seconds in release (cargo test --release -- --ignored readme_double_refund)"]
+fn readme_double_refund_block_is_what_the_sweep_prints() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let block = readme.split("```console\n$ agentsim sweep seeds/rare_double_refund.ron").nth(1).unwrap();
+    let block = block.split("\n```").next().unwrap();
+    let mut lines = block.lines();
+    let command = lines.next().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(root.join("seeds"), dir.path().join("seeds")).unwrap();
+    let args: Vec<&str> =
+        ["sweep", "seeds/rare_double_refund.ron"].into_iter().chain(command.split_whitespace()).collect();
+    let output = agentsim(dir.path(), &args, &[]);
+    assert!(output.status.success(), "{}", text(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let mut printed = stdout.lines();
+    for shown in lines.filter(|l| *l != "...") {
+        assert!(printed.any(|p| p == shown), "README shows `{shown}`, the sweep printed:\n{stdout}");
+    }
+}
