@@ -653,6 +653,8 @@ pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<Summary, Error> {
         None => SummaryBuilder::with_trials(first.trials).with_importance(first.importance),
     };
     let mut failing: Vec<(Outcome, u64, PathBuf)> = Vec::new();
+    // A sweep with a tilt per rule writes no incidents (see `Sweep::one`).
+    let per_rule = first.importance_plan.as_ref().is_some_and(|p| p.method != crate::tilts::Method::Scale);
     let seeds = first.seed_start..first.seed_end;
     for s in &shards {
         let path = s.dir.join("trajectories.csv");
@@ -695,6 +697,7 @@ pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<Summary, Error> {
                 )));
             }
             if trial_of_seed == 0
+                && !per_rule
                 && record.outcome != Outcome::Success
                 && failing.iter().filter(|(o, _, _)| *o == record.outcome).count() < first.failures
             {

@@ -325,3 +325,45 @@ fn readme_double_refund_block_is_what_the_sweep_prints() {
         assert!(printed.any(|p| p == shown), "README shows `{shown}`, the sweep printed:\n{stdout}");
     }
 }
+
+/// `--importance auto` over two shards, merged, gives the bytes of one run (each
+/// shard runs the same pilot: its seeds do not depend on the shard's); and a
+/// merge refuses shards drawn under other tilts.
+#[test]
+fn auto_shards_merge_into_the_bytes_of_one_run() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let scenario = format!("{root}/seeds/rare_failure.ron");
+    let agent = format!("{root}/seeds/stacks/three_attempts.ron");
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = |extra: &[&str], out: &str| {
+        let mut args = vec!["sweep", &scenario, "--agent", &agent, "--seeds", "0..300", "--quiet", "--out", out];
+        args.extend_from_slice(&["--importance", "auto", "--importance-pilot", "200"]);
+        args.extend_from_slice(extra);
+        let output = agentsim(dir.path(), &args, &[]);
+        assert!(output.status.success(), "{}", text(&output));
+    };
+    sweep(&[], "single");
+    sweep(&["--shard", "0/2"], "shard-0");
+    sweep(&["--shard", "1/2"], "shard-1");
+    let output = agentsim(dir.path(), &["merge", "shard-1", "shard-0", "--out", "merged"], &[]);
+    assert!(output.status.success(), "{}", text(&output));
+    for name in ["trajectories.csv", "summary.json"] {
+        let single = std::fs::read(dir.path().join("single").join(name)).unwrap();
+        let merged = std::fs::read(dir.path().join("merged").join(name)).unwrap();
+        assert!(single == merged, "{name} differs between one run and the merged shards");
+    }
+    // The gate check rebuilds the summary, tilts included, from the rows.
+    std::fs::write(
+        dir.path().join("gate.ron"),
+        "Gate(rules: [(metric: \"importance.rates.gave_up.ess\", at_least: 100)])",
+    )
+    .unwrap();
+    let output = agentsim(dir.path(), &["check", "gate.ron", "merged"], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+
+    // A shard drawn under another pilot does not belong.
+    sweep(&["--shard", "1/2", "--importance-target", "gave_up"], "other-1");
+    let output = agentsim(dir.path(), &["merge", "shard-0", "other-1", "--out", "bad"], &[]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("importance_plan"), "{}", text(&output));
+}

@@ -308,14 +308,13 @@ struct SweepArgs {
     importance: Option<Importance>,
     /// With `--importance auto`: the failure mode to make likely: `failure` (any
     /// outcome but success), an outcome (`gave_up`, `violation`, ...) or a
-    /// minefield's name.
-    #[arg(long, value_name = "NAME", default_value = "failure", value_parser = parse_target)]
-    importance_target: agentsim::cross_entropy::Target,
+    /// minefield's name. Default: `failure`.
+    #[arg(long, value_name = "NAME", value_parser = parse_target)]
+    importance_target: Option<agentsim::cross_entropy::Target>,
     /// With `--importance auto`: seeds per pilot sweep (the pilot runs up to 8,
-    /// on seeds from 2^63 on, apart from the sweep's own).
-    #[arg(long, value_name = "SEEDS", default_value_t = agentsim::cross_entropy::PILOT_SEEDS_DEFAULT,
-          value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
-    importance_pilot: u64,
+    /// on seeds from 2^63 on, apart from the sweep's own). Default: 1000.
+    #[arg(long, value_name = "SEEDS", value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    importance_pilot: Option<u64>,
 }
 
 /// What `--importance` was given.

@@ -126,6 +126,12 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode, Failure> {
 /// chosen by the cross-entropy method, and said on stdout); `None` for a plain
 /// sweep or `--importance SCALE`.
 fn importance_plan(args: &SweepArgs, prepared: &Prepared, stack: &StackSpec) -> Result<Option<Plan>, Failure> {
+    let auto = matches!(args.importance, Some(Importance::Auto));
+    if !auto && (args.importance_target.is_some() || args.importance_pilot.is_some()) {
+        return Err(Failure::input(
+            "--importance-target and --importance-pilot go with --importance auto (the pilot that chooses the tilts)",
+        ));
+    }
     let source = match &args.importance {
         None | Some(Importance::Scale(_)) => return Ok(None),
         Some(source) => source,
@@ -150,8 +156,9 @@ fn importance_plan(args: &SweepArgs, prepared: &Prepared, stack: &StackSpec) -> 
                     "--importance auto: the pilot runs seeds from {pilot_end} on; sweep seeds below it"
                 )));
             }
-            let target = &args.importance_target;
-            let plan = agentsim::cross_entropy::choose(prepared, stack, fault_scale, target, args.importance_pilot)?;
+            let target = args.importance_target.clone().unwrap_or(agentsim::cross_entropy::Target::Failure);
+            let pilot_seeds = args.importance_pilot.unwrap_or(agentsim::cross_entropy::PILOT_SEEDS_DEFAULT);
+            let plan = agentsim::cross_entropy::choose(prepared, stack, fault_scale, &target, pilot_seeds)?;
             let pilot = plan.pilot.as_ref().expect("the cross-entropy method says what its pilot did");
             outln!(
                 "cross-entropy: tilts for `{}` from {} pilot sweeps of {} seeds ({} of the last showed it): {}",
