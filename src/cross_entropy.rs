@@ -125,16 +125,7 @@ pub fn choose(
     let mut plan = Plan::of_scale(catalog, fault_scale, 1.0);
     plan.method = Method::CrossEntropy;
     plan.scale = None;
-    // Where each rule of the plan sits in a trajectory's `rule_draws`.
-    let offsets: Vec<usize> = {
-        let mut starts = Vec::new();
-        let mut offset = 0;
-        for spec in catalog.specs() {
-            starts.push(offset);
-            offset += spec.config.faults.len();
-        }
-        plan.tilts.iter().map(|t| starts[catalog.id(&t.tool).expect("the plan's tools").0 as usize] + t.rule).collect()
-    };
+    let offsets = rule_positions(catalog, &plan);
     let mut iterations = 0;
     let mut events_last = 0;
     for k in 0..u64::from(ITERATIONS_MAX) {
@@ -155,17 +146,20 @@ pub fn choose(
         iterations += 1;
         events_last = sums.elite;
         let moved = if sums.elite < ELITE_MIN { raise(&mut plan) } else { fit(&mut plan, &sums) };
-        if sums.elite >= ELITE_MIN && moved <= STABLE || moved == 0.0 {
+        // Stable after a fit, or nothing left to raise.
+        if (sums.elite >= ELITE_MIN && moved <= STABLE) || moved == 0.0 {
             break;
         }
     }
     if events_last == 0 {
         return Err(Error::new(format!(
             "--importance auto: `{}` never happened in the last of {iterations} pilot sweeps of \
-             {seeds_per_iteration} seeds, even with every fault {} times as likely; name a failure mode \
-             this scenario and stack can reach (--importance-target), or give the tilts in a file",
+             {seeds_per_iteration} seeds, with every fault raised up to {RAISE}^{} times its probability \
+             (at most {}); name a failure mode this scenario and stack can reach (--importance-target), \
+             or give the tilts in a file",
             target.name(),
-            RAISE.powi(iterations as i32 - 1)
+            iterations - 1,
+            1.0 - P_EDGE
         )));
     }
     plan.pilot = Some(Pilot {
@@ -178,6 +172,18 @@ pub fn choose(
     });
     plan.check_support().map_err(|m| Error::new(format!("--importance auto chose a biased tilt: {m}")))?;
     Ok(plan)
+}
+
+/// Where each rule of `plan` sits in a trajectory's `rule_draws` (tools in id
+/// order, then each tool's rules).
+fn rule_positions(catalog: &agentsim_engine::Catalog, plan: &Plan) -> Vec<usize> {
+    let mut starts = Vec::new();
+    let mut offset = 0;
+    for spec in catalog.specs() {
+        starts.push(offset);
+        offset += spec.config.faults.len();
+    }
+    plan.tilts.iter().map(|t| starts[catalog.id(&t.tool).expect("the plan's tools").0 as usize] + t.rule).collect()
 }
 
 /// The interval a rule's sampled probability is kept in.

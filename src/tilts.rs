@@ -47,6 +47,12 @@ pub enum Method {
     CrossEntropy,
 }
 
+impl Method {
+    fn scale() -> Self {
+        Method::Scale
+    }
+}
+
 /// One drawn fault rule under a plan.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RuleTilt {
@@ -90,13 +96,16 @@ pub struct Pilot {
 /// order, with its nominal and sampled probability.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
-    /// How the tilts were chosen.
+    /// How the tilts were chosen (`scale` when absent: summaries written
+    /// before there was a choice).
+    #[serde(default = "Method::scale")]
     pub method: Method,
     /// With `--importance SCALE`, SCALE; with a tilts file, its `scale` (for the
     /// rules it does not list); `None` (`null`) for the cross-entropy method,
     /// whose tilts differ per rule.
     pub scale: Option<f64>,
-    /// The rules.
+    /// The rules (absent in summaries written before they were listed).
+    #[serde(default)]
     pub tilts: Vec<RuleTilt>,
     /// What the cross-entropy pilot did, for `--importance auto`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -112,7 +121,7 @@ impl Plan {
             .map(|(tool, rule, p)| RuleTilt {
                 tool: tool.to_string(),
                 rule,
-                nominal: p * fault_scale,
+                nominal: (p * fault_scale).min(1.0),
                 sampled: (p * sampled_scale).min(1.0),
             })
             .collect();
@@ -252,7 +261,7 @@ pub fn parse_tilts(text: &str, origin: &str, catalog: &Catalog, fault_scale: f64
                 entry.tool, entry.rule
             )));
         }
-        let nominal = rule.probability.get() * fault_scale;
+        let nominal = (rule.probability.get() * fault_scale).min(1.0);
         let sampled = match (entry.probability, entry.scale) {
             (Some(p), None) if (0.0..=1.0).contains(&p) => p,
             (Some(p), None) => {
