@@ -25,6 +25,11 @@
 //! events to hold: with fewer than [`EVENTS_FEW`] sampled events it is flagged,
 //! and with none its upper bound is `null` (nothing bounds it; a gate fails).
 //!
+//! Each rate also has its own effective sample size, Kish's over the runs that
+//! showed it (`(sum w f)^2 / sum (w f)^2`): how many equally weighted runs the
+//! estimate is worth. A tilt chosen for one failure mode (`--importance auto`)
+//! makes it large for that rate while the overall one below may be small.
+//!
 //! Effective sample size: Kish's `(sum w)^2 / sum w^2` over trajectories. It is
 //! near n when the weights are even and collapses when a few trajectories carry
 //! most of the weight (a tilt too strong for a run with many fault draws); below
@@ -40,6 +45,7 @@ use agentsim_engine::stats::Z_95;
 use agentsim_engine::{Catalog, Fault, Outcome};
 
 use crate::summary::Record;
+use crate::tilts::{Method, Pilot, Plan, RuleTilt};
 
 /// Below this share of the trajectories, the effective sample size earns a warning.
 pub const ESS_SHARE_LOW: f64 = 0.1;
@@ -59,6 +65,9 @@ pub struct Estimate {
     pub hi: Option<f64>,
     /// Trajectories of the (tilted) sweep in which the event happened.
     pub events: u64,
+    /// Kish's effective sample size of the runs that showed the event
+    /// (`(sum w f)^2 / sum (w f)^2`; 0 when none did).
+    pub ess: f64,
 }
 
 impl Estimate {
@@ -71,9 +80,19 @@ impl Estimate {
 /// What `summary.json` says of an importance-sampling sweep.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ImportanceSummary {
+    /// How the tilts were chosen: `scale`, `tilts` (a file) or `cross-entropy`.
+    pub method: Method,
     /// The tilt: fault probabilities were drawn at `scale` times their nominal
-    /// values (the nominal ones being at the sweep's `fault_scale`).
-    pub scale: f64,
+    /// values (the nominal ones being at the sweep's `fault_scale`); with a tilts
+    /// file, the scale of the rules it does not list; `null` with the
+    /// cross-entropy method, whose tilts differ per rule (see `tilts`).
+    pub scale: Option<f64>,
+    /// Every drawn fault rule with its nominal and sampled probability
+    /// (`tool`, `rule`, `nominal`, `sampled`).
+    pub tilts: Vec<RuleTilt>,
+    /// With `--importance auto`: the pilot's target, size and seeds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pilot: Option<Pilot>,
     /// Kish's effective sample size of the weights.
     pub ess: f64,
     /// Seeds (clusters) the intervals are over.
@@ -97,6 +116,9 @@ struct EventSums {
     /// The open seed's sum of w f over its trials.
     open: f64,
     events: u64,
+    /// Sum of w f and of (w f)^2 over runs, for the rate's own ESS.
+    sum_wf: f64,
+    sum_wf2: f64,
 }
 
 impl EventSums {
@@ -107,24 +129,33 @@ impl EventSums {
         self.open = 0.0;
     }
 
+    /// Counts one run that showed the event, with weight `w`.
+    fn add(&mut self, w: f64) {
+        self.open += w;
+        self.events += 1;
+        self.sum_wf += w;
+        self.sum_wf2 += w * w;
+    }
+
     fn estimate(&self, seeds: u64) -> Estimate {
         if seeds == 0 {
-            return Estimate { estimate: 0.0, lo: 0.0, hi: Some(1.0), events: 0 };
+            return Estimate { estimate: 0.0, lo: 0.0, hi: Some(1.0), events: 0, ess: 0.0 };
         }
+        let ess = if self.sum_wf2 > 0.0 { self.sum_wf * self.sum_wf / self.sum_wf2 } else { 0.0 };
         let n = seeds as f64;
         let mean = self.sum_y / n;
         // The sample variance of the y_s; rounding can leave it a hair below 0.
         let variance = if seeds > 1 { ((self.sum_y2 - n * mean * mean) / (n - 1.0)).max(0.0) } else { 0.0 };
         let half = Z_95 * (variance / n).sqrt();
         let hi = (self.events > 0).then(|| (mean + half).min(1.0));
-        Estimate { estimate: mean, lo: (mean - half).max(0.0), hi, events: self.events }
+        Estimate { estimate: mean, lo: (mean - half).max(0.0), hi, events: self.events, ess }
     }
 }
 
 /// Accumulates records, in (seed, trial) order, into an [`ImportanceSummary`].
 #[derive(Clone, Debug)]
 pub struct ImportanceBuilder {
-    scale: f64,
+    plan: Plan,
     sum_w: f64,
     sum_w2: f64,
     seeds: u64,
@@ -134,13 +165,18 @@ pub struct ImportanceBuilder {
 }
 
 impl ImportanceBuilder {
-    /// Empty, for a sweep tilted by `scale`.
+    /// Empty, for a sweep tilted by `scale` (its tilts not listed).
     pub fn new(scale: f64) -> Self {
+        Self::with_plan(Plan { method: Method::Scale, scale: Some(scale), tilts: Vec::new(), pilot: None })
+    }
+
+    /// Empty, for a sweep drawn under `plan`.
+    pub fn with_plan(plan: Plan) -> Self {
         let outcomes = Outcome::ALL
             .iter()
             .map(|o| (if *o == Outcome::Success { "completion" } else { o.name() }, EventSums::default()))
             .collect();
-        Self { scale, sum_w: 0.0, sum_w2: 0.0, seeds: 0, open_seed: None, outcomes, minefields: BTreeMap::new() }
+        Self { plan, sum_w: 0.0, sum_w2: 0.0, seeds: 0, open_seed: None, outcomes, minefields: BTreeMap::new() }
     }
 
     fn close_seed(&mut self) {
@@ -167,17 +203,13 @@ impl ImportanceBuilder {
         self.sum_w += w;
         self.sum_w2 += w * w;
         let name = if r.outcome == Outcome::Success { "completion" } else { r.outcome.name() };
-        let sums = self.outcomes.get_mut(name).expect("every outcome is listed");
-        sums.open += w;
-        sums.events += 1;
+        self.outcomes.get_mut(name).expect("every outcome is listed").add(w);
         for minefield in &r.minefields {
             if !self.minefields.contains_key(minefield) {
                 // A minefield first met now: every seed closed so far had y = 0.
                 self.minefields.insert(minefield.clone(), EventSums::default());
             }
-            let sums = self.minefields.get_mut(minefield).expect("inserted above");
-            sums.open += w;
-            sums.events += 1;
+            self.minefields.get_mut(minefield).expect("inserted above").add(w);
         }
     }
 
@@ -191,7 +223,14 @@ impl ImportanceBuilder {
         let minefields: BTreeMap<String, Estimate> =
             self.minefields.iter().map(|(name, sums)| (name.clone(), sums.estimate(seeds))).collect();
         let mut warnings = Vec::new();
-        if trajectories > 0 && ess < ESS_SHARE_LOW * trajectories as f64 {
+        let target = self.plan.pilot.as_ref().map(|p| p.target.as_str());
+        if let (Some(target), true) = (target, trajectories > 0 && ess < ESS_SHARE_LOW * trajectories as f64) {
+            warnings.push(format!(
+                "effective sample size {ess:.1} of {trajectories} trajectories: the tilts were chosen for \
+                 `{target}`, so the other rates rest on a few heavy runs and are not to be trusted (see each \
+                 rate's own `ess`)"
+            ));
+        } else if trajectories > 0 && ess < ESS_SHARE_LOW * trajectories as f64 {
             warnings.push(format!(
                 "effective sample size {ess:.1} of {trajectories} trajectories: a few runs carry most of the \
                  weight, so the estimates and their intervals are not to be trusted; lower --importance"
@@ -203,7 +242,8 @@ impl ImportanceBuilder {
                 e.events
             ));
         }
-        ImportanceSummary { scale: self.scale, ess, seeds, rates, minefields, warnings }
+        let Plan { method, scale, tilts, pilot } = self.plan;
+        ImportanceSummary { method, scale, tilts, pilot, ess, seeds, rates, minefields, warnings }
     }
 }
 

@@ -12,6 +12,7 @@
 
 pub mod builtin;
 pub mod compare;
+pub mod cross_entropy;
 pub mod episode;
 mod error;
 pub mod files;
@@ -32,6 +33,7 @@ pub mod surface;
 pub mod sweep;
 pub mod tau2;
 pub mod text;
+pub mod tilts;
 pub mod timeline;
 pub mod trace;
 

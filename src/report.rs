@@ -535,8 +535,8 @@ fn importance_section(out: &mut String, inputs: &[ReportInput]) {
     }
     out.push_str(
         "<h2>Rare failures: importance sampling</h2>\n<p class=\"meta\">Unbiased estimates of the nominal rates \
-         from runs whose faults were drawn at <code>scale</code> times their probability, each weighed back by its \
-         exact likelihood ratio; 95% intervals over seeds; <code>ess</code> is the effective sample size.</p>\n",
+         from runs whose faults were drawn at <code>scale</code> times their probability (or with a tilt per rule: \
+         <code>tilts</code> in summary.json), each weighed back by its exact likelihood ratio; 95% intervals over seeds; <code>ess</code> is the effective sample size.</p>\n",
     );
     out.push_str(
         "<table><thead><tr><th>summary.json</th><th>scale</th><th>ess</th><th>importance.rates</th>\
@@ -544,6 +544,10 @@ fn importance_section(out: &mut String, inputs: &[ReportInput]) {
     );
     for input in weighted {
         let importance = &input.summary["importance"];
+        let scale = match &importance["scale"] {
+            Json::Null => format!("per rule ({})", raw(&importance["method"])),
+            scale => raw(scale),
+        };
         let rates = importance["rates"].as_object().into_iter().flatten().map(|(k, v)| (k.clone(), v));
         let minefields =
             importance["minefields"].as_object().into_iter().flatten().map(|(k, v)| (format!("minefield {k}"), v));
@@ -552,7 +556,7 @@ fn importance_section(out: &mut String, inputs: &[ReportInput]) {
                 out,
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 escape(&input.label),
-                raw(&importance["scale"]),
+                escape(&scale),
                 raw(&importance["ess"]),
                 escape(&name),
                 raw(&e["estimate"]),

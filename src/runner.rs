@@ -34,6 +34,18 @@ impl<'a> Runner<'a> {
         self
     }
 
+    /// Importance sampling with a tilt per rule: each fault rule is drawn with its
+    /// probability in `table` (see [`crate::tilts::Plan::probabilities`]) and each
+    /// trajectory carries its log likelihood ratio against the fault scale, and
+    /// its rules' decisive draws (`Trajectory::rule_draws`). `None`: as before.
+    pub fn with_tilts(mut self, table: Option<agentsim_engine::likelihood::RuleProbabilities>) -> Self {
+        if let Some(table) = table {
+            self.config.nominal_fault_scale = Some(self.config.fault_scale);
+            self.config.sampled_probabilities = Some(table);
+        }
+        self
+    }
+
     /// Turns swarm mode on or off: each seed draws its fault parameters from the
     /// scenario's `swarm` ranges (see `agentsim_worlds::swarm`).
     pub fn with_swarm(mut self, swarm: bool) -> Self {

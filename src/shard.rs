@@ -46,6 +46,10 @@ pub struct ShardManifest {
     /// The importance-sampling tilt (`--importance`), absent in a plain sweep.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub importance: Option<f64>,
+    /// How the importance-sampling sweep drew its faults, rule by rule (absent
+    /// in a plain sweep): shards and a resumed run must draw alike.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub importance_plan: Option<crate::tilts::Plan>,
 }
 
 /// Parses `K/N` (K from 0, below N).
@@ -75,7 +79,8 @@ impl ShardManifest {
     /// What two shards must agree on, as (field, this value, other value) for the
     /// first field that differs.
     pub fn mismatch(&self, other: &ShardManifest) -> Option<(&'static str, String, String)> {
-        let pairs: [(&'static str, String, String); 13] = [
+        let plan = |m: &ShardManifest| serde_json::to_string(&m.importance_plan).expect("a plan is plain data");
+        let pairs: [(&'static str, String, String); 14] = [
             ("format", self.format.to_string(), other.format.to_string()),
             ("version", self.version.clone(), other.version.clone()),
             ("scenario", self.scenario.clone(), other.scenario.clone()),
@@ -93,6 +98,7 @@ impl ShardManifest {
             ("swarm", self.swarm.to_string(), other.swarm.to_string()),
             ("failures", self.failures.to_string(), other.failures.to_string()),
             ("importance", format!("{:?}", self.importance), format!("{:?}", other.importance)),
+            ("importance_plan", plan(self), plan(other)),
         ];
         pairs.into_iter().find(|(_, a, b)| a != b)
     }

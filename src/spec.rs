@@ -225,7 +225,7 @@ pub(crate) fn check_layers(stack: &StackSpec, text: &str, origin: &str) -> Resul
 }
 
 /// The 1-based line and column of byte `offset` in `text`.
-fn position(text: &str, offset: usize) -> (usize, usize) {
+pub(crate) fn position(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     (before.matches('\n').count() + 1, before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1)
 }

@@ -728,6 +728,13 @@ impl SummaryBuilder {
         self
     }
 
+    /// Adds importance-sampling estimates for a sweep drawn under `plan`, whose
+    /// tilts the summary lists (`None`: a plain sweep).
+    pub fn with_importance_plan(mut self, plan: Option<crate::tilts::Plan>) -> Self {
+        self.importance = plan.map(ImportanceBuilder::with_plan);
+        self
+    }
+
     /// Empty, for `trials` attempts per seed (pass^k). Trajectories must then
     /// arrive in (seed, trial) order, `trials` per seed.
     pub fn with_trials(trials: u32) -> Self {

@@ -59,6 +59,10 @@ pub struct Sweep<'a> {
     /// Importance sampling: faults drawn at this many times their probabilities,
     /// each trajectory weighted back (see [`crate::importance`]).
     pub importance: Option<f64>,
+    /// Importance sampling with a tilt per rule (a tilts file, or the
+    /// cross-entropy method's choice), chosen at the sweep's one fault scale;
+    /// `importance` is then `None`.
+    pub importance_plan: Option<&'a crate::tilts::Plan>,
     /// Seeds per chunk: the granularity of an interruption.
     pub chunk_seeds: u64,
     /// Set by a signal handler: the sweep stops between chunks.
@@ -111,7 +115,17 @@ impl Sweep<'_> {
             swarm: self.swarm,
             failures: self.failures,
             importance: self.importance,
+            importance_plan: self.plan(fault_scale),
         }
+    }
+
+    /// How this sweep draws its faults at `fault_scale`: the plan it was given,
+    /// or every rule at `importance` times its probability; `None` when plain.
+    pub fn plan(&self, fault_scale: f64) -> Option<crate::tilts::Plan> {
+        let catalog = &self.prepared.catalog;
+        self.importance_plan
+            .cloned()
+            .or_else(|| self.importance.map(|s| crate::tilts::Plan::of_scale(catalog, fault_scale, s)))
     }
 
     /// Refuses to resume `out` unless its run had these arguments.
@@ -139,24 +153,32 @@ impl Sweep<'_> {
         let (prepared, stack) = (self.prepared, self.stack);
         let trials = self.trials;
         std::fs::create_dir_all(out).map_err(|e| io_failure(out, &e))?;
+        let plan = self.plan(fault_scale);
+        if plan.is_some() && self.swarm {
+            return Err(Error::new(
+                "--importance with --swarm: swarm draws are not weighted, so the estimate would be biased",
+            ));
+        }
         if let Some(importance) = self.importance {
-            if self.swarm {
-                return Err(Error::new(
-                    "--importance with --swarm: swarm draws are not weighted, so the estimate would be biased",
-                ));
-            }
             crate::importance::check_support(&prepared.catalog, fault_scale, importance).map_err(Error::new)?;
         }
-        let mut builder = SummaryBuilder::with_trials(trials).with_importance(self.importance);
+        if let Some(plan) = self.importance_plan {
+            plan.check_support().map_err(|m| Error::new(format!("--importance: {m}")))?;
+        }
+        // A tilt per rule has no single fault scale an incident could replay at.
+        let per_rule = self.importance_plan.is_some();
+        let mut builder = SummaryBuilder::with_trials(trials).with_importance_plan(plan);
         let done = if resume {
             self.check_manifest(out, manifest)?;
             self.read_done(out, &seeds, &mut builder)?
         } else {
             Done::none(seeds.start)
         };
-        let runner =
-            Runner::new(prepared, stack, false, fault_scale).with_swarm(self.swarm).with_importance(self.importance);
-        let importance = self.importance.is_some();
+        let runner = Runner::new(prepared, stack, false, fault_scale)
+            .with_swarm(self.swarm)
+            .with_importance(self.importance)
+            .with_tilts(self.importance_plan.map(|p| p.probabilities(&prepared.catalog, fault_scale)));
+        let importance = self.importance.is_some() || per_rule;
 
         let agents_started = agentsim_agents::external::starts().0;
         let first_seed = done.next_seed;
@@ -218,7 +240,8 @@ impl Sweep<'_> {
         let partial = (done_until < seeds.end).then_some(Partial { done_until_seed: done_until });
         // An interrupted external agent cannot be re-run for its recording (new
         // agents are refused from the signal on); `--resume` writes them all.
-        let record_failures = partial.is_none() || !external;
+        // Nor can a run drawn with a tilt per rule: incidents replay at one scale.
+        let record_failures = (partial.is_none() || !external) && !per_rule;
         // Incidents are recorded at the scale the sweep drew at, so that they replay.
         let drawn_scale = self.importance.map_or(fault_scale, |s| crate::runner::tilted_scale(fault_scale, s));
         let summary = rows.finish(out, manifest, self.agent, seeds, fault_scale, partial, |failures| {
@@ -625,8 +648,13 @@ pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<Summary, Error> {
     // Rows in shard order; each shard's rows must be exactly its seeds, in order.
     let mut csv_bytes: Vec<u8> = Vec::new();
     let mut header_line: Option<String> = None;
-    let mut builder = SummaryBuilder::with_trials(first.trials).with_importance(first.importance);
+    let mut builder = match &first.importance_plan {
+        Some(plan) => SummaryBuilder::with_trials(first.trials).with_importance_plan(Some(plan.clone())),
+        None => SummaryBuilder::with_trials(first.trials).with_importance(first.importance),
+    };
     let mut failing: Vec<(Outcome, u64, PathBuf)> = Vec::new();
+    // A sweep with a tilt per rule writes no incidents (see `Sweep::one`).
+    let per_rule = first.importance_plan.as_ref().is_some_and(|p| p.method != crate::tilts::Method::Scale);
     let seeds = first.seed_start..first.seed_end;
     for s in &shards {
         let path = s.dir.join("trajectories.csv");
@@ -669,6 +697,7 @@ pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<Summary, Error> {
                 )));
             }
             if trial_of_seed == 0
+                && !per_rule
                 && record.outcome != Outcome::Success
                 && failing.iter().filter(|(o, _, _)| *o == record.outcome).count() < first.failures
             {

@@ -3,6 +3,8 @@
 //! - `tests/bad_stacks/*.ron` (run as `--agent FILE`) and `tests/bad_incidents/*.ron`
 //!   (`replay FILE`) start with `// expect: LINE:COLUMN: TEXT`, like
 //!   `tests/bad_scenarios/`;
+//! - `tests/bad_tilts/*.ron` (`sweep seeds/rare_failure.ron --importance FILE`)
+//!   likewise;
 //! - `tests/bad_traces/NAME.jsonl` (`import-trace`) has its `LINE:COLUMN: TEXT` in
 //!   `NAME.expect`;
 //! - `tests/bad_args.txt` lists command lines and a text their stderr must hold.
@@ -56,6 +58,19 @@ fn every_bad_stack_file_is_refused_with_its_position() {
         let path = case.to_string_lossy().into_owned();
         let output = agentsim(work.path(), &["run", "--agent", &path], &[]);
         assert_refused(&case, &output, &first_line_expectation(&case));
+    }
+}
+
+#[test]
+fn every_bad_tilts_file_is_refused_with_its_position() {
+    let work = tempfile::tempdir().unwrap();
+    let scenario = repo().join("seeds/rare_failure.ron").to_string_lossy().into_owned();
+    for case in files("tests/bad_tilts", "ron") {
+        let path = case.to_string_lossy().into_owned();
+        let args = ["sweep", &scenario, "--seeds", "0..1", "--importance", &path, "--out", "o"];
+        let output = agentsim(work.path(), &args, &[]);
+        assert_refused(&case, &output, &first_line_expectation(&case));
+        assert!(!work.path().join("o/summary.json").exists(), "{}: nothing is written", case.display());
     }
 }
 

@@ -26,13 +26,26 @@ fn ron_blocks(markdown: &str) -> Vec<String> {
 fn the_scenario_and_stack_examples_in_seeds_readme_parse() {
     let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/README.md")).unwrap();
     let blocks = ron_blocks(&readme);
-    assert_eq!(blocks.len(), 4, "two scenario examples, a stack example and the layer defaults");
+    assert_eq!(blocks.len(), 5, "two scenario examples, a stack example, the layer defaults and a tilts file");
     let scenario = agentsim_worlds::Scenario::parse(&blocks[0], "seeds/README.md").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(scenario.name, "support_desk");
     let other = agentsim_worlds::Scenario::parse(&blocks[1], "seeds/README.md").unwrap_or_else(|e| panic!("{e}"));
     assert!(!other.swarm.is_empty(), "the second example shows a swarm section");
     let stack = agentsim::spec::parse_stack(&blocks[2], "seeds/README.md").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(stack, agentsim_agents::preset("resilient").unwrap(), "the documented defaults are the preset's");
+}
+
+#[test]
+fn the_tilts_file_example_in_seeds_readme_parses_against_the_default_scenario() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/README.md")).unwrap();
+    let blocks = ron_blocks(&readme);
+    let prepared = crate::common::default_scenario();
+    let plan = agentsim::tilts::parse_tilts(&blocks[4], "seeds/README.md", &prepared.catalog, 1.0)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let refund = plan.tilts.iter().find(|t| t.tool == "issue_refund" && t.rule == 1).unwrap();
+    assert_eq!((refund.nominal, refund.sampled), (0.35, 0.5));
+    let lookup = plan.tilts.iter().find(|t| t.tool == "lookup_order" && t.rule == 0).unwrap();
+    assert_eq!((lookup.nominal, lookup.sampled), (0.2, 0.4));
 }
 
 #[test]

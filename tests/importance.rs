@@ -282,7 +282,8 @@ fn importance_sweep_files_are_deterministic_read_back_and_gated() {
 
     // Read back as a resume does: the same importance summary.
     let out = dir.path().join("out-1");
-    let mut builder = agentsim::SummaryBuilder::with_trials(1).with_importance(Some(30.0));
+    let plan = agentsim::tilts::Plan::of_scale(&rare_failure().0.catalog, 1.0, 30.0);
+    let mut builder = agentsim::SummaryBuilder::with_trials(1).with_importance_plan(Some(plan));
     agentsim::sweep::read_done(&out, &(0..1500), 1, 0, &mut builder).unwrap();
     let read_back = builder.finish("rare_failure", &agent, 0..1500, 1.0);
     let written: serde_json::Value = serde_json::from_str(summary_text).unwrap();

@@ -15,6 +15,7 @@ mod faults;
 mod flight_booking;
 mod fuzz_regressions;
 mod importance;
+mod importance_auto;
 mod incidents;
 mod layer_cases;
 mod mcp;

@@ -133,6 +133,11 @@ pub struct SimConfig {
     /// trajectory's `log_weight` is then the log likelihood ratio of its fault
     /// decisions, nominal over sampled. `None`: draws are nominal, weight 1.
     pub nominal_fault_scale: Option<f64>,
+    /// Importance sampling with a tilt per rule: when set (with
+    /// `nominal_fault_scale`), each rule is drawn with its probability in this
+    /// table instead of at `fault_scale` (which then only says whether faults
+    /// are injected at all). `None`: every rule at `fault_scale`.
+    pub sampled_probabilities: Option<crate::likelihood::RuleProbabilities>,
 }
 
 impl Default for SimConfig {
@@ -144,6 +149,7 @@ impl Default for SimConfig {
             record: false,
             fault_scale: 1.0,
             nominal_fault_scale: None,
+            sampled_probabilities: None,
         }
     }
 }

@@ -22,7 +22,51 @@
 //! ignored depends only on what happened before it, so it integrates out of the
 //! ratio and would only add noise.
 
+use std::sync::Arc;
+
+use serde::Serialize;
+
 use crate::rng::{CHANCE_ONE, chance_threshold};
+
+/// One fault rule's decisive draws in one trajectory: how many of its draws
+/// shaped the run (those [`LogWeight`] accounts for) and how many of them hit.
+/// The cross-entropy method (`sweep --importance auto`) reads them to learn
+/// which probabilities make a failure likely.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct RuleDraws {
+    /// Decisive draws.
+    pub draws: u32,
+    /// Of those, the ones that drew the fault.
+    pub hits: u32,
+}
+
+/// The probability each fault rule is drawn with in an importance-sampling run
+/// whose tilt differs per rule: tools in id order, then each tool's rules in
+/// order (a rate-limit rule's entry is never read). Shared by every trajectory
+/// of a sweep.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RuleProbabilities(Arc<Vec<Vec<f64>>>);
+
+impl RuleProbabilities {
+    /// The table, one row per tool with one probability per rule, each in [0, 1].
+    pub fn new(rows: Vec<Vec<f64>>) -> Self {
+        assert!(
+            rows.iter().flatten().all(|p| (0.0..=1.0).contains(p)),
+            "a sampled probability outside [0, 1]: {rows:?}"
+        );
+        Self(Arc::new(rows))
+    }
+
+    /// The sampled probability of rule `rule` of tool number `tool`.
+    pub fn get(&self, tool: usize, rule: usize) -> f64 {
+        self.0[tool][rule]
+    }
+
+    /// The rows, tools in id order.
+    pub fn rows(&self) -> &[Vec<f64>] {
+        &self.0
+    }
+}
 
 /// The log of a trajectory's likelihood ratio, nominal over sampled.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

@@ -9,7 +9,7 @@ use crate::call::{Reply, ToolCall, ToolError};
 use crate::corrupt::{Lie, corrupt_value};
 use crate::fault::{Corruption, Fault, FaultRule, FaultTag, MalformedKind};
 use crate::inject::{Injected, inject};
-use crate::likelihood::LogWeight;
+use crate::likelihood::{LogWeight, RuleDraws, RuleProbabilities};
 use crate::rng::{Stream, StreamSource};
 use crate::time::TimeMs;
 use crate::tool::{AUTHENTICATE, Catalog, ToolKind, ToolSpec};
@@ -63,7 +63,15 @@ pub struct ToolRuntime<'c> {
     /// In an importance-sampling run, the scale the faults' nominal probabilities
     /// have (`fault_scale` is then the tilted one the draws use).
     nominal_fault_scale: Option<f64>,
+    /// In an importance-sampling run with a tilt per rule, what each rule is
+    /// drawn with (instead of its probability at `fault_scale`).
+    sampled_probabilities: Option<RuleProbabilities>,
     log_weight: LogWeight,
+    /// In an importance-sampling run, each rule's decisive draws and hits (tools
+    /// in id order, then rules); empty otherwise, so a plain run pays nothing.
+    rule_draws: Vec<RuleDraws>,
+    /// Where each tool's rules start in `rule_draws`.
+    rule_offsets: Vec<usize>,
 }
 
 /// The body a server in trouble sends instead of the format it promised.
@@ -88,7 +96,10 @@ impl<'c> ToolRuntime<'c> {
             session_expired: false,
             fault_scale: 1.0,
             nominal_fault_scale: None,
+            sampled_probabilities: None,
             log_weight: LogWeight::ONE,
+            rule_draws: Vec::new(),
+            rule_offsets: Vec::new(),
         }
     }
 
@@ -106,7 +117,34 @@ impl<'c> ToolRuntime<'c> {
     /// [`ToolRuntime::log_weight`].
     pub fn with_nominal_fault_scale(mut self, nominal_scale: Option<f64>) -> Self {
         self.nominal_fault_scale = nominal_scale.map(|s| s.max(0.0));
+        if self.nominal_fault_scale.is_some() && self.rule_offsets.is_empty() {
+            let mut offset = 0;
+            for spec in self.catalog.specs() {
+                self.rule_offsets.push(offset);
+                offset += spec.config.faults.len();
+            }
+            self.rule_draws = vec![RuleDraws::default(); offset];
+        }
         self
+    }
+
+    /// Draws each rule with its own probability from `table` (see
+    /// [`crate::SimConfig::sampled_probabilities`]) instead of at the fault scale;
+    /// only meaningful with [`ToolRuntime::with_nominal_fault_scale`].
+    pub fn with_sampled_probabilities(mut self, table: Option<RuleProbabilities>) -> Self {
+        if let Some(table) = &table {
+            let shape: Vec<usize> = self.catalog.specs().iter().map(|s| s.config.faults.len()).collect();
+            let given: Vec<usize> = table.rows().iter().map(Vec::len).collect();
+            assert_eq!(shape, given, "a table of sampled probabilities for another catalog");
+        }
+        self.sampled_probabilities = table;
+        self
+    }
+
+    /// Each fault rule's decisive draws and hits so far, tools in id order then
+    /// rules in order; empty unless this is an importance-sampling run.
+    pub fn rule_draws(&self) -> &[RuleDraws] {
+        &self.rule_draws
     }
 
     /// The log likelihood ratio, nominal over sampled, of the fault decisions so
@@ -152,8 +190,12 @@ impl<'c> ToolRuntime<'c> {
         let mut chosen: Option<Fault> = None;
         let mut extra_latency_ms: TimeMs = 0;
         let mut rate_limited: Option<TimeMs> = None;
+        let tool_index = call.tool.0 as usize;
         for (i, rule) in spec.config.faults.iter().enumerate() {
-            let p_sampled = rule.probability.get() * self.fault_scale;
+            let p_sampled = match &self.sampled_probabilities {
+                Some(table) => table.get(tool_index, i),
+                None => rule.probability.get() * self.fault_scale,
+            };
             let hit = rng.chance(p_sampled);
             if !rules_decide || !rule.when.is_active(now_ms, call_number) {
                 continue;
@@ -162,6 +204,9 @@ impl<'c> ToolRuntime<'c> {
                 && draw_decides(rule, chosen.is_some())
             {
                 self.log_weight.bernoulli(rule.probability.get() * nominal_scale, p_sampled, hit);
+                let counts = &mut self.rule_draws[self.rule_offsets[tool_index] + i];
+                counts.draws = counts.draws.saturating_add(1);
+                counts.hits = counts.hits.saturating_add(u32::from(hit));
             }
             match &rule.fault {
                 Fault::RateLimit { .. } if !injecting => {}

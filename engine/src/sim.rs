@@ -84,7 +84,8 @@ pub fn run<W: World>(
         config,
         tools: ToolRuntime::new(catalog, streams)
             .with_fault_scale(config.fault_scale)
-            .with_nominal_fault_scale(config.nominal_fault_scale),
+            .with_nominal_fault_scale(config.nominal_fault_scale)
+            .with_sampled_probabilities(config.sampled_probabilities.clone()),
         model_rng: streams.agent_stream("model"),
         recorder: Recorder::new(config.record),
         metrics: Metrics::default(),
@@ -480,6 +481,7 @@ impl<'a, E> Sim<'a, E> {
             events,
             state_hash,
             log_weight: self.tools.log_weight().ln(),
+            rule_draws: self.tools.rule_draws().to_vec(),
         }
     }
 }

@@ -343,6 +343,11 @@ pub struct Trajectory {
     /// digest: the events are.
     #[serde(skip_serializing_if = "is_zero")]
     pub log_weight: f64,
+    /// In an importance-sampling run, each fault rule's decisive draws and hits
+    /// (tools in id order, then rules in order; see
+    /// [`crate::likelihood::RuleDraws`]); empty otherwise. Not in the digest.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rule_draws: Vec<crate::likelihood::RuleDraws>,
 }
 
 fn is_zero(x: &f64) -> bool {

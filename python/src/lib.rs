@@ -260,8 +260,16 @@ struct Finished {
 /// Where the rows go: an output folder (the files of `agentsim sweep`) or
 /// nowhere but the returned summary.
 enum Sink {
-    Folder { rows: Box<Rows>, out: PathBuf, manifest: agentsim::shard::ShardManifest, _lock: agentsim::files::DirLock },
-    Memory { builder: Box<SummaryBuilder>, failing: Vec<(Outcome, u64)> },
+    Folder {
+        rows: Box<Rows>,
+        out: PathBuf,
+        manifest: Box<agentsim::shard::ShardManifest>,
+        _lock: agentsim::files::DirLock,
+    },
+    Memory {
+        builder: Box<SummaryBuilder>,
+        failing: Vec<(Outcome, u64)>,
+    },
 }
 
 /// Episodes of many seeds, added as they finish in any order and written in
@@ -320,6 +328,7 @@ impl Evaluation {
                     failures,
                     swarm: false,
                     importance: None,
+                    importance_plan: None,
                     chunk_seeds: 1,
                     stop: &stop,
                 };
@@ -335,7 +344,7 @@ impl Evaluation {
                 let header = agentsim::sweep::csv_header(false, prepared.has_tasks(), prepared.has_state_hash(), 1)
                     .map_err(|e| value_error("out", e))?;
                 let rows = Rows::create(&out, &header, done, builder, failures).map_err(|e| value_error("out", e))?;
-                Sink::Folder { rows: Box::new(rows), out, manifest, _lock: lock }
+                Sink::Folder { rows: Box::new(rows), out, manifest: Box::new(manifest), _lock: lock }
             }
         };
         Ok(Self {

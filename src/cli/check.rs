@@ -123,14 +123,16 @@ pub(super) fn verify_against_rows(
     let rows = load::read_bounded(&csv_path.to_string_lossy(), "trajectories", None)?;
     let mut reader = csv::ReaderBuilder::new().has_headers(false).from_reader(rows.as_bytes());
     let mut records = reader.records();
-    // An importance sweep's rows carry their weights; its scale is in the summary.
+    // An importance sweep's rows carry their weights; how they were drawn (the
+    // method, scale, tilts and pilot) is in the summary.
     let importance = match summary.get("importance") {
         None => None,
-        Some(i) => Some(i.get("scale").and_then(serde_json::Value::as_f64).ok_or_else(|| {
-            Failure::input(format!("{}: field `importance.scale`: expected a number", summary_path.display()))
-        })?),
+        Some(i) => Some(
+            serde_json::from_value::<agentsim::tilts::Plan>(i.clone())
+                .map_err(|e| Failure::input(format!("{}: field `importance`: {e}", summary_path.display())))?,
+        ),
     };
-    let mut builder = agentsim::SummaryBuilder::with_trials(trials.max(1)).with_importance(importance);
+    let mut builder = agentsim::SummaryBuilder::with_trials(trials.max(1)).with_importance_plan(importance);
     if let Some(header) = records.next() {
         let header = header.map_err(|e| Failure::input(format!("{shown}:1: not a CSV header: {e}")))?;
         for row in records {

@@ -300,9 +300,36 @@ struct SweepArgs {
     /// Importance sampling for rare failures: draw every fault at SCALE times its
     /// probability and weigh each trajectory back by its exact likelihood ratio;
     /// summary.json gains `importance` (unbiased estimates of the nominal rates,
-    /// 95% intervals, effective sample size) and trajectories.csv `log_weight`.
-    #[arg(long, value_name = "SCALE", value_parser = parse_importance)]
-    importance: Option<f64>,
+    /// 95% intervals, effective sample size, the tilts) and trajectories.csv
+    /// `log_weight`. Or a tilts file (FILE.ron: a probability or scale per fault
+    /// rule), or `auto`: the cross-entropy method chooses the tilts on pilot
+    /// sweeps for `--importance-target`.
+    #[arg(long, value_name = "SCALE|FILE.ron|auto", value_parser = parse_importance)]
+    importance: Option<Importance>,
+    /// With `--importance auto`: the failure mode to make likely: `failure` (any
+    /// outcome but success), an outcome (`gave_up`, `violation`, ...) or a
+    /// minefield's name. Default: `failure`.
+    #[arg(long, value_name = "NAME", value_parser = parse_target)]
+    importance_target: Option<agentsim::cross_entropy::Target>,
+    /// With `--importance auto`: seeds per pilot sweep (the pilot runs up to 8,
+    /// on seeds from 2^63 on, apart from the sweep's own). Default: 1000.
+    #[arg(long, value_name = "SEEDS", value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    importance_pilot: Option<u64>,
+}
+
+/// What `--importance` was given.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Importance {
+    /// Every rule at this many times its probability.
+    Scale(f64),
+    /// A tilts file.
+    File(String),
+    /// The cross-entropy method.
+    Auto,
+}
+
+fn parse_target(text: &str) -> Result<agentsim::cross_entropy::Target, String> {
+    agentsim::cross_entropy::Target::parse(text)
 }
 
 fn parse_seeds(text: &str) -> Result<Range<u64>, String> {
@@ -323,12 +350,18 @@ fn parse_fault_scale(text: &str) -> Result<f64, String> {
     Ok(scale)
 }
 
-fn parse_importance(text: &str) -> Result<f64, String> {
-    let scale: f64 = text.parse().map_err(|_| format!("`{text}` is not a number"))?;
+fn parse_importance(text: &str) -> Result<Importance, String> {
+    if text == "auto" {
+        return Ok(Importance::Auto);
+    }
+    if text.ends_with(".ron") || text.contains('/') {
+        return Ok(Importance::File(text.to_string()));
+    }
+    let scale: f64 = text.parse().map_err(|_| format!("`{text}` is not a number, a tilts file (.ron) or `auto`"))?;
     if !scale.is_finite() || scale <= 0.0 {
         return Err(format!("expected a finite scale above 0, found {text}"));
     }
-    Ok(scale)
+    Ok(Importance::Scale(scale))
 }
 
 /// Runs the parsed command.

@@ -22,7 +22,8 @@ use agentsim_worlds::Prepared;
 use super::interrupt::{self, EXIT_INTERRUPTED};
 use super::output::{errln, lock_dir, outln, write_atomic};
 use super::progress::Progress;
-use super::{Failure, SweepArgs, load};
+use super::{Failure, Importance, SweepArgs, load};
+use agentsim::tilts::{Method, Plan};
 
 /// Runs the sweep (one per fault scale), writes `trajectories.csv` and
 /// `summary.json` (and `surface.json` for several scales), prints the table. On
@@ -34,6 +35,8 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode, Failure> {
     load::select_tasks(&mut prepared, setup.tasks.as_deref())?;
     let stack = load::agent(&setup.agent, &prepared, setup.turn_limit_ms, setup.layers.as_deref())?;
     load::check_swarm(setup, &prepared)?;
+    // Before the output directory is touched: a bad tilts file leaves nothing.
+    let plan = importance_plan(args, &prepared, &stack)?;
     let external = matches!(stack.planner, agentsim_agents::PlannerSpec::External(_));
     let chunk_seeds = chunk_seeds(args.trials, external)?;
     let resume = args.resume.is_some();
@@ -47,7 +50,7 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode, Failure> {
     // Held to the end: a second sweep into the same directory is refused.
     let _lock = lock_dir(out, !resume)?;
     let stop = interrupt::install();
-    let sweep = Sweep { prepared: &prepared, stack: &stack, args, chunk_seeds, stop };
+    let sweep = Sweep { prepared: &prepared, stack: &stack, args, chunk_seeds, stop, plan: plan.as_ref() };
     if let Some((shard, shards)) = args.shard {
         let scale = setup.fault_scale.single("sweep --shard")?;
         let seeds = shard_seeds(&args.seeds, shard, shards);
@@ -119,6 +122,58 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The tilts of `--importance FILE.ron` or `--importance auto` (the latter
+/// chosen by the cross-entropy method, and said on stdout); `None` for a plain
+/// sweep or `--importance SCALE`.
+fn importance_plan(args: &SweepArgs, prepared: &Prepared, stack: &StackSpec) -> Result<Option<Plan>, Failure> {
+    let auto = matches!(args.importance, Some(Importance::Auto));
+    if !auto && (args.importance_target.is_some() || args.importance_pilot.is_some()) {
+        return Err(Failure::input(
+            "--importance-target and --importance-pilot go with --importance auto (the pilot that chooses the tilts)",
+        ));
+    }
+    let source = match &args.importance {
+        None | Some(Importance::Scale(_)) => return Ok(None),
+        Some(source) => source,
+    };
+    let fault_scale = args.setup.fault_scale.single("sweep --importance with a tilt per rule")?;
+    if args.setup.swarm {
+        return Err(Failure::input(
+            "--importance with --swarm: swarm draws are not weighted, so the estimate would be biased",
+        ));
+    }
+    match source {
+        Importance::File(path) => {
+            let text = load::read_text(path, "tilts file")?;
+            let plan = agentsim::tilts::parse_tilts(&text, path, &prepared.catalog, fault_scale)
+                .map_err(|e| Failure::input(e.to_string()))?;
+            Ok(Some(plan))
+        }
+        Importance::Auto => {
+            let pilot_end = agentsim::cross_entropy::PILOT_SEED_START;
+            if args.seeds.end > pilot_end {
+                return Err(Failure::input(format!(
+                    "--importance auto: the pilot runs seeds from {pilot_end} on; sweep seeds below it"
+                )));
+            }
+            let target = args.importance_target.clone().unwrap_or(agentsim::cross_entropy::Target::Failure);
+            let pilot_seeds = args.importance_pilot.unwrap_or(agentsim::cross_entropy::PILOT_SEEDS_DEFAULT);
+            let plan = agentsim::cross_entropy::choose(prepared, stack, fault_scale, &target, pilot_seeds)?;
+            let pilot = plan.pilot.as_ref().expect("the cross-entropy method says what its pilot did");
+            outln!(
+                "cross-entropy: tilts for `{}` from {} pilot sweeps of {} seeds ({} of the last showed it): {}",
+                printable(&pilot.target),
+                pilot.iterations,
+                pilot.seeds_per_iteration,
+                pilot.events_last,
+                plan.describe().join(", ")
+            )?;
+            Ok(Some(plan))
+        }
+        Importance::Scale(_) => unreachable!("handled above"),
+    }
+}
+
 /// Overrides the seeds per chunk (the granularity of an interruption). Output does
 /// not depend on it; the tests set it so that a short sweep has many chunks.
 const CHUNK_SEEDS_ENV: &str = "AGENTSIM_CHUNK_SEEDS";
@@ -182,6 +237,8 @@ struct Sweep<'a> {
     args: &'a SweepArgs,
     chunk_seeds: u64,
     stop: &'a AtomicBool,
+    /// The tilts of `--importance FILE.ron|auto`.
+    plan: Option<&'a Plan>,
 }
 
 /// The progress bar of one scale, drawn on stderr when it is a terminal.
@@ -219,7 +276,11 @@ impl Sweep<'_> {
             trials: self.args.trials,
             failures: self.args.failures,
             swarm: setup.swarm,
-            importance: self.args.importance,
+            importance: match self.args.importance {
+                Some(Importance::Scale(scale)) => Some(scale),
+                _ => None,
+            },
+            importance_plan: self.plan,
             chunk_seeds: self.chunk_seeds,
             stop: self.stop,
         }
@@ -366,19 +427,50 @@ fn print_table(s: &Summary) -> Result<(), Failure> {
 /// The importance-sampling estimates: each rate seen in the sweep (and
 /// completion), with its interval, then the warnings.
 fn print_importance(i: &ImportanceSummary) -> Result<(), Failure> {
-    outln!(
-        "nominal rates by importance sampling: faults drawn at {} times their probability, \
-         effective sample size {:.0}",
-        i.scale,
-        i.ess
-    )?;
+    match (i.method, i.scale) {
+        (Method::Scale, Some(scale)) => outln!(
+            "nominal rates by importance sampling: faults drawn at {scale} times their probability, \
+             effective sample size {:.0}",
+            i.ess
+        )?,
+        _ => {
+            let tilts: Vec<String> = i
+                .tilts
+                .iter()
+                .filter(|t| t.sampled != t.nominal)
+                .map(|t| format!("{} at {}", printable(&t.name()), agentsim::tilts::short(t.sampled)))
+                .collect();
+            outln!(
+                "nominal rates by importance sampling: {} ({}), effective sample size {:.0}",
+                if tilts.len() == 1 {
+                    "a fault rule drawn with its own tilt"
+                } else {
+                    "fault rules drawn with their own tilts"
+                },
+                if tilts.is_empty() { "none tilted".to_string() } else { tilts.join(", ") },
+                i.ess
+            )?
+        }
+    }
     let mut table = Table::new();
-    table.load_style(UTF8_FULL_CONDENSED).set_header(vec!["rate", "estimate", "95% interval", "runs showing it"]);
+    table.load_style(UTF8_FULL_CONDENSED).set_header(vec![
+        "rate",
+        "estimate",
+        "95% interval",
+        "runs showing it",
+        "its ess",
+    ]);
     let rows = i.rates.iter().map(|(name, e)| (name.clone(), e));
     let minefields = i.minefields.iter().map(|(name, e)| (format!("minefield {name}"), e));
     for (name, e) in rows.chain(minefields).filter(|(name, e)| e.events > 0 || name == "completion") {
         let hi = e.hi.map_or("?".to_string(), |hi| format!("{hi:.3e}"));
-        table.add_row(vec![name, format!("{:.3e}", e.estimate), format!("[{:.3e}, {hi}]", e.lo), e.events.to_string()]);
+        table.add_row(vec![
+            name,
+            format!("{:.3e}", e.estimate),
+            format!("[{:.3e}, {hi}]", e.lo),
+            e.events.to_string(),
+            format!("{:.0}", e.ess),
+        ]);
     }
     outln!("{table}")?;
     for warning in &i.warnings {

@@ -525,6 +525,7 @@ impl Scenario {
             record,
             fault_scale,
             nominal_fault_scale: None,
+            sampled_probabilities: None,
         }
     }
 }
