@@ -24,7 +24,11 @@ use std::ops::Range;
 use proptest::prelude::*;
 
 use agentsim_agents::StackSpec;
-use agentsim_engine::{CallFault, Fault, MalformedKind, Trajectory};
+use agentsim_engine::tool::ToolDef;
+use agentsim_engine::{
+    CallFault, Corruption, Fault, FieldPath, InjectedArg, InjectionStyle, MalformedKind, ToolKind, Trajectory,
+    ValueKind,
+};
 use agentsim_worlds::{Prepared, Scenario};
 
 use crate::incident::Incident;
@@ -84,6 +88,97 @@ pub fn fault() -> impl Strategy<Value = Fault> {
     ]
 }
 
+/// The faults tool `def` can suffer: every kind of [`fault`], and the quiet kinds
+/// shaped to fit it as a scenario file must (a `Corrupt` of a documented field,
+/// with a corruption of that field's kind; an `Inject` into a string field,
+/// asking for a call to one of `tools` with one of its arguments; for a write a
+/// `PartialCommit` of an integer argument and a `DuplicateEffect`).
+pub fn fault_for(def: &ToolDef, tools: &[ToolDef]) -> BoxedStrategy<Fault> {
+    let mut kinds: Vec<BoxedStrategy<Fault>> = vec![fault().boxed()];
+    let read = def.kind == ToolKind::Read;
+    let fields: Vec<(String, ValueKind)> = def.response.iter().map(|f| (f.name.clone(), f.kind)).collect();
+    // A one-field corruption keeps the field's kind: strings, numbers and lists.
+    let corruptible: Vec<(String, ValueKind)> = fields
+        .iter()
+        .filter(|(_, k)| matches!(k, ValueKind::Str | ValueKind::Int | ValueKind::Float | ValueKind::List))
+        .cloned()
+        .collect();
+    if !corruptible.is_empty() {
+        kinds.push(
+            proptest::sample::select(corruptible)
+                .prop_flat_map(move |(name, kind)| (Just(name), corruption(kind, read)))
+                .prop_map(|(name, corruption)| Fault::Corrupt { path: field_path(&name), corruption })
+                .boxed(),
+        );
+    }
+    let texts: Vec<String> = fields.iter().filter(|(_, k)| *k == ValueKind::Str).map(|(n, _)| n.clone()).collect();
+    if !texts.is_empty() && !tools.is_empty() {
+        kinds.push(injection(texts, tools.to_vec()));
+    }
+    if def.kind == ToolKind::Write {
+        kinds.push(Just(Fault::DuplicateEffect).boxed());
+        let ints: Vec<String> = def.args.iter().filter(|a| a.kind == ValueKind::Int).map(|a| a.name.clone()).collect();
+        if !ints.is_empty() {
+            kinds.push(
+                (proptest::sample::select(ints), 1u8..=99)
+                    .prop_map(|(arg, percent)| Fault::PartialCommit { arg, percent })
+                    .boxed(),
+            );
+        }
+    }
+    proptest::strategy::Union::new(kinds).boxed()
+}
+
+fn field_path(name: &str) -> FieldPath {
+    FieldPath::try_from(name.to_string()).expect("a documented field name is a one-field path")
+}
+
+/// A corruption that fits a field of `kind`, a string, number or list (`Old`
+/// only for a read).
+fn corruption(kind: ValueKind, read: bool) -> BoxedStrategy<Corruption> {
+    let fitting = match kind {
+        ValueKind::Str => proptest::sample::select(vec!["delivered", "cancelled", "X-0000"])
+            .prop_map(|s| Corruption::OneOf(vec![s.to_string()]))
+            .boxed(),
+        ValueKind::Int => prop_oneof![
+            prop_oneof![-10_000i64..=-1, 1i64..=10_000].prop_map(Corruption::Offset),
+            proptest::sample::select(vec![0.1, 0.5, 2.0, 10.0]).prop_map(Corruption::Factor),
+        ]
+        .boxed(),
+        ValueKind::List => Just(Corruption::DropItem).boxed(),
+        _ => proptest::sample::select(vec![0.5, 2.0, 10.0]).prop_map(Corruption::Factor).boxed(),
+    };
+    if read {
+        prop_oneof![3 => fitting, 1 => (1u64..600_000).prop_map(|lag_ms| Corruption::Old { lag_ms })].boxed()
+    } else {
+        fitting
+    }
+}
+
+/// Text planted in one of `fields`, asking for a call to one of `tools` with up
+/// to one of its arguments.
+fn injection(fields: Vec<String>, tools: Vec<ToolDef>) -> BoxedStrategy<Fault> {
+    let style = proptest::sample::select(vec![
+        InjectionStyle::IgnorePrevious,
+        InjectionStyle::SystemNotice,
+        InjectionStyle::UserNote,
+    ]);
+    (proptest::sample::select(fields), style, proptest::sample::select(tools), any::<u16>(), any::<bool>())
+        .prop_map(|(field, style, target, draw, with_arg)| {
+            let mut args = std::collections::BTreeMap::new();
+            if with_arg && !target.args.is_empty() {
+                let arg = &target.args[usize::from(draw) % target.args.len()];
+                let value = match arg.kind {
+                    ValueKind::Int => InjectedArg::Int(i64::from(draw)),
+                    _ => InjectedArg::Str(format!("X{draw}")),
+                };
+                args.insert(arg.name.clone(), value);
+            }
+            Fault::Inject { path: field_path(&field), style, tool: target.name, args }
+        })
+        .boxed()
+}
+
 /// A schedule for one tool: up to `faults_max` faults on its first `calls_max` calls.
 pub fn schedule(
     faults: impl Strategy<Value = Fault>,
@@ -106,8 +201,20 @@ pub fn schedule(
 
 /// Cases for `prepared`: a seed from `seeds` and, for every tool, a schedule of up to
 /// `faults_max` faults on its first `calls_max` calls.
+///
+/// Each tool's faults are [`fault_for`] it: every kind, the quiet ones included.
 pub fn case(prepared: &Prepared, seeds: Range<u64>, calls_max: u64, faults_max: usize) -> impl Strategy<Value = Case> {
-    case_with(prepared, seeds, calls_max, faults_max, fault)
+    let defs: Vec<ToolDef> = prepared.catalog.specs().iter().map(|s| s.def.clone()).collect();
+    let per_tool: Vec<_> = defs
+        .iter()
+        .map(|def| {
+            let name = def.name.clone();
+            schedule(fault_for(def, &defs), calls_max, faults_max).prop_map(move |calls| {
+                calls.into_iter().map(|fault| ToolFault { tool: name.clone(), fault }).collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    (seeds, per_tool).prop_map(|(seed, schedules)| Case { seed, faults: schedules.into_iter().flatten().collect() })
 }
 
 /// Like [`case`], with the faults drawn from `faults` (for example only

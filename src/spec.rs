@@ -3,6 +3,7 @@
 
 use agentsim_agents::layers::Rule;
 use agentsim_agents::layers::cross_check::READS_MAX as CROSS_CHECK_READS_MAX;
+use agentsim_agents::layers::verify_write::{COMPLETIONS_MAX, READS_MAX as VERIFY_READS_MAX};
 use agentsim_agents::stack::{ATTEMPTS_MAX, ENTRIES_MAX, LAYERS_MAX};
 use agentsim_agents::{LayerSpec, StackSpec};
 use agentsim_engine::{TIME_MS_MAX, TimeMs};
@@ -54,7 +55,7 @@ pub(crate) fn check_layers(stack: &StackSpec, text: &str, origin: &str) -> Resul
     }
     let (mut breakers, mut budgets, mut retries, mut ranges, mut detectors, mut timeouts, mut caches) =
         (0, 0, 0, 0, 0, 0, 0);
-    let (mut cross_checks, mut provenances) = (0, 0);
+    let (mut cross_checks, mut provenances, mut verifiers) = (0, 0, 0);
     let too_long = |ms: TimeMs| ms > TIME_MS_MAX;
     let ms_message = |ms: TimeMs| format!("expected at most {TIME_MS_MAX} ms (ten years), found {ms}");
     for layer in &stack.layers {
@@ -203,6 +204,26 @@ pub(crate) fn check_layers(stack: &StackSpec, text: &str, origin: &str) -> Resul
                         ),
                     )
                 })
+            }
+            LayerSpec::VerifyWrite(c) => {
+                verifiers += 1;
+                if !(1..=VERIFY_READS_MAX).contains(&c.reads_max) {
+                    Some((
+                        "VerifyWrite",
+                        verifiers,
+                        "reads_max",
+                        format!("expected 1..={VERIFY_READS_MAX} reads per read-back, found {}", c.reads_max),
+                    ))
+                } else if c.completions_max > COMPLETIONS_MAX {
+                    Some((
+                        "VerifyWrite",
+                        verifiers,
+                        "completions_max",
+                        format!("expected at most {COMPLETIONS_MAX} completing writes, found {}", c.completions_max),
+                    ))
+                } else {
+                    None
+                }
             }
             _ => None,
         };

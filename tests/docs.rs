@@ -67,6 +67,7 @@ fn the_layer_defaults_in_seeds_readme_are_the_defaults() {
         LayerSpec::Idempotency,
         LayerSpec::ContextBudget(Default::default()),
         LayerSpec::CrossCheck(Default::default()),
+        LayerSpec::VerifyWrite(Default::default()),
     ];
     assert_eq!(stack.layers, defaults);
 }

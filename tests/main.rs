@@ -34,5 +34,6 @@ mod swarm;
 mod tau2;
 mod transcripts;
 mod validation;
+mod verify_write;
 mod weather_dining;
 mod world_kit;

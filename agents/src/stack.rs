@@ -20,7 +20,7 @@ use crate::external::{ExternalAgent, ExternalConfig};
 use crate::layers::{
     Approval, ApprovalConfig, BreakerConfig, Cache, CacheConfig, CircuitBreaker, ContextBudget, ContextConfig,
     Contract, CrossCheck, CrossCheckConfig, Fallback, FallbackConfig, Guardrail, GuardrailConfig, Idempotency,
-    LoopConfig, LoopDetector, Retry, RetryConfig, Timeout, TimeoutConfig,
+    LoopConfig, LoopDetector, Retry, RetryConfig, Timeout, TimeoutConfig, VerifyWrite, VerifyWriteConfig,
 };
 use crate::noisy::{NoisyConfig, NoisyPlanner};
 
@@ -67,6 +67,9 @@ pub enum LayerSpec {
     ContextBudget(ContextConfig),
     /// Confirms reads by reading again ([`CrossCheck`]).
     CrossCheck(CrossCheckConfig),
+    /// Reads a record back after writing to it; completes a partial write and
+    /// escalates a duplicated one ([`VerifyWrite`]).
+    VerifyWrite(VerifyWriteConfig),
 }
 
 impl LayerSpec {
@@ -85,6 +88,7 @@ impl LayerSpec {
             LayerSpec::Approval(_) => "approval",
             LayerSpec::ContextBudget(_) => "context_budget",
             LayerSpec::CrossCheck(_) => "cross_check",
+            LayerSpec::VerifyWrite(_) => "verify_write",
         }
     }
 }
@@ -148,6 +152,7 @@ impl StackSpec {
                 LayerSpec::Approval(config) => Box::new(Approval::new(agent, config.clone(), stream())),
                 LayerSpec::ContextBudget(config) => Box::new(ContextBudget::new(agent, config.clone())),
                 LayerSpec::CrossCheck(config) => Box::new(CrossCheck::new(agent, config.clone())),
+                LayerSpec::VerifyWrite(config) => Box::new(VerifyWrite::new(agent, config.clone())),
             };
         }
         agent
@@ -175,6 +180,15 @@ impl StackSpec {
                 LayerSpec::Cache(config) => config.tools.iter().map(String::as_str).collect(),
                 LayerSpec::Approval(config) => config.tools.iter().map(String::as_str).collect(),
                 LayerSpec::CrossCheck(config) => config.tools.iter().map(String::as_str).collect(),
+                LayerSpec::VerifyWrite(config) => config
+                    .checks
+                    .iter()
+                    .flat_map(|c| [c.write.as_str(), c.read.as_str()])
+                    // The default `escalate` may be missing: the layer then only stops.
+                    .chain(
+                        (config.escalate != VerifyWriteConfig::default().escalate).then_some(config.escalate.as_str()),
+                    )
+                    .collect(),
                 _ => Vec::new(),
             };
             for name in names {

@@ -22,6 +22,7 @@ pub mod likelihood;
 pub mod paired;
 pub mod pass_k;
 pub mod queue;
+pub mod recipient;
 pub mod rng;
 pub mod runtime;
 pub mod sim;

@@ -70,6 +70,11 @@ pub struct ToolDef {
     /// `annotations`; MCP merges them into its tool annotations). Null for none.
     #[serde(skip_serializing_if = "Value::is_null")]
     pub annotations: Value,
+    /// The argument that addresses a message's recipient, for a tool that sends
+    /// one: a delivered message to someone the user never named is a minefield
+    /// (`crate::recipient`). The world's knowledge, not shown to agents.
+    #[serde(skip)]
+    pub recipient_arg: Option<String>,
 }
 
 /// A documented rule on a tool's arguments.
@@ -109,7 +114,14 @@ impl ToolDef {
             response: Vec::new(),
             constraints: Vec::new(),
             annotations: Value::Null,
+            recipient_arg: None,
         }
+    }
+
+    /// Names the argument that addresses the message this tool sends.
+    pub fn recipient_arg(mut self, name: &str) -> Self {
+        self.recipient_arg = Some(name.into());
+        self
     }
 
     /// Adds an argument.

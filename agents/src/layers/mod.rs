@@ -19,6 +19,7 @@ pub mod idempotency;
 pub mod loop_detector;
 pub mod retry;
 pub mod timeout;
+pub mod verify_write;
 
 pub use approval::{Approval, ApprovalConfig};
 pub use cache::{Cache, CacheConfig};
@@ -32,3 +33,4 @@ pub use idempotency::{Idempotency, idempotency_key};
 pub use loop_detector::{LoopConfig, LoopDetector};
 pub use retry::{Backoff, Jitter, Retry, RetryBudget, RetryConfig, WriteRetry};
 pub use timeout::{Timeout, TimeoutConfig};
+pub use verify_write::{VerifyWrite, VerifyWriteConfig, WriteCheck};

@@ -167,6 +167,12 @@ pub struct SupportDeskConfig {
     /// of the canonical form at its default, 180 s).
     #[serde(skip_serializing_if = "is_default_patience", deserialize_with = "agentsim_engine::time::bounded_ms")]
     pub patience_ms: TimeMs,
+    /// Whether `send_message` delivers to any address, not only the desk's
+    /// customers (as email does): a message to a stranger then goes out instead
+    /// of failing with 404, and is `message_to_unnamed_recipient` (default false,
+    /// left out of the canonical form).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub messages_to_anyone: bool,
     /// The tools.
     pub tools: Tools,
 }
@@ -204,6 +210,7 @@ impl Default for SupportDeskConfig {
             reply_ms: Latency::Uniform { min_ms: 4_000, max_ms: 30_000 },
             status_change_ms: Latency::Uniform { min_ms: 60_000, max_ms: 600_000 },
             patience_ms: PATIENCE_MS_DEFAULT,
+            messages_to_anyone: false,
             tools: Tools::default(),
         }
     }

@@ -67,6 +67,7 @@ pub fn specs(tools: &Tools) -> Vec<ToolSpec> {
                  `done` (tells the refunded amount), `ask` (asks which order) or `info`.",
             )
             .id_arg("customer_id")
+            .recipient_arg("customer_id")
             .arg("kind", Str, true)
             .arg("order_id", Str, false)
             .arg("item", Str, false)

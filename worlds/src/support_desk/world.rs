@@ -214,6 +214,14 @@ impl<'c> SupportDesk<'c> {
             .fold(0i64, |sum, r| sum.saturating_add(r.amount_cents))
     }
 
+    /// When the customer's request was met: every refund is on the requested
+    /// order and they add up to `want_cents` (the time of the last one).
+    fn completed_at_ms(&self, want_cents: i64) -> Option<TimeMs> {
+        let all_on_target = self.refunds.iter().all(|r| r.order == self.target.order);
+        let last = self.refunds.last()?;
+        (all_on_target && self.refunded_cents(self.target.order, last.at_ms) == want_cents).then_some(last.at_ms)
+    }
+
     fn reply_at(&mut self, now_ms: TimeMs) -> TimeMs {
         now_ms.saturating_add(self.config.reply_ms.sample(&mut self.user_rng))
     }
@@ -305,7 +313,11 @@ impl<'c> SupportDesk<'c> {
             let wanted = &self.config.orders[self.target.order].id;
             cx.minefield("refund_wrong_order", format!("refund on {order_id}, the customer asked about {wanted}"));
         }
-        if self.refunds.iter().any(|r| r.order == order) {
+        // A second refund on an order refunds something twice, unless it only
+        // completes what the customer asked for (the rest of a refund the service
+        // applied in part): the order's refunds then add up to the request.
+        let asked_cents = if order == self.target.order { self.amount_cents(&self.target) } else { 0 };
+        if self.refunds.iter().any(|r| r.order == order) && amount_cents.saturating_add(already_cents) > asked_cents {
             cx.minefield("duplicate_refund", format!("second refund on {order_id}"));
         }
         let refund = Refund {
@@ -320,7 +332,8 @@ impl<'c> SupportDesk<'c> {
             Value::map([("order_id", Value::str(order_id)), ("amount_cents", Value::Int(amount_cents))]),
         );
         let body = refund_body(&refund, order_id);
-        if order == self.target.order && amount_cents == self.amount_cents(&self.target) {
+        let completes = already_cents.saturating_add(amount_cents) == self.amount_cents(&self.target);
+        if order == self.target.order && (amount_cents == self.amount_cents(&self.target) || completes) {
             self.progress.reach("refunded", now_ms);
         }
         self.refunds.push(refund);
@@ -330,6 +343,10 @@ impl<'c> SupportDesk<'c> {
     fn send_message(&mut self, args: &Value, cx: &mut WorldCx<'_, DeskEvent>) -> Result<Value, ToolError> {
         let to = str_arg(args, "customer_id")?;
         if !self.config.customers.iter().any(|c| c.id == to) {
+            if self.config.messages_to_anyone {
+                // Out of the desk to a stranger: the engine judges the recipient.
+                return Ok(self.outbox.sent());
+            }
             return Err(ToolError::not_found(format!("no customer `{to}`")));
         }
         if to != self.customer_id() {
@@ -508,10 +525,13 @@ impl World for SupportDesk<'_> {
         let want_cents = self.amount_cents(t);
         let order_id = &self.config.orders[t.order].id;
         let right_refund = self.refunds.iter().find(|r| r.order == t.order && r.amount_cents == want_cents);
+        // The request is met by one refund of the amount, or by refunds of the
+        // order that add up to it (a refund applied in part, then completed).
+        let completed_at_ms = self.completed_at_ms(want_cents);
         let told =
-            right_refund.is_some_and(|r| self.told_cents.iter().any(|(at, c)| *at >= r.at_ms && *c == want_cents));
+            completed_at_ms.is_some_and(|done| self.told_cents.iter().any(|(at, c)| *at >= done && *c == want_cents));
         let order_ok = self.progress.check(milestones());
-        let success = self.refunds.len() == 1 && right_refund.is_some() && told && order_ok.is_ok();
+        let success = completed_at_ms.is_some() && told && order_ok.is_ok();
         let milestone = self.progress.last();
         // Contextual accuracy: each amount the customer was told must be what the
         // requested order had actually been refunded at that moment.
@@ -526,9 +546,9 @@ impl World for SupportDesk<'_> {
             format!("refunded {want_cents} cents on {order_id} and told the customer")
         } else if self.refunds.is_empty() {
             format!("no refund issued (wanted {want_cents} cents on {order_id})")
-        } else if self.refunds.len() > 1 {
+        } else if self.refunds.len() > 1 && completed_at_ms.is_none() {
             format!("{} refunds issued (wanted one of {want_cents} cents on {order_id})", self.refunds.len())
-        } else if right_refund.is_none() {
+        } else if right_refund.is_none() && completed_at_ms.is_none() {
             let r = &self.refunds[0];
             format!(
                 "refunded {} cents on {} (wanted {want_cents} cents on {order_id})",
