@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Reply, TimeMs, ToolKind, ToolResult, Value};
 
-use super::model::{Gold, ScriptedModel, fill, missing_fact};
+use super::model::{Gold, ScriptedModel};
 use super::script::Vars;
 use crate::kit::case::{Case, begin_step, call};
 use crate::read::{LOOP_PAUSE_MS, accepted, backoff_ms};
@@ -93,7 +93,7 @@ impl GoldExpert {
         if self.filled.as_ref().is_none_or(|(cached, _)| *cached != at) {
             let gold = self.gold().get(next)?;
             let template = if verify { &gold.verify.as_ref()?.1 } else { &gold.args };
-            let args = fill(template, &self.facts).ok()?;
+            let args = template.fill(&self.facts).ok()?;
             self.filled = Some((at, args));
         }
         self.filled.as_ref().map(|(_, args)| args)
@@ -131,7 +131,7 @@ impl GoldExpert {
             let gold = self.gold();
             self.next = gold
                 .iter()
-                .position(|g| fill(&g.args, &self.facts).map_or(true, |args| !self.done.contains(&(g.tool, args))))
+                .position(|g| g.args.fill(&self.facts).map_or(true, |args| !self.done.contains(&(g.tool, args))))
                 .unwrap_or(gold.len());
             self.verifying = false;
         } else if content.get("confirm") == Some(&Value::Bool(true)) && self.is_proposal(self.next) {
@@ -143,7 +143,7 @@ impl GoldExpert {
     /// of kind `confirm`).
     fn is_proposal(&self, i: usize) -> bool {
         self.gold().get(i).is_some_and(|g| {
-            g.tool == self.model.send_message && g.args.get("kind").and_then(Value::as_str) == Some("confirm")
+            g.tool == self.model.send_message && g.args.source().get("kind").and_then(Value::as_str) == Some("confirm")
         })
     }
 
@@ -265,7 +265,7 @@ impl GoldExpert {
             // Filled in before and no fact has come since: nothing is missing.
             return call(tool, args.clone());
         }
-        if let Some(missing) = missing_fact(template, &self.facts) {
+        if let Some(missing) = template.missing_fact(&self.facts) {
             if self.asked.iter().any(|a| a == missing) {
                 // Asked already and told nothing new: wait for the user.
                 return Action::Idle { wake_at_ms: None };

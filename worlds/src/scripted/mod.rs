@@ -23,6 +23,7 @@ mod schema;
 mod script;
 mod state;
 mod statehash;
+mod template;
 mod world;
 
 use serde::{Deserialize, Serialize};

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use agentsim_engine::{
-    Agent, Catalog, Key, MilestoneDag, SimConfig, StreamSource, ToolDef, ToolId, ToolKind, ToolSpec, Trajectory, Value,
+    Agent, Catalog, MilestoneDag, SimConfig, StreamSource, ToolDef, ToolId, ToolKind, ToolSpec, Trajectory, Value,
     ValueKind,
 };
 
@@ -17,6 +17,7 @@ use super::load::{LoadError, check_rows};
 use super::schema::Schema;
 use super::script::{Failure, Program, Session, to_dynamic};
 use super::state::{State, Table, Tables};
+pub use super::template::Template;
 use super::world::ScriptedWorld;
 use super::{ESCALATE, GoldAction, MinefieldFile, PersonaFile, ProcessFile, SEND_MESSAGE, ScriptedConfig, Source};
 use crate::scenario::Noted;
@@ -52,9 +53,9 @@ pub struct Gold {
     /// The tool.
     pub tool: ToolId,
     /// Arguments, facts still as `"{name}"` templates.
-    pub args: Value,
+    pub args: Template,
     /// How to check a write whose answer was lost: (tool, args, predicate).
-    pub verify: Option<(ToolId, Value, usize)>,
+    pub verify: Option<(ToolId, Template, usize)>,
     /// The world refuses it on the gold replay (a world with `gold_may_fail`):
     /// the expert makes the call once and goes on when it is refused.
     pub fails: bool,
@@ -590,7 +591,9 @@ impl ScriptedModel {
         let mut failed = Vec::new();
         for (g, action) in gold.iter().enumerate() {
             let Served::Script(i) = self.served(action.tool) else { continue };
-            let args = fill(&action.args, facts)
+            let args = action
+                .args
+                .fill(facts)
                 .map_err(|m| LoadError::at(format!("\"{task}\""), format!("field `{field}[{g}]`: {m}")))?;
             let tool = &self.tools[i];
             if let Some(s) = session.as_mut() {
@@ -765,48 +768,26 @@ fn gold_actions(
                 Some(v) => {
                     let id = tool(&v.tool, &format!("{at}.verify"))?;
                     let when = predicate(program, &v.applied, &format!("{at}.verify.applied"))?;
-                    Some((id, v.args.0.clone(), when))
+                    Some((id, Template::new(v.args.0.clone()), when))
                 }
             };
-            Ok(Gold { tool: tool(&action.tool, &at)?, args, verify, fails: false })
+            Ok(Gold { tool: tool(&action.tool, &at)?, args: Template::new(args), verify, fails: false })
         })
         .collect()
 }
 
-/// A template with the facts put in: a string that is exactly `"{name}"` becomes
-/// the fact's value; `{name}` inside a longer string, its text.
-pub fn fill(template: &Value, facts: &Value) -> Result<Value, String> {
-    Ok(match template {
-        Value::Str(s) => {
-            if let Some(name) = s.strip_prefix('{').and_then(|r| r.strip_suffix('}')).filter(|n| is_name(n)) {
-                facts.get(name).cloned().ok_or_else(|| format!("no fact `{name}`"))?
-            } else {
-                Value::Str(fill_text(s, facts)?)
-            }
-        }
-        Value::List(items) => Value::List(items.iter().map(|v| fill(v, facts)).collect::<Result<_, _>>()?),
-        Value::Map(pairs) => Value::Map(
-            pairs
-                .iter()
-                .map(|(k, v)| Ok((Key::Owned(k.to_string()), fill(v, facts)?)))
-                .collect::<Result<_, String>>()?,
-        ),
-        other => other.clone(),
-    })
-}
-
-fn is_name(s: &str) -> bool {
+pub(super) fn is_name(s: &str) -> bool {
     !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// The pieces of a text: literal runs and `{name}` placeholders, in order (a
 /// `{` that opens no name is literal).
-enum Piece<'t> {
+pub(super) enum Piece<'t> {
     Text(&'t str),
     Fact(&'t str),
 }
 
-fn pieces(text: &str) -> impl Iterator<Item = Piece<'_>> {
+pub(super) fn pieces(text: &str) -> impl Iterator<Item = Piece<'_>> {
     let mut rest = text;
     std::iter::from_fn(move || {
         if rest.is_empty() {
@@ -849,20 +830,6 @@ pub fn fill_text(text: &str, facts: &Value) -> Result<String, String> {
         }
     }
     Ok(out)
-}
-
-/// The first fact (in the order of [`needed_facts`]) a template needs and
-/// `facts` lacks.
-pub fn missing_fact<'t>(template: &'t Value, facts: &Value) -> Option<&'t str> {
-    match template {
-        Value::Str(s) => pieces(s).find_map(|piece| match piece {
-            Piece::Fact(name) if facts.get(name).is_none() => Some(name),
-            _ => None,
-        }),
-        Value::List(items) => items.iter().find_map(|v| missing_fact(v, facts)),
-        Value::Map(pairs) => pairs.iter().find_map(|(_, v)| missing_fact(v, facts)),
-        _ => None,
-    }
 }
 
 /// The names of the facts a template needs.
@@ -923,9 +890,10 @@ mod tests {
     #[test]
     fn templates_take_facts() {
         let facts = Value::map([("id", Value::str("A1")), ("n", Value::Int(3))]);
-        assert_eq!(fill(&Value::str("{n}"), &facts), Ok(Value::Int(3)));
-        assert_eq!(fill(&Value::str("order {id}, {n} items {x"), &facts), Ok(Value::str("order A1, 3 items {x")));
-        assert_eq!(fill(&Value::str("{nope}"), &facts), Err("no fact `nope`".into()));
+        let fill = |text: &str| Template::new(Value::str(text)).fill(&facts);
+        assert_eq!(fill("{n}"), Ok(Value::Int(3)));
+        assert_eq!(fill("order {id}, {n} items {x"), Ok(Value::str("order A1, 3 items {x")));
+        assert_eq!(fill("{nope}"), Err("no fact `nope`".into()));
         assert_eq!(fill_text("{} {a b} x{", &facts), Ok("{} {a b} x{".into()), "a brace that opens no name is text");
         assert_eq!(fill_text("{{id}}", &facts), Ok("{A1}".into()));
         let mut needed = Vec::new();

@@ -425,33 +425,46 @@ pub fn to_value(value: &Dynamic, depth: usize) -> Result<Value, String> {
     if depth > DEPTH_MAX {
         return Err(format!("a value nests deeper than {DEPTH_MAX} levels"));
     }
-    if value.is_unit() {
+    // The common kinds first, each asked with its cheap `is_` test: a failed
+    // `as_` getter names the type it found, which costs a lookup every time.
+    if value.is_map() {
+        if let Ok(map) = value.as_map_ref() {
+            let mut pairs = Vec::with_capacity(map.len());
+            for (k, v) in map.iter() {
+                pairs.push((Key::Owned(String::from(k.as_str())), to_value(v, depth + 1)?));
+            }
+            return Ok(Value::Map(pairs));
+        }
+    } else if value.is_string() {
+        if let Ok(s) = value.as_immutable_string_ref() {
+            return Ok(Value::Str(String::from(s.as_str())));
+        }
+    } else if value.is_int() {
+        if let Ok(n) = value.as_int() {
+            return Ok(Value::Int(n));
+        }
+    } else if value.is_array() {
+        if let Ok(items) = value.as_array_ref() {
+            let mut list = Vec::with_capacity(items.len());
+            for v in items.iter() {
+                list.push(to_value(v, depth + 1)?);
+            }
+            return Ok(Value::List(list));
+        }
+    } else if value.is_unit() {
         return Ok(Value::Null);
-    }
-    if let Ok(b) = value.as_bool() {
-        return Ok(Value::Bool(b));
-    }
-    if let Ok(n) = value.as_int() {
-        return Ok(Value::Int(n));
-    }
-    if let Ok(x) = value.as_float() {
-        return Float::new(x).map(Value::Float).ok_or_else(|| format!("{x} is not a finite number"));
-    }
-    if let Ok(s) = value.as_immutable_string_ref() {
-        return Ok(Value::Str(s.to_string()));
-    }
-    if let Ok(c) = value.as_char() {
+    } else if value.is_bool() {
+        if let Ok(b) = value.as_bool() {
+            return Ok(Value::Bool(b));
+        }
+    } else if value.is_float() {
+        if let Ok(x) = value.as_float() {
+            return Float::new(x).map(Value::Float).ok_or_else(|| format!("{x} is not a finite number"));
+        }
+    } else if value.is_char()
+        && let Ok(c) = value.as_char()
+    {
         return Ok(Value::Str(c.to_string()));
-    }
-    if let Ok(items) = value.as_array_ref() {
-        return items.iter().map(|v| to_value(v, depth + 1)).collect::<Result<_, _>>().map(Value::List);
-    }
-    if let Ok(map) = value.as_map_ref() {
-        let pairs = map
-            .iter()
-            .map(|(k, v)| Ok((Key::Owned(k.to_string()), to_value(v, depth + 1)?)))
-            .collect::<Result<_, String>>()?;
-        return Ok(Value::Map(pairs));
     }
     Err(format!("a script value of type `{}` cannot leave the script", value.type_name()))
 }
