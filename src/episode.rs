@@ -25,6 +25,7 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex};
 
+use agentsim_agents::external::{ErrorKind, ExternalError};
 use agentsim_agents::{LayerSpec, PlannerSpec, StackSpec};
 use agentsim_engine::{SimConfig, Trajectory};
 use agentsim_worlds::Prepared;
@@ -209,11 +210,11 @@ impl Episode {
     /// Ends a running episode as an agent failure with `reason` (and `stderr`, its
     /// diagnostic) and returns its trajectory; `None` when it had ended already
     /// (or panicked on the way).
-    pub fn fail(&mut self, reason: &str, stderr: &str) -> Option<Trajectory> {
+    pub fn fail(&mut self, error: &ExternalError, stderr: &str) -> Option<Trajectory> {
         // The bridge answers every step after a failure itself, so one resume
         // normally returns; the loop is for a stack that would ask again anyway.
         while !self.ended() {
-            let fail = Command::Fail { reason: reason.into(), stderr: stderr.into() };
+            let fail = Command::Fail { error: error.clone(), stderr: stderr.into() };
             match self.step(fail) {
                 Ok(Step::Finished(trajectory)) => return Some(trajectory),
                 Ok(Step::Observe(_)) => {}
@@ -227,6 +228,6 @@ impl Episode {
 impl Drop for Episode {
     fn drop(&mut self) {
         // The loop returns and everything on its stack is dropped normally.
-        let _ = self.fail(DROPPED, "");
+        let _ = self.fail(&ExternalError::new(ErrorKind::Abandoned, DROPPED), "");
     }
 }

@@ -30,7 +30,9 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::{Duration, Instant};
 
 use agentsim_agents::LayerSpec;
-use agentsim_agents::external::{ExternalConfig, Line, Process, Tagged, interrupted, protocol};
+use agentsim_agents::external::{
+    ErrorKind, ExternalConfig, ExternalError, Line, Process, Tagged, interrupted, protocol, timeout,
+};
 use agentsim_engine::{SimConfig, Trajectory};
 use agentsim_worlds::Prepared;
 use serde_json::Value as Json;
@@ -87,7 +89,7 @@ enum Room {
     /// On this process.
     In(usize),
     /// Nowhere: a process could not be started, for this reason.
-    StartFailed(String),
+    StartFailed(ExternalError),
     /// Nowhere now: every process has its episodes in flight.
     Full,
 }
@@ -209,7 +211,7 @@ impl Driver<'_> {
             self.solo.pop_front();
             match self.spawn(true) {
                 Ok(slot) => self.start(slot, unit),
-                Err(reason) => self.fail_unstarted(unit, &reason),
+                Err(error) => self.fail_unstarted(unit, &error),
             }
         }
         while self.next_unit < self.units.end {
@@ -221,7 +223,7 @@ impl Driver<'_> {
             self.next_unit += 1;
             match room {
                 Room::In(slot) => self.start(slot, unit),
-                Room::StartFailed(reason) => self.fail_unstarted(unit, &reason),
+                Room::StartFailed(error) => self.fail_unstarted(unit, &error),
                 Room::Full => unreachable!("handled above"),
             }
         }
@@ -246,7 +248,7 @@ impl Driver<'_> {
         Ok(self.spawn(false).map_or_else(Room::StartFailed, Room::In))
     }
 
-    fn spawn(&mut self, solo: bool) -> Result<usize, String> {
+    fn spawn(&mut self, solo: bool) -> Result<usize, ExternalError> {
         self.tags += 1;
         let config = self.run.config;
         let process = Process::spawn_tagged(
@@ -264,11 +266,11 @@ impl Driver<'_> {
 
     /// A unit whose process could not be started: its episode ends at its first
     /// decision with the reason, as a process per trajectory's would.
-    fn fail_unstarted(&mut self, unit: u64, reason: &str) {
+    fn fail_unstarted(&mut self, unit: u64, error: &ExternalError) {
         let (mut episode, first) = Episode::start(self.setup(unit));
         let trajectory = match first.unwrap_or_else(|e| panic!("{e}")) {
             Step::Finished(t) => t,
-            Step::Observe(_) => episode.fail(reason, "").expect("a running episode ends when it fails"),
+            Step::Observe(_) => episode.fail(error, "").expect("a running episode ends when it fails"),
         };
         self.finished.insert(unit, trajectory);
     }
@@ -322,7 +324,7 @@ impl Driver<'_> {
         };
         let bytes = match line {
             Ok(bytes) => bytes,
-            Err(reason) => return self.fail_slot(slot, &reason),
+            Err(error) => return self.fail_slot(slot, &error),
         };
         if !self.slots[slot].greeted {
             return match protocol::parse_hello(&bytes) {
@@ -333,14 +335,20 @@ impl Driver<'_> {
                     slot.capacity = if slot.solo { 1 } else { hello.episodes_in_flight };
                     Ok(())
                 }
-                Some(Err(reason)) => self.fail_slot(slot, &reason),
+                Some(Err(reason)) => self.fail_slot(slot, &ExternalError::new(ErrorKind::BadHello, reason)),
                 None if !self.persistent => Err(Halt::NotPersistent),
-                None => self.fail_slot(slot, "expected a hello as the first line (it greeted on another process)"),
+                None => self.fail_slot(
+                    slot,
+                    &ExternalError::new(
+                        ErrorKind::BadHello,
+                        "expected a hello as the first line (it greeted on another process)",
+                    ),
+                ),
             };
         }
         let json: Json = match serde_json::from_slice(&bytes) {
             Ok(json) => json,
-            Err(e) => return self.fail_slot(slot, &format!("not JSON: {e}")),
+            Err(e) => return self.fail_slot(slot, &ExternalError::new(ErrorKind::NotJson, format!("not JSON: {e}"))),
         };
         match protocol::episode_of(&json) {
             Some(id) if self.slots[slot].flights.contains_key(&id) => {
@@ -349,8 +357,20 @@ impl Driver<'_> {
             }
             // A late answer to an episode that has ended (it ran out of time).
             Some(id) if id >= 1 && id <= self.slots[slot].ids => Ok(()),
-            Some(id) => self.fail_slot(slot, &format!("an answer for episode {id}, which it was never sent")),
-            None => self.fail_slot(slot, "an answer without `episode` (a persistent agent names the episode)"),
+            Some(id) => self.fail_slot(
+                slot,
+                &ExternalError::new(
+                    ErrorKind::BadEpisode,
+                    format!("an answer for episode {id}, which it was never sent"),
+                ),
+            ),
+            None => self.fail_slot(
+                slot,
+                &ExternalError::new(
+                    ErrorKind::BadEpisode,
+                    "an answer without `episode` (a persistent agent names the episode)",
+                ),
+            ),
         }
     }
 
@@ -361,7 +381,8 @@ impl Driver<'_> {
             Ok((action, decision)) => flight.episode.step(Command::Act(action, decision)),
             Err(e) => {
                 let reason = format!("answer to observation {}: {e}", flight.seq);
-                let trajectory = flight.episode.fail(&reason, "").expect("a running episode ends when it fails");
+                let error = ExternalError::new(ErrorKind::InvalidAction, reason);
+                let trajectory = flight.episode.fail(&error, "").expect("a running episode ends when it fails");
                 Ok(Step::Finished(trajectory))
             }
         };
@@ -384,19 +405,19 @@ impl Driver<'_> {
             // No hello in time: a process per trajectory describes it.
             return Err(Halt::NotPersistent);
         }
-        let reason = format!("no answer within {} ms (wall clock)", self.run.config.turn_limit_ms);
+        let too_late = timeout(self.run.config.turn_limit_ms);
         let mut i = 0;
         while i < self.slots.len() {
             let late: Vec<u64> =
                 self.slots[i].flights.iter().filter(|(_, f)| f.deadline <= now).map(|(id, _)| *id).collect();
             if !late.is_empty() && self.slots[i].solo {
                 // Alone on its process, as a process per trajectory: the process goes.
-                let _ = self.fail_slot(i, &reason);
+                let _ = self.fail_slot(i, &too_late);
                 continue;
             }
             for id in late {
                 let mut flight = self.slots[i].flights.remove(&id).expect("listed");
-                let trajectory = flight.episode.fail(&reason, "").expect("a running episode ends when it fails");
+                let trajectory = flight.episode.fail(&too_late, "").expect("a running episode ends when it fails");
                 let _ = self.slots[i].process.send(&protocol::end_line(id));
                 self.finished.insert(flight.unit, trajectory);
             }
@@ -408,7 +429,7 @@ impl Driver<'_> {
     /// Ends a process that failed as a whole. Alone, its episode ends as
     /// `agent_error` with `reason` and the process's stderr; shared, its episodes
     /// in flight are run again, each alone.
-    fn fail_slot(&mut self, slot: usize, reason: &str) -> Result<(), Halt> {
+    fn fail_slot(&mut self, slot: usize, error: &ExternalError) -> Result<(), Halt> {
         let mut slot = self.slots.remove(slot);
         let stderr = slot.process.stop();
         if !self.persistent {
@@ -418,7 +439,7 @@ impl Driver<'_> {
         let flights = std::mem::take(&mut slot.flights);
         if slot.solo {
             for (_, mut flight) in flights {
-                let trajectory = flight.episode.fail(reason, &stderr).expect("a running episode ends when it fails");
+                let trajectory = flight.episode.fail(error, &stderr).expect("a running episode ends when it fails");
                 self.finished.insert(flight.unit, trajectory);
             }
         } else {

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use agentsim::Runner;
 use agentsim::episode::{DROPPED, Episode, EpisodeError, Setup, Step};
 use agentsim::mcp::bridge::Command;
-use agentsim_agents::external::protocol;
 use agentsim_agents::external::replayed::recorded_steps;
+use agentsim_agents::external::{ErrorKind, ExternalError, protocol};
 use agentsim_agents::{PlannerSpec, StackSpec};
 use agentsim_engine::{Action, Outcome, ToolCall, ToolId, Trajectory, Value};
 use agentsim_worlds::{Prepared, Scenario};
@@ -142,11 +142,13 @@ fn a_failed_or_dropped_episode_ends_as_agent_error_and_a_panic_is_reported() {
     let stack = preset("resilient");
     let (mut episode, first) = Episode::start(setup(&prepared, 3, &stack));
     assert!(matches!(first, Ok(Step::Observe(_))));
-    let t = episode.fail("the agent process crashed", "a traceback").expect("it was running");
+    let t = episode
+        .fail(&ExternalError::new(ErrorKind::Closed, "the agent process crashed"), "a traceback")
+        .expect("it was running");
     assert_eq!((t.outcome, t.end_reason.as_str()), (Outcome::AgentError, "agent failed: the agent process crashed"));
     assert!(episode.ended());
     assert_eq!(episode.step(Command::Finish).unwrap_err(), EpisodeError::Ended);
-    assert!(episode.fail("again", "").is_none());
+    assert!(episode.fail(&ExternalError::new(ErrorKind::Closed, "again"), "").is_none());
 
     // Many episodes dropped while suspended: each ends (its stack is unwound by
     // returning), and their stacks serve the next ones.

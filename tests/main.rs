@@ -11,6 +11,7 @@ mod determinism;
 mod docs;
 mod episode;
 mod external;
+mod external_errors;
 mod faults;
 mod flight_booking;
 mod fuzz_regressions;

@@ -32,7 +32,8 @@ fn sweep(dir: &Path, agent: &str, seeds: &str, threads: &str, in_flight: &str, e
 }
 
 /// Runs `agent` over `seeds` in the library with `processes` processes and
-/// `in_flight` episodes per process: (outcome, end reason, digest) per seed.
+/// `in_flight` episodes per process: (outcome, end reason, digest, the `what` of
+/// its external failure notes) per seed.
 fn run(agent: &str, seeds: std::ops::Range<u64>, processes: usize, in_flight: &str, turn_limit_ms: u64) -> Vec<Ended> {
     let prepared = default_scenario();
     let mut config = ExternalConfig::new(&format!("python3 {ROOT}/{agent} {in_flight}"));
@@ -52,7 +53,11 @@ fn run(agent: &str, seeds: std::ops::Range<u64>, processes: usize, in_flight: &s
         seeds.clone(),
         1,
         &stop,
-        |_, t| (t.outcome, t.end_reason, t.digest),
+        |_, t| {
+            let failures = t.decisions.iter().filter(|(s, w, _)| *s == "external" && w.starts_with("error"));
+            let failures = failures.map(|(_, what, _)| *what).collect();
+            (t.outcome, t.end_reason, t.digest, failures)
+        },
         |e| {
             ended.push(e);
             Ok::<(), ()>(())
@@ -62,7 +67,7 @@ fn run(agent: &str, seeds: std::ops::Range<u64>, processes: usize, in_flight: &s
     ended
 }
 
-type Ended = (Outcome, String, Digest);
+type Ended = (Outcome, String, Digest, Vec<&'static str>);
 
 #[test]
 fn a_persistent_agent_sweeps_as_a_process_per_seed_does_on_any_threads() {
@@ -87,10 +92,11 @@ fn a_crash_mid_episode_ends_only_its_episode_whatever_ran_beside_it() {
     assert_eq!(runs[0], runs[2], "1 or 3 processes");
     let healthy = run("tests/external_agents/persistent_misbehaves.py well", 0..15, 2, "4", 20_000);
     let (crashed, fine): (Vec<_>, Vec<_>) =
-        runs[0].iter().zip(&healthy).partition(|((outcome, _, _), _)| *outcome == Outcome::AgentError);
+        runs[0].iter().zip(&healthy).partition(|((outcome, _, _, _), _)| *outcome == Outcome::AgentError);
     assert!(!crashed.is_empty() && fine.len() >= 5, "some episodes crash, most do not: {:?}", runs[0]);
-    for ((_, reason, _), _) in &crashed {
+    for ((_, reason, _, failures), _) in &crashed {
         assert!(reason.contains("closed its stdin or stdout"), "{reason}");
+        assert_eq!(failures, &["error.closed"], "{reason}");
     }
     // The others ran as if nothing had happened beside them.
     for (mine, theirs) in fine {
@@ -105,20 +111,21 @@ fn a_crash_mid_episode_ends_only_its_episode_whatever_ran_beside_it() {
 
 #[test]
 fn a_bad_missing_garbled_or_oversized_answer_ends_only_that_episode() {
-    for (mode, reason, turn_limit_ms) in [
-        ("bad_action", "answer to observation 2: field `tool`: unknown tool `no_such_tool`", 20_000),
-        ("silent", "no answer within 1500 ms (wall clock)", 1_500),
+    for (mode, reason, kind, turn_limit_ms) in [
+        ("bad_action", "answer to observation 2: field `tool`: unknown tool `no_such_tool`", "invalid_action", 20_000),
+        ("silent", "no answer within 1500 ms (wall clock)", "timeout", 1_500),
         // Lines no episode can be told from fail the process: its episodes run
         // again alone, and only the guilty ones end, with the reason.
-        ("garbage", "not JSON", 20_000),
-        ("oversized", "a line longer than 1048576 bytes", 20_000),
+        ("garbage", "not JSON", "not_json", 20_000),
+        ("oversized", "a line longer than 1048576 bytes", "line_too_long", 20_000),
     ] {
         let agent = format!("tests/external_agents/persistent_misbehaves.py {mode}");
         let ended = run(&agent, 0..12, 2, "4", turn_limit_ms);
-        let failed: Vec<_> = ended.iter().filter(|(o, _, _)| *o == Outcome::AgentError).collect();
+        let failed: Vec<_> = ended.iter().filter(|(o, _, _, _)| *o == Outcome::AgentError).collect();
         assert!(!failed.is_empty() && failed.len() < ended.len(), "{mode}: {ended:?}");
-        for (_, why, _) in failed {
+        for (_, why, _, failures) in failed {
             assert!(why.contains(reason), "{mode}: {why}");
+            assert_eq!(failures, &[format!("error.{kind}")], "{mode}: {why}");
         }
     }
 }
@@ -172,4 +179,25 @@ fn an_interrupted_persistent_sweep_stops_soon_and_keeps_whole_seeds() {
     let output = agentsim(dir.path(), &full, &[("RAYON_NUM_THREADS", "1")]);
     assert!(output.status.success(), "{}", text(&output));
     assert_eq!(csv, std::fs::read_to_string(dir.path().join("full/trajectories.csv")).unwrap());
+}
+
+#[test]
+fn a_bad_hello_or_an_answer_naming_no_episode_is_its_own_kind() {
+    let agent = "tests/external_agents/persistent_protocol_errors.py no_episode";
+    let ended = run(agent, 0..3, 2, "", 20_000);
+    for (outcome, why, _, failures) in &ended {
+        assert_eq!(*outcome, Outcome::AgentError, "{why}");
+        assert!(why.contains("an answer without `episode`"), "{why}");
+        assert_eq!(failures, &["error.bad_episode"], "{why}");
+    }
+    // A malformed hello is refused by a process per trajectory too.
+    let prepared = default_scenario();
+    let command = format!("python3 {ROOT}/tests/external_agents/persistent_protocol_errors.py bad_hello");
+    let stack = agentsim_agents::StackSpec {
+        planner: agentsim_agents::PlannerSpec::External(ExternalConfig::new(&command)),
+        layers: vec![],
+    };
+    let t = agentsim::Runner::new(&prepared, &stack, false, 1.0).run(0);
+    assert!(t.end_reason.contains("episodes_in_flight"), "{}", t.end_reason);
+    assert!(t.decisions.iter().any(|(s, w, _)| *s == "external" && *w == "error.bad_hello"), "{:?}", t.decisions);
 }

@@ -18,8 +18,8 @@ use agentsim::mcp::bridge::Command;
 use agentsim::summary::Partial;
 use agentsim::sweep::{Done, Rows, Swept};
 use agentsim::{Row, SummaryBuilder};
-use agentsim_agents::external::protocol;
 use agentsim_agents::external::replayed::recorded_steps;
+use agentsim_agents::external::{ErrorKind, ExternalError, protocol};
 use agentsim_agents::{LayerSpec, PlannerSpec, StackSpec};
 use agentsim_engine::{Outcome, Trajectory};
 use agentsim_worlds::Prepared;
@@ -205,7 +205,7 @@ impl Episode {
         if self.done() {
             return Ok(());
         }
-        self.send(Command::Fail { reason: reason.to_string(), stderr: detail })
+        self.send(Command::Fail { error: ExternalError::new(ErrorKind::Raised, reason), stderr: detail })
     }
 
     /// The ended episode's result as JSON text: its CSV row's fields plus the

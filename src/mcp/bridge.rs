@@ -13,7 +13,7 @@
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender};
 
-use agentsim_agents::external::protocol;
+use agentsim_agents::external::{ExternalError, protocol, record_failure};
 use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Message, Reply, ToolId, Value};
 use serde_json::{Value as Json, json};
 
@@ -45,8 +45,9 @@ pub enum Command {
     /// `stderr` is its diagnostic (a traceback), kept beside the trajectory and
     /// out of the digest, as an external agent's stderr.
     Fail {
-        /// Why, as the trajectory's end reason.
-        reason: String,
+        /// Why (its kind names the failure's note; its reason is the
+        /// trajectory's end reason).
+        error: ExternalError,
         /// The diagnostic.
         stderr: String,
     },
@@ -171,12 +172,10 @@ impl Agent for Bridge {
         let decided = match command {
             Command::Act(action, decision) => Ok((action, decision)),
             Command::Finish => decide(json!({"action": "finish", "outcome": "done"}), cx),
-            Command::Fail { reason, stderr } => {
+            Command::Fail { error, stderr } => {
                 self.failed = true;
                 // What the external agent (and so its replay) does on a failure.
-                cx.note("external", "error", Value::str(reason.clone()));
-                cx.diagnose("external", "stderr", Value::Str(stderr));
-                return Action::Finish(Finish::Failed { reason });
+                return record_failure(cx, error.kind.note_what(), error.reason, stderr);
             }
         };
         match decided {

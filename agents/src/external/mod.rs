@@ -13,12 +13,14 @@
 //!
 //! A crash, a hang past `turn_limit_ms` of wall-clock time, a line that is not a
 //! valid action, or a line longer than `line_bytes_max` ends the trajectory with
-//! `Finish::Failed` (outcome `agent_error`) and the reason; the process group is
+//! `Finish::Failed` (outcome `agent_error`) and the reason, recorded as the note
+//! `("external", "error.<kind>", reason)` ([`ErrorKind`]); the process group is
 //! killed and the process reaped, and the tail of its stderr is kept beside the
 //! trajectory as an `("external", "stderr", text)` diagnostic (`AgentCx::diagnose`:
 //! in the timeline and incidents, not in the digest, since an agent may print a
 //! pid or a time there). The sweep goes on with the next seed.
 
+pub mod error;
 mod process;
 pub mod protocol;
 pub mod replayed;
@@ -26,7 +28,8 @@ pub mod replayed;
 use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Value};
 use serde::{Deserialize, Serialize};
 
-pub use process::{CLOSED, Line, Process, Tagged, check_command, interrupt, interrupted, kill_all, starts};
+pub use error::{ErrorKind, ExternalError};
+pub use process::{CLOSED, Line, Process, Tagged, check_command, interrupt, interrupted, kill_all, starts, timeout};
 
 /// How an external agent is run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -81,13 +84,12 @@ impl ExternalAgent {
         Self { config, process: None, seq: 0, failed: false }
     }
 
-    fn exchange(&mut self, input: &Input, cx: &AgentCx<'_>) -> Result<(Action, Value), String> {
-        if self.process.is_none() {
-            let process =
-                Process::spawn(&self.config.command, self.config.line_bytes_max, self.config.stderr_bytes_max)?;
-            self.process = Some(process);
-        }
-        let process = self.process.as_mut().ok_or("no process")?;
+    fn exchange(&mut self, input: &Input, cx: &AgentCx<'_>) -> Result<(Action, Value), ExternalError> {
+        let config = &self.config;
+        let process = match &mut self.process {
+            Some(process) => process,
+            none => none.insert(Process::spawn(&config.command, config.line_bytes_max, config.stderr_bytes_max)?),
+        };
         self.seq += 1;
         process.send(&protocol::observation(self.seq, input, cx))?;
         let mut line = process.receive(self.config.turn_limit_ms)?;
@@ -95,12 +97,32 @@ impl ExternalAgent {
             // A persistent agent greets first; run as one process per trajectory
             // (`agentsim run`, a failure's recording) it serves this one episode.
             if let Some(hello) = protocol::parse_hello(&line) {
-                hello?;
+                hello.map_err(|reason| ExternalError::new(ErrorKind::BadHello, reason))?;
                 line = process.receive(self.config.turn_limit_ms)?;
             }
         }
-        protocol::parse_action(&line, cx.catalog).map_err(|e| format!("answer to observation {}: {e}", self.seq))
+        answer(&line, self.seq, cx)
     }
+}
+
+/// Reads `line`, the answer to observation `seq`, as an action and the decision to
+/// record; a failure says whether the line was not JSON or not a valid action.
+pub fn answer(line: &[u8], seq: u64, cx: &AgentCx<'_>) -> Result<(Action, Value), ExternalError> {
+    let failed = |kind, e: String| ExternalError::new(kind, format!("answer to observation {seq}: {e}"));
+    let json: serde_json::Value =
+        serde_json::from_slice(line).map_err(|e| failed(ErrorKind::NotJson, format!("not JSON: {e}")))?;
+    protocol::action_of(&json, cx.catalog).map_err(|e| failed(ErrorKind::InvalidAction, e))
+}
+
+/// Records a failure as the note `("external", what, reason)` (`what` is
+/// `error.<kind>`, or a recording's kindless `error`), with the tail of the
+/// agent's stderr as a diagnostic (out of the digest), and ends the trajectory
+/// with the reason. The live agent, its replay and the protocol bridge all end so.
+pub fn record_failure(cx: &mut AgentCx<'_>, what: &'static str, reason: String, stderr: String) -> Action {
+    assert!(ErrorKind::of_note_what(what).is_some(), "`{what}` names an external failure");
+    cx.note("external", what, Value::str(reason.clone()));
+    cx.diagnose("external", "stderr", Value::Str(stderr));
+    Action::Finish(Finish::Failed { reason })
 }
 
 impl Agent for ExternalAgent {
@@ -123,12 +145,10 @@ impl Agent for ExternalAgent {
                 }
                 action
             }
-            Err(reason) => {
+            Err(error) => {
                 self.failed = true;
                 let stderr = self.process.take().map(|mut p| p.stop()).unwrap_or_default();
-                cx.note("external", "error", Value::str(reason.clone()));
-                cx.diagnose("external", "stderr", Value::Str(stderr));
-                Action::Finish(Finish::Failed { reason })
+                record_failure(cx, error.kind.note_what(), error.reason, stderr)
             }
         }
     }

@@ -22,6 +22,8 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use super::error::{ErrorKind, ExternalError};
+
 /// How long to wait for the stderr reader to drain after the process ended.
 const STDERR_DRAIN_MS: u64 = 500;
 
@@ -31,7 +33,17 @@ const INTERRUPT_POLL_MS: u64 = 50;
 /// Why a trajectory ended when its agent's pipes closed. The same words whether
 /// the host saw it on a write (`EPIPE`) or on a read (end of file), which is a
 /// race between two threads: the reason, and so the digest, must not depend on it.
+/// Its kind is [`ErrorKind::Closed`], as is every other failure on the pipes.
 pub const CLOSED: &str = "the agent closed its stdin or stdout (it exited or crashed)";
+
+fn closed() -> ExternalError {
+    ExternalError::new(ErrorKind::Closed, CLOSED)
+}
+
+/// The failure of an agent that gave no answer within `limit_ms` (wall clock).
+pub fn timeout(limit_ms: u64) -> ExternalError {
+    ExternalError::new(ErrorKind::Timeout, format!("no answer within {limit_ms} ms (wall clock)"))
+}
 
 /// Set once (by a SIGINT or SIGTERM handler, see [`interrupt`]): every running
 /// agent's wait ends at once with an error and no new agent starts.
@@ -120,7 +132,7 @@ fn register(group: i32) -> Option<usize> {
 
 /// What the reader and writer threads report, in order: a line (without its
 /// newline), or why the pipes are done.
-pub type Line = Result<Vec<u8>, String>;
+pub type Line = Result<Vec<u8>, ExternalError>;
 
 /// A [`Line`] with the tag of the process it came from, for a caller that waits
 /// on several processes at once (see [`Process::spawn_tagged`]).
@@ -171,7 +183,7 @@ pub fn check_command(command: &str) -> Result<(), String> {
 impl Process {
     /// Starts `command` (split on whitespace, run directly without a shell) as the
     /// leader of a new process group.
-    pub fn spawn(command: &str, line_bytes_max: usize, stderr_bytes_max: usize) -> Result<Self, String> {
+    pub fn spawn(command: &str, line_bytes_max: usize, stderr_bytes_max: usize) -> Result<Self, ExternalError> {
         let (to, lines) = channel();
         let mut process = Self::spawn_tagged(command, line_bytes_max, stderr_bytes_max, 0, to)?;
         process.lines = Some(lines);
@@ -187,13 +199,17 @@ impl Process {
         stderr_bytes_max: usize,
         tag: u64,
         lines: Sender<Tagged>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, ExternalError> {
         use std::os::unix::process::CommandExt;
         if interrupted() {
-            return Err("interrupted (SIGINT or SIGTERM): no new agent is started".into());
+            return Err(ExternalError::new(
+                ErrorKind::Interrupted,
+                "interrupted (SIGINT or SIGTERM): no new agent is started",
+            ));
         }
+        let not_started = |reason: &str| ExternalError::new(ErrorKind::Start, reason);
         let mut words = command.split_whitespace();
-        let program = words.next().ok_or("the command is empty")?;
+        let program = words.next().ok_or_else(|| not_started("the command is empty"))?;
         // Until the agent's group is registered for `kill_all`, a Ctrl-C on this
         // thread would end agentsim and leave the agent running: hold SIGINT and
         // SIGTERM back until then (the child starts with an empty mask: std
@@ -214,13 +230,13 @@ impl Process {
             .map_err(|e| {
                 let reason = format!("cannot start `{command}`: {e}");
                 let _ = FIRST_START_FAILURE.set(reason.clone());
-                reason
+                ExternalError::new(ErrorKind::Start, reason)
             })?;
         STARTED.fetch_add(1, Ordering::SeqCst);
-        let group = i32::try_from(child.id()).map_err(|_| "the agent's pid does not fit a pid_t")?;
-        let stdout = child.stdout.take().ok_or("no stdout pipe")?;
-        let stderr_pipe = child.stderr.take().ok_or("no stderr pipe")?;
-        let stdin_pipe = child.stdin.take().ok_or("no stdin pipe")?;
+        let group = i32::try_from(child.id()).map_err(|_| not_started("the agent's pid does not fit a pid_t"))?;
+        let stdout = child.stdout.take().ok_or_else(|| not_started("no stdout pipe"))?;
+        let stderr_pipe = child.stderr.take().ok_or_else(|| not_started("no stderr pipe"))?;
+        let stdin_pipe = child.stdin.take().ok_or_else(|| not_started("no stdin pipe"))?;
         let line_tx = lines;
         let writer_tx = line_tx.clone();
         let (stdin, to_write) = channel::<Vec<u8>>();
@@ -232,17 +248,20 @@ impl Process {
                 let limit = line_bytes_max as u64 + 1;
                 let read = (&mut reader).take(limit).read_until(b'\n', &mut line);
                 let message = match read {
-                    Ok(0) => Err(CLOSED.to_string()),
-                    Ok(_) if line.last() != Some(&b'\n') && line.len() > line_bytes_max => {
-                        Err(format!("a line longer than {line_bytes_max} bytes"))
-                    }
+                    Ok(0) => Err(closed()),
+                    Ok(_) if line.last() != Some(&b'\n') && line.len() > line_bytes_max => Err(ExternalError::new(
+                        ErrorKind::LineTooLong,
+                        format!("a line longer than {line_bytes_max} bytes"),
+                    )),
                     Ok(_) => {
                         while matches!(line.last(), Some(b'\n' | b'\r')) {
                             line.pop();
                         }
                         Ok(line)
                     }
-                    Err(e) => Err(format!("cannot read the agent's stdout: {e}")),
+                    Err(e) => {
+                        Err(ExternalError::new(ErrorKind::Closed, format!("cannot read the agent's stdout: {e}")))
+                    }
                 };
                 let stop = message.is_err();
                 if line_tx.send((tag, message)).is_err() || stop {
@@ -277,31 +296,34 @@ impl Process {
     /// Queues one line for the agent's stdin. A write that fails (the agent
     /// exited) reaches [`Process::receive`] as an error; one that blocks (the
     /// agent reads nothing) is bounded by the per-turn limit.
-    pub fn send(&mut self, line: &str) -> Result<(), String> {
-        let stdin = self.stdin.as_ref().ok_or(CLOSED)?;
+    pub fn send(&mut self, line: &str) -> Result<(), ExternalError> {
+        let stdin = self.stdin.as_ref().ok_or_else(closed)?;
         let mut bytes = Vec::with_capacity(line.len() + 1);
         bytes.extend_from_slice(line.as_bytes());
         bytes.push(b'\n');
-        stdin.send(bytes).map_err(|_| CLOSED.to_string())
+        stdin.send(bytes).map_err(|_| closed())
     }
 
     /// Reads one line, waiting at most `limit_ms` of wall-clock time, and less
     /// when [`interrupt`] is called.
-    pub fn receive(&mut self, limit_ms: u64) -> Result<Vec<u8>, String> {
-        let lines = self.lines.as_ref().ok_or("the lines of this agent go to a shared channel")?;
+    pub fn receive(&mut self, limit_ms: u64) -> Result<Vec<u8>, ExternalError> {
+        let lines = self.lines.as_ref().expect("receive is for a process of its own (`spawn`), not a tagged one");
         let deadline = Instant::now() + Duration::from_millis(limit_ms);
         loop {
             if interrupted() {
-                return Err("interrupted (SIGINT or SIGTERM) while waiting for the agent".into());
+                return Err(ExternalError::new(
+                    ErrorKind::Interrupted,
+                    "interrupted (SIGINT or SIGTERM) while waiting for the agent",
+                ));
             }
             let left = deadline.saturating_duration_since(Instant::now());
             match lines.recv_timeout(left.min(Duration::from_millis(INTERRUPT_POLL_MS))) {
                 Ok((_, line)) => return line,
                 Err(RecvTimeoutError::Timeout) if left.is_zero() => {
-                    return Err(format!("no answer within {limit_ms} ms (wall clock)"));
+                    return Err(timeout(limit_ms));
                 }
                 Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => return Err(CLOSED.into()),
+                Err(RecvTimeoutError::Disconnected) => return Err(closed()),
             }
         }
     }
@@ -353,9 +375,9 @@ fn write_lines(mut pipe: ChildStdin, lines: &Receiver<Vec<u8>>, errors: &Sender<
     while let Ok(line) = lines.recv() {
         if let Err(e) = pipe.write_all(&line).and_then(|()| pipe.flush()) {
             let message = if e.kind() == std::io::ErrorKind::BrokenPipe {
-                CLOSED.to_string()
+                closed()
             } else {
-                format!("cannot write to the agent: {e}")
+                ExternalError::new(ErrorKind::Closed, format!("cannot write to the agent: {e}"))
             };
             let _ = errors.send((tag, Err(message)));
             return;

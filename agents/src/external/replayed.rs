@@ -1,8 +1,10 @@
 //! Replaying an external agent from its recorded decisions, without the process.
 //!
 //! An external agent's every answer is recorded in its trajectory as an
-//! `("external", "decision", ...)` note, and a failure as an `("external", "error")`
-//! note and an `("external", "stderr")` diagnostic. [`ReplayedAgent`] gives the same answers in
+//! `("external", "decision", ...)` note, and a failure as an
+//! `("external", "error.<kind>")` note (`("external", "error")` in recordings made
+//! before failures had kinds: replayed as recorded) and an `("external", "stderr")`
+//! diagnostic. [`ReplayedAgent`] gives the same answers in
 //! the same order, reading and taking turns exactly as the live agent did, so the
 //! replayed trajectory (digest included) is the recorded one. It diverges only if
 //! the world does: then the decisions run out or stop fitting, and the run ends as
@@ -12,7 +14,8 @@ use serde::{Deserialize, Serialize};
 
 use agentsim_engine::{Action, Agent, AgentCx, EventKind, Finish, Input, Trajectory, Value};
 
-use super::protocol;
+use super::error::{ErrorKind, LEGACY_NOTE_WHAT};
+use super::{protocol, record_failure};
 
 /// One recorded step of an external agent.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -25,30 +28,42 @@ pub enum RecordedStep {
         reason: String,
         /// The end of its stderr.
         stderr: String,
+        /// Its kind, as its note named it; `None` for a note without one (a
+        /// recording made before kinds), which is replayed as `error` again.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        kind: Option<ErrorKind>,
     },
+}
+
+impl RecordedStep {
+    /// The failure note's `what`, exactly as it was recorded.
+    fn failure_what(kind: Option<ErrorKind>) -> &'static str {
+        kind.map_or(LEGACY_NOTE_WHAT, ErrorKind::note_what)
+    }
 }
 
 /// The recorded steps of an external agent in a recorded trajectory, in order.
 pub fn recorded_steps(t: &Trajectory) -> Vec<RecordedStep> {
     let mut steps = Vec::new();
-    let mut pending_error: Option<String> = None;
+    let mut pending_error: Option<(String, Option<ErrorKind>)> = None;
     for event in &t.events {
         let EventKind::Note(note) = &event.kind else { continue };
         if note.source != "external" {
             continue;
         }
-        match note.what {
-            "decision" => steps.push(RecordedStep::Decision(note.detail.clone())),
-            "error" => pending_error = Some(note.detail.as_str().unwrap_or_default().to_string()),
-            "stderr" => {
-                let stderr = note.detail.as_str().unwrap_or_default().to_string();
-                steps.push(RecordedStep::Failed { reason: pending_error.take().unwrap_or_default(), stderr });
+        let text = || note.detail.as_str().unwrap_or_default().to_string();
+        match (note.what, ErrorKind::of_note_what(note.what)) {
+            ("decision", _) => steps.push(RecordedStep::Decision(note.detail.clone())),
+            (_, Some(kind)) => pending_error = Some((text(), kind)),
+            ("stderr", _) => {
+                let (reason, kind) = pending_error.take().unwrap_or_default();
+                steps.push(RecordedStep::Failed { reason, stderr: text(), kind });
             }
             _ => {}
         }
     }
-    if let Some(reason) = pending_error {
-        steps.push(RecordedStep::Failed { reason, stderr: String::new() });
+    if let Some((reason, kind)) = pending_error {
+        steps.push(RecordedStep::Failed { reason, stderr: String::new(), kind });
     }
     steps
 }
@@ -97,10 +112,8 @@ impl Agent for ReplayedAgent {
                     }),
                 }
             }
-            RecordedStep::Failed { reason, stderr } => {
-                cx.note("external", "error", Value::str(reason.clone()));
-                cx.diagnose("external", "stderr", Value::Str(stderr));
-                Action::Finish(Finish::Failed { reason })
+            RecordedStep::Failed { reason, stderr, kind } => {
+                record_failure(cx, RecordedStep::failure_what(kind), reason, stderr)
             }
         }
     }
