@@ -142,14 +142,18 @@ impl State {
     /// order of [`State::keys`].
     pub fn find_script(&self, table: &str, field: &str, value: &Value) -> Result<Vec<Dynamic>, String> {
         let t = self.table(table)?;
-        let added = self.added.iter().filter(move |(at, _)| *at == t).map(|(_, k)| k);
-        Ok(self.base[t]
-            .order
-            .iter()
-            .chain(added)
+        Ok(self
+            .all_keys(t)
             .filter(|k| self.record(t, k).is_some_and(|r| r.get(field) == Some(value)))
             .filter_map(|k| self.script_record(t, k))
             .collect())
+    }
+
+    /// Every key table `t` has had: the scenario's order, then the keys added,
+    /// in the order they were first written (removed ones included).
+    fn all_keys(&self, t: usize) -> impl Iterator<Item = &String> {
+        let added = self.added.iter().filter(move |(at, _)| *at == t).map(|(_, k)| k);
+        self.base[t].order.iter().chain(added)
     }
 
     /// The record `key` of `table`.
@@ -207,8 +211,7 @@ impl State {
     /// The keys of a table: the scenario's order, then records added, in order.
     pub fn keys(&self, table: &str) -> Result<Vec<String>, String> {
         let t = self.table(table)?;
-        let added = self.added.iter().filter(|(at, _)| *at == t).map(|(_, k)| k);
-        Ok(self.base[t].order.iter().chain(added).filter(|k| self.record(t, k).is_some()).cloned().collect())
+        Ok(self.all_keys(t).filter(|k| self.record(t, k).is_some()).cloned().collect())
     }
 
     /// The records of a table, in the order of [`State::keys`].
@@ -259,13 +262,7 @@ impl State {
         value: &'s Value,
     ) -> Result<impl Iterator<Item = &'s Value> + 's, String> {
         let t = self.table(table)?;
-        let added = self.added.iter().filter(move |(at, _)| *at == t).map(|(_, k)| k);
-        Ok(self.base[t]
-            .order
-            .iter()
-            .chain(added)
-            .filter_map(move |k| self.record(t, k))
-            .filter(move |r| r.get(field) == Some(value)))
+        Ok(self.all_keys(t).filter_map(move |k| self.record(t, k)).filter(move |r| r.get(field) == Some(value)))
     }
 
     /// What this trajectory wrote: (table index, key, the record now, or
