@@ -60,6 +60,8 @@ impl Table {
             table.script.0.insert(key.clone(), script);
             table.order.push(key);
         }
+        // A record and its script value are one entry each, under one key.
+        assert_eq!(table.script.0.len(), table.records.len(), "table `{name}`: a record without its script value");
         Ok(table)
     }
 
@@ -121,9 +123,7 @@ impl State {
         {
             return changed.as_ref().map(to_dynamic);
         }
-        let script = self.base[t].script.0.get(key).cloned();
-        debug_assert_eq!(script.is_some(), self.base[t].records.contains_key(key));
-        script
+        self.base[t].script.0.get(key).cloned()
     }
 
     /// The record `key` of `table`, as a script value.
