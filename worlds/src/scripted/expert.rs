@@ -38,11 +38,12 @@ pub struct GoldExpert {
     /// The arguments last filled in, for the template they came from: an
     /// action retried or a read compared with its gold action fills nothing
     /// again until the user says something new.
-    filled: Option<(Template, Value)>,
+    filled: Option<(FilledAt, Value)>,
 }
 
-/// Which arguments template of the plan: (plan, action, its verify read's).
-type Template = (Plan, usize, bool);
+/// Which of the plan's argument templates was filled in: (plan, action,
+/// whether it is the action's verify read).
+type FilledAt = (Plan, usize, bool);
 
 /// Which of the task's lists of gold actions the expert follows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
