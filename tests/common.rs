@@ -27,6 +27,26 @@ pub fn agentsim(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     command.output().expect("the agentsim binary runs")
 }
 
+/// Runs `agentsim sweep ARGS --out out-T` in `dir` once for each
+/// `(threads, chunk_seeds)` pair (`RAYON_NUM_THREADS`, `AGENTSIM_CHUNK_SEEDS`),
+/// asserting each run succeeds; gives each run's stdout, `trajectories.csv`
+/// and `summary.json`, for determinism tests to compare.
+pub fn sweep_on_threads(dir: &Path, args: &[&str], runs: &[(&str, &str)]) -> Vec<(String, String, String)> {
+    runs.iter()
+        .map(|(threads, chunk)| {
+            let out = format!("out-{threads}");
+            let mut all: Vec<&str> = vec!["sweep"];
+            all.extend_from_slice(args);
+            all.extend(["--out", &out]);
+            let env = [("RAYON_NUM_THREADS", *threads), ("AGENTSIM_CHUNK_SEEDS", *chunk)];
+            let output = agentsim(dir, &all, &env);
+            assert!(output.status.success(), "{}", text(&output));
+            let read = |file: &str| std::fs::read_to_string(dir.join(&out).join(file)).unwrap();
+            (String::from_utf8_lossy(&output.stdout).into_owned(), read("trajectories.csv"), read("summary.json"))
+        })
+        .collect()
+}
+
 /// Stdout and stderr as text, for assertion messages.
 pub fn text(output: &Output) -> String {
     format!(

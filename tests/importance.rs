@@ -263,21 +263,14 @@ fn importance_sweep_files_are_deterministic_read_back_and_gated() {
     let scenario = format!("{root}/seeds/rare_failure.ron");
     let agent = format!("{root}/seeds/stacks/three_attempts.ron");
     let dir = tempfile::tempdir().unwrap();
-    let mut outputs = Vec::new();
-    for (threads, chunk) in [("1", "5000"), ("4", "37")] {
-        let out = format!("out-{threads}");
-        let args = ["sweep", &scenario, "--agent", &agent, "--seeds", "0..1500", "--importance", "30", "--out", &out];
-        let env = [("RAYON_NUM_THREADS", threads), ("AGENTSIM_CHUNK_SEEDS", chunk)];
-        let output = crate::common::agentsim(dir.path(), &args, &env);
-        assert!(output.status.success(), "{}", crate::common::text(&output));
-        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let args = [scenario.as_str(), "--agent", &agent, "--seeds", "0..1500", "--importance", "30"];
+    let runs = crate::common::sweep_on_threads(dir.path(), &args, &[("1", "5000"), ("4", "37")]);
+    for (stdout, _, _) in &runs {
         assert!(stdout.contains("nominal rates by importance sampling"), "{stdout}");
-        let csv = std::fs::read_to_string(dir.path().join(&out).join("trajectories.csv")).unwrap();
-        let summary = std::fs::read_to_string(dir.path().join(&out).join("summary.json")).unwrap();
-        outputs.push((csv, summary));
     }
+    let outputs: Vec<(&String, &String)> = runs.iter().map(|(_, csv, summary)| (csv, summary)).collect();
     assert_eq!(outputs[0], outputs[1], "1 and 4 threads");
-    let (csv, summary_text) = &outputs[0];
+    let (csv, summary_text) = outputs[0];
     assert!(csv.lines().next().unwrap().ends_with(",digest,log_weight,check"), "{}", csv.lines().next().unwrap());
 
     // Read back as a resume does: the same importance summary.

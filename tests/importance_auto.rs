@@ -177,34 +177,23 @@ fn auto_is_deterministic_and_says_what_it_chose() {
     let scenario = format!("{root}/seeds/rare_failure.ron");
     let agent = format!("{root}/seeds/stacks/three_attempts.ron");
     let dir = tempfile::tempdir().unwrap();
-    let mut outputs = Vec::new();
-    for (threads, chunk) in [("1", "5000"), ("2", "37")] {
-        let out = format!("out-{threads}");
-        let args = [
-            "sweep",
-            &scenario,
-            "--agent",
-            &agent,
-            "--seeds",
-            "0..400",
-            "--importance",
-            "auto",
-            "--importance-target",
-            "gave_up",
-            "--importance-pilot",
-            "300",
-            "--out",
-            &out,
-        ];
-        let env = [("RAYON_NUM_THREADS", threads), ("AGENTSIM_CHUNK_SEEDS", chunk)];
-        let output = agentsim(dir.path(), &args, &env);
-        assert!(output.status.success(), "{}", text(&output));
-        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let args = [
+        scenario.as_str(),
+        "--agent",
+        &agent,
+        "--seeds",
+        "0..400",
+        "--importance",
+        "auto",
+        "--importance-target",
+        "gave_up",
+        "--importance-pilot",
+        "300",
+    ];
+    let outputs = crate::common::sweep_on_threads(dir.path(), &args, &[("1", "5000"), ("2", "37")]);
+    for (stdout, _, _) in &outputs {
         assert!(stdout.contains("cross-entropy: tilts for `gave_up` from "), "{stdout}");
         assert!(stdout.contains("lookup_order.faults[0] 0.01 -> 0.99"), "{stdout}");
-        let csv = std::fs::read_to_string(dir.path().join(&out).join("trajectories.csv")).unwrap();
-        let summary = std::fs::read_to_string(dir.path().join(&out).join("summary.json")).unwrap();
-        outputs.push((stdout, csv, summary));
     }
     assert_eq!(outputs[0], outputs[1], "1 and 2 threads");
     let summary: serde_json::Value = serde_json::from_str(&outputs[0].2).unwrap();
