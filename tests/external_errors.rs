@@ -1,6 +1,6 @@
 //! External failures broken down by kind: each way an agent fails is recorded as
 //! the note `("external", "error.<kind>", reason)`, counted by kind in the CSV's
-//! `decisions` column and `summary.json`, the same on 1 and 2 threads; recordings
+//! `decisions` column and `summary.json`, the same on 1 and 4 threads; recordings
 //! made before kinds (`("external", "error", ...)`) still replay bit for bit.
 
 use agentsim::Runner;
@@ -61,7 +61,7 @@ fn every_way_an_agent_fails_is_recorded_with_its_kind() {
 }
 
 #[test]
-fn a_sweep_counts_failures_by_kind_alike_on_1_and_2_threads() {
+fn a_sweep_counts_failures_by_kind_alike_on_1_and_4_threads() {
     let dir = tempfile::tempdir().unwrap();
     let root = env!("CARGO_MANIFEST_DIR");
     // `false` exits before reading: the write (EPIPE) and the read (end of file)
@@ -71,7 +71,7 @@ fn a_sweep_counts_failures_by_kind_alike_on_1_and_2_threads() {
         (format!("cmd:python3 {root}/tests/external_agents/hang.py"), "300", "external.error.timeout=1"),
     ] {
         let mut outputs = Vec::new();
-        for threads in ["1", "2"] {
+        for threads in ["1", "4"] {
             let out = format!("out-{}-{threads}", outputs.len());
             let args = ["sweep", "--agent", &agent, "--seeds", "0..6", "--out", &out, "--turn-limit-ms", limit_ms];
             let output = agentsim(dir.path(), &args, &[("RAYON_NUM_THREADS", threads)]);
@@ -86,7 +86,7 @@ fn a_sweep_counts_failures_by_kind_alike_on_1_and_2_threads() {
         let summary: serde_json::Value = serde_json::from_str(summary).unwrap();
         let key = counted.split('=').next().unwrap();
         assert!(summary.to_string().contains(&format!("\"{key}\"")), "{agent}: {summary}");
-        assert!(outputs[0] == outputs[1], "{agent}: the outputs differ between 1 and 2 threads");
+        assert!(outputs[0] == outputs[1], "{agent}: the outputs differ between 1 and 4 threads");
     }
 }
 
