@@ -185,7 +185,7 @@ fn an_imported_trace_shrinks_to_the_failures_that_matter() {
 
 #[test]
 fn a_swarm_run_records_and_replays_with_its_drawn_faults() {
-    let prepared = agentsim::property::builtin("flight_booking");
+    let prepared = agentsim_property::builtin("flight_booking");
     let stack = crate::common::preset("naive");
     for seed in 0..5 {
         let t = agentsim::Runner::new(&prepared, &stack, true, 1.0).with_swarm(true).run(seed);

@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use agentsim::property::{Case, builtin, case, case_with, run_case};
 use agentsim_engine::Fault;
+use agentsim_property::{Case, builtin, case, case_with, run_case};
 use agentsim_worlds::Prepared;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestError, TestRunner};
@@ -158,7 +158,7 @@ fn refund_case() -> impl Strategy<Value = Case> {
         Just(Fault::DuplicateEffect),
         Just(Fault::CommitThenTimeout),
     ];
-    (0u64..200, agentsim::property::schedule(faults, 4, 4)).prop_map(|(seed, calls)| Case {
+    (0u64..200, agentsim_property::schedule(faults, 4, 4)).prop_map(|(seed, calls)| Case {
         seed,
         faults: calls
             .into_iter()

@@ -3,6 +3,6 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let prepared = agentsim::property::builtin("support_desk");
+    let prepared = agentsim_property::builtin("support_desk");
     let _ = agentsim_agents::external::protocol::parse_action(data, &prepared.catalog);
 });

@@ -6,7 +6,7 @@
 use arbitrary::{Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
 
-use agentsim::property::{Case, builtin, run_case};
+use agentsim_property::{Case, builtin, run_case};
 use agentsim::shrink::ToolFault;
 use agentsim_engine::tool::ToolDef;
 use agentsim_engine::{

@@ -423,6 +423,7 @@ impl Scenario {
     /// Parses and checks a scenario that must be whole (a built-in, or one
     /// embedded in an incident): a scripted world's file references are refused.
     /// `origin` names it in errors.
+    #[inline]
     pub fn parse(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
         Scenario::parse_in(text, origin, None)
     }
@@ -430,8 +431,25 @@ impl Scenario {
     /// Parses and checks a scenario read from a file in `dir`: a scripted
     /// world's tables and script are read from files there (relative paths
     /// that stay inside it) into the scenario.
+    ///
+    /// Inline, so that the scenario format's reader (serde's code for every
+    /// struct of the format, generic over `ron`'s parser) is compiled in the
+    /// crate that reads scenarios, where incidents compile the same reader
+    /// already, and not a second time here (it was a third of this crate's
+    /// build; BENCHMARKS.md, "Build profiles").
+    #[inline]
     pub fn parse_in(text: &str, origin: &str, dir: Option<&Path>) -> Result<Scenario, ScenarioError> {
-        let mut scenario: Scenario = ron_options().from_str(text).map_err(|e| ron_error(text, origin, &e))?;
+        let scenario: Scenario = ron_options().from_str(text).map_err(|e| ron_error(text, origin, &e))?;
+        Scenario::checked(scenario, text, origin, dir)
+    }
+
+    /// Resolves and checks a scenario just read from `text` (see [`Scenario::parse_in`]).
+    fn checked(
+        mut scenario: Scenario,
+        text: &str,
+        origin: &str,
+        dir: Option<&Path>,
+    ) -> Result<Scenario, ScenarioError> {
         if let WorldConfig::Scripted(config) = &mut scenario.world {
             let located = |e: scripted::LoadError| match e.file {
                 Some(file) => {

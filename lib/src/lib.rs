@@ -22,7 +22,6 @@ pub mod incident;
 pub mod load;
 pub mod mcp;
 pub mod persistent;
-pub mod property;
 pub mod report;
 pub mod runner;
 pub mod shard;

@@ -1,3 +1,5 @@
+//! # agentsim-property
+//!
 //! Property-based testing of agent policies: proptest strategies for fault
 //! schedules, and a helper that runs a stack against a generated case.
 //!
@@ -8,16 +10,18 @@
 //! that `agentsim replay` replays exactly.
 //!
 //! ```no_run
-//! use agentsim::property::{Case, case, run_case};
+//! use agentsim_property::{Case, case, run_case};
 //! use proptest::prelude::*;
 //!
-//! let prepared = agentsim::property::builtin("support_desk");
+//! let prepared = agentsim_property::builtin("support_desk");
 //! let stack = agentsim_agents::preset("resilient").unwrap();
 //! proptest!(|(c in case(&prepared, 0..50, 6, 8))| {
 //!     let t = run_case(&prepared, &stack, &c);
 //!     prop_assert!(!t.minefields.contains(&"refund_not_positive"), "{}", c.describe());
 //! });
 //! ```
+
+#![warn(missing_docs)]
 
 use std::ops::Range;
 
@@ -31,8 +35,8 @@ use agentsim_engine::{
 };
 use agentsim_worlds::{Prepared, Scenario};
 
-use crate::incident::Incident;
-use crate::shrink::{ToolFault, with_schedule};
+use agentsim::incident::Incident;
+use agentsim::shrink::{ToolFault, with_schedule};
 
 /// A generated case: a seed and the exact faults each tool suffers.
 #[derive(Clone, Debug, PartialEq)]
@@ -61,7 +65,7 @@ impl Case {
     /// This case run with `stack`, as an incident (save it and `agentsim replay` it).
     pub fn incident(&self, prepared: &Prepared, stack: &StackSpec, agent: &str) -> Incident {
         let edited = Prepared::with_key(self.scenario(prepared), prepared.key());
-        let t = crate::Runner::new(&edited, stack, true, 1.0).run(self.seed);
+        let t = agentsim::Runner::new(&edited, stack, true, 1.0).run(self.seed);
         Incident::record(&edited, Some(prepared.key()), self.seed, 1.0, agent, stack, &t)
     }
 }
@@ -242,11 +246,11 @@ pub fn case_with<S: Strategy<Value = Fault> + 'static>(
 /// Runs `stack` on `case` (digest only; use [`Case::incident`] for the full record).
 pub fn run_case(prepared: &Prepared, stack: &StackSpec, case: &Case) -> Trajectory {
     let edited = Prepared::with_key(case.scenario(prepared), prepared.key());
-    crate::Runner::new(&edited, stack, false, 1.0).run(case.seed)
+    agentsim::Runner::new(&edited, stack, false, 1.0).run(case.seed)
 }
 
 /// A built-in scenario, prepared (panics on an unknown name: for tests).
 pub fn builtin(name: &str) -> Prepared {
-    let text = crate::builtin::scenario(name).unwrap_or_else(|| panic!("no built-in scenario `{name}`"));
+    let text = agentsim::builtin::scenario(name).unwrap_or_else(|| panic!("no built-in scenario `{name}`"));
     Prepared::new(Scenario::parse(text, name).unwrap_or_else(|e| panic!("{e}")))
 }

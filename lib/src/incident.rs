@@ -296,7 +296,8 @@ mod tests {
 
     #[test]
     fn an_incident_over_the_bound_is_refused_when_written() {
-        let prepared = crate::property::builtin("support_desk");
+        let text = crate::builtin::scenario("support_desk").unwrap();
+        let prepared = Prepared::new(Scenario::parse(text, "support_desk").unwrap());
         let stack = agentsim_agents::preset("oracle").unwrap();
         let t = Runner::new(&prepared, &stack, true, 1.0).run(0);
         let incident = Incident::record(&prepared, None, 0, 1.0, "oracle", &stack, &t);

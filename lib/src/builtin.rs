@@ -2,10 +2,10 @@
 
 /// (name, RON text) of every built-in scenario; the first is the default.
 pub const SCENARIOS: &[(&str, &str)] = &[
-    ("support_desk", include_str!("../seeds/support_desk.ron")),
-    ("flight_booking", include_str!("../seeds/flight_booking.ron")),
-    ("newsroom", include_str!("../seeds/newsroom.ron")),
-    ("weather_dining", include_str!("../seeds/weather_dining.ron")),
+    ("support_desk", include_str!("../../seeds/support_desk.ron")),
+    ("flight_booking", include_str!("../../seeds/flight_booking.ron")),
+    ("newsroom", include_str!("../../seeds/newsroom.ron")),
+    ("weather_dining", include_str!("../../seeds/weather_dining.ron")),
 ];
 
 /// The default scenario's name.
