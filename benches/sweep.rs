@@ -16,8 +16,7 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use agentsim::Runner;
 
 // The allocator the `agentsim` binary runs with, so the benches time what it runs.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+use agentsim_alloc as _;
 use agentsim_engine::queue::EventQueue;
 use agentsim_worlds::{Prepared, Scenario};
 

@@ -4,10 +4,9 @@
 
 mod cli;
 
-/// mimalloc: a sweep allocates and frees many small values per event, and the
-/// system allocator spent about a third of a sweep's time there (see BENCHMARKS.md).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+// The global allocator, mimalloc, is declared in agentsim-alloc (optimised
+// even when this crate is not).
+use agentsim_alloc as _;
 
 use std::process::ExitCode;
 
