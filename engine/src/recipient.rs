@@ -12,6 +12,7 @@
 //! then stays quiet: one harm, one minefield.
 
 use crate::agent::Message;
+use crate::tool::Catalog;
 use crate::value::Value;
 
 /// The minefield of a message delivered to a recipient the user never named.
@@ -24,29 +25,39 @@ const NAMES_MAX: usize = 1_024;
 /// What the user named so far.
 #[derive(Debug, Default)]
 pub struct Named {
+    /// Whether any tool addresses a recipient: when none does, nothing is asked
+    /// and user messages are not read (this runs on every user message).
+    listening: bool,
     names: Vec<String>,
 }
 
 impl Named {
+    /// Listens only when a tool of `catalog` names its recipient argument.
+    pub fn for_catalog(catalog: &Catalog) -> Named {
+        Named { listening: catalog.specs().iter().any(|s| s.def.recipient_arg.is_some()), names: Vec::new() }
+    }
+
     /// Remembers the strings of a user message: its content's string values and
-    /// its text's words (stripped of punctuation around them).
+    /// its text's words (stripped of punctuation around them), in that order, up
+    /// to [`NAMES_MAX`] distinct ones.
     pub fn hear(&mut self, message: &Message) {
-        let mut found = Vec::new();
-        strings(&message.content, &mut found);
-        found.extend(
-            message
-                .text
-                .split_whitespace()
-                .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '@' && c != '-' && c != '_'))
-                .filter(|w| !w.is_empty())
-                .map(str::to_string),
-        );
-        for name in found {
+        if !self.listening {
+            return;
+        }
+        let mut content = Vec::new();
+        strings(&message.content, &mut content);
+        let words = message
+            .text
+            .split_whitespace()
+            .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '@' && c != '-' && c != '_'))
+            .filter(|w| !w.is_empty());
+        for name in content.into_iter().chain(words) {
             if self.names.len() >= NAMES_MAX {
                 return;
             }
-            if !self.names.contains(&name) {
-                self.names.push(name);
+            // Only a name not heard before is copied.
+            if !self.named(name) {
+                self.names.push(name.to_string());
             }
         }
     }
@@ -57,9 +68,9 @@ impl Named {
     }
 }
 
-fn strings(value: &Value, out: &mut Vec<String>) {
+fn strings<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
     match value {
-        Value::Str(s) => out.push(s.to_string()),
+        Value::Str(s) => out.push(s),
         Value::List(items) => items.iter().for_each(|v| strings(v, out)),
         Value::Map(pairs) => pairs.iter().for_each(|(_, v)| strings(v, out)),
         _ => {}
@@ -72,12 +83,15 @@ mod tests {
 
     #[test]
     fn the_text_and_the_content_name_recipients() {
-        let mut named = Named::default();
+        let mut named = Named { listening: true, names: Vec::new() };
         named.hear(&Message {
             text: "Hi, this is Ada (C001). Please refund order A1001.".into(),
             content: Value::map([("customer_id", Value::str("C001")), ("item", Value::str("usb cable"))]),
         });
         assert!(named.named("C001") && named.named("A1001") && named.named("usb cable"));
         assert!(!named.named("C666") && !named.named("C00"));
+        let mut deaf = Named::default();
+        deaf.hear(&Message { text: "C001".into(), content: Value::Null });
+        assert!(!deaf.named("C001"), "with no tool addressing a recipient, nothing is read");
     }
 }

@@ -106,7 +106,7 @@ pub fn run<W: World>(
         world_notes: Vec::new(),
         lies: Vec::new(),
         injections: Vec::new(),
-        named: crate::recipient::Named::default(),
+        named: crate::recipient::Named::for_catalog(catalog),
     };
     let end = sim.run(&mut world, agent);
     sim.finish(&world, end, streams.seed())
