@@ -192,7 +192,7 @@ fn run_case(path: &Path) -> Result<(), String> {
                 now_ms = until_ms.max(now_ms);
                 input = Input::Wake;
             }
-            Action::Idle { wake_at_ms: None } | Action::Finish(_) => break,
+            Action::Idle { wake_at_ms: None } | Action::Say { .. } | Action::Finish(_) => break,
         }
     }
     let seen = seen.lock().unwrap().clone();

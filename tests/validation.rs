@@ -34,6 +34,8 @@ impl World for PingWorld {
         Ok(Value::map([("ok", Value::Bool(true))]))
     }
 
+    fn hear(&mut self, _: &str, _: &mut WorldCx<'_, ()>) {}
+
     fn judge(&self) -> Verdict {
         Verdict {
             success: self.served,

@@ -65,6 +65,14 @@ pub enum Action {
         /// Optional timer.
         wake_at_ms: Option<TimeMs>,
     },
+    /// Tell the user something in words, then wait for the next input (the
+    /// user's answer): the text channel every chat agent has. The world's user
+    /// reads the text (`World::hear`); what it says back arrives as
+    /// `Input::User`.
+    Say {
+        /// What the agent wrote.
+        text: String,
+    },
     /// Stop.
     Finish(Finish),
 }

@@ -28,6 +28,11 @@ const LOOP_REPEATS_MIN: u32 = 3;
 /// carries one); later ones are not checked.
 const LIES_MAX: usize = 256;
 
+/// The most bytes of one message the agent says to the user; the rest is cut
+/// (at a character boundary) before the user reads it. A chat message of 8 KiB
+/// is several screens.
+pub const SAID_BYTES_MAX: usize = 8 * 1024;
+
 /// The minefield of a write that carries a value only a corrupted answer showed:
 /// the agent acted on, or told the user, something the world never held.
 pub const ACTED_ON_CORRUPTED_VALUE: &str = "acted_on_corrupted_value";
@@ -309,18 +314,12 @@ impl<'a, E> Sim<'a, E> {
                 None
             }
             Action::Idle { wake_at_ms } => {
-                // A user message that queued while the agent was busy arrived before
-                // now: it goes first, ahead of a timer that is due now.
-                if !self.inbox.is_empty() {
-                    self.queue.push(self.now_ms, Ev::Flush);
-                }
-                let token = wake_at_ms.map(|at| {
-                    let token = self.new_token();
-                    self.queue.push(at.max(self.now_ms), Ev::Wake(token));
-                    token
-                });
-                self.state = AgentState::Idle(token);
-                self.recorder.record(self.now_ms, EventKind::Wait { until_ms: wake_at_ms });
+                self.idle(wake_at_ms);
+                None
+            }
+            Action::Say { text } => {
+                self.say(text, world);
+                self.idle(None);
                 None
             }
             Action::Finish(finish) => {
@@ -328,6 +327,41 @@ impl<'a, E> Sim<'a, E> {
                 Some(End::Finished(finish))
             }
         }
+    }
+
+    /// The agent waits for the next input, or until `wake_at_ms`.
+    fn idle(&mut self, wake_at_ms: Option<TimeMs>) {
+        // A user message that queued while the agent was busy arrived before
+        // now: it goes first, ahead of a timer that is due now.
+        if !self.inbox.is_empty() {
+            self.queue.push(self.now_ms, Ev::Flush);
+        }
+        let token = wake_at_ms.map(|at| {
+            let token = self.new_token();
+            self.queue.push(at.max(self.now_ms), Ev::Wake(token));
+            token
+        });
+        self.state = AgentState::Idle(token);
+        self.recorder.record(self.now_ms, EventKind::Wait { until_ms: wake_at_ms });
+    }
+
+    /// The agent's words reach the user, who reads them now (and answers, or
+    /// judges them, through the world).
+    fn say<W: World<Event = E>>(&mut self, mut text: String, world: &mut W) {
+        if text.len() > SAID_BYTES_MAX {
+            let mut end = SAID_BYTES_MAX;
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            text.truncate(end);
+        }
+        assert!(text.len() <= SAID_BYTES_MAX, "what the agent says is bounded");
+        {
+            let mut cx = WorldCx::new(self.now_ms, &mut self.scheduled, &mut self.minefields, &mut self.world_notes);
+            world.hear(&text, &mut cx);
+        }
+        self.recorder.record(self.now_ms, EventKind::Said { text });
+        self.flush_world();
     }
 
     fn new_token(&mut self) -> u64 {

@@ -141,6 +141,12 @@ pub enum EventKind {
         /// The world's verdict.
         verdict: Verdict,
     },
+    /// The agent told the user something in words (`Action::Say`). Appended
+    /// last, so the encodings (and digests) of the older kinds do not move.
+    Said {
+        /// What the agent wrote.
+        text: String,
+    },
 }
 
 /// The first variants of [`EventKind`] with their payloads borrowed. Serde numbers

@@ -106,6 +106,12 @@ pub trait World {
         cx: &mut WorldCx<'_, Self::Event>,
     ) -> Result<Value, ToolError>;
 
+    /// The user reads what the agent wrote to it in words (`Action::Say`) and
+    /// answers through [`WorldCx::tell_agent`]; a world also judges what was said
+    /// here (a wrong value told is a minefield). Every world has a user that
+    /// reads text: the agents people ship talk to their customer in words.
+    fn hear(&mut self, text: &str, cx: &mut WorldCx<'_, Self::Event>);
+
     /// Judges the final state.
     fn judge(&self) -> Verdict;
 

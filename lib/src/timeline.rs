@@ -15,6 +15,7 @@ pub fn render(t: &Trajectory, catalog: &Catalog) -> String {
         let time = format_time(event.at_ms);
         let (what, detail) = match &event.kind {
             EventKind::User(m) => ("user".to_string(), m.text.clone()),
+            EventKind::Said { text } => ("agent says".to_string(), text.clone()),
             EventKind::Turn { turn, prompt_tokens, completion_tokens, think_ms } => (
                 format!("turn {turn}"),
                 format!("model call: {prompt_tokens} prompt + {completion_tokens} completion tokens, {think_ms} ms"),

@@ -17,6 +17,7 @@ pub mod scenario;
 pub mod scripted;
 pub mod support_desk;
 pub mod swarm;
+pub mod talk;
 pub mod weather_dining;
 
 pub use scenario::{BuiltinWorld, NamedWorld, Prepared, Scenario, ScenarioError, WorldConfig, WorldKind, WorldModel};

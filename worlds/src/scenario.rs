@@ -785,6 +785,10 @@ impl<W: World> World for Noted<W> {
         self.world.handle(call, as_of_ms, cx)
     }
 
+    fn hear(&mut self, text: &str, cx: &mut WorldCx<'_, W::Event>) {
+        self.world.hear(text, cx);
+    }
+
     fn judge(&self) -> Verdict {
         self.world.judge()
     }

@@ -355,6 +355,11 @@ pub fn action_of(json: &Json, catalog: &Catalog) -> Result<(Action, Value), Stri
             };
             Action::Call(ToolCall { tool, args, idempotency_key })
         }
+        "say" => match message.get("text") {
+            Some(Json::String(t)) => Action::Say { text: t.clone() },
+            Some(other) => return Err(format!("field `text`: expected a string, found {other}")),
+            None => return Err("missing field `text` (what the agent says to the user)".into()),
+        },
         "sleep" => Action::Sleep { until_ms: uint(message, "until_ms")?.ok_or("missing field `until_ms`")? },
         "idle" => Action::Idle { wake_at_ms: uint(message, "wake_at_ms")? },
         "finish" => match text(message, "outcome")?.as_str() {
@@ -363,7 +368,7 @@ pub fn action_of(json: &Json, catalog: &Catalog) -> Result<(Action, Value), Stri
             other => return Err(format!("field `outcome`: expected \"done\" or \"gave_up\", found \"{other}\"")),
         },
         other => {
-            return Err(format!("field `action`: expected call, sleep, idle or finish, found \"{other}\""));
+            return Err(format!("field `action`: expected call, say, sleep, idle or finish, found \"{other}\""));
         }
     };
     let mut decision = from_json(json, "action")?;
@@ -398,6 +403,10 @@ mod tests {
         assert_eq!(call, Action::Call(testkit::lookup("o-1")));
         assert_eq!(decision.get("tool"), Some(&Value::str("lookup_order")));
         assert_eq!(
+            p(r#"{"protocol":"agentsim/1","action":"say","text":"Which order?"}"#).unwrap().0,
+            Action::Say { text: "Which order?".into() }
+        );
+        assert_eq!(
             p(r#"{"protocol":"agentsim/1","action":"sleep","until_ms":5}"#).unwrap().0,
             Action::Sleep { until_ms: 5 }
         );
@@ -418,6 +427,8 @@ mod tests {
                 "integer",
             ),
             (r#"{"protocol":"agentsim/1","action":"sleep"}"#, "until_ms"),
+            (r#"{"protocol":"agentsim/1","action":"say"}"#, "text"),
+            (r#"{"protocol":"agentsim/1","action":"say","text":5}"#, "expected a string"),
         ] {
             let err = p(bad).unwrap_err();
             assert!(err.contains(needle), "{bad}: {err}");

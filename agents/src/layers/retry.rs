@@ -291,7 +291,7 @@ impl Agent for Retry {
                 self.forwarded = Some(call.clone());
                 self.attempts = 1;
             }
-            Action::Sleep { .. } | Action::Idle { .. } | Action::Finish(_) => {
+            Action::Sleep { .. } | Action::Idle { .. } | Action::Say { .. } | Action::Finish(_) => {
                 self.forwarded = None;
                 self.attempts = 0;
             }

@@ -21,6 +21,7 @@ use agentsim_worlds::kit::case::{Case, begin_step, call};
 use agentsim_worlds::kit::catalog::{escalate_def, specs_with_authenticate};
 use agentsim_worlds::kit::escalation::escalate;
 use agentsim_worlds::read::accepted;
+use agentsim_worlds::talk::{Fact, FactValue, Intent, Lexicon, read};
 use agentsim_worlds::{Prepared, Scenario, WorldModel, scenario::run_world};
 
 /// The books: (id, title).
@@ -108,6 +109,32 @@ impl World for Library {
             }
             _ => Ok(escalate(call, cx)),
         }
+    }
+
+    /// The member reads the agent's words with the worlds' text reader: a
+    /// question gets the title, and a statement that names the right book as
+    /// lent tells the member (as the `tell` tool does).
+    fn hear(&mut self, text: &str, cx: &mut WorldCx<'_, ()>) {
+        let (id, title) = BOOKS[self.wanted];
+        let facts = [
+            Fact::new("title", FactValue::Name(title.to_string())).alias("book"),
+            Fact::new("book_id", FactValue::Id(id.to_string())),
+        ];
+        let mut lexicon = Lexicon::new();
+        for (_, t) in BOOKS {
+            lexicon.add("title", t);
+        }
+        let reading = read(text, &facts, &lexicon);
+        let content = Value::map([("title", Value::str(title))]);
+        let words = match reading.intent {
+            Intent::Tell if reading.done && reading.wrong().is_none() && reading.states_right(0) => {
+                self.told = true;
+                "Thanks!".to_string()
+            }
+            Intent::Ask if !reading.asked.is_empty() => format!("The title is {title}."),
+            _ => format!("I'd like to borrow {title}."),
+        };
+        cx.tell_agent(cx.now_ms.saturating_add(2_000), Message { text: words, content });
     }
 
     fn judge(&self) -> Verdict {

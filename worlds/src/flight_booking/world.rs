@@ -572,6 +572,16 @@ impl World for FlightBooking<'_> {
         }
     }
 
+    fn hear(&mut self, text: &str, cx: &mut WorldCx<'_, FlightEvent>) {
+        // PLACEHOLDER: this world's user does not read text yet.
+        cx.note("misunderstood", Value::str(text));
+        let reply = Message {
+            text: "Sorry, I don't follow.".into(),
+            content: Value::map([("misunderstood", Value::Bool(true))]),
+        };
+        cx.tell_agent(cx.now_ms.saturating_add(5_000), reply);
+    }
+
     fn judge(&self) -> Verdict {
         let active: Vec<&Booking> = self.active().collect();
         let order_ok = self.progress.check(milestones());

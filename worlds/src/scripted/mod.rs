@@ -456,6 +456,11 @@ pub struct ScriptedConfig {
     /// Who messages are addressed to, when `send_message` names the user.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recipient: Option<Recipient>,
+    /// More phrases that name a fact in what the agent writes, per fact name
+    /// (`{"order_id": ["order reference"]}`), beside those its name gives
+    /// (`docs/conversation.md`).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub aliases: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 fn default_reply_ms() -> Latency {

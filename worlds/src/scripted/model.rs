@@ -127,6 +127,8 @@ pub struct ScriptedModel {
     /// The stream of the sessions the expert's `verify` predicates run in
     /// (the same for every check: derived once, copied each time).
     pub(crate) verify_stream: agentsim_engine::Stream,
+    /// Phrases naming each fact in text, beyond those its name gives.
+    pub(crate) aliases: Vec<(String, Vec<String>)>,
 }
 
 fn response_fields(response: &Value, field: &str) -> Result<Vec<FieldDef>, LoadError> {
@@ -359,6 +361,7 @@ impl ScriptedModel {
             gold_may_fail: config.gold_may_fail,
             recipient,
             verify_stream: StreamSource::new([0; 32], 0).stream("verify"),
+            aliases: config.aliases.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         };
         if model.personas.is_empty() {
             model.personas.push(PersonaFile {

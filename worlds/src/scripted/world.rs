@@ -12,6 +12,10 @@ use super::script::{Failure, Vars, to_dynamic};
 use crate::kit::escalation::escalate;
 use crate::kit::goodbye::leave;
 use crate::kit::outbox::Outbox;
+use crate::talk::voice::Voice;
+
+#[path = "hear.rs"]
+mod hear;
 
 /// The world's own events.
 pub enum ScriptEvent {
@@ -42,6 +46,8 @@ pub struct ScriptedWorld<'m> {
     /// The tables before each write (a write tool or a process), with the time
     /// of the write: what a stale read (a `Stale` fault) sees.
     history: Vec<(TimeMs, super::state::State)>,
+    /// How the user words its answers to text (made on the first one).
+    voice: Option<Voice>,
 }
 
 /// Snapshots kept for stale reads, at most (the oldest go first; the call
@@ -71,6 +77,7 @@ impl<'m> ScriptedWorld<'m> {
             left_at_ms: None,
             keyed: Vec::new(),
             history: Vec::new(),
+            voice: None,
         }
     }
 
@@ -522,6 +529,10 @@ impl World for ScriptedWorld<'_> {
     fn state_hash(&self) -> Option<String> {
         let hasher = self.model.state_hasher.as_ref()?;
         Some(hasher.hash(&self.session.as_ref().expect("the session is home").state))
+    }
+
+    fn hear(&mut self, text: &str, cx: &mut WorldCx<'_, ScriptEvent>) {
+        self.hear_text(text, cx);
     }
 
     fn judge(&self) -> Verdict {

@@ -13,6 +13,11 @@ use crate::kit::args::{int_arg, str_arg};
 use crate::kit::escalation::escalate;
 use crate::kit::goodbye::leave;
 use crate::kit::outbox::Outbox;
+use crate::talk::voice::Voice;
+
+#[path = "hear.rs"]
+mod hear;
+pub use hear::TOLD_WRONG_VALUE;
 
 /// How the customer talks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,6 +112,8 @@ pub struct SupportDesk<'c> {
     outbox: Outbox,
     progress: Progress,
     left_at_ms: Option<TimeMs>,
+    /// How the customer words its answers to text (made on the first one).
+    voice: Option<Voice>,
 }
 
 impl<'c> SupportDesk<'c> {
@@ -171,6 +178,7 @@ impl<'c> SupportDesk<'c> {
             outbox: Outbox::new(),
             progress: Progress::new(),
             left_at_ms: None,
+            voice: None,
         }
     }
 
@@ -518,6 +526,10 @@ impl World for SupportDesk<'_> {
         } else {
             Err(ToolError::not_found("no such tool"))
         }
+    }
+
+    fn hear(&mut self, text: &str, cx: &mut WorldCx<'_, DeskEvent>) {
+        self.hear_text(text, cx);
     }
 
     fn judge(&self) -> Verdict {

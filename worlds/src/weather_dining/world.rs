@@ -424,6 +424,16 @@ impl World for WeatherDining<'_> {
         }
     }
 
+    fn hear(&mut self, text: &str, cx: &mut WorldCx<'_, DiningEvent>) {
+        // PLACEHOLDER: this world's user does not read text yet.
+        cx.note("misunderstood", Value::str(text));
+        let reply = Message {
+            text: "Sorry, I don't follow.".into(),
+            content: Value::map([("misunderstood", Value::Bool(true))]),
+        };
+        cx.tell_agent(cx.now_ms.saturating_add(5_000), reply);
+    }
+
     fn judge(&self) -> Verdict {
         let milestone = self.progress.last();
         // What this world tells its user is judged by its minefields; it does not

@@ -1,0 +1,146 @@
+//! The user of a scripted world reads what the agent writes in words
+//! (`Action::Say`), by the rules of `crate::talk` (`docs/conversation.md`).
+//!
+//! Its facts are the task's facts: a string with a digit and no space is an id,
+//! another string a name, an integer whose fact name ends in `_cents` an
+//! amount; the world's `aliases` add phrases for them. A question gets the facts
+//! it names; a proposal is refused with the correction when it states a fact
+//! wrongly, else answered exactly as a structured `confirm` (yes, or the
+//! persona's change of mind); a statement is added to what the user was told
+//! (`told()` in predicates: `#{kind: "text", text: ...}`), so a task's
+//! predicates judge what was said.
+
+use agentsim_engine::{Message, Value, WorldCx};
+
+use super::ScriptEvent;
+use super::ScriptedWorld;
+use crate::talk::voice::{Style, Voice};
+use crate::talk::{self, Fact, FactValue, Intent, Lexicon};
+
+impl ScriptedWorld<'_> {
+    fn style(&self) -> Style {
+        match self.model.personas[self.persona].name.as_str() {
+            "terse" => Style::Terse,
+            "verbose" | "changes_mind" => Style::Verbose,
+            "vague" => Style::Vague,
+            "impatient" => Style::Impatient,
+            _ => Style::Clear,
+        }
+    }
+
+    fn voice(&mut self) -> &mut Voice {
+        let style = self.style();
+        self.voice.get_or_insert_with(|| Voice::new(style, &self.user_rng))
+    }
+
+    /// The user's facts as the reader sees them.
+    fn text_facts(&self) -> Vec<Fact> {
+        let Value::Map(pairs) = &self.facts else { return Vec::new() };
+        let mut out = Vec::new();
+        for (name, value) in pairs {
+            let value = match value {
+                Value::Int(c) if name.ends_with("_cents") => FactValue::Money(*c),
+                Value::Int(n) => FactValue::Id(n.to_string()),
+                Value::Str(s) if !s.contains(char::is_whitespace) && s.contains(|c: char| c.is_ascii_digit()) => {
+                    FactValue::Id(s.clone())
+                }
+                Value::Str(s) => FactValue::Name(s.clone()),
+                _ => continue,
+            };
+            let mut fact = Fact::new(name, value);
+            if let Some(stem) = name.strip_suffix("_cents") {
+                fact = fact.alias(&stem.replace('_', " "));
+            }
+            for (of, phrases) in &self.model.aliases {
+                if of == name.as_ref() {
+                    for p in phrases {
+                        fact = fact.alias(p);
+                    }
+                }
+            }
+            out.push(fact);
+        }
+        out
+    }
+
+    /// What the world knows beyond the user's facts: the values of the task's
+    /// alternative (what a change of mind asks for instead).
+    fn lexicon(&self) -> Lexicon {
+        let mut lexicon = Lexicon::new();
+        if let Some((Value::Map(pairs), _)) = &self.task.alternative {
+            for (name, value) in pairs {
+                if let Value::Str(s) = value {
+                    lexicon.add(name, s);
+                }
+            }
+        }
+        lexicon
+    }
+
+    fn request_text(&self) -> String {
+        super::fill_text(&self.task.request, &self.facts).unwrap_or_else(|_| self.task.request.clone())
+    }
+
+    /// The user reads `text` and answers.
+    pub(super) fn hear_text(&mut self, text: &str, cx: &mut WorldCx<'_, ScriptEvent>) {
+        if self.left_at_ms.is_some() {
+            return;
+        }
+        let facts = self.text_facts();
+        let reading = talk::read(text, &facts, &self.lexicon());
+        let at = self.reply_at(cx.now_ms);
+        let request = self.request_text();
+        let reply = match reading.intent {
+            Intent::Ask if reading.asked.is_empty() => {
+                Message { text: self.voice().dont_know(None, &request), content: self.stated() }
+            }
+            Intent::Ask => {
+                let shown: Vec<(String, String)> =
+                    reading.asked.iter().map(|&i| (facts[i].name.replace('_', " "), facts[i].value.shown())).collect();
+                let said: Vec<(&str, &str)> = shown.iter().map(|(l, v)| (l.as_str(), v.as_str())).collect();
+                let content =
+                    Value::Map(reading.asked.iter().filter_map(|&i| self.fact_pair(&facts[i].name)).collect());
+                Message { text: self.voice().answer(&said), content }
+            }
+            Intent::Propose => match reading.wrong() {
+                Some(_) => {
+                    let wrong: Vec<(String, String)> = (reading.stated.iter().filter(|s| !s.right))
+                        .map(|s| (facts[s.fact].name.replace('_', " "), facts[s.fact].value.shown()))
+                        .collect();
+                    let said: Vec<(&str, &str)> = wrong.iter().map(|(l, v)| (l.as_str(), v.as_str())).collect();
+                    let mut content = self.facts.clone();
+                    content.set("confirm", Value::Bool(false));
+                    Message { text: self.voice().no(&said), content }
+                }
+                None => {
+                    // As a structured proposal whose arguments name no wrong fact.
+                    let reply = self.confirm(&Value::Map(Vec::new()));
+                    if reply.content.get("confirm") == Some(&Value::Bool(true)) {
+                        Message { text: self.voice().yes(), content: reply.content }
+                    } else {
+                        reply
+                    }
+                }
+            },
+            Intent::Tell => {
+                let told = Value::map([("kind", Value::str("text")), ("text", Value::str(text))]);
+                self.session().told.push(told);
+                let words = if reading.done { self.voice().thanks() } else { "OK.".to_string() };
+                Message { text: words, content: Value::map([("acknowledged", Value::Bool(true))]) }
+            }
+            Intent::SmallTalk => Message { text: self.voice().small_talk(&request), content: self.stated() },
+            Intent::Unclear => {
+                cx.note("misunderstood", Value::str(text));
+                let mut content = self.stated();
+                content.set("misunderstood", Value::Bool(true));
+                Message { text: self.voice().not_follow(&request), content }
+            }
+        };
+        cx.tell_agent(at, reply);
+    }
+
+    fn fact_pair(&self, name: &str) -> Option<(agentsim_engine::value::Key, Value)> {
+        let Value::Map(pairs) = &self.facts else { return None };
+        pairs.iter().find(|(k, _)| k == name).cloned()
+    }
+}

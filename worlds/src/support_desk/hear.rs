@@ -1,0 +1,273 @@
+//! The customer reads what the agent writes in words (`Action::Say`): the
+//! support_desk side of the text channel (rules in `docs/conversation.md`).
+//!
+//! The customer's facts are its customer id, its name, the order, the item (or
+//! `whole order`) and the amount it expects back. A question gets the facts it
+//! names; a proposal is checked value by value (a wrong value is refused with
+//! the correction; a right one that names the order or the item is a yes, or
+//! the change of mind of a `changes_mind` customer, exactly as a structured
+//! `confirm`); a statement is judged: an amount or an id told that the world
+//! never held is the minefield `told_wrong_value`, and a refund told is what
+//! the customer was told (the `customer_told` milestone, contextual accuracy).
+
+use agentsim_engine::{Message, Value, WorldCx};
+
+use super::{DeskEvent, Persona, SupportDesk, WHOLE_ORDER};
+use crate::talk::voice::{Style, Voice};
+use crate::talk::{self, Fact, FactValue, Intent, Lexicon, Reading, money_text};
+
+/// The minefield of a statement to the user that carries a value the world
+/// never held (an amount, an order or a customer id).
+pub const TOLD_WRONG_VALUE: &str = "told_wrong_value";
+
+/// The facts' places in [`SupportDesk::facts`].
+const CUSTOMER_ID: usize = 0;
+const ORDER_ID: usize = 1;
+const ITEM: usize = 2;
+
+/// Words that name the refund an amount is about.
+const REFUND_WORDS: &[&str] = &["refund", "refunded", "credited", "reimbursed", "returned", "refunding"];
+
+impl SupportDesk<'_> {
+    fn style(&self) -> Style {
+        match self.persona {
+            Persona::Clear => Style::Clear,
+            Persona::Vague => Style::Vague,
+            Persona::ChangesMind => Style::Verbose,
+            Persona::Impatient => Style::Impatient,
+        }
+    }
+
+    /// The customer's facts about what it wants now.
+    fn facts(&self) -> Vec<Fact> {
+        let t = &self.target;
+        let c = &self.config.customers[self.customer];
+        vec![
+            Fact::new("customer_id", FactValue::Id(c.id.clone())).alias("customer number").alias("account"),
+            Fact::new("order_id", FactValue::Id(self.config.orders[t.order].id.clone())),
+            Fact::new("item", FactValue::Name(self.item_name(t).to_string())).alias("product").alias("which item"),
+            Fact::new("amount", FactValue::Money(self.amount_cents(t))).alias("amount").alias("price").alias("total"),
+            Fact::new("name", FactValue::Name(c.name.clone())).alias("your name").alias("full name"),
+        ]
+    }
+
+    fn lexicon(&self) -> Lexicon {
+        let mut lexicon = Lexicon::new();
+        for order in &self.config.orders {
+            for item in &order.items {
+                lexicon.add("item", &item.name);
+            }
+        }
+        lexicon.add("item", WHOLE_ORDER);
+        lexicon
+    }
+
+    fn voice(&mut self) -> &mut Voice {
+        let style = self.style();
+        self.voice.get_or_insert_with(|| Voice::new(style, &self.user_rng))
+    }
+
+    /// The request in words, as the customer restates it.
+    fn request_text(&self) -> String {
+        let t = &self.target;
+        let order_id = &self.config.orders[t.order].id;
+        match t.item {
+            None => format!("I'd like my whole order {order_id} refunded."),
+            Some(_) => format!("I'd like a refund for the {} from order {order_id}.", self.item_name(t)),
+        }
+    }
+
+    /// The customer reads `text` and answers (or, for a statement, judges it).
+    pub(super) fn hear_text(&mut self, text: &str, cx: &mut WorldCx<'_, DeskEvent>) {
+        if self.left_at_ms.is_some() {
+            return;
+        }
+        let facts = self.facts();
+        let reading = talk::read(text, &facts, &self.lexicon());
+        let at = self.reply_at(cx.now_ms);
+        let reply = match reading.intent {
+            Intent::Ask => self.answer_question(&reading, &facts),
+            Intent::Propose => self.answer_proposal(&reading, &facts, cx),
+            Intent::Tell => self.judge_statement(text, &reading, &facts, cx),
+            Intent::SmallTalk => {
+                let request = self.request_text();
+                Message { text: self.voice().small_talk(&request), content: self.request(&self.target) }
+            }
+            Intent::Unclear => {
+                cx.note("misunderstood", Value::str(text));
+                let request = self.request_text();
+                let mut content = self.request(&self.target);
+                content.set("misunderstood", Value::Bool(true));
+                Message { text: self.voice().not_follow(&request), content }
+            }
+        };
+        cx.tell_agent(at, reply);
+    }
+
+    fn answer_question(&mut self, reading: &Reading, facts: &[Fact]) -> Message {
+        if reading.asked.is_empty() {
+            let request = self.request_text();
+            return Message { text: self.voice().dont_know(None, &request), content: self.request(&self.target) };
+        }
+        let shown: Vec<(String, String)> =
+            reading.asked.iter().map(|&i| (label(&facts[i]), facts[i].value.shown())).collect();
+        let said: Vec<(&str, &str)> = shown.iter().map(|(l, v)| (l.as_str(), v.as_str())).collect();
+        let mut content = Value::map([("customer_id", Value::str(self.customer_id()))]);
+        for &i in &reading.asked {
+            content.set(facts[i].name.clone(), fact_value(&facts[i].value));
+        }
+        Message { text: self.voice().answer(&said), content }
+    }
+
+    fn answer_proposal(&mut self, reading: &Reading, facts: &[Fact], cx: &mut WorldCx<'_, DeskEvent>) -> Message {
+        // Drawn nothing here that the structured `confirm` does not draw: the
+        // change of mind is the persona's, once, as there.
+        let t = self.target.clone();
+        let wrong: Vec<usize> = reading.stated.iter().filter(|s| !s.right).map(|s| s.fact).collect();
+        if !wrong.is_empty() {
+            let mut shown: Vec<(String, String)> = Vec::new();
+            for &i in [ITEM, ORDER_ID].iter().chain(&wrong) {
+                let pair = (label(&facts[i]), facts[i].value.shown());
+                if !shown.contains(&pair) {
+                    shown.push(pair);
+                }
+            }
+            let said: Vec<(&str, &str)> = shown.iter().map(|(l, v)| (l.as_str(), v.as_str())).collect();
+            let mut content = self.request(&t);
+            content.set("confirm", Value::Bool(false));
+            return Message { text: self.voice().no(&said), content };
+        }
+        let names_target = reading.states_right(ORDER_ID) || reading.states_right(ITEM);
+        if !names_target {
+            // "Shall I go ahead?": the customer restates what it wants instead of
+            // agreeing to it unseen.
+            let request = self.request_text();
+            return Message { text: request, content: self.request(&t) };
+        }
+        if self.persona == Persona::ChangesMind && !self.mind_changed {
+            let alt = self.alternative.clone().expect("changes_mind is only drawn with an alternative");
+            self.mind_changed = true;
+            self.target = alt.clone();
+            let mut content = self.request(&alt);
+            content.set("confirm", Value::Bool(false));
+            content.set("changed_mind", Value::Bool(true));
+            let text = format!(
+                "Actually, sorry, could you refund the {} from order {} instead?",
+                self.item_name(&alt),
+                self.config.orders[alt.order].id
+            );
+            return Message { text, content };
+        }
+        self.confirmed = true;
+        self.progress.reach("confirmed", cx.now_ms);
+        let mut content = self.request(&t);
+        content.set("confirm", Value::Bool(true));
+        Message { text: self.voice().yes(), content }
+    }
+
+    /// Judges a statement: every amount and id it tells must be one the world
+    /// holds for this customer; a refund told is recorded as told.
+    fn judge_statement(
+        &mut self,
+        text: &str,
+        reading: &Reading,
+        facts: &[Fact],
+        cx: &mut WorldCx<'_, DeskEvent>,
+    ) -> Message {
+        let now_ms = cx.now_ms;
+        for cents in reading.amounts(facts) {
+            if !self.true_amount(cents, now_ms) {
+                cx.minefield(TOLD_WRONG_VALUE, format!("told {} (the world holds no such amount)", money_text(cents)));
+            }
+        }
+        for s in &reading.stated {
+            if (s.fact == ORDER_ID || s.fact == CUSTOMER_ID) && !s.right && !self.own_id(&s.written) {
+                cx.minefield(TOLD_WRONG_VALUE, format!("told {} {}", label(&facts[s.fact]), s.written));
+            }
+        }
+        if reading.done
+            && let Some(cents) = refund_told(text)
+        {
+            self.told_cents.push((now_ms, cents));
+            if self.progress.has("refunded") && cents == self.amount_cents(&self.target) {
+                self.progress.reach("customer_told", now_ms);
+            }
+        }
+        let text = if reading.done { self.voice().thanks() } else { "OK.".to_string() };
+        Message { text, content: Value::map([("acknowledged", Value::Bool(true))]) }
+    }
+
+    /// Whether `cents` is an amount the world holds for this customer now: an
+    /// item's price or an order's total, or what was refunded (one refund, or an
+    /// order's refunds together).
+    fn true_amount(&self, cents: i64, now_ms: agentsim_engine::TimeMs) -> bool {
+        let customer = self.customer_id();
+        let mine = self.config.orders.iter().enumerate().filter(|(_, o)| o.customer == customer);
+        for (i, order) in mine {
+            if order.total_cents() == cents
+                || order.items.iter().any(|item| item.price_cents == cents)
+                || (cents > 0 && self.refunded_cents(i, now_ms) == cents)
+            {
+                return true;
+            }
+        }
+        self.refunds.iter().any(|r| r.amount_cents == cents)
+    }
+
+    /// Whether `id` is this customer's id or one of its orders'.
+    fn own_id(&self, id: &str) -> bool {
+        let id = id.trim_start_matches('#');
+        let customer = self.customer_id();
+        id.eq_ignore_ascii_case(customer)
+            || self.config.orders.iter().any(|o| o.customer == customer && o.id.eq_ignore_ascii_case(id))
+    }
+}
+
+/// The amount a closing says was refunded: in a sentence that says something
+/// was done, the amount written closest to a refund word.
+fn refund_told(text: &str) -> Option<i64> {
+    let mut best: Option<(usize, i64)> = None;
+    for sentence in talk::intent::sentences(text) {
+        if !talk::intent::says_done(&sentence.words) {
+            continue;
+        }
+        let refund_at: Vec<usize> = (sentence.words.iter().enumerate())
+            .filter(|(_, w)| REFUND_WORDS.contains(&w.text.as_str()))
+            .map(|(i, _)| i)
+            .collect();
+        for i in 0..sentence.words.len() {
+            let Some(cents) = money_of(&sentence.words, i) else { continue };
+            let distance = refund_at.iter().map(|&r| r.abs_diff(i)).min().unwrap_or(usize::MAX);
+            if distance <= 8 && best.is_none_or(|(d, _)| distance < d) {
+                best = Some((distance, cents));
+            }
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
+/// The amount of money written starting at word `i`, if one starts there.
+fn money_of(words: &[talk::scan::Word], i: usize) -> Option<i64> {
+    let text: Vec<&str> = words[i..words.len().min(i + 2)].iter().map(|w| w.text.as_str()).collect();
+    let joined = text.join(" ");
+    talk::scan::values(&joined).into_iter().find(|f| f.span.0 == 0).and_then(|f| match f.value {
+        talk::Written::Money(c) => Some(c),
+        _ => None,
+    })
+}
+
+/// How the customer names a fact: `order id` for `order_id`.
+fn label(fact: &Fact) -> String {
+    match fact.name.as_str() {
+        "order_id" => "order number".to_string(),
+        "customer_id" => "customer id".to_string(),
+        other => other.replace('_', " "),
+    }
+}
+
+fn fact_value(value: &FactValue) -> Value {
+    match value {
+        FactValue::Money(c) => Value::Int(*c),
+        other => Value::Str(other.shown()),
+    }
+}

@@ -1,0 +1,347 @@
+//! What a message does, by rules a person can check (`docs/conversation.md`):
+//!
+//! 1. A message is cut into sentences at `?`, `!`, a new line, and a `.` that
+//!    ends a word (not the `.` inside `154.49`).
+//! 2. If a sentence is a question (ends with `?`), the last question decides:
+//!    - a *proposal* when it asks for consent (`shall I`, `should I`, `do you
+//!      want me to`, `can I go ahead`, `is that correct`, `confirm`, ...) and
+//!      the message names an action or states a value;
+//!    - otherwise a *question* for the facts whose aliases it names (possibly
+//!      none: a question about something the user does not hold);
+//!    - but small talk (`anything else?`, `how are you?`) after sentences
+//!      that state something leaves the message a *statement*.
+//! 3. With no question: `please provide / tell me / let me know ...` naming a
+//!    fact is a *question*; `please confirm` with values a *proposal*; a
+//!    message that names an action or states a value is a *statement*;
+//!    greetings and thanks alone are *small talk*; anything else is not
+//!    followed (*unclear*).
+
+use super::scan::Word;
+use super::{Fact, has_phrase};
+
+/// What a message does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Intent {
+    /// Asks the user for facts.
+    Ask,
+    /// Asks the user to agree to an action, stating its values.
+    Propose,
+    /// Tells the user something (a closing tells what was done).
+    Tell,
+    /// Greets, thanks, or asks nothing in particular.
+    SmallTalk,
+    /// Nothing the user can follow.
+    Unclear,
+}
+
+impl Intent {
+    /// Stable name (the corpus file uses it).
+    pub fn name(self) -> &'static str {
+        match self {
+            Intent::Ask => "ask",
+            Intent::Propose => "propose",
+            Intent::Tell => "tell",
+            Intent::SmallTalk => "small_talk",
+            Intent::Unclear => "unclear",
+        }
+    }
+}
+
+/// Phrases that ask for consent.
+const CONSENT: &[&str] = &[
+    "shall i",
+    "should i",
+    "do you want me to",
+    "would you like me to",
+    "want me to",
+    "can i go ahead",
+    "may i go ahead",
+    "can i proceed",
+    "may i proceed",
+    "shall we",
+    "ok to proceed",
+    "okay to proceed",
+    "is it ok",
+    "is it okay",
+    "is that ok",
+    "is that okay",
+    "do you confirm",
+    "can you confirm that",
+    "could you confirm that",
+    "please confirm that",
+    "is that correct",
+    "is this correct",
+    "is that right",
+    "is this right",
+    "correct",
+    "right",
+    "agreed",
+    "go ahead",
+    "proceed",
+    "confirm",
+    "sound good",
+    "sounds good",
+    "does that work",
+];
+
+/// Verbs that name an action on the user's behalf.
+const ACTIONS: &[&str] = &[
+    "refund",
+    "refunded",
+    "refunding",
+    "reimburse",
+    "reimbursed",
+    "cancel",
+    "cancelled",
+    "canceled",
+    "return",
+    "returned",
+    "exchange",
+    "exchanged",
+    "modify",
+    "modified",
+    "change",
+    "changed",
+    "update",
+    "updated",
+    "book",
+    "booked",
+    "reserve",
+    "reserved",
+    "credit",
+    "credited",
+    "issue",
+    "issued",
+    "process",
+    "processed",
+    "send",
+    "sent",
+    "summarise",
+    "summarize",
+    "create",
+    "created",
+];
+
+/// Words that say something was done.
+const DONE: &[&str] = &[
+    "refunded",
+    "reimbursed",
+    "cancelled",
+    "canceled",
+    "returned",
+    "exchanged",
+    "modified",
+    "changed",
+    "updated",
+    "booked",
+    "reserved",
+    "credited",
+    "issued",
+    "processed",
+    "done",
+    "completed",
+    "complete",
+    "sent",
+    "created",
+    "confirmed",
+];
+
+/// Words of greetings, thanks and goodbyes.
+const SMALL_TALK: &[&str] = &[
+    "hi",
+    "hello",
+    "hey",
+    "thanks",
+    "thank",
+    "you",
+    "welcome",
+    "good",
+    "morning",
+    "afternoon",
+    "evening",
+    "day",
+    "great",
+    "bye",
+    "goodbye",
+    "cheers",
+    "ok",
+    "okay",
+    "sure",
+    "how",
+    "are",
+    "is",
+    "there",
+    "anything",
+    "else",
+    "i",
+    "can",
+    "help",
+    "with",
+    "today",
+    "nice",
+    "have",
+    "a",
+    "the",
+    "let",
+    "me",
+    "know",
+    "if",
+    "need",
+    "it",
+    "was",
+    "pleasure",
+    "happy",
+    "to",
+];
+
+/// Small-talk questions that ask for no fact.
+const SMALL_TALK_QUESTIONS: &[&str] =
+    &["anything else", "how are you", "help you with", "can i help", "something else", "any other"];
+
+/// Requests for information without a question mark.
+const REQUESTS: &[&str] = &[
+    "please provide",
+    "please tell me",
+    "please share",
+    "please give me",
+    "please send me",
+    "please let me know",
+    "let me know",
+    "tell me",
+    "i need your",
+    "i'll need your",
+    "i will need your",
+    "provide your",
+    "share your",
+];
+
+/// A sentence: its words and whether it ends with `?`.
+#[derive(Clone, Debug)]
+pub struct Sentence {
+    /// The words, lower case.
+    pub words: Vec<Word>,
+    /// Whether it ends with a question mark.
+    pub question: bool,
+}
+
+/// Cuts `text` into sentences (rule 1).
+pub fn sentences(text: &str) -> Vec<Sentence> {
+    let mut out = Vec::new();
+    let bytes = text.as_bytes();
+    let mut start = 0;
+    for (i, c) in text.char_indices() {
+        let end = match c {
+            '?' | '!' | '\n' => true,
+            '.' => bytes.get(i + 1).is_none_or(|b| b.is_ascii_whitespace()),
+            _ => false,
+        };
+        if end {
+            push_sentence(&mut out, &text[start..i], c == '?');
+            start = i + c.len_utf8();
+        }
+    }
+    push_sentence(&mut out, &text[start..], false);
+    out
+}
+
+fn push_sentence(out: &mut Vec<Sentence>, text: &str, question: bool) {
+    let words = super::scan::words(text);
+    if !words.is_empty() {
+        out.push(Sentence { words, question });
+    } else if question && let Some(last) = out.last_mut() {
+        // "A1002??": the second mark belongs to the sentence before.
+        last.question = true;
+    }
+}
+
+fn any_phrase(ws: &[Word], phrases: &[&str]) -> bool {
+    phrases.iter().any(|p| has_phrase(ws, p))
+}
+
+/// Whether the words name an action.
+pub fn names_action(ws: &[Word]) -> bool {
+    ws.iter().any(|w| ACTIONS.contains(&w.text.as_str()))
+}
+
+/// Whether the words say something was done. "Not" or "no" before it says the
+/// opposite, and a question asks rather than says.
+pub fn says_done(ws: &[Word]) -> bool {
+    ws.iter().enumerate().any(|(i, w)| {
+        DONE.contains(&w.text.as_str())
+            && !ws[i.saturating_sub(3)..i].iter().any(|p| {
+                matches!(
+                    p.text.as_str(),
+                    "not" | "no" | "never" | "isn't" | "hasn't" | "haven't" | "wasn't" | "won't" | "can't" | "cannot"
+                )
+            })
+    })
+}
+
+fn names_fact(ws: &[Word], facts: &[Fact]) -> bool {
+    facts.iter().any(|f| f.aliases.iter().any(|a| has_phrase(ws, a)))
+}
+
+/// What `text` does (rules 2 and 3).
+pub fn classify(text: &str, ws: &[Word], sentences: &[Sentence], facts: &[Fact], has_values: bool) -> Intent {
+    if ws.is_empty() || text.trim().is_empty() {
+        return Intent::Unclear;
+    }
+    let acts = names_action(ws);
+    if let Some(q) = sentences.iter().rev().find(|s| s.question) {
+        let statements: Vec<&Sentence> = sentences.iter().filter(|s| !s.question).collect();
+        if any_phrase(&q.words, CONSENT) && (acts || has_values) {
+            return Intent::Propose;
+        }
+        if any_phrase(&q.words, SMALL_TALK_QUESTIONS) && !names_fact(&q.words, facts) {
+            let told = statements.iter().any(|s| names_action(&s.words) || super::scan::has_values(&s.words));
+            return if told { Intent::Tell } else { Intent::SmallTalk };
+        }
+        return Intent::Ask;
+    }
+    if any_phrase(ws, REQUESTS) && names_fact(ws, facts) {
+        return Intent::Ask;
+    }
+    if has_phrase(ws, "please confirm") && (acts || has_values) {
+        return Intent::Propose;
+    }
+    if acts || has_values {
+        return Intent::Tell;
+    }
+    if ws.iter().all(|w| SMALL_TALK.contains(&w.text.as_str())) {
+        return Intent::SmallTalk;
+    }
+    Intent::Unclear
+}
+
+/// The facts the question asks for: those whose aliases the last question (or,
+/// without a question, the whole message) names, in the facts' order.
+pub fn asked(text: &str, sentences: &[Sentence], facts: &[Fact]) -> Vec<usize> {
+    let all;
+    let ws: &[Word] = match sentences.iter().rev().find(|s| s.question) {
+        Some(q) => &q.words,
+        None => {
+            all = super::scan::words(text);
+            &all
+        }
+    };
+    (0..facts.len()).filter(|&i| facts[i].aliases.iter().any(|a| has_phrase(ws, a))).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sentences_end_at_marks_not_inside_amounts() {
+        let s = sentences("I refunded $154.49. Anything else?");
+        assert_eq!(s.len(), 2);
+        assert!(!s[0].question && s[1].question);
+        assert_eq!(s[0].words.last().map(|w| w.text.as_str()), Some("$154.49"));
+    }
+
+    #[test]
+    fn not_done_is_not_done() {
+        assert!(says_done(&super::super::scan::words("Your refund has been issued")));
+        assert!(!says_done(&super::super::scan::words("The refund has not been issued yet")));
+    }
+}

@@ -1,0 +1,386 @@
+//! The simulated user reads what the agent writes: free text, by documented,
+//! deterministic rules (`docs/conversation.md`), never by guessing.
+//!
+//! A user holds [`Fact`]s: a name, the phrases people use for it (its aliases:
+//! "order number", "order id"), and a value. [`read`] turns a message into a
+//! [`Reading`]: what the message does (its [`Intent`]: a question, a proposal,
+//! a statement, small talk, or something the user does not follow) and every
+//! value it states, each placed on the fact it is about and checked against
+//! it. A value is placed only when its writing and its context make the place
+//! certain (an id of the fact's shape, an amount beside the fact's alias, a
+//! name the world knows); anything else is left unplaced. So a reading may miss
+//! a value (recall), and never reads one wrongly (precision): the corpus test
+//! (`tests/conversation/`) holds the reader to that.
+//!
+//! - [`scan`]: amounts, ids, dates and words in the text.
+//! - [`intent`]: what a message does.
+//! - [`voice`]: how a user says things back, varied by the seed and the persona.
+
+pub mod intent;
+pub mod scan;
+pub mod voice;
+
+pub use intent::Intent;
+pub use scan::Written;
+
+use scan::{Found, Word};
+
+/// What a fact holds, which decides how the reader finds it in text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FactValue {
+    /// An identifier (`A1002`, `#W9121070`, a zip code): found by its shape
+    /// (the letters before its digits and the number of digits).
+    Id(String),
+    /// An amount of money in cents: found where a currency marks it.
+    Money(i64),
+    /// A name or phrase (`wireless keyboard`, `Paris`, an email): found as whole
+    /// words, case-insensitively; a known name of the same kind written instead
+    /// is a wrong value.
+    Name(String),
+    /// A calendar date.
+    Date {
+        /// Year.
+        year: u16,
+        /// Month, 1 to 12.
+        month: u8,
+        /// Day, 1 to 31.
+        day: u8,
+    },
+}
+
+impl FactValue {
+    /// The value as a user would write it (`$89.00` for money).
+    pub fn shown(&self) -> String {
+        match self {
+            FactValue::Id(s) | FactValue::Name(s) => s.clone(),
+            FactValue::Money(cents) => money_text(*cents),
+            FactValue::Date { year, month, day } => format!("{year:04}-{month:02}-{day:02}"),
+        }
+    }
+}
+
+/// `$89.00`, `-$1.50`.
+pub fn money_text(cents: i64) -> String {
+    let sign = if cents < 0 { "-" } else { "" };
+    let c = cents.unsigned_abs();
+    format!("{sign}${}.{:02}", c / 100, c % 100)
+}
+
+/// One thing the user knows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fact {
+    /// Its name (`order_id`): what structured content calls it.
+    pub name: String,
+    /// Lower-case phrases that name it in a message (`order id`, `order number`);
+    /// [`Fact::new`] derives the usual ones from the name.
+    pub aliases: Vec<String>,
+    /// What it is.
+    pub value: FactValue,
+}
+
+impl Fact {
+    /// A fact with the aliases its name gives: `order_id` is named by
+    /// `order_id`, `order id`, `order number`, `order #` and `order`; `email` by
+    /// `email`; `zip` by `zip`. Add more with [`Fact::alias`].
+    pub fn new(name: &str, value: FactValue) -> Self {
+        let spaced = name.replace('_', " ");
+        let mut aliases = vec![name.to_lowercase(), spaced.to_lowercase()];
+        if let Some(stem) = spaced.strip_suffix(" id") {
+            for suffix in [" number", " #", " no", ""] {
+                aliases.push(format!("{stem}{suffix}").to_lowercase());
+            }
+        }
+        aliases.dedup();
+        Self { name: name.to_string(), aliases, value }
+    }
+
+    /// Adds a phrase that names this fact.
+    pub fn alias(mut self, phrase: &str) -> Self {
+        let phrase = phrase.trim().to_lowercase();
+        if !phrase.is_empty() && !self.aliases.contains(&phrase) {
+            self.aliases.push(phrase);
+        }
+        self
+    }
+}
+
+/// Names the world knows beyond the user's facts, per fact (every item of the
+/// shop for `item`): a known name written where the fact's value was expected
+/// is a wrong value, not an unknown word.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Lexicon {
+    names: Vec<(String, String)>,
+}
+
+impl Lexicon {
+    /// An empty lexicon.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds `name` as a known value of the fact called `fact`.
+    pub fn add(&mut self, fact: &str, name: &str) {
+        let name = name.trim().to_lowercase();
+        if !name.is_empty() && !self.names.iter().any(|(f, n)| f == fact && *n == name) {
+            self.names.push((fact.to_string(), name));
+        }
+    }
+
+    fn of<'a>(&'a self, fact: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.names.iter().filter(move |(f, _)| f == fact).map(|(_, n)| n.as_str())
+    }
+}
+
+/// A value the message states about one of the user's facts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stated {
+    /// Which fact (an index into the facts read against).
+    pub fact: usize,
+    /// Whether it is the fact's value.
+    pub right: bool,
+    /// As written (`$89.00`, `A1003`, `monitor`).
+    pub written: String,
+}
+
+/// What a message says, as the user reads it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reading {
+    /// What the message does.
+    pub intent: Intent,
+    /// The facts a question asks for (empty for other intents, and for a
+    /// question about nothing the user holds).
+    pub asked: Vec<usize>,
+    /// Values placed on facts, in the order written.
+    pub stated: Vec<Stated>,
+    /// Values written that the reader could place on no fact.
+    pub unplaced: Vec<Written>,
+    /// Whether an action is named (`refund`, `cancel`, `book`, ...): a proposal
+    /// or a statement is about doing something.
+    pub acts: bool,
+    /// Whether a statement says something was done (`refunded`, `has been
+    /// issued`, `booked`): a closing.
+    pub done: bool,
+}
+
+impl Reading {
+    /// The first wrong value stated, if any.
+    pub fn wrong(&self) -> Option<&Stated> {
+        self.stated.iter().find(|s| !s.right)
+    }
+
+    /// Whether the message states fact `fact` (rightly or not).
+    pub fn states(&self, fact: usize) -> bool {
+        self.stated.iter().any(|s| s.fact == fact)
+    }
+
+    /// Whether the message states fact `fact` rightly.
+    pub fn states_right(&self, fact: usize) -> bool {
+        self.stated.iter().any(|s| s.fact == fact && s.right)
+    }
+
+    /// The amounts of money written, placed or not, in cents.
+    pub fn amounts(&self, facts: &[Fact]) -> Vec<i64> {
+        let placed = self.stated.iter().filter_map(|s| match facts[s.fact].value {
+            FactValue::Money(_) => scan::dollars(s.written.trim_start_matches('$').replace(',', "").as_str()),
+            _ => None,
+        });
+        let unplaced = self.unplaced.iter().filter_map(|w| match w {
+            Written::Money(c) => Some(*c),
+            _ => None,
+        });
+        placed.chain(unplaced).collect()
+    }
+}
+
+/// Reads `text` against the user's `facts`, with the world's `lexicon`.
+pub fn read(text: &str, facts: &[Fact], lexicon: &Lexicon) -> Reading {
+    let ws = scan::words(text);
+    let found = scan::values(text);
+    let sentences = intent::sentences(text);
+    let intent = intent::classify(text, &ws, &sentences, facts, !found.is_empty());
+    let asked = match intent {
+        Intent::Ask => intent::asked(text, &sentences, facts),
+        _ => Vec::new(),
+    };
+    let (mut stated, unplaced) = place(text, &ws, &found, facts);
+    stated.extend(names(&ws, facts, lexicon));
+    stated.sort_by_key(|s| text.find(&s.written).unwrap_or(usize::MAX));
+    Reading { intent, asked, stated, unplaced, acts: intent::names_action(&ws), done: intent::says_done(&ws) }
+}
+
+/// Letters before the digits, upper-cased (a leading `#` dropped), and the count
+/// of digits: `A1002` and `a1003` share a shape, `C001` has another.
+fn shape(id: &str) -> (String, usize) {
+    let id = id.trim_start_matches('#');
+    let prefix: String = id.chars().take_while(|c| !c.is_ascii_digit()).collect::<String>().to_uppercase();
+    let digits = id.chars().filter(char::is_ascii_digit).count();
+    (prefix, digits)
+}
+
+fn same_id(a: &str, b: &str) -> bool {
+    a.trim_start_matches('#').eq_ignore_ascii_case(b.trim_start_matches('#'))
+}
+
+/// Places each scanned value on a fact: ids by shape, amounts and dates on the
+/// fact of their kind (by value, else by the alias written closest before them
+/// in the same sentence, else the only fact of that kind).
+fn place(text: &str, ws: &[Word], found: &[Found], facts: &[Fact]) -> (Vec<Stated>, Vec<Written>) {
+    let mut stated = Vec::new();
+    let mut unplaced = Vec::new();
+    for f in found {
+        let written = text[f.span.0..f.span.1].to_string();
+        let candidates: Vec<usize> = (0..facts.len()).filter(|&i| fits(&facts[i].value, &f.value)).collect();
+        let equal: Vec<usize> = candidates.iter().copied().filter(|&i| equals(&facts[i].value, &f.value)).collect();
+        let placed = if let Some(&i) = equal.first() {
+            Some((i, true))
+        } else if candidates.len() == 1 {
+            Some((candidates[0], false))
+        } else {
+            nearest_alias(ws, f.span.0, &candidates, facts).map(|i| (i, false))
+        };
+        match placed {
+            Some((fact, right)) => stated.push(Stated { fact, right, written }),
+            None => unplaced.push(f.value.clone()),
+        }
+    }
+    (stated, unplaced)
+}
+
+/// Whether a written value is of the kind (and, for ids, the shape) of a fact.
+fn fits(fact: &FactValue, written: &Written) -> bool {
+    match (fact, written) {
+        (FactValue::Id(id), Written::Token(t)) => shape(id) == shape(t) && shape(t).1 > 0,
+        (FactValue::Money(_), Written::Money(_)) => true,
+        (FactValue::Date { .. }, Written::Date { .. }) => true,
+        _ => false,
+    }
+}
+
+fn equals(fact: &FactValue, written: &Written) -> bool {
+    match (fact, written) {
+        (FactValue::Id(id), Written::Token(t)) => same_id(id, t),
+        (FactValue::Money(a), Written::Money(b)) => a == b,
+        (FactValue::Date { year, month, day }, Written::Date { year: y, month: m, day: d }) => {
+            (year, month, day) == (y, m, d)
+        }
+        _ => false,
+    }
+}
+
+/// Of `candidates`, the fact whose alias is written closest before byte `at`,
+/// within the five words before it.
+fn nearest_alias(ws: &[Word], at: usize, candidates: &[usize], facts: &[Fact]) -> Option<usize> {
+    let before: Vec<&Word> = ws.iter().filter(|w| w.span.1 <= at).collect();
+    let window = &before[before.len().saturating_sub(5)..];
+    let mut best: Option<(usize, usize)> = None;
+    for &i in candidates {
+        for alias in &facts[i].aliases {
+            if let Some(pos) = phrase_end(window, alias) {
+                let distance = window.len() - pos;
+                if best.is_none_or(|(d, _)| distance < d) {
+                    best = Some((distance, i));
+                }
+            }
+        }
+    }
+    best.map(|(_, i)| i)
+}
+
+/// The index after the last place `phrase` (words) is written in `ws`.
+fn phrase_end(ws: &[&Word], phrase: &str) -> Option<usize> {
+    let parts: Vec<&str> = phrase.split_whitespace().collect();
+    if parts.is_empty() || parts.len() > ws.len() {
+        return None;
+    }
+    (0..=ws.len() - parts.len())
+        .rev()
+        .find(|&s| parts.iter().enumerate().all(|(k, p)| ws[s + k].text == *p))
+        .map(|s| s + parts.len())
+}
+
+/// Whether `phrase` (lower-case words) is written in `ws`.
+pub(crate) fn has_phrase(ws: &[Word], phrase: &str) -> bool {
+    let refs: Vec<&Word> = ws.iter().collect();
+    phrase_end(&refs, phrase).is_some()
+}
+
+/// Name facts: the fact's value written (right), or a name the lexicon knows
+/// for that fact written instead (wrong). A known name that contains the
+/// fact's value, or is contained in it, is not read as another name.
+fn names(ws: &[Word], facts: &[Fact], lexicon: &Lexicon) -> Vec<Stated> {
+    let mut out = Vec::new();
+    for (i, fact) in facts.iter().enumerate() {
+        let FactValue::Name(value) = &fact.value else { continue };
+        let value = value.to_lowercase();
+        if has_phrase(ws, &value) {
+            out.push(Stated { fact: i, right: true, written: value.clone() });
+            continue;
+        }
+        let other = lexicon
+            .of(&fact.name)
+            .filter(|n| !n.contains(value.as_str()) && !value.contains(n))
+            .find(|n| has_phrase(ws, n));
+        if let Some(n) = other {
+            out.push(Stated { fact: i, right: false, written: n.to_string() });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn desk() -> (Vec<Fact>, Lexicon) {
+        let facts = vec![
+            Fact::new("customer_id", FactValue::Id("C001".into())),
+            Fact::new("order_id", FactValue::Id("A1002".into())),
+            Fact::new("item", FactValue::Name("keyboard".into())).alias("product"),
+            Fact::new("amount", FactValue::Money(8_900)).alias("refund").alias("price"),
+        ];
+        let mut lexicon = Lexicon::new();
+        for n in ["keyboard", "monitor", "mouse"] {
+            lexicon.add("item", n);
+        }
+        (facts, lexicon)
+    }
+
+    #[test]
+    fn a_proposal_is_checked_value_by_value() {
+        let (facts, lexicon) = desk();
+        let r = read("Shall I refund the keyboard from A1002, $89.00?", &facts, &lexicon);
+        assert_eq!(r.intent, Intent::Propose);
+        assert!(r.wrong().is_none(), "{r:?}");
+        assert!(r.states_right(1) && r.states_right(2) && r.states_right(3));
+        let r = read("Shall I refund the monitor from A1003, $89.00?", &facts, &lexicon);
+        assert_eq!(r.intent, Intent::Propose);
+        let wrong: Vec<&str> = r.stated.iter().filter(|s| !s.right).map(|s| s.written.as_str()).collect();
+        assert_eq!(wrong, vec!["monitor", "A1003"]);
+    }
+
+    #[test]
+    fn a_question_names_the_fact_it_asks_for() {
+        let (facts, lexicon) = desk();
+        let r = read("Could you tell me your order number?", &facts, &lexicon);
+        assert_eq!((r.intent, r.asked.clone()), (Intent::Ask, vec![1]));
+        let r = read("What is your favourite colour?", &facts, &lexicon);
+        assert_eq!((r.intent, r.asked.clone()), (Intent::Ask, vec![]));
+    }
+
+    #[test]
+    fn a_closing_is_read_for_what_it_tells() {
+        let (facts, lexicon) = desk();
+        let r = read("I've refunded $98.00 for the keyboard on order A1002.", &facts, &lexicon);
+        assert_eq!(r.intent, Intent::Tell);
+        assert!(r.done);
+        assert_eq!(r.wrong().map(|s| s.written.as_str()), Some("$98.00"));
+    }
+
+    #[test]
+    fn an_id_of_no_fact_shape_is_left_unplaced() {
+        let (facts, lexicon) = desk();
+        let r = read("Your ticket T-77 is open.", &facts, &lexicon);
+        assert!(r.stated.is_empty());
+        assert_eq!(r.unplaced, vec![Written::Token("T-77".into())]);
+    }
+}
