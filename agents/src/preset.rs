@@ -11,6 +11,9 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("retry", "naive plus immediate retries of failed reads (no backoff, Retry-After ignored)"),
     ("backoff", "naive plus retries with exponential backoff, full jitter, Retry-After and a retry budget"),
     ("resilient", "a noisy planner behind guardrail, loop detector, idempotency keys and retry with backoff"),
+    ("oracle_text", "oracle, talking to the user in words (the Speak layer) instead of structured messages"),
+    ("naive_text", "naive, talking to the user in words"),
+    ("resilient_text", "resilient, talking to the user in words"),
 ];
 
 /// The stack called `name`, or `None` if there is no such preset.
@@ -47,7 +50,14 @@ pub fn preset(name: &str) -> Option<StackSpec> {
                 LayerSpec::Retry(RetryConfig::default()),
             ],
         ),
-        _ => return None,
+        _ => {
+            // The free-text form of a preset: the same stack, its messages said
+            // in words by the outermost layer.
+            let base = name.strip_suffix("_text").filter(|b| ["oracle", "naive", "resilient"].contains(b))?;
+            let mut spec = preset(base)?;
+            spec.layers.push(LayerSpec::Speak);
+            return Some(spec);
+        }
     };
     Some(StackSpec { planner, layers })
 }

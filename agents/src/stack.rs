@@ -20,7 +20,7 @@ use crate::external::{ExternalAgent, ExternalConfig};
 use crate::layers::{
     Approval, ApprovalConfig, BreakerConfig, Cache, CacheConfig, CircuitBreaker, ContextBudget, ContextConfig,
     Contract, CrossCheck, CrossCheckConfig, Fallback, FallbackConfig, Guardrail, GuardrailConfig, Idempotency,
-    LoopConfig, LoopDetector, Retry, RetryConfig, Timeout, TimeoutConfig, VerifyWrite, VerifyWriteConfig,
+    LoopConfig, LoopDetector, Retry, RetryConfig, Speak, Timeout, TimeoutConfig, VerifyWrite, VerifyWriteConfig,
 };
 use crate::noisy::{NoisyConfig, NoisyPlanner};
 
@@ -70,6 +70,9 @@ pub enum LayerSpec {
     /// Reads a record back after writing to it; completes a partial write and
     /// escalates a duplicated one ([`VerifyWrite`]).
     VerifyWrite(VerifyWriteConfig),
+    /// Says the planner's structured messages to the user in words ([`Speak`]);
+    /// place it last (outermost).
+    Speak,
 }
 
 impl LayerSpec {
@@ -89,6 +92,7 @@ impl LayerSpec {
             LayerSpec::ContextBudget(_) => "context_budget",
             LayerSpec::CrossCheck(_) => "cross_check",
             LayerSpec::VerifyWrite(_) => "verify_write",
+            LayerSpec::Speak => "speak",
         }
     }
 }
@@ -153,6 +157,7 @@ impl StackSpec {
                 LayerSpec::ContextBudget(config) => Box::new(ContextBudget::new(agent, config.clone())),
                 LayerSpec::CrossCheck(config) => Box::new(CrossCheck::new(agent, config.clone())),
                 LayerSpec::VerifyWrite(config) => Box::new(VerifyWrite::new(agent, config.clone())),
+                LayerSpec::Speak => Box::new(Speak::new(agent)),
             };
         }
         agent

@@ -75,6 +75,14 @@ pub struct ToolDef {
     /// (`crate::recipient`). The world's knowledge, not shown to agents.
     #[serde(skip)]
     pub recipient_arg: Option<String>,
+    /// How a message sent through this tool reads in words, per value of its
+    /// `kind` argument (`""` for a tool without one): a template whose `{arg}`
+    /// places take the call's arguments (`{amount_cents}` as `$89.00`) and whose
+    /// `{details}` lists every other argument. The `Speak` layer says a
+    /// planner's structured message this way instead of calling the tool. The
+    /// world's knowledge, not shown to agents.
+    #[serde(skip)]
+    pub phrasing: Vec<(String, String)>,
 }
 
 /// A documented rule on a tool's arguments.
@@ -115,6 +123,7 @@ impl ToolDef {
             constraints: Vec::new(),
             annotations: Value::Null,
             recipient_arg: None,
+            phrasing: Vec::new(),
         }
     }
 
@@ -122,6 +131,18 @@ impl ToolDef {
     pub fn recipient_arg(mut self, name: &str) -> Self {
         self.recipient_arg = Some(name.into());
         self
+    }
+
+    /// Says how a message of `kind` sent through this tool reads in words (see
+    /// [`ToolDef::phrasing`]).
+    pub fn phrase(mut self, kind: &str, template: &str) -> Self {
+        self.phrasing.push((kind.into(), template.into()));
+        self
+    }
+
+    /// The template of a message of `kind`, if the tool says one.
+    pub fn phrasing_of(&self, kind: &str) -> Option<&str> {
+        self.phrasing.iter().find(|(k, _)| k == kind).map(|(_, t)| t.as_str())
     }
 
     /// Adds an argument.

@@ -18,6 +18,7 @@ pub mod guardrail;
 pub mod idempotency;
 pub mod loop_detector;
 pub mod retry;
+pub mod speak;
 pub mod timeout;
 pub mod verify_write;
 
@@ -32,5 +33,6 @@ pub use guardrail::{Guardrail, GuardrailConfig, Rule};
 pub use idempotency::{Idempotency, idempotency_key};
 pub use loop_detector::{LoopConfig, LoopDetector};
 pub use retry::{Backoff, Jitter, Retry, RetryBudget, RetryConfig, WriteRetry};
+pub use speak::Speak;
 pub use timeout::{Timeout, TimeoutConfig};
 pub use verify_write::{VerifyWrite, VerifyWriteConfig, WriteCheck};

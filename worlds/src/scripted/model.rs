@@ -197,7 +197,11 @@ impl ScriptedConfig {
         .arg("text", ValueKind::Str, false)
         .arg("fact", ValueKind::Str, false)
         .field("message_id", ValueKind::Str)
-        .field("status", ValueKind::Str);
+        .field("status", ValueKind::Str)
+        .phrase("ask", "Could you tell me your {fact}?")
+        .phrase("confirm", "Shall I go ahead with this: {details}?")
+        .phrase("done", "Done: {details}.")
+        .phrase("info", "{details}");
         if let Some(r) = &self.recipient {
             send_message = send_message.id_arg(&r.arg);
         }

@@ -73,7 +73,11 @@ pub fn specs(tools: &Tools) -> Vec<ToolSpec> {
             .arg("item", Str, false)
             .arg("amount_cents", Int, false)
             .field("message_id", Str)
-            .field("status", Str),
+            .field("status", Str)
+            .phrase("ask", "Could you tell me your order number for the {item}?")
+            .phrase("confirm", "Shall I refund the {item} from order {order_id}, {amount_cents}?")
+            .phrase("done", "I've refunded {amount_cents} on order {order_id}.")
+            .phrase("info", "{details}"),
             &tools.send_message,
         ),
         (escalate_def("customer_id", "Hands the conversation to a human agent."), &tools.escalate),
