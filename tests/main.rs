@@ -7,6 +7,7 @@ mod bounds;
 mod cli;
 mod clustered;
 mod common;
+mod conversation;
 mod determinism;
 mod docs;
 mod episode;

@@ -252,6 +252,11 @@ fn docs_tau2() {
 }
 
 #[test]
+fn docs_conversation() {
+    check_doc("docs/conversation.md");
+}
+
+#[test]
 fn docs_traces() {
     check_doc("docs/traces.md");
 }
@@ -268,6 +273,7 @@ fn every_doc_with_a_transcript_is_checked() {
     let checked = [
         "README.md",
         "docs/worlds.md",
+        "docs/conversation.md",
         "docs/mcp.md",
         "docs/protocol.md",
         "docs/python.md",

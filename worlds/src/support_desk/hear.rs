@@ -175,7 +175,7 @@ impl SupportDesk<'_> {
         cx: &mut WorldCx<'_, DeskEvent>,
     ) -> Message {
         let now_ms = cx.now_ms;
-        for cents in reading.amounts(facts) {
+        for cents in reading.amounts() {
             if !self.true_amount(cents, now_ms) {
                 cx.minefield(TOLD_WRONG_VALUE, format!("told {} (the world holds no such amount)", money_text(cents)));
             }

@@ -120,6 +120,10 @@ const ACTIONS: &[&str] = &[
     "summarize",
     "create",
     "created",
+    "escalate",
+    "transfer",
+    "check",
+    "checking",
 ];
 
 /// Words that say something was done.
@@ -192,7 +196,26 @@ const SMALL_TALK: &[&str] = &[
     "pleasure",
     "happy",
     "to",
+    "for",
+    "us",
+    "your",
+    "patience",
+    "you're",
+    "waiting",
+    "contacting",
+    "reaching",
+    "out",
+    "so",
+    "much",
+    "very",
+    "again",
+    "and",
 ];
+
+/// Questions that ask the user to state a fact ("could you confirm your full
+/// name?"), however they are worded: a request, not a proposal.
+const STATE_YOUR: &[&str] =
+    &["confirm your", "verify your", "provide your", "tell me your", "give me your", "share your"];
 
 /// Small-talk questions that ask for no fact.
 const SMALL_TALK_QUESTIONS: &[&str] =
@@ -286,9 +309,12 @@ pub fn classify(text: &str, ws: &[Word], sentences: &[Sentence], facts: &[Fact],
     if ws.is_empty() || text.trim().is_empty() {
         return Intent::Unclear;
     }
-    let acts = names_action(ws);
+    let acts = names_action(ws) || says_done(ws);
     if let Some(q) = sentences.iter().rev().find(|s| s.question) {
         let statements: Vec<&Sentence> = sentences.iter().filter(|s| !s.question).collect();
+        if any_phrase(&q.words, STATE_YOUR) && names_fact(&q.words, facts) {
+            return Intent::Ask;
+        }
         if any_phrase(&q.words, CONSENT) && (acts || has_values) {
             return Intent::Propose;
         }
@@ -314,17 +340,50 @@ pub fn classify(text: &str, ws: &[Word], sentences: &[Sentence], facts: &[Fact],
 }
 
 /// The facts the question asks for: those whose aliases the last question (or,
-/// without a question, the whole message) names, in the facts' order.
-pub fn asked(text: &str, sentences: &[Sentence], facts: &[Fact]) -> Vec<usize> {
+/// without a question, the whole message) names, in the facts' order. A question
+/// that names none but points back (`it`, `that`) asks for what the sentence
+/// before it names. An alias after `that`, `this`, `same` or another's
+/// possessive (`mother's`, `his`) names something else, and an alias inside a
+/// name the world knows (`whole order`) is that name.
+pub fn asked(text: &str, sentences: &[Sentence], facts: &[Fact], lexicon: &super::Lexicon) -> Vec<usize> {
     let all;
-    let ws: &[Word] = match sentences.iter().rev().find(|s| s.question) {
-        Some(q) => &q.words,
+    let last = sentences.iter().rposition(|s| s.question);
+    let ws: &[Word] = match last {
+        Some(q) => &sentences[q].words,
         None => {
             all = super::scan::words(text);
             &all
         }
     };
-    (0..facts.len()).filter(|&i| facts[i].aliases.iter().any(|a| has_phrase(ws, a))).collect()
+    let mut found = named(ws, facts, lexicon);
+    if found.is_empty()
+        && let Some(q) = last.filter(|&q| q > 0)
+        && ws.iter().any(|w| matches!(w.text.as_str(), "it" | "that" | "this" | "again"))
+    {
+        found = named(&sentences[q - 1].words, facts, lexicon);
+    }
+    found
+}
+
+/// The facts whose aliases `ws` names as the user's.
+fn named(ws: &[Word], facts: &[Fact], lexicon: &super::Lexicon) -> Vec<usize> {
+    let covered = lexicon.covered(ws);
+    (0..facts.len())
+        .filter(|&i| {
+            facts[i].aliases.iter().any(|alias| {
+                super::phrase_starts(ws, alias).into_iter().any(|at| {
+                    let before = |k: usize| at.checked_sub(k).map(|j| ws[j].text.as_str());
+                    let elsewhere = |w: Option<&str>| {
+                        w.is_some_and(|w| {
+                            matches!(w, "that" | "this" | "same" | "his" | "her" | "their" | "its" | "maiden")
+                                || w.ends_with("'s")
+                        })
+                    };
+                    !covered[at] && !elsewhere(before(1)) && !elsewhere(before(2))
+                })
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -129,6 +129,18 @@ impl Lexicon {
     fn of<'a>(&'a self, fact: &'a str) -> impl Iterator<Item = &'a str> + 'a {
         self.names.iter().filter(move |(f, _)| f == fact).map(|(_, n)| n.as_str())
     }
+
+    /// For each word of `ws`, whether it is part of a known name.
+    fn covered(&self, ws: &[Word]) -> Vec<bool> {
+        let mut covered = vec![false; ws.len()];
+        for (_, name) in &self.names {
+            let len = name.split_whitespace().count();
+            for at in phrase_starts(ws, name) {
+                covered[at..at + len].iter_mut().for_each(|c| *c = true);
+            }
+        }
+        covered
+    }
 }
 
 /// A value the message states about one of the user's facts.
@@ -140,6 +152,8 @@ pub struct Stated {
     pub right: bool,
     /// As written (`$89.00`, `A1003`, `monitor`).
     pub written: String,
+    /// The value read, for an amount, an id or a date (`None` for a name).
+    pub value: Option<Written>,
 }
 
 /// What a message says, as the user reads it.
@@ -179,9 +193,9 @@ impl Reading {
     }
 
     /// The amounts of money written, placed or not, in cents.
-    pub fn amounts(&self, facts: &[Fact]) -> Vec<i64> {
-        let placed = self.stated.iter().filter_map(|s| match facts[s.fact].value {
-            FactValue::Money(_) => scan::dollars(s.written.trim_start_matches('$').replace(',', "").as_str()),
+    pub fn amounts(&self) -> Vec<i64> {
+        let placed = self.stated.iter().filter_map(|s| match s.value {
+            Some(Written::Money(c)) => Some(c),
             _ => None,
         });
         let unplaced = self.unplaced.iter().filter_map(|w| match w {
@@ -197,14 +211,20 @@ pub fn read(text: &str, facts: &[Fact], lexicon: &Lexicon) -> Reading {
     let ws = scan::words(text);
     let found = scan::values(text);
     let sentences = intent::sentences(text);
-    let intent = intent::classify(text, &ws, &sentences, facts, !found.is_empty());
-    let asked = match intent {
-        Intent::Ask => intent::asked(text, &sentences, facts),
-        _ => Vec::new(),
-    };
     let (mut stated, unplaced) = place(text, &ws, &found, facts);
     stated.extend(names(&ws, facts, lexicon));
     stated.sort_by_key(|s| text.find(&s.written).unwrap_or(usize::MAX));
+    // A value counts when it is about a fact, or is money or a date: a bare
+    // number of no fact's shape ("404") states nothing.
+    let has_values = !stated.is_empty() || found.iter().any(|f| !matches!(f.value, Written::Token(_)));
+    let intent = intent::classify(text, &ws, &sentences, facts, has_values);
+    let mut asked = match intent {
+        Intent::Ask => intent::asked(text, &sentences, facts, lexicon),
+        _ => Vec::new(),
+    };
+    // A fact the message states is not asked for ("For order #W2378156, which
+    // payment method?").
+    asked.retain(|&i| !stated.iter().any(|s| s.fact == i));
     Reading { intent, asked, stated, unplaced, acts: intent::names_action(&ws), done: intent::says_done(&ws) }
 }
 
@@ -239,7 +259,7 @@ fn place(text: &str, ws: &[Word], found: &[Found], facts: &[Fact]) -> (Vec<State
             nearest_alias(ws, f.span.0, &candidates, facts).map(|i| (i, false))
         };
         match placed {
-            Some((fact, right)) => stated.push(Stated { fact, right, written }),
+            Some((fact, right)) => stated.push(Stated { fact, right, written, value: Some(f.value.clone()) }),
             None => unplaced.push(f.value.clone()),
         }
     }
@@ -298,6 +318,15 @@ fn phrase_end(ws: &[&Word], phrase: &str) -> Option<usize> {
         .map(|s| s + parts.len())
 }
 
+/// Every index of `ws` where `phrase` (lower-case words) starts.
+pub(crate) fn phrase_starts(ws: &[Word], phrase: &str) -> Vec<usize> {
+    let parts: Vec<&str> = phrase.split_whitespace().collect();
+    if parts.is_empty() || parts.len() > ws.len() {
+        return Vec::new();
+    }
+    (0..=ws.len() - parts.len()).filter(|&s| parts.iter().enumerate().all(|(k, p)| ws[s + k].text == *p)).collect()
+}
+
 /// Whether `phrase` (lower-case words) is written in `ws`.
 pub(crate) fn has_phrase(ws: &[Word], phrase: &str) -> bool {
     let refs: Vec<&Word> = ws.iter().collect();
@@ -312,16 +341,23 @@ fn names(ws: &[Word], facts: &[Fact], lexicon: &Lexicon) -> Vec<Stated> {
     for (i, fact) in facts.iter().enumerate() {
         let FactValue::Name(value) = &fact.value else { continue };
         let value = value.to_lowercase();
-        if has_phrase(ws, &value) {
-            out.push(Stated { fact: i, right: true, written: value.clone() });
+        // A name offered as one of alternatives ("the keyboard or the monitor?")
+        // is not stated.
+        let stated_at = |name: &str| {
+            let len = name.split_whitespace().count();
+            phrase_starts(ws, name).into_iter().any(|at| {
+                let near = |j: Option<usize>| j.and_then(|j| ws.get(j)).is_some_and(|w| w.text == "or");
+                !(near(at.checked_sub(1)) || near(at.checked_sub(2)) || near(Some(at + len)))
+            })
+        };
+        if stated_at(&value) {
+            out.push(Stated { fact: i, right: true, written: value.clone(), value: None });
             continue;
         }
-        let other = lexicon
-            .of(&fact.name)
-            .filter(|n| !n.contains(value.as_str()) && !value.contains(n))
-            .find(|n| has_phrase(ws, n));
+        let other =
+            lexicon.of(&fact.name).filter(|n| !n.contains(value.as_str()) && !value.contains(n)).find(|n| stated_at(n));
         if let Some(n) = other {
-            out.push(Stated { fact: i, right: false, written: n.to_string() });
+            out.push(Stated { fact: i, right: false, written: n.to_string(), value: None });
         }
     }
     out

@@ -65,10 +65,37 @@ pub struct Word {
 /// (`154.49`, `15,449`); a `$` stays at the front of an amount.
 pub fn words(text: &str) -> Vec<Word> {
     let text = cut(text);
-    let bytes = text.as_bytes();
     let mut out = Vec::new();
+    let mut offset = 0;
+    for chunk in text.split_inclusive(char::is_whitespace) {
+        let body = chunk.trim_end();
+        if let Some(email) = email_in(body) {
+            let start = offset + (body.len() - body.trim_start_matches(|c: char| !c.is_alphanumeric()).len());
+            out.push(Word { text: email.to_lowercase(), span: (start, start + email.len()) });
+        } else {
+            words_in(body, offset, &mut out);
+        }
+        offset += chunk.len();
+    }
+    out
+}
+
+/// An email address that makes up `chunk` (punctuation around it aside): one
+/// word, dots and all.
+fn email_in(chunk: &str) -> Option<&str> {
+    let trimmed = chunk.trim_matches(|c: char| !c.is_alphanumeric());
+    let (user, domain) = trimmed.split_once('@')?;
+    let ok = |part: &str| {
+        !part.is_empty() && part.chars().all(|c| c.is_alphanumeric() || matches!(c, '.' | '-' | '_' | '+'))
+    };
+    (ok(user) && ok(domain) && domain.contains('.')).then_some(trimmed)
+}
+
+/// The words of one whitespace-free chunk starting at byte `offset`.
+fn words_in(chunk: &str, offset: usize, out: &mut Vec<Word>) {
+    let bytes = chunk.as_bytes();
     let mut start: Option<usize> = None;
-    let mut chars = text.char_indices().peekable();
+    let mut chars = chunk.char_indices().peekable();
     while let Some((i, c)) = chars.next() {
         let next = chars.peek().map(|&(_, n)| n);
         let inner_sep = (c == '.' || c == ',')
@@ -80,27 +107,28 @@ pub fn words(text: &str) -> Vec<Word> {
         match (part, start) {
             (true, None) => start = Some(i),
             (false, Some(s)) => {
-                push_word(&mut out, text, s, i);
+                push_word(out, chunk, offset, s, i);
                 start = None;
             }
             _ => {}
         }
     }
     if let Some(s) = start {
-        push_word(&mut out, text, s, text.len());
+        push_word(out, chunk, offset, s, chunk.len());
     }
-    out
 }
 
-fn push_word(out: &mut Vec<Word>, text: &str, start: usize, end: usize) {
-    // Leading or trailing hyphens and apostrophes are punctuation ("-- ", "'A1002'").
-    let raw = &text[start..end];
-    let trimmed_front = raw.trim_start_matches(['-', '\'', '_']);
+fn push_word(out: &mut Vec<Word>, chunk: &str, offset: usize, start: usize, end: usize) {
+    // Leading or trailing hyphens and apostrophes are punctuation ("-- ",
+    // "'A1002'"), except a minus before an amount ("-$89.00").
+    let raw = &chunk[start..end];
+    let minus = raw.starts_with("-$") || (raw.starts_with('-') && raw[1..].starts_with(|c: char| c.is_ascii_digit()));
+    let trimmed_front = if minus { raw } else { raw.trim_start_matches(['-', '\'', '_']) };
     let trimmed = trimmed_front.trim_end_matches(['-', '\'', '_']);
     if trimmed.is_empty() {
         return;
     }
-    let s = start + (raw.len() - trimmed_front.len());
+    let s = offset + start + (raw.len() - trimmed_front.len());
     out.push(Word { text: trimmed.to_lowercase(), span: (s, s + trimmed.len()) });
 }
 
@@ -136,7 +164,8 @@ pub fn values(text: &str) -> Vec<Found> {
             continue;
         }
         let w = &ws[i];
-        if w.text.chars().any(|c| c.is_ascii_digit()) && !w.text.starts_with(['$', '€']) {
+        if w.text.chars().any(|c| c.is_ascii_digit()) && !w.text.starts_with(['$', '€', '-']) && !w.text.contains('@')
+        {
             let original = &cut(text)[w.span.0..w.span.1];
             out.push(Found { value: Written::Token(original.to_string()), span: w.span });
         }
@@ -152,6 +181,10 @@ fn money_at(ws: &[Word], i: usize) -> Option<(Found, usize)> {
     let w = &ws[i].text;
     let next = ws.get(i + 1).map(|w| w.text.as_str());
     let span_to = |j: usize| (ws[i].span.0, ws[j].span.1);
+    if let Some(rest) = w.strip_prefix("-$") {
+        let cents = dollars(rest)?;
+        return Some((Found { value: Written::Money(-cents), span: span_to(i) }, 1));
+    }
     if let Some(rest) = w.strip_prefix('$') {
         if rest.is_empty() {
             let cents = dollars(next?)?;
