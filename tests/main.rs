@@ -8,6 +8,7 @@ mod cli;
 mod clustered;
 mod common;
 mod conversation;
+mod conversation_agents;
 mod determinism;
 mod docs;
 mod episode;

@@ -39,6 +39,9 @@ pub struct ArgDef {
     pub required: bool,
     /// Whether this is an identifier (the noisy planner can misread these).
     pub is_id: bool,
+    /// The values a string argument may take (empty: any), shown to agents as
+    /// the schema's `enum`; the world refuses any other with a 400 naming them.
+    pub one_of: Vec<String>,
 }
 
 /// One top-level field of a tool's response.
@@ -145,15 +148,28 @@ impl ToolDef {
         self.phrasing.iter().find(|(k, _)| k == kind).map(|(_, t)| t.as_str())
     }
 
+    /// Adds a required string argument that takes one of `values`.
+    pub fn arg_one_of(mut self, name: &str, values: &[&str]) -> Self {
+        let one_of = values.iter().map(|v| v.to_string()).collect();
+        self.args.push(ArgDef { name: name.into(), kind: ValueKind::Str, required: true, is_id: false, one_of });
+        self
+    }
+
     /// Adds an argument.
     pub fn arg(mut self, name: &str, kind: ValueKind, required: bool) -> Self {
-        self.args.push(ArgDef { name: name.into(), kind, required, is_id: false });
+        self.args.push(ArgDef { name: name.into(), kind, required, is_id: false, one_of: Vec::new() });
         self
     }
 
     /// Adds a required identifier argument.
     pub fn id_arg(mut self, name: &str) -> Self {
-        self.args.push(ArgDef { name: name.into(), kind: ValueKind::Str, required: true, is_id: true });
+        self.args.push(ArgDef {
+            name: name.into(),
+            kind: ValueKind::Str,
+            required: true,
+            is_id: true,
+            one_of: Vec::new(),
+        });
         self
     }
 

@@ -99,6 +99,9 @@ fn arg_schema(arg: &ArgDef) -> Json {
     if arg.is_id {
         schema["description"] = Json::String("an identifier: copy it exactly".into());
     }
+    if !arg.one_of.is_empty() {
+        schema["enum"] = Json::Array(arg.one_of.iter().map(|v| Json::String(v.clone())).collect());
+    }
     schema
 }
 

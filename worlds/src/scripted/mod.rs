@@ -469,6 +469,8 @@ fn default_reply_ms() -> Latency {
 
 /// The name of the tool a scripted world's agent talks to its user with.
 pub const SEND_MESSAGE: &str = "send_message";
+/// The kinds of message `send_message` sends.
+pub const MESSAGE_KINDS: &[&str] = &["ask", "confirm", "done", "info"];
 /// The name of the tool that hands the case to a human.
 pub const ESCALATE: &str = "escalate";
 

@@ -19,7 +19,9 @@ use super::script::{Failure, Program, Session, to_dynamic};
 use super::state::{State, Table, Tables};
 pub use super::template::Template;
 use super::world::ScriptedWorld;
-use super::{ESCALATE, GoldAction, MinefieldFile, PersonaFile, ProcessFile, SEND_MESSAGE, ScriptedConfig, Source};
+use super::{
+    ESCALATE, GoldAction, MESSAGE_KINDS, MinefieldFile, PersonaFile, ProcessFile, SEND_MESSAGE, ScriptedConfig, Source,
+};
 use crate::scenario::Noted;
 
 /// What serves a tool of the catalog.
@@ -179,6 +181,9 @@ impl ScriptedConfig {
                         kind: prop.ty.map_or(ValueKind::Str, |ty| ty.kind()),
                         required: schema.required.contains(name),
                         is_id: t.ids.contains(name),
+                        one_of: (prop.allowed.iter().flatten())
+                            .filter_map(|v| v.as_str().map(str::to_string))
+                            .collect(),
                     });
                 }
                 def.response =
@@ -193,7 +198,7 @@ impl ScriptedConfig {
             "Sends the user a message: kind `confirm` (proposes what you will do, with the facts as \
                  arguments), `ask` (asks for the fact named by `fact`), `done` (tells the outcome) or `info`.",
         )
-        .arg("kind", ValueKind::Str, true)
+        .arg_one_of("kind", MESSAGE_KINDS)
         .arg("text", ValueKind::Str, false)
         .arg("fact", ValueKind::Str, false)
         .field("message_id", ValueKind::Str)

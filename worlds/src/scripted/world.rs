@@ -244,6 +244,12 @@ impl<'m> ScriptedWorld<'m> {
     /// messages are addressed (an unknown id is a 404; another user's id fires
     /// the minefield and reaches nobody), then answered.
     fn deliver(&mut self, args: &Value, cx: &mut WorldCx<'_, ScriptEvent>) -> Result<Value, ToolError> {
+        // The request is checked whole first, as a service does: a kind it
+        // declares, and the fact an `ask` asks for.
+        let kind = crate::kit::args::one_of_arg(args, "kind", super::MESSAGE_KINDS)?;
+        if kind == "ask" {
+            crate::kit::args::str_arg(args, "fact")?;
+        }
         if let Some((recipient, minefield)) = &self.model.recipient {
             let to = crate::kit::args::str_arg(args, &recipient.arg)?;
             if self.session().state.get(&recipient.table, to).ok().flatten().is_none() {
@@ -260,7 +266,7 @@ impl<'m> ScriptedWorld<'m> {
 
     fn answer(&mut self, args: &Value, cx: &mut WorldCx<'_, ScriptEvent>) -> Value {
         let now_ms = cx.now_ms;
-        match args.get("kind").and_then(Value::as_str).unwrap_or("info") {
+        match args.get("kind").and_then(Value::as_str).unwrap_or_default() {
             "confirm" => {
                 let at = self.reply_at(now_ms);
                 let reply = self.confirm(args);

@@ -4,9 +4,10 @@
 //! The customer's facts are its customer id, its name, the order, the item (or
 //! `whole order`) and the amount it expects back. A question gets the facts it
 //! names; a proposal is checked value by value (a wrong value is refused with
-//! the correction; a right one that names the order or the item is a yes, or
+//! the correction; a right one that names the item is a yes, or
 //! the change of mind of a `changes_mind` customer, exactly as a structured
-//! `confirm`); a statement is judged: an amount or an id told that the world
+//! `confirm`; one that does not name the item, or names one the customer
+//! does not know, gets the request restated); a statement is judged: an amount or an id told that the world
 //! never held is the minefield `told_wrong_value`, and a refund told is what
 //! the customer was told (the `customer_told` milestone, contextual accuracy).
 
@@ -137,10 +138,10 @@ impl SupportDesk<'_> {
             content.set("confirm", Value::Bool(false));
             return Message { text: self.voice().no(&said), content };
         }
-        let names_target = reading.states_right(ORDER_ID) || reading.states_right(ITEM);
-        if !names_target {
-            // "Shall I go ahead?": the customer restates what it wants instead of
-            // agreeing to it unseen.
+        if !reading.states_right(ITEM) {
+            // "Shall I go ahead?", or an item the customer does not know ("the
+            // monitor"): it restates what it wants instead of agreeing unseen.
+            // The item (or `whole order`) is what the refund is of.
             let request = self.request_text();
             return Message { text: request, content: self.request(&t) };
         }

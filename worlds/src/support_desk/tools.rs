@@ -68,7 +68,7 @@ pub fn specs(tools: &Tools) -> Vec<ToolSpec> {
             )
             .id_arg("customer_id")
             .recipient_arg("customer_id")
-            .arg("kind", Str, true)
+            .arg_one_of("kind", super::world::MESSAGE_KINDS)
             .arg("order_id", Str, false)
             .arg("item", Str, false)
             .arg("amount_cents", Int, false)

@@ -9,7 +9,7 @@ use agentsim_engine::{
 
 use super::config::{OrderStatus, SupportDeskConfig};
 use super::tools::Ids;
-use crate::kit::args::{int_arg, str_arg};
+use crate::kit::args::{int_arg, one_of_arg, str_arg};
 use crate::kit::escalation::escalate;
 use crate::kit::goodbye::leave;
 use crate::kit::outbox::Outbox;
@@ -43,6 +43,9 @@ impl Persona {
         }
     }
 }
+
+/// The kinds of message `send_message` sends.
+pub const MESSAGE_KINDS: &[&str] = &["ask", "confirm", "done", "info"];
 
 /// What the customer calls a refund of the whole order.
 pub const WHOLE_ORDER: &str = "whole order";
@@ -349,6 +352,7 @@ impl<'c> SupportDesk<'c> {
     }
 
     fn send_message(&mut self, args: &Value, cx: &mut WorldCx<'_, DeskEvent>) -> Result<Value, ToolError> {
+        let kind = one_of_arg(args, "kind", MESSAGE_KINDS)?;
         let to = str_arg(args, "customer_id")?;
         if !self.config.customers.iter().any(|c| c.id == to) {
             if self.config.messages_to_anyone {
@@ -361,7 +365,6 @@ impl<'c> SupportDesk<'c> {
             cx.minefield("message_to_wrong_customer", format!("message meant for {} sent to {to}", self.customer_id()));
             return Ok(self.outbox.sent());
         }
-        let kind = args.get("kind").and_then(Value::as_str).unwrap_or("info");
         let now_ms = cx.now_ms;
         match kind {
             "confirm" => {
