@@ -261,9 +261,8 @@ fn pareto_shape(x: &[f64]) -> Option<f64> {
     let prior = 3.0;
     let grid = 30 + n.sqrt().floor() as usize;
     let mean_log = |theta: f64| x.iter().map(|v| (-theta * v).ln_1p()).sum::<f64>() / n;
-    let thetas: Vec<f64> = (1..=grid)
-        .map(|j| 1.0 / largest + (1.0 - (grid as f64 / (j as f64 - 0.5)).sqrt()) / prior / scale)
-        .collect();
+    let thetas: Vec<f64> =
+        (1..=grid).map(|j| 1.0 / largest + (1.0 - (grid as f64 / (j as f64 - 0.5)).sqrt()) / prior / scale).collect();
     let profile: Vec<f64> = thetas
         .iter()
         .map(|theta| {
@@ -647,7 +646,9 @@ impl Judge {
         }
         let which = match self.estimator {
             Estimator::Complement => "completion and its interval are",
-            Estimator::SelfNormalised => "the estimates and intervals (self-normalised: each divides by the weights' sum) are",
+            Estimator::SelfNormalised => {
+                "the estimates and intervals (self-normalised: each divides by the weights' sum) are"
+            }
         };
         let (ess, runs) = (self.ess, self.runs);
         match target {

@@ -424,10 +424,13 @@ fn print_table(s: &Summary) -> Result<(), Failure> {
     outln!("digest {}", s.digest)
 }
 
-/// A rate for the table: near 1 as `1 - x`, so that completion's digits show
-/// the failures it leaves (`9.99999e-1` would hide them).
-fn rate_text(p: f64) -> String {
-    if (0.999..1.0).contains(&p) { format!("1 - {:.3e}", 1.0 - p) } else { format!("{p:.3e}") }
+/// From this estimate on, a row of the table is written as `1 - x`.
+const NEAR_ONE: f64 = 0.999;
+
+/// A rate for the table; `near_one`, as `1 - x`, so that completion's digits
+/// show the failures it leaves (`1.000e0` would hide them).
+fn rate_text(p: f64, near_one: bool) -> String {
+    if near_one && p < 1.0 { format!("1 - {:.3e}", 1.0 - p) } else { format!("{p:.3e}") }
 }
 
 /// The line saying how the rates were estimated, and the mean weight.
@@ -487,11 +490,12 @@ fn print_importance(i: &ImportanceSummary) -> Result<(), Failure> {
     let rows = i.rates.iter().map(|(name, e)| (name.clone(), e));
     let minefields = i.minefields.iter().map(|(name, e)| (format!("minefield {name}"), e));
     for (name, e) in rows.chain(minefields).filter(|(name, e)| e.events > 0 || name == "completion") {
-        let hi = e.hi.map_or("?".to_string(), rate_text);
+        let near_one = e.estimate >= NEAR_ONE;
+        let hi = e.hi.map_or("?".to_string(), |hi| rate_text(hi, near_one));
         table.add_row(vec![
             name,
-            rate_text(e.estimate),
-            format!("[{}, {hi}]", rate_text(e.lo)),
+            rate_text(e.estimate, near_one),
+            format!("[{}, {hi}]", rate_text(e.lo, near_one)),
             e.events.to_string(),
             format!("{:.0}", e.ess),
             e.pareto_k.map_or("-".to_string(), |k| format!("{k:.2}")),
