@@ -398,5 +398,10 @@ fn extreme_tilts_of_one_rule_are_not_trusted() {
         }
         assert!((total - 1.0).abs() < 1e-9, "{probability}: the outcomes sum to {total}");
         assert!(["complement", "self-normalised"].contains(&importance["estimator"].as_str().unwrap()));
+        // A gate that asks for trust fails.
+        let gate = "Gate(rules: [(metric: \"importance.rates.completion.trusted\", exactly: 1)])";
+        std::fs::write(dir.path().join("gate.ron"), gate).unwrap();
+        let output = agentsim(dir.path(), &["check", "gate.ron", "out-1"], &[]);
+        assert_eq!(output.status.code(), Some(1), "{probability}: {}", text(&output));
     }
 }
