@@ -219,6 +219,11 @@ struct Tail {
 
 impl Tail {
     fn push(&mut self, log_weight: f64) {
+        let full = self.smallest_first.len() > TAIL_KEPT_MAX;
+        if full && self.smallest_first.peek().is_some_and(|Reverse(Ordered(least))| log_weight <= *least) {
+            // Below the kept tail (or tied with its least): the kept set is the same.
+            return;
+        }
         self.smallest_first.push(Reverse(Ordered(log_weight)));
         if self.smallest_first.len() > TAIL_KEPT_MAX + 1 {
             self.smallest_first.pop();
@@ -707,4 +712,48 @@ pub fn check_support(catalog: &Catalog, fault_scale: f64, importance: f64) -> Re
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The log weights of `n` runs whose weights are `u^-k`, `u` evenly spread
+    /// over (0, 1): a Pareto tail of shape `k`, in a scrambled order.
+    fn pareto_log_weights(n: u64, k: f64) -> Vec<f64> {
+        (0..n).map(|i| (i * 7_919) % n).map(|i| -k * ((i as f64 + 0.5) / n as f64).ln()).collect()
+    }
+
+    #[test]
+    fn the_pareto_fit_recovers_the_tail_shape() {
+        for k in [0.2, 0.5, 0.9, 1.5] {
+            let mut tail = Tail::default();
+            let weights = pareto_log_weights(10_000, k);
+            weights.iter().for_each(|lw| tail.push(*lw));
+            let fitted = tail.pareto_k(10_000).expect("a fit");
+            assert!((fitted - k).abs() < 0.15, "shape {k}: fitted {fitted}");
+        }
+    }
+
+    #[test]
+    fn a_flat_or_short_tail_is_not_fitted_and_the_kept_tail_ignores_order() {
+        let mut flat = Tail::default();
+        (0..1_000).for_each(|_| flat.push(0.0));
+        assert_eq!(flat.pareto_k(1_000), None, "tied weights are bounded");
+        let mut short = Tail::default();
+        (0..20).for_each(|i| short.push(f64::from(i)));
+        assert_eq!(short.pareto_k(20), None, "fewer than five tail weights");
+        let weights = pareto_log_weights(20_000, 0.8);
+        let (mut forward, mut backward) = (Tail::default(), Tail::default());
+        weights.iter().for_each(|lw| forward.push(*lw));
+        weights.iter().rev().for_each(|lw| backward.push(*lw));
+        assert_eq!(forward.pareto_k(20_000), backward.pareto_k(20_000));
+    }
+
+    #[test]
+    fn the_threshold_follows_the_sample_size() {
+        assert!((pareto_k_max(100) - 0.5).abs() < 1e-12);
+        assert_eq!(pareto_k_max(1_000_000), PARETO_K_LIMIT);
+        assert_eq!(pareto_k_max(5), 0.0);
+    }
 }
