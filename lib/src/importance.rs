@@ -621,7 +621,7 @@ impl Judge {
             );
         }
         doubts.extend(self.own_doubts(failure).into_iter().map(|d| format!("from the failing runs: {d}")));
-        let trusted = doubts.is_empty() && self.overall_ok() && self.weight_mean_ok;
+        let trusted = failure.events > 0 && doubts.is_empty() && self.overall_ok() && self.weight_mean_ok;
         let estimate = Estimate {
             estimate: 1.0 - f,
             lo: f_hi.map_or(0.0, |hi| 1.0 - hi),
