@@ -182,8 +182,9 @@ impl Gate {
     }
 
     /// Checks every rule against a summary. A metric that the summary does not
-    /// have, or that is not a number, is an error naming the rule (the gate is
-    /// wrong, not the stack): `Err((index of the rule, message))`.
+    /// have, or that is neither a number nor a flag (true reads as 1, false as
+    /// 0), is an error naming the rule (the gate is wrong, not the stack):
+    /// `Err((index of the rule, message))`.
     pub fn check(&self, summary: &Json) -> Result<Vec<Checked>, (usize, String)> {
         self.rules
             .iter()
@@ -205,6 +206,8 @@ impl Gate {
                             .map_err(|_| (i, format!("metric `{}` is the text `{s}`, not a number", rule.metric)))?,
                     ),
                     Json::Null => None,
+                    // A flag (`importance.rates.X.trusted`) reads as 1 or 0.
+                    Json::Bool(flag) => Some(f64::from(u8::from(*flag))),
                     _ => return Err((i, format!("metric `{}` is not a number (it has fields inside)", rule.metric))),
                 };
                 let bound = rule.bound();

@@ -527,20 +527,24 @@ fn numbers_table(out: &mut String, inputs: &[ReportInput]) {
 }
 
 /// The importance-sampling estimates of the sweeps that have them (`--importance`):
-/// every rate seen in the sweep, with its interval and the runs that showed it.
+/// every rate seen in the sweep, with its interval, the runs that showed it and
+/// whether the interval can be trusted.
 fn importance_section(out: &mut String, inputs: &[ReportInput]) {
     let weighted: Vec<&ReportInput> = inputs.iter().filter(|x| x.summary["importance"].is_object()).collect();
     if weighted.is_empty() {
         return;
     }
     out.push_str(
-        "<h2>Rare failures: importance sampling</h2>\n<p class=\"meta\">Unbiased estimates of the nominal rates \
-         from runs whose faults were drawn at <code>scale</code> times their probability (or with a tilt per rule: \
-         <code>tilts</code> in summary.json), each weighed back by its exact likelihood ratio; 95% intervals over seeds; <code>ess</code> is the effective sample size.</p>\n",
+        "<h2>Rare failures: importance sampling</h2>\n<p class=\"meta\">Estimates of the nominal rates \
+         (<code>estimator</code>: failure modes unbiased and completion their complement, or self-normalised; \
+         either way the outcomes sum to 1) from runs whose faults were drawn at <code>scale</code> times their probability (or with a tilt per rule: \
+         <code>tilts</code> in summary.json), each weighed back by its exact likelihood ratio; 95% intervals over seeds; <code>ess</code> is the effective sample size; \
+         <code>trusted</code> is false where the diagnostics (mean weight, effective sample sizes, Pareto tail, \
+         events) say the interval cannot be trusted.</p>\n",
     );
     out.push_str(
         "<table><thead><tr><th>summary.json</th><th>scale</th><th>ess</th><th>importance.rates</th>\
-         <th>estimate</th><th>lo</th><th>hi</th><th>events</th></tr></thead><tbody>\n",
+         <th>estimate</th><th>lo</th><th>hi</th><th>events</th><th>trusted</th></tr></thead><tbody>\n",
     );
     for input in weighted {
         let importance = &input.summary["importance"];
@@ -554,7 +558,7 @@ fn importance_section(out: &mut String, inputs: &[ReportInput]) {
         for (name, e) in rates.chain(minefields).filter(|(name, e)| num(&e["events"]) > 0.0 || name == "completion") {
             let _ = writeln!(
                 out,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 escape(&input.label),
                 escape(&scale),
                 raw(&importance["ess"]),
@@ -562,7 +566,8 @@ fn importance_section(out: &mut String, inputs: &[ReportInput]) {
                 raw(&e["estimate"]),
                 raw(&e["lo"]),
                 raw(&e["hi"]),
-                raw(&e["events"])
+                raw(&e["events"]),
+                raw(&e["trusted"])
             );
         }
         for warning in importance["warnings"].as_array().into_iter().flatten() {

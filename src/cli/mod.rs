@@ -299,9 +299,9 @@ struct SweepArgs {
     shard: Option<(u32, u32)>,
     /// Importance sampling for rare failures: draw every fault at SCALE times its
     /// probability and weigh each trajectory back by its exact likelihood ratio;
-    /// summary.json gains `importance` (unbiased estimates of the nominal rates,
-    /// 95% intervals, effective sample size, the tilts) and trajectories.csv
-    /// `log_weight`. Or a tilts file (FILE.ron: a probability or scale per fault
+    /// summary.json gains `importance` (estimates of the nominal rates that sum
+    /// to 1, 95% intervals and whether each can be trusted, effective sample
+    /// size, the tilts) and trajectories.csv `log_weight`. Or a tilts file (FILE.ron: a probability or scale per fault
     /// rule), or `auto`: the cross-entropy method chooses the tilts on pilot
     /// sweeps for `--importance-target`.
     #[arg(long, value_name = "SCALE|FILE.ron|auto", value_parser = parse_importance)]

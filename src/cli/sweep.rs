@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 
-use agentsim::importance::ImportanceSummary;
+use agentsim::importance::{Estimator, ImportanceSummary};
 use agentsim::shard::{ShardManifest, shard_seeds};
 use agentsim::summary::{Summary, usd};
 use agentsim::surface::{Surface, SurfacePoint, scale_dir};
@@ -424,8 +424,32 @@ fn print_table(s: &Summary) -> Result<(), Failure> {
     outln!("digest {}", s.digest)
 }
 
+/// From this estimate on, a row of the table is written as `1 - x`.
+const NEAR_ONE: f64 = 0.999;
+
+/// A rate for the table; `near_one`, as `1 - x`, so that completion's digits
+/// show the failures it leaves (`1.000e0` would hide them).
+fn rate_text(p: f64, near_one: bool) -> String {
+    if near_one && p < 1.0 { format!("1 - {:.3e}", 1.0 - p) } else { format!("{p:.3e}") }
+}
+
+/// The line saying how the rates were estimated, and the mean weight.
+fn estimator_line(i: &ImportanceSummary) -> String {
+    let how = match i.estimator {
+        Estimator::Complement => "failure modes unbiased, completion 1 minus their sum",
+        Estimator::SelfNormalised => "every rate divided by the weights' sum",
+    };
+    format!(
+        "estimator {} ({how}); mean weight {:.4} (standard error {:.1e}, exactly 1 in expectation)",
+        serde_json::to_value(i.estimator).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default(),
+        i.weight_mean,
+        i.weight_mean_se
+    )
+}
+
 /// The importance-sampling estimates: each rate seen in the sweep (and
-/// completion), with its interval, then the warnings.
+/// completion), with its interval and whether it can be trusted, then the
+/// warnings saying why not.
 fn print_importance(i: &ImportanceSummary) -> Result<(), Failure> {
     match (i.method, i.scale) {
         (Method::Scale, Some(scale)) => outln!(
@@ -452,6 +476,7 @@ fn print_importance(i: &ImportanceSummary) -> Result<(), Failure> {
             )?
         }
     }
+    outln!("{}", estimator_line(i))?;
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED).set_header(vec![
         "rate",
@@ -459,17 +484,22 @@ fn print_importance(i: &ImportanceSummary) -> Result<(), Failure> {
         "95% interval",
         "runs showing it",
         "its ess",
+        "tail k",
+        "trusted",
     ]);
     let rows = i.rates.iter().map(|(name, e)| (name.clone(), e));
     let minefields = i.minefields.iter().map(|(name, e)| (format!("minefield {name}"), e));
     for (name, e) in rows.chain(minefields).filter(|(name, e)| e.events > 0 || name == "completion") {
-        let hi = e.hi.map_or("?".to_string(), |hi| format!("{hi:.3e}"));
+        let near_one = e.estimate >= NEAR_ONE;
+        let hi = e.hi.map_or("?".to_string(), |hi| rate_text(hi, near_one));
         table.add_row(vec![
             name,
-            format!("{:.3e}", e.estimate),
-            format!("[{:.3e}, {hi}]", e.lo),
+            rate_text(e.estimate, near_one),
+            format!("[{}, {hi}]", rate_text(e.lo, near_one)),
             e.events.to_string(),
             format!("{:.0}", e.ess),
+            e.pareto_k.map_or("-".to_string(), |k| format!("{k:.2}")),
+            if e.trusted { "yes" } else { "NO, see warnings" }.to_string(),
         ]);
     }
     outln!("{table}")?;
