@@ -17,6 +17,7 @@ mod data;
 mod expert;
 mod intern;
 mod load;
+mod locate;
 mod model;
 mod native;
 mod schema;

@@ -264,12 +264,12 @@ fn tables(config: &ScriptedConfig) -> Result<Tables, LoadError> {
     Ok(Arc::new(out))
 }
 
+/// Compiles the predicate at `field`; a syntax error points at its own
+/// place in the scenario (two predicates often read the same).
 fn predicate(program: &mut Program, text: &str, field: &str) -> Result<usize, LoadError> {
-    program.add_predicate(text).map_err(|(line, column, m)| {
-        LoadError::at(
-            text.to_string(),
-            format!("field `{field}`: syntax error in the predicate at {line}:{column}: {m}"),
-        )
+    program.add_predicate(text).map_err(|(line, column, m)| LoadError {
+        inside: Some((line, column)),
+        ..LoadError::in_field(field, format!("syntax error in the predicate at {line}:{column}: {m}"))
     })
 }
 
@@ -296,13 +296,8 @@ impl ScriptedModel {
                 "field `world.script`: the script file was not read (load the scenario from its folder)",
             ));
         };
-        let mut program = Program::compile(text, &config.limits).map_err(|(line, column, message)| LoadError {
-            file: Some(origin.clone()),
-            line,
-            column,
-            needle: String::new(),
-            message: format!("syntax error: {message}"),
-        })?;
+        let mut program = Program::compile(text, &config.limits)
+            .map_err(|(line, column, message)| LoadError::in_file(origin, line, column, format!("syntax error: {message}")))?;
         let tables = tables(config)?;
         let state_hasher = match &config.state_hash {
             None => None,
