@@ -495,8 +495,11 @@ fn every_sweep_is_labelled_by_its_shortest_distinct_folder() {
     }
     assert!(!html.contains("runs/"), "no longer suffix than tells the folders apart");
     // Each chart row's text, fitted or whole, names the folder.
-    let rows: Vec<&str> =
-        html.split("<text").skip(1).filter(|t| t.split("</text>").next().is_some_and(|t| t.contains("resilient"))).collect();
+    let rows: Vec<&str> = html
+        .split("<text")
+        .skip(1)
+        .filter(|t| t.split("</text>").next().is_some_and(|t| t.contains("resilient")))
+        .collect();
     assert!(!rows.is_empty());
     for row in rows {
         let text = row.split("</text>").next().unwrap_or(row);

@@ -30,33 +30,32 @@ pub struct LoadError {
     pub needle: String,
     /// What is wrong, naming the field.
     pub message: String,
-    /// In the scenario: the path of the value the error is about
-    /// (`world.tasks[1].milestones[0].when`), found by its path; `needle` is
-    /// then looked for inside that value only.
-    pub field: Option<String>,
-    /// In the scenario: a 1-based line and column inside `field`'s string
-    /// value (where a predicate's own syntax error is).
+    /// In the scenario: the value the error is about, found by its path;
+    /// `needle` is then looked for inside that value only.
+    pub field: Option<Box<FieldAt>>,
+}
+
+/// Where in the scenario a [`LoadError`] is: a value by its path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldAt {
+    /// The value's path (`world.tasks[1].milestones[0].when`).
+    pub path: String,
+    /// A 1-based line and column inside the value's string (where a
+    /// predicate's own syntax error is).
     pub inside: Option<(usize, usize)>,
 }
 
 impl LoadError {
     /// An error in the scenario text, at the first occurrence of `needle`.
     pub fn at(needle: impl Into<String>, message: impl Into<String>) -> LoadError {
-        LoadError {
-            file: None,
-            line: 1,
-            column: 1,
-            needle: needle.into(),
-            message: message.into(),
-            field: None,
-            inside: None,
-        }
+        LoadError { file: None, line: 1, column: 1, needle: needle.into(), message: message.into(), field: None }
     }
 
     /// An error about the scenario's value at `field` (a path), with the
     /// message `field `FIELD`: MESSAGE`.
     pub fn in_field(field: &str, message: impl std::fmt::Display) -> LoadError {
-        LoadError { field: Some(field.to_string()), ..LoadError::at("", format!("field `{field}`: {message}")) }
+        let at = FieldAt { path: field.to_string(), inside: None };
+        LoadError { field: Some(Box::new(at)), ..LoadError::at("", format!("field `{field}`: {message}")) }
     }
 
     pub(super) fn in_file(file: &str, line: usize, column: usize, message: impl Into<String>) -> LoadError {
@@ -67,7 +66,6 @@ impl LoadError {
             needle: String::new(),
             message: message.into(),
             field: None,
-            inside: None,
         }
     }
 
@@ -76,14 +74,14 @@ impl LoadError {
     /// when the path leads somewhere, else at the first `needle` (1:1 if
     /// absent).
     pub fn position_in(&self, text: &str) -> (usize, usize) {
-        let span = self.field.as_deref().and_then(|f| super::locate::field_span(text, f));
+        let at = self.field.as_deref();
+        let span = at.and_then(|f| super::locate::field_span(text, &f.path));
         let offset = match span {
             Some((start, end)) => {
                 let inside =
-                    self.inside.and_then(|(line, column)| super::locate::offset_in_literal(text, start, line, column));
-                let needle = (!self.needle.is_empty())
-                    .then(|| text[start..end].find(&self.needle).map(|o| start + o))
-                    .flatten();
+                    at.and_then(|f| f.inside).and_then(|(l, c)| super::locate::offset_in_literal(text, start, l, c));
+                let needle =
+                    (!self.needle.is_empty()).then(|| text[start..end].find(&self.needle).map(|o| start + o)).flatten();
                 inside.or(needle).unwrap_or(start)
             }
             None => text.find(&self.needle).unwrap_or(0),

@@ -66,9 +66,8 @@ fn tokens(text: &str) -> Option<Vec<(Token, usize, usize)>> {
             out.push((Token::Word, i, end));
             i = end;
         } else {
-            let len = text[i..]
-                .find(|ch: char| ch.is_whitespace() || "()[]{}:,\"'".contains(ch))
-                .unwrap_or(text.len() - i);
+            let len =
+                text[i..].find(|ch: char| ch.is_whitespace() || "()[]{}:,\"'".contains(ch)).unwrap_or(text.len() - i);
             if len == 0 {
                 return None;
             }

@@ -267,9 +267,12 @@ fn tables(config: &ScriptedConfig) -> Result<Tables, LoadError> {
 /// Compiles the predicate at `field`; a syntax error points at its own
 /// place in the scenario (two predicates often read the same).
 fn predicate(program: &mut Program, text: &str, field: &str) -> Result<usize, LoadError> {
-    let index = program.add_predicate(text).map_err(|(line, column, m)| LoadError {
-        inside: Some((line, column)),
-        ..LoadError::in_field(field, format!("syntax error in the predicate at {line}:{column}: {m}"))
+    let index = program.add_predicate(text).map_err(|(line, column, m)| {
+        let mut e = LoadError::in_field(field, format!("syntax error in the predicate at {line}:{column}: {m}"));
+        if let Some(at) = e.field.as_mut() {
+            at.inside = Some((line, column));
+        }
+        e
     })?;
     match program.static_non_boolean(index) {
         Some(ty) => Err(not_boolean(field, ty, "")),
@@ -306,8 +309,9 @@ impl ScriptedModel {
                 "field `world.script`: the script file was not read (load the scenario from its folder)",
             ));
         };
-        let mut program = Program::compile(text, &config.limits)
-            .map_err(|(line, column, message)| LoadError::in_file(origin, line, column, format!("syntax error: {message}")))?;
+        let mut program = Program::compile(text, &config.limits).map_err(|(line, column, message)| {
+            LoadError::in_file(origin, line, column, format!("syntax error: {message}"))
+        })?;
         let tables = tables(config)?;
         let state_hasher = match &config.state_hash {
             None => None,

@@ -149,7 +149,8 @@ impl Program {
         for (name, value) in vars {
             scope.push_constant_dynamic(*name, to_dynamic(value));
         }
-        let result = entered(session, || self.engine.eval_ast_with_scope::<Dynamic>(&mut scope, &self.predicates[index]));
+        let result =
+            entered(session, || self.engine.eval_ast_with_scope::<Dynamic>(&mut scope, &self.predicates[index]));
         result.ok().filter(|v| !v.is_bool()).map(|v| type_name(&v))
     }
 
@@ -875,7 +876,11 @@ mod tests {
     fn an_error_on_a_missing_field_names_it() {
         let source = "fn f(args) {\n    let record = #{name: \"x\", n: 1};\n    record.nmae + 1\n}\nfn g(args) { 1 + args.item.cnt }";
         let program = Program::compile(source, &Limits::default()).expect("compiles");
-        let message = |name: &str| match program.call(&mut session(Vec::new()), name, vec![to_dynamic(&Value::map([("item", Value::map([("n", Value::Int(1))]))]))]) {
+        let message = |name: &str| match program.call(
+            &mut session(Vec::new()),
+            name,
+            vec![to_dynamic(&Value::map([("item", Value::map([("n", Value::Int(1))]))]))],
+        ) {
             Err(Failure::Script { message, .. }) => message,
             other => panic!("{other:?}"),
         };
