@@ -478,6 +478,36 @@ fn the_report_renders_in_headless_chromium() {
     assert!(png.starts_with(b"\x89PNG") && png.len() > 20_000, "screenshot of {} bytes", png.len());
 }
 
+/// Two sweeps of one agent are told apart by the shortest distinct suffix of
+/// their folders, every sweep is labelled so, and a chart's fitted label keeps
+/// the folder (it was cut out of `resilient (runs/x/out) · ...`).
+#[test]
+fn every_sweep_is_labelled_by_its_shortest_distinct_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    for out in ["runs/x/out", "runs/y/out"] {
+        run_ok(dir.path(), &["sweep", "--agent", "resilient", "--seeds", "0..40", "--out", out], &[], 0);
+    }
+    run_ok(dir.path(), &["sweep", "--agent", "naive", "--seeds", "0..40", "--out", "n"], &[], 0);
+    run_ok(dir.path(), &["report", "runs/x/out", "runs/y/out", "n", "-o", "r.html"], &[], 0);
+    let html = String::from_utf8(read(&dir.path().join("r.html"))).unwrap();
+    for label in ["resilient (x/out)", "resilient (y/out)", "naive (n)"] {
+        assert!(html.contains(&format!("<b>{label}</b>")), "`{label}` heads its sweep");
+    }
+    assert!(!html.contains("runs/"), "no longer suffix than tells the folders apart");
+    // Each chart row's text, fitted or whole, names the folder.
+    let rows: Vec<&str> = html
+        .split("<text")
+        .skip(1)
+        .filter(|t| t.split("</text>").next().is_some_and(|t| t.contains("resilient")))
+        .collect();
+    assert!(!rows.is_empty());
+    for row in rows {
+        let text = row.split("</text>").next().unwrap_or(row);
+        let shown = text.rsplit("</title>").next().unwrap_or(text);
+        assert!(shown.contains("(x/out)") || shown.contains("(y/out)"), "a label without its folder: {row}");
+    }
+}
+
 /// A sweep named twice (`out out/`) is drawn once, not as two stacks.
 #[test]
 fn the_same_sweep_given_twice_is_drawn_once() {

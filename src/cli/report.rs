@@ -112,11 +112,14 @@ pub fn report(args: &ReportArgs) -> Result<ExitCode, Failure> {
             sweep_dirs.push(dir);
         }
     }
-    // Two sweeps of one agent are told apart by their directory.
-    let labels: Vec<String> = inputs.iter().map(|x| x.label.clone()).collect();
-    for (input, dir) in inputs.iter_mut().zip(&sweep_dirs) {
-        if labels.iter().filter(|l| **l == input.label).count() > 1 {
-            input.label = format!("{} ({})", input.label, dir.display());
+    // Two sweeps of one agent are told apart by their folders: then every
+    // sweep is named by its folder's shortest distinct suffix, so that all
+    // labels read alike.
+    let labels: Vec<&str> = inputs.iter().map(|x| x.label.as_str()).collect();
+    if labels.iter().enumerate().any(|(i, l)| labels[..i].contains(l)) {
+        let folders: Vec<&Path> = sweep_dirs.iter().map(|d| d.as_path()).collect();
+        for (input, folder) in inputs.iter_mut().zip(agentsim::report::folder_suffixes(&folders)) {
+            input.label = format!("{} ({folder})", input.label);
         }
     }
     let html = render(&inputs, &comparisons);

@@ -458,7 +458,7 @@ impl Scenario {
                     ScenarioError { origin: shown, line: e.line, column: e.column, message: e.message }
                 }
                 None => {
-                    let (line, column) = locate(text, &e.needle);
+                    let (line, column) = e.position_in(text);
                     ScenarioError { origin: origin.to_string(), line, column, message: e.message }
                 }
             };

@@ -17,6 +17,7 @@ mod data;
 mod expert;
 mod intern;
 mod load;
+mod locate;
 mod model;
 mod native;
 mod schema;
@@ -31,7 +32,7 @@ use serde::{Deserialize, Serialize};
 use agentsim_engine::{Latency, TimeMs, ToolConfig, ToolKind};
 
 pub use data::Data;
-pub use load::{LoadError, resolve};
+pub use load::{FieldAt, LoadError, resolve};
 pub use model::ScriptedModel;
 pub use schema::Schema;
 pub use statehash::{StateHash, Tau2Hasher, python_float, python_json, python_round};

@@ -275,13 +275,26 @@ fn tables(config: &ScriptedConfig) -> Result<Tables, LoadError> {
     Ok(Arc::new(out))
 }
 
+/// Compiles the predicate at `field`; a syntax error points at its own
+/// place in the scenario (two predicates often read the same).
 fn predicate(program: &mut Program, text: &str, field: &str) -> Result<usize, LoadError> {
-    program.add_predicate(text).map_err(|(line, column, m)| {
-        LoadError::at(
-            text.to_string(),
-            format!("field `{field}`: syntax error in the predicate at {line}:{column}: {m}"),
-        )
-    })
+    let index = program.add_predicate(text).map_err(|(line, column, m)| {
+        let mut e = LoadError::in_field(field, format!("syntax error in the predicate at {line}:{column}: {m}"));
+        if let Some(at) = e.field.as_mut() {
+            at.inside = Some((line, column));
+        }
+        e
+    })?;
+    match program.static_non_boolean(index) {
+        Some(ty) => Err(not_boolean(field, ty, "")),
+        None => Ok(index),
+    }
+}
+
+/// A predicate that gives a `ty` (`when` says on what), not true or false:
+/// it would never hold, and a run would blame the agent for it.
+fn not_boolean(field: &str, ty: &str, when: &str) -> LoadError {
+    LoadError::in_field(field, format!("a predicate gives true or false; this one gives a value of type `{ty}`{when}"))
 }
 
 fn mines(program: &mut Program, files: &[MinefieldFile], field: &str) -> Result<Vec<Mine>, LoadError> {
@@ -307,12 +320,8 @@ impl ScriptedModel {
                 "field `world.script`: the script file was not read (load the scenario from its folder)",
             ));
         };
-        let mut program = Program::compile(text, &config.limits).map_err(|(line, column, message)| LoadError {
-            file: Some(origin.clone()),
-            line,
-            column,
-            needle: String::new(),
-            message: format!("syntax error: {message}"),
+        let mut program = Program::compile(text, &config.limits).map_err(|(line, column, message)| {
+            LoadError::in_file(origin, line, column, format!("syntax error: {message}"))
         })?;
         let tables = tables(config)?;
         let state_hasher = match &config.state_hash {
@@ -402,6 +411,7 @@ impl ScriptedModel {
         model.minefield_names = names;
         for t in 0..model.tasks.len() {
             model.tasks[t].gold_state = model.gold_states(t, config)?;
+            model.check_types_on_gold(t)?;
         }
         Ok(model)
     }
@@ -636,6 +646,110 @@ impl ScriptedModel {
             }
         }
         Ok((session.expect("the session is back after the calls").state, failed))
+    }
+
+    /// Runs task `t`'s gold actions once more and evaluates, after each call,
+    /// the predicates a run evaluates then (minefields, the milestones not yet
+    /// reached, the `verify` of a write), and the success predicate at the
+    /// end: one whose type the text does not tell ([`predicate`] checked
+    /// those) and that gives something other than true or false here is an
+    /// error in the scenario. A call or predicate that fails is left to the
+    /// checks that report it.
+    fn check_types_on_gold(&self, t: usize) -> Result<(), LoadError> {
+        let task = &self.tasks[t];
+        let field = format!("world.tasks[{t}]");
+        let on_gold = |g: usize| format!(" after the gold call `{field}.gold[{g}]`");
+        let mut session = self.session(StreamSource::new([0; 32], 0).stream("gold"));
+        for (g, action) in task.gold.iter().enumerate() {
+            let Ok(args) = action.args.fill(&task.facts) else { continue };
+            let (name, reply) = self.gold_reply(&mut session, action.tool, &args, true);
+            if let Some(s) = session.as_mut() {
+                s.writable = false;
+                if reply.is_ok() {
+                    s.calls.push((name.to_string(), args.clone()));
+                }
+            }
+            let call = Value::map([
+                ("tool", Value::str(name)),
+                ("args", args),
+                ("ok", Value::Bool(reply.is_ok())),
+                ("status", Value::Int(reply.as_ref().map_or_else(|s| i64::from(*s), |_| 200))),
+                ("result", reply.clone().unwrap_or(Value::Null)),
+            ]);
+            let vars = [("facts", &task.facts), ("action", &call)];
+            let mines = (self.minefields.iter().enumerate().map(|(i, m)| (format!("world.minefields[{i}].when"), m)))
+                .chain(task.minefields.iter().enumerate().map(|(i, m)| (format!("{field}.minefields[{i}].when"), m)));
+            for (at, mine) in mines {
+                let Some(when) = mine.when.filter(|&w| self.program.may_hold_for(w, name)) else { continue };
+                if let Some(ty) = self.program.non_boolean(&mut session, when, &vars) {
+                    return Err(not_boolean(&at, ty, &on_gold(g)));
+                }
+            }
+            for (m, &(milestone, when)) in task.milestones.iter().enumerate() {
+                let reached = session.as_ref().is_some_and(|s| s.reached.contains(&milestone));
+                if reply.is_err() || reached || !self.program.may_hold_for(when, name) {
+                    continue;
+                }
+                if let Some(ty) = self.program.non_boolean(&mut session, when, &vars) {
+                    return Err(not_boolean(&format!("{field}.milestones[{m}].when"), ty, &on_gold(g)));
+                }
+                if self.program.predicate(&mut session, when, &vars) == Ok(true)
+                    && let Some(s) = session.as_mut()
+                {
+                    s.reached.push(milestone);
+                }
+            }
+            if let Some((tool, template, when)) = &action.verify
+                && let Ok(args) = template.fill(&task.facts)
+                && let (_, Ok(result)) = self.gold_reply(&mut session, *tool, &args, false)
+            {
+                let vars = [("facts", &task.facts), ("result", &result)];
+                let mut fresh = self.session(self.verify_stream.clone());
+                if let Some(ty) = self.program.non_boolean(&mut fresh, *when, &vars) {
+                    return Err(not_boolean(&format!("{field}.gold[{g}].verify.applied"), ty, &on_gold(g)));
+                }
+            }
+        }
+        if let Some(when) = task.success_when
+            && let Some(ty) = self.program.non_boolean(&mut session, when, &[("facts", &task.facts)])
+        {
+            return Err(not_boolean(&format!("{field}.success.when"), ty, " on the state the gold actions leave"));
+        }
+        Ok(())
+    }
+
+    /// The name of catalog tool `tool` and its answer to `args` on `session`
+    /// (the status of a refusal), as a run would give it; a read when not
+    /// `writable`. Only for the load-time checks: the user's tools answer as
+    /// a delivered message and a handed-over case.
+    fn gold_reply(
+        &self,
+        session: &mut Option<Box<Session>>,
+        tool: ToolId,
+        args: &Value,
+        writable: bool,
+    ) -> (&str, Result<Value, u16>) {
+        match self.served(tool) {
+            Served::Script(i) => {
+                let tool = &self.tools[i];
+                if let Some(s) = session.as_mut() {
+                    s.writable = writable && tool.kind == ToolKind::Write;
+                }
+                let reply = match tool.schema.check(args, "") {
+                    Err(_) => Err(400),
+                    Ok(()) => self.program.call(session, &tool.body, vec![to_dynamic(args)]).map_err(|f| match f {
+                        Failure::Tool(e) => e.status,
+                        Failure::Script { .. } => 500,
+                    }),
+                };
+                (tool.name.as_str(), reply)
+            }
+            Served::SendMessage => {
+                (SEND_MESSAGE, Ok(Value::map([("message_id", Value::str("m1")), ("status", Value::str("sent"))])))
+            }
+            Served::Escalate => (ESCALATE, Ok(Value::map([("ticket_id", Value::str("T-1"))]))),
+            Served::Other => (agentsim_engine::tool::AUTHENTICATE, Ok(Value::Map(Vec::new()))),
+        }
     }
 
     /// The expert of task `task`.

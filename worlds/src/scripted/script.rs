@@ -10,7 +10,7 @@
 use std::cell::RefCell;
 
 use rhai::packages::Package;
-use rhai::{AST, Array, Dynamic, Engine, EvalAltResult, Map, Position, Scope};
+use rhai::{AST, ASTNode, Array, Dynamic, Engine, EvalAltResult, Expr, Map, Position, Scope, Stmt};
 
 use agentsim_engine::{Float, Key, Stream, TimeMs, ToolError, Value};
 
@@ -122,6 +122,38 @@ impl Program {
         Ok(self.predicates.len() - 1)
     }
 
+    /// The type predicate `index` is known to give without running it, when
+    /// that is not a boolean (`42`, `"yes"`, `facts.n + 1`, `count("t")`).
+    pub fn static_non_boolean(&self, index: usize) -> Option<&'static str> {
+        match self.predicates[index].statements() {
+            [statement] => statement_type(statement),
+            [] => Some("()"),
+            _ => None,
+        }
+    }
+
+    /// The type predicate `index` gives with the variables `vars` when that is
+    /// not a boolean; `None` when it gives a boolean or fails (a failure is
+    /// what a run notes, not a question of type).
+    pub fn non_boolean(
+        &self,
+        session: &mut Option<Box<Session>>,
+        index: usize,
+        vars: &[(&'static str, &Value)],
+    ) -> Option<&'static str> {
+        let reached = session.as_ref().map_or(&[][..], |s| s.reached.as_slice());
+        if self.native(index, &Vars(vars), reached).is_some() {
+            return None;
+        }
+        let mut scope = Scope::new();
+        for (name, value) in vars {
+            scope.push_constant_dynamic(*name, to_dynamic(value));
+        }
+        let result =
+            entered(session, || self.engine.eval_ast_with_scope::<Dynamic>(&mut scope, &self.predicates[index]));
+        result.ok().filter(|v| !v.is_bool()).map(|v| type_name(&v))
+    }
+
     /// Whether predicate `index` can hold after a call of `tool`: false only
     /// when it starts `action.tool == "OTHER" &&` (and has no `||` or `??`
     /// that could make it true anyway), which `&&` would cut short with no
@@ -144,7 +176,7 @@ impl Program {
         });
         match result {
             Ok(value) => to_value(&value, 0).map_err(|message| Failure::Script { message, limit: false }),
-            Err(e) => Err(failure(&e)),
+            Err(e) => Err(failure(&e, &self.ast)),
         }
     }
 
@@ -186,7 +218,7 @@ impl Program {
         let result = entered(session, || self.engine.eval_ast_with_scope::<Dynamic>(scope, &self.predicates[index]));
         match result {
             Ok(v) => v.as_bool().map_err(|t| format!("a predicate gives true or false, this one gave a {t}")),
-            Err(e) => Err(match failure(&e) {
+            Err(e) => Err(match failure(&e, &self.predicates[index]) {
                 Failure::Tool(err) => err.message,
                 Failure::Script { message, .. } => message,
             }),
@@ -225,7 +257,7 @@ fn tool_guard(expression: &str) -> Option<String> {
     (after.is_empty() || after.starts_with("&&")).then(|| name.to_string())
 }
 
-fn failure(e: &EvalAltResult) -> Failure {
+fn failure(e: &EvalAltResult, ast: &AST) -> Failure {
     let inner = e.unwrap_inner();
     if let EvalAltResult::ErrorRuntime(value, _) = inner
         && let Ok(map) = value.as_map_ref()
@@ -243,7 +275,138 @@ fn failure(e: &EvalAltResult) -> Failure {
             | EvalAltResult::ErrorDataTooLarge(..)
             | EvalAltResult::ErrorTooManyVariables(_)
     );
-    Failure::Script { message: e.to_string(), limit }
+    let message = match missing_field(inner, ast) {
+        Some(hint) => format!("{e}: {hint}"),
+        None => e.to_string(),
+    };
+    Failure::Script { message, limit }
+}
+
+/// For a call that found no function because an argument is `()` (`+ ((),
+/// i64)`), what that argument read, when it read a field: a map has no such
+/// field (or holds `()` there), which is what a misspelt field looks like.
+/// Only on the error path: the syntax tree is searched for the call.
+fn missing_field(e: &EvalAltResult, ast: &AST) -> Option<String> {
+    let EvalAltResult::ErrorFunctionNotFound(signature, position) = e else { return None };
+    let types = signature.split_once(" (")?.1.strip_suffix(')')?;
+    let units: Vec<usize> = types.split(", ").enumerate().filter(|(_, t)| *t == "()").map(|(i, _)| i).collect();
+    let mut found = None;
+    ast.walk(&mut |path: &[ASTNode]| {
+        let call = match path.last() {
+            Some(ASTNode::Expr(Expr::FnCall(call, at))) | Some(ASTNode::Stmt(Stmt::FnCall(call, at))) => {
+                Some(call).filter(|_| at == position)
+            }
+            _ => None,
+        };
+        if let Some(call) = call {
+            found = units.iter().find_map(|&i| call.args.get(i).and_then(field_read));
+        }
+        found.is_none()
+    });
+    let (read, field) = found?;
+    Some(format!("`{read}` is `()`: no field `{field}` there (or it holds `()`)"))
+}
+
+/// `a.b.c` as text and its last field, when `expr` reads fields of a variable.
+fn field_read(expr: &Expr) -> Option<(String, String)> {
+    fn chain(expr: &Expr, out: &mut Vec<String>) -> Option<()> {
+        match expr {
+            Expr::Variable(x, ..) => out.push(x.1.to_string()),
+            Expr::Property(x, ..) => out.push(x.2.to_string()),
+            Expr::Dot(binary, ..) => {
+                chain(&binary.lhs, out)?;
+                chain(&binary.rhs, out)?;
+            }
+            _ => return None,
+        }
+        Some(())
+    }
+    let Expr::Dot(..) = expr else { return None };
+    let mut parts = Vec::new();
+    chain(expr, &mut parts)?;
+    let field = parts.last()?.clone();
+    Some((parts.join("."), field))
+}
+
+/// [`static_type`] of a statement that is an expression (a call alone is a
+/// statement of its own kind).
+fn statement_type(statement: &Stmt) -> Option<&'static str> {
+    match statement {
+        Stmt::Expr(expr) => static_type(expr),
+        Stmt::FnCall(call, _) => not_boolean_call(call),
+        _ => None,
+    }
+}
+
+fn not_boolean_call(call: &rhai::FnCallExpr) -> Option<&'static str> {
+    NOT_BOOLEAN.iter().find(|(name, _)| *name == call.name.as_str()).map(|(_, ty)| *ty)
+}
+
+/// A value's type as the scenario's errors name types.
+fn type_name(value: &Dynamic) -> &'static str {
+    match value.type_name() {
+        "i64" => "integer",
+        "f64" => "number",
+        "string" | "char" => "string",
+        "array" => "array",
+        "map" => "map",
+        "()" => "()",
+        other => other,
+    }
+}
+
+/// Functions whose answer is never a boolean, with what it is: a predicate
+/// that is one of them cannot hold.
+const NOT_BOOLEAN: [(&str, &str); 20] = [
+    ("+", "number or string"),
+    ("-", "number"),
+    ("*", "number"),
+    ("/", "number"),
+    ("%", "number"),
+    ("**", "number"),
+    ("<<", "integer"),
+    (">>", "integer"),
+    ("count", "integer"),
+    ("now_ms", "integer"),
+    ("random", "number"),
+    ("random_int", "integer"),
+    ("rows", "array"),
+    ("keys", "array"),
+    ("find", "array"),
+    ("calls", "array"),
+    ("told", "array"),
+    ("get", "record or ()"),
+    ("json_py", "string"),
+    ("len", "integer"),
+];
+
+/// The type an expression is known to give without running it, when that is
+/// not a boolean: a literal, or a call of an operator or function that never
+/// gives one. `None` when it is a boolean or cannot be known.
+fn static_type(expr: &Expr) -> Option<&'static str> {
+    match expr {
+        Expr::BoolConstant(..) => None,
+        Expr::IntegerConstant(..) => Some("integer"),
+        Expr::FloatConstant(..) => Some("number"),
+        Expr::CharConstant(..) | Expr::StringConstant(..) | Expr::InterpolatedString(..) => Some("string"),
+        Expr::Array(..) => Some("array"),
+        Expr::Map(..) => Some("map"),
+        Expr::Unit(..) => Some("()"),
+        Expr::DynamicConstant(value, _) => (!value.is_bool()).then(|| type_name(value)),
+        Expr::FnCall(call, _) | Expr::MethodCall(call, _) => not_boolean_call(call),
+        // `a.b.len()`: the method called last gives the value.
+        Expr::Dot(binary, ..) => match &binary.rhs {
+            rhs @ (Expr::MethodCall(..) | Expr::Dot(..)) => static_type(rhs),
+            _ => None,
+        },
+        Expr::Stmt(block) => match block.statements() {
+            [statement] => statement_type(statement),
+            _ => None,
+        },
+        // `&&` and `||` refuse an operand that is not a boolean.
+        Expr::And(operands, _) | Expr::Or(operands, _) => operands.iter().find_map(static_type),
+        _ => None,
+    }
 }
 
 /// A Rhai engine with nothing but the standard library (no `print` output, no
@@ -705,6 +868,54 @@ mod tests {
             scope.push_constant_dynamic(name, to_dynamic(value));
         }
         assert_eq!(program.predicate_in(&mut session, &mut scope, index), Ok(true), "`{text}` in Rhai");
+    }
+
+    /// A misspelt field reads `()`; the error that follows names the field
+    /// and keeps the line it is on.
+    #[test]
+    fn an_error_on_a_missing_field_names_it() {
+        let source = "fn f(args) {\n    let record = #{name: \"x\", n: 1};\n    record.nmae + 1\n}\nfn g(args) { 1 + args.item.cnt }";
+        let program = Program::compile(source, &Limits::default()).expect("compiles");
+        let message = |name: &str| match program.call(
+            &mut session(Vec::new()),
+            name,
+            vec![to_dynamic(&Value::map([("item", Value::map([("n", Value::Int(1))]))]))],
+        ) {
+            Err(Failure::Script { message, .. }) => message,
+            other => panic!("{other:?}"),
+        };
+        let f = message("f");
+        assert!(f.contains("line 3"), "{f}");
+        assert!(f.contains("`record.nmae` is `()`: no field `nmae` there"), "{f}");
+        let g = message("g");
+        assert!(g.contains("`args.item.cnt` is `()`: no field `cnt` there"), "{g}");
+        let mut program = Program::compile("", &Limits::default()).expect("compiles");
+        let index = program.add_predicate("facts.nmae + 1 > 1").expect("a predicate");
+        let facts = Value::map([("name", Value::str("x"))]);
+        let answer = program.predicate(&mut session(Vec::new()), index, &[("facts", &facts)]);
+        assert!(answer.as_ref().is_err_and(|m| m.contains("no field `nmae`")), "{answer:?}");
+    }
+
+    #[test]
+    fn predicates_of_another_type_are_known_before_they_run() {
+        let mut program = Program::compile("", &Limits::default()).expect("compiles");
+        for (text, ty) in [
+            ("42", Some("integer")),
+            ("\"yes\"", Some("string")),
+            ("1 + 2", Some("integer")),
+            ("facts.n + 1", Some("number or string")),
+            ("count(\"t\")", Some("integer")),
+            ("facts.list.len()", Some("integer")),
+            ("action.ok && facts.n + 1", Some("number or string")),
+            ("true", None),
+            ("facts.n > 1", None),
+            ("facts.flag", None),
+            ("has(\"t\", facts.id)", None),
+            ("facts.n ?? true", None),
+        ] {
+            let index = program.add_predicate(text).expect("a predicate");
+            assert_eq!(program.static_non_boolean(index), ty, "`{text}`");
+        }
     }
 
     #[test]
