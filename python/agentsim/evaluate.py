@@ -122,18 +122,14 @@ def _act(episode, action: Any) -> None:
         episode.fail(str(e))
 
 
-async def _episode(world, tools, seed, record, agent, shared, executor, loop):
+async def _episode(world, tools, seed, record, agent, shared):
+    """One episode of an ``async`` agent, on the event loop."""
     episode = world.start(seed, record, False)
     policy = _Policy(agent, shared)
     while not episode.done:
         observation = _observe(episode, tools)
         try:
-            if policy.is_async:
-                action = await policy.fn(observation)
-            elif executor is not None:
-                action = await loop.run_in_executor(executor, policy.fn, observation)
-            else:
-                action = policy.fn(observation)
+            action = policy.fn(observation)
             if inspect.isawaitable(action):
                 action = await action
         except Exception as e:
@@ -162,7 +158,8 @@ class _Pace:
     #: How many calls each judgement reads.
     CALLS_MIN = 4
 
-    def __init__(self) -> None:
+    def __init__(self, wall: Callable[[], float] = time.perf_counter, cpu: Callable[[], float] = time.thread_time):
+        self.wall, self.cpu = wall, cpu
         self.calls = 0
         self.wall_s = 0.0
         self.sampled = 0
@@ -172,16 +169,16 @@ class _Pace:
 
     def call(self, fn: Callable[[Any], Any], observation: Any) -> Any:
         slow = self.calls >= self.CALLS_MIN and self.wall_s >= self.WAIT_S_MIN * self.calls
-        cpu = time.thread_time() if slow and not self.computes else None
-        wall = time.perf_counter()
+        cpu = self.cpu() if slow and not (self.waits or self.computes) else None
+        wall = self.wall()
         try:
             return fn(observation)
         finally:
-            wall = time.perf_counter() - wall
+            wall = self.wall() - wall
             self.calls += 1
             self.wall_s += wall
             if cpu is not None:
-                self.waited_s += wall - (time.thread_time() - cpu)
+                self.waited_s += wall - (self.cpu() - cpu)
                 self.sampled += 1
                 if self.sampled >= self.CALLS_MIN:
                     self.waits = self.waited_s >= self.WAIT_S_MIN * self.sampled
@@ -223,8 +220,8 @@ def _finish_sync(episode, policy, tools):
 def _pooled(concurrency: int, first, rest, add) -> None:
     """Episodes on ``concurrency`` threads, each a whole episode (its agent's
     calls wait with the GIL released, so the threads overlap): ``first`` (the
-    open episode and its policy, or None), then one per seed of ``rest``
-    (``(seed, start)`` pairs); each is added in the calling thread as it ends."""
+    open episode, its policy and the tools), then each of ``rest`` (functions
+    that run one seed's episode); each is added on the calling thread as it ends."""
     pool = ThreadPoolExecutor(concurrency)
     running = set()
     try:
@@ -260,21 +257,24 @@ async def evaluate_async(
     shared: bool = False,
     record_all: bool = False,
 ) -> Result:
-    """:func:`evaluate` as a coroutine, for code that already runs an event loop."""
+    """:func:`evaluate` as a coroutine, for code that already runs an event loop
+    (a synchronous agent runs as :func:`evaluate` runs it, on a thread of the
+    loop's default executor)."""
+    if not _Policy(agent, True).is_async:
+        run = functools.partial(_evaluate_sync, agent, scenario, seeds, concurrency, layers, out, fault_scale, tasks,
+                                failures, resume, label, shared, record_all)
+        return await asyncio.get_running_loop().run_in_executor(None, run)
     world, evaluation, seeds = _setup(agent, scenario, seeds, concurrency, layers, out, fault_scale, tasks, failures,
                                       resume, label, record_all)
     add = _adder(world, evaluation, out, record_all, label or _label(agent))
     record = failures > 0 or record_all
     tools = json.loads(world.tools_json())
-    probe = _Policy(agent, True)
-    executor = ThreadPoolExecutor(concurrency) if (concurrency > 1 and not probe.is_async) else None
-    loop = asyncio.get_running_loop()
     pending = iter(range(evaluation.next_seed, seeds.stop))
     interrupted = False
     try:
         running = set()
         for seed in pending:
-            running.add(asyncio.ensure_future(_episode(world, tools, seed, record, agent, shared, executor, loop)))
+            running.add(asyncio.ensure_future(_episode(world, tools, seed, record, agent, shared)))
             if len(running) >= concurrency:
                 finished, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
                 for task in finished:
@@ -287,8 +287,6 @@ async def evaluate_async(
         interrupted = True
         raise
     finally:
-        if executor is not None:
-            executor.shutdown(wait=False, cancel_futures=True)
         # Finished episodes stand (an interrupted run is marked partial and
         # `resume=True` continues it).
         result = _result(evaluation, out, interrupted)

@@ -265,3 +265,49 @@ def test_an_interrupted_evaluation_on_threads_resumes_into_the_same_files(tmp_pa
     assert summary["partial"]["done_until_seed"] < 20
     agentsim.evaluate(example_agent, "support_desk", range(20), out=part, label="x", resume=True, concurrency=2)
     assert files(part) == files(whole)
+
+
+@pytest.mark.parametrize("waiting_s, computing_s, waits", [
+    (0.0, 0.00001, False),   # a trivial agent: never slow, its CPU time never read
+    (0.2, 0.001, True),      # an LLM over HTTP: waits
+    (0.0, 0.005, False),     # a CPU-bound agent: slow, but threads would not help it
+    (0.0008, 0.0001, False), # under 1 ms a call: on the calling thread
+])
+def test_pace_tells_an_agent_that_waits_from_one_that_computes(waiting_s, computing_s, waits):
+    from agentsim.evaluate import _Pace
+
+    clock = {"wall": 0.0, "cpu": 0.0, "cpu_reads": 0}
+
+    def cpu():
+        clock["cpu_reads"] += 1
+        return clock["cpu"]
+
+    def agent(observation):
+        clock["wall"] += waiting_s + computing_s
+        clock["cpu"] += computing_s
+
+    pace = _Pace(wall=lambda: clock["wall"], cpu=cpu)
+    for _ in range(40):
+        pace.call(agent, None)
+    assert pace.waits == waits
+    if waiting_s + computing_s < _Pace.WAIT_S_MIN:
+        assert clock["cpu_reads"] == 0, "a fast agent's calls read the wall clock only"
+    else:
+        assert clock["cpu_reads"] == 2 * _Pace.CALLS_MIN, "a slow agent's CPU time is read for CALLS_MIN calls"
+
+
+def test_evaluate_async_runs_a_synchronous_agent_as_evaluate_does(tmp_path):
+    threads = set()
+
+    def agent(observation):
+        threads.add(threading.get_ident())
+        return flaky(observation)
+
+    async def main():
+        return await agentsim.evaluate_async(agent, "support_desk", range(30), concurrency=4, out=tmp_path / "a",
+                                             fault_scale=2.0, label="flaky")
+
+    asyncio.run(main())
+    agentsim.evaluate(flaky, "support_desk", range(30), out=tmp_path / "e", fault_scale=2.0, label="flaky")
+    assert len(threads) == 1 and threading.get_ident() not in threads, "one thread, off the event loop's"
+    assert files(tmp_path / "a") == files(tmp_path / "e")
