@@ -89,3 +89,19 @@ def test_the_env_example_of_docs_python_prints_what_it_shows(capsys):
         shown.append(line.strip()[2:])
     exec(compile(block, "docs/python.md (Env example)", "exec"), {})
     assert capsys.readouterr().out.splitlines() == shown
+
+
+def test_the_install_docs_say_what_pip_install_takes_and_how_to_get_gymnasium_and_the_command():
+    # A newcomer's `pip install .` runs minutes with no output but "still
+    # running"; gymnasium is the `gym` extra; the command comes from cargo.
+    from importlib.metadata import metadata
+
+    meta = metadata("agentsim")
+    assert "gym" in (meta.get_all("Provides-Extra") or [])
+    requires = [r.replace('"', "'") for r in meta.get_all("Requires-Dist") or []]
+    assert any(r.startswith("gymnasium") and "extra == 'gym'" in r for r in requires), requires
+    for doc in ("README.md", "docs/python.md"):
+        text = " ".join((ROOT / doc).read_text().split())
+        assert "pip install '.[gym]'" in text, doc
+        assert "still running..." in text and "minutes of CPU" in text, doc
+        assert "cargo install --path ." in text, doc
