@@ -21,6 +21,12 @@ INSTRUCTIONS = (
 )
 
 
+def tool_list_changed(message) -> bool:
+    """Whether `message` is notifications/tools/list_changed: mcp 1.x wraps a
+    notification in a ServerNotification (its `.root`), mcp 2.x hands it over as it is."""
+    return isinstance(getattr(message, "root", message), types.ToolListChangedNotification)
+
+
 async def one_seed(seed: int, model=None, scenario="support_desk", record_dir="."):
     if model is None:
         from langchain.chat_models import init_chat_model
@@ -30,7 +36,7 @@ async def one_seed(seed: int, model=None, scenario="support_desk", record_dir=".
 
     async def on_message(message):
         # A drift renames a response field and changes the tool list.
-        if isinstance(message, types.ServerNotification) and isinstance(message.root, types.ToolListChangedNotification):
+        if tool_list_changed(message):
             changed.set()
 
     client = MultiServerMCPClient({

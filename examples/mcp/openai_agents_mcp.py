@@ -19,11 +19,18 @@ INSTRUCTIONS = (
 )
 
 
+def tool_list_changed(message) -> bool:
+    """Whether `message` is notifications/tools/list_changed: mcp 1.x wraps a
+    notification in a ServerNotification (its `.root`), mcp 2.x (which
+    `pip install openai-agents` brings) hands it over as it is."""
+    return isinstance(getattr(message, "root", message), types.ToolListChangedNotification)
+
+
 async def one_seed(seed: int, model="gpt-4.1", scenario="support_desk", record_dir="."):
     async def on_message(message):
         # A drift renames a response field and changes the tool list: drop the
         # cached list, so the model's next turn reads the new descriptions.
-        if isinstance(message, types.ServerNotification) and isinstance(message.root, types.ToolListChangedNotification):
+        if tool_list_changed(message):
             server.invalidate_tools_cache()
 
     server = MCPServerStdio(

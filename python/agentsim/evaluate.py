@@ -1,23 +1,29 @@
 """``agentsim.evaluate``: a Python agent over many seeds, many episodes in flight.
 
 Each episode is the engine's loop suspended at each decision (a coroutine in
-the native module, on the calling thread); the agent is called from an asyncio
-event loop, so an ``async`` agent waiting on an LLM keeps ``concurrency``
-episodes in flight, and a plain function runs in a thread pool of that size. Finished episodes are written in seed order
-by the writer ``agentsim sweep`` uses: the files are byte-identical for any
-concurrency when the agent is deterministic.
+the native module, on the calling thread). An ``async`` agent is called from an
+asyncio event loop, so an agent waiting on an LLM keeps ``concurrency``
+episodes in flight. A synchronous agent runs one episode after another on the
+calling thread (no event loop, no thread: the fast path) until its calls are
+seen to wait (:class:`_Pace`); then, with ``concurrency`` > 1, the remaining
+episodes run on a pool of that many threads. Finished episodes are written in
+seed order by the writer ``agentsim sweep`` uses: the files are byte-identical
+for any concurrency when the agent is deterministic.
 """
 
 from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 import inspect
 import json
 import os
 import threading
+import time
 import traceback
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor
+from concurrent.futures import wait as _wait_futures
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Union
@@ -116,18 +122,14 @@ def _act(episode, action: Any) -> None:
         episode.fail(str(e))
 
 
-async def _episode(world, tools, seed, record, agent, shared, executor, loop):
+async def _episode(world, tools, seed, record, agent, shared):
+    """One episode of an ``async`` agent, on the event loop."""
     episode = world.start(seed, record, False)
     policy = _Policy(agent, shared)
     while not episode.done:
         observation = _observe(episode, tools)
         try:
-            if policy.is_async:
-                action = await policy.fn(observation)
-            elif executor is not None:
-                action = await loop.run_in_executor(executor, policy.fn, observation)
-            else:
-                action = policy.fn(observation)
+            action = policy.fn(observation)
             if inspect.isawaitable(action):
                 action = await action
         except Exception as e:
@@ -137,22 +139,107 @@ async def _episode(world, tools, seed, record, agent, shared, executor, loop):
     return episode
 
 
-def _episode_sync(world, tools, seed, record, agent, shared):
-    """One episode of a plain function agent, without an event loop (the fast
-    path of concurrency 1: the same steps as :func:`_episode`)."""
-    episode = world.start(seed, record, False)
-    policy = _Policy(agent, shared)
+class _Pace:
+    """Whether a synchronous agent waits (on a network, a model server), read
+    from the wall clock: an agent that does not wait is fastest on the calling
+    thread (a thread pool adds two thread handoffs to every decision, 3 to 4
+    times the cost of a trivial agent's episode); one that waits gains from
+    running ``concurrency`` episodes on threads. Only the scheduling depends on
+    it, never the files (they are written in seed order).
+
+    Every call is timed (``perf_counter``, a tenth of a microsecond). Once the
+    calls take ``WAIT_S_MIN`` or more on average, ``CALLS_MIN`` more are timed
+    with their CPU time too (``thread_time``, which costs more): if that much of
+    them is waiting, the agent ``waits``; if not, it computes, and stays on the
+    calling thread (threads would not help a Python agent that holds the GIL)."""
+
+    #: Calls slower than this on average are slow (then: waiting or computing?).
+    WAIT_S_MIN = 0.001
+    #: How many calls each judgement reads.
+    CALLS_MIN = 4
+
+    def __init__(self, wall: Callable[[], float] = time.perf_counter, cpu: Callable[[], float] = time.thread_time):
+        self.wall, self.cpu = wall, cpu
+        self.calls = 0
+        self.wall_s = 0.0
+        self.sampled = 0
+        self.waited_s = 0.0
+        self.waits = False
+        self.computes = False
+
+    def call(self, fn: Callable[[Any], Any], observation: Any) -> Any:
+        slow = self.calls >= self.CALLS_MIN and self.wall_s >= self.WAIT_S_MIN * self.calls
+        cpu = self.cpu() if slow and not (self.waits or self.computes) else None
+        wall = self.wall()
+        try:
+            return fn(observation)
+        finally:
+            wall = self.wall() - wall
+            self.calls += 1
+            self.wall_s += wall
+            if cpu is not None:
+                self.waited_s += wall - (self.cpu() - cpu)
+                self.sampled += 1
+                if self.sampled >= self.CALLS_MIN:
+                    self.waits = self.waited_s >= self.WAIT_S_MIN * self.sampled
+                    self.computes = not self.waits
+
+
+def _run_sync(episode, policy: _Policy, tools, pace: Optional[_Pace] = None):
+    """Runs a plain function agent's episode to its end, without an event loop
+    (the same steps as :func:`_episode`). With ``pace``, the calls are timed and
+    the episode stops early, still open, once the agent is seen to wait: the
+    caller hands it to a thread pool. Returns whether it ended."""
     while not episode.done:
+        if pace is not None and pace.waits:
+            return False
         observation = _observe(episode, tools)
         try:
-            action = policy.fn(observation)
+            action = policy.fn(observation) if pace is None else pace.call(policy.fn, observation)
             if inspect.isawaitable(action):
                 action = asyncio.run(action)
         except Exception as e:
             _failed(episode, e)
             break
         _act(episode, action)
+    return True
+
+
+def _episode_sync(world, tools, seed, record, agent, shared):
+    """One episode of a plain function agent, from its start to its end."""
+    episode = world.start(seed, record, False)
+    _run_sync(episode, _Policy(agent, shared), tools)
     return episode
+
+
+def _finish_sync(episode, policy, tools):
+    _run_sync(episode, policy, tools)
+    return episode
+
+
+def _pooled(concurrency: int, first, rest, add) -> None:
+    """Episodes on ``concurrency`` threads, each a whole episode (its agent's
+    calls wait with the GIL released, so the threads overlap): ``first`` (the
+    open episode, its policy and the tools), then each of ``rest`` (functions
+    that run one seed's episode); each is added on the calling thread as it ends."""
+    pool = ThreadPoolExecutor(concurrency)
+    running = set()
+    try:
+        if first is not None:
+            running.add(pool.submit(_finish_sync, *first))
+        for start in rest:
+            running.add(pool.submit(start))
+            if len(running) >= concurrency:
+                finished, running = _wait_futures(running, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    add(future.result())
+        while running:
+            finished, running = _wait_futures(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                add(future.result())
+    finally:
+        # Interrupted: the episodes still running end on their own, unwritten.
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 async def evaluate_async(
@@ -170,21 +257,24 @@ async def evaluate_async(
     shared: bool = False,
     record_all: bool = False,
 ) -> Result:
-    """:func:`evaluate` as a coroutine, for code that already runs an event loop."""
+    """:func:`evaluate` as a coroutine, for code that already runs an event loop
+    (a synchronous agent runs as :func:`evaluate` runs it, on a thread of the
+    loop's default executor)."""
+    if not _Policy(agent, True).is_async:
+        run = functools.partial(_evaluate_sync, agent, scenario, seeds, concurrency, layers, out, fault_scale, tasks,
+                                failures, resume, label, shared, record_all)
+        return await asyncio.get_running_loop().run_in_executor(None, run)
     world, evaluation, seeds = _setup(agent, scenario, seeds, concurrency, layers, out, fault_scale, tasks, failures,
                                       resume, label, record_all)
     add = _adder(world, evaluation, out, record_all, label or _label(agent))
     record = failures > 0 or record_all
     tools = json.loads(world.tools_json())
-    probe = _Policy(agent, True)
-    executor = ThreadPoolExecutor(concurrency) if (concurrency > 1 and not probe.is_async) else None
-    loop = asyncio.get_running_loop()
     pending = iter(range(evaluation.next_seed, seeds.stop))
     interrupted = False
     try:
         running = set()
         for seed in pending:
-            running.add(asyncio.ensure_future(_episode(world, tools, seed, record, agent, shared, executor, loop)))
+            running.add(asyncio.ensure_future(_episode(world, tools, seed, record, agent, shared)))
             if len(running) >= concurrency:
                 finished, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
                 for task in finished:
@@ -197,8 +287,6 @@ async def evaluate_async(
         interrupted = True
         raise
     finally:
-        if executor is not None:
-            executor.shutdown(wait=False, cancel_futures=True)
         # Finished episodes stand (an interrupted run is marked partial and
         # `resume=True` continues it).
         result = _result(evaluation, out, interrupted)
@@ -256,7 +344,9 @@ def evaluate(agent: Any, scenario: str = "support_desk", seeds: Union[range, int
     protocol's dict plus ``text``) to an action dict, an object with ``act`` (and
     optionally ``reset``; copied for each episode unless ``shared=True``), or a
     class (instantiated for each episode). Keyword arguments: ``concurrency``
-    (episodes in flight), ``layers`` (a preset or stack file), ``out`` (a folder
+    (episodes in flight: for an ``async`` agent, or a synchronous one whose calls
+    wait; a synchronous agent that does not wait runs on the calling thread,
+    its fastest), ``layers`` (a preset or stack file), ``out`` (a folder
     for trajectories.csv, summary.json, run.json, failures/), ``fault_scale``,
     ``tasks``, ``failures`` (incidents kept per failure mode, default 3),
     ``resume`` (continue an interrupted ``out``), ``label`` (the agent's name in
@@ -264,7 +354,7 @@ def evaluate(agent: Any, scenario: str = "support_desk", seeds: Union[range, int
     ``out/episodes/``, each replayable by ``agentsim replay`` without Python).
     Returns a :class:`Result`.
     """
-    if kwargs.get("concurrency", 1) == 1 and not _Policy(agent, True).is_async:
+    if not _Policy(agent, True).is_async:
         return _evaluate_sync(agent, scenario, seeds, **kwargs)
     coroutine = evaluate_async(agent, scenario, seeds, **kwargs)
     try:
@@ -306,17 +396,28 @@ def _evaluate_sync(
     shared: bool = False,
     record_all: bool = False,
 ) -> Result:
-    """One episode at a time, without an event loop: the same files as
-    :func:`evaluate_async`, faster for an agent that does not wait."""
+    """A synchronous agent: one episode at a time on the calling thread, without
+    an event loop, until the agent is seen to wait (:class:`_Pace`); then, with
+    ``concurrency`` > 1, the rest on a thread pool (:func:`_pooled`). The same
+    files as :func:`evaluate_async` either way."""
     world, evaluation, seeds = _setup(agent, scenario, seeds, concurrency, layers, out, fault_scale, tasks, failures,
                                       resume, label, record_all)
     add = _adder(world, evaluation, out, record_all, label or _label(agent))
     record = failures > 0 or record_all
     tools = json.loads(world.tools_json())
+    pace = _Pace() if concurrency > 1 else None
+    pending = iter(range(evaluation.next_seed, seeds.stop))
     interrupted = False
     try:
-        for seed in range(evaluation.next_seed, seeds.stop):
-            add(_episode_sync(world, tools, seed, record, agent, shared))
+        for seed in pending:
+            episode = world.start(seed, record, False)
+            policy = _Policy(agent, shared)
+            if not _run_sync(episode, policy, tools, pace):
+                # The agent waits: this episode and the rest go to threads.
+                rest = (functools.partial(_episode_sync, world, tools, s, record, agent, shared) for s in pending)
+                _pooled(concurrency, (episode, policy, tools), rest, add)
+                break
+            add(episode)
     except KeyboardInterrupt:
         interrupted = True
         raise

@@ -1,6 +1,8 @@
 """Shared fixtures: the repository root, the CLI binary and the example agent."""
 
+import functools
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -52,3 +54,30 @@ def require(module):
         if os.environ.get("CI"):
             pytest.fail(f"CI must install {module} (see .ci/test and python/tests/requirements-frameworks.txt): {e}")
         pytest.skip(f"{module} is not installed (pip install -r python/tests/requirements-frameworks.txt): {e}")
+
+
+@functools.lru_cache(maxsize=None)
+def _support_desk():
+    import agentsim
+
+    return agentsim.Env("support_desk", record=True)
+
+
+@functools.lru_cache(maxsize=None)
+def persona_and_opening(seed):
+    """support_desk's customer in `seed`: its persona (the world's note) and how
+    it opens (scripted_models.OPENINGS: `item`, `whole order` or `vague`)."""
+    from scripted_models import opening_kind
+
+    env = _support_desk()
+    observation, _ = env.reset(seed=seed)
+    env.step({"action": "finish", "outcome": "done"})
+    return re.search(r"persona (\w+)", env.timeline()).group(1), opening_kind(observation["text"])
+
+
+def assert_every_customer(seeds, of=range(1000)):
+    """`seeds` meet every (persona, opening) that support_desk draws in `of`: a
+    recipe test over them meets every way a customer asks."""
+    wanted = {persona_and_opening(s) for s in of}
+    met = {persona_and_opening(s) for s in seeds}
+    assert met == wanted, f"seeds {list(seeds)} miss {sorted(wanted - met)}: choose seeds that meet them"

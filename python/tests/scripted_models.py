@@ -28,18 +28,34 @@ import support_desk_agent
 Exchange = Tuple[str, Dict[str, Any], str]
 
 
+#: Every way a support_desk customer opens (worlds/src/support_desk/world.rs,
+#: ``start``), as what the words say: the item (``whole order`` for all of it)
+#: and, unless the customer is vague, the order.
+OPENINGS = {
+    "item": r"Please refund the (?P<item>.+?) from order (?P<order_id>\w+)\.",
+    "whole order": r"Please refund my (?P<item>whole order) (?P<order_id>\w+)\.",
+    "vague": r"I want my money back for the (?P<item>.+?) I bought\.",
+}
+
+
+def opening_kind(task: str) -> str:
+    """Which of :data:`OPENINGS` the task's text is; ValueError for a phrasing
+    the scripted model does not know (it would misread the request silently)."""
+    for kind, pattern in OPENINGS.items():
+        if re.search(pattern, task):
+            return kind
+    raise ValueError(f"the scripted model does not know this opening (add it to OPENINGS): {task!r}")
+
+
 def opening(task: str) -> Dict[str, Any]:
     """What the customer asks, from the task's text: its structured part when
-    the text carries one (``agentsim.render``), else read from the words."""
+    the text carries one (``agentsim.render``), else read from the words (as
+    through MCP, whose prompt is the words only)."""
     if m := re.search(r"\(structured: (\{.*\})\)", task):
         return json.loads(m.group(1))
-    content: Dict[str, Any] = {}
+    content: Dict[str, Any] = re.search(OPENINGS[opening_kind(task)], task).groupdict()
     if m := re.search(r"\((C\d+)\)", task):
         content["customer_id"] = m.group(1)
-    if m := re.search(r"the (.+?) from order (\w+)", task):
-        content["item"], content["order_id"] = m.group(1), m.group(2)
-    elif m := re.search(r"refund (?:the |my )?(.+?)[.,]", task):
-        content["item"] = m.group(1)
     return content
 
 

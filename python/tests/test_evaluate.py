@@ -3,6 +3,8 @@
 import asyncio
 import json
 import subprocess
+import threading
+import time
 
 import pytest
 
@@ -202,3 +204,110 @@ def test_a_scripted_world(root):
     result = agentsim.evaluate(lambda o: {"action": "finish", "outcome": "gave_up"}, scenario, range(4))
     assert result.summary["trajectories"] == 4
     assert result.rows[0]["task"]
+
+
+def test_a_synchronous_agent_that_does_not_wait_runs_on_the_calling_thread_at_any_concurrency(tmp_path):
+    # A thread pool would cost a trivial agent 3 to 4 times its speed: raising
+    # concurrency must not slow it down, and the files are the same bytes.
+    threads = set()
+
+    def agent(observation):
+        threads.add(threading.get_ident())
+        return flaky(observation)
+
+    for concurrency in (1, 8):
+        agentsim.evaluate(agent, "support_desk", range(60), concurrency=concurrency, out=tmp_path / f"c{concurrency}",
+                          fault_scale=2.0, label="flaky")
+    assert threads == {threading.get_ident()}
+    assert files(tmp_path / "c1") == files(tmp_path / "c8")
+
+
+def test_a_synchronous_agent_that_waits_runs_on_threads_into_the_same_files(tmp_path, example_agent):
+    # An agent whose calls wait (here 3 ms of sleep; an LLM over HTTP) gains from
+    # concurrency: once seen to wait, its episodes run on `concurrency` threads.
+    threads = set()
+
+    class Waiting(example_agent):
+        def act(self, observation):
+            threads.add(threading.get_ident())
+            time.sleep(0.003)
+            return super().act(observation)
+
+    agentsim.evaluate(example_agent, "support_desk", range(16), out=tmp_path / "fast", label="x", fault_scale=2.0)
+    agentsim.evaluate(Waiting, "support_desk", range(16), concurrency=4, out=tmp_path / "waits", label="x",
+                      fault_scale=2.0)
+    assert len(threads - {threading.get_ident()}) >= 2, "the waiting agent's episodes overlap on threads"
+    assert files(tmp_path / "fast") == files(tmp_path / "waits")
+    fast = sorted(p.name for p in (tmp_path / "fast" / "failures").glob("*.ron"))
+    assert fast == sorted(p.name for p in (tmp_path / "waits" / "failures").glob("*.ron"))
+    for name in fast:
+        assert (tmp_path / "fast" / "failures" / name).read_bytes() == (tmp_path / "waits" / "failures" / name).read_bytes()
+
+
+def test_an_interrupted_evaluation_on_threads_resumes_into_the_same_files(tmp_path, example_agent):
+    whole = tmp_path / "whole"
+    agentsim.evaluate(example_agent, "support_desk", range(20), out=whole, label="x")
+    started = [0]
+
+    class Stop(example_agent):
+        def act(self, observation):
+            time.sleep(0.002)
+            if observation["seq"] == 1:
+                started[0] += 1
+                if started[0] > 10:
+                    raise KeyboardInterrupt
+            return super().act(observation)
+
+    part = tmp_path / "part"
+    with pytest.raises(KeyboardInterrupt):
+        agentsim.evaluate(Stop, "support_desk", range(20), out=part, label="x", concurrency=3)
+    summary = json.loads((part / "summary.json").read_text())
+    assert summary["partial"]["done_until_seed"] < 20
+    agentsim.evaluate(example_agent, "support_desk", range(20), out=part, label="x", resume=True, concurrency=2)
+    assert files(part) == files(whole)
+
+
+@pytest.mark.parametrize("waiting_s, computing_s, waits", [
+    (0.0, 0.00001, False),   # a trivial agent: never slow, its CPU time never read
+    (0.2, 0.001, True),      # an LLM over HTTP: waits
+    (0.0, 0.005, False),     # a CPU-bound agent: slow, but threads would not help it
+    (0.0008, 0.0001, False), # under 1 ms a call: on the calling thread
+])
+def test_pace_tells_an_agent_that_waits_from_one_that_computes(waiting_s, computing_s, waits):
+    from agentsim.evaluate import _Pace
+
+    clock = {"wall": 0.0, "cpu": 0.0, "cpu_reads": 0}
+
+    def cpu():
+        clock["cpu_reads"] += 1
+        return clock["cpu"]
+
+    def agent(observation):
+        clock["wall"] += waiting_s + computing_s
+        clock["cpu"] += computing_s
+
+    pace = _Pace(wall=lambda: clock["wall"], cpu=cpu)
+    for _ in range(40):
+        pace.call(agent, None)
+    assert pace.waits == waits
+    if waiting_s + computing_s < _Pace.WAIT_S_MIN:
+        assert clock["cpu_reads"] == 0, "a fast agent's calls read the wall clock only"
+    else:
+        assert clock["cpu_reads"] == 2 * _Pace.CALLS_MIN, "a slow agent's CPU time is read for CALLS_MIN calls"
+
+
+def test_evaluate_async_runs_a_synchronous_agent_as_evaluate_does(tmp_path):
+    threads = set()
+
+    def agent(observation):
+        threads.add(threading.get_ident())
+        return flaky(observation)
+
+    async def main():
+        return await agentsim.evaluate_async(agent, "support_desk", range(30), concurrency=4, out=tmp_path / "a",
+                                             fault_scale=2.0, label="flaky")
+
+    asyncio.run(main())
+    agentsim.evaluate(flaky, "support_desk", range(30), out=tmp_path / "e", fault_scale=2.0, label="flaky")
+    assert len(threads) == 1 and threading.get_ident() not in threads, "one thread, off the event loop's"
+    assert files(tmp_path / "a") == files(tmp_path / "e")
