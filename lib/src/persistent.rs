@@ -110,8 +110,11 @@ struct Slot {
     greeted: bool,
     /// When its first line (its hello) must have come: [`start_limit_ms`] after
     /// it was spawned. Starting is not an episode's turn: a process is sent
-    /// nothing before its hello (but the probe, the first process, which may
-    /// not greet at all), and an episode's first turn starts at the hello.
+    /// nothing before its hello, and an episode's first turn starts at the
+    /// hello. But the probe, the first process, which may not greet at all: it
+    /// is sent its first observation at once, and its first line must come
+    /// within the per-turn limit, as a process per trajectory's (which it
+    /// becomes if that line is not a hello).
     hello_by: Instant,
     /// The unit a solo process runs once it has greeted.
     queued: Option<u64>,
@@ -319,11 +322,12 @@ impl Driver<'_> {
             self.tags,
             self.to_lines.clone(),
         )?;
+        let start_ms = if self.persistent { start_limit_ms(config.turn_limit_ms) } else { config.turn_limit_ms };
         let slot = Slot {
             process,
             tag: self.tags,
             greeted: false,
-            hello_by: Instant::now() + Duration::from_millis(start_limit_ms(config.turn_limit_ms)),
+            hello_by: Instant::now() + Duration::from_millis(start_ms),
             queued: None,
             capacity: 1,
             solo,
