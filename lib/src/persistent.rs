@@ -112,9 +112,10 @@ struct Slot {
     /// it was spawned. Starting is not an episode's turn: a process is sent
     /// nothing before its hello, and an episode's first turn starts at the
     /// hello. But the probe, the first process, which may not greet at all: it
-    /// is sent its first observation at once, and its first line must come
-    /// within the per-turn limit, as a process per trajectory's (which it
-    /// becomes if that line is not a hello).
+    /// is sent its first observation at once, and its episode's turn starts
+    /// again at its hello. (A probe held to the turn limit made a slow start
+    /// under load fall back to a process per trajectory for one run and not
+    /// the next: outcomes then depended on the load.)
     hello_by: Instant,
     /// The unit a solo process runs once it has greeted.
     queued: Option<u64>,
@@ -322,7 +323,7 @@ impl Driver<'_> {
             self.tags,
             self.to_lines.clone(),
         )?;
-        let start_ms = if self.persistent { start_limit_ms(config.turn_limit_ms) } else { config.turn_limit_ms };
+        let start_ms = start_limit_ms(config.turn_limit_ms);
         let slot = Slot {
             process,
             tag: self.tags,
