@@ -428,7 +428,126 @@ fn the_same_refund_sent_twice_with_the_same_idempotency_key_is_charged_once() {
         "tools/call",
         json!({"name": "lookup_order", "arguments": {"order_id": "A1001"}, "_meta": {"agentsim/idempotency_key": 7}}),
     );
-    let (responses, _, _) = session(&["--seed", "0"], &[bad]);
-    assert_eq!(responses[0]["error"]["code"], -32602);
-    assert!(responses[0]["error"]["message"].as_str().unwrap().contains("agentsim/idempotency_key"), "{responses:?}");
+    let (responses, _, _) = session(&["--seed", "0"], &[request(1, "initialize", json!({})), bad]);
+    assert_eq!(responses[1]["error"]["code"], -32602);
+    assert!(responses[1]["error"]["message"].as_str().unwrap().contains("agentsim/idempotency_key"), "{responses:?}");
+}
+
+#[test]
+fn only_jsonrpc_2_0_is_served_and_nothing_reaches_the_world_before_initialize() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("early.ron");
+    let lookup = json!({"name": "lookup_order", "arguments": {"order_id": "A1001"}});
+    let lines = vec![
+        // Before initialize: refused, and not an action in the world.
+        request(1, "tools/call", lookup.clone()),
+        request(2, "tools/list", json!({})),
+        request(3, "prompts/get", json!({"name": "task"})),
+        request(4, "ping", json!({})),
+        // Not JSON-RPC 2.0: refused whatever the method.
+        json!({"jsonrpc": "1.0", "id": 5, "method": "initialize", "params": {}}).to_string(),
+        json!({"id": 6, "method": "initialize", "params": {}}).to_string(),
+        json!({"jsonrpc": 2.0, "id": 7, "method": "ping"}).to_string(),
+        request(8, "initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}})),
+        json!({"jsonrpc": "1.0", "id": 9, "method": "tools/call", "params": lookup}).to_string(),
+        request(10, "ping", json!({})),
+    ];
+    let (r, stderr, ok) = session(&["--seed", "1", "--record", record.to_str().unwrap()], &lines);
+    assert!(ok, "{stderr}");
+    assert_eq!(r.len(), 10, "{r:?}");
+    for (answer, id) in r[..3].iter().zip([1, 2, 3]) {
+        assert_eq!((&answer["id"], &answer["error"]["code"]), (&json!(id), &json!(-32002)), "{answer}");
+        assert!(answer["error"]["message"].as_str().unwrap().contains("initialize"), "{answer}");
+    }
+    assert_eq!(r[3]["result"], json!({}), "ping is answered before initialize");
+    for (answer, id) in [(&r[4], 5), (&r[5], 6), (&r[6], 7), (&r[8], 9)] {
+        assert_eq!((&answer["id"], &answer["error"]["code"]), (&json!(id), &json!(-32600)), "{answer}");
+        assert!(answer["error"]["message"].as_str().unwrap().contains("`jsonrpc` must be \"2.0\""), "{answer}");
+    }
+    assert_eq!(r[7]["result"]["protocolVersion"], "2025-06-18");
+    assert_eq!(r[9]["result"], json!({}));
+    // No call reached the world, nor the recording.
+    assert!(stderr.contains("tool calls 0 "), "{stderr}");
+    assert!(!stderr.contains("lookup_order ->"), "{stderr}");
+    let incident = std::fs::read_to_string(&record).unwrap();
+    assert!(incident.contains("Replayed(") && !incident.contains("(\"action\", Str(\"call\"))"), "{incident}");
+    let replay = agentsim(dir.path(), &["replay", "early.ron"], &[]);
+    assert!(replay.status.success(), "{}", text(&replay));
+}
+
+/// Starts `agentsim mcp ARGS` with piped stdin and stdout.
+fn server(args: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_agentsim"))
+        .arg("mcp")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("agentsim starts")
+}
+
+/// Writes `line` to the server and reads its answer.
+fn ask(child: &mut std::process::Child, stdout: &mut impl std::io::BufRead, line: &str) -> Value {
+    let stdin = child.stdin.as_mut().unwrap();
+    writeln!(stdin, "{line}").unwrap();
+    stdin.flush().unwrap();
+    let mut answer = String::new();
+    stdout.read_line(&mut answer).unwrap();
+    serde_json::from_str(&answer).unwrap_or_else(|e| panic!("{e}: {answer:?}"))
+}
+
+#[test]
+fn a_sigterm_right_after_the_last_answer_still_judges_and_records_the_session() {
+    use std::io::BufReader;
+    let dir = tempfile::tempdir().unwrap();
+    // An MCP stdio client's shutdown: close stdin, then SIGTERM; or SIGTERM alone.
+    for close_stdin in [true, false] {
+        let name = format!("term-{close_stdin}.ron");
+        let record = dir.path().join(&name);
+        let mut child = server(&["--seed", "1", "--record", record.to_str().unwrap()]);
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        ask(&mut child, &mut stdout, &request(1, "initialize", json!({})));
+        let call = request(2, "tools/call", json!({"name": "get_customer", "arguments": {"customer_id": "C001"}}));
+        assert_eq!(ask(&mut child, &mut stdout, &call)["result"]["isError"], false);
+        if close_stdin {
+            drop(child.stdin.take());
+        }
+        // SAFETY: `kill` has no memory preconditions; the child is not yet reaped.
+        assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+        let output = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{:?}: {stderr}", output.status);
+        assert!(stderr.contains("outcome:") && stderr.contains("tool calls 1 "), "{stderr}");
+        let replay = agentsim(dir.path(), &["replay", &name], &[]);
+        assert!(replay.status.success(), "{name}: {}", text(&replay));
+    }
+}
+
+#[test]
+fn a_session_a_budget_ended_is_on_disk_before_the_client_is_told() {
+    use std::io::BufReader;
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("ended.ron");
+    let mut child = server(&["--seed", "3", "--record", record.to_str().unwrap()]);
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    ask(&mut child, &mut stdout, &request(0, "initialize", json!({})));
+    // The scenario allows 40 turns: the 40th call ends the run.
+    let call = |id| request(id, "tools/call", json!({"name": "lookup_order", "arguments": {"order_id": "A1001"}}));
+    let mut id = 1;
+    loop {
+        let answer = ask(&mut child, &mut stdout, &call(id));
+        if answer["result"]["content"][0]["text"].as_str().unwrap_or("").contains("has ended") {
+            break;
+        }
+        id += 1;
+        assert!(id < 100, "the budget ends the session: {answer}");
+    }
+    // Told, the client may be killed at once: the session is already recorded.
+    assert!(record.is_file(), "recorded before the answer that says the session has ended");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let replay = agentsim(dir.path(), &["replay", "ended.ron"], &[]);
+    assert!(replay.status.success(), "{}", text(&replay));
+    assert!(String::from_utf8_lossy(&replay.stdout).contains("budget_exhausted"), "{}", text(&replay));
 }

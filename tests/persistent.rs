@@ -19,7 +19,7 @@ const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 /// `in_flight` episodes per process; returns trajectories.csv and summary.json
 /// without its `agent` line (the command differs between agents).
 fn sweep(dir: &Path, agent: &str, seeds: &str, threads: &str, in_flight: &str, extra: &[&str]) -> (String, String) {
-    let out = format!("out-{threads}-{in_flight}-{}", agent.len());
+    let out = format!("out-{threads}-{in_flight}-{}", agent.replace(['/', ' ', '.'], "_"));
     let command = format!("cmd:python3 {ROOT}/{agent}");
     let mut args = vec!["sweep", "--agent", &command, "--seeds", seeds, "--out", &out, "-j", threads, "--quiet"];
     args.extend_from_slice(extra);
@@ -127,6 +127,42 @@ fn a_bad_missing_garbled_or_oversized_answer_ends_only_that_episode() {
             assert!(why.contains(reason), "{mode}: {why}");
             assert_eq!(failures, &[format!("error.{kind}")], "{mode}: {why}");
         }
+    }
+}
+
+/// The rows of a trajectories.csv after its header.
+fn rows(csv: &str) -> Vec<&str> {
+    csv.lines().skip(1).collect()
+}
+
+#[test]
+fn a_hung_process_is_killed_and_its_episodes_run_again_alone_whatever_the_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let limit = ["--turn-limit-ms", "1000", "--failures", "0"];
+    // Hangs on every episode: each ends as agent_error after one turn limit, on
+    // 1 thread as on 2.
+    let always = "tests/external_agents/persistent_hangs.py";
+    let one = sweep(dir.path(), always, "0..8", "1", "4", &limit);
+    assert_eq!(one, sweep(dir.path(), always, "0..8", "2", "4", &limit), "1 and 2 threads");
+    for row in rows(&one.0) {
+        assert!(row.contains(",agent_error,") && row.contains(",external.error.timeout=1,"), "{row}");
+    }
+    // Hangs (the whole process: no episode on it is answered again) on some
+    // episodes: those end as agent_error, every other one as if it had run
+    // alone, however many threads and whatever shared its process.
+    let sometimes = "tests/external_agents/persistent_misbehaves.py hang";
+    let one = sweep(dir.path(), sometimes, "0..16", "1", "4", &limit);
+    assert_eq!(one, sweep(dir.path(), sometimes, "0..16", "2", "4", &limit), "1 and 2 threads");
+    assert_eq!(one, sweep(dir.path(), sometimes, "0..16", "2", "1", &limit), "4 or 1 episodes in flight");
+    let well = sweep(dir.path(), "tests/external_agents/persistent_misbehaves.py well", "0..16", "1", "4", &limit);
+    let (hung, fine): (Vec<_>, Vec<_>) =
+        rows(&one.0).into_iter().zip(rows(&well.0)).partition(|(row, _)| row.contains(",agent_error,"));
+    assert!(!hung.is_empty() && fine.len() >= 8, "some episodes hang, most do not: {}", one.0);
+    for (row, _) in hung {
+        assert!(row.contains(",external.") && row.contains("error.timeout=1,"), "{row}");
+    }
+    for (mine, alone) in fine {
+        assert_eq!(mine, alone);
     }
 }
 

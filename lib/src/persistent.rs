@@ -11,16 +11,25 @@
 //! ran it and whatever else was in flight: the id is left out of the decision.
 //!
 //! The guarantees of a process per trajectory hold (`agents/src/external/process.rs`:
-//! process groups, SIGPIPE, interrupt and `kill_all`, bounded lines): the
-//! per-turn wall-clock limit ends only the episode that waited, as `agent_error`;
-//! an answer that names its episode but is not a valid action ends that episode.
+//! process groups, SIGPIPE, interrupt and `kill_all`, bounded lines); an answer
+//! that names its episode but is not a valid action ends that episode.
 //! A process that fails as a whole (it crashes, writes a line that is not JSON or
 //! names no episode it was sent, a line too long) takes its episodes in flight
 //! with it; which episodes those were depends on timing, so each is run again
 //! from its start, alone on a fresh process: an episode that fails alone ends as
 //! `agent_error` with the reason and the process's stderr, exactly as it would
-//! with a process of its own, and the others finish. The output is the same for
-//! any number of processes, threads and episodes in flight.
+//! with a process of its own, and the others finish. A shared process on which
+//! any episode waits past the per-turn wall-clock limit fails as a whole too:
+//! one stuck call blocks every episode on a process that serves them in turn, so
+//! which episode is to blame cannot be told, and blaming the ones that happened
+//! to wait would make the outcome depend on what shared the process (and so on
+//! `-j`). The process is killed (and replaced), its episodes run again alone;
+//! alone, the limit ends the episode as `agent_error`. The output is the same
+//! for any number of processes, threads and episodes in flight.
+//!
+//! What a hang costs is bounded: a shared process hangs for one turn limit, and
+//! each episode in flight on it costs at most one more alone; the episodes to
+//! run alone go [`solo_processes_max`] at a time, beside the shared processes.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::ops::Range;
@@ -42,6 +51,30 @@ use crate::mcp::bridge::{Command, Observation};
 
 /// How often a wait for answers looks at the interrupt flags.
 const POLL_MS: u64 = 50;
+
+/// How long a process may take to start (to write its first line, the hello),
+/// at least: starting an interpreter and importing a model's client library can
+/// take seconds on a loaded machine, more when many start at once, and is no
+/// episode's turn.
+pub const START_LIMIT_MS: u64 = 10_000;
+
+/// How long a process may take to write its first line: [`START_LIMIT_MS`], or
+/// the per-turn limit if that is longer.
+pub fn start_limit_ms(turn_limit_ms: u64) -> u64 {
+    turn_limit_ms.max(START_LIMIT_MS)
+}
+
+/// The most processes that each run one episode alone at a time.
+pub const SOLO_PROCESSES_MAX: usize = 64;
+
+/// How many processes may each run one episode alone at once: as many as the
+/// episodes the shared processes keep in flight (`processes` times the hello's
+/// `episodes_in_flight`), at most [`SOLO_PROCESSES_MAX`]. So an agent that hangs
+/// on every episode sweeps N seeds in about N / that many turn limits, as fast
+/// as its shared processes would have timed them out.
+pub fn solo_processes_max(processes: usize, episodes_in_flight: usize) -> usize {
+    processes.saturating_mul(episodes_in_flight).clamp(1, SOLO_PROCESSES_MAX)
+}
 
 /// What one sweep over a persistent agent runs with.
 pub struct Persistent<'a> {
@@ -75,6 +108,17 @@ struct Slot {
     tag: u64,
     /// Its hello has come.
     greeted: bool,
+    /// When its first line (its hello) must have come: [`start_limit_ms`] after
+    /// it was spawned. Starting is not an episode's turn: a process is sent
+    /// nothing before its hello, and an episode's first turn starts at the
+    /// hello. But the probe, the first process, which may not greet at all: it
+    /// is sent its first observation at once, and its episode's turn starts
+    /// again at its hello. (A probe held to the turn limit made a slow start
+    /// under load fall back to a process per trajectory for one run and not
+    /// the next: outcomes then depended on the load.)
+    hello_by: Instant,
+    /// The unit a solo process runs once it has greeted.
+    queued: Option<u64>,
     /// Episodes in flight at most: 1 until its hello, and for a solo process.
     capacity: usize,
     /// Runs one episode alone (one that was in flight on a process that failed).
@@ -82,6 +126,14 @@ struct Slot {
     /// Episode ids handed out so far (ids are 1, 2, ... per process).
     ids: u64,
     flights: BTreeMap<u64, Flight>,
+}
+
+impl Slot {
+    /// When this process must next have answered: its earliest episode's
+    /// deadline, or until it greets, its hello's.
+    fn deadline(&self) -> Option<Instant> {
+        if self.greeted { self.flights.values().map(|f| f.deadline).min() } else { Some(self.hello_by) }
+    }
 }
 
 /// Where the next episode can go.
@@ -120,6 +172,8 @@ struct Driver<'a> {
     tags: u64,
     /// Set by the first hello.
     persistent: bool,
+    /// The first hello's `episodes_in_flight` (1 before it).
+    in_flight: usize,
     finished: BTreeMap<u64, Trajectory>,
 }
 
@@ -154,6 +208,7 @@ pub fn sweep_mapped_until<T, E>(
         to_lines,
         tags: 0,
         persistent: false,
+        in_flight: 1,
         finished: BTreeMap::new(),
     };
     let mut handed = 0u64;
@@ -205,13 +260,14 @@ impl Driver<'_> {
     /// then the next units in order.
     fn fill(&mut self) -> Result<(), Halt> {
         while let Some(&unit) = self.solo.front() {
-            if self.slots.iter().filter(|s| s.solo).count() >= self.run.processes {
+            let solo_max = solo_processes_max(self.run.processes, self.in_flight);
+            if self.slots.iter().filter(|s| s.solo).count() >= solo_max {
                 break;
             }
             self.solo.pop_front();
             match self.spawn(true) {
-                Ok(slot) => self.start(slot, unit),
-                Err(error) => self.fail_unstarted(unit, &error),
+                Ok(slot) => self.slots[slot].queued = Some(unit),
+                Err(error) => self.fail_unit(unit, &error, ""),
             }
         }
         while self.next_unit < self.units.end {
@@ -223,7 +279,7 @@ impl Driver<'_> {
             self.next_unit += 1;
             match room {
                 Room::In(slot) => self.start(slot, unit),
-                Room::StartFailed(error) => self.fail_unstarted(unit, &error),
+                Room::StartFailed(error) => self.fail_unit(unit, &error, ""),
                 Room::Full => unreachable!("handled above"),
             }
         }
@@ -231,10 +287,13 @@ impl Driver<'_> {
     }
 
     /// A shared process with room for one more episode (spawned if needed and
-    /// allowed), or why none could be started, or none: all are full.
+    /// allowed), or why none could be started, or none: all are full (or still
+    /// starting).
     fn room(&mut self) -> Result<Room, Halt> {
         let shared = || self.slots.iter().enumerate().filter(|(_, s)| !s.solo);
-        if let Some((i, _)) = shared().find(|(_, s)| s.flights.len() < s.capacity) {
+        // Before the first hello, the probe takes its one episode at once.
+        let open = |s: &Slot| (s.greeted || !self.persistent) && s.flights.len() < s.capacity;
+        if let Some((i, _)) = shared().find(|(_, s)| open(s)) {
             return Ok(Room::In(i));
         }
         // Until the first hello, one process with one episode: the probe.
@@ -245,7 +304,13 @@ impl Driver<'_> {
         if interrupted() {
             return Err(Halt::Stopped);
         }
-        Ok(self.spawn(false).map_or_else(Room::StartFailed, Room::In))
+        Ok(match self.spawn(false) {
+            Err(error) => Room::StartFailed(error),
+            // The probe is sent its first observation at once.
+            Ok(slot) if !self.persistent => Room::In(slot),
+            // Filled once it greets.
+            Ok(_) => Room::Full,
+        })
     }
 
     fn spawn(&mut self, solo: bool) -> Result<usize, ExternalError> {
@@ -258,19 +323,30 @@ impl Driver<'_> {
             self.tags,
             self.to_lines.clone(),
         )?;
-        let slot =
-            Slot { process, tag: self.tags, greeted: false, capacity: 1, solo, ids: 0, flights: BTreeMap::new() };
+        let start_ms = start_limit_ms(config.turn_limit_ms);
+        let slot = Slot {
+            process,
+            tag: self.tags,
+            greeted: false,
+            hello_by: Instant::now() + Duration::from_millis(start_ms),
+            queued: None,
+            capacity: 1,
+            solo,
+            ids: 0,
+            flights: BTreeMap::new(),
+        };
         self.slots.push(slot);
         Ok(self.slots.len() - 1)
     }
 
-    /// A unit whose process could not be started: its episode ends at its first
-    /// decision with the reason, as a process per trajectory's would.
-    fn fail_unstarted(&mut self, unit: u64, error: &ExternalError) {
+    /// A unit whose process could not be started, or failed before its first
+    /// observation: its episode ends at its first decision with the reason (and
+    /// the process's `stderr`), as a process per trajectory's would.
+    fn fail_unit(&mut self, unit: u64, error: &ExternalError, stderr: &str) {
         let (mut episode, first) = Episode::start(self.setup(unit));
         let trajectory = match first.unwrap_or_else(|e| panic!("{e}")) {
             Step::Finished(t) => t,
-            Step::Observe(_) => episode.fail(error, "").expect("a running episode ends when it fails"),
+            Step::Observe(_) => episode.fail(error, stderr).expect("a running episode ends when it fails"),
         };
         self.finished.insert(unit, trajectory);
     }
@@ -304,7 +380,7 @@ impl Driver<'_> {
     /// Waits for one line (or the earliest deadline) and acts on it.
     fn wait(&mut self) -> Result<(), Halt> {
         let now = Instant::now();
-        let earliest = self.slots.iter().flat_map(|s| s.flights.values()).map(|f| f.deadline).min();
+        let earliest = self.slots.iter().filter_map(Slot::deadline).min();
         let Some(earliest) = earliest else {
             // Nothing in flight: everything started has finished.
             return Ok(());
@@ -329,10 +405,19 @@ impl Driver<'_> {
         if !self.slots[slot].greeted {
             return match protocol::parse_hello(&bytes) {
                 Some(Ok(hello)) => {
+                    if !self.persistent {
+                        self.in_flight = hello.episodes_in_flight;
+                    }
                     self.persistent = true;
-                    let slot = &mut self.slots[slot];
-                    slot.greeted = true;
-                    slot.capacity = if slot.solo { 1 } else { hello.episodes_in_flight };
+                    let greeted = &mut self.slots[slot];
+                    greeted.greeted = true;
+                    greeted.capacity = if greeted.solo { 1 } else { hello.episodes_in_flight };
+                    // The probe's episode waited for the start: its turn starts now.
+                    let deadline = Instant::now() + Duration::from_millis(self.run.config.turn_limit_ms);
+                    greeted.flights.values_mut().for_each(|flight| flight.deadline = deadline);
+                    if let Some(unit) = greeted.queued.take() {
+                        self.start(slot, unit);
+                    }
                     Ok(())
                 }
                 Some(Err(reason)) => self.fail_slot(slot, &ExternalError::new(ErrorKind::BadHello, reason)),
@@ -355,7 +440,7 @@ impl Driver<'_> {
                 self.answer(slot, id, &json);
                 Ok(())
             }
-            // A late answer to an episode that has ended (it ran out of time).
+            // An answer to an episode that has ended (an invalid action ended it).
             Some(id) if id >= 1 && id <= self.slots[slot].ids => Ok(()),
             Some(id) => self.fail_slot(
                 slot,
@@ -399,29 +484,14 @@ impl Driver<'_> {
         }
     }
 
-    /// Ends the episodes that waited past the per-turn limit, as `agent_error`.
+    /// Fails every process on which an episode waited past the per-turn limit,
+    /// or that did not greet in time: alone, its episode ends as `agent_error`;
+    /// shared, its episodes in flight run again alone (see the module's
+    /// documentation for why); the probe, a process per trajectory describes.
     fn expire(&mut self, now: Instant) -> Result<(), Halt> {
-        if !self.persistent && self.slots.iter().any(|s| s.flights.values().any(|f| f.deadline <= now)) {
-            // No hello in time: a process per trajectory describes it.
-            return Err(Halt::NotPersistent);
-        }
         let too_late = timeout(self.run.config.turn_limit_ms);
-        let mut i = 0;
-        while i < self.slots.len() {
-            let late: Vec<u64> =
-                self.slots[i].flights.iter().filter(|(_, f)| f.deadline <= now).map(|(id, _)| *id).collect();
-            if !late.is_empty() && self.slots[i].solo {
-                // Alone on its process, as a process per trajectory: the process goes.
-                let _ = self.fail_slot(i, &too_late);
-                continue;
-            }
-            for id in late {
-                let mut flight = self.slots[i].flights.remove(&id).expect("listed");
-                let trajectory = flight.episode.fail(&too_late, "").expect("a running episode ends when it fails");
-                let _ = self.slots[i].process.send(&protocol::end_line(id));
-                self.finished.insert(flight.unit, trajectory);
-            }
-            i += 1;
+        while let Some(late) = self.slots.iter().position(|s| s.deadline().is_some_and(|d| d <= now)) {
+            self.fail_slot(late, &too_late)?;
         }
         Ok(())
     }
@@ -437,6 +507,10 @@ impl Driver<'_> {
             return Err(Halt::NotPersistent);
         }
         let flights = std::mem::take(&mut slot.flights);
+        if let Some(unit) = slot.queued.take() {
+            // A solo process that failed before its hello: its episode ends here.
+            self.fail_unit(unit, error, &stderr);
+        }
         if slot.solo {
             for (_, mut flight) in flights {
                 let trajectory = flight.episode.fail(error, &stderr).expect("a running episode ends when it fails");

@@ -1,13 +1,19 @@
 //! `agentsim mcp`: serve a scenario's tools over MCP on stdio, judge the session
-//! when stdin closes, and optionally record it as an incident.
+//! when stdin closes (or on SIGTERM or SIGINT), and optionally record it as an
+//! incident. The record and the verdict file are written the moment the session
+//! is judged, before anything else is answered or printed: an MCP stdio client
+//! closes stdin, waits a little, then sends SIGTERM, and the first signal only
+//! ends the session (a second one exits at once).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use agentsim::incident::Incident;
-use agentsim::mcp::{self, Options};
+use agentsim::mcp::{self, Ending, Options};
 use agentsim_agents::external::replayed::recorded_steps;
 use agentsim_agents::{PlannerSpec, StackSpec};
+use agentsim_engine::Trajectory;
+use agentsim_worlds::Prepared;
 use clap::Args;
 
 use super::output::{check_target, errln, write_atomic};
@@ -90,10 +96,15 @@ pub fn mcp(args: &McpArgs) -> Result<ExitCode, Failure> {
         args.seed,
         prepared.catalog.specs().len()
     );
-    let stdin = std::io::stdin();
+    // The first signal ends the session as a closed stdin does: judged, recorded.
+    let stop = super::interrupt::install();
+    let stdin = std::io::BufReader::new(std::io::stdin());
     let stdout = std::io::stdout();
     let mut stderr = std::io::stderr();
-    let t = mcp::serve(&prepared, &options, stdin.lock(), stdout.lock(), &mut stderr)
+    let mut written = Ok(());
+    let mut judged = |t: &Trajectory| written = write_session(args, &prepared, &layers, t);
+    let ending = Ending { stop, judged: &mut judged };
+    let t = mcp::serve_until(&prepared, &options, stdin, stdout.lock(), &mut stderr, ending)
         .map_err(|e| Failure::input(format!("agentsim mcp: {e}")))?;
     errln!("outcome: {}  ({})", t.outcome, t.end_reason);
     errln!("milestone: {}", t.verdict.milestone);
@@ -111,27 +122,46 @@ pub fn mcp(args: &McpArgs) -> Result<ExitCode, Failure> {
         m.virtual_ms as f64 / 1000.0,
         t.digest
     );
+    written?;
     if let Some(path) = &args.record {
-        // The client's calls are the planner: the incident replays them.
-        let stack = StackSpec { planner: PlannerSpec::Replayed(recorded_steps(&t)), layers };
-        let incident = Incident::record(&prepared, None, args.seed, args.fault_scale, "mcp", &stack, &t);
-        write_atomic(
-            path,
-            incident.to_ron_bounded().map_err(|e| Failure::input(format!("{}: {e}", path.display())))?.as_bytes(),
-        )?;
         errln!("recorded {}; replay it with: agentsim replay {}", path.display(), path.display());
     }
-    if let Some(path) = &args.verdict {
-        let document = super::run::trajectory_document(&t, &prepared, "mcp");
-        let line = serde_json::to_string(&document).expect("a verdict is plain data");
-        if path.as_os_str() == "-" {
-            errln!("{line}");
-        } else {
-            write_atomic(path, (line + "\n").as_bytes())?;
-        }
+    if let Some(path) = &args.verdict
+        && path.as_os_str() == "-"
+    {
+        errln!("{}", verdict_line(&t, &prepared));
     }
     if args.fail_on_failure && t.outcome != agentsim_engine::Outcome::Success {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the judged session's files: `--record` (the incident) and `--verdict`
+/// (unless it is `-`, printed with the rest of the verdict).
+fn write_session(
+    args: &McpArgs,
+    prepared: &Prepared,
+    layers: &[agentsim_agents::LayerSpec],
+    t: &Trajectory,
+) -> Result<(), Failure> {
+    if let Some(path) = &args.record {
+        // The client's calls are the planner: the incident replays them.
+        let stack = StackSpec { planner: PlannerSpec::Replayed(recorded_steps(t)), layers: layers.to_vec() };
+        let incident = Incident::record(prepared, None, args.seed, args.fault_scale, "mcp", &stack, t);
+        let text = incident.to_ron_bounded().map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
+        write_atomic(path, text.as_bytes())?;
+    }
+    if let Some(path) = &args.verdict
+        && path.as_os_str() != "-"
+    {
+        write_atomic(path, (verdict_line(t, prepared) + "\n").as_bytes())?;
+    }
+    Ok(())
+}
+
+/// The verdict as one JSON line (the trajectory without its events).
+fn verdict_line(t: &Trajectory, prepared: &Prepared) -> String {
+    let document = super::run::trajectory_document(t, prepared, "mcp");
+    serde_json::to_string(&document).expect("a verdict is plain data")
 }

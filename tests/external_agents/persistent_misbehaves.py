@@ -3,9 +3,10 @@
 # message), never by timing: argv[1] is `crash` (the process exits with a
 # traceback), `bad_action` (an unknown tool for that episode only), `silent`
 # (no answer for that episode), `garbage` (a line that is not JSON),
-# `oversized` (a line over 1 MiB) or `well` (no misbehaviour). argv[2], else
+# `oversized` (a line over 1 MiB), `hang` (the whole process sleeps forever: no
+# episode on it gets an answer again) or `well` (no misbehaviour). argv[2], else
 # PERSISTENT_IN_FLIGHT, sets its episodes in flight (default 4).
-import json, os, sys
+import json, os, sys, time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "agents"))
 from support_desk_agent import PROTOCOL, Agent  # noqa: E402
@@ -29,6 +30,8 @@ for line in sys.stdin:
             raise RuntimeError("the persistent agent fell over")
         if MODE == "silent":
             continue
+        if MODE == "hang":
+            time.sleep(3600)
         if MODE in ("garbage", "oversized"):
             print("x" * ((1 << 20) + 10) if MODE == "oversized" else "this is not JSON", flush=True)
             continue

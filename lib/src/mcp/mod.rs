@@ -2,18 +2,25 @@
 //! stdio, so an unchanged agent (any MCP client) meets a simulated world that fails
 //! on schedule (`docs/mcp.md`).
 //!
-//! A small synchronous loop, no async runtime: JSON-RPC 2.0, one message per line.
-//! The engine runs its normal loop in a worker thread whose planner is a
+//! A small synchronous loop, no async runtime: JSON-RPC 2.0, one message per line
+//! (read by a thread of its own, so that a stop flag is seen while the client is
+//! silent). The engine runs its normal loop in a worker thread whose planner is a
 //! [`bridge::Bridge`]; each `tools/call` becomes that planner's next action, so
 //! latencies, faults, drift, think time and budgets are the seed's, exactly as in
-//! `agentsim run`. When stdin closes the planner finishes and the world judges the
-//! session; its decisions are in the trajectory, so it replays without the client.
+//! `agentsim run`. Nothing reaches the world before `initialize`. When stdin
+//! closes (or the stop flag is set: a SIGTERM) the planner finishes and the world
+//! judges the session; its decisions are in the trajectory, so it replays without
+//! the client. The judged trajectory is handed to [`Ending::judged`] as soon as it
+//! exists, before any further answer is written: a session that a budget ended is
+//! recorded before the client reads that it has ended.
 
 pub mod bridge;
 pub mod errors;
 
 use std::io::{self, BufRead, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
+use std::time::Duration;
 
 use agentsim_agents::external::protocol::{ARGS_DEPTH_MAX, from_json_within, to_json, tool_list};
 use agentsim_agents::{LayerSpec, PlannerSpec, StackSpec};
@@ -35,6 +42,13 @@ pub const INVALID_REQUEST: i64 = -32600;
 pub const METHOD_NOT_FOUND: i64 = -32601;
 /// JSON-RPC: bad parameters (an unknown tool or prompt, arguments of the wrong shape).
 pub const INVALID_PARAMS: i64 = -32602;
+/// A request other than `initialize` or `ping` before `initialize`: the
+/// "server not initialized" code of the Language Server Protocol, which MCP's
+/// lifecycle follows (the client must initialize first).
+pub const NOT_INITIALIZED: i64 = -32002;
+
+/// How often the server looks at [`Ending::stop`] while the client is silent.
+const STOP_POLL_MS: u64 = 50;
 
 /// The largest `--wall-clock` scale: one real second is then 11.6 virtual days.
 pub const WALL_CLOCK_SCALE_MAX: f64 = 1e6;
@@ -87,25 +101,54 @@ impl Options {
     }
 }
 
+/// How a session ends besides its stdin closing, and who is told when it is judged.
+pub struct Ending<'a> {
+    /// Set (by a signal handler, say) to end the session as a closed stdin does.
+    pub stop: &'a AtomicBool,
+    /// Called once with the judged trajectory, as soon as the world has judged
+    /// it and before any further answer is written (to record it, say).
+    pub judged: &'a mut dyn FnMut(&Trajectory),
+}
+
 /// Serves `prepared` on `input`/`output` until `input` ends, logging to `log`, and
 /// returns the judged trajectory (recorded, so it can be written as an incident).
 pub fn serve(
     prepared: &Prepared,
     options: &Options,
-    input: impl BufRead,
+    input: impl BufRead + Send + 'static,
     output: impl Write,
     log: &mut dyn Write,
+) -> io::Result<Trajectory> {
+    let never = AtomicBool::new(false);
+    serve_until(prepared, options, input, output, log, Ending { stop: &never, judged: &mut |_| {} })
+}
+
+/// [`serve`], ending also when `ending.stop` is set, and handing the judged
+/// trajectory to `ending.judged` the moment it exists. `input` is read by a
+/// thread of its own, left behind (blocked in its read) if the session ends by
+/// the flag.
+pub fn serve_until(
+    prepared: &Prepared,
+    options: &Options,
+    input: impl BufRead + Send + 'static,
+    output: impl Write,
+    log: &mut dyn Write,
+    ending: Ending<'_>,
 ) -> io::Result<Trajectory> {
     let config = prepared.scenario.sim_config(true, options.fault_scale);
     let (to_server, from_agent) = mpsc::channel::<Observation>();
     let (to_agent, from_server) = mpsc::channel::<Command>();
+    let (to_judge, judged) = mpsc::channel::<Trajectory>();
     let messaging = prepared.catalog.id("send_message");
     let bridge = Bridge::new(to_server, from_server, messaging, options.reply_wait_ms);
     // The client is the planner; the layers, if any, stand between it and the tools.
     let layers = StackSpec { planner: PlannerSpec::Oracle, layers: options.layers.clone() };
+    let lines = read_lines(input, options.line_bytes_max);
     std::thread::scope(|scope| {
         let worker = scope.spawn(move || {
-            prepared.run(options.seed, &config, move |_expert, streams| layers.wrap(Box::new(bridge), streams))
+            let trajectory =
+                prepared.run(options.seed, &config, move |_expert, streams| layers.wrap(Box::new(bridge), streams));
+            let _ = to_judge.send(trajectory);
         });
         let mut server = Server {
             catalog: &prepared.catalog,
@@ -120,18 +163,45 @@ pub fn serve(
             list_changed: false,
             wall_clock_scale: options.wall_clock_scale,
             answered_at: std::time::Instant::now(),
+            initialized: false,
+            stop: ending.stop,
+            judged,
+            on_judged: ending.judged,
+            trajectory: None,
         };
         // The opening user message is the agent's first input: wait for it so that
         // `prompts/get` can offer it from the first request on.
-        let served = server.first_observation().and_then(|()| server.run(input, options.line_bytes_max));
+        let served = server.first_observation().and_then(|()| server.run(&lines, options.line_bytes_max));
         // The client is gone: the planner finishes and the world judges the session.
         if let Some(to_agent) = server.to_agent.take() {
             let _ = to_agent.send(Command::Finish);
         }
+        server.judge();
+        let trajectory = server.trajectory.take();
         drop(server);
-        let trajectory = worker.join().map_err(|_| io::Error::other("the simulation thread panicked"))?;
-        served.map(|()| trajectory)
+        let panicked = || io::Error::other("the simulation thread panicked");
+        worker.join().map_err(|_| panicked())?;
+        served.and_then(|()| trajectory.ok_or_else(panicked))
     })
+}
+
+/// What the reader thread hands on: a line, or why reading stopped.
+type Received = io::Result<Line>;
+
+/// Reads `input` line by line on a thread of its own (one line ahead at most),
+/// so that the server can look at its stop flag while the client is silent.
+fn read_lines(mut input: impl BufRead + Send + 'static, bytes_max: usize) -> mpsc::Receiver<Received> {
+    let (to_server, lines) = mpsc::sync_channel::<Received>(1);
+    std::thread::spawn(move || {
+        loop {
+            let line = read_line(&mut input, bytes_max);
+            let last = matches!(line, Ok(Line::Eof) | Err(_));
+            if to_server.send(line).is_err() || last {
+                return;
+            }
+        }
+    });
+    lines
 }
 
 struct Server<'a, W> {
@@ -155,6 +225,16 @@ struct Server<'a, W> {
     wall_clock_scale: Option<f64>,
     /// When the last answer was written (the wall clock, for `--wall-clock` only).
     answered_at: std::time::Instant,
+    /// `initialize` was answered: until then only `initialize` and `ping` are.
+    initialized: bool,
+    /// Ends the session as a closed stdin does.
+    stop: &'a AtomicBool,
+    /// The judged trajectory, from the simulation thread.
+    judged: mpsc::Receiver<Trajectory>,
+    /// Told once the session is judged.
+    on_judged: &'a mut dyn FnMut(&Trajectory),
+    /// The judged trajectory, once it came.
+    trajectory: Option<Trajectory>,
 }
 
 /// One line read with a bound on its length.
@@ -217,14 +297,47 @@ impl<W: Write> Server<'_, W> {
             }
             // A world without an opening message: the first call answers this step.
             Ok(_) => {}
-            Err(_) => self.to_agent = None,
+            Err(_) => self.ended(),
         }
         Ok(())
     }
 
-    fn run(&mut self, mut input: impl BufRead, line_bytes_max: usize) -> io::Result<()> {
+    /// The run is over (a budget, the horizon, or the planner finished): no call
+    /// reaches the world any more, and the judged trajectory is handed on now,
+    /// before any further answer.
+    fn ended(&mut self) {
+        self.to_agent = None;
+        self.judge();
+    }
+
+    /// Waits for the judged trajectory and hands it to `on_judged`, once.
+    fn judge(&mut self) {
+        if self.trajectory.is_none()
+            && let Ok(trajectory) = self.judged.recv()
+        {
+            (self.on_judged)(&trajectory);
+            self.trajectory = Some(trajectory);
+        }
+    }
+
+    /// The next line from the client, or `Eof` once the stop flag is set.
+    fn next_line(&mut self, lines: &mpsc::Receiver<Received>) -> io::Result<Line> {
         loop {
-            let line = match read_line(&mut input, line_bytes_max) {
+            if self.stop.load(Ordering::SeqCst) {
+                let _ = writeln!(self.log, "agentsim mcp: interrupted (SIGTERM or SIGINT); ending the session");
+                return Ok(Line::Eof);
+            }
+            match lines.recv_timeout(Duration::from_millis(STOP_POLL_MS)) {
+                Ok(line) => return line,
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(Line::Eof),
+            }
+        }
+    }
+
+    fn run(&mut self, lines: &mpsc::Receiver<Received>, line_bytes_max: usize) -> io::Result<()> {
+        loop {
+            let line = match self.next_line(lines) {
                 Ok(line) => line,
                 Err(e) => {
                     // Like a closed stdin: the session ends, judged and recorded.
@@ -282,6 +395,11 @@ impl<W: Write> Server<'_, W> {
         {
             return Ok(Some(error(Json::Null, INVALID_REQUEST, "`id` must be a string or an integer")));
         }
+        if message.get("jsonrpc").and_then(Json::as_str) != Some("2.0") {
+            let found = message.get("jsonrpc").map_or_else(|| "none".to_string(), Json::to_string);
+            let reason = format!("`jsonrpc` must be \"2.0\" (found {found})");
+            return Ok(Some(error(id.unwrap_or(Json::Null), INVALID_REQUEST, reason)));
+        }
         let Some(method) = message.get("method").and_then(Json::as_str) else {
             // A response to a request of ours (we send none) is ignored.
             return Ok(match id {
@@ -299,8 +417,16 @@ impl<W: Write> Server<'_, W> {
             Some(Json::Object(p)) => p,
             Some(_) => return Ok(Some(error(id, INVALID_PARAMS, "`params` must be an object"))),
         };
+        if !self.initialized && !matches!(method, "initialize" | "ping") {
+            // The lifecycle: nothing reaches the world (or the recording) before it.
+            let reason = format!("server not initialized: send `initialize` before `{method}`");
+            return Ok(Some(error(id, NOT_INITIALIZED, reason)));
+        }
         let result = match method {
-            "initialize" => Ok(self.initialize(params)),
+            "initialize" => {
+                self.initialized = true;
+                Ok(self.initialize(params))
+            }
             "ping" => Ok(json!({})),
             "tools/list" => {
                 self.drift_seen = drift_in_effect(self.catalog, self.now_ms);
@@ -364,7 +490,7 @@ impl<W: Write> Server<'_, W> {
             return Ok(Err((INVALID_PARAMS, e)));
         }
         let Some(to_agent) = &self.to_agent else {
-            return Ok(Ok(ended()));
+            return Ok(Ok(ended_result()));
         };
         let cx = agentsim_engine::AgentCx::new(0, self.catalog);
         let mut decision = json!({"action": "call", "tool": name, "args": args});
@@ -387,13 +513,14 @@ impl<W: Write> Server<'_, W> {
             Err(e) => return Ok(Err((INVALID_PARAMS, e))),
         };
         if to_agent.send(Command::Act(action, decision)).is_err() {
-            self.to_agent = None;
-            return Ok(Ok(ended()));
+            self.ended();
+            return Ok(Ok(ended_result()));
         }
         let Ok(observation) = self.from_agent.recv() else {
-            // The run ended before answering (a budget ran out).
-            self.to_agent = None;
-            return Ok(Ok(ended()));
+            // The run ended before answering (a budget ran out): judged now, and
+            // recorded before the client is told.
+            self.ended();
+            return Ok(Ok(ended_result()));
         };
         self.now_ms = observation.now_ms;
         let in_effect = drift_in_effect(self.catalog, self.now_ms);
@@ -445,7 +572,7 @@ impl<W: Write> Server<'_, W> {
     }
 }
 
-fn ended() -> Json {
+fn ended_result() -> Json {
     json!({
         "content": [{"type": "text", "text": "The simulated session has ended (a budget or the horizon ran out); close the session."}],
         "isError": true,
