@@ -109,6 +109,70 @@ fn every_writing_subcommand_takes_dash_o() {
     }
 }
 
+/// One rule for every `-o`: missing folders of the path are created, for a file
+/// output as for a directory output, and an error names the path given, never
+/// the temporary file written beside it.
+#[test]
+fn every_dash_o_creates_its_missing_folders() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let output = agentsim(dir.path(), args, &[]);
+        assert!(output.status.success(), "{args:?}: {}", text(&output));
+    };
+    run(&["sweep", "--seeds", "0..20", "-o", "a"]);
+    run(&["sweep", "--seeds", "0..20", "--shard", "0/2", "-o", "s0"]);
+    run(&["sweep", "--seeds", "0..20", "--shard", "1/2", "-o", "s1"]);
+    run(&["sweep", "--seeds", "0..20", "-o", "new/sweep/out"]);
+    run(&["sweep", "--seeds", "0..5", "--fault-scale", "0,1", "-o", "new/surface/out"]);
+    run(&["merge", "s0", "s1", "-o", "new/merged/out"]);
+    run(&["compare", "--baseline", "naive", "--candidate", "resilient", "--seeds", "0..20", "-o", "new/compare/out"]);
+    run(&["report", "a", "-o", "new/report/r.html"]);
+    run(&["shrink", "--agent", "naive", "--seed", "35", "-o", "new/shrink/m.ron"]);
+    run(&["run", "--agent", "naive", "--seed", "35", "--record", "new/run/m.ron"]);
+    let trace = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/traces/refund_storm.jsonl");
+    run(&["import-trace", trace, "--agent", "naive", "--seed", "1", "-o", "new/trace/t.ron"]);
+    std::fs::create_dir(dir.path().join("sessions")).unwrap();
+    std::fs::copy(dir.path().join("new/shrink/m.ron"), dir.path().join("sessions/m.ron")).unwrap();
+    run(&["summarize", "sessions", "-o", "new/summarize/out"]);
+    for written in [
+        "new/sweep/out/summary.json",
+        "new/surface/out/surface.json",
+        "new/merged/out/summary.json",
+        "new/compare/out/compare.json",
+        "new/report/r.html",
+        "new/shrink/m.ron",
+        "new/run/m.ron",
+        "new/trace/t.ron",
+        "new/summarize/out/summary.json",
+    ] {
+        assert!(dir.path().join(written).is_file(), "{written}");
+    }
+    // A folder of the path that is a file: refused before the work, naming it.
+    std::fs::write(dir.path().join("plain"), "").unwrap();
+    let output = agentsim(dir.path(), &["report", "a", "-o", "plain/r.html"], &[]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("cannot write `plain/r.html`: `plain` is not a directory"), "{stderr}");
+    assert!(!stderr.contains(".tmp"), "{stderr}");
+}
+
+/// A surface's folders are named so that every accepted scale fits (`1e-300`
+/// once made a folder name of 306 bytes, after the first sweeps had run).
+#[test]
+fn a_surface_of_extreme_scales_writes_every_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let output =
+        agentsim(dir.path(), &["sweep", "--fault-scale", "0,1e-300,1e308", "--seeds", "0..3", "-o", "fs"], &[]);
+    assert!(output.status.success(), "{}", text(&output));
+    let surface: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("fs/surface.json")).unwrap()).unwrap();
+    let dirs: Vec<&str> = surface["points"].as_array().unwrap().iter().map(|p| p["dir"].as_str().unwrap()).collect();
+    assert_eq!(dirs, ["scale-0", "scale-1e-300", "scale-1e308"]);
+    for d in dirs {
+        assert!(dir.path().join("fs").join(d).join("summary.json").is_file(), "{d}");
+    }
+}
+
 /// `import-trace` names its scenario as every command does (positional); the
 /// old `--scenario` flag still works and writes the same incident.
 #[test]

@@ -243,6 +243,15 @@ fn recorded_runs_summarize_into_exactly_the_files_of_a_sweep() {
 fn summarize_counts_several_sessions_of_a_seed_as_trials_and_refuses_uneven_ones() {
     let dir = tempfile::tempdir().unwrap();
     record_sessions(dir.path(), 0..4, &["a", "b"]);
+    // `naive` is deterministic, so its two recordings of a seed are the same
+    // bytes: one session copied, as far as summarize can tell (refused, below).
+    // Two recordings of a real agent differ; here their titles say which is which.
+    for seed in 0..4 {
+        let path = dir.path().join(format!("sessions/s{seed}b.ron"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let title = text.lines().find(|l| l.starts_with("    title:")).unwrap().to_string();
+        std::fs::write(&path, text.replace(&title, "    title: \"the second trial\",")).unwrap();
+    }
     // Two sessions of every seed: two trials each, and the summary says so.
     let summarized = crate::common::agentsim(dir.path(), &["summarize", "sessions", "--out", "sum"], &[]);
     let log = crate::common::text(&summarized);
@@ -265,4 +274,35 @@ fn summarize_counts_several_sessions_of_a_seed_as_trials_and_refuses_uneven_ones
     assert!(log.contains("seed 0 has 2 recorded sessions") && log.contains("but seed 2 has 1"), "{log}");
     assert!(log.contains("s0a.ron") && log.contains("s2a.ron"), "{log}");
     assert!(!dir.path().join("bad/summary.json").exists(), "nothing is written when refused");
+}
+
+/// A folder holding one session twice (a copy, or a link to another file of the
+/// folder) is refused, naming both, and a link out of the folder is refused
+/// unread: the rules of the files a scenario names.
+#[test]
+fn summarize_refuses_a_session_counted_twice_and_links_out_of_the_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    record_sessions(dir.path(), 0..2, &[""]);
+    let sessions = dir.path().join("sessions");
+    let summarize = || crate::common::agentsim(dir.path(), &["summarize", "sessions", "--out", "sum"], &[]);
+    let refused = |needle: &str| {
+        let output = summarize();
+        let log = crate::common::text(&output);
+        assert_eq!(output.status.code(), Some(2), "{log}");
+        assert!(log.contains(needle), "expected `{needle}` in {log}");
+        assert!(!dir.path().join("sum").exists(), "nothing is written when refused");
+    };
+    std::fs::copy(sessions.join("s1.ron"), sessions.join("s1-copy.ron")).unwrap();
+    refused("s1.ron: the same recorded session as sessions/s1-copy.ron");
+    std::fs::remove_file(sessions.join("s1-copy.ron")).unwrap();
+    std::os::unix::fs::symlink("s0.ron", sessions.join("s2.ron")).unwrap();
+    refused("sessions/s2.ron: it is sessions/s0.ron (a link to it)");
+    std::fs::remove_file(sessions.join("s2.ron")).unwrap();
+    let secret = dir.path().join("secret.txt");
+    std::fs::write(&secret, "topsecret: words\n").unwrap();
+    std::os::unix::fs::symlink(&secret, sessions.join("s9.ron")).unwrap();
+    refused("it resolves outside the folder `sessions`");
+    assert!(!crate::common::text(&summarize()).contains("topsecret"), "the file out of the folder is never read");
+    std::fs::remove_file(sessions.join("s9.ron")).unwrap();
+    assert!(summarize().status.success());
 }

@@ -68,7 +68,7 @@ fn a_full_or_closed_stdout_is_an_error_not_a_panic() {
 }
 
 #[test]
-fn an_output_that_is_not_a_regular_file_or_a_new_path_is_refused() {
+fn an_output_that_is_not_a_new_path_or_of_its_kind_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let output = agentsim(d, &["sweep", "--seeds", "0..20", "--out", "s", "--quiet"], &[]);
@@ -92,7 +92,22 @@ fn an_output_that_is_not_a_regular_file_or_a_new_path_is_refused() {
             let output = agentsim(d, &args, &[]);
             let stderr = String::from_utf8_lossy(&output.stderr);
             assert_eq!(output.status.code(), Some(2), "{args:?}: {}", text(&output));
-            assert!(stderr.contains("an output must be a regular file or a new path"), "{args:?}: {stderr}");
+            assert!(stderr.contains("an output must be a new path or a regular file"), "{args:?}: {stderr}");
+        }
+    }
+    // A directory output: the same rule and message, a directory in place of a file.
+    for target in ["victim", "link", "fifo", "/dev/null"] {
+        let commands: [Vec<&str>; 4] = [
+            vec!["sweep", "--seeds", "0..3", "-o", target],
+            vec!["sweep", "--seeds", "0..3", "--fault-scale", "0,1", "-o", target],
+            vec!["compare", "--baseline", "naive", "--candidate", "resilient", "--seeds", "0..3", "-o", target],
+            vec!["summarize", "s", "-o", target],
+        ];
+        for args in commands {
+            let output = agentsim(d, &args, &[]);
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert_eq!(output.status.code(), Some(2), "{args:?}: {}", text(&output));
+            assert!(stderr.contains("an output must be a new path or a directory"), "{args:?}: {stderr}");
         }
     }
     assert_eq!(std::fs::read_to_string(d.join("victim")).unwrap(), "precious");

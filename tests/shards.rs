@@ -89,3 +89,63 @@ fn shards_that_do_not_belong_together_are_refused() {
     let output = agentsim(dir.path(), &["sweep", "--shard", "4/4"], &[]);
     assert_eq!(output.status.code(), Some(2), "{}", text(&output));
 }
+
+/// Merge checks each incident it copies from a shard's `failures/` as it checks
+/// rows: one edited (its seed, its digest) or one that does not replay is
+/// refused naming the file, and nothing is written.
+#[test]
+fn merge_refuses_an_edited_incident_of_a_shard() {
+    let dir = tempfile::tempdir().unwrap();
+    for k in 0..2 {
+        let shard = format!("{k}/2");
+        let out = format!("sh{k}");
+        let args = ["sweep", "--agent", "naive", "--seeds", "0..100", "--shard", &shard, "--out", &out, "--quiet"];
+        let output = agentsim(dir.path(), &args, &[]);
+        assert!(output.status.success(), "{}", text(&output));
+    }
+    let merged = agentsim(dir.path(), &["merge", "sh0", "sh1", "--out", "good"], &[]);
+    assert!(merged.status.success(), "{}", text(&merged));
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("good/summary.json")).unwrap()).unwrap();
+    // An incident merge copies from the second shard.
+    let name = summary["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap().to_string())
+        .find(|f| dir.path().join("sh1").join(f).exists())
+        .expect("the second shard has an incident merge copies");
+    let path = dir.path().join("sh1").join(&name);
+    let original = std::fs::read_to_string(&path).unwrap();
+    let line_of = |field: &str| original.lines().position(|l| l.starts_with(&format!("    {field}:"))).unwrap() + 1;
+    let digest_line = original.lines().find(|l| l.starts_with("    digest:")).unwrap();
+    let title_line = original.lines().find(|l| l.starts_with("    title:")).unwrap();
+    for (edited, needle) in [
+        (
+            original.replacen("\n    seed: ", "\n    seed: 3", 1),
+            format!("{name}:{}:5: field `seed`: expected", line_of("seed")),
+        ),
+        (
+            original.replace(digest_line, "    digest: \"00000000000000000000000000000000\","),
+            format!("{name}:{}:5: field `digest`: expected", line_of("digest")),
+        ),
+        (original.replace("    seed: ", "    sed: "), format!("{name}:{}:", line_of("seed"))),
+        // The rows' values, but a timeline that is not the replay's.
+        (
+            original.replacen("\n    timeline: [\n        \"", "\n    timeline: [\n        \"edited ", 1),
+            format!("{name}: does not replay"),
+        ),
+    ] {
+        assert_ne!(edited, original, "{needle}");
+        std::fs::write(&path, &edited).unwrap();
+        let output = agentsim(dir.path(), &["merge", "sh0", "sh1", "--out", "bad"], &[]);
+        assert_eq!(output.status.code(), Some(2), "{needle}: {}", text(&output));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(&needle), "expected `{needle}` in {stderr}");
+        assert!(!dir.path().join("bad").exists(), "{needle}: nothing is written");
+    }
+    // The title is free text: an edit there still merges.
+    std::fs::write(&path, original.replace(title_line, "    title: \"edited\",")).unwrap();
+    let output = agentsim(dir.path(), &["merge", "sh0", "sh1", "--out", "titled"], &[]);
+    assert!(output.status.success(), "{}", text(&output));
+}

@@ -206,6 +206,12 @@ fn bad_input_is_refused_with_its_file_and_position() {
             "[{\"id\": \"0\", \"user_scenario\": {\"instructions\": {\"reason_for_call\": \"x\"}},\n \"evaluation_criteria\": {\"actions\": [{\"action_id\": \"0_0\", \"name\": \"get_order_details\", \"arguments\": {\"order_id\": 7}}]}}]",
             "tasks.json:2:39: field `[0].evaluation_criteria.actions[0].arguments.order_id`",
         ),
+        // A task id repeated: the scenario's loader would refuse the world, so
+        // the import does, at the second one.
+        (
+            "[{\"id\": \"0\", \"user_scenario\": {\"instructions\": {\"reason_for_call\": \"x\"}}, \"evaluation_criteria\": {}},\n {\"id\": \"0\", \"user_scenario\": {\"instructions\": {\"reason_for_call\": \"y\"}}, \"evaluation_criteria\": {}}]",
+            "tasks.json:2:3: field `[1].id`: task `0` is declared twice (first as task [0])",
+        ),
     ];
     for (tasks, expected) in cases {
         std::fs::write(domain.join("tasks.json"), tasks).unwrap();

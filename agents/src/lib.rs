@@ -50,4 +50,4 @@ pub use layers::{
 };
 pub use noisy::{NoisyConfig, NoisyPlanner};
 pub use preset::{PRESETS, preset};
-pub use stack::{LayerSpec, PlannerSpec, StackSpec};
+pub use stack::{LayerSpec, PlannerSpec, StackSpec, UnknownTool};

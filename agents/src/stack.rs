@@ -169,36 +169,20 @@ impl StackSpec {
     /// stack file against a scenario. Building never fails on them: at run time
     /// they are inert.
     pub fn unknown_tools(&self, catalog: &Catalog) -> Vec<String> {
-        let mut unknown: Vec<String> = Vec::new();
-        for layer in &self.layers {
-            let names: Vec<&str> = match layer {
-                LayerSpec::Guardrail(config) => config
-                    .forbidden_tools
-                    .iter()
-                    .map(String::as_str)
-                    .chain(config.rules.iter().flat_map(|r| r.tools()))
-                    .collect(),
-                LayerSpec::Fallback(config) => {
-                    config.routes.iter().flat_map(|r| [r.from.as_str(), r.to.as_str()]).collect()
-                }
-                LayerSpec::CircuitBreaker(config) => config.tools.iter().map(String::as_str).collect(),
-                LayerSpec::Cache(config) => config.tools.iter().map(String::as_str).collect(),
-                LayerSpec::Approval(config) => config.tools.iter().map(String::as_str).collect(),
-                LayerSpec::CrossCheck(config) => config.tools.iter().map(String::as_str).collect(),
-                LayerSpec::VerifyWrite(config) => config
-                    .checks
-                    .iter()
-                    .flat_map(|c| [c.write.as_str(), c.read.as_str()])
-                    // The default `escalate` may be missing: the layer then only stops.
-                    .chain(
-                        (config.escalate != VerifyWriteConfig::default().escalate).then_some(config.escalate.as_str()),
-                    )
-                    .collect(),
-                _ => Vec::new(),
-            };
-            for name in names {
-                if catalog.id(name).is_none() && !unknown.iter().any(|u| u == name) {
-                    unknown.push(name.to_string());
+        self.unknown_tool_fields(catalog).into_iter().map(|u| u.tool).collect()
+    }
+
+    /// [`StackSpec::unknown_tools`], each with the layer and the field that
+    /// names it (its first mention), so that an error can point at it.
+    pub fn unknown_tool_fields(&self, catalog: &Catalog) -> Vec<UnknownTool> {
+        let mut unknown: Vec<UnknownTool> = Vec::new();
+        for (index, layer) in self.layers.iter().enumerate() {
+            let Some((kind, fields)) = tool_fields(layer) else { continue };
+            let nth =
+                1 + self.layers[..index].iter().filter(|l| tool_fields(l).is_some_and(|(k, _)| k == kind)).count();
+            for (field, name) in fields {
+                if catalog.id(name).is_none() && !unknown.iter().any(|u| u.tool == name) {
+                    unknown.push(UnknownTool { layer: kind, nth, field, tool: name.to_string() });
                 }
             }
         }
@@ -240,6 +224,54 @@ impl StackSpec {
             k => format!("stack.{}.{}", layer.name(), k + 1),
         }
     }
+}
+
+/// A tool name a stack mentions that the scenario lacks, and where the stack
+/// names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownTool {
+    /// The layer, as a stack file writes it (`Fallback`, `Guardrail`).
+    pub layer: &'static str,
+    /// The layer's 1-based rank among the stack's layers of that kind.
+    pub nth: usize,
+    /// The field that names the tool, as a stack file writes it (`to`,
+    /// `forbidden_tools`, `required`).
+    pub field: &'static str,
+    /// The tool's name.
+    pub tool: String,
+}
+
+/// The layer's name as a stack file writes it and the tool names it mentions,
+/// each with its field; `None` for a layer that names no tool.
+fn tool_fields(layer: &LayerSpec) -> Option<(&'static str, Vec<(&'static str, &str)>)> {
+    fn list<'a>(field: &'static str, tools: &'a [String]) -> Vec<(&'static str, &'a str)> {
+        tools.iter().map(|t| (field, t.as_str())).collect()
+    }
+    Some(match layer {
+        LayerSpec::Guardrail(config) => {
+            let mut fields = list("forbidden_tools", &config.forbidden_tools);
+            fields.extend(config.rules.iter().flat_map(|r| r.tool_fields()));
+            ("Guardrail", fields)
+        }
+        LayerSpec::Fallback(config) => (
+            "Fallback",
+            config.routes.iter().flat_map(|r| [("from", r.from.as_str()), ("to", r.to.as_str())]).collect(),
+        ),
+        LayerSpec::CircuitBreaker(config) => ("CircuitBreaker", list("tools", &config.tools)),
+        LayerSpec::Cache(config) => ("Cache", list("tools", &config.tools)),
+        LayerSpec::Approval(config) => ("Approval", list("tools", &config.tools)),
+        LayerSpec::CrossCheck(config) => ("CrossCheck", list("tools", &config.tools)),
+        LayerSpec::VerifyWrite(config) => {
+            let mut fields: Vec<(&'static str, &str)> =
+                config.checks.iter().flat_map(|c| [("write", c.write.as_str()), ("read", c.read.as_str())]).collect();
+            // The default `escalate` may be missing: the layer then only stops.
+            if config.escalate != VerifyWriteConfig::default().escalate {
+                fields.push(("escalate", config.escalate.as_str()));
+            }
+            ("VerifyWrite", fields)
+        }
+        _ => return None,
+    })
 }
 
 #[cfg(test)]

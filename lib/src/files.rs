@@ -1,9 +1,11 @@
 //! Files: inputs read with a bound on their size, and outputs written whole or
 //! not at all. Each output goes to a temporary name in the same directory and is
 //! renamed into place once complete. Only a regular file or a new path is ever
-//! replaced (never a symlink, a device, a FIFO or a directory), and an output
-//! directory is locked while a command writes it. Used by the binary and the
-//! Python module alike.
+//! replaced (never a symlink, a device, a FIFO or a directory), an output
+//! directory is a directory or a new path, the missing folders of either are
+//! created, and one message refuses anything else ([`check_target`],
+//! [`check_output_dir`]); an output directory is locked while a command writes
+//! it. Used by the binary and the Python module alike.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
@@ -65,17 +67,31 @@ pub fn read_bounded(path: &str, what: &str, bytes_max: Option<u64>) -> Result<St
     })
 }
 
-/// Refuses to write `target` unless it is a regular file or does not exist yet:
-/// renaming over a symlink, a device node, a FIFO or a socket would replace it
-/// (as root, `-o /dev/null` would replace the device).
-pub fn check_target(target: &Path) -> Result<(), Error> {
-    let kind = match std::fs::symlink_metadata(target) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(io_failure(target, &e)),
-        Ok(m) => m.file_type(),
-    };
-    let what = if kind.is_file() {
-        return Ok(());
+/// `path` (an entry of the folder `dir`) resolved, refused unless it is a
+/// regular file really inside `dir`: the rule of the files a scenario names,
+/// for every folder agentsim reads whole (`summarize DIR`). A symbolic link
+/// may point anywhere (`/etc/passwd`); one that stays in the folder is followed.
+pub fn resolve_inside(dir: &Path, path: &Path) -> Result<PathBuf, Error> {
+    let cannot = |m: &dyn std::fmt::Display| Error::new(format!("cannot read `{}`: {m}", path.display()));
+    let real = path.canonicalize().map_err(|e| cannot(&e))?;
+    let real_dir = dir.canonicalize().map_err(|e| cannot(&e))?;
+    if !real.starts_with(&real_dir) {
+        return Err(cannot(&format_args!(
+            "it resolves outside the folder `{}` (to `{}`); the folder's files must be in it",
+            dir.display(),
+            real.display()
+        )));
+    }
+    if !real.is_file() {
+        return Err(cannot(&"it is not a regular file"));
+    }
+    Ok(real)
+}
+
+/// What `kind` is, in words, for an output that cannot be written there.
+fn kind_in_words(kind: std::fs::FileType) -> &'static str {
+    if kind.is_file() {
+        "a regular file"
     } else if kind.is_symlink() {
         "a symbolic link"
     } else if kind.is_dir() {
@@ -88,11 +104,73 @@ pub fn check_target(target: &Path) -> Result<(), Error> {
         "a socket"
     } else {
         "not a regular file"
-    };
-    Err(Error::new(format!(
-        "cannot write `{}`: it is {what}; an output must be a regular file or a new path",
-        target.display()
-    )))
+    }
+}
+
+/// The one message of every refused output (`-o FILE` and `-o DIR` alike):
+/// the path, what is there, and what an output may be.
+fn refused_output(target: &Path, what: &str, expected: &str) -> Error {
+    Error::new(format!("cannot write `{}`: it is {what}; an output must be a new path or {expected}", target.display()))
+}
+
+/// Nothing at that path: not found, or a file where a folder of the path
+/// should be (`file.txt/out`, said by [`check_ancestors`]).
+fn missing(e: &std::io::Error) -> bool {
+    matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory)
+}
+
+/// Refuses an output whose missing folders cannot be created: the nearest
+/// existing ancestor of `target` must be a directory. Checked before the work,
+/// so that the work is never done for nothing; the folders themselves are
+/// created when the output is written.
+fn check_ancestors(target: &Path) -> Result<(), Error> {
+    let mut ancestor = target.parent();
+    while let Some(dir) = ancestor.filter(|d| !d.as_os_str().is_empty()) {
+        match std::fs::metadata(dir) {
+            Ok(m) if m.is_dir() => return Ok(()),
+            Ok(_) => {
+                return Err(Error::new(format!(
+                    "cannot write `{}`: `{}` is not a directory",
+                    target.display(),
+                    dir.display()
+                )));
+            }
+            Err(e) if missing(&e) => ancestor = dir.parent(),
+            Err(e) => return Err(io_failure(target, &e)),
+        }
+    }
+    Ok(())
+}
+
+/// The rule of every output file (`-o FILE`, `--record FILE`, each file under
+/// `--out`): a regular file (replaced whole) or a new path, whose missing
+/// folders are created. Anything else is refused: renaming over a symlink, a
+/// device node, a FIFO or a socket would replace it (as root, `-o /dev/null`
+/// would replace the device).
+pub fn check_target(target: &Path) -> Result<(), Error> {
+    match std::fs::symlink_metadata(target) {
+        Err(e) if missing(&e) => check_ancestors(target),
+        Err(e) => Err(io_failure(target, &e)),
+        Ok(m) if m.file_type().is_file() => Ok(()),
+        Ok(m) => Err(refused_output(target, kind_in_words(m.file_type()), "a regular file")),
+    }
+}
+
+/// The rule of every output directory (`sweep`, `merge`, `summarize`,
+/// `compare`, `import-tau2 -o DIR`): a directory (or a symbolic link to one)
+/// or a new path, whose missing folders are created; anything else is refused
+/// with the message of [`check_target`].
+pub fn check_output_dir(dir: &Path) -> Result<(), Error> {
+    match std::fs::metadata(dir) {
+        Err(e) if missing(&e) => match std::fs::symlink_metadata(dir) {
+            // A symbolic link to nothing: creating the folder would follow it.
+            Ok(m) => Err(refused_output(dir, kind_in_words(m.file_type()), "a directory")),
+            Err(_) => check_ancestors(dir),
+        },
+        Err(e) => Err(io_failure(dir, &e)),
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(m) => Err(refused_output(dir, kind_in_words(m.file_type()), "a directory")),
+    }
 }
 
 /// An output directory locked against another agentsim writing it at the same
@@ -108,6 +186,7 @@ pub struct DirLock {
 /// when another process holds it.
 pub fn lock_dir(dir: &Path, create: bool) -> Result<DirLock, Error> {
     if create {
+        check_output_dir(dir)?;
         std::fs::create_dir_all(dir).map_err(|e| io_failure(dir, &e))?;
     }
     let handle = File::open(dir).map_err(|e| Error::new(format!("cannot open directory `{}`: {e}", dir.display())))?;
@@ -141,9 +220,13 @@ pub struct AtomicFile {
 }
 
 impl AtomicFile {
-    /// Starts writing `target` (via `.NAME.tmp` beside it).
+    /// Starts writing `target` (via `.NAME.tmp` beside it), creating its
+    /// missing folders. Errors name `target`, never the temporary file.
     pub fn create(target: &Path) -> Result<Self, Error> {
         check_target(target)?;
+        if let Some(parent) = target.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| io_failure(target, &e))?;
+        }
         let name = target.file_name().and_then(|n| n.to_str()).unwrap_or("output");
         let temp = target.with_file_name(format!(".{name}.tmp"));
         let file = open_temp(&temp, target)?;
@@ -158,8 +241,8 @@ impl AtomicFile {
     /// Flushes, syncs and renames into place.
     pub fn commit(mut self) -> Result<(), Error> {
         let writer = self.writer.take().expect("the writer is present until commit");
-        let file = writer.into_inner().map_err(|e| io_failure(&self.temp, e.error()))?;
-        file.sync_all().map_err(|e| io_failure(&self.temp, &e))?;
+        let file = writer.into_inner().map_err(|e| io_failure(&self.target, e.error()))?;
+        file.sync_all().map_err(|e| io_failure(&self.target, &e))?;
         // Checked again: the target may have become something else meanwhile.
         check_target(&self.target)?;
         std::fs::rename(&self.temp, &self.target).map_err(|e| io_failure(&self.target, &e))?;
@@ -181,7 +264,7 @@ fn open_temp(temp: &Path, target: &Path) -> Result<File, Error> {
         if let Ok(m) = std::fs::symlink_metadata(temp)
             && !m.file_type().is_file()
         {
-            std::fs::remove_file(temp).map_err(|e| io_failure(temp, &e))?;
+            std::fs::remove_file(temp).map_err(|e| io_failure(target, &e))?;
         }
         let file = OpenOptions::new()
             .write(true)
@@ -189,7 +272,7 @@ fn open_temp(temp: &Path, target: &Path) -> Result<File, Error> {
             .truncate(false)
             .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
             .open(temp)
-            .map_err(|e| io_failure(temp, &e))?;
+            .map_err(|e| io_failure(target, &e))?;
         // SAFETY: `flock` on a descriptor this function owns; no memory is passed.
         if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
             let e = std::io::Error::last_os_error();
@@ -201,12 +284,12 @@ fn open_temp(temp: &Path, target: &Path) -> Result<File, Error> {
             }
             // No `flock` on this file system: written unlocked.
         }
-        let ours = file.metadata().map_err(|e| io_failure(temp, &e))?;
+        let ours = file.metadata().map_err(|e| io_failure(target, &e))?;
         // Still the file at that name (not one renamed into place meanwhile)?
         if std::fs::symlink_metadata(temp).is_ok_and(|m| m.dev() == ours.dev() && m.ino() == ours.ino())
             && ours.file_type().is_file()
         {
-            file.set_len(0).map_err(|e| io_failure(temp, &e))?;
+            file.set_len(0).map_err(|e| io_failure(target, &e))?;
             return Ok(file);
         }
     }

@@ -162,7 +162,8 @@ impl Incident {
     }
 
     /// The incident as RON text, refused when it is larger than
-    /// [`INCIDENT_BYTES_MAX`]: what every command that writes an incident uses.
+    /// [`INCIDENT_BYTES_MAX`] or when [`Incident::parse`] would refuse it: what
+    /// every command that writes an incident uses.
     pub fn to_ron_bounded(&self) -> Result<String, String> {
         self.to_ron_within(INCIDENT_BYTES_MAX)
     }
@@ -186,6 +187,11 @@ impl Incident {
                 self.timeline.len()
             ));
         }
+        // Read back as `replay` reads it: a command never reports an incident
+        // written that its reader then refuses.
+        Incident::parse(&text, "the incident").map_err(|e| {
+            format!("the incident of seed {} would be refused when read back ({e}): not written", self.seed)
+        })?;
         Ok(text)
     }
 
@@ -314,5 +320,17 @@ mod tests {
         assert!(err.message.contains("field `agent`"), "{err}");
         long.agent.pop();
         assert!(Incident::parse(&long.to_ron_bounded().unwrap(), "long.ron").is_ok());
+    }
+
+    #[test]
+    fn an_incident_its_reader_would_refuse_is_not_written() {
+        let text = crate::builtin::scenario("support_desk").unwrap();
+        let prepared = Prepared::new(Scenario::parse(text, "support_desk").unwrap());
+        let stack = agentsim_agents::preset("oracle").unwrap();
+        let t = Runner::new(&prepared, &stack, true, 1.0).run(0);
+        let mut incident = Incident::record(&prepared, None, 0, 1.0, "oracle", &stack, &t);
+        incident.digest = "not hex".into();
+        let err = incident.to_ron_bounded().unwrap_err();
+        assert!(err.contains("refused when read back") && err.contains("field `digest`"), "{err}");
     }
 }

@@ -57,26 +57,57 @@ pub fn layers(path: &str, prepared: &Prepared) -> Result<Vec<agentsim_agents::La
 
 /// Refuses a stack whose layers name a tool the scenario lacks, or a cache that
 /// names a write tool; `spec` names the file in the message, and `text` (the
-/// file's, when it is one) gives the position.
+/// file's, when it is one) gives the position: the field as written (a
+/// fallback route's `to`, a guardrail's `forbidden_tools` or rule `required`).
 pub fn check_tools(stack: &StackSpec, spec: &str, prepared: &Prepared, text: Option<&str>) -> Result<(), Error> {
-    if let Some(tool) = stack.unknown_tools(&prepared.catalog).first() {
+    if let Some(unknown) = stack.unknown_tool_fields(&prepared.catalog).first() {
+        let at = text.and_then(|text| tool_position(text, unknown.layer, unknown.nth, unknown.field, &unknown.tool));
         return Err(Error::new(format!(
-            "{spec}: field `forbidden_tools`: unknown tool `{tool}` (the scenario's tools: {})",
+            "{}: field `{}`: unknown tool `{}` (the scenario's tools: {})",
+            located(spec, at),
+            unknown.field,
+            unknown.tool,
             prepared.catalog.specs().iter().map(|s| s.def.name.as_str()).collect::<Vec<_>>().join(", ")
         )));
     }
     if let Some((nth, tool)) = stack.cached_writes(&prepared.catalog).first() {
-        // The tool's name after the nth `Cache(` of the file.
-        let at = text.and_then(|text| {
-            let start = text.match_indices("Cache(").nth(nth - 1)?.0;
-            let offset = start + text[start..].find(&format!("\"{tool}\""))?;
-            let before = &text[..offset];
-            Some((before.matches('\n').count() + 1, before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1))
-        });
-        let (line, column) = at.unwrap_or((1, 1));
+        let at = text.and_then(|text| tool_position(text, "Cache", *nth, "tools", tool));
         return Err(Error::new(format!(
-            "{spec}:{line}:{column}: field `tools`: `{tool}` is a write tool; a cache answers only reads, so naming a write does nothing"
+            "{}: field `tools`: `{tool}` is a write tool; a cache answers only reads, so naming a write does nothing",
+            located(spec, at.or(Some((1, 1))))
         )));
     }
     Ok(())
+}
+
+/// `spec:LINE:COLUMN` when the position is known, else `spec`.
+fn located(spec: &str, at: Option<(usize, usize)>) -> String {
+    match at {
+        Some((line, column)) => format!("{spec}:{line}:{column}"),
+        None => spec.to_string(),
+    }
+}
+
+/// The position of the quoted `tool` in the `nth` (1-based) `layer(` of a stack
+/// file's text: the first one whose field (the name before the nearest `:`) is
+/// `field`, else the first one after the layer's start.
+fn tool_position(text: &str, layer: &str, nth: usize, field: &str, tool: &str) -> Option<(usize, usize)> {
+    let opening = format!("{layer}(");
+    let start = text
+        .match_indices(&opening)
+        .filter(|(at, _)| !text[..*at].ends_with(|c: char| c.is_alphanumeric() || c == '_'))
+        .nth(nth.checked_sub(1)?)?
+        .0;
+    let quoted = format!("\"{tool}\"");
+    let mut mentions = text[start..].match_indices(&quoted).map(|(at, _)| start + at);
+    let first = mentions.clone().next()?;
+    let of_field = |at: &usize| {
+        let before = &text[start..*at];
+        let colon = before.rfind(':')?;
+        let name = before[..colon].trim_end();
+        let word = name.rsplit(|c: char| !(c.is_alphanumeric() || c == '_')).next()?;
+        Some(word == field)
+    };
+    let at = mentions.find(|at| of_field(at) == Some(true)).unwrap_or(first);
+    Some(crate::spec::position(text, at))
 }

@@ -614,9 +614,54 @@ fn load_shard(dir: &Path) -> Result<Shard, Error> {
     Ok(Shard { dir: dir.to_path_buf(), manifest })
 }
 
+/// The text of the incident `name` a shard kept for its failing row of `seed`,
+/// checked as its rows are: it reads as `replay` reads it, holds that row's
+/// seed, outcome and digest, and replays to them. Refused naming the file.
+fn shard_incident(
+    dir: &Path,
+    name: &str,
+    seed: u64,
+    outcome: Outcome,
+    digest: &agentsim_engine::Digest,
+) -> Result<String, Error> {
+    let path = dir.join(name);
+    let shown = path.display().to_string();
+    if !path.exists() {
+        return Err(Error::new(format!("{}: missing incident `{name}` (its row is a failing seed)", dir.display())));
+    }
+    let text = read_bounded(&shown, "incident", Some(crate::incident::INCIDENT_BYTES_MAX))?;
+    let incident = Incident::parse(&text, &shown).map_err(|e| Error::new(e.to_string()))?;
+    let row = format!("the row of seed {seed} in {}", dir.join("trajectories.csv").display());
+    let differs = |field: &str, found: String, expected: String| {
+        // The field's line in the incident (top level: four spaces in).
+        let offset = text.find(&format!("\n    {field}:")).map_or(0, |at| at + 5);
+        let (line, column) = crate::spec::position(&text, offset);
+        Error::new(format!("{shown}:{line}:{column}: field `{field}`: expected {expected} ({row}), found {found}"))
+    };
+    if incident.seed != seed {
+        return Err(differs("seed", incident.seed.to_string(), seed.to_string()));
+    }
+    if incident.outcome != outcome {
+        return Err(differs("outcome", incident.outcome.to_string(), outcome.to_string()));
+    }
+    if agentsim_engine::Digest::from_hex(&incident.digest).as_ref() != Some(digest) {
+        return Err(differs("digest", incident.digest.clone(), digest.to_string()));
+    }
+    let prepared = incident.prepared();
+    let replayed = incident.replay(&prepared, None);
+    if let crate::incident::Replay::Diverged { outcome, digest, .. } = incident.check(&prepared, &replayed) {
+        return Err(Error::new(format!(
+            "{shown}: does not replay (recorded {} {}, replayed {outcome} {digest}); run `agentsim replay {shown}`",
+            incident.outcome, incident.digest
+        )));
+    }
+    Ok(text)
+}
+
 /// Merges the shard directories (each written by `sweep --shard K/N`, in any
 /// order) into `out`: the files one run of all the seeds writes.
 pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<Summary, Error> {
+    crate::files::check_output_dir(out)?;
     // Writing over a shard would replace the rows being merged.
     if let Ok(out) = out.canonicalize() {
         for dir in shard_dirs {
@@ -652,7 +697,8 @@ pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<Summary, Error> {
         Some(plan) => SummaryBuilder::with_trials(first.trials).with_importance_plan(Some(plan.clone())),
         None => SummaryBuilder::with_trials(first.trials).with_importance(first.importance),
     };
-    let mut failing: Vec<(Outcome, u64, PathBuf)> = Vec::new();
+    // (outcome, seed, shard, the row's digest) of each incident to copy.
+    let mut failing: Vec<(Outcome, u64, PathBuf, agentsim_engine::Digest)> = Vec::new();
     // A sweep with a tilt per rule writes no incidents (see `Sweep::one`).
     let per_rule = first.importance_plan.as_ref().is_some_and(|p| p.method != crate::tilts::Method::Scale);
     let seeds = first.seed_start..first.seed_end;
@@ -699,9 +745,9 @@ pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<Summary, Error> {
             if trial_of_seed == 0
                 && !per_rule
                 && record.outcome != Outcome::Success
-                && failing.iter().filter(|(o, _, _)| *o == record.outcome).count() < first.failures
+                && failing.iter().filter(|(o, _, _, _)| *o == record.outcome).count() < first.failures
             {
-                failing.push((record.outcome, record.seed, s.dir.clone()));
+                failing.push((record.outcome, record.seed, s.dir.clone(), record.digest));
             }
             trial_of_seed += 1;
             if trial_of_seed == first.trials {
@@ -722,14 +768,18 @@ pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<Summary, Error> {
         }
     }
     let mut summary = builder.finish(&first.scenario, &first.agent, seeds, first.fault_scale);
+    // Every incident checked before anything is written: a refused one leaves no output.
+    let incidents: Vec<(String, String)> = failing
+        .iter()
+        .map(|(outcome, seed, dir, digest)| {
+            let name = format!("failures/{outcome}_seed{seed}.ron");
+            shard_incident(dir, &name, *seed, *outcome, digest).map(|text| (name, text))
+        })
+        .collect::<Result<_, _>>()?;
     let _lock = lock_dir(out, true)?;
-    for (outcome, seed, dir) in &failing {
-        let name = format!("failures/{outcome}_seed{seed}.ron");
-        let bytes = std::fs::read(dir.join(&name))
-            .map_err(|e| Error::new(format!("{}: missing incident `{name}`: {e}", dir.display())))?;
-        std::fs::create_dir_all(out.join("failures")).map_err(|e| io_failure(out, &e))?;
-        write_atomic(&out.join(&name), &bytes)?;
-        summary.failures.push(name);
+    for (name, text) in &incidents {
+        write_atomic(&out.join(name), text.as_bytes())?;
+        summary.failures.push(name.clone());
     }
     write_atomic(&out.join("trajectories.csv"), &csv_bytes)?;
     let json = serde_json::to_string_pretty(&summary).expect("a summary is plain data") + "\n";

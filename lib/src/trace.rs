@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use agentsim_engine::{Fault, MalformedKind, TimeMs, TracedCall};
+use agentsim_engine::{Fault, MalformedKind, TIME_MS_MAX, TimeMs, TracedCall};
 use agentsim_worlds::{Scenario, ScenarioError};
 
 /// The most records one trace may hold: a bound, like every input.
@@ -69,7 +69,8 @@ pub fn parse(text: &str, origin: &str, tools: &[String]) -> Result<Trace, Scenar
         column,
         message,
     };
-    let mut timed: Vec<(u64, usize, Record)> = Vec::new();
+    // (time, line, column of the time field, record)
+    let mut timed: Vec<(u64, usize, usize, Record)> = Vec::new();
     for (index, line) in text.lines().enumerate() {
         let number = index + 1;
         if line.trim().is_empty() {
@@ -100,21 +101,17 @@ pub fn parse(text: &str, origin: &str, tools: &[String]) -> Result<Trace, Scenar
                 format!("field `tool`: the scenario has no tool `{}` (its tools: {})", record.tool, tools.join(", ")),
             ));
         }
-        timed.push((at_ms, number, record));
+        let field = if record.ts_ms.is_some() { "\"ts_ms\"" } else { "\"timestamp\"" };
+        let column = line.find(field).map_or(1, |at| line[..at].chars().count() + 1);
+        timed.push((at_ms, number, column, record));
     }
     if timed.is_empty() {
         return Err(error(1, 1, "the trace holds no records (one JSON object per line, docs/traces.md)".into()));
     }
     // Stable: records with the same time keep their order in the file.
-    timed.sort_by_key(|(at_ms, number, _)| (*at_ms, *number));
-    let mut trace = Trace {
-        span_ms: match (timed.first(), timed.last()) {
-            (Some(first), Some(last)) => last.0 - first.0,
-            _ => 0,
-        },
-        ..Trace::default()
-    };
-    for (_, number, record) in timed {
+    timed.sort_by_key(|(at_ms, number, _, _)| (*at_ms, *number));
+    let mut trace = Trace { span_ms: span_ms(&timed).map_err(|(l, c, m)| error(l, c, m))?, ..Trace::default() };
+    for (_, number, _, record) in timed {
         let fault =
             fault_of(&record).map_err(|(field, message)| error(number, 1, format!("field `{field}`: {message}")))?;
         trace.records += 1;
@@ -122,6 +119,27 @@ pub fn parse(text: &str, origin: &str, tools: &[String]) -> Result<Trace, Scenar
         trace.calls.entry(record.tool.clone()).or_default().push(TracedCall { latency_ms: record.latency_ms, fault });
     }
     Ok(trace)
+}
+
+/// The span of `timed` (sorted by time), first to last record: at most
+/// `TIME_MS_MAX` like every duration read, else the clock of the replayed
+/// calls could wrap. Refused at the latest record's time field, naming the
+/// earliest record's line.
+fn span_ms(timed: &[(u64, usize, usize, Record)]) -> Result<u64, (usize, usize, String)> {
+    let (Some(first), Some(last)) = (timed.first(), timed.last()) else { return Ok(0) };
+    let field = if last.3.ts_ms.is_some() { "ts_ms" } else { "timestamp" };
+    let span_ms = last.0 - first.0;
+    if span_ms > TIME_MS_MAX {
+        return Err((
+            last.1,
+            last.2,
+            format!(
+                "field `{field}`: expected at most {TIME_MS_MAX} ms (ten years) after the earliest record (line {}), found {span_ms}",
+                first.1
+            ),
+        ));
+    }
+    Ok(span_ms)
 }
 
 /// serde_json's message without its position (the line is the file's, not the
@@ -183,7 +201,14 @@ fn rfc3339_ms(text: &str) -> Option<u64> {
     let (hms, fraction) = time.split_once('.').unwrap_or((time, "0"));
     let mut t = hms.splitn(3, ':').map(|p| p.parse::<i64>().ok());
     let (hour, minute, second) = (t.next()??, t.next()??, t.next()??);
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 || second > 60 {
+    // Four-digit years, as RFC 3339 has: the day count below cannot overflow.
+    if !(0..=9999).contains(&year)
+        || !(1..=12).contains(&month)
+        || !(1..=31).contains(&day)
+        || hour > 23
+        || minute > 59
+        || second > 60
+    {
         return None;
     }
     let millis: i64 = format!("{:0<3}", fraction.get(..3.min(fraction.len()))?).parse().ok()?;

@@ -13,7 +13,7 @@ use agentsim::{Runner, SummaryBuilder};
 use agentsim_engine::paired::Difference;
 use agentsim_engine::stats::Rate;
 
-use super::output::{errln, lock_dir, stdout_json, stdout_text, write_atomic};
+use super::output::{check_output_dir, errln, lock_dir, stdout_json, stdout_text, write_atomic};
 use super::progress::Progress;
 use super::{Failure, load, parse_fault_scale, parse_seeds};
 
@@ -56,6 +56,10 @@ pub struct CompareArgs {
 
 /// Runs both stacks on every seed, prints the paired analysis.
 pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
+    // Before the work, as every output is checked.
+    if let Some(out) = &args.out {
+        check_output_dir(out)?;
+    }
     let prepared = load::scenario(&args.scenario)?;
     let baseline = load::agent(&args.baseline, &prepared, args.turn_limit_ms, None)?;
     let candidate = load::agent(&args.candidate, &prepared, args.turn_limit_ms, None)?;

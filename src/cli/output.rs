@@ -14,6 +14,11 @@ pub fn check_target(target: &Path) -> Result<(), Failure> {
     Ok(agentsim::files::check_target(target)?)
 }
 
+/// Refuses an output directory unless it is a directory or a new path.
+pub fn check_output_dir(dir: &Path) -> Result<(), Failure> {
+    Ok(agentsim::files::check_output_dir(dir)?)
+}
+
 /// Creates `dir` if needed (unless `create` is false) and locks it, or refuses
 /// (exit 2) when another process holds it.
 pub fn lock_dir(dir: &Path, create: bool) -> Result<DirLock, Failure> {

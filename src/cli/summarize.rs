@@ -12,7 +12,7 @@ use agentsim::{Row, SummaryBuilder};
 
 use super::Failure;
 use super::incident::load_incident;
-use super::output::{AtomicFile, errln, io_failure, lock_dir, outln, write_atomic};
+use super::output::{AtomicFile, check_output_dir, errln, io_failure, lock_dir, outln, write_atomic};
 
 /// Arguments of `agentsim summarize`.
 #[derive(clap::Args, Debug)]
@@ -28,6 +28,7 @@ pub struct SummarizeArgs {
 /// Replays every session (each must reproduce its record exactly) and writes the
 /// sweep files, rows in seed order.
 pub fn summarize(args: &SummarizeArgs) -> Result<ExitCode, Failure> {
+    check_output_dir(&args.out)?;
     let sessions = load_sessions(&args.dir)?;
     let first = &sessions[0].1;
     let trials = trials_per_seed(&sessions)?;
@@ -86,23 +87,44 @@ pub fn summarize(args: &SummarizeArgs) -> Result<ExitCode, Failure> {
 }
 
 /// The sessions of `dir` (every `*.ron`), all of one scenario and one agent, in
-/// seed order.
+/// seed order. Read with the rules of a scenario's files: each a regular file
+/// inside `dir` (a symbolic link out of it is refused unread), and none counted
+/// twice (a copy, or a link to another file of the folder, is refused).
 fn load_sessions(dir: &std::path::Path) -> Result<Vec<(String, Incident)>, Failure> {
     let entries = std::fs::read_dir(dir)
         .map_err(|e| Failure::input(format!("cannot read directory `{}`: {e}", dir.display())))?;
     let mut files: Vec<PathBuf> = entries
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "ron") && p.is_file())
+        .filter(|p| p.extension().is_some_and(|x| x == "ron"))
         .collect();
     files.sort();
     if files.is_empty() {
         return Err(Failure::input(format!("{}: no recorded sessions (*.ron) to summarize", dir.display())));
     }
     let mut sessions: Vec<(String, Incident)> = Vec::new();
+    let mut real_paths: Vec<PathBuf> = Vec::new();
     for file in &files {
         let name = file.to_string_lossy().into_owned();
-        sessions.push((name.clone(), load_incident(&name)?));
+        let real = agentsim::files::resolve_inside(dir, file)?;
+        if let Some(at) = real_paths.iter().position(|r| *r == real) {
+            return Err(Failure::input(format!(
+                "{name}: it is {} (a link to it), so the session would count twice; remove the link",
+                sessions[at].0
+            )));
+        }
+        let session = load_incident(&name)?;
+        if let Some((other, _)) =
+            sessions.iter().find(|(_, s)| s.seed == session.seed && s.digest == session.digest && *s == session)
+        {
+            return Err(Failure::input(format!(
+                "{name}: the same recorded session as {other} (seed {}, digest {}, every field alike): a copy would \
+                 count one session twice; remove one",
+                session.seed, session.digest
+            )));
+        }
+        real_paths.push(real);
+        sessions.push((name, session));
     }
     let (first_name, first) = sessions[0].clone();
     for (name, s) in &sessions {

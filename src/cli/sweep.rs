@@ -12,7 +12,7 @@ use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use agentsim::importance::{Estimator, ImportanceSummary};
 use agentsim::shard::{ShardManifest, shard_seeds};
 use agentsim::summary::{Summary, usd};
-use agentsim::surface::{Surface, SurfacePoint, scale_dir};
+use agentsim::surface::{Surface, SurfacePoint, scale_dir, scale_label};
 use agentsim::sweep::RUN_MANIFEST;
 use agentsim::timeline::printable;
 use agentsim_agents::StackSpec;
@@ -20,7 +20,7 @@ use agentsim_engine::stats::Rate;
 use agentsim_worlds::Prepared;
 
 use super::interrupt::{self, EXIT_INTERRUPTED};
-use super::output::{errln, lock_dir, outln, write_atomic};
+use super::output::{check_output_dir, errln, io_failure, lock_dir, outln, write_atomic};
 use super::progress::Progress;
 use super::{Failure, Importance, SweepArgs, load};
 use agentsim::tilts::{Method, Plan};
@@ -96,6 +96,12 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode, Failure> {
             "--resume {}: no scale directory there holds a {RUN_MANIFEST} (nothing to resume)",
             out.display()
         )));
+    }
+    // Every scale's directory before the first sweep runs: one that cannot be
+    // made (a path too long, a file in the way) must not cost the sweeps before it.
+    for dir in &dirs {
+        check_output_dir(dir)?;
+        std::fs::create_dir_all(dir).map_err(|e| io_failure(dir, &e))?;
     }
     let mut points = Vec::new();
     for (scale, dir) in setup.fault_scale.0.iter().zip(&dirs) {
@@ -300,8 +306,11 @@ impl Sweep<'_> {
         manifest: &ShardManifest,
         resume: bool,
     ) -> Result<Summary, Failure> {
-        let label =
-            if self.args.setup.fault_scale.0.len() > 1 { format!("scale {fault_scale}") } else { "sweep".to_string() };
+        let label = if self.args.setup.fault_scale.0.len() > 1 {
+            format!("scale {}", scale_label(fault_scale))
+        } else {
+            "sweep".to_string()
+        };
         let mut bar = Bar { label, quiet: self.args.quiet, bar: None };
         let started = Instant::now();
         let ran = self.library().one(seeds, fault_scale, out, manifest, resume, &mut bar)?;
@@ -337,7 +346,7 @@ fn print_surface(s: &Surface) -> Result<(), Failure> {
     ]);
     for p in &s.points {
         let (value, interval) = pct(&p.completion);
-        table.add_row(vec![format!("{}", p.fault_scale), value, interval, pct(&p.recovery).0, pct(&p.violation).0]);
+        table.add_row(vec![scale_label(p.fault_scale), value, interval, pct(&p.recovery).0, pct(&p.violation).0]);
     }
     outln!("{table}")
 }

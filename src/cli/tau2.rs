@@ -6,7 +6,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use super::output::{io_failure, outln};
+use super::output::{check_output_dir, io_failure, outln};
 use super::{Failure, load};
 
 /// Arguments of `import-tau2`.
@@ -28,45 +28,14 @@ pub fn import_tau2(args: &ImportTau2Args) -> Result<std::process::ExitCode, Fail
             args.dir
         )));
     }
+    check_empty_output(Path::new(&args.out))?;
     let read = |name: &str| load::read_text(&dir.join(name).display().to_string(), name);
     let (db, tasks, policy) = (read("db.json")?, read("tasks.json")?, read("policy.md")?);
     let world = agentsim::tau2::import(&db, &tasks, &policy).map_err(|e| {
         Failure::input(format!("{}:{}:{}: {}", dir.join(&e.file).display(), e.line, e.column, e.message))
     })?;
     let out = Path::new(&args.out);
-    match std::fs::symlink_metadata(out) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(io_failure(out, &e)),
-        Ok(m) if m.is_dir() => {
-            let empty = std::fs::read_dir(out).map_err(|e| io_failure(out, &e))?.next().is_none();
-            if !empty {
-                return Err(Failure::input(format!(
-                    "--out `{}`: the folder is not empty; give a new path or an empty folder",
-                    args.out
-                )));
-            }
-        }
-        Ok(_) => {
-            return Err(Failure::input(format!("--out `{}`: it exists and is not a folder", args.out)));
-        }
-    }
-    let name = out.file_name().ok_or_else(|| Failure::input(format!("--out `{}`: not a folder name", args.out)))?;
-    let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let temp = parent.join(format!(".{}.import-{}", name.to_string_lossy(), std::process::id()));
-    let written = (|| -> Result<(), Failure> {
-        std::fs::create_dir(&temp).map_err(|e| io_failure(&temp, &e))?;
-        for (file, text) in &world.files {
-            let path = temp.join(file);
-            let mut f = std::fs::File::create(&path).map_err(|e| io_failure(&path, &e))?;
-            f.write_all(text.as_bytes()).and_then(|()| f.sync_all()).map_err(|e| io_failure(&path, &e))?;
-        }
-        // Renaming over an empty folder replaces it; over anything else fails.
-        std::fs::rename(&temp, out).map_err(|e| io_failure(out, &e))
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_dir_all(&temp);
-    }
-    written?;
+    write_checked(&world, out)?;
     outln!(
         "{}: {} tasks; run `agentsim sweep {} --agent oracle --fault-scale 0`",
         out.display(),
@@ -74,4 +43,52 @@ pub fn import_tau2(args: &ImportTau2Args) -> Result<std::process::ExitCode, Fail
         out.join(agentsim::tau2::SCENARIO_FILE).display()
     )?;
     Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// The rule of every output directory (`agentsim::files::check_output_dir`),
+/// and one more: the folder must be empty, since the world replaces it whole.
+fn check_empty_output(out: &Path) -> Result<(), Failure> {
+    check_output_dir(out)?;
+    if out.is_dir() && std::fs::read_dir(out).map_err(|e| io_failure(out, &e))?.next().is_some() {
+        return Err(Failure::input(format!(
+            "cannot write `{}`: the folder is not empty; give a new path or an empty folder",
+            out.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Writes the world into a temporary folder beside `out`, loads its scenario
+/// there with the loader `sweep` uses (an import the reader would refuse is
+/// refused here, and nothing is left), and renames the folder into place.
+fn write_checked(world: &agentsim::tau2::ImportedWorld, out: &Path) -> Result<(), Failure> {
+    let name = out.file_name().ok_or_else(|| {
+        Failure::input(format!(
+            "cannot write `{}`: not a folder name; give a new path or an empty folder",
+            out.display()
+        ))
+    })?;
+    let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).map_err(|e| io_failure(out, &e))?;
+    let temp = parent.join(format!(".{}.import-{}", name.to_string_lossy(), std::process::id()));
+    let written = (|| -> Result<(), Failure> {
+        std::fs::create_dir(&temp).map_err(|e| io_failure(out, &e))?;
+        for (file, text) in &world.files {
+            let path = temp.join(file);
+            let mut f = std::fs::File::create(&path).map_err(|e| io_failure(&out.join(file), &e))?;
+            f.write_all(text.as_bytes()).and_then(|()| f.sync_all()).map_err(|e| io_failure(&out.join(file), &e))?;
+        }
+        let scenario = temp.join(agentsim::tau2::SCENARIO_FILE).display().to_string();
+        if let Err(e) = load::scenario(&scenario) {
+            // Named where it would have been: the temporary folder is gone.
+            let message = e.message.replace(&temp.display().to_string(), &out.display().to_string());
+            return Err(Failure::input(format!("the imported world would not load, so it is not written: {message}")));
+        }
+        // Renaming over an empty folder replaces it; over anything else fails.
+        std::fs::rename(&temp, out).map_err(|e| io_failure(out, &e))
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_dir_all(&temp);
+    }
+    written
 }

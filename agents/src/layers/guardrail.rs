@@ -117,12 +117,18 @@ pub enum Rule {
 impl Rule {
     /// The tool names the rule mentions.
     pub fn tools(&self) -> Vec<&str> {
+        self.tool_fields().into_iter().map(|(_, tool)| tool).collect()
+    }
+
+    /// The tool names the rule mentions, each with its field as a stack file
+    /// writes it (`tool`, `required`, `trusted`).
+    pub fn tool_fields(&self) -> Vec<(&'static str, &str)> {
         match self {
-            Rule::ArgRange { tool, .. } | Rule::FromUser { tool, .. } => vec![tool],
-            Rule::RequireBefore { tool, required } => vec![tool, required],
-            Rule::Provenance { tool, trusted, .. } => {
-                std::iter::once(tool.as_str()).chain(trusted.iter().map(String::as_str)).collect()
-            }
+            Rule::ArgRange { tool, .. } | Rule::FromUser { tool, .. } => vec![("tool", tool)],
+            Rule::RequireBefore { tool, required } => vec![("tool", tool), ("required", required)],
+            Rule::Provenance { tool, trusted, .. } => std::iter::once(("tool", tool.as_str()))
+                .chain(trusted.iter().map(|t| ("trusted", t.as_str())))
+                .collect(),
         }
     }
 }

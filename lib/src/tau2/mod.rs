@@ -792,7 +792,12 @@ fn ron_data(value: &serde_json::Value) -> String {
 }
 
 fn located(text: &str, needle: &str, file: &str, message: String) -> ImportError {
-    let (line, column) = match text.find(needle) {
+    located_nth(text, needle, 0, file, message)
+}
+
+/// [`located`] at the `nth` (0-based) occurrence of `needle`.
+fn located_nth(text: &str, needle: &str, nth: usize, file: &str, message: String) -> ImportError {
+    let (line, column) = match text.match_indices(needle).nth(nth).map(|(at, _)| at) {
         Some(at) => {
             let before = &text[..at];
             (before.matches('\n').count() + 1, before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1)
@@ -802,6 +807,26 @@ fn located(text: &str, needle: &str, file: &str, message: String) -> ImportError
     ImportError { file: file.into(), line, column, message }
 }
 
+/// Refuses a task id that an earlier task has: the scenario's loader refuses a
+/// task declared twice, so the world would be written and then never load.
+fn check_unique_ids(tasks: &[Task], tasks_json: &str) -> Result<(), ImportError> {
+    let mut seen: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for (n, task) in tasks.iter().enumerate() {
+        if let Some(&first) = seen.get(task.id.as_str()) {
+            let before = tasks[..n].iter().filter(|t| t.id == task.id).count();
+            return Err(located_nth(
+                tasks_json,
+                &format!("\"id\": {}", ron_string(&task.id)),
+                before,
+                "tasks.json",
+                format!("field `[{n}].id`: task `{}` is declared twice (first as task [{first}])", task.id),
+            ));
+        }
+        seen.insert(&task.id, n);
+    }
+    Ok(())
+}
+
 /// Imports a tau2-bench retail domain from the texts of its files.
 pub fn import(db_json: &str, tasks_json: &str, policy_md: &str) -> Result<ImportedWorld, ImportError> {
     let db: Db = parse(db_json, DB)?;
@@ -809,6 +834,7 @@ pub fn import(db_json: &str, tasks_json: &str, policy_md: &str) -> Result<Import
     if tasks.is_empty() {
         return Err(ImportError { file: "tasks.json".into(), line: 1, column: 1, message: "no tasks".into() });
     }
+    check_unique_ids(&tasks, tasks_json)?;
     let mut products = Vec::with_capacity(db.products.0.len());
     for (k, p) in &db.products.0 {
         products.push((k.clone(), product(p)?));
