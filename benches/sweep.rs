@@ -14,6 +14,7 @@ use criterion::measurement::{Measurement, ValueFormatter, WallTime};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
 use agentsim::Runner;
+use agentsim_agents::StackSpec;
 
 // The allocator the `agentsim` binary runs with, so the benches time what it runs.
 use agentsim_alloc as _;
@@ -173,8 +174,15 @@ fn scripted(c: &mut Criterion<ThreadCpuTime>) {
     }
     if asked_for("scripted_vs_rust") {
         for preset in ["oracle", "naive", "resilient"] {
-            paired_ratio(&rust, &scripted, preset);
+            let stack = agentsim_agents::preset(preset).expect("preset exists");
+            paired_ratio(
+                &format!("scripted_vs_rust_support_desk_{preset}"),
+                [("rust", &rust, &stack), ("scripted", &scripted, &stack)],
+            );
         }
+    }
+    if asked_for("text_vs_structured") {
+        text_vs_structured();
     }
 }
 
@@ -186,16 +194,15 @@ fn asked_for(name: &str) -> bool {
     filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str()) || f.contains(name))
 }
 
-/// The scripted-over-Rust CPU ratio measured in pairs: round after round, the
-/// same block of seeds runs in each world, in alternating order, and each
+/// A CPU ratio measured in pairs: round after round, the same block of seeds
+/// runs on each side (a world and a stack), in alternating order, and each
 /// round gives a ratio. On a machine others load, a slow spell then falls on
 /// both sides of a pair instead of on one side of the comparison; the median
-/// of the rounds' ratios is printed with its quartiles.
-fn paired_ratio(rust: &Prepared, scripted: &Prepared, preset: &str) {
+/// of the rounds' ratios is printed with its quartiles, as `label`.
+fn paired_ratio(label: &str, sides: [(&str, &Prepared, &StackSpec); 2]) {
     const ROUNDS: u64 = 60;
     const SEEDS_PER_ROUND: u64 = 200;
-    let stack = agentsim_agents::preset(preset).expect("preset exists");
-    let runners = [Runner::new(rust, &stack, false, 1.0), Runner::new(scripted, &stack, false, 1.0)];
+    let runners = sides.map(|(_, prepared, stack)| Runner::new(prepared, stack, false, 1.0));
     let cpu_ns = |runner: &Runner, seeds: std::ops::Range<u64>| {
         let started = thread_cpu_ns();
         for seed in seeds {
@@ -203,7 +210,7 @@ fn paired_ratio(rust: &Prepared, scripted: &Prepared, preset: &str) {
         }
         (thread_cpu_ns() - started) as f64
     };
-    // One warm-up block in each world.
+    // One warm-up block on each side.
     for runner in &runners {
         black_box(cpu_ns(runner, 0..SEEDS_PER_ROUND));
     }
@@ -227,12 +234,28 @@ fn paired_ratio(rust: &Prepared, scripted: &Prepared, preset: &str) {
         (at(1), at(2), at(3))
     };
     let (lo, median, hi) = quartiles(&mut ratios);
-    let (_, rust_us, _) = quartiles(&mut per_trajectory_us[0]);
-    let (_, scripted_us, _) = quartiles(&mut per_trajectory_us[1]);
+    let (_, a_us, _) = quartiles(&mut per_trajectory_us[0]);
+    let (_, b_us, _) = quartiles(&mut per_trajectory_us[1]);
+    let (a, b) = (sides[0].0, sides[1].0);
     println!(
-        "scripted_vs_rust_support_desk_{preset}/paired: scripted/rust CPU {median:.2}x (quartiles {lo:.2}x-{hi:.2}x; \
-         {ROUNDS} rounds of {SEEDS_PER_ROUND} seeds; median per trajectory {rust_us:.1} us rust, {scripted_us:.1} us scripted)"
+        "{label}/paired: {b}/{a} CPU {median:.2}x (quartiles {lo:.2}x-{hi:.2}x; {ROUNDS} rounds of {SEEDS_PER_ROUND} \
+         seeds; median per trajectory {a_us:.1} us {a}, {b_us:.1} us {b})"
     );
+}
+
+/// The text channel's cost: each preset against its free-text form (the
+/// `Speak` layer and the user that reads words), on the same seeds of
+/// support_desk, in CPU time.
+fn text_vs_structured() {
+    let prepared = scenario("support_desk");
+    for preset in ["oracle", "naive", "resilient"] {
+        let structured = agentsim_agents::preset(preset).expect("preset exists");
+        let spoken = agentsim_agents::preset(&format!("{preset}_text")).expect("preset exists");
+        paired_ratio(
+            &format!("text_vs_structured_support_desk_{preset}"),
+            [("structured", &prepared, &structured), ("text", &prepared, &spoken)],
+        );
+    }
 }
 
 fn sweep(c: &mut Criterion) {

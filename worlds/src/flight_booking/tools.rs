@@ -73,7 +73,7 @@ pub fn specs(tools: &Tools) -> Vec<ToolSpec> {
                  `done` (the booking and its fare), `ask` (asks for the date) or `info`.",
             )
             .id_arg("traveller_id")
-            .arg("kind", Str, true)
+            .arg_one_of("kind", super::world::MESSAGE_KINDS)
             .arg("flight_id", Str, false)
             .arg("fare_cents", Int, false)
             .arg("booking_id", Str, false)

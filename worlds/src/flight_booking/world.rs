@@ -14,6 +14,9 @@ use crate::kit::escalation::escalate;
 use crate::kit::goodbye::leave;
 use crate::kit::outbox::Outbox;
 
+/// The kinds of message `send_message` sends.
+pub const MESSAGE_KINDS: &[&str] = &["ask", "done", "info", "quote"];
+
 /// A booking this long after the traveller left is a minefield: the agent had
 /// time to read the goodbye. One sent before that crossed the goodbye in flight; it
 /// still fails the task, but it is not a careless act.
@@ -367,6 +370,7 @@ impl<'c> FlightBooking<'c> {
     }
 
     fn send_message(&mut self, args: &Value, cx: &mut WorldCx<'_, FlightEvent>) -> Result<Value, ToolError> {
+        let kind = crate::kit::args::one_of_arg(args, "kind", MESSAGE_KINDS)?;
         let to = str_arg(args, "traveller_id")?;
         if !self.config.travellers.iter().any(|t| t.id == to) {
             return Err(ToolError::not_found(format!("no traveller `{to}`")));
@@ -382,7 +386,6 @@ impl<'c> FlightBooking<'c> {
             return Ok(self.outbox.sent());
         }
         let now_ms = cx.now_ms;
-        let kind = args.get("kind").and_then(Value::as_str).unwrap_or("info");
         let flight_id = args.get("flight_id").and_then(Value::as_str).unwrap_or("");
         let fare_cents = args.get("fare_cents").and_then(Value::as_int).unwrap_or(0);
         let flight = self.flight_index(flight_id);

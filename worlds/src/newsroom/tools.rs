@@ -75,7 +75,7 @@ pub fn specs(tools: &Tools) -> Vec<ToolSpec> {
                 "Sends the editor a message: kind `ask` (how many stories) or `info`.",
             )
             .id_arg("editor_id")
-            .arg("kind", Str, true)
+            .arg_one_of("kind", super::world::MESSAGE_KINDS)
             .field("message_id", Str),
             &tools.send_message,
         ),

@@ -17,6 +17,9 @@ use crate::kit::escalation::escalate;
 use crate::kit::goodbye::leave;
 use crate::kit::outbox::Outbox;
 
+/// The kinds of message `send_message` sends.
+pub const MESSAGE_KINDS: &[&str] = &["ask", "info"];
+
 /// A step after the editor left this long is a minefield (time to read the goodbye).
 pub const LEAVE_NOTICE_MS: TimeMs = 10_000;
 /// A summary is current if it matches the latest stories as they stood at some
@@ -333,13 +336,14 @@ impl<'c> Newsroom<'c> {
     }
 
     fn send_message(&mut self, args: &Value, cx: &mut WorldCx<'_, NewsEvent>) -> Result<Value, ToolError> {
+        let kind = crate::kit::args::one_of_arg(args, "kind", MESSAGE_KINDS)?;
         let to = str_arg(args, "editor_id")?;
         if !self.config.editors.iter().any(|e| e.id == to) {
             return Err(ToolError::not_found(format!("no editor `{to}`")));
         }
         if to != self.editor_id() {
             cx.minefield("message_to_wrong_editor", format!("message meant for {} sent to {to}", self.editor_id()));
-        } else if self.left_at_ms.is_none() && args.get("kind").and_then(Value::as_str) == Some("ask") {
+        } else if self.left_at_ms.is_none() && kind == "ask" {
             let at = cx.now_ms.saturating_add(self.config.reply_ms.sample(&mut self.user_rng));
             let text = format!("The latest {}, please.", self.wanted);
             cx.tell_agent(at, Message { text, content: self.request(true) });

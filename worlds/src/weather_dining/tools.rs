@@ -73,7 +73,7 @@ pub fn specs(tools: &Tools) -> Vec<ToolSpec> {
                 "Sends the customer a message: kind `done` (the reservation), `ask` (asks for the party size) or `info`.",
             )
             .id_arg("customer_id")
-            .arg("kind", Str, true)
+            .arg_one_of("kind", super::world::MESSAGE_KINDS)
             .arg("reservation_id", Str, false)
             .field("message_id", Str)
             .field("status", Str),

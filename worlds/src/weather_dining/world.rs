@@ -14,6 +14,9 @@ use crate::kit::escalation::escalate;
 use crate::kit::goodbye::leave;
 use crate::kit::outbox::Outbox;
 
+/// The kinds of message `send_message` sends.
+pub const MESSAGE_KINDS: &[&str] = &["ask", "done", "info"];
+
 /// A reservation this long after the customer left is a minefield (the agent had
 /// time to read the goodbye).
 pub const LEAVE_NOTICE_MS: TimeMs = 10_000;
@@ -295,6 +298,7 @@ impl<'c> WeatherDining<'c> {
     }
 
     fn send_message(&mut self, args: &Value, cx: &mut WorldCx<'_, DiningEvent>) -> Result<Value, ToolError> {
+        let kind = crate::kit::args::one_of_arg(args, "kind", MESSAGE_KINDS)?;
         let to = str_arg(args, "customer_id")?;
         if !self.config.customers.iter().any(|c| c.id == to) {
             return Err(ToolError::not_found(format!("no customer `{to}`")));
@@ -307,7 +311,7 @@ impl<'c> WeatherDining<'c> {
             return Ok(self.outbox.sent());
         }
         let now_ms = cx.now_ms;
-        match args.get("kind").and_then(Value::as_str).unwrap_or("info") {
+        match kind {
             "ask" => {
                 let at = now_ms.saturating_add(self.config.reply_ms.sample(&mut self.user_rng));
                 let text = format!("We are {}.", self.party_size);
