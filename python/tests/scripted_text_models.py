@@ -40,12 +40,22 @@ def _tool_event(tool: str, args: Dict[str, Any], text: str) -> Dict[str, Any]:
     return {"kind": "tool_result", "call": call, "ok": True, "body": result}
 
 
+#: The MCP server's tool that writes to the user (docs/mcp.md).
+SAY_TOOL = "say_to_user"
+
+
 def text_turn(entries: List[Entry], tools: Dict[str, str]) -> Tuple[str, Any]:
     """``("call", (tool, args))`` or ``("final", words)``: the next turn of the
-    text agent that has read ``entries``."""
+    text agent that has read ``entries``. Through ``agentsim mcp`` (a
+    ``say_to_user`` tool and no ``wait``), what it says is that tool's call,
+    whose result is the customer's reply; a backoff is skipped; its final
+    answer ends the session."""
     agent = text_agent.Agent()
     action: Dict[str, Any] = {"action": "idle"}
+    over_mcp = SAY_TOOL in tools and "wait" not in tools
     for entry in entries:
+        if entry[0] == "call" and entry[1] == SAY_TOOL:
+            entry = ("user", entry[3])
         if entry[0] == "user":
             action = agent.step({"now_ms": 0, "event": {"kind": "user_message", "text": entry[1]}})
         elif entry[0] == "call":
@@ -57,7 +67,13 @@ def text_turn(entries: List[Entry], tools: Dict[str, str]) -> Tuple[str, Any]:
                 event = _tool_event(tool, args, text)
             action = agent.step({"now_ms": 0, "event": event})
         # ("said", words): the agent's own message, already in its state.
+    if over_mcp and action["action"] == "sleep":
+        action = agent.decide()
     kind = action["action"]
+    if over_mcp and kind == "say":
+        return "call", (SAY_TOOL, {"text": action["text"]})
+    if over_mcp and kind == "idle":
+        return "final", "Goodbye."
     if kind == "sleep":
         return "call", ("wait", {"ms": action["until_ms"]})
     if kind == "idle":

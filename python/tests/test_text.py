@@ -120,10 +120,10 @@ def text_recipe(framework):
 @pytest.mark.parametrize("framework", ["openai-agents", "langgraph"])
 def test_a_framework_agent_that_talks_in_words_completes_support_desk(tmp_path, framework):
     module, model = text_recipe(framework)
-    result = module.main(model=model(), seeds=range(40), out=tmp_path / "c8", fault_scale=0.0)
-    assert result.summary["outcomes"]["success"] == 40, result.summary["outcomes"]
+    result = module.main(model=model(), seeds=range(20), out=tmp_path / "c8", fault_scale=0.0)
+    assert result.summary["outcomes"]["success"] == 20, result.summary["outcomes"]
     assert all(row["tool_calls"] >= 2 for row in result.rows)
-    module.main(model=model(), seeds=range(40), out=tmp_path / "c1", fault_scale=0.0, concurrency=1)
+    module.main(model=model(), seeds=range(20), out=tmp_path / "c1", fault_scale=0.0, concurrency=1)
     assert files(tmp_path / "c1") == files(tmp_path / "c8")
 
 
@@ -142,3 +142,27 @@ def test_docs_python_shows_the_text_recipes_verbatim(root, name):
     code = (root / "examples" / "frameworks" / name).read_text()
     blocks = re.findall(r"```python\n(.*?)```", doc, re.S)
     assert code in blocks, f"docs/python.md must show examples/frameworks/{name} verbatim in a ```python block"
+
+
+def test_the_langgraph_mcp_recipe_talks_in_words_through_say_to_user(tmp_path, cli, monkeypatch):
+    # examples/mcp/langgraph_mcp.py as written; the model speaks only through
+    # say_to_user, whose result is the customer's reply in words.
+    require("langgraph")
+    require("langchain_mcp_adapters")
+    import asyncio
+    import json
+
+    sys.path.insert(0, str(ROOT / "examples" / "mcp"))
+    import langgraph_mcp
+    from scripted_text_models import TextChatModel
+
+    monkeypatch.setenv("PATH", os.path.dirname(os.path.abspath(cli)) + os.pathsep + os.environ["PATH"])
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    for seed in range(4):
+        asyncio.run(langgraph_mcp.one_seed(seed, model=TextChatModel(), record_dir=str(sessions)))
+    done = subprocess.run([cli, "summarize", str(sessions), "--out", str(tmp_path / "out")],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr  # every session replays
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["outcomes"]["success"] == 4, summary["outcomes"]
