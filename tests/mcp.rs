@@ -551,3 +551,47 @@ fn a_session_a_budget_ended_is_on_disk_before_the_client_is_told() {
     assert!(replay.status.success(), "{}", text(&replay));
     assert!(String::from_utf8_lossy(&replay.stdout).contains("budget_exhausted"), "{}", text(&replay));
 }
+
+#[test]
+fn say_to_user_writes_in_words_and_answers_with_the_reply_and_the_session_replays() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/mcp/support_desk_text_client.py");
+    let mut recorded = Vec::new();
+    for name in ["a.ron", "b.ron"] {
+        let args = [script, "--", env!("CARGO_BIN_EXE_agentsim"), "mcp", "--seed", "3", "--fault-scale", "0"];
+        let output = Command::new("python3")
+            .current_dir(dir.path())
+            .args(args)
+            .args(["--record", name])
+            .output()
+            .expect("python3 runs");
+        let log = text(&output);
+        assert!(output.status.success(), "{log}");
+        // Seed 3's customer changes its mind when asked in words, then agrees.
+        assert!(log.contains("say_to_user -> the user says: Actually, sorry"), "{log}");
+        assert!(log.contains("outcome: success"), "{log}");
+        assert!(log.contains("verdict: refunded 2450 cents on A1003 and told the customer"), "{log}");
+        recorded.push(std::fs::read(dir.path().join(name)).unwrap());
+    }
+    assert_eq!(recorded[0], recorded[1], "the same seed and words record the same incident");
+    let replay = agentsim(dir.path(), &["replay", "a.ron"], &[]);
+    assert!(String::from_utf8_lossy(&replay.stdout).contains("PASS a.ron: success"), "{}", text(&replay));
+    // Listed after the world's tools; its argument checked like any other.
+    let lines = vec![
+        request(1, "tools/list", json!({})),
+        request(2, "tools/call", json!({"name": "say_to_user", "arguments": {}})),
+        request(3, "tools/call", json!({"name": "say_to_user", "arguments": {"text": 5}})),
+        request(4, "tools/call", json!({"name": "say_to_user", "arguments": {"text": "Which order is it?"}})),
+    ];
+    let (r, stderr, ok) = session(&["--seed", "3", "--fault-scale", "0"], &lines);
+    assert!(ok, "{stderr}");
+    let tools = r[0]["result"]["tools"].as_array().unwrap();
+    assert_eq!(tools.last().unwrap()["name"], "say_to_user");
+    assert_eq!(tools.last().unwrap()["inputSchema"]["required"], json!(["text"]));
+    assert_eq!(r[1]["error"]["code"], -32602, "{:?}", r[1]);
+    assert!(r[2]["error"]["message"].as_str().unwrap().contains("`text` must be a string"), "{:?}", r[2]);
+    let reply = r[3]["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(reply.contains("A1003"), "the customer answers the order asked for: {reply}");
+    assert_eq!(r[3]["result"]["structuredContent"]["user_reply"], reply);
+    assert_eq!(r[3]["result"]["isError"], false);
+}

@@ -237,3 +237,14 @@ fn a_bad_hello_or_an_answer_naming_no_episode_is_its_own_kind() {
     assert!(t.end_reason.contains("episodes_in_flight"), "{}", t.end_reason);
     assert!(t.decisions.iter().any(|(s, w, _)| *s == "external" && *w == "error.bad_hello"), "{:?}", t.decisions);
 }
+
+#[test]
+fn a_persistent_agent_that_talks_in_words_sweeps_as_a_process_per_seed_does_on_1_and_4_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let per_seed = sweep(dir.path(), "examples/agents/text_agent.py", "0..12", "2", "1", &[]);
+    let one = sweep(dir.path(), "tests/external_agents/persistent_text_agent.py", "0..12", "1", "4", &[]);
+    let four = sweep(dir.path(), "tests/external_agents/persistent_text_agent.py", "0..12", "4", "4", &[]);
+    assert_eq!(one, per_seed, "the same words, persistent or not");
+    assert_eq!(one, four, "1 and 4 threads (processes), the digests included");
+    assert!(one.0.lines().filter(|l| l.contains(",success,")).count() >= 9, "{}", one.0);
+}

@@ -20,12 +20,22 @@ either: a success is the body as JSON; a failure is ``{"error": {"status",
 sentence saying what to do); after a successful message to the user, the
 user's reply (or ``null``) is added as ``user_reply``. One more tool, ``wait``,
 lets the model wait for the user or back off, on the virtual clock.
+
+A framework agent that talks to its user in words runs as a conversation
+(:func:`langgraph_chat`, :func:`agents_sdk_chat`): each run of the framework
+ends in a final answer, which goes to the user as the protocol's ``say``; the
+user's reply (its words) is appended to the same conversation (LangGraph's
+messages, the Agents SDK's ``to_input_list()``) and the framework runs again.
+The episode finishes (``done``) when the user takes leave (:func:`is_farewell`:
+the customer's thanks after a closing), after ``turns_max`` answers, or when the
+world ends it (the user leaves, a budget, the horizon).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 from typing import Any, Awaitable, Callable, Dict, List, Optional
 
 from .observation import Tools, render
@@ -47,6 +57,16 @@ WAIT_TOOL = {
     },
 }
 WAIT_MS_MAX = 600_000
+#: The most final answers (messages to the user) of one conversation; at the cap
+#: the episode finishes as ``done``.
+TURNS_MAX = 50
+#: Words that thank or take leave (a word starting with ``thank`` counts too).
+FAREWELL_WORDS = frozenset({"cheers", "bye", "goodbye"})
+#: Words that show a message still wants something (consent, a request, a doubt).
+WANTING_WORDS = frozenset({
+    "yes", "no", "not", "go", "ahead", "proceed", "instead", "refund", "want", "like", "could", "would", "can",
+    "please", "which", "what", "sorry", "but", "wait", "still", "wrong",
+})
 
 
 def _dumps(value: Any) -> str:
@@ -123,6 +143,30 @@ def result_of(event: Dict[str, Any]) -> Dict[str, Any]:
     return result
 
 
+def is_farewell(text: str) -> bool:
+    """Whether the user's words take leave: they thank (or say goodbye) and want
+    nothing more: no question mark, no digit (an id, an amount), none of
+    :data:`WANTING_WORDS`. ``"Thanks, that's all I needed."`` is one; ``"Yes,
+    please go ahead. Thank you!"`` and ``"Thanks. The order is A1002."`` are not.
+    """
+    if "?" in text or any(c.isdigit() for c in text):
+        return False
+    words = re.findall(r"[a-z']+", text.lower())
+    thanks = any(w.startswith("thank") or w in FAREWELL_WORDS for w in words)
+    return thanks and not any(w in WANTING_WORDS for w in words)
+
+
+def final_text(content: Any) -> str:
+    """A model's final answer as text: a string, or the text parts of a list of
+    content blocks (``{"type": "text", "text": ...}``), one a line."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [c if isinstance(c, str) else c.get("text", "") for c in content if isinstance(c, (str, dict))]
+        return "\n".join(p for p in parts if p)
+    return "" if content is None else str(content)
+
+
 def _reply_of(event: Dict[str, Any]) -> Optional[Dict[str, Any]]:
     if event.get("kind") == "user_message":
         return {"text": event.get("text", ""), "content": event.get("content")}
@@ -135,7 +179,11 @@ class Session:
     - ``task``: the opening observation as text (the user's first message);
     - ``tools``: the scenario's tools plus ``wait`` (:class:`agentsim.observation.Tools`:
       ``.openai``, ``.anthropic``, ``.agentsim``);
+    - ``opening``: the user's first message, its words only (no structured part);
+    - ``tools``: the scenario's tools plus ``wait`` (:class:`agentsim.observation.Tools`:
+      ``.openai``, ``.anthropic``, ``.agentsim``);
     - ``await call(name, arguments)``: the tool's answer as JSON text;
+    - ``await say(text)``: tells the user ``text`` in words, returns its reply's words;
     - ``now_ms``: the virtual time of the last observation.
     """
 
@@ -143,6 +191,8 @@ class Session:
         self._loop = loop
         self.now_ms = first.get("now_ms", 0)
         self.task = render({k: v for k, v in first.items() if k != "tools"})
+        event = first.get("event", {})
+        self.opening = str(event.get("text", "")) if event.get("kind") == "user_message" else ""
         self.tools = Tools(list(first.get("tools", [])) + [WAIT_TOOL])
         self.calls = 0
 
@@ -150,6 +200,12 @@ class Session:
         observation = await self._loop._exchange(action)
         self.now_ms = observation.get("now_ms", self.now_ms)
         return observation["event"]
+
+    async def say(self, text: str) -> Optional[str]:
+        """Tells the user ``text`` (the protocol's ``say``) and waits for the
+        answer: the user's words, or None when what came was not a message."""
+        event = await self._act({"action": "say", "text": str(text)})
+        return str(event.get("text", "")) if event.get("kind") == "user_message" else None
 
     async def call(self, name: str, arguments: Any = None) -> str:
         """Calls tool ``name`` (``arguments``: a dict or JSON text); returns its
@@ -268,3 +324,68 @@ def langchain_tools(session: Session) -> List[Any]:
         )
 
     return [tool(spec) for spec in session.tools.agentsim]
+
+
+async def converse(session: Session, turn: Callable[[Optional[str]], Awaitable[str]],
+                   farewell: Callable[[str], bool] = is_farewell, turns_max: int = TURNS_MAX) -> None:
+    """The conversation of one episode: ``await turn(reply)`` runs the framework
+    on the user's latest words (None for the first turn, whose words are
+    ``session.opening``) and returns its final answer, which goes to the user;
+    ends when the user takes leave (``farewell``), sends no message, or after
+    ``turns_max`` answers."""
+    reply: Optional[str] = None
+    for _ in range(turns_max):
+        reply = await session.say(await turn(reply))
+        if reply is None or farewell(reply):
+            return
+
+
+def langgraph_chat(build: Callable[[Session], Any], config: Optional[Dict[str, Any]] = None,
+                   farewell: Callable[[str], bool] = is_farewell, turns_max: int = TURNS_MAX) -> ToolLoop:
+    """A LangGraph agent (``build(session)`` returns the compiled graph, e.g.
+    ``create_agent(model, langchain_tools(session))``) as a conversation with the
+    user: each ``ainvoke`` ends in a final answer said to the user, whose reply
+    is appended as a user message to the same ``messages``, which the next
+    ``ainvoke`` gets whole (no checkpointer needed). ``config`` is ainvoke's
+    (default ``{"recursion_limit": 100}``)."""
+
+    async def run(session: Session) -> None:
+        graph = build(session)
+        state: Dict[str, Any] = {"messages": [{"role": "user", "content": session.opening}]}
+
+        async def turn(reply: Optional[str]) -> str:
+            nonlocal state
+            if reply is not None:
+                state = {**state, "messages": list(state["messages"]) + [{"role": "user", "content": reply}]}
+            state = await graph.ainvoke(state, config or {"recursion_limit": 100})
+            return final_text(state["messages"][-1].content)
+
+        await converse(session, turn, farewell, turns_max)
+
+    return ToolLoop(run)
+
+
+def agents_sdk_chat(build: Callable[[Session], Any], max_turns: int = 50,
+                    farewell: Callable[[str], bool] = is_farewell, turns_max: int = TURNS_MAX) -> ToolLoop:
+    """An OpenAI Agents SDK agent (``build(session)`` returns the ``Agent``, e.g.
+    with ``tools=agents_sdk_tools(session)``) as a conversation with the user:
+    each ``Runner.run`` (at most ``max_turns`` model turns) ends in a final
+    output said to the user; the next run's input is the previous run's
+    ``to_input_list()`` plus the user's reply."""
+
+    async def run(session: Session) -> None:
+        from agents import Runner
+
+        agent = build(session)
+        conversation: Any = session.opening
+
+        async def turn(reply: Optional[str]) -> str:
+            nonlocal conversation
+            if reply is not None:
+                conversation = conversation.to_input_list() + [{"role": "user", "content": reply}]
+            conversation = await Runner.run(agent, conversation, max_turns=max_turns)
+            return final_text(conversation.final_output)
+
+        await converse(session, turn, farewell, turns_max)
+
+    return ToolLoop(run)

@@ -65,6 +65,11 @@ const THINK_MS_MAX: u64 = i64::MAX as u64;
 /// The one prompt: the task's opening user message.
 pub const PROMPT_NAME: &str = "task";
 
+/// The tool that writes to the user in words (the protocol's `say` action); its
+/// result is the user's reply, in words. Listed after the world's tools unless
+/// the world has a tool of that name (the world's wins).
+pub const SAY_TOOL: &str = "say_to_user";
+
 /// How the server runs.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -430,7 +435,7 @@ impl<W: Write> Server<'_, W> {
             "ping" => Ok(json!({})),
             "tools/list" => {
                 self.drift_seen = drift_in_effect(self.catalog, self.now_ms);
-                Ok(json!({"tools": tools(self.catalog, self.now_ms)}))
+                Ok(json!({"tools": listed_tools(self.catalog, self.now_ms)}))
             }
             "tools/call" => self.call(params)?,
             "prompts/list" => Ok(json!({"prompts": [{
@@ -454,7 +459,8 @@ impl<W: Write> Server<'_, W> {
             "capabilities": {"tools": {"listChanged": true}, "prompts": {"listChanged": false}},
             "serverInfo": {"name": "agentsim", "version": env!("CARGO_PKG_VERSION")},
             "instructions": "A simulated world: get the prompt `task` for the user's request, then use the tools. \
-                             send_message returns the user's reply. Close the session when done.",
+                             say_to_user writes to the user in words and returns the user's reply (send_message, where \
+                             the world has it, is the structured form). Close the session when done.",
         })
     }
 
@@ -478,6 +484,9 @@ impl<W: Write> Server<'_, W> {
         let Some(name) = params.get("name").and_then(Json::as_str) else {
             return Ok(Err((INVALID_PARAMS, "`name` must be a string".into())));
         };
+        if name == SAY_TOOL && self.catalog.id(name).is_none() {
+            return self.say(params);
+        }
         if self.catalog.id(name).is_none() {
             return Ok(Err((INVALID_PARAMS, format!("unknown tool `{name}`"))));
         }
@@ -489,9 +498,9 @@ impl<W: Write> Server<'_, W> {
         if let Err(e) = from_json_within(&args, "arguments", ARGS_DEPTH_MAX) {
             return Ok(Err((INVALID_PARAMS, e)));
         }
-        let Some(to_agent) = &self.to_agent else {
+        if self.to_agent.is_none() {
             return Ok(Ok(ended_result()));
-        };
+        }
         let cx = agentsim_engine::AgentCx::new(0, self.catalog);
         let mut decision = json!({"action": "call", "tool": name, "args": args});
         match params.get("_meta").and_then(|meta| meta.get(IDEMPOTENCY_KEY_META)) {
@@ -501,6 +510,23 @@ impl<W: Write> Server<'_, W> {
                 return Ok(Err((INVALID_PARAMS, format!("`_meta.{IDEMPOTENCY_KEY_META}` must be a string"))));
             }
         }
+        self.add_think_ms(&mut decision);
+        let (action, decision) = match bridge::decide(decision, &cx) {
+            Ok(decided) => decided,
+            Err(e) => return Ok(Err((INVALID_PARAMS, e))),
+        };
+        let Some(observation) = self.exchange(Command::Act(action, decision)) else {
+            return Ok(Ok(ended_result()));
+        };
+        let result = self.result(&observation);
+        let status = if result["isError"] == Json::Bool(true) { "error" } else { "ok" };
+        let _ = writeln!(self.log, "agentsim mcp: [{:>7.1} s] {name} -> {status}", observation.now_ms as f64 / 1000.0);
+        Ok(Ok(result))
+    }
+
+    /// With `--wall-clock`, the real time since the previous answer (scaled) is
+    /// the decision's think time.
+    fn add_think_ms(&self, decision: &mut Json) {
         if let Some(scale) = self.wall_clock_scale {
             // Saturated at the largest think time a decision can hold (an integer
             // `Value` is an i64); the CLI bounds the scale (`WALL_CLOCK_SCALE_MAX`).
@@ -508,19 +534,22 @@ impl<W: Write> Server<'_, W> {
                 ((self.answered_at.elapsed().as_secs_f64() * 1_000.0 * scale).round() as u64).min(THINK_MS_MAX);
             decision["think_ms"] = json!(think_ms);
         }
-        let (action, decision) = match bridge::decide(decision, &cx) {
-            Ok(decided) => decided,
-            Err(e) => return Ok(Err((INVALID_PARAMS, e))),
-        };
-        if to_agent.send(Command::Act(action, decision)).is_err() {
+    }
+
+    /// Hands `command` to the planner and waits for the next observation; `None`
+    /// once the run has ended (a budget, the horizon, nothing left to happen).
+    /// Notes a drift that took effect since the last one.
+    fn exchange(&mut self, command: Command) -> Option<Observation> {
+        let to_agent = self.to_agent.as_ref()?;
+        if to_agent.send(command).is_err() {
             self.ended();
-            return Ok(Ok(ended_result()));
+            return None;
         }
         let Ok(observation) = self.from_agent.recv() else {
             // The run ended before answering (a budget ran out): judged now, and
             // recorded before the client is told.
             self.ended();
-            return Ok(Ok(ended_result()));
+            return None;
         };
         self.now_ms = observation.now_ms;
         let in_effect = drift_in_effect(self.catalog, self.now_ms);
@@ -528,10 +557,50 @@ impl<W: Write> Server<'_, W> {
             self.drift_seen = in_effect;
             self.list_changed = true;
         }
-        let result = self.result(&observation);
-        let status = if result["isError"] == Json::Bool(true) { "error" } else { "ok" };
-        let _ = writeln!(self.log, "agentsim mcp: [{:>7.1} s] {name} -> {status}", observation.now_ms as f64 / 1000.0);
-        Ok(Ok(result))
+        Some(observation)
+    }
+
+    /// `say_to_user`: the protocol's `say` with the argument `text`; the result
+    /// is the user's reply in words (the next input, which after `say` is the
+    /// user's message).
+    fn say(&mut self, params: &Map<String, Json>) -> io::Result<Result<Json, (i64, String)>> {
+        let text = match params.get("arguments").and_then(|a| a.get("text")) {
+            Some(Json::String(text)) => text.clone(),
+            Some(other) => {
+                return Ok(Err((INVALID_PARAMS, format!("{SAY_TOOL}: `text` must be a string, found {other}"))));
+            }
+            None => {
+                return Ok(Err((
+                    INVALID_PARAMS,
+                    format!("{SAY_TOOL}: missing argument `text` (what to tell the user)"),
+                )));
+            }
+        };
+        if self.to_agent.is_none() {
+            return Ok(Ok(ended_result()));
+        }
+        let mut decision = json!({"action": "say", "text": text});
+        self.add_think_ms(&mut decision);
+        let cx = agentsim_engine::AgentCx::new(0, self.catalog);
+        let (action, decision) = match bridge::decide(decision, &cx) {
+            Ok(decided) => decided,
+            Err(e) => return Ok(Err((INVALID_PARAMS, e))),
+        };
+        let Some(observation) = self.exchange(Command::Act(action, decision)) else {
+            return Ok(Ok(ended_result()));
+        };
+        let at_s = observation.now_ms as f64 / 1000.0;
+        let Input::User(reply) = &observation.input else {
+            let _ = writeln!(self.log, "agentsim mcp: [{at_s:>7.1} s] {SAY_TOOL} -> no reply");
+            return Ok(Ok(self.result(&observation)));
+        };
+        let _ = writeln!(self.log, "agentsim mcp: [{at_s:>7.1} s] {SAY_TOOL} -> the user says: {}", reply.text);
+        Ok(Ok(json!({
+            "content": [{"type": "text", "text": reply.text}],
+            "structuredContent": {"user_reply": reply.text},
+            "isError": false,
+            "_meta": {"agentsim/now_ms": observation.now_ms},
+        })))
     }
 
     fn result(&self, observation: &Observation) -> Json {
@@ -576,6 +645,31 @@ fn ended_result() -> Json {
     json!({
         "content": [{"type": "text", "text": "The simulated session has ended (a budget or the horizon ran out); close the session."}],
         "isError": true,
+    })
+}
+
+/// What `tools/list` answers at `now_ms`: the world's [`tools`], then
+/// [`SAY_TOOL`] (unless the world has a tool of that name).
+pub fn listed_tools(catalog: &Catalog, now_ms: u64) -> Json {
+    let mut listed = tools(catalog, now_ms);
+    if let (Json::Array(list), None) = (&mut listed, catalog.id(SAY_TOOL)) {
+        list.push(say_tool());
+    }
+    listed
+}
+
+/// The [`SAY_TOOL`] as `tools/list` shows it.
+fn say_tool() -> Json {
+    json!({
+        "name": SAY_TOOL,
+        "description": "Write to the user in words: a question, a proposal to confirm, or what was done. \
+                        Returns the user's reply, in words.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"text": {"type": "string", "description": "what to tell the user"}},
+            "required": ["text"],
+        },
+        "annotations": {"readOnlyHint": false, "destructiveHint": false, "idempotentHint": false, "openWorldHint": false},
     })
 }
 
