@@ -266,18 +266,16 @@ fn the_diner_answers_checks_proposals_and_is_told_in_words() {
                     ]),
                 )
             }
-            6 => {
-                call(
-                    &s,
-                    "reserve",
-                    Value::map([
-                        ("customer_id", Value::str("C01")),
-                        ("restaurant_id", Value::str(restaurant)),
-                        ("party_size", Value::Int(party)),
-                        ("seating", Value::str(if dry { "outdoor" } else { "indoor" })),
-                    ]),
-                )
-            }
+            6 => call(
+                &s,
+                "reserve",
+                Value::map([
+                    ("customer_id", Value::str("C01")),
+                    ("restaurant_id", Value::str(restaurant)),
+                    ("party_size", Value::Int(party)),
+                    ("seating", Value::str(if dry { "outdoor" } else { "indoor" })),
+                ]),
+            ),
             7 => {
                 let id = ok_body(&input).and_then(|b| b.get("reservation_id")).and_then(Value::as_str).unwrap();
                 say(format!("Your table is reserved: reservation {id} for {party} people."))

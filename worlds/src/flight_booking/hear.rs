@@ -133,15 +133,21 @@ impl FlightBooking<'_> {
             return;
         }
         let facts = self.facts();
-        let mut reading = talk::read(text, &facts, &self.lexicon());
         let named = self.named(text);
+        let world_values = !named.flights.is_empty() || !named.bookings.is_empty() || !named.unknown_ids.is_empty();
+        let mut reading = talk::count::read_counting(text, &facts, &self.lexicon(), None, world_values);
         // The budget is the only amount among the facts, so the reader places
         // every amount on it; only those written beside a budget word are.
         let budgets = named.budgets.clone();
         reading.stated.retain(|s| s.fact != BUDGET);
         for cents in budgets {
             let right = cents == self.budget_cents;
-            reading.stated.push(talk::Stated { fact: BUDGET, right, written: money_text(cents) });
+            reading.stated.push(talk::Stated {
+                fact: BUDGET,
+                right,
+                written: money_text(cents),
+                value: Some(Written::Money(cents)),
+            });
         }
         let now_ms = cx.now_ms;
         let at = self.reply_at(now_ms);

@@ -440,7 +440,10 @@ impl<'c> FlightBooking<'c> {
             } else {
                 ("wrong_fare_told", "a fare it never had")
             };
-            cx.minefield(name, format!("told {fare_cents} cents for {flight_id} ({what}); the fare is {current} cents"));
+            cx.minefield(
+                name,
+                format!("told {fare_cents} cents for {flight_id} ({what}); the fare is {current} cents"),
+            );
         }
     }
 

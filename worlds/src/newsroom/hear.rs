@@ -18,10 +18,10 @@
 use agentsim_engine::{Message, TimeMs, Value, WorldCx};
 
 use super::{NewsEvent, Newsroom, Persona};
-use crate::talk::count::{self, CountOf};
+use crate::talk::count::{self, CountFact, CountOf};
 use crate::talk::scan::{self, Word, Written};
 use crate::talk::voice::{Style, Voice};
-use crate::talk::{self, Fact, FactValue, Intent, Lexicon, Reading, Stated, TOLD_WRONG_VALUE};
+use crate::talk::{self, Fact, FactValue, Intent, Lexicon, Reading, TOLD_WRONG_VALUE};
 
 /// The facts' places in [`Newsroom::facts`].
 const EDITOR_ID: usize = 0;
@@ -137,13 +137,11 @@ impl Newsroom<'_> {
             return;
         }
         let facts = self.facts();
-        let mut reading = talk::read(text, &facts, &self.lexicon());
-        let ws = scan::words(text);
-        reading.stated.retain(|s| s.fact != COUNT);
-        for c in count::counts(&ws, STORY_COUNT) {
-            reading.stated.push(Stated { fact: COUNT, right: c.count == self.wanted, written: c.written });
-        }
         let named = self.named(text, cx.now_ms);
+        let count = CountFact { fact: COUNT, of: STORY_COUNT, value: self.wanted };
+        let world_values = !named.stories.is_empty() || !named.unknown.is_empty();
+        let reading = count::read_counting(text, &facts, &self.lexicon(), Some(count), world_values);
+        let ws = scan::words(text);
         let at = self.reply_at(cx.now_ms);
         let reply = match reading.intent {
             Intent::Ask => self.answer_question(&reading, &facts),

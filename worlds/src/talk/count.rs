@@ -6,7 +6,8 @@
 //! `8pm` or `flight 117` are never read as a count (precision first, as
 //! everywhere in the reader).
 
-use super::scan::Word;
+use super::scan::{self, Word, Written};
+use super::{Fact, Intent, Lexicon, Reading, Stated, intent};
 
 /// The largest count read; a larger number before a noun is not a count of
 /// people or stories anyone means (and keeps the arithmetic small).
@@ -68,6 +69,56 @@ pub fn counts(ws: &[Word], of: CountOf<'_>) -> Vec<Counted> {
         }
     }
     out
+}
+
+/// A fact that is a count: its place among the facts, how it is written, and
+/// its value.
+#[derive(Clone, Copy, Debug)]
+pub struct CountFact<'a> {
+    /// The fact's index.
+    pub fact: usize,
+    /// How a count of it is written.
+    pub of: CountOf<'a>,
+    /// How many the user means.
+    pub value: i64,
+}
+
+/// Reads `text` as [`super::read`] does, with two things only a world knows:
+/// `count`, a fact read by [`counts`] (never by a value's shape: a bare `5` is
+/// no party size), and `world_values`, whether the text names a value of the
+/// world beyond the user's facts (a flight, a story, an id of the world's
+/// shape), which makes a message that states it a statement, as a value of a
+/// fact does.
+pub fn read_counting(
+    text: &str,
+    facts: &[Fact],
+    lexicon: &Lexicon,
+    count: Option<CountFact<'_>>,
+    world_values: bool,
+) -> Reading {
+    let mut reading = super::read(text, facts, lexicon);
+    let ws = scan::words(text);
+    if let Some(c) = count {
+        reading.stated.retain(|s| s.fact != c.fact);
+        for n in counts(&ws, c.of) {
+            reading.stated.push(Stated { fact: c.fact, right: n.count == c.value, written: n.written, value: None });
+        }
+    }
+    let found = scan::values(text);
+    let has_values =
+        world_values || !reading.stated.is_empty() || found.iter().any(|f| !matches!(f.value, Written::Token(_)));
+    let sentences = intent::sentences(text);
+    let intent = intent::classify(text, &ws, &sentences, facts, has_values);
+    if intent != reading.intent {
+        reading.intent = intent;
+        reading.asked = match intent {
+            Intent::Ask => intent::asked(text, &sentences, facts, lexicon),
+            _ => Vec::new(),
+        };
+        let stated = &reading.stated;
+        reading.asked.retain(|&i| !stated.iter().any(|s| s.fact == i));
+    }
+    reading
 }
 
 #[cfg(test)]

@@ -17,10 +17,10 @@
 use agentsim_engine::{Message, TimeMs, Value, WorldCx};
 
 use super::{DiningEvent, Persona, WeatherDining};
-use crate::talk::count::{self, CountOf};
+use crate::talk::count::{self, CountFact, CountOf};
 use crate::talk::scan::{self, Written};
 use crate::talk::voice::{Style, Voice};
-use crate::talk::{self, Fact, FactValue, Intent, Lexicon, Reading, Stated, TOLD_WRONG_VALUE};
+use crate::talk::{self, Fact, FactValue, Intent, Lexicon, Reading, TOLD_WRONG_VALUE};
 
 /// The facts' places in [`WeatherDining::facts`].
 const CUSTOMER_ID: usize = 0;
@@ -120,10 +120,7 @@ impl WeatherDining<'_> {
 
     /// The request in words, as the customer restates it.
     fn request_text(&self) -> String {
-        format!(
-            "A table for {} in {} tonight, please; outside if it's dry.",
-            self.party_size, self.cities[self.city]
-        )
+        format!("A table for {} in {} tonight, please; outside if it's dry.", self.party_size, self.cities[self.city])
     }
 
     /// The customer reads `text` and answers (or, for a statement, judges it).
@@ -132,12 +129,11 @@ impl WeatherDining<'_> {
             return;
         }
         let facts = self.facts();
-        let mut reading = talk::read(text, &facts, &self.lexicon());
-        reading.stated.retain(|s| s.fact != PARTY);
-        for c in count::counts(&scan::words(text), PARTY_COUNT) {
-            reading.stated.push(Stated { fact: PARTY, right: c.count == self.party_size, written: c.written });
-        }
         let named = self.named(text);
+        let count = CountFact { fact: PARTY, of: PARTY_COUNT, value: self.party_size };
+        let world_values =
+            !named.restaurants.is_empty() || !named.reservations.is_empty() || !named.unknown_ids.is_empty();
+        let reading = count::read_counting(text, &facts, &self.lexicon(), Some(count), world_values);
         let at = self.reply_at(cx.now_ms);
         let reply = match reading.intent {
             Intent::Ask => self.answer_question(&reading, &facts),
