@@ -379,3 +379,22 @@ fn a_newsroom_text_sweep_is_the_same_on_1_and_4_threads() {
         &["How many stories?", "Shall I summarise the latest 3 stories?", "Here is the latest: S101 v1, S102 v2."],
     );
 }
+
+// ---- a structured planner in words ------------------------------------------
+
+/// The successes of `preset` on `seeds` of built-in `world` without faults.
+fn successes(world: &str, preset: &str, seeds: std::ops::Range<u64>) -> usize {
+    let p = crate::world_kit::builtin(world);
+    let stack = crate::common::preset(preset);
+    let runner = Runner::new(&p, &stack, false, 0.0);
+    seeds.filter(|&s| runner.run(s).outcome.name() == "success").count()
+}
+
+#[test]
+fn the_oracle_in_words_does_as_well_as_the_oracle_on_newsroom_and_weather_dining() {
+    // The Speak layer says their `send_message` by its phrasing; the user reads
+    // the words, and the expert keeps working on the content of the answers.
+    for world in ["newsroom", "weather_dining"] {
+        assert_eq!(successes(world, "oracle_text", 0..60), successes(world, "oracle", 0..60), "{world}");
+    }
+}
