@@ -399,7 +399,7 @@ fn plays(world: &str, preset: &str, seeds: std::ops::Range<u64>) -> Vec<(bool, u
 }
 
 #[test]
-fn the_oracle_in_words_plays_exactly_as_the_oracle_on_every_world() {
+fn the_oracle_in_words_plays_as_the_oracle_on_every_world() {
     // The Speak layer says each `send_message` by its phrasing; the user reads
     // the words, and the expert goes on from the content of the answers: the
     // same successes, and each message said once (a planner that never took a
