@@ -9,6 +9,7 @@ mod clustered;
 mod common;
 mod conversation;
 mod conversation_agents;
+mod conversation_worlds;
 mod determinism;
 mod docs;
 mod episode;

@@ -15,7 +15,7 @@
 //! provenance rule) see the structured call first and may refuse it. Each
 //! message said is noted as `("speak", "said", {kind})`.
 
-use agentsim_engine::{Action, Agent, AgentCx, Input, Reply, ToolDef, ToolResult, Value};
+use agentsim_engine::{Action, Agent, AgentCx, Input, Reply, ToolDef, ToolResult, Value, ValueKind};
 
 /// The stack layer that says structured messages in words.
 pub struct Speak {
@@ -41,13 +41,9 @@ impl Speak {
         let def = &cx.catalog.spec(call.tool).def;
         let kind = call.args.get("kind").and_then(Value::as_str).unwrap_or("");
         let Some(text) = words(def, kind, &call.args) else { return Action::Call(call) };
+        let body = sent_body(def);
         cx.note("speak", "said", Value::map([("kind", Value::str(kind))]));
-        let sent = ToolResult {
-            call,
-            reply: Reply::Ok(Value::map([("status", Value::str("sent"))])),
-            latency_ms: 0,
-            cache_age_ms: None,
-        };
+        let sent = ToolResult { call, reply: Reply::Ok(body), latency_ms: 0, cache_age_ms: None };
         // Saying waits for the user's answer: an inner stack that waits (with a
         // timer or without) gets that answer; anything else it does first waits
         // for the answer to arrive.
@@ -128,6 +124,25 @@ fn details(def: &ToolDef, args: &Value) -> String {
 }
 
 /// A value as a person writes it: cents as dollars, lists joined.
+/// The answer of a message tool to a message said in words, as its documented
+/// fields have it (`status: "sent"`, `message_id: "said"`), so that a planner
+/// that checks the response against the schema takes it as sent.
+fn sent_body(def: &ToolDef) -> Value {
+    let mut body = Value::map([("status", Value::str("sent"))]);
+    for field in &def.response {
+        let value = match field.kind {
+            ValueKind::Str => Value::str("said"),
+            ValueKind::Int => Value::Int(0),
+            ValueKind::Bool => Value::Bool(true),
+            _ => continue,
+        };
+        if field.name != "status" {
+            body.set(field.name.clone(), value);
+        }
+    }
+    body
+}
+
 fn shown(name: &str, value: &Value) -> String {
     match value {
         Value::Int(c) if name.ends_with("_cents") => {

@@ -78,7 +78,11 @@ pub fn specs(tools: &Tools) -> Vec<ToolSpec> {
             .arg("fare_cents", Int, false)
             .arg("booking_id", Str, false)
             .field("message_id", Str)
-            .field("status", Str),
+            .field("status", Str)
+            .phrase("quote", "The fare of {flight_id} is {fare_cents}. Shall I book it?")
+            .phrase("ask", "Which date would you like to fly?")
+            .phrase("done", "Your flight {flight_id} is booked: booking {booking_id} at {fare_cents}.")
+            .phrase("info", "{details}"),
             &tools.send_message,
         ),
         (escalate_def("traveller_id", "Hands the conversation to a human agent."), &tools.escalate),

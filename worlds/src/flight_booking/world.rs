@@ -13,6 +13,10 @@ use crate::kit::args::{int_arg, str_arg};
 use crate::kit::escalation::escalate;
 use crate::kit::goodbye::leave;
 use crate::kit::outbox::Outbox;
+use crate::talk::voice::Voice;
+
+#[path = "hear.rs"]
+mod hear;
 
 /// The kinds of message `send_message` sends.
 pub const MESSAGE_KINDS: &[&str] = &["ask", "done", "info", "quote"];
@@ -109,6 +113,8 @@ pub struct FlightBooking<'c> {
     escalated: bool,
     outbox: Outbox,
     progress: Progress,
+    /// How the traveller words its answers to text (made on the first one).
+    voice: Option<Voice>,
 }
 
 impl<'c> FlightBooking<'c> {
@@ -182,6 +188,7 @@ impl<'c> FlightBooking<'c> {
             escalated: false,
             outbox: Outbox::new(),
             progress: Progress::new(),
+            voice: None,
         }
     }
 
@@ -392,62 +399,15 @@ impl<'c> FlightBooking<'c> {
         if matches!(kind, "quote" | "done")
             && let Some(f) = flight
         {
-            // Contextual accuracy: the fare told must be one the flight actually had a
-            // moment ago, whatever happens to the booking afterwards.
-            let from_ms = now_ms.saturating_sub(self.config.quote_grace_ms);
-            self.fares_told += 1;
-            if !self.fare_held_between(f, fare_cents, from_ms, now_ms) {
-                self.fares_told_wrong += 1;
-                let current = self.fare_at(f, now_ms);
-                // A fare the flight had earlier is stale; one it never had is wrong
-                // (a misread or a hallucinated number).
-                let (name, what) = if self.fare_held_between(f, fare_cents, 0, now_ms) {
-                    ("stale_fare_told", "a stale fare")
-                } else {
-                    ("wrong_fare_told", "a fare it never had")
-                };
-                cx.minefield(
-                    name,
-                    format!("told {fare_cents} cents for {flight_id} ({what}); the fare is {current} cents"),
-                );
-            }
+            self.check_fare_told(f, fare_cents, now_ms, cx);
         }
         match kind {
             "quote" => {
                 let Some(f) = flight else {
                     return Err(ToolError::not_found(format!("no flight `{flight_id}`")));
                 };
-                if self.on_trip(f) {
-                    self.progress.reach("quoted", now_ms);
-                }
                 let at = self.reply_at(now_ms);
-                let mut content = self.request(true);
-                content.set("flight_id", Value::str(flight_id));
-                content.set("fare_cents", Value::Int(fare_cents));
-                let reply = if !self.on_trip(f) {
-                    content.set("confirm", Value::Bool(false));
-                    Message {
-                        text: format!("That's not my flight: I want {} on {}.", self.trip.destination, self.trip.date),
-                        content,
-                    }
-                } else if self.persona == Persona::ChangesMind && !self.mind_changed {
-                    self.mind_changed = true;
-                    self.trip = self.alternative.clone().expect("changes_mind is only drawn with an alternative");
-                    let mut content = self.request(true);
-                    content.set("confirm", Value::Bool(false));
-                    content.set("changed_mind", Value::Bool(true));
-                    Message { text: format!("Actually, could we look at {} instead?", self.trip.date), content }
-                } else if fare_cents > self.budget_cents {
-                    content.set("confirm", Value::Bool(false));
-                    content.set("over_budget", Value::Bool(true));
-                    Message { text: format!("That's over my budget of {} cents.", self.budget_cents), content }
-                } else {
-                    self.confirmed = Some((f, fare_cents, at));
-                    // Recorded when the traveller decides; the answer arrives at `at`.
-                    self.progress.reach("confirmed", now_ms);
-                    content.set("confirm", Value::Bool(true));
-                    Message { text: "Yes, book that one.".into(), content }
-                };
+                let reply = self.decide_quote(f, fare_cents, at, now_ms);
                 cx.tell_agent(at, reply);
             }
             "ask" => {
@@ -459,16 +419,81 @@ impl<'c> FlightBooking<'c> {
             }
             "done" => {
                 let booking_id = args.get("booking_id").and_then(Value::as_str).unwrap_or("");
-                if self.progress.has("booked")
-                    && self.active().any(|b| b.id == booking_id && b.fare_cents == fare_cents && b.at_ms <= now_ms)
-                {
-                    self.progress.reach("traveller_told", now_ms);
-                }
-                self.told.push((now_ms, booking_id.to_string(), fare_cents));
+                self.told_done(booking_id, fare_cents, now_ms);
             }
             _ => {}
         }
         Ok(self.outbox.sent())
+    }
+
+    /// Contextual accuracy of a fare told for flight `f` (a structured quote or
+    /// closing, or a fare in words): it must be one the flight actually had a
+    /// moment ago, whatever happens to the booking afterwards.
+    fn check_fare_told(&mut self, f: usize, fare_cents: i64, now_ms: TimeMs, cx: &mut WorldCx<'_, FlightEvent>) {
+        let flight_id = &self.config.flights[f].id;
+        let from_ms = now_ms.saturating_sub(self.config.quote_grace_ms);
+        self.fares_told += 1;
+        if !self.fare_held_between(f, fare_cents, from_ms, now_ms) {
+            self.fares_told_wrong += 1;
+            let current = self.fare_at(f, now_ms);
+            // A fare the flight had earlier is stale; one it never had is wrong
+            // (a misread or a hallucinated number).
+            let (name, what) = if self.fare_held_between(f, fare_cents, 0, now_ms) {
+                ("stale_fare_told", "a stale fare")
+            } else {
+                ("wrong_fare_told", "a fare it never had")
+            };
+            cx.minefield(
+                name,
+                format!("told {fare_cents} cents for {flight_id} ({what}); the fare is {current} cents"),
+            );
+        }
+    }
+
+    /// The traveller's answer, due at `at`, to a quote of `fare_cents` for flight
+    /// `f`: the structured `quote` and a proposal in words share it.
+    fn decide_quote(&mut self, f: usize, fare_cents: i64, at: TimeMs, now_ms: TimeMs) -> Message {
+        if self.on_trip(f) {
+            self.progress.reach("quoted", now_ms);
+        }
+        let mut content = self.request(true);
+        content.set("flight_id", Value::str(&self.config.flights[f].id));
+        content.set("fare_cents", Value::Int(fare_cents));
+        if !self.on_trip(f) {
+            content.set("confirm", Value::Bool(false));
+            Message {
+                text: format!("That's not my flight: I want {} on {}.", self.trip.destination, self.trip.date),
+                content,
+            }
+        } else if self.persona == Persona::ChangesMind && !self.mind_changed {
+            self.mind_changed = true;
+            self.trip = self.alternative.clone().expect("changes_mind is only drawn with an alternative");
+            let mut content = self.request(true);
+            content.set("confirm", Value::Bool(false));
+            content.set("changed_mind", Value::Bool(true));
+            Message { text: format!("Actually, could we look at {} instead?", self.trip.date), content }
+        } else if fare_cents > self.budget_cents {
+            content.set("confirm", Value::Bool(false));
+            content.set("over_budget", Value::Bool(true));
+            Message { text: format!("That's over my budget of {} cents.", self.budget_cents), content }
+        } else {
+            self.confirmed = Some((f, fare_cents, at));
+            // Recorded when the traveller decides; the answer arrives at `at`.
+            self.progress.reach("confirmed", now_ms);
+            content.set("confirm", Value::Bool(true));
+            Message { text: "Yes, book that one.".into(), content }
+        }
+    }
+
+    /// The traveller is told booking `booking_id` at `fare_cents` (a structured
+    /// `done`, or a closing in words).
+    fn told_done(&mut self, booking_id: &str, fare_cents: i64, now_ms: TimeMs) {
+        if self.progress.has("booked")
+            && self.active().any(|b| b.id == booking_id && b.fare_cents == fare_cents && b.at_ms <= now_ms)
+        {
+            self.progress.reach("traveller_told", now_ms);
+        }
+        self.told.push((now_ms, booking_id.to_string(), fare_cents));
     }
 }
 
@@ -576,13 +601,7 @@ impl World for FlightBooking<'_> {
     }
 
     fn hear(&mut self, text: &str, cx: &mut WorldCx<'_, FlightEvent>) {
-        // PLACEHOLDER: this world's user does not read text yet.
-        cx.note("misunderstood", Value::str(text));
-        let reply = Message {
-            text: "Sorry, I don't follow.".into(),
-            content: Value::map([("misunderstood", Value::Bool(true))]),
-        };
-        cx.tell_agent(cx.now_ms.saturating_add(5_000), reply);
+        self.hear_text(text, cx);
     }
 
     fn judge(&self) -> Verdict {

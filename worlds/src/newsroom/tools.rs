@@ -76,7 +76,9 @@ pub fn specs(tools: &Tools) -> Vec<ToolSpec> {
             )
             .id_arg("editor_id")
             .arg_one_of("kind", super::world::MESSAGE_KINDS)
-            .field("message_id", Str),
+            .field("message_id", Str)
+            .phrase("ask", "How many stories would you like in the summary?")
+            .phrase("info", "{details}"),
             &tools.send_message,
         ),
         (escalate_def("editor_id", "Hands the request to a human."), &tools.escalate),

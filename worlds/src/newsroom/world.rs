@@ -16,6 +16,10 @@ use crate::kit::args::{int_arg, str_arg};
 use crate::kit::escalation::escalate;
 use crate::kit::goodbye::leave;
 use crate::kit::outbox::Outbox;
+use crate::talk::voice::Voice;
+
+#[path = "hear.rs"]
+mod hear;
 
 /// The kinds of message `send_message` sends.
 pub const MESSAGE_KINDS: &[&str] = &["ask", "info"];
@@ -112,6 +116,8 @@ pub struct Newsroom<'c> {
     escalated: bool,
     outbox: Outbox,
     progress: Progress,
+    /// How the editor words its answers to text (made on the first one).
+    voice: Option<Voice>,
 }
 
 impl<'c> Newsroom<'c> {
@@ -143,6 +149,7 @@ impl<'c> Newsroom<'c> {
             escalated: false,
             outbox: Outbox::new(),
             progress: Progress::new(),
+            voice: None,
         };
         for _ in 0..config.initial_stories {
             world.publish(0);
@@ -279,7 +286,6 @@ impl<'c> Newsroom<'c> {
         if !self.config.editors.iter().any(|e| e.id == to) {
             return Err(ToolError::not_found(format!("no editor `{to}`")));
         }
-        let now_ms = cx.now_ms;
         if to != self.editor_id() {
             cx.minefield("message_to_wrong_editor", format!("summary meant for {} sent to {to}", self.editor_id()));
             return Ok(self.sent("summary_id"));
@@ -297,6 +303,14 @@ impl<'c> Newsroom<'c> {
             })
             .collect();
         let stale_flag = args.get("stale") == Some(&Value::Bool(true));
+        self.record_summary(stories, stale_flag, cx);
+        Ok(self.sent("summary_id"))
+    }
+
+    /// Judges and keeps a summary of `stories` (id, version) sent now, flagged
+    /// as possibly stale or not (by `send_summary`, or in words).
+    fn record_summary(&mut self, stories: Vec<(String, i64)>, stale_flag: bool, cx: &mut WorldCx<'_, NewsEvent>) {
+        let now_ms = cx.now_ms;
         let set_at = |at_ms: TimeMs| {
             let mut set: Vec<(String, i64)> = self
                 .newest(self.wanted as usize, at_ms)
@@ -332,7 +346,6 @@ impl<'c> Newsroom<'c> {
         }
         cx.note("summary", Value::map([("current", Value::Bool(current)), ("stale_flag", Value::Bool(stale_flag))]));
         self.summaries.push(Summary { stories, stale_flag, current });
-        Ok(self.sent("summary_id"))
     }
 
     fn send_message(&mut self, args: &Value, cx: &mut WorldCx<'_, NewsEvent>) -> Result<Value, ToolError> {
@@ -511,13 +524,7 @@ impl World for Newsroom<'_> {
     }
 
     fn hear(&mut self, text: &str, cx: &mut WorldCx<'_, NewsEvent>) {
-        // PLACEHOLDER: this world's user does not read text yet.
-        cx.note("misunderstood", Value::str(text));
-        let reply = Message {
-            text: "Sorry, I don't follow.".into(),
-            content: Value::map([("misunderstood", Value::Bool(true))]),
-        };
-        cx.tell_agent(cx.now_ms.saturating_add(5_000), reply);
+        self.hear_text(text, cx);
     }
 
     fn judge(&self) -> Verdict {

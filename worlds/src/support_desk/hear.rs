@@ -18,8 +18,9 @@ use crate::talk::voice::{Style, Voice};
 use crate::talk::{self, Fact, FactValue, Intent, Lexicon, Reading, money_text};
 
 /// The minefield of a statement to the user that carries a value the world
-/// never held (an amount, an order or a customer id).
-pub const TOLD_WRONG_VALUE: &str = "told_wrong_value";
+/// never held (an amount, an order or a customer id); defined in `talk`, where
+/// every world's user finds it.
+pub use crate::talk::TOLD_WRONG_VALUE;
 
 /// The facts' places in [`SupportDesk::facts`].
 const CUSTOMER_ID: usize = 0;

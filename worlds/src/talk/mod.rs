@@ -13,9 +13,11 @@
 //! (`tests/conversation/`) holds the reader to that.
 //!
 //! - [`scan`]: amounts, ids, dates and words in the text.
+//! - [`count`]: how many of something a message says (`3 stories`, `a table for 4`).
 //! - [`intent`]: what a message does.
 //! - [`voice`]: how a user says things back, varied by the seed and the persona.
 
+pub mod count;
 pub mod intent;
 pub mod scan;
 pub mod voice;
@@ -24,6 +26,11 @@ pub use intent::Intent;
 pub use scan::Written;
 
 use scan::{Found, Word};
+
+/// The minefield of a statement to the user that carries a value the world
+/// never held (an amount, an id, a count): every world's user judges what it
+/// is told by the same name.
+pub const TOLD_WRONG_VALUE: &str = "told_wrong_value";
 
 /// What a fact holds, which decides how the reader finds it in text.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -76,7 +76,10 @@ pub fn specs(tools: &Tools) -> Vec<ToolSpec> {
             .arg_one_of("kind", super::world::MESSAGE_KINDS)
             .arg("reservation_id", Str, false)
             .field("message_id", Str)
-            .field("status", Str),
+            .field("status", Str)
+            .phrase("ask", "How many people will be joining?")
+            .phrase("done", "Your table is reserved: reservation {reservation_id}.")
+            .phrase("info", "{details}"),
             &tools.send_message,
         ),
         (escalate_def("customer_id", "Hands the conversation to a human agent."), &tools.escalate),

@@ -13,6 +13,10 @@ use crate::kit::args::{int_arg, str_arg};
 use crate::kit::escalation::escalate;
 use crate::kit::goodbye::leave;
 use crate::kit::outbox::Outbox;
+use crate::talk::voice::Voice;
+
+#[path = "hear.rs"]
+mod hear;
 
 /// The kinds of message `send_message` sends.
 pub const MESSAGE_KINDS: &[&str] = &["ask", "done", "info"];
@@ -97,6 +101,8 @@ pub struct WeatherDining<'c> {
     escalated: bool,
     outbox: Outbox,
     progress: Progress,
+    /// How the customer words its answers to text (made on the first one).
+    voice: Option<Voice>,
 }
 
 impl<'c> WeatherDining<'c> {
@@ -141,6 +147,7 @@ impl<'c> WeatherDining<'c> {
             escalated: false,
             outbox: Outbox::new(),
             progress: Progress::new(),
+            voice: None,
         }
     }
 
@@ -319,14 +326,22 @@ impl<'c> WeatherDining<'c> {
             }
             "done" => {
                 let id = args.get("reservation_id").and_then(Value::as_str).unwrap_or("");
-                if self.progress.has("reserved") && self.reservations.iter().any(|r| r.id == id) {
-                    self.progress.reach("customer_told", now_ms);
-                }
-                self.told.push((now_ms, id.to_string()));
+                self.told_done(id, now_ms);
             }
             _ => {}
         }
         Ok(self.outbox.sent())
+    }
+}
+
+impl WeatherDining<'_> {
+    /// The customer is told reservation `id` (a structured `done`, or a closing
+    /// in words).
+    fn told_done(&mut self, id: &str, now_ms: TimeMs) {
+        if self.progress.has("reserved") && self.reservations.iter().any(|r| r.id == id) {
+            self.progress.reach("customer_told", now_ms);
+        }
+        self.told.push((now_ms, id.to_string()));
     }
 }
 
@@ -429,13 +444,7 @@ impl World for WeatherDining<'_> {
     }
 
     fn hear(&mut self, text: &str, cx: &mut WorldCx<'_, DiningEvent>) {
-        // PLACEHOLDER: this world's user does not read text yet.
-        cx.note("misunderstood", Value::str(text));
-        let reply = Message {
-            text: "Sorry, I don't follow.".into(),
-            content: Value::map([("misunderstood", Value::Bool(true))]),
-        };
-        cx.tell_agent(cx.now_ms.saturating_add(5_000), reply);
+        self.hear_text(text, cx);
     }
 
     fn judge(&self) -> Verdict {
