@@ -578,13 +578,15 @@ fn say_to_user_writes_in_words_and_answers_with_the_reply_and_the_session_replay
     assert!(String::from_utf8_lossy(&replay.stdout).contains("PASS a.ron: success"), "{}", text(&replay));
     // Listed after the world's tools; its argument checked like any other.
     let lines = vec![
+        request(0, "initialize", json!({})),
         request(1, "tools/list", json!({})),
         request(2, "tools/call", json!({"name": "say_to_user", "arguments": {}})),
         request(3, "tools/call", json!({"name": "say_to_user", "arguments": {"text": 5}})),
         request(4, "tools/call", json!({"name": "say_to_user", "arguments": {"text": "Which order is it?"}})),
     ];
-    let (r, stderr, ok) = session(&["--seed", "3", "--fault-scale", "0"], &lines);
+    let (mut r, stderr, ok) = session(&["--seed", "3", "--fault-scale", "0"], &lines);
     assert!(ok, "{stderr}");
+    r.remove(0);
     let tools = r[0]["result"]["tools"].as_array().unwrap();
     assert_eq!(tools.last().unwrap()["name"], "say_to_user");
     assert_eq!(tools.last().unwrap()["inputSchema"]["required"], json!(["text"]));
