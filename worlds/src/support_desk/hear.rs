@@ -53,7 +53,15 @@ impl SupportDesk<'_> {
         ]
     }
 
-    fn lexicon(&self) -> Lexicon {
+    fn lexicon(&mut self) -> &Lexicon {
+        if self.lexicon.is_none() {
+            self.lexicon = Some(self.known_names());
+        }
+        self.lexicon.as_ref().expect("just made")
+    }
+
+    /// Every item of the desk, and `whole order`: the names the customer knows.
+    fn known_names(&self) -> Lexicon {
         let mut lexicon = Lexicon::new();
         for order in &self.config.orders {
             for item in &order.items {
@@ -85,7 +93,7 @@ impl SupportDesk<'_> {
             return;
         }
         let facts = self.facts();
-        let reading = talk::read(text, &facts, &self.lexicon());
+        let reading = talk::read(text, &facts, self.lexicon());
         let at = self.reply_at(cx.now_ms);
         let reply = match reading.intent {
             Intent::Ask => self.answer_question(&reading, &facts),
@@ -237,8 +245,7 @@ fn refund_told(text: &str) -> Option<i64> {
             .filter(|(_, w)| REFUND_WORDS.contains(&w.text.as_str()))
             .map(|(i, _)| i)
             .collect();
-        for i in 0..sentence.words.len() {
-            let Some(cents) = money_of(&sentence.words, i) else { continue };
+        for (i, cents) in talk::scan::amounts_at(&sentence.words) {
             let distance = refund_at.iter().map(|&r| r.abs_diff(i)).min().unwrap_or(usize::MAX);
             if distance <= 8 && best.is_none_or(|(d, _)| distance < d) {
                 best = Some((distance, cents));
@@ -246,16 +253,6 @@ fn refund_told(text: &str) -> Option<i64> {
         }
     }
     best.map(|(_, c)| c)
-}
-
-/// The amount of money written starting at word `i`, if one starts there.
-fn money_of(words: &[talk::scan::Word], i: usize) -> Option<i64> {
-    let text: Vec<&str> = words[i..words.len().min(i + 2)].iter().map(|w| w.text.as_str()).collect();
-    let joined = text.join(" ");
-    talk::scan::values(&joined).into_iter().find(|f| f.span.0 == 0).and_then(|f| match f.value {
-        talk::Written::Money(c) => Some(c),
-        _ => None,
-    })
 }
 
 /// How the customer names a fact: `order id` for `order_id`.

@@ -117,6 +117,8 @@ pub struct SupportDesk<'c> {
     left_at_ms: Option<TimeMs>,
     /// How the customer words its answers to text (made on the first one).
     voice: Option<Voice>,
+    /// The names the customer knows, made on the first text it reads.
+    lexicon: Option<crate::talk::Lexicon>,
 }
 
 impl<'c> SupportDesk<'c> {
@@ -182,6 +184,7 @@ impl<'c> SupportDesk<'c> {
             progress: Progress::new(),
             left_at_ms: None,
             voice: None,
+            lexicon: None,
         }
     }
 

@@ -277,20 +277,64 @@ fn push_sentence(out: &mut Vec<Sentence>, text: &str, question: bool) {
     }
 }
 
-fn any_phrase(ws: &[Word], phrases: &[&str]) -> bool {
-    phrases.iter().any(|p| has_phrase(ws, p))
+/// A list of phrases split into words once and sorted by their first word, so
+/// that finding any of them in a message looks up each word instead of
+/// trying every phrase at every word (the reader's rules run on every message
+/// of every trajectory that talks).
+struct PhraseSet {
+    phrases: Vec<Vec<&'static str>>,
 }
+
+impl PhraseSet {
+    fn new(list: &'static [&'static str]) -> Self {
+        let mut phrases: Vec<Vec<&'static str>> = list.iter().map(|p| p.split_whitespace().collect()).collect();
+        phrases.retain(|p| !p.is_empty());
+        phrases.sort();
+        Self { phrases }
+    }
+
+    /// Whether any phrase of the set stands in `ws`.
+    fn any_in(&self, ws: &[Word]) -> bool {
+        (0..ws.len()).any(|at| {
+            let first = ws[at].text.as_str();
+            let from = self.phrases.partition_point(|p| p[0] < first);
+            self.phrases[from..]
+                .iter()
+                .take_while(|p| p[0] == first)
+                .any(|p| p.len() <= ws.len() - at && p.iter().zip(&ws[at..]).all(|(part, w)| w.text == *part))
+        })
+    }
+
+    /// Whether `word` is one of the set's one-word phrases.
+    fn has_word(&self, word: &str) -> bool {
+        let from = self.phrases.partition_point(|p| p[0] < word);
+        self.phrases[from..].iter().take_while(|p| p[0] == word).any(|p| p.len() == 1)
+    }
+}
+
+macro_rules! phrase_set {
+    ($name:ident, $list:ident) => {
+        static $name: std::sync::LazyLock<PhraseSet> = std::sync::LazyLock::new(|| PhraseSet::new($list));
+    };
+}
+phrase_set!(CONSENT_SET, CONSENT);
+phrase_set!(ACTION_SET, ACTIONS);
+phrase_set!(DONE_SET, DONE);
+phrase_set!(SMALL_TALK_SET, SMALL_TALK);
+phrase_set!(SMALL_TALK_QUESTION_SET, SMALL_TALK_QUESTIONS);
+phrase_set!(REQUEST_SET, REQUESTS);
+phrase_set!(STATE_YOUR_SET, STATE_YOUR);
 
 /// Whether the words name an action.
 pub fn names_action(ws: &[Word]) -> bool {
-    ws.iter().any(|w| ACTIONS.contains(&w.text.as_str()))
+    ws.iter().any(|w| ACTION_SET.has_word(&w.text))
 }
 
 /// Whether the words say something was done. "Not" or "no" before it says the
 /// opposite, and a question asks rather than says.
 pub fn says_done(ws: &[Word]) -> bool {
     ws.iter().enumerate().any(|(i, w)| {
-        DONE.contains(&w.text.as_str())
+        DONE_SET.has_word(&w.text)
             && !ws[i.saturating_sub(3)..i].iter().any(|p| {
                 matches!(
                     p.text.as_str(),
@@ -312,19 +356,19 @@ pub fn classify(text: &str, ws: &[Word], sentences: &[Sentence], facts: &[Fact],
     let acts = names_action(ws) || says_done(ws);
     if let Some(q) = sentences.iter().rev().find(|s| s.question) {
         let statements: Vec<&Sentence> = sentences.iter().filter(|s| !s.question).collect();
-        if any_phrase(&q.words, STATE_YOUR) && names_fact(&q.words, facts) {
+        if STATE_YOUR_SET.any_in(&q.words) && names_fact(&q.words, facts) {
             return Intent::Ask;
         }
-        if any_phrase(&q.words, CONSENT) && (acts || has_values) {
+        if CONSENT_SET.any_in(&q.words) && (acts || has_values) {
             return Intent::Propose;
         }
-        if any_phrase(&q.words, SMALL_TALK_QUESTIONS) && !names_fact(&q.words, facts) {
+        if SMALL_TALK_QUESTION_SET.any_in(&q.words) && !names_fact(&q.words, facts) {
             let told = statements.iter().any(|s| names_action(&s.words) || super::scan::has_values(&s.words));
             return if told { Intent::Tell } else { Intent::SmallTalk };
         }
         return Intent::Ask;
     }
-    if any_phrase(ws, REQUESTS) && names_fact(ws, facts) {
+    if REQUEST_SET.any_in(ws) && names_fact(ws, facts) {
         return Intent::Ask;
     }
     if has_phrase(ws, "please confirm") && (acts || has_values) {
@@ -333,7 +377,7 @@ pub fn classify(text: &str, ws: &[Word], sentences: &[Sentence], facts: &[Fact],
     if acts || has_values {
         return Intent::Tell;
     }
-    if ws.iter().all(|w| SMALL_TALK.contains(&w.text.as_str())) {
+    if ws.iter().all(|w| SMALL_TALK_SET.has_word(&w.text)) {
         return Intent::SmallTalk;
     }
     Intent::Unclear

@@ -216,7 +216,7 @@ impl Reading {
 /// Reads `text` against the user's `facts`, with the world's `lexicon`.
 pub fn read(text: &str, facts: &[Fact], lexicon: &Lexicon) -> Reading {
     let ws = scan::words(text);
-    let found = scan::values(text);
+    let found = scan::values_of(text, &ws);
     let sentences = intent::sentences(text);
     let (mut stated, unplaced) = place(text, &ws, &found, facts);
     stated.extend(names(&ws, facts, lexicon));
@@ -325,19 +325,34 @@ fn phrase_end(ws: &[&Word], phrase: &str) -> Option<usize> {
         .map(|s| s + parts.len())
 }
 
+/// Whether the words of `phrase` stand in `ws` from index `at` on. Allocates
+/// nothing: the reader runs this for every phrase of its rules on every message.
+fn phrase_at(ws: &[Word], at: usize, phrase: &str) -> bool {
+    let mut k = at;
+    for part in phrase.split_whitespace() {
+        match ws.get(k) {
+            Some(w) if w.text == part => k += 1,
+            _ => return false,
+        }
+    }
+    k > at
+}
+
+/// The indices of `ws` where `phrase` (lower-case words) starts, found without
+/// allocating: a position is tried only when its word is the phrase's first.
+pub(crate) fn phrase_positions<'a>(ws: &'a [Word], phrase: &'a str) -> impl Iterator<Item = usize> + 'a {
+    let first = phrase.split_whitespace().next().unwrap_or("");
+    (0..ws.len()).filter(move |&at| ws[at].text == first && phrase_at(ws, at, phrase))
+}
+
 /// Every index of `ws` where `phrase` (lower-case words) starts.
 pub(crate) fn phrase_starts(ws: &[Word], phrase: &str) -> Vec<usize> {
-    let parts: Vec<&str> = phrase.split_whitespace().collect();
-    if parts.is_empty() || parts.len() > ws.len() {
-        return Vec::new();
-    }
-    (0..=ws.len() - parts.len()).filter(|&s| parts.iter().enumerate().all(|(k, p)| ws[s + k].text == *p)).collect()
+    phrase_positions(ws, phrase).collect()
 }
 
 /// Whether `phrase` (lower-case words) is written in `ws`.
 pub(crate) fn has_phrase(ws: &[Word], phrase: &str) -> bool {
-    let refs: Vec<&Word> = ws.iter().collect();
-    phrase_end(&refs, phrase).is_some()
+    phrase_positions(ws, phrase).next().is_some()
 }
 
 /// Name facts: the fact's value written (right), or a name the lexicon knows
@@ -352,7 +367,7 @@ fn names(ws: &[Word], facts: &[Fact], lexicon: &Lexicon) -> Vec<Stated> {
         // is not stated.
         let stated_at = |name: &str| {
             let len = name.split_whitespace().count();
-            phrase_starts(ws, name).into_iter().any(|at| {
+            phrase_positions(ws, name).any(|at| {
                 let near = |j: Option<usize>| j.and_then(|j| ws.get(j)).is_some_and(|w| w.text == "or");
                 !(near(at.checked_sub(1)) || near(at.checked_sub(2)) || near(Some(at + len)))
             })

@@ -145,6 +145,23 @@ fn cut(text: &str) -> &str {
     &text[..end]
 }
 
+/// Every amount of money written in `ws`: the index of the word it starts at,
+/// and the amount in cents.
+pub fn amounts_at(ws: &[Word]) -> Vec<(usize, i64)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < ws.len() {
+        match money_at(ws, i) {
+            Some((Found { value: Written::Money(cents), .. }, used)) => {
+                out.push((i, cents));
+                i += used;
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
 /// Whether the words hold a value (an amount, a date or a token with a digit).
 pub fn has_values(ws: &[Word]) -> bool {
     (0..ws.len()).any(|i| {
@@ -154,11 +171,15 @@ pub fn has_values(ws: &[Word]) -> bool {
 
 /// Every value written in `text`, in the order they stand.
 pub fn values(text: &str) -> Vec<Found> {
-    let ws = words(text);
+    values_of(text, &words(text))
+}
+
+/// [`values`] of `text` already cut into its [`words`] `ws`.
+pub fn values_of(text: &str, ws: &[Word]) -> Vec<Found> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < ws.len() {
-        if let Some((found, used)) = money_at(&ws, i).or_else(|| date_at(&ws, i)) {
+        if let Some((found, used)) = money_at(ws, i).or_else(|| date_at(ws, i)) {
             out.push(found);
             i += used;
             continue;
