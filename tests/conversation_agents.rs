@@ -131,3 +131,66 @@ fn a_spoken_sweep_is_the_same_on_one_and_four_threads_and_its_incidents_replay()
     let output = agentsim(dir.path(), &["replay", incident.to_str().unwrap()], &[]);
     assert!(output.status.success(), "{}", text(&output));
 }
+
+/// The reply to the first call `args` makes to `send_message`, after the
+/// opening, with faults off.
+fn send_message_reply(p: &agentsim_worlds::Prepared, args: Value) -> agentsim_engine::Reply {
+    let p2 = p.clone();
+    let mut sent = false;
+    let t = run_scripted(p, 0, 0.0, move |input, _| match input {
+        Input::User(_) if !sent => {
+            sent = true;
+            crate::world_kit::call(&p2, "send_message", args.clone())
+        }
+        _ => Action::Finish(agentsim_engine::Finish::Done),
+    });
+    t.events
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::Result { reply, .. } => Some(reply.clone()),
+            _ => None,
+        })
+        .expect("the call came back")
+}
+
+#[test]
+fn a_message_kind_is_required_and_one_the_tool_declares() {
+    let status = |reply: &agentsim_engine::Reply| match reply {
+        agentsim_engine::Reply::Error { status, message, .. } => (*status, message.clone()),
+        other => (200, format!("{other:?}")),
+    };
+    for world in ["support_desk", "flight_booking", "newsroom", "weather_dining"] {
+        let p = builtin(world);
+        let recipient = match world {
+            "flight_booking" => "traveller_id",
+            "newsroom" => "editor_id",
+            _ => "customer_id",
+        };
+        let who = |kind: Option<&str>| {
+            let mut args = Value::map([(recipient, Value::str("X"))]);
+            if let Some(k) = kind {
+                args.set("kind", Value::str(k));
+            }
+            args
+        };
+        let (code, message) = status(&send_message_reply(&p, who(None)));
+        assert_eq!(code, 400, "{world}: no kind: {message}");
+        assert!(message.contains("`kind` is required") && message.contains("`ask`"), "{world}: {message}");
+        let (code, message) = status(&send_message_reply(&p, who(Some("gossip"))));
+        assert_eq!(code, 400, "{world}: unknown kind: {message}");
+        assert!(message.contains("not `gossip`"), "{world}: {message}");
+        // The schema agents read says so.
+        let send = p.catalog.id("send_message").unwrap();
+        let kind = p.catalog.spec(send).def.args.iter().find(|a| a.name == "kind").unwrap();
+        assert!(kind.required && kind.one_of.contains(&"ask".to_string()), "{world}: {kind:?}");
+        let tools = agentsim_agents::external::protocol::tool_list(&p.catalog).to_string();
+        assert!(tools.contains(r#""enum":["#), "{world}: {tools}");
+    }
+    let helpdesk = crate::scripted::helpdesk();
+    let (code, message) = status(&send_message_reply(&helpdesk, Value::map::<&str>([])));
+    assert_eq!(code, 400, "send_message({{}}) on the helpdesk: {message}");
+    let ask = Value::map([("kind", Value::str("ask")), ("user_id", Value::str("U1"))]);
+    let (code, message) = status(&send_message_reply(&helpdesk, ask));
+    assert_eq!(code, 400, "an ask without its fact: {message}");
+    assert!(message.contains("`fact`"), "{message}");
+}

@@ -22,7 +22,7 @@ fn helpdesk_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/worlds/helpdesk/helpdesk.ron")
 }
 
-fn helpdesk() -> Prepared {
+pub fn helpdesk() -> Prepared {
     let path = helpdesk_path();
     let text = std::fs::read_to_string(&path).unwrap();
     Prepared::new(Scenario::parse_in(&text, "helpdesk.ron", path.parent()).unwrap_or_else(|e| panic!("{e}")))
