@@ -156,15 +156,12 @@ impl FlightBooking<'_> {
             Intent::Propose => self.answer_proposal(&reading, &facts, &named, at, cx),
             Intent::Tell => self.judge_statement(&reading, &named, cx),
             Intent::SmallTalk => {
-                let request = self.request_text();
-                Message { text: self.voice().small_talk(&request), content: self.request(true) }
+                let (request, content) = (self.request_text(), self.request(true));
+                self.voice().small_talk_reply(&request, content)
             }
             Intent::Unclear => {
-                cx.note("misunderstood", Value::str(text));
-                let request = self.request_text();
-                let mut content = self.request(true);
-                content.set("misunderstood", Value::Bool(true));
-                Message { text: self.voice().not_follow(&request), content }
+                let (request, content) = (self.request_text(), self.request(true));
+                self.voice().not_followed(text, &request, content, cx)
             }
         };
         cx.tell_agent(at, reply);
@@ -223,7 +220,7 @@ impl FlightBooking<'_> {
         let said: Vec<(&str, &str)> = shown.iter().map(|(l, v)| (l.as_str(), v.as_str())).collect();
         let mut content = Value::map([("traveller_id", Value::str(self.traveller_id()))]);
         for &i in &reading.asked {
-            content.set(facts[i].name.clone(), fact_value(&facts[i].value));
+            content.set(facts[i].name.clone(), facts[i].value.to_value());
         }
         Message { text: self.voice().answer(&said), content }
     }
@@ -409,13 +406,6 @@ fn label_of(fact: usize) -> &'static str {
         BUDGET => "budget",
         DATE => "date",
         _ => "value",
-    }
-}
-
-fn fact_value(value: &FactValue) -> Value {
-    match value {
-        FactValue::Money(c) => Value::Int(*c),
-        other => Value::Str(other.shown()),
     }
 }
 

@@ -148,15 +148,12 @@ impl Newsroom<'_> {
             Intent::Propose => self.answer_proposal(&reading, &facts, &named),
             Intent::Tell => self.judge_statement(&ws, &reading, &named, cx),
             Intent::SmallTalk => {
-                let request = self.request_text();
-                Message { text: self.voice().small_talk(&request), content: self.request(true) }
+                let (request, content) = (self.request_text(), self.request(true));
+                self.voice().small_talk_reply(&request, content)
             }
             Intent::Unclear => {
-                cx.note("misunderstood", Value::str(text));
-                let request = self.request_text();
-                let mut content = self.request(true);
-                content.set("misunderstood", Value::Bool(true));
-                Message { text: self.voice().not_follow(&request), content }
+                let (request, content) = (self.request_text(), self.request(true));
+                self.voice().not_followed(text, &request, content, cx)
             }
         };
         cx.tell_agent(at, reply);

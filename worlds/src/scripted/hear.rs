@@ -128,12 +128,13 @@ impl ScriptedWorld<'_> {
                 let words = if reading.done { self.voice().thanks() } else { "OK.".to_string() };
                 Message { text: words, content: Value::map([("acknowledged", Value::Bool(true))]) }
             }
-            Intent::SmallTalk => Message { text: self.voice().small_talk(&request), content: self.stated() },
+            Intent::SmallTalk => {
+                let content = self.stated();
+                self.voice().small_talk_reply(&request, content)
+            }
             Intent::Unclear => {
-                cx.note("misunderstood", Value::str(text));
-                let mut content = self.stated();
-                content.set("misunderstood", Value::Bool(true));
-                Message { text: self.voice().not_follow(&request), content }
+                let content = self.stated();
+                self.voice().not_followed(text, &request, content, cx)
             }
         };
         cx.tell_agent(at, reply);

@@ -100,15 +100,12 @@ impl SupportDesk<'_> {
             Intent::Propose => self.answer_proposal(&reading, &facts, cx),
             Intent::Tell => self.judge_statement(text, &reading, &facts, cx),
             Intent::SmallTalk => {
-                let request = self.request_text();
-                Message { text: self.voice().small_talk(&request), content: self.request(&self.target) }
+                let (request, content) = (self.request_text(), self.request(&self.target));
+                self.voice().small_talk_reply(&request, content)
             }
             Intent::Unclear => {
-                cx.note("misunderstood", Value::str(text));
-                let request = self.request_text();
-                let mut content = self.request(&self.target);
-                content.set("misunderstood", Value::Bool(true));
-                Message { text: self.voice().not_follow(&request), content }
+                let (request, content) = (self.request_text(), self.request(&self.target));
+                self.voice().not_followed(text, &request, content, cx)
             }
         };
         cx.tell_agent(at, reply);
@@ -124,7 +121,7 @@ impl SupportDesk<'_> {
         let said: Vec<(&str, &str)> = shown.iter().map(|(l, v)| (l.as_str(), v.as_str())).collect();
         let mut content = Value::map([("customer_id", Value::str(self.customer_id()))]);
         for &i in &reading.asked {
-            content.set(facts[i].name.clone(), fact_value(&facts[i].value));
+            content.set(facts[i].name.clone(), facts[i].value.to_value());
         }
         Message { text: self.voice().answer(&said), content }
     }
@@ -261,12 +258,5 @@ fn label(fact: &Fact) -> String {
         "order_id" => "order number".to_string(),
         "customer_id" => "customer id".to_string(),
         other => other.replace('_', " "),
-    }
-}
-
-fn fact_value(value: &FactValue) -> Value {
-    match value {
-        FactValue::Money(c) => Value::Int(*c),
-        other => Value::Str(other.shown()),
     }
 }

@@ -66,6 +66,17 @@ impl FactValue {
     }
 }
 
+impl FactValue {
+    /// The value as structured content carries it: cents as an integer, the
+    /// rest as the text a user writes.
+    pub fn to_value(&self) -> agentsim_engine::Value {
+        match self {
+            FactValue::Money(c) => agentsim_engine::Value::Int(*c),
+            other => agentsim_engine::Value::Str(other.shown()),
+        }
+    }
+}
+
 /// `$89.00`, `-$1.50`.
 pub fn money_text(cents: i64) -> String {
     let sign = if cents < 0 { "-" } else { "" };

@@ -3,7 +3,7 @@
 //! own (a sub-stream of the user's), so the words never shift the user's other
 //! draws (when it replies, whether it changes its mind).
 
-use agentsim_engine::Stream;
+use agentsim_engine::{Message, Stream, Value, WorldCx};
 
 /// The sub-stream of the user's stream that phrasing draws from.
 pub const VOICE_SUBSTREAM: u64 = 0x0076_6f69_6365;
@@ -158,6 +158,29 @@ impl Voice {
             _ => self.pick(&["Hi. ", "Hello! ", "Thanks. "]),
         };
         format!("{first}{request}")
+    }
+}
+
+impl Voice {
+    /// The user's answer to small talk: it answers, then restates `request`;
+    /// `content` is the request, structured.
+    pub fn small_talk_reply(&mut self, request: &str, content: Value) -> Message {
+        Message { text: self.small_talk(request), content }
+    }
+
+    /// The user's answer to what it cannot follow: the world note
+    /// `misunderstood` with the text, then the persona's "I don't follow" and
+    /// `request` restated; `content` is the request, marked `misunderstood`.
+    pub fn not_followed<E>(
+        &mut self,
+        text: &str,
+        request: &str,
+        mut content: Value,
+        cx: &mut WorldCx<'_, E>,
+    ) -> Message {
+        cx.note("misunderstood", Value::str(text));
+        content.set("misunderstood", Value::Bool(true));
+        Message { text: self.not_follow(request), content }
     }
 }
 
