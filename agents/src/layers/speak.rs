@@ -105,22 +105,33 @@ pub fn words(def: &ToolDef, kind: &str, args: &Value) -> Option<String> {
 }
 
 /// Every argument but the kind and the recipient, as `the order id is A1002, the
-/// amount is $89.00 and ...`.
+/// amount is $89.00 and ...`; a map's own fields are listed in its place (`the
+/// action is cancel pending order, the order id is #W1 and the reason is ...`).
 fn details(def: &ToolDef, args: &Value) -> String {
     let Value::Map(pairs) = args else { return String::new() };
-    let parts: Vec<String> = pairs
-        .iter()
-        .filter(|(k, _)| k != "kind" && Some(k.as_ref()) != def.recipient_arg.as_deref())
-        .map(|(k, v)| {
-            let label = k.strip_suffix("_cents").unwrap_or(k).replace('_', " ");
-            format!("the {label} is {}", shown(k, v))
-        })
-        .collect();
+    let mut parts: Vec<String> = Vec::new();
+    let top = pairs.iter().filter(|(k, _)| k != "kind" && Some(k.as_ref()) != def.recipient_arg.as_deref());
+    for (k, v) in top {
+        detail_parts(k, v, &mut parts);
+    }
     match parts.as_slice() {
         [] => String::new(),
         [one] => one.clone(),
         [init @ .., last] => format!("{} and {last}", init.join(", ")),
     }
+}
+
+/// `the {label} is {value}` for one argument, or one such part per field of a map.
+fn detail_parts(name: &str, value: &Value, parts: &mut Vec<String>) {
+    if let Value::Map(fields) = value {
+        for (k, v) in fields {
+            detail_parts(k, v, parts);
+        }
+        return;
+    }
+    let label = name.strip_suffix("_cents").unwrap_or(name).replace('_', " ");
+    let verb = if matches!(value, Value::List(items) if items.len() > 1) { "are" } else { "is" };
+    parts.push(format!("the {label} {verb} {}", shown(name, value)));
 }
 
 /// A value as a person writes it: cents as dollars, lists joined.
@@ -149,8 +160,17 @@ fn shown(name: &str, value: &Value) -> String {
             let sign = if *c < 0 { "-" } else { "" };
             format!("{sign}${}.{:02}", c.unsigned_abs() / 100, c.unsigned_abs() % 100)
         }
+        // A name written as code (a tool's name) is said as words; an id with
+        // digits is said as it is.
+        Value::Str(s) if s.contains('_') && !s.contains(|c: char| c.is_ascii_digit()) => s.replace('_', " "),
         Value::Str(s) => s.clone(),
-        Value::List(items) => items.iter().map(|v| shown(name, v)).collect::<Vec<_>>().join(", "),
+        Value::List(items) => {
+            let shown: Vec<String> = items.iter().map(|v| shown(name, v)).collect();
+            match shown.as_slice() {
+                [init @ .., last] if !init.is_empty() => format!("{} and {last}", init.join(", ")),
+                _ => shown.join(""),
+            }
+        }
         other => other.render(),
     }
 }
@@ -184,6 +204,24 @@ mod tests {
         assert_eq!(
             words(&desk_message(), "info", &args).as_deref(),
             Some("the order id is A1002, the item is keyboard and the amount is $89.00")
+        );
+        let nested = Value::map([
+            ("kind", Value::str("confirm")),
+            ("action", Value::str("return_delivered_order_items")),
+            (
+                "details",
+                Value::map([
+                    ("item_ids", Value::List(vec![Value::str("4602305039"), Value::str("9408160950")])),
+                    ("payment_method_id", Value::str("credit_card_9513926")),
+                ]),
+            ),
+        ]);
+        assert_eq!(
+            words(&desk_message(), "info", &nested).as_deref(),
+            Some(
+                "the action is return delivered order items, the item ids are 4602305039 and 9408160950 \
+                 and the payment method id is credit_card_9513926"
+            )
         );
         let plain = ToolDef::new("lookup", ToolKind::Read, "");
         assert_eq!(words(&plain, "", &args), None, "a tool without phrasing is no message");

@@ -4,8 +4,9 @@
 //! Its facts are the task's facts: a string with a digit and no space is an id,
 //! another string a name, an integer whose fact name ends in `_cents` an
 //! amount; the world's `aliases` add phrases for them. A question gets the facts
-//! it names; a proposal is refused with the correction when it states a fact
-//! wrongly, else answered exactly as a structured `confirm` (yes, or the
+//! it names; a proposal is refused with the correction when it states wrongly
+//! a fact the task's writes use (not one only a lookup uses) with a value the
+//! user did not ask for in their request, else answered exactly as a structured `confirm` (yes, or the
 //! persona's change of mind); a statement is added to what the user was told
 //! (`told()` in predicates: `#{kind: "text", text: ...}`), so a task's
 //! predicates judge what was said.
@@ -102,9 +103,10 @@ impl ScriptedWorld<'_> {
                     Value::Map(reading.asked.iter().filter_map(|&i| self.fact_pair(&facts[i].name)).collect());
                 Message { text: self.voice().answer(&said), content }
             }
-            Intent::Propose => match reading.wrong() {
+            Intent::Propose => match reading.stated.iter().find(|s| self.wrong_in_proposal(s, &facts, &request)) {
                 Some(_) => {
-                    let wrong: Vec<(String, String)> = (reading.stated.iter().filter(|s| !s.right))
+                    let wrong: Vec<(String, String)> = (reading.stated.iter())
+                        .filter(|s| self.wrong_in_proposal(s, &facts, &request))
                         .map(|s| (facts[s.fact].name.replace('_', " "), facts[s.fact].value.shown()))
                         .collect();
                     let said: Vec<(&str, &str)> = wrong.iter().map(|(l, v)| (l.as_str(), v.as_str())).collect();
@@ -138,6 +140,28 @@ impl ScriptedWorld<'_> {
             }
         };
         cx.tell_agent(at, reply);
+    }
+
+    /// Whether a value a proposal states is wrong: it is not the fact's value,
+    /// the task's writes use the fact, and the user did not ask for this value
+    /// in their request. A fact only a lookup uses says who the user is, not
+    /// what the write does: tau2's customer gives their zip code to be found,
+    /// then confirms an address with the new zip they asked for.
+    fn wrong_in_proposal(&self, stated: &talk::Stated, facts: &[Fact], request: &str) -> bool {
+        !stated.right && self.checks_in_proposals(&facts[stated.fact]) && !request.contains(stated.written.as_str())
+    }
+
+    /// Whether the task's writes use `fact`.
+    fn checks_in_proposals(&self, fact: &Fact) -> bool {
+        let plans = self.task.plans.iter().flat_map(|(_, gold)| gold);
+        let alternative = self.task.alternative.iter().flat_map(|(_, gold)| gold);
+        (self.task.gold.iter().chain(plans).chain(alternative))
+            // The world's own tools: a message's details restate its write's.
+            .filter(|g| {
+                let tool = self.model.tools.get(usize::from(g.tool.0));
+                tool.is_some_and(|t| t.kind == agentsim_engine::ToolKind::Write)
+            })
+            .any(|g| g.args.uses(&fact.name))
     }
 
     fn fact_pair(&self, name: &str) -> Option<(agentsim_engine::value::Key, Value)> {

@@ -62,6 +62,21 @@ impl Template {
     pub fn missing_fact(&self, facts: &Value) -> Option<&str> {
         missing(&self.node, facts)
     }
+
+    /// Whether the template puts in the fact `name`.
+    pub fn uses(&self, name: &str) -> bool {
+        uses(&self.node, name)
+    }
+}
+
+fn uses(node: &Node, name: &str) -> bool {
+    match node {
+        Node::Literal(_) => false,
+        Node::Fact(fact) => fact == name,
+        Node::Text(parts) => parts.iter().any(|p| matches!(p, Part::Fact(fact) if fact == name)),
+        Node::List(items) => items.iter().any(|n| uses(n, name)),
+        Node::Map(pairs) => pairs.iter().any(|(_, n)| uses(n, name)),
+    }
 }
 
 fn compile(value: &Value) -> Node {

@@ -77,6 +77,17 @@ pub fn words(text: &str) -> Vec<Word> {
         }
         offset += chunk.len();
     }
+    // A message that is nothing but a name written as code
+    // ("(transfer_to_human_agents)", a tool call leaked into the text) says
+    // nothing in words: it stays one word.
+    if let (Some(first), Some(last)) = (out.first(), out.last())
+        && out.len() > 1
+        && text[first.span.0..last.span.1].split('_').count() == out.len()
+        && !text[first.span.0..last.span.1].contains(char::is_whitespace)
+    {
+        let span = (first.span.0, last.span.1);
+        out = vec![Word { text: text[span.0..span.1].to_lowercase(), span }];
+    }
     out
 }
 
@@ -129,6 +140,19 @@ fn push_word(out: &mut Vec<Word>, chunk: &str, offset: usize, start: usize, end:
         return;
     }
     let s = offset + start + (raw.len() - trimmed_front.len());
+    // A name written as code ("return_delivered_order_items", an agent naming
+    // the tool it will call) reads as its words; an id keeps its underscores
+    // ("credit_card_9513926").
+    if trimmed.contains('_') && !trimmed.contains(|c: char| c.is_ascii_digit()) {
+        let mut at = s;
+        for part in trimmed.split('_') {
+            if !part.is_empty() {
+                out.push(Word { text: part.to_lowercase(), span: (at, at + part.len()) });
+            }
+            at += part.len() + 1;
+        }
+        return;
+    }
     out.push(Word { text: trimmed.to_lowercase(), span: (s, s + trimmed.len()) });
 }
 
@@ -368,6 +392,17 @@ mod tests {
     fn words_keep_amounts_whole_and_drop_punctuation() {
         let ws: Vec<String> = words("Hi -- it's 'A1002', $15.49!").into_iter().map(|w| w.text).collect();
         assert_eq!(ws, vec!["hi", "it's", "a1002", "$15.49"]);
+    }
+
+    #[test]
+    fn a_name_written_as_code_reads_as_words_and_an_id_keeps_its_underscores() {
+        let text = "Shall I call return_delivered_order_items with credit_card_9513926?";
+        let ws = words(text);
+        let texts: Vec<&str> = ws.iter().map(|w| w.text.as_str()).collect();
+        assert_eq!(texts, vec!["shall", "i", "call", "return", "delivered", "order", "items", "with", "credit_card_9513926"]);
+        for w in &ws {
+            assert_eq!(text[w.span.0..w.span.1].to_lowercase(), w.text);
+        }
     }
 
     #[test]
