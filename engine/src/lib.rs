@@ -50,4 +50,4 @@ pub use tool::{
 };
 pub use trajectory::{Digest, DigestChain, Event, EventKind, Metrics, Outcome, RealisedFault, Trajectory};
 pub use value::{Float, Key, Value, ValueKind};
-pub use world::{Minefield, Verdict, World, WorldCx};
+pub use world::{Check, Minefield, Verdict, World, WorldCx};

@@ -519,6 +519,11 @@ impl<'a, E> Sim<'a, E> {
     fn finish<W: World<Event = E>>(mut self, world: &W, end: End, seed: u64) -> Trajectory {
         let verdict = world.judge();
         let state_hash = world.state_hash();
+        let checks = world.checks();
+        assert!(
+            !verdict.success || checks.iter().all(|c| !c.in_reward || c.passed != Some(false)),
+            "a success whose reward basis failed a check: {checks:?}"
+        );
         let (outcome, reason) = classify(&end, &verdict, self.metrics.violations, self.repeat_run);
         self.metrics.virtual_ms = self.now_ms;
         self.metrics.cost_micro_usd = (self.cost_usd * 1e6).round() as u64;
@@ -538,6 +543,7 @@ impl<'a, E> Sim<'a, E> {
             digest,
             events,
             state_hash,
+            checks,
             log_weight: self.tools.log_weight().ln(),
             rule_draws: self.tools.rule_draws().to_vec(),
         }

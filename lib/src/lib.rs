@@ -11,6 +11,7 @@
 #![warn(missing_docs)]
 
 pub mod builtin;
+pub mod checks;
 pub mod compare;
 pub mod cross_entropy;
 pub mod episode;

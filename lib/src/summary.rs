@@ -65,6 +65,10 @@ pub struct Row {
     /// the hash of the final state; the column is absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub state_hash: Option<String>,
+    /// In a world that reports checks (a task's reward basis, see
+    /// [`crate::checks`]), each check's result; the column is absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checks: Option<String>,
     /// In an importance-sampling sweep (`--importance`), the natural log of the
     /// trajectory's likelihood ratio, nominal over sampled, written so that it
     /// reads back exactly; the column is absent otherwise.
@@ -98,6 +102,7 @@ impl Row {
             swarm: None,
             task: None,
             state_hash: t.state_hash.clone(),
+            checks: (!t.checks.is_empty()).then(|| crate::checks::column(&t.checks)),
             log_weight: None,
         }
     }
@@ -213,6 +218,10 @@ pub struct Record {
     pub fault_kinds: Vec<String>,
     /// The log likelihood ratio (0 outside importance sampling).
     pub log_weight: f64,
+    /// The task it ran, in a world with named tasks (when known).
+    pub task: Option<String>,
+    /// The world's checks (empty for a world that reports none).
+    pub checks: Vec<crate::checks::RowCheck>,
 }
 
 impl Record {
@@ -236,6 +245,8 @@ impl Record {
             rejected_calls: u64::from(t.metrics.rejected_calls),
             fault_kinds: t.fault_kinds.iter().map(|f| f.name()).collect(),
             log_weight: t.log_weight,
+            task: None,
+            checks: t.checks.iter().map(crate::checks::RowCheck::of).collect(),
         }
     }
 
@@ -315,8 +326,16 @@ impl Record {
             rejected_calls: number("rejected_calls")?,
             fault_kinds: list("fault_kinds")?,
             log_weight: log_weight(header, row)?,
+            task: optional(header, row, "task")?.map(str::to_string),
+            checks: crate::checks::parse_column(optional(header, row, "checks")?.unwrap_or_default())?,
         })
     }
+}
+
+/// An optional column of a row: `None` when the file has no such column.
+fn optional<'r>(header: &csv::StringRecord, row: &'r csv::StringRecord, name: &str) -> Result<Option<&'r str>, String> {
+    let Some(i) = header.iter().position(|h| h == name) else { return Ok(None) };
+    row.get(i).map(Some).ok_or_else(|| format!("column `{name}` is missing in this row"))
 }
 
 /// The `log_weight` column of a row, 0 when the file has none (a sweep without
@@ -547,6 +566,10 @@ pub struct Summary {
     /// sweep with `--importance` (see [`crate::importance`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub importance: Option<ImportanceSummary>,
+    /// In a world that reports checks (tau2's reward basis): how often each
+    /// passed, over all trajectories and per task.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checks: Option<crate::checks::ChecksSummary>,
     /// Present only when the sweep was interrupted (and so absent from a complete
     /// run's bytes): which seeds the other fields cover.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -680,6 +703,7 @@ pub struct SummaryBuilder {
     /// With trials: per-seed sums of completion, violation and tool fidelity.
     clusters: [ClusterSums; 3],
     seeds_closed: u64,
+    checks: crate::checks::ChecksBuilder,
 }
 
 impl Default for SummaryBuilder {
@@ -718,6 +742,7 @@ impl SummaryBuilder {
             importance: None,
             clusters: [ClusterSums::default(); 3],
             seeds_closed: 0,
+            checks: crate::checks::ChecksBuilder::default(),
         }
     }
 
@@ -819,6 +844,7 @@ impl SummaryBuilder {
             entry.1 += u64::from(r.outcome.is_safe_end());
         }
         self.tokens.push(r.tokens);
+        self.checks.add(&r.checks, r.task.as_deref(), r.outcome == Outcome::Success);
         if self.pass_k.is_some() {
             let hits = [r.outcome == Outcome::Success, r.violations > 0, r.violations == 0 && r.rejected_calls == 0];
             self.count_trial(r.seed, hits);
@@ -892,6 +918,7 @@ impl SummaryBuilder {
             pass_k,
             design_effect,
             importance: self.importance.map(|i| i.finish(n)),
+            checks: self.checks.finish(),
             partial: None,
         }
     }
