@@ -14,6 +14,7 @@ pub mod call;
 pub mod config;
 pub mod corrupt;
 pub mod fault;
+pub mod field_path;
 pub mod fingerprint;
 pub mod hex;
 pub mod inject;

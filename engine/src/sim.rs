@@ -162,7 +162,7 @@ impl<'a, E> Sim<'a, E> {
                 self.now_ms = self.config.horizon_ms;
                 return End::Horizon;
             }
-            debug_assert!(at_ms >= self.now_ms, "time never runs backwards");
+            assert!(at_ms >= self.now_ms, "time never runs backwards");
             self.now_ms = at_ms;
             if self.recorder.count() >= self.config.budgets.events_max {
                 return End::Budget("events");

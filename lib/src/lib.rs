@@ -24,6 +24,7 @@ pub mod load;
 pub mod mcp;
 pub mod persistent;
 pub mod report;
+pub mod rows;
 pub mod runner;
 pub mod shard;
 pub mod shrink;
