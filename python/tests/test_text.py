@@ -199,6 +199,10 @@ def test_a_langgraph_agent_that_talks_in_words_completes_every_tau2_retail_task(
     # Each of tau2's 176 gold writes was agreed in words first (a yes to every proposal, no refusal).
     assert sum(h.startswith(("Yes", "That's correct")) for h in model.heard) == 176
     assert not [h for h in model.heard if h.startswith(("No", "Not quite", "Hmm, no"))]
+    # tau2's communicate_info, judged on the closing's words: said in all 36 tasks that have it.
+    checks = result.summary["checks"]["overall"]
+    assert (checks["communicate"]["passed"]["count"], checks["communicate"]["passed"]["n"]) == (36, 36)
+    assert all(row["checks"].startswith("+db=pass") for row in result.rows)
     module.main(world=world, model=models.Tau2RetailChatModel(data), seeds=range(114), out=tmp_path / "c1",
                 fault_scale=0.0, concurrency=1)
     assert files(tmp_path / "c1") == files(tmp_path / "c8")
