@@ -283,6 +283,11 @@ fn bad_input_is_refused_with_its_file_and_position() {
             "[{\"id\": \"0\", \"user_scenario\": {\"instructions\": {\"reason_for_call\": \"x\"}}, \"evaluation_criteria\": {}},\n {\"id\": \"0\", \"user_scenario\": {\"instructions\": {\"reason_for_call\": \"y\"}}, \"evaluation_criteria\": {}}]",
             "tasks.json:2:3: field `[1].id`: task `0` is declared twice (first as task [0])",
         ),
+        // A reward basis the port cannot judge (tau2's action matching).
+        (
+            "[{\"id\": \"0\", \"user_scenario\": {\"instructions\": {\"reason_for_call\": \"x\"}},\n \"evaluation_criteria\": {\"reward_basis\": [\"DB\", \"ACTION\"]}}]",
+            "tasks.json:2:49: field `[0].evaluation_criteria.reward_basis`: `ACTION` is not supported (DB, COMMUNICATE, NL_ASSERTION)",
+        ),
     ];
     for (tasks, expected) in cases {
         std::fs::write(domain.join("tasks.json"), tasks).unwrap();

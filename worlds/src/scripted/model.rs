@@ -104,8 +104,8 @@ pub struct Task {
     /// The state the gold actions produce, when success compares with it; and
     /// that of the alternative's.
     pub gold_state: Option<(State, Option<State>)>,
-    /// What the agent must tell the user, normalised as it is compared
-    /// (`judge::normalised`).
+    /// What the agent must tell the user, lower-cased (tau2 lower-cases the
+    /// string, and removes commas only from what was said: `judge::normalised`).
     pub communicate: Vec<String>,
     /// How many natural-language assertions the task has (never judged).
     pub nl_assertions: usize,
