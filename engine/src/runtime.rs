@@ -184,32 +184,11 @@ impl<'c> ToolRuntime<'c> {
             realised.push(Fault::Latency { extra_ms: drawn.extra_latency_ms });
         }
         let corruption_draw = rng.next_u64();
-        let chosen = drawn.chosen;
 
-        if let Some(retry_after_ms) = drawn.rate_limited {
-            realised.push(Fault::Error { status: 429, retry_after_ms: Some(retry_after_ms) });
-            let reply = Reply::Error {
-                status: 429,
-                retry_after_ms: Some(retry_after_ms),
-                message: "rate limit exceeded".into(),
-            };
-            return Served::refused(call_number, realised, reply, latency_ms.min(timeout_ms), FaultTag::RateLimited);
+        if let Some(refused) = self.quota_or_session(call, now_ms, call_number, &drawn, latency_ms, &mut realised) {
+            return refused;
         }
-        if spec.def.name == AUTHENTICATE && chosen.is_none() {
-            self.session_expired = false;
-            let token = format!("tok-{call_number}");
-            let body = Value::map([("token", Value::Str(token))]);
-            return self.serve_ok(call, now_ms, latency_ms, body, None).with(call_number, realised, None);
-        }
-        if self.session_expired || matches!(chosen, Some(Fault::AuthExpired)) {
-            if !self.session_expired {
-                // Only the expiry itself: later 401s follow from the session state.
-                realised.push(Fault::AuthExpired);
-            }
-            self.session_expired = true;
-            let reply = Reply::Error { status: 401, retry_after_ms: None, message: "session expired".into() };
-            return Served::refused(call_number, realised, reply, latency_ms.min(timeout_ms), FaultTag::AuthExpired);
-        }
+        let chosen = drawn.chosen;
         if let Some(f) = &chosen
             && !matches!(f, Fault::Latency { .. } | Fault::RateLimit { .. } | Fault::AuthExpired)
         {
@@ -255,6 +234,62 @@ impl<'c> ToolRuntime<'c> {
                 injected: None,
             },
         }
+    }
+
+    /// The answers that come before the world's: a rate limit's 429, the
+    /// session token of `authenticate`, an expired session's 401.
+    fn quota_or_session(
+        &mut self,
+        call: &ToolCall,
+        now_ms: TimeMs,
+        call_number: u64,
+        drawn: &Drawn,
+        latency_ms: TimeMs,
+        realised: &mut Vec<Fault>,
+    ) -> Option<Served> {
+        let spec = self.catalog.spec(call.tool);
+        let timeout_ms = spec.config.timeout_ms;
+        if let Some(retry_after_ms) = drawn.rate_limited {
+            realised.push(Fault::Error { status: 429, retry_after_ms: Some(retry_after_ms) });
+            let reply = Reply::Error {
+                status: 429,
+                retry_after_ms: Some(retry_after_ms),
+                message: "rate limit exceeded".into(),
+            };
+            return Some(Served::refused(
+                call_number,
+                std::mem::take(realised),
+                reply,
+                latency_ms.min(timeout_ms),
+                FaultTag::RateLimited,
+            ));
+        }
+        if spec.def.name == AUTHENTICATE && drawn.chosen.is_none() {
+            self.session_expired = false;
+            let token = format!("tok-{call_number}");
+            let body = Value::map([("token", Value::Str(token))]);
+            return Some(self.serve_ok(call, now_ms, latency_ms, body, None).with(
+                call_number,
+                std::mem::take(realised),
+                None,
+            ));
+        }
+        if self.session_expired || matches!(drawn.chosen, Some(Fault::AuthExpired)) {
+            if !self.session_expired {
+                // Only the expiry itself: later 401s follow from the session state.
+                realised.push(Fault::AuthExpired);
+            }
+            self.session_expired = true;
+            let reply = Reply::Error { status: 401, retry_after_ms: None, message: "session expired".into() };
+            return Some(Served::refused(
+                call_number,
+                std::mem::take(realised),
+                reply,
+                latency_ms.min(timeout_ms),
+                FaultTag::AuthExpired,
+            ));
+        }
+        None
     }
 
     /// What the rules, then the explicit schedule, then the trace decide for
