@@ -11,6 +11,8 @@
 //! never held is the minefield `told_wrong_value`, and a refund told is what
 //! the customer was told (the `customer_told` milestone, contextual accuracy).
 
+use std::rc::Rc;
+
 use agentsim_engine::{Message, Value, WorldCx};
 
 use super::{DeskEvent, Persona, SupportDesk, WHOLE_ORDER};
@@ -40,8 +42,21 @@ impl SupportDesk<'_> {
         }
     }
 
-    /// The customer's facts about what it wants now.
-    fn facts(&self) -> Vec<Fact> {
+    /// The customer's facts about what it wants now, made once per request:
+    /// the request changes only on a change of mind, and the text channel reads
+    /// every message against them.
+    fn facts(&mut self) -> Rc<[Fact]> {
+        match &self.facts {
+            Some((target, facts)) if *target == self.target => Rc::clone(facts),
+            _ => {
+                let facts: Rc<[Fact]> = self.make_facts().into();
+                self.facts = Some((self.target.clone(), Rc::clone(&facts)));
+                facts
+            }
+        }
+    }
+
+    fn make_facts(&self) -> Vec<Fact> {
         let t = &self.target;
         let c = &self.config.customers[self.customer];
         vec![
