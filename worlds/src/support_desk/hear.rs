@@ -16,6 +16,7 @@ use std::rc::Rc;
 use agentsim_engine::{Message, Value, WorldCx};
 
 use super::{DeskEvent, Persona, SupportDesk, WHOLE_ORDER};
+use crate::talk::scan::Word;
 use crate::talk::voice::{Style, Voice};
 use crate::talk::{self, Fact, FactValue, Intent, Lexicon, Reading, money_text};
 
@@ -108,12 +109,13 @@ impl SupportDesk<'_> {
             return;
         }
         let facts = self.facts();
-        let reading = talk::read(text, &facts, self.lexicon());
+        let ws = talk::scan::words(text);
+        let reading = talk::read_scanned(text, &ws, &facts, self.lexicon());
         let at = self.reply_at(cx.now_ms);
         let reply = match reading.intent {
             Intent::Ask => self.answer_question(&reading, &facts),
             Intent::Propose => self.answer_proposal(&reading, &facts, cx),
-            Intent::Tell => self.judge_statement(text, &reading, &facts, cx),
+            Intent::Tell => self.judge_statement(text, &ws, &reading, &facts, cx),
             Intent::SmallTalk => {
                 let (request, content) = (self.request_text(), self.request(&self.target));
                 self.voice().small_talk_reply(&request, content)
@@ -192,6 +194,7 @@ impl SupportDesk<'_> {
     fn judge_statement(
         &mut self,
         text: &str,
+        ws: &[Word],
         reading: &Reading,
         facts: &[Fact],
         cx: &mut WorldCx<'_, DeskEvent>,
@@ -208,7 +211,7 @@ impl SupportDesk<'_> {
             }
         }
         if reading.done
-            && let Some(cents) = refund_told(text)
+            && let Some(cents) = refund_told(text, ws)
         {
             self.told_cents.push((now_ms, cents));
             if self.progress.has("refunded") && cents == self.amount_cents(&self.target) {
@@ -246,10 +249,11 @@ impl SupportDesk<'_> {
 }
 
 /// The amount a closing says was refunded: in a sentence that says something
-/// was done, the amount written closest to a refund word.
-fn refund_told(text: &str) -> Option<i64> {
+/// was done, the amount written closest to a refund word. `ws` are the
+/// text's words, read already.
+fn refund_told(text: &str, ws: &[Word]) -> Option<i64> {
     let mut best: Option<(usize, i64)> = None;
-    for sentence in talk::intent::sentences(text) {
+    for sentence in talk::intent::sentences_of(text, ws) {
         if !talk::intent::says_done(&sentence.words) {
             continue;
         }

@@ -140,7 +140,10 @@ impl Fact {
 /// is a wrong value, not an unknown word.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Lexicon {
-    names: Vec<(String, String)>,
+    /// Per fact, its known names in the order added: one `String` per name,
+    /// and a fact's names found without comparing every entry's fact (a world
+    /// makes its lexicon for every trajectory that talks).
+    names: Vec<(String, Vec<String>)>,
 }
 
 impl Lexicon {
@@ -152,19 +155,30 @@ impl Lexicon {
     /// Adds `name` as a known value of the fact called `fact`.
     pub fn add(&mut self, fact: &str, name: &str) {
         let name = scan::lower(name.trim());
-        if !name.is_empty() && !self.names.iter().any(|(f, n)| f == fact && *n == name) {
-            self.names.push((fact.to_string(), name));
+        if name.is_empty() {
+            return;
+        }
+        let at = match self.names.iter().position(|(f, _)| f == fact) {
+            Some(at) => at,
+            None => {
+                self.names.push((fact.to_string(), Vec::new()));
+                self.names.len() - 1
+            }
+        };
+        let names = &mut self.names[at].1;
+        if !names.contains(&name) {
+            names.push(name);
         }
     }
 
     fn of<'a>(&'a self, fact: &'a str) -> impl Iterator<Item = &'a str> + 'a {
-        self.names.iter().filter(move |(f, _)| f == fact).map(|(_, n)| n.as_str())
+        self.names.iter().filter(move |(f, _)| f == fact).flat_map(|(_, ns)| ns.iter().map(String::as_str))
     }
 
     /// For each word of `ws`, whether it is part of a known name.
     fn covered(&self, ws: &[Word]) -> Vec<bool> {
         let mut covered = vec![false; ws.len()];
-        for (_, name) in &self.names {
+        for name in self.names.iter().flat_map(|(_, ns)| ns) {
             let len = name.split_whitespace().count();
             for at in phrase_positions(ws, name) {
                 covered[at..at + len].iter_mut().for_each(|c| *c = true);
@@ -239,16 +253,22 @@ impl Reading {
 
 /// Reads `text` against the user's `facts`, with the world's `lexicon`.
 pub fn read(text: &str, facts: &[Fact], lexicon: &Lexicon) -> Reading {
-    let ws = scan::words(text);
-    let found = scan::values_of(text, &ws);
-    let sentences = intent::sentences_of(text, &ws);
-    let (mut stated, unplaced) = place(text, &ws, &found, facts);
-    stated.extend(names(&ws, facts, lexicon));
+    read_scanned(text, &scan::words(text), facts, lexicon)
+}
+
+/// [`read`] of `text` already cut into its words `ws` (`scan::words(text)`):
+/// for a user that reads the words again afterwards (a closing's amount), so
+/// that the message is scanned once.
+pub fn read_scanned(text: &str, ws: &[Word], facts: &[Fact], lexicon: &Lexicon) -> Reading {
+    let found = scan::values_of(text, ws);
+    let sentences = intent::sentences_of(text, ws);
+    let (mut stated, unplaced) = place(text, ws, &found, facts);
+    stated.extend(names(ws, facts, lexicon));
     stated.sort_by_cached_key(|s| text.find(&s.written).unwrap_or(usize::MAX));
     // A value counts when it is about a fact, or is money or a date: a bare
     // number of no fact's shape ("404") states nothing.
     let has_values = !stated.is_empty() || found.iter().any(|f| !matches!(f.value, Written::Token(_)));
-    let intent = intent::classify(text, &ws, &sentences, facts, has_values);
+    let intent = intent::classify(text, ws, &sentences, facts, has_values);
     let mut asked = match intent {
         Intent::Ask => intent::asked(text, &sentences, facts, lexicon),
         _ => Vec::new(),
@@ -256,7 +276,7 @@ pub fn read(text: &str, facts: &[Fact], lexicon: &Lexicon) -> Reading {
     // A fact the message states is not asked for ("For order #W2378156, which
     // payment method?").
     asked.retain(|&i| !stated.iter().any(|s| s.fact == i));
-    Reading { intent, asked, stated, unplaced, acts: intent::names_action(&ws), done: intent::says_done(&ws) }
+    Reading { intent, asked, stated, unplaced, acts: intent::names_action(ws), done: intent::says_done(ws) }
 }
 
 /// Letters before the digits, upper-cased (a leading `#` dropped), and the count
@@ -410,7 +430,7 @@ fn names(ws: &[Word], facts: &[Fact], lexicon: &Lexicon) -> Vec<Stated> {
     let mut out = Vec::new();
     for (i, fact) in facts.iter().enumerate() {
         let FactValue::Name(value) = &fact.value else { continue };
-        let value = value.to_lowercase();
+        let value = scan::lower(value);
         // A name offered as one of alternatives ("the keyboard or the monitor?")
         // is not stated.
         let stated_at = |name: &str| {

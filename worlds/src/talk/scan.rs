@@ -105,6 +105,9 @@ pub fn words(text: &str) -> Vec<Word> {
 /// An email address that makes up `chunk` (punctuation around it aside): one
 /// word, dots and all.
 fn email_in(chunk: &str) -> Option<&str> {
+    if !chunk.as_bytes().contains(&b'@') {
+        return None;
+    }
     let trimmed = chunk.trim_matches(|c: char| !c.is_alphanumeric());
     let (user, domain) = trimmed.split_once('@')?;
     let ok = |part: &str| {
@@ -115,6 +118,9 @@ fn email_in(chunk: &str) -> Option<&str> {
 
 /// The words of one whitespace-free chunk starting at byte `offset`.
 fn words_in(chunk: &str, offset: usize, out: &mut Vec<Word>) {
+    if chunk.is_ascii() {
+        return ascii_words_in(chunk, offset, out);
+    }
     let bytes = chunk.as_bytes();
     let mut start: Option<usize> = None;
     let mut chars = chunk.char_indices().peekable();
@@ -126,6 +132,33 @@ fn words_in(chunk: &str, offset: usize, out: &mut Vec<Word>) {
             && bytes[i - 1].is_ascii_digit()
             && next.is_some_and(|n| n.is_ascii_digit());
         let part = c.is_alphanumeric() || matches!(c, '#' | '-' | '_' | '\'' | '$' | '€') || inner_sep;
+        match (part, start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                push_word(out, chunk, offset, s, i);
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        push_word(out, chunk, offset, s, chunk.len());
+    }
+}
+
+/// [`words_in`] of an ASCII chunk, byte by byte: the same rules, for which an
+/// ASCII character is alphanumeric exactly when its byte is (nearly every chunk
+/// of every message is ASCII).
+fn ascii_words_in(chunk: &str, offset: usize, out: &mut Vec<Word>) {
+    let bytes = chunk.as_bytes();
+    let mut start: Option<usize> = None;
+    for (i, &c) in bytes.iter().enumerate() {
+        let inner_sep = (c == b'.' || c == b',')
+            && start.is_some()
+            && i > 0
+            && bytes[i - 1].is_ascii_digit()
+            && bytes.get(i + 1).is_some_and(u8::is_ascii_digit);
+        let part = c.is_ascii_alphanumeric() || matches!(c, b'#' | b'-' | b'_' | b'\'' | b'$') || inner_sep;
         match (part, start) {
             (true, None) => start = Some(i),
             (false, Some(s)) => {
