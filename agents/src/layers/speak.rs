@@ -96,7 +96,9 @@ pub fn words(def: &ToolDef, kind: &str, args: &Value) -> Option<String> {
         if name == "details" {
             out.push_str(&details(def, args));
         } else {
-            out.push_str(&args.get(name).map(|v| shown(name, v)).unwrap_or_default());
+            if let Some(v) = args.get(name) {
+                shown_into(&mut out, name, v);
+            }
         }
         rest = &rest[open + close + 1..];
     }
@@ -152,6 +154,24 @@ fn sent_body(def: &ToolDef) -> Value {
         }
     }
     body
+}
+
+/// [`shown`] written into `out`: a template's money and names are written
+/// where they stand, without a `String` of their own (a message is said on
+/// every turn of every trajectory that talks).
+fn shown_into(out: &mut String, name: &str, value: &Value) {
+    use std::fmt::Write as _;
+    match value {
+        Value::Int(c) if name.ends_with("_cents") => {
+            let sign = if *c < 0 { "-" } else { "" };
+            let _ = write!(out, "{sign}${}.{:02}", c.unsigned_abs() / 100, c.unsigned_abs() % 100);
+        }
+        Value::Str(s) if s.contains('_') && !s.contains(|c: char| c.is_ascii_digit()) => {
+            out.extend(s.chars().map(|c| if c == '_' { ' ' } else { c }));
+        }
+        Value::Str(s) => out.push_str(s),
+        other => out.push_str(&shown(name, other)),
+    }
 }
 
 fn shown(name: &str, value: &Value) -> String {

@@ -11,9 +11,12 @@
 //! never held is the minefield `told_wrong_value`, and a refund told is what
 //! the customer was told (the `customer_told` milestone, contextual accuracy).
 
+use std::rc::Rc;
+
 use agentsim_engine::{Message, Value, WorldCx};
 
 use super::{DeskEvent, Persona, SupportDesk, WHOLE_ORDER};
+use crate::talk::scan::Word;
 use crate::talk::voice::{Style, Voice};
 use crate::talk::{self, Fact, FactValue, Intent, Lexicon, Reading, money_text};
 
@@ -40,8 +43,21 @@ impl SupportDesk<'_> {
         }
     }
 
-    /// The customer's facts about what it wants now.
-    fn facts(&self) -> Vec<Fact> {
+    /// The customer's facts about what it wants now, made once per request:
+    /// the request changes only on a change of mind, and the text channel reads
+    /// every message against them.
+    fn facts(&mut self) -> Rc<[Fact]> {
+        match &self.facts {
+            Some((target, facts)) if *target == self.target => Rc::clone(facts),
+            _ => {
+                let facts: Rc<[Fact]> = self.make_facts().into();
+                self.facts = Some((self.target.clone(), Rc::clone(&facts)));
+                facts
+            }
+        }
+    }
+
+    fn make_facts(&self) -> Vec<Fact> {
         let t = &self.target;
         let c = &self.config.customers[self.customer];
         vec![
@@ -93,12 +109,13 @@ impl SupportDesk<'_> {
             return;
         }
         let facts = self.facts();
-        let reading = talk::read(text, &facts, self.lexicon());
+        let ws = talk::scan::words(text);
+        let reading = talk::read_scanned(text, &ws, &facts, self.lexicon());
         let at = self.reply_at(cx.now_ms);
         let reply = match reading.intent {
             Intent::Ask => self.answer_question(&reading, &facts),
             Intent::Propose => self.answer_proposal(&reading, &facts, cx),
-            Intent::Tell => self.judge_statement(text, &reading, &facts, cx),
+            Intent::Tell => self.judge_statement(text, &ws, &reading, &facts, cx),
             Intent::SmallTalk => {
                 let (request, content) = (self.request_text(), self.request(&self.target));
                 self.voice().small_talk_reply(&request, content)
@@ -177,6 +194,7 @@ impl SupportDesk<'_> {
     fn judge_statement(
         &mut self,
         text: &str,
+        ws: &[Word],
         reading: &Reading,
         facts: &[Fact],
         cx: &mut WorldCx<'_, DeskEvent>,
@@ -193,7 +211,7 @@ impl SupportDesk<'_> {
             }
         }
         if reading.done
-            && let Some(cents) = refund_told(text)
+            && let Some(cents) = refund_told(text, ws)
         {
             self.told_cents.push((now_ms, cents));
             if self.progress.has("refunded") && cents == self.amount_cents(&self.target) {
@@ -231,10 +249,11 @@ impl SupportDesk<'_> {
 }
 
 /// The amount a closing says was refunded: in a sentence that says something
-/// was done, the amount written closest to a refund word.
-fn refund_told(text: &str) -> Option<i64> {
+/// was done, the amount written closest to a refund word. `ws` are the
+/// text's words, read already.
+fn refund_told(text: &str, ws: &[Word]) -> Option<i64> {
     let mut best: Option<(usize, i64)> = None;
-    for sentence in talk::intent::sentences(text) {
+    for sentence in talk::intent::sentences_of(text, ws) {
         if !talk::intent::says_done(&sentence.words) {
             continue;
         }

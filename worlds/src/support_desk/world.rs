@@ -116,6 +116,9 @@ pub struct SupportDesk<'c> {
     voice: Option<Voice>,
     /// The names the customer knows, made on the first text it reads.
     lexicon: Option<crate::talk::Lexicon>,
+    /// The customer's facts and the request they were made for: made anew only
+    /// when the request changes (a change of mind), not for every text read.
+    facts: Option<(Target, std::rc::Rc<[crate::talk::Fact]>)>,
 }
 
 impl<'c> SupportDesk<'c> {
@@ -182,6 +185,7 @@ impl<'c> SupportDesk<'c> {
             left_at_ms: None,
             voice: None,
             lexicon: None,
+            facts: None,
         }
     }
 

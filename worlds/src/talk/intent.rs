@@ -16,6 +16,8 @@
 //!    greetings and thanks alone are *small talk*; anything else is not
 //!    followed (*unclear*).
 
+use std::borrow::Cow;
+
 use super::scan::Word;
 use super::{Fact, has_phrase};
 
@@ -240,15 +242,17 @@ const REQUESTS: &[&str] = &[
 
 /// A sentence: its words and whether it ends with `?`.
 #[derive(Clone, Debug)]
-pub struct Sentence {
-    /// The words, lower case.
-    pub words: Vec<Word>,
+pub struct Sentence<'a> {
+    /// The words, lower case: scanned from the sentence ([`sentences`], spans
+    /// into the sentence), or the message's own words ([`sentences_of`], spans
+    /// into the message).
+    pub words: Cow<'a, [Word]>,
     /// Whether it ends with a question mark.
     pub question: bool,
 }
 
 /// Cuts `text` into sentences (rule 1).
-pub fn sentences(text: &str) -> Vec<Sentence> {
+pub fn sentences(text: &str) -> Vec<Sentence<'static>> {
     let mut out = Vec::new();
     let bytes = text.as_bytes();
     let mut start = 0;
@@ -267,8 +271,49 @@ pub fn sentences(text: &str) -> Vec<Sentence> {
     out
 }
 
-fn push_sentence(out: &mut Vec<Sentence>, text: &str, question: bool) {
-    let words = super::scan::words(text);
+/// [`sentences`] of `text` already cut into its [`super::scan::words`] `ws`:
+/// each sentence borrows its words from `ws` (their spans are into `text`)
+/// instead of scanning its text again.
+/// They are the words a scan of the sentence finds whenever the text holds no
+/// `@` (an email is read from a whole chunk between spaces, and a chunk may
+/// hold a sentence's end), no `_` (a message that is nothing but a code name is
+/// read as one word, and so would a sentence be) and is not cut for its length:
+/// otherwise the sentences are scanned as [`sentences`] does.
+pub fn sentences_of<'a>(text: &str, ws: &'a [Word]) -> Vec<Sentence<'a>> {
+    if text.len() > super::scan::SCAN_BYTES_MAX || text.contains(['@', '_']) {
+        return sentences(text);
+    }
+    let mut out = Vec::new();
+    let bytes = text.as_bytes();
+    let mut next = 0;
+    // A sentence's end mark is never part of a word, so each word lies inside
+    // one sentence, and the words of a sentence are the next ones in `ws`.
+    let mut take = |end: usize, question: bool, out: &mut Vec<Sentence<'a>>| {
+        let from = next;
+        while next < ws.len() && ws[next].span.1 <= end {
+            next += 1;
+        }
+        push_words(out, Cow::Borrowed(&ws[from..next]), question);
+    };
+    for (i, c) in text.char_indices() {
+        let end = match c {
+            '?' | '!' | '\n' => true,
+            '.' => bytes.get(i + 1).is_none_or(|b| b.is_ascii_whitespace()),
+            _ => false,
+        };
+        if end {
+            take(i, c == '?', &mut out);
+        }
+    }
+    take(text.len(), false, &mut out);
+    out
+}
+
+fn push_sentence(out: &mut Vec<Sentence<'static>>, text: &str, question: bool) {
+    push_words(out, Cow::Owned(super::scan::words(text)), question);
+}
+
+fn push_words<'a>(out: &mut Vec<Sentence<'a>>, words: Cow<'a, [Word]>, question: bool) {
     if !words.is_empty() {
         out.push(Sentence { words, question });
     } else if question && let Some(last) = out.last_mut() {
@@ -277,25 +322,110 @@ fn push_sentence(out: &mut Vec<Sentence>, text: &str, question: bool) {
     }
 }
 
+/// A word's bits in the rule-word table ([`Word::rules`]): which of the
+/// reader's lists hold it as a one-word phrase, and which lists have a phrase
+/// that starts with it. Each word of a message is looked up once, when it is
+/// scanned; the rules then test bits instead of comparing strings.
+pub(crate) mod rule {
+    /// A one-word phrase of [`super::ACTIONS`].
+    pub const ACTION: u16 = 1;
+    /// A one-word phrase of [`super::DONE`].
+    pub const DONE: u16 = 1 << 1;
+    /// A one-word phrase of [`super::SMALL_TALK`].
+    pub const SMALL_TALK: u16 = 1 << 2;
+    /// The first word of a phrase of [`super::CONSENT`].
+    pub const CONSENT_FIRST: u16 = 1 << 3;
+    /// The first word of a phrase of [`super::STATE_YOUR`].
+    pub const STATE_YOUR_FIRST: u16 = 1 << 4;
+    /// The first word of a phrase of [`super::SMALL_TALK_QUESTIONS`].
+    pub const SMALL_TALK_QUESTION_FIRST: u16 = 1 << 5;
+    /// The first word of a phrase of [`super::REQUESTS`].
+    pub const REQUEST_FIRST: u16 = 1 << 6;
+    /// A word that says "not" before a done word (`not`, `hasn't`, ...).
+    pub const NEGATION: u16 = 1 << 7;
+}
+
+/// Words that turn a done word that follows them into its opposite.
+const NEGATIONS: &[&str] = &["not", "no", "never", "isn't", "hasn't", "haven't", "wasn't", "won't", "can't", "cannot"];
+
+/// FNV-1a: the rule-word table hashes short words, for which SipHash's setup
+/// costs more than the look-up (the table is fixed, so no key is chosen by an
+/// adversary).
+#[derive(Default)]
+struct Fnv(u64);
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
+        for &b in bytes {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+type RuleTable = std::collections::HashMap<&'static str, u16, std::hash::BuildHasherDefault<Fnv>>;
+
+/// Every word the rules name, with its [`rule`] bits.
+static RULE_WORDS: std::sync::LazyLock<RuleTable> = std::sync::LazyLock::new(|| {
+    let mut table = RuleTable::default();
+    let one_word =
+        [(ACTIONS, rule::ACTION), (DONE, rule::DONE), (SMALL_TALK, rule::SMALL_TALK), (NEGATIONS, rule::NEGATION)];
+    for (list, bit) in one_word {
+        for phrase in list {
+            let mut parts = phrase.split_whitespace();
+            if let (Some(word), None) = (parts.next(), parts.next()) {
+                *table.entry(word).or_default() |= bit;
+            }
+        }
+    }
+    let firsts = [
+        (CONSENT, rule::CONSENT_FIRST),
+        (STATE_YOUR, rule::STATE_YOUR_FIRST),
+        (SMALL_TALK_QUESTIONS, rule::SMALL_TALK_QUESTION_FIRST),
+        (REQUESTS, rule::REQUEST_FIRST),
+    ];
+    for (list, bit) in firsts {
+        for first in list.iter().filter_map(|p| p.split_whitespace().next()) {
+            *table.entry(first).or_default() |= bit;
+        }
+    }
+    table
+});
+
+/// The [`rule`] bits of a lower-case word (0 for a word no rule names).
+pub(crate) fn rules_of(word: &str) -> u16 {
+    RULE_WORDS.get(word).copied().unwrap_or(0)
+}
+
 /// A list of phrases split into words once and sorted by their first word, so
-/// that finding any of them in a message looks up each word instead of
-/// trying every phrase at every word (the reader's rules run on every message
-/// of every trajectory that talks).
+/// that finding any of them in a message tries only the words that start one
+/// (their `first` bit) instead of every phrase at every word (the reader's
+/// rules run on every message of every trajectory that talks).
 struct PhraseSet {
     phrases: Vec<Vec<&'static str>>,
+    /// The [`rule`] bit of the words that start a phrase of the set.
+    first: u16,
 }
 
 impl PhraseSet {
-    fn new(list: &'static [&'static str]) -> Self {
+    fn new(list: &'static [&'static str], first: u16) -> Self {
         let mut phrases: Vec<Vec<&'static str>> = list.iter().map(|p| p.split_whitespace().collect()).collect();
         phrases.retain(|p| !p.is_empty());
         phrases.sort();
-        Self { phrases }
+        Self { phrases, first }
     }
 
     /// Whether any phrase of the set stands in `ws`.
     fn any_in(&self, ws: &[Word]) -> bool {
         (0..ws.len()).any(|at| {
+            if ws[at].rules & self.first == 0 {
+                return false;
+            }
             let first = ws[at].text.as_str();
             let from = self.phrases.partition_point(|p| p[0] < first);
             self.phrases[from..]
@@ -304,43 +434,28 @@ impl PhraseSet {
                 .any(|p| p.len() <= ws.len() - at && p.iter().zip(&ws[at..]).all(|(part, w)| w.text == *part))
         })
     }
-
-    /// Whether `word` is one of the set's one-word phrases.
-    fn has_word(&self, word: &str) -> bool {
-        let from = self.phrases.partition_point(|p| p[0] < word);
-        self.phrases[from..].iter().take_while(|p| p[0] == word).any(|p| p.len() == 1)
-    }
 }
 
 macro_rules! phrase_set {
-    ($name:ident, $list:ident) => {
-        static $name: std::sync::LazyLock<PhraseSet> = std::sync::LazyLock::new(|| PhraseSet::new($list));
+    ($name:ident, $list:ident, $first:expr) => {
+        static $name: std::sync::LazyLock<PhraseSet> = std::sync::LazyLock::new(|| PhraseSet::new($list, $first));
     };
 }
-phrase_set!(CONSENT_SET, CONSENT);
-phrase_set!(ACTION_SET, ACTIONS);
-phrase_set!(DONE_SET, DONE);
-phrase_set!(SMALL_TALK_SET, SMALL_TALK);
-phrase_set!(SMALL_TALK_QUESTION_SET, SMALL_TALK_QUESTIONS);
-phrase_set!(REQUEST_SET, REQUESTS);
-phrase_set!(STATE_YOUR_SET, STATE_YOUR);
+phrase_set!(CONSENT_SET, CONSENT, rule::CONSENT_FIRST);
+phrase_set!(SMALL_TALK_QUESTION_SET, SMALL_TALK_QUESTIONS, rule::SMALL_TALK_QUESTION_FIRST);
+phrase_set!(REQUEST_SET, REQUESTS, rule::REQUEST_FIRST);
+phrase_set!(STATE_YOUR_SET, STATE_YOUR, rule::STATE_YOUR_FIRST);
 
 /// Whether the words name an action.
 pub fn names_action(ws: &[Word]) -> bool {
-    ws.iter().any(|w| ACTION_SET.has_word(&w.text))
+    ws.iter().any(|w| w.rules & rule::ACTION != 0)
 }
 
 /// Whether the words say something was done. "Not" or "no" before it says the
 /// opposite, and a question asks rather than says.
 pub fn says_done(ws: &[Word]) -> bool {
     ws.iter().enumerate().any(|(i, w)| {
-        DONE_SET.has_word(&w.text)
-            && !ws[i.saturating_sub(3)..i].iter().any(|p| {
-                matches!(
-                    p.text.as_str(),
-                    "not" | "no" | "never" | "isn't" | "hasn't" | "haven't" | "wasn't" | "won't" | "can't" | "cannot"
-                )
-            })
+        w.rules & rule::DONE != 0 && !ws[i.saturating_sub(3)..i].iter().any(|p| p.rules & rule::NEGATION != 0)
     })
 }
 
@@ -349,13 +464,13 @@ fn names_fact(ws: &[Word], facts: &[Fact]) -> bool {
 }
 
 /// What `text` does (rules 2 and 3).
-pub fn classify(text: &str, ws: &[Word], sentences: &[Sentence], facts: &[Fact], has_values: bool) -> Intent {
+pub fn classify(text: &str, ws: &[Word], sentences: &[Sentence<'_>], facts: &[Fact], has_values: bool) -> Intent {
     if ws.is_empty() || text.trim().is_empty() {
         return Intent::Unclear;
     }
     let acts = names_action(ws) || says_done(ws);
     if let Some(q) = sentences.iter().rev().find(|s| s.question) {
-        let statements: Vec<&Sentence> = sentences.iter().filter(|s| !s.question).collect();
+        let statements: Vec<&Sentence<'_>> = sentences.iter().filter(|s| !s.question).collect();
         if STATE_YOUR_SET.any_in(&q.words) && names_fact(&q.words, facts) {
             return Intent::Ask;
         }
@@ -377,7 +492,7 @@ pub fn classify(text: &str, ws: &[Word], sentences: &[Sentence], facts: &[Fact],
     if acts || has_values {
         return Intent::Tell;
     }
-    if ws.iter().all(|w| SMALL_TALK_SET.has_word(&w.text)) {
+    if ws.iter().all(|w| w.rules & rule::SMALL_TALK != 0) {
         return Intent::SmallTalk;
     }
     Intent::Unclear
@@ -389,7 +504,7 @@ pub fn classify(text: &str, ws: &[Word], sentences: &[Sentence], facts: &[Fact],
 /// before it names. An alias after `that`, `this`, `same` or another's
 /// possessive (`mother's`, `his`) names something else, and an alias inside a
 /// name the world knows (`whole order`) is that name.
-pub fn asked(text: &str, sentences: &[Sentence], facts: &[Fact], lexicon: &super::Lexicon) -> Vec<usize> {
+pub fn asked(text: &str, sentences: &[Sentence<'_>], facts: &[Fact], lexicon: &super::Lexicon) -> Vec<usize> {
     let all;
     let last = sentences.iter().rposition(|s| s.question);
     let ws: &[Word] = match last {
@@ -415,7 +530,7 @@ fn named(ws: &[Word], facts: &[Fact], lexicon: &super::Lexicon) -> Vec<usize> {
     (0..facts.len())
         .filter(|&i| {
             facts[i].aliases.iter().any(|alias| {
-                super::phrase_starts(ws, alias).into_iter().any(|at| {
+                super::phrase_positions(ws, alias).any(|at| {
                     let before = |k: usize| at.checked_sub(k).map(|j| ws[j].text.as_str());
                     let elsewhere = |w: Option<&str>| {
                         w.is_some_and(|w| {

@@ -102,10 +102,23 @@ impl Fact {
     /// `email`; `zip` by `zip`. Add more with [`Fact::alias`].
     pub fn new(name: &str, value: FactValue) -> Self {
         let spaced = name.replace('_', " ");
-        let mut aliases = vec![name.to_lowercase(), spaced.to_lowercase()];
+        let mut aliases = Vec::with_capacity(6);
+        aliases.extend([scan::lower(name), scan::lower(&spaced)]);
         if let Some(stem) = spaced.strip_suffix(" id") {
             for suffix in [" number", " #", " no", ""] {
-                aliases.push(format!("{stem}{suffix}").to_lowercase());
+                // Built in one allocation: facts are made for every
+                // trajectory that talks.
+                let mut alias = String::with_capacity(stem.len() + suffix.len());
+                alias.push_str(stem);
+                alias.push_str(suffix);
+                aliases.push(if alias.is_ascii() {
+                    {
+                        alias.make_ascii_lowercase();
+                        alias
+                    }
+                } else {
+                    scan::lower(&alias)
+                });
             }
         }
         aliases.dedup();
@@ -114,7 +127,7 @@ impl Fact {
 
     /// Adds a phrase that names this fact.
     pub fn alias(mut self, phrase: &str) -> Self {
-        let phrase = phrase.trim().to_lowercase();
+        let phrase = scan::lower(phrase.trim());
         if !phrase.is_empty() && !self.aliases.contains(&phrase) {
             self.aliases.push(phrase);
         }
@@ -127,7 +140,10 @@ impl Fact {
 /// is a wrong value, not an unknown word.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Lexicon {
-    names: Vec<(String, String)>,
+    /// Per fact, its known names in the order added: one `String` per name,
+    /// and a fact's names found without comparing every entry's fact (a world
+    /// makes its lexicon for every trajectory that talks).
+    names: Vec<(String, Vec<String>)>,
 }
 
 impl Lexicon {
@@ -138,22 +154,33 @@ impl Lexicon {
 
     /// Adds `name` as a known value of the fact called `fact`.
     pub fn add(&mut self, fact: &str, name: &str) {
-        let name = name.trim().to_lowercase();
-        if !name.is_empty() && !self.names.iter().any(|(f, n)| f == fact && *n == name) {
-            self.names.push((fact.to_string(), name));
+        let name = scan::lower(name.trim());
+        if name.is_empty() {
+            return;
+        }
+        let at = match self.names.iter().position(|(f, _)| f == fact) {
+            Some(at) => at,
+            None => {
+                self.names.push((fact.to_string(), Vec::new()));
+                self.names.len() - 1
+            }
+        };
+        let names = &mut self.names[at].1;
+        if !names.contains(&name) {
+            names.push(name);
         }
     }
 
     fn of<'a>(&'a self, fact: &'a str) -> impl Iterator<Item = &'a str> + 'a {
-        self.names.iter().filter(move |(f, _)| f == fact).map(|(_, n)| n.as_str())
+        self.names.iter().filter(move |(f, _)| f == fact).flat_map(|(_, ns)| ns.iter().map(String::as_str))
     }
 
     /// For each word of `ws`, whether it is part of a known name.
     fn covered(&self, ws: &[Word]) -> Vec<bool> {
         let mut covered = vec![false; ws.len()];
-        for (_, name) in &self.names {
+        for name in self.names.iter().flat_map(|(_, ns)| ns) {
             let len = name.split_whitespace().count();
-            for at in phrase_starts(ws, name) {
+            for at in phrase_positions(ws, name) {
                 covered[at..at + len].iter_mut().for_each(|c| *c = true);
             }
         }
@@ -226,16 +253,22 @@ impl Reading {
 
 /// Reads `text` against the user's `facts`, with the world's `lexicon`.
 pub fn read(text: &str, facts: &[Fact], lexicon: &Lexicon) -> Reading {
-    let ws = scan::words(text);
-    let found = scan::values_of(text, &ws);
-    let sentences = intent::sentences(text);
-    let (mut stated, unplaced) = place(text, &ws, &found, facts);
-    stated.extend(names(&ws, facts, lexicon));
-    stated.sort_by_key(|s| text.find(&s.written).unwrap_or(usize::MAX));
+    read_scanned(text, &scan::words(text), facts, lexicon)
+}
+
+/// [`read`] of `text` already cut into its words `ws` (`scan::words(text)`):
+/// for a user that reads the words again afterwards (a closing's amount), so
+/// that the message is scanned once.
+pub fn read_scanned(text: &str, ws: &[Word], facts: &[Fact], lexicon: &Lexicon) -> Reading {
+    let found = scan::values_of(text, ws);
+    let sentences = intent::sentences_of(text, ws);
+    let (mut stated, unplaced) = place(text, ws, &found, facts);
+    stated.extend(names(ws, facts, lexicon));
+    stated.sort_by_cached_key(|s| text.find(&s.written).unwrap_or(usize::MAX));
     // A value counts when it is about a fact, or is money or a date: a bare
     // number of no fact's shape ("404") states nothing.
     let has_values = !stated.is_empty() || found.iter().any(|f| !matches!(f.value, Written::Token(_)));
-    let intent = intent::classify(text, &ws, &sentences, facts, has_values);
+    let intent = intent::classify(text, ws, &sentences, facts, has_values);
     let mut asked = match intent {
         Intent::Ask => intent::asked(text, &sentences, facts, lexicon),
         _ => Vec::new(),
@@ -243,7 +276,7 @@ pub fn read(text: &str, facts: &[Fact], lexicon: &Lexicon) -> Reading {
     // A fact the message states is not asked for ("For order #W2378156, which
     // payment method?").
     asked.retain(|&i| !stated.iter().any(|s| s.fact == i));
-    Reading { intent, asked, stated, unplaced, acts: intent::names_action(&ws), done: intent::says_done(&ws) }
+    Reading { intent, asked, stated, unplaced, acts: intent::names_action(ws), done: intent::says_done(ws) }
 }
 
 /// Letters before the digits, upper-cased (a leading `#` dropped), and the count
@@ -253,6 +286,27 @@ fn shape(id: &str) -> (String, usize) {
     let prefix: String = id.chars().take_while(|c| !c.is_ascii_digit()).collect::<String>().to_uppercase();
     let digits = id.chars().filter(char::is_ascii_digit).count();
     (prefix, digits)
+}
+
+/// Whether two ids have one [`shape`], with digits. Allocates nothing for
+/// ASCII ids (every id the worlds hold); others are compared as [`shape`]
+/// upper-cases them.
+fn same_shape(a: &str, b: &str) -> bool {
+    fn split(id: &str) -> (&str, usize, usize) {
+        let id = id.trim_start_matches('#');
+        let prefix_len = id.find(|c: char| c.is_ascii_digit()).unwrap_or(id.len());
+        (id, prefix_len, id.bytes().filter(u8::is_ascii_digit).count())
+    }
+    let ((a, a_len, a_digits), (b, b_len, b_digits)) = (split(a), split(b));
+    if a_digits != b_digits || a_digits == 0 {
+        return false;
+    }
+    let (a_prefix, b_prefix) = (&a[..a_len], &b[..b_len]);
+    if a_prefix.is_ascii() && b_prefix.is_ascii() {
+        a_prefix.eq_ignore_ascii_case(b_prefix)
+    } else {
+        shape(a) == shape(b)
+    }
 }
 
 fn same_id(a: &str, b: &str) -> bool {
@@ -287,7 +341,7 @@ fn place(text: &str, ws: &[Word], found: &[Found], facts: &[Fact]) -> (Vec<State
 /// Whether a written value is of the kind (and, for ids, the shape) of a fact.
 fn fits(fact: &FactValue, written: &Written) -> bool {
     match (fact, written) {
-        (FactValue::Id(id), Written::Token(t)) => shape(id) == shape(t) && shape(t).1 > 0,
+        (FactValue::Id(id), Written::Token(t)) => same_shape(id, t),
         (FactValue::Money(_), Written::Money(_)) => true,
         (FactValue::Date { .. }, Written::Date { .. }) => true,
         _ => false,
@@ -353,12 +407,15 @@ fn phrase_at(ws: &[Word], at: usize, phrase: &str) -> bool {
 /// allocating: a position is tried only when its word is the phrase's first.
 pub(crate) fn phrase_positions<'a>(ws: &'a [Word], phrase: &'a str) -> impl Iterator<Item = usize> + 'a {
     let first = phrase.split_whitespace().next().unwrap_or("");
-    (0..ws.len()).filter(move |&at| ws[at].text == first && phrase_at(ws, at, phrase))
+    (0..ws.len()).filter(move |&at| same_word(&ws[at].text, first) && phrase_at(ws, at, phrase))
 }
 
-/// Every index of `ws` where `phrase` (lower-case words) starts.
-pub(crate) fn phrase_starts(ws: &[Word], phrase: &str) -> Vec<usize> {
-    phrase_positions(ws, phrase).collect()
+/// `a == b`, deciding most unequal words by their length and first byte
+/// before comparing the rest (the reader compares every word of a message
+/// with every alias of every fact).
+#[inline]
+fn same_word(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.as_bytes().first() == b.as_bytes().first() && a == b
 }
 
 /// Whether `phrase` (lower-case words) is written in `ws`.
@@ -373,7 +430,7 @@ fn names(ws: &[Word], facts: &[Fact], lexicon: &Lexicon) -> Vec<Stated> {
     let mut out = Vec::new();
     for (i, fact) in facts.iter().enumerate() {
         let FactValue::Name(value) = &fact.value else { continue };
-        let value = value.to_lowercase();
+        let value = scan::lower(value);
         // A name offered as one of alternatives ("the keyboard or the monitor?")
         // is not stated.
         let stated_at = |name: &str| {
@@ -387,8 +444,9 @@ fn names(ws: &[Word], facts: &[Fact], lexicon: &Lexicon) -> Vec<Stated> {
             out.push(Stated { fact: i, right: true, written: value.clone(), value: None });
             continue;
         }
-        let other =
-            lexicon.of(&fact.name).filter(|n| !n.contains(value.as_str()) && !value.contains(n)).find(|n| stated_at(n));
+        // Whether a name is written is asked first: it rules out nearly every
+        // name at once, and costs less than the containment tests.
+        let other = lexicon.of(&fact.name).find(|n| stated_at(n) && !n.contains(value.as_str()) && !value.contains(n));
         if let Some(n) = other {
             out.push(Stated { fact: i, right: false, written: n.to_string(), value: None });
         }

@@ -58,6 +58,17 @@ pub struct Word {
     pub text: String,
     /// Byte offsets.
     pub span: (usize, usize),
+    /// Its bits in the reader's rule-word table (`intent::rule`), looked up
+    /// once here.
+    pub(crate) rules: u16,
+}
+
+impl Word {
+    /// The word `text` (lower case) at `span`.
+    fn new(text: String, span: (usize, usize)) -> Self {
+        let rules = super::intent::rules_of(&text);
+        Self { text, span, rules }
+    }
 }
 
 /// Splits `text` into words: runs of characters that are neither space nor
@@ -71,7 +82,7 @@ pub fn words(text: &str) -> Vec<Word> {
         let body = chunk.trim_end();
         if let Some(email) = email_in(body) {
             let start = offset + (body.len() - body.trim_start_matches(|c: char| !c.is_alphanumeric()).len());
-            out.push(Word { text: email.to_lowercase(), span: (start, start + email.len()) });
+            out.push(Word::new(lower(email), (start, start + email.len())));
         } else {
             words_in(body, offset, &mut out);
         }
@@ -86,7 +97,7 @@ pub fn words(text: &str) -> Vec<Word> {
         && !text[first.span.0..last.span.1].contains(char::is_whitespace)
     {
         let span = (first.span.0, last.span.1);
-        out = vec![Word { text: text[span.0..span.1].to_lowercase(), span }];
+        out = vec![Word::new(lower(&text[span.0..span.1]), span)];
     }
     out
 }
@@ -94,6 +105,9 @@ pub fn words(text: &str) -> Vec<Word> {
 /// An email address that makes up `chunk` (punctuation around it aside): one
 /// word, dots and all.
 fn email_in(chunk: &str) -> Option<&str> {
+    if !chunk.as_bytes().contains(&b'@') {
+        return None;
+    }
     let trimmed = chunk.trim_matches(|c: char| !c.is_alphanumeric());
     let (user, domain) = trimmed.split_once('@')?;
     let ok = |part: &str| {
@@ -104,6 +118,9 @@ fn email_in(chunk: &str) -> Option<&str> {
 
 /// The words of one whitespace-free chunk starting at byte `offset`.
 fn words_in(chunk: &str, offset: usize, out: &mut Vec<Word>) {
+    if chunk.is_ascii() {
+        return ascii_words_in(chunk, offset, out);
+    }
     let bytes = chunk.as_bytes();
     let mut start: Option<usize> = None;
     let mut chars = chunk.char_indices().peekable();
@@ -115,6 +132,33 @@ fn words_in(chunk: &str, offset: usize, out: &mut Vec<Word>) {
             && bytes[i - 1].is_ascii_digit()
             && next.is_some_and(|n| n.is_ascii_digit());
         let part = c.is_alphanumeric() || matches!(c, '#' | '-' | '_' | '\'' | '$' | '€') || inner_sep;
+        match (part, start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                push_word(out, chunk, offset, s, i);
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        push_word(out, chunk, offset, s, chunk.len());
+    }
+}
+
+/// [`words_in`] of an ASCII chunk, byte by byte: the same rules, for which an
+/// ASCII character is alphanumeric exactly when its byte is (nearly every chunk
+/// of every message is ASCII).
+fn ascii_words_in(chunk: &str, offset: usize, out: &mut Vec<Word>) {
+    let bytes = chunk.as_bytes();
+    let mut start: Option<usize> = None;
+    for (i, &c) in bytes.iter().enumerate() {
+        let inner_sep = (c == b'.' || c == b',')
+            && start.is_some()
+            && i > 0
+            && bytes[i - 1].is_ascii_digit()
+            && bytes.get(i + 1).is_some_and(u8::is_ascii_digit);
+        let part = c.is_ascii_alphanumeric() || matches!(c, b'#' | b'-' | b'_' | b'\'' | b'$') || inner_sep;
         match (part, start) {
             (true, None) => start = Some(i),
             (false, Some(s)) => {
@@ -147,13 +191,20 @@ fn push_word(out: &mut Vec<Word>, chunk: &str, offset: usize, start: usize, end:
         let mut at = s;
         for part in trimmed.split('_') {
             if !part.is_empty() {
-                out.push(Word { text: part.to_lowercase(), span: (at, at + part.len()) });
+                out.push(Word::new(lower(part), (at, at + part.len())));
             }
             at += part.len() + 1;
         }
         return;
     }
-    out.push(Word { text: trimmed.to_lowercase(), span: (s, s + trimmed.len()) });
+    out.push(Word::new(lower(trimmed), (s, s + trimmed.len())));
+}
+
+/// `text` in lower case. ASCII text (nearly every word) is lowered byte by
+/// byte, which gives what `str::to_lowercase` gives without its Unicode
+/// tables; other text goes through `to_lowercase`.
+pub(crate) fn lower(text: &str) -> String {
+    if text.is_ascii() { text.to_ascii_lowercase() } else { text.to_lowercase() }
 }
 
 /// The text the scanner reads: at most [`SCAN_BYTES_MAX`] bytes, cut at a
@@ -224,6 +275,12 @@ pub fn values_of(text: &str, ws: &[Word]) -> Vec<Found> {
 /// `USD 154.49`, `154.49 dollars`, `154.49$`, `15,449 cents`.
 fn money_at(ws: &[Word], i: usize) -> Option<(Found, usize)> {
     let w = &ws[i].text;
+    // Every amount has a `$` in its first word, or is `usd` and a number, or
+    // starts with a digit (a number before `usd` or `cents`): most words are
+    // none of these and are passed over at once.
+    if !w.as_bytes().first().is_some_and(u8::is_ascii_digit) && !w.contains('$') && w != "usd" {
+        return None;
+    }
     let next = ws.get(i + 1).map(|w| w.text.as_str());
     let span_to = |j: usize| (ws[i].span.0, ws[j].span.1);
     if let Some(rest) = w.strip_prefix("-$") {
