@@ -19,6 +19,7 @@
 
 pub mod count;
 pub mod intent;
+pub mod rules;
 pub mod scan;
 pub mod voice;
 

@@ -58,7 +58,7 @@ pub struct Word {
     pub text: String,
     /// Byte offsets.
     pub span: (usize, usize),
-    /// Its bits in the reader's rule-word table (`intent::rule`), looked up
+    /// Its bits in the reader's rule-word table (`rules::rule`), looked up
     /// once here.
     pub(crate) rules: u16,
 }
@@ -66,7 +66,7 @@ pub struct Word {
 impl Word {
     /// The word `text` (lower case) at `span`.
     fn new(text: String, span: (usize, usize)) -> Self {
-        let rules = super::intent::rules_of(&text);
+        let rules = super::rules::rules_of(&text);
         Self { text, span, rules }
     }
 }
