@@ -12,6 +12,10 @@ use crate::Error;
 /// The environment variable naming the base URL when no flag does.
 pub const BASE_URL_ENV: &str = "OPENAI_BASE_URL";
 
+/// The environment variable that sets the first backoff between a request's
+/// attempts, in wall-clock milliseconds (default 500): tests shorten it.
+pub const BACKOFF_ENV: &str = "AGENTSIM_LLM_BACKOFF_MS";
+
 /// How the command line sets up a model (every field optional).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LlmOptions {
@@ -36,7 +40,12 @@ impl LlmOptions {
 /// cassette from `options`, and, when its system prompt is empty, the policy
 /// of the world `scenario` names (see [`system_prompt`]). Options given for
 /// another planner are refused: they would do nothing.
-pub fn configure(stack: &mut StackSpec, options: &LlmOptions, prepared: &Prepared, scenario: &str) -> Result<(), Error> {
+pub fn configure(
+    stack: &mut StackSpec,
+    options: &LlmOptions,
+    prepared: &Prepared,
+    scenario: &str,
+) -> Result<(), Error> {
     let PlannerSpec::Llm(config) = &mut stack.planner else {
         if options.any() {
             return Err(Error::new(
@@ -49,10 +58,13 @@ pub fn configure(stack: &mut StackSpec, options: &LlmOptions, prepared: &Prepare
     let from_env = std::env::var(BASE_URL_ENV).ok().filter(|u| !u.trim().is_empty());
     endpoint.base_url = options.base_url.clone().or(from_env).unwrap_or_else(|| BASE_URL_DEFAULT.to_string());
     if !(endpoint.base_url.starts_with("http://") || endpoint.base_url.starts_with("https://")) {
-        return Err(Error::new(format!(
-            "--llm-base-url: `{}` is not an http:// or https:// URL",
-            endpoint.base_url
-        )));
+        return Err(Error::new(format!("--llm-base-url: `{}` is not an http:// or https:// URL", endpoint.base_url)));
+    }
+    if let Ok(text) = std::env::var(BACKOFF_ENV) {
+        endpoint.backoff_base_ms = text
+            .trim()
+            .parse()
+            .map_err(|_| Error::new(format!("{BACKOFF_ENV}: expected milliseconds, found `{text}`")))?;
     }
     endpoint.api_key_env = options.api_key_env.clone().unwrap_or_else(|| API_KEY_ENV_DEFAULT.to_string());
     let mode = match options.cassette_mode.as_deref() {

@@ -124,7 +124,9 @@ fn live(
             Err(transport::SendError::Unsupported(reason)) => {
                 return Err(LlmError::new(LlmErrorKind::Unsupported, reason));
             }
-            Err(transport::SendError::Timeout) => Failed { why: "timeout".into(), retry_after_ms: None, malformed: false },
+            Err(transport::SendError::Timeout) => {
+                Failed { why: "timeout".into(), retry_after_ms: None, malformed: false }
+            }
             Err(transport::SendError::Failed(e)) => {
                 Failed { why: format!("connection: {e}"), retry_after_ms: None, malformed: false }
             }
@@ -154,11 +156,21 @@ fn refused(url: &str, status: u16, body: &str) -> LlmError {
 }
 
 fn exhausted(failures: &[Failed], key: &str, url: &str) -> LlmError {
-    let kind = if failures.last().is_some_and(|f| f.malformed) { LlmErrorKind::Malformed } else { LlmErrorKind::Provider };
-    let reasons: Vec<&str> = failures.iter().map(|f| f.why.as_str()).collect();
+    let kind =
+        if failures.last().is_some_and(|f| f.malformed) { LlmErrorKind::Malformed } else { LlmErrorKind::Provider };
+    // Runs of one reason are said once, with their count.
+    let mut runs: Vec<(&str, usize)> = Vec::new();
+    for failure in failures {
+        match runs.last_mut() {
+            Some((why, n)) if *why == failure.why => *n += 1,
+            _ => runs.push((&failure.why, 1)),
+        }
+    }
+    let said: Vec<String> =
+        runs.iter().map(|(why, n)| if *n == 1 { why.to_string() } else { format!("{why} ({n} times)") }).collect();
     LlmError::new(
         kind,
-        format!("the model at {url} failed request {key} {} times: {}", failures.len(), reasons.join("; ")),
+        format!("the model at {url} failed request {key} on all {} attempts: {}", failures.len(), said.join("; ")),
     )
 }
 
@@ -187,7 +199,7 @@ mod transport {
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub fn retry_after_ms(value: &str) -> Option<u64> {
         let seconds: f64 = value.trim().parse().ok()?;
-        (seconds.is_finite() && seconds >= 0.0).then(|| (seconds * 1000.0) as u64)
+        (seconds.is_finite() && seconds >= 0.0).then_some((seconds * 1000.0) as u64)
     }
 
     #[cfg(feature = "http")]

@@ -152,7 +152,8 @@ mod tests {
     #[test]
     fn tools_are_functions_with_the_finish_function_last() {
         let tools = tools(&testkit::catalog());
-        let names: Vec<&str> = tools.as_array().unwrap().iter().filter_map(|t| t["function"]["name"].as_str()).collect();
+        let names: Vec<&str> =
+            tools.as_array().unwrap().iter().filter_map(|t| t["function"]["name"].as_str()).collect();
         assert_eq!(names.first(), Some(&"lookup_order"));
         assert_eq!(names.last(), Some(&FINISH_TOOL));
         assert_eq!(tools[0]["type"], "function");
