@@ -350,3 +350,30 @@ fn the_cassette_key_of_a_fixed_request_is_pinned() {
     let body = request::body(&config, &messages, &request::tools(&prepared.catalog));
     assert_eq!(request::key(&body), "bac8dcd35c7315030deb9b454571504dd089adba292fea89dff59d2d44f65b01");
 }
+
+#[test]
+fn a_stack_file_names_the_model_and_layers_wrap_it_as_they_wrap_a_preset() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let seeds = std::fs::read_to_string(format!("{root}/seeds/stacks/llm_resilient.ron")).unwrap();
+    let stack = agentsim::spec::parse_stack(&seeds, "llm_resilient.ron").unwrap();
+    assert!(matches!(stack.planner, agentsim_agents::PlannerSpec::Llm(ref c) if c.model == "gpt-4o-mini"));
+    assert_eq!(stack.layers.len(), 4);
+
+    let dir = tempfile::tempdir().unwrap();
+    let layers = format!("{root}/seeds/stacks/resilient.ron");
+    let file = seeds.replace("gpt-4o-mini", "fake");
+    std::fs::write(dir.path().join("llm.ron"), file).unwrap();
+    let fake = Fake::start(Faults::default());
+    let run = |agent: &[&str], out: &str| {
+        let mut args = vec!["sweep", "support_desk", "--seeds", "0..6", "--out", out];
+        args.extend_from_slice(agent);
+        args.extend(["--llm-base-url", &fake.base_url]);
+        let output = agentsim(dir.path(), &args, &[("OPENAI_API_KEY", "")]);
+        assert!(output.status.success(), "{}", text(&output));
+        std::fs::read_to_string(dir.path().join(out).join("trajectories.csv")).unwrap()
+    };
+    let from_file = run(&["--agent", "llm.ron"], "file");
+    let with_layers = run(&["--agent", "llm:fake", "--layers", &layers], "layers");
+    assert_eq!(from_file, with_layers, "the same model behind the same layers");
+    assert!(from_file.contains("idempotency"), "the layers acted: {from_file}");
+}
