@@ -290,6 +290,9 @@ fn a_sweep_records_a_cassette_and_replays_it_offline_to_the_same_bytes() {
     let timeline = text(&run);
     assert!(timeline.contains("agent says    Shall I refund the"), "{timeline}");
     assert!(timeline.contains("outcome: success"), "{timeline}");
+    // Tokens are the answer's usage (the fake says 20 completion tokens), and
+    // think time is the scenario's draw, the same as the oracle's on this seed.
+    assert!(timeline.contains("model call: 192 prompt + 20 completion tokens, 869 ms"), "{timeline}");
 }
 
 #[test]
