@@ -87,6 +87,8 @@ pub fn bare_record(seed: u64, outcome: agentsim_engine::Outcome, log_weight: f64
         rejected_calls: 0,
         fault_kinds: Vec::new(),
         log_weight,
+        task: None,
+        checks: Vec::new(),
     }
 }
 

@@ -22,6 +22,7 @@ mod importance;
 mod importance_auto;
 mod incidents;
 mod layer_cases;
+mod layering;
 mod llm;
 mod mcp;
 mod newsroom;

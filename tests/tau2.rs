@@ -144,9 +144,67 @@ fn the_state_hash_column_is_written() {
     assert!(output.status.success(), "{}", text(&output));
     let csv = std::fs::read_to_string(out.path().join("o/trajectories.csv")).unwrap();
     let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
-    assert_eq!(&header[header.len() - 3..], ["task", "state_hash", "check"]);
+    assert_eq!(&header[header.len() - 4..], ["task", "state_hash", "checks", "check"]);
     let first: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
-    assert_eq!(first[header.len() - 2], TASK_0_HASH);
+    assert_eq!(first[header.len() - 3], TASK_0_HASH);
+    assert_eq!(first[header.len() - 2], "+db=pass;+nl_assertion=unjudged", "tau2's reward basis of task 0");
+}
+
+/// tau2's `communicate_info` is judged by tau2's rule and reported per task
+/// beside its reward basis (`DB` and `NL_ASSERTION` in retail, so success is
+/// still the database's): the oracle says every string in its closing, in 36
+/// tasks, and `summary.json` counts each check over all and per task. Before,
+/// the strings were not read and no basis was reported.
+#[test]
+fn communicate_info_is_judged_and_the_reward_basis_reported_per_task() {
+    let Some(dir) = imported() else { return };
+    let scenario = dir.join(agentsim::tau2::SCENARIO_FILE);
+    let out = tempfile::tempdir().unwrap();
+    let args =
+        ["sweep", scenario.to_str().unwrap(), "--agent", "oracle_text", "--fault-scale", "0", "--seeds", "0..114"];
+    let output = agentsim(out.path(), &[&args[..], &["--out", "o"]].concat(), &[]);
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(text(&output).contains("check communicate"), "{}", text(&output));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("o/summary.json")).unwrap()).unwrap();
+    let checks = &summary["checks"];
+    let count = |name: &str, field: &str| checks["overall"][name]["passed"][field].as_u64().unwrap();
+    assert_eq!((count("communicate", "count"), count("communicate", "n")), (36, 36));
+    assert_eq!((count("db", "count"), count("db", "n")), (114, 114));
+    assert_eq!(checks["overall"]["nl_assertion"]["unjudged"], 112);
+    assert_eq!(checks["overall"]["communicate"]["in_reward"], 0, "retail's basis is DB and NL_ASSERTION");
+    assert_eq!(checks["by_task"].as_object().unwrap().len(), 114);
+    assert_eq!(checks["by_task"]["16"]["checks"]["communicate"], serde_json::json!([1, 1]));
+}
+
+/// A task whose basis names `Communicate` succeeds only when each string was
+/// said, lower-cased, commas removed from what was said (tau2's rule: `$8,276.23`
+/// says `8276.23`, "Polyester" says `polyester`); a wrong one fails and says which.
+#[test]
+fn a_task_whose_basis_is_communicate_needs_every_string_said() {
+    let Some(dir) = imported() else { return };
+    let text_of = std::fs::read_to_string(dir.join(agentsim::tau2::SCENARIO_FILE)).unwrap();
+    // Task 24 changes nothing and must tell the two t-shirts' materials.
+    let basis = "communicate: [\"polyester\", \"cotton\"], nl_assertions: [\"Agent should tell the user the materials of the two t-shirts are polyester and cotton.\"], reward_basis: [Db, NlAssertion]";
+    assert!(text_of.contains(basis), "task 24's success as imported");
+    let text_of = text_of.replace(basis, &basis.replace("[Db, NlAssertion]", "[Db, Communicate]"));
+    let mut prepared = Prepared::new(Scenario::parse_in(&text_of, "retail.ron", Some(dir)).unwrap());
+    agentsim::load::select_tasks(&mut prepared, Some("24")).unwrap();
+    let said = |words: &'static str| {
+        let mut steps = vec![agentsim_engine::Action::Say { text: words.to_string() }].into_iter();
+        crate::world_kit::run_scripted(&prepared, 0, 0.0, move |_, _| {
+            steps.next().unwrap_or(agentsim_engine::Action::Finish(agentsim_engine::Finish::Done))
+        })
+    };
+    let right = said("The first is Polyester, the second is COTTON, at $8,276.23 in all.");
+    assert_eq!(right.outcome.name(), "success", "{}", right.verdict.detail);
+    let check = |t: &agentsim_engine::Trajectory, name: &str| t.checks.iter().find(|c| c.name == name).cloned();
+    assert_eq!(check(&right, "communicate").map(|c| (c.passed, c.in_reward)), Some((Some(true), true)));
+    let wrong = said("The first is polyester, the second is wool.");
+    assert_ne!(wrong.outcome.name(), "success");
+    assert!(wrong.verdict.detail.contains("never told the user `cotton`"), "{}", wrong.verdict.detail);
+    assert_eq!(check(&wrong, "communicate").and_then(|c| c.passed), Some(false));
+    assert_eq!(check(&wrong, "db").and_then(|c| c.passed), Some(true));
 }
 
 #[test]
@@ -224,6 +282,11 @@ fn bad_input_is_refused_with_its_file_and_position() {
         (
             "[{\"id\": \"0\", \"user_scenario\": {\"instructions\": {\"reason_for_call\": \"x\"}}, \"evaluation_criteria\": {}},\n {\"id\": \"0\", \"user_scenario\": {\"instructions\": {\"reason_for_call\": \"y\"}}, \"evaluation_criteria\": {}}]",
             "tasks.json:2:3: field `[1].id`: task `0` is declared twice (first as task [0])",
+        ),
+        // A reward basis the port cannot judge (tau2's action matching).
+        (
+            "[{\"id\": \"0\", \"user_scenario\": {\"instructions\": {\"reason_for_call\": \"x\"}},\n \"evaluation_criteria\": {\"reward_basis\": [\"DB\", \"ACTION\"]}}]",
+            "tasks.json:2:49: field `[0].evaluation_criteria.reward_basis`: `ACTION` is not supported (DB, COMMUNICATE, NL_ASSERTION)",
         ),
     ];
     for (tasks, expected) in cases {

@@ -3,8 +3,80 @@
 //! returned as a [`Lie`], ground truth the agent never sees, so the loop can tell
 //! when a write carries a value only the corrupted answer showed.
 
-use crate::fault::{Corruption, FieldPath};
+use serde::{Deserialize, Serialize};
+
+use crate::field_path::FieldPath;
+use crate::time::{TimeMs, check_ms};
 use crate::value::Value;
+
+/// How a corrupted value is wrong. Each keeps the value's type, so the answer
+/// still matches its schema.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "CorruptionUnchecked")]
+pub enum Corruption {
+    /// A string replaced by one of these that differs from the truth (a status
+    /// flipped: `OneOf(["delivered"])`), chosen by the call's draw.
+    OneOf(Vec<String>),
+    /// A number multiplied by this factor (rounded for an integer): finite,
+    /// positive and not 1.
+    Factor(f64),
+    /// An integer moved by this non-zero amount.
+    Offset(i64),
+    /// One item of a list left out, chosen by the call's draw.
+    DropItem,
+    /// The value as it was `lag_ms` ago, with no stale flag (reads only: a write's
+    /// answer has no past).
+    Old {
+        /// How old, in milliseconds.
+        lag_ms: TimeMs,
+    },
+}
+
+/// The most values a `OneOf` corruption lists.
+pub const ONE_OF_MAX: usize = 64;
+
+#[derive(Deserialize)]
+enum CorruptionUnchecked {
+    OneOf(Vec<String>),
+    Factor(f64),
+    Offset(i64),
+    DropItem,
+    Old { lag_ms: TimeMs },
+}
+
+impl TryFrom<CorruptionUnchecked> for Corruption {
+    type Error = String;
+    fn try_from(c: CorruptionUnchecked) -> Result<Self, String> {
+        Ok(match c {
+            CorruptionUnchecked::OneOf(values) => {
+                if values.is_empty() || values.len() > ONE_OF_MAX {
+                    return Err(format!(
+                        "field `OneOf`: expected 1..={ONE_OF_MAX} values to replace a string with, found {}",
+                        values.len()
+                    ));
+                }
+                Corruption::OneOf(values)
+            }
+            CorruptionUnchecked::Factor(f) => {
+                if !f.is_finite() || f == 1.0 || !(1e-6..=1e6).contains(&f) {
+                    return Err(format!(
+                        "field `Factor`: expected a finite factor in [1e-6, 1e6] other than 1, found {f}"
+                    ));
+                }
+                Corruption::Factor(f)
+            }
+            CorruptionUnchecked::Offset(0) => return Err("field `Offset`: an offset of 0 changes nothing".into()),
+            CorruptionUnchecked::Offset(n) => Corruption::Offset(n),
+            CorruptionUnchecked::DropItem => Corruption::DropItem,
+            CorruptionUnchecked::Old { lag_ms } => {
+                if lag_ms == 0 {
+                    return Err("field `lag_ms`: an old value is at least 1 ms old, found 0".into());
+                }
+                Corruption::Old { lag_ms: check_ms("lag_ms", lag_ms)? }
+            }
+        })
+    }
+}
 
 /// One value a corrupted answer showed in place of the truth.
 #[derive(Clone, Debug, PartialEq)]

@@ -7,6 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::corrupt::{Corruption, ONE_OF_MAX};
+pub use crate::field_path::FieldPath;
 use crate::time::{TimeMs, check_ms};
 
 /// What a call can suffer.
@@ -83,121 +85,6 @@ pub enum Fault {
         /// The arguments it asks for, by name.
         args: std::collections::BTreeMap<String, crate::inject::InjectedArg>,
     },
-}
-
-/// How a corrupted value is wrong. Each keeps the value's type, so the answer
-/// still matches its schema.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(try_from = "CorruptionUnchecked")]
-pub enum Corruption {
-    /// A string replaced by one of these that differs from the truth (a status
-    /// flipped: `OneOf(["delivered"])`), chosen by the call's draw.
-    OneOf(Vec<String>),
-    /// A number multiplied by this factor (rounded for an integer): finite,
-    /// positive and not 1.
-    Factor(f64),
-    /// An integer moved by this non-zero amount.
-    Offset(i64),
-    /// One item of a list left out, chosen by the call's draw.
-    DropItem,
-    /// The value as it was `lag_ms` ago, with no stale flag (reads only: a write's
-    /// answer has no past).
-    Old {
-        /// How old, in milliseconds.
-        lag_ms: TimeMs,
-    },
-}
-
-/// The most values a `OneOf` corruption lists.
-pub const ONE_OF_MAX: usize = 64;
-
-#[derive(Deserialize)]
-enum CorruptionUnchecked {
-    OneOf(Vec<String>),
-    Factor(f64),
-    Offset(i64),
-    DropItem,
-    Old { lag_ms: TimeMs },
-}
-
-impl TryFrom<CorruptionUnchecked> for Corruption {
-    type Error = String;
-    fn try_from(c: CorruptionUnchecked) -> Result<Self, String> {
-        Ok(match c {
-            CorruptionUnchecked::OneOf(values) => {
-                if values.is_empty() || values.len() > ONE_OF_MAX {
-                    return Err(format!(
-                        "field `OneOf`: expected 1..={ONE_OF_MAX} values to replace a string with, found {}",
-                        values.len()
-                    ));
-                }
-                Corruption::OneOf(values)
-            }
-            CorruptionUnchecked::Factor(f) => {
-                if !f.is_finite() || f == 1.0 || !(1e-6..=1e6).contains(&f) {
-                    return Err(format!(
-                        "field `Factor`: expected a finite factor in [1e-6, 1e6] other than 1, found {f}"
-                    ));
-                }
-                Corruption::Factor(f)
-            }
-            CorruptionUnchecked::Offset(0) => return Err("field `Offset`: an offset of 0 changes nothing".into()),
-            CorruptionUnchecked::Offset(n) => Corruption::Offset(n),
-            CorruptionUnchecked::DropItem => Corruption::DropItem,
-            CorruptionUnchecked::Old { lag_ms } => {
-                if lag_ms == 0 {
-                    return Err("field `lag_ms`: an old value is at least 1 ms old, found 0".into());
-                }
-                Corruption::Old { lag_ms: check_ms("lag_ms", lag_ms)? }
-            }
-        })
-    }
-}
-
-/// A path to a value in a tool's response: dot-separated field names, checked
-/// when read (not empty, no empty name, at most [`FieldPath::SEGMENTS_MAX`]).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
-pub struct FieldPath(String);
-
-impl FieldPath {
-    /// The most field names in a path.
-    pub const SEGMENTS_MAX: usize = 16;
-
-    /// The field names, outermost first.
-    pub fn segments(&self) -> impl Iterator<Item = &str> {
-        self.0.split('.')
-    }
-
-    /// The top-level field (a documented response field of the tool).
-    pub fn top(&self) -> &str {
-        self.segments().next().unwrap_or_default()
-    }
-
-    /// The path as written.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl TryFrom<String> for FieldPath {
-    type Error = String;
-    fn try_from(path: String) -> Result<Self, String> {
-        let segments = path.split('.').count();
-        if path.split('.').any(str::is_empty) || segments > FieldPath::SEGMENTS_MAX {
-            return Err(format!(
-                "field `path`: expected 1..={} dot-separated field names, found `{path}`",
-                FieldPath::SEGMENTS_MAX
-            ));
-        }
-        Ok(FieldPath(path))
-    }
-}
-
-impl From<FieldPath> for String {
-    fn from(p: FieldPath) -> String {
-        p.0
-    }
 }
 
 /// How a malformed response is broken.

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::corrupt::locate;
-use crate::fault::FieldPath;
+use crate::field_path::FieldPath;
 use crate::value::Value;
 
 /// How the injected instructions are worded (after AgentDojo's attacks).

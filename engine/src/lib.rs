@@ -14,6 +14,7 @@ pub mod call;
 pub mod config;
 pub mod corrupt;
 pub mod fault;
+pub mod field_path;
 pub mod fingerprint;
 pub mod hex;
 pub mod inject;
@@ -50,4 +51,4 @@ pub use tool::{
 };
 pub use trajectory::{Digest, DigestChain, Event, EventKind, Metrics, Outcome, RealisedFault, Trajectory};
 pub use value::{Float, Key, Value, ValueKind};
-pub use world::{Minefield, Verdict, World, WorldCx};
+pub use world::{Check, Minefield, Verdict, World, WorldCx};

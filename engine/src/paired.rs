@@ -161,7 +161,7 @@ fn hybrid_score(p1: &Rate, p2: &Rate, phi: f64) -> Difference {
     let epsilon = (up1 * up1 - 2.0 * phi * up1 * down2 + down2 * down2).max(0.0).sqrt();
     let lo = (estimate - delta).max(-1.0);
     let hi = (estimate + epsilon).min(1.0);
-    debug_assert!(lo <= estimate && estimate <= hi, "the interval holds its estimate");
+    assert!(lo <= estimate && estimate <= hi, "the interval holds its estimate");
     Difference { estimate, lo, hi }
 }
 

@@ -67,7 +67,7 @@ impl<E> EventQueue<E> {
         self.next_seq += 1;
         let slot = match self.free.pop() {
             Some(slot) => {
-                debug_assert!(self.slots[slot as usize].is_none(), "a free slot holds no event");
+                assert!(self.slots[slot as usize].is_none(), "a free slot holds no event");
                 self.slots[slot as usize] = Some(event);
                 slot
             }

@@ -12,7 +12,7 @@ use crate::inject::{Injected, inject};
 use crate::likelihood::{LogWeight, RuleDraws, RuleProbabilities};
 use crate::rng::{Stream, StreamSource};
 use crate::time::TimeMs;
-use crate::tool::{AUTHENTICATE, Catalog, ToolKind, ToolSpec};
+use crate::tool::{AUTHENTICATE, Catalog, ToolId, ToolKind, ToolSpec};
 use crate::value::Value;
 
 /// What happened to one call.
@@ -166,113 +166,34 @@ impl<'c> ToolRuntime<'c> {
         call: &ToolCall,
         serve: &mut dyn FnMut(&ToolCall, TimeMs) -> Result<Value, ToolError>,
     ) -> Served {
-        let spec: &ToolSpec = self.catalog.spec(call.tool);
-        let state = &mut self.tools[call.tool.0 as usize];
+        let spec: &'c ToolSpec = self.catalog.spec(call.tool);
+        let state = &mut self.tools[usize::from(call.tool.0)];
         state.calls += 1;
         let call_number = state.calls;
         let streams = &self.streams;
         let stream = state.stream.get_or_insert_with(|| streams.tool_stream(&spec.def.name));
         let mut rng = stream.substream(call_number);
-        let mut latency_ms = spec.config.latency.sample(&mut rng);
+        // The draws come in a fixed order: latency, one per rule, the corruption.
+        let drawn_latency_ms = spec.config.latency.sample(&mut rng);
+        let drawn = self.draw(now_ms, call.tool, call_number, spec, &mut rng);
+        let latency_ms = drawn.traced_latency_ms.unwrap_or(drawn_latency_ms).saturating_add(drawn.extra_latency_ms);
         let timeout_ms = spec.config.timeout_ms;
-
-        // One draw per rule, always, so later rules see the same luck whichever fired;
-        // an explicit schedule ignores the rules but still draws, so the rest of the
-        // call (the corruption draw) is the same as in the run it was taken from.
-        let traced = usize::try_from(call_number - 1).ok().and_then(|i| spec.config.trace.get(i));
-        let explicit = spec.config.explicit_faults.as_deref();
-        let rules_decide = explicit.is_none() && traced.is_none();
-        // Scale 0 injects nothing: the drawn faults never fire (probability 0) and the
-        // stateful and replayed ones (rate limits, explicit schedules, traced faults)
-        // are off too. Any positive scale leaves those as written: a quota is a
-        // contract, not a chance, and a replay is exact.
-        let injecting = self.fault_scale > 0.0;
-        let mut chosen: Option<Fault> = None;
-        let mut extra_latency_ms: TimeMs = 0;
-        let mut rate_limited: Option<TimeMs> = None;
-        let tool_index = call.tool.0 as usize;
-        for (i, rule) in spec.config.faults.iter().enumerate() {
-            let p_sampled = match &self.sampled_probabilities {
-                Some(table) => table.get(tool_index, i),
-                None => rule.probability.get() * self.fault_scale,
-            };
-            let hit = rng.chance(p_sampled);
-            if !rules_decide || !rule.when.is_active(now_ms, call_number) {
-                continue;
-            }
-            if let Some(nominal_scale) = self.nominal_fault_scale
-                && draw_decides(rule, chosen.is_some())
-            {
-                self.log_weight.bernoulli(rule.probability.get() * nominal_scale, p_sampled, hit);
-                let counts = &mut self.rule_draws[self.rule_offsets[tool_index] + i];
-                counts.draws = counts.draws.saturating_add(1);
-                counts.hits = counts.hits.saturating_add(u32::from(hit));
-            }
-            match &rule.fault {
-                Fault::RateLimit { .. } if !injecting => {}
-                Fault::RateLimit { capacity, refill_ms } => {
-                    let bucket = state.buckets[i].get_or_insert(Bucket { tokens: *capacity, refilled_at_ms: now_ms });
-                    let earned = now_ms.saturating_sub(bucket.refilled_at_ms) / refill_ms;
-                    if earned > 0 {
-                        bucket.tokens = (bucket.tokens as u64 + earned).min(*capacity as u64) as u32;
-                        bucket.refilled_at_ms = bucket.refilled_at_ms.saturating_add(earned.saturating_mul(*refill_ms));
-                    }
-                    if bucket.tokens == 0 {
-                        rate_limited
-                            .get_or_insert(bucket.refilled_at_ms.saturating_add(*refill_ms).saturating_sub(now_ms));
-                    } else if rate_limited.is_none() {
-                        bucket.tokens -= 1;
-                    }
-                }
-                Fault::Latency { extra_ms } if hit => extra_latency_ms = extra_latency_ms.saturating_add(*extra_ms),
-                fault if hit && chosen.is_none() => chosen = Some(fault.clone()),
-                _ => {}
-            }
-        }
-        for entry in explicit.unwrap_or_default().iter().filter(|e| injecting && e.call == call_number) {
-            match &entry.fault {
-                Fault::Latency { extra_ms } => extra_latency_ms = extra_latency_ms.saturating_add(*extra_ms),
-                // A rate limit is a state, not a per-call fault: as an explicit entry
-                // it is its 429 (which is how a realised schedule writes it).
-                Fault::RateLimit { .. } => {}
-                fault if chosen.is_none() => chosen = Some(fault.clone()),
-                _ => {}
-            }
-        }
-        if let Some(traced) = traced {
-            if let Some(ms) = traced.latency_ms {
-                latency_ms = ms;
-            }
-            match traced.fault.as_ref().filter(|_| injecting) {
-                Some(Fault::Latency { extra_ms }) => extra_latency_ms = extra_latency_ms.saturating_add(*extra_ms),
-                Some(Fault::RateLimit { .. }) | None => {}
-                Some(fault) => chosen = Some(fault.clone()),
-            }
-        }
-        latency_ms = latency_ms.saturating_add(extra_latency_ms);
         // What this call suffered, written as faults an explicit schedule can replay.
         let mut realised = Vec::new();
-        if extra_latency_ms > 0 {
-            realised.push(Fault::Latency { extra_ms: extra_latency_ms });
+        if drawn.extra_latency_ms > 0 {
+            realised.push(Fault::Latency { extra_ms: drawn.extra_latency_ms });
         }
         let corruption_draw = rng.next_u64();
+        let chosen = drawn.chosen;
 
-        if let Some(retry_after_ms) = rate_limited {
+        if let Some(retry_after_ms) = drawn.rate_limited {
             realised.push(Fault::Error { status: 429, retry_after_ms: Some(retry_after_ms) });
-            return Served {
-                call_number,
-                realised,
-                reply: Reply::Error {
-                    status: 429,
-                    retry_after_ms: Some(retry_after_ms),
-                    message: "rate limit exceeded".into(),
-                },
-                latency_ms: latency_ms.min(timeout_ms),
-                fault: Some(FaultTag::RateLimited),
-                served: false,
-                lie: None,
-                injected: None,
+            let reply = Reply::Error {
+                status: 429,
+                retry_after_ms: Some(retry_after_ms),
+                message: "rate limit exceeded".into(),
             };
+            return Served::refused(call_number, realised, reply, latency_ms.min(timeout_ms), FaultTag::RateLimited);
         }
         if spec.def.name == AUTHENTICATE && chosen.is_none() {
             self.session_expired = false;
@@ -286,130 +207,28 @@ impl<'c> ToolRuntime<'c> {
                 realised.push(Fault::AuthExpired);
             }
             self.session_expired = true;
-            return Served {
-                call_number,
-                realised,
-                reply: Reply::Error { status: 401, retry_after_ms: None, message: "session expired".into() },
-                latency_ms: latency_ms.min(timeout_ms),
-                fault: Some(FaultTag::AuthExpired),
-                served: false,
-                lie: None,
-                injected: None,
-            };
+            let reply = Reply::Error { status: 401, retry_after_ms: None, message: "session expired".into() };
+            return Served::refused(call_number, realised, reply, latency_ms.min(timeout_ms), FaultTag::AuthExpired);
         }
-
-        let mut as_of_ms = now_ms;
-        let mut fault = None;
         if let Some(f) = &chosen
             && !matches!(f, Fault::Latency { .. } | Fault::RateLimit { .. } | Fault::AuthExpired)
         {
             realised.push(f.clone());
         }
-        match &chosen {
-            Some(Fault::Error { status, retry_after_ms }) => {
-                return Served {
-                    call_number,
-                    realised,
-                    reply: Reply::Error {
-                        status: *status,
-                        retry_after_ms: *retry_after_ms,
-                        message: status_message(*status).into(),
-                    },
-                    latency_ms: latency_ms.min(timeout_ms),
-                    fault: Some(FaultTag::Error(*status)),
-                    served: false,
-                    lie: None,
-                    injected: None,
-                };
+        let (as_of_ms, fault) = match announced(chosen.as_ref(), spec, call, now_ms, latency_ms, serve) {
+            Ok(served_as) => served_as,
+            Err(Refusal { reply, latency_ms, tag, served }) => {
+                let mut refused = Served::refused(call_number, realised, reply, latency_ms, tag);
+                refused.served = served;
+                return refused;
             }
-            Some(Fault::Timeout) => {
-                return Served {
-                    call_number,
-                    realised,
-                    reply: Reply::Timeout,
-                    latency_ms: timeout_ms,
-                    fault: Some(FaultTag::Timeout),
-                    served: false,
-                    lie: None,
-                    injected: None,
-                };
-            }
-            Some(Fault::CommitThenTimeout) if spec.def.kind == ToolKind::Write => {
-                // The server applies the write; the answer never reaches the caller.
-                let served = serve(call, now_ms).is_ok();
-                return Served {
-                    call_number,
-                    realised,
-                    reply: Reply::Timeout,
-                    latency_ms: timeout_ms,
-                    fault: Some(FaultTag::CommitThenTimeout),
-                    served,
-                    lie: None,
-                    injected: None,
-                };
-            }
-            Some(Fault::PartialCommit { arg, percent }) if spec.def.kind == ToolKind::Write => {
-                // The server applies part of the write, then fails.
-                let mut partial = call.clone();
-                if let Some(n) = partial.args.get(arg).and_then(Value::as_int) {
-                    // n * percent / 100 without overflow, rounded toward zero.
-                    let part = n / 100 * i64::from(*percent) + n % 100 * i64::from(*percent) / 100;
-                    partial.args.set(arg.clone(), Value::Int(part));
-                }
-                let served = serve(&partial, now_ms).is_ok();
-                return Served {
-                    call_number,
-                    realised,
-                    reply: Reply::Error { status: 500, retry_after_ms: None, message: status_message(500).into() },
-                    latency_ms: latency_ms.min(timeout_ms),
-                    fault: Some(FaultTag::PartialCommit),
-                    served,
-                    lie: None,
-                    injected: None,
-                };
-            }
-            Some(Fault::CommitThenTimeout) => {
-                return Served {
-                    call_number,
-                    realised,
-                    reply: Reply::Timeout,
-                    latency_ms: timeout_ms,
-                    fault: Some(FaultTag::Timeout),
-                    served: false,
-                    lie: None,
-                    injected: None,
-                };
-            }
-            Some(Fault::Stale { lag_ms }) => {
-                as_of_ms = now_ms.saturating_sub(*lag_ms);
-                fault = Some(FaultTag::Stale);
-            }
-            Some(Fault::Malformed(kind)) => fault = Some(FaultTag::Malformed(*kind)),
-            // On a read, a partial commit or a duplicated effect has nothing to apply.
-            Some(
-                Fault::Latency { .. }
-                | Fault::RateLimit { .. }
-                | Fault::AuthExpired
-                | Fault::Corrupt { .. }
-                | Fault::PartialCommit { .. }
-                | Fault::DuplicateEffect
-                | Fault::Inject { .. },
-            )
-            | None => {}
-        }
+        };
         if latency_ms > timeout_ms {
             // Slow enough that the client gave up, but the server did the work.
             let served = serve(call, as_of_ms).is_ok();
-            return Served {
-                call_number,
-                realised,
-                reply: Reply::Timeout,
-                latency_ms: timeout_ms,
-                fault: Some(FaultTag::Latency),
-                served,
-                lie: None,
-                injected: None,
-            };
+            let mut late = Served::refused(call_number, realised, Reply::Timeout, timeout_ms, FaultTag::Latency);
+            late.served = served;
+            return late;
         }
         match serve(call, as_of_ms) {
             Ok(mut body) => {
@@ -436,6 +255,71 @@ impl<'c> ToolRuntime<'c> {
                 injected: None,
             },
         }
+    }
+
+    /// What the rules, then the explicit schedule, then the trace decide for
+    /// one call. One draw per rule, always, so later rules see the same luck
+    /// whichever fired; an explicit schedule or a trace ignores the rules but
+    /// still draws, so the rest of the call (the corruption draw) is the same as
+    /// in the run it was taken from.
+    fn draw(&mut self, now_ms: TimeMs, tool: ToolId, call_number: u64, spec: &'c ToolSpec, rng: &mut Stream) -> Drawn {
+        let traced = usize::try_from(call_number - 1).ok().and_then(|i| spec.config.trace.get(i));
+        let explicit = spec.config.explicit_faults.as_deref();
+        let rules_decide = explicit.is_none() && traced.is_none();
+        // Scale 0 injects nothing: the drawn faults never fire (probability 0) and the
+        // stateful and replayed ones (rate limits, explicit schedules, traced faults)
+        // are off too. Any positive scale leaves those as written: a quota is a
+        // contract, not a chance, and a replay is exact.
+        let injecting = self.fault_scale > 0.0;
+        let mut drawn = Drawn::default();
+        let tool_index = usize::from(tool.0);
+        for (i, rule) in spec.config.faults.iter().enumerate() {
+            let p_sampled = match &self.sampled_probabilities {
+                Some(table) => table.get(tool_index, i),
+                None => rule.probability.get() * self.fault_scale,
+            };
+            let hit = rng.chance(p_sampled);
+            if !rules_decide || !rule.when.is_active(now_ms, call_number) {
+                continue;
+            }
+            if let Some(nominal_scale) = self.nominal_fault_scale
+                && draw_decides(rule, drawn.chosen.is_some())
+            {
+                self.log_weight.bernoulli(rule.probability.get() * nominal_scale, p_sampled, hit);
+                let counts = &mut self.rule_draws[self.rule_offsets[tool_index] + i];
+                counts.draws = counts.draws.saturating_add(1);
+                counts.hits = counts.hits.saturating_add(u32::from(hit));
+            }
+            match &rule.fault {
+                Fault::RateLimit { .. } if !injecting => {}
+                Fault::RateLimit { capacity, refill_ms } => {
+                    let bucket = &mut self.tools[tool_index].buckets[i];
+                    take_token(bucket, *capacity, *refill_ms, now_ms, &mut drawn.rate_limited);
+                }
+                Fault::Latency { extra_ms } if hit => drawn.add_latency(*extra_ms),
+                fault if hit && drawn.chosen.is_none() => drawn.chosen = Some(fault.clone()),
+                _ => {}
+            }
+        }
+        for entry in explicit.unwrap_or_default().iter().filter(|e| injecting && e.call == call_number) {
+            match &entry.fault {
+                Fault::Latency { extra_ms } => drawn.add_latency(*extra_ms),
+                // A rate limit is a state, not a per-call fault: as an explicit entry
+                // it is its 429 (which is how a realised schedule writes it).
+                Fault::RateLimit { .. } => {}
+                fault if drawn.chosen.is_none() => drawn.chosen = Some(fault.clone()),
+                _ => {}
+            }
+        }
+        if let Some(traced) = traced {
+            drawn.traced_latency_ms = traced.latency_ms;
+            match traced.fault.as_ref().filter(|_| injecting) {
+                Some(Fault::Latency { extra_ms }) => drawn.add_latency(*extra_ms),
+                Some(Fault::RateLimit { .. }) | None => {}
+                Some(fault) => drawn.chosen = Some(fault.clone()),
+            }
+        }
+        drawn
     }
 
     fn serve_ok(
@@ -472,6 +356,122 @@ impl Served {
         self.realised = realised;
         self.fault = fault;
         self
+    }
+
+    /// A call refused by a fault before (or instead of) being served.
+    fn refused(call_number: u64, realised: Vec<Fault>, reply: Reply, latency_ms: TimeMs, tag: FaultTag) -> Self {
+        Served { call_number, realised, reply, latency_ms, fault: Some(tag), served: false, lie: None, injected: None }
+    }
+}
+
+/// What the rules, the explicit schedule and the trace decided for one call.
+#[derive(Default)]
+struct Drawn {
+    /// The fault that shapes the answer (the first that hit).
+    chosen: Option<Fault>,
+    /// Latency added by `Latency` faults.
+    extra_latency_ms: TimeMs,
+    /// A rate limit refused the call: when to retry.
+    rate_limited: Option<TimeMs>,
+    /// A traced call's recorded latency, instead of the drawn one.
+    traced_latency_ms: Option<TimeMs>,
+}
+
+impl Drawn {
+    fn add_latency(&mut self, extra_ms: TimeMs) {
+        self.extra_latency_ms = self.extra_latency_ms.saturating_add(extra_ms);
+    }
+}
+
+/// A token bucket's answer to one call: refills what the time since its last
+/// refill earned, then takes a token, or records (once) when the next one comes.
+fn take_token(
+    bucket: &mut Option<Bucket>,
+    capacity: u32,
+    refill_ms: TimeMs,
+    now_ms: TimeMs,
+    limited: &mut Option<TimeMs>,
+) {
+    let bucket = bucket.get_or_insert(Bucket { tokens: capacity, refilled_at_ms: now_ms });
+    let earned = now_ms.saturating_sub(bucket.refilled_at_ms) / refill_ms;
+    if earned > 0 {
+        bucket.tokens = (bucket.tokens as u64 + earned).min(capacity as u64) as u32;
+        bucket.refilled_at_ms = bucket.refilled_at_ms.saturating_add(earned.saturating_mul(refill_ms));
+    }
+    assert!(bucket.tokens <= capacity, "a bucket never holds more than its capacity");
+    if bucket.tokens == 0 {
+        limited.get_or_insert(bucket.refilled_at_ms.saturating_add(refill_ms).saturating_sub(now_ms));
+    } else if limited.is_none() {
+        bucket.tokens -= 1;
+    }
+}
+
+/// A fault that announces itself: the reply instead of an answer, the latency
+/// the caller waits, its tag, and whether the world served the call anyway.
+struct Refusal {
+    reply: Reply,
+    latency_ms: TimeMs,
+    tag: FaultTag,
+    served: bool,
+}
+
+/// What an announced fault does to a call: `Err` refuses it (after serving
+/// part or all of a write, for a commit fault); `Ok` gives the time its data
+/// should reflect and the tag of a fault that still lets it be served (stale,
+/// malformed).
+fn announced(
+    chosen: Option<&Fault>,
+    spec: &ToolSpec,
+    call: &ToolCall,
+    now_ms: TimeMs,
+    latency_ms: TimeMs,
+    serve: &mut dyn FnMut(&ToolCall, TimeMs) -> Result<Value, ToolError>,
+) -> Result<(TimeMs, Option<FaultTag>), Refusal> {
+    let timeout_ms = spec.config.timeout_ms;
+    let write = spec.def.kind == ToolKind::Write;
+    let refuse =
+        |reply: Reply, latency_ms: TimeMs, tag: FaultTag, served: bool| Err(Refusal { reply, latency_ms, tag, served });
+    match chosen {
+        Some(Fault::Error { status, retry_after_ms }) => {
+            let reply = Reply::Error {
+                status: *status,
+                retry_after_ms: *retry_after_ms,
+                message: status_message(*status).into(),
+            };
+            refuse(reply, latency_ms.min(timeout_ms), FaultTag::Error(*status), false)
+        }
+        Some(Fault::Timeout) => refuse(Reply::Timeout, timeout_ms, FaultTag::Timeout, false),
+        Some(Fault::CommitThenTimeout) if write => {
+            // The server applies the write; the answer never reaches the caller.
+            let served = serve(call, now_ms).is_ok();
+            refuse(Reply::Timeout, timeout_ms, FaultTag::CommitThenTimeout, served)
+        }
+        Some(Fault::PartialCommit { arg, percent }) if write => {
+            // The server applies part of the write, then fails.
+            let mut partial = call.clone();
+            if let Some(n) = partial.args.get(arg).and_then(Value::as_int) {
+                // n * percent / 100 without overflow, rounded toward zero.
+                let part = n / 100 * i64::from(*percent) + n % 100 * i64::from(*percent) / 100;
+                partial.args.set(arg.clone(), Value::Int(part));
+            }
+            let served = serve(&partial, now_ms).is_ok();
+            let reply = Reply::Error { status: 500, retry_after_ms: None, message: status_message(500).into() };
+            refuse(reply, latency_ms.min(timeout_ms), FaultTag::PartialCommit, served)
+        }
+        Some(Fault::CommitThenTimeout) => refuse(Reply::Timeout, timeout_ms, FaultTag::Timeout, false),
+        Some(Fault::Stale { lag_ms }) => Ok((now_ms.saturating_sub(*lag_ms), Some(FaultTag::Stale))),
+        Some(Fault::Malformed(kind)) => Ok((now_ms, Some(FaultTag::Malformed(*kind)))),
+        // On a read, a partial commit or a duplicated effect has nothing to apply.
+        Some(
+            Fault::Latency { .. }
+            | Fault::RateLimit { .. }
+            | Fault::AuthExpired
+            | Fault::Corrupt { .. }
+            | Fault::PartialCommit { .. }
+            | Fault::DuplicateEffect
+            | Fault::Inject { .. },
+        )
+        | None => Ok((now_ms, None)),
     }
 }
 

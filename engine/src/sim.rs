@@ -162,7 +162,7 @@ impl<'a, E> Sim<'a, E> {
                 self.now_ms = self.config.horizon_ms;
                 return End::Horizon;
             }
-            debug_assert!(at_ms >= self.now_ms, "time never runs backwards");
+            assert!(at_ms >= self.now_ms, "time never runs backwards");
             self.now_ms = at_ms;
             if self.recorder.count() >= self.config.budgets.events_max {
                 return End::Budget("events");
@@ -521,6 +521,11 @@ impl<'a, E> Sim<'a, E> {
     fn finish<W: World<Event = E>>(mut self, world: &W, end: End, seed: u64) -> Trajectory {
         let verdict = world.judge();
         let state_hash = world.state_hash();
+        let checks = world.checks();
+        assert!(
+            !verdict.success || checks.iter().all(|c| !c.in_reward || c.passed != Some(false)),
+            "a success whose reward basis failed a check: {checks:?}"
+        );
         let (outcome, reason) = classify(&end, &verdict, self.metrics.violations, self.repeat_run);
         self.metrics.virtual_ms = self.now_ms;
         self.metrics.cost_micro_usd = (self.cost_usd * 1e6).round() as u64;
@@ -540,6 +545,7 @@ impl<'a, E> Sim<'a, E> {
             digest,
             events,
             state_hash,
+            checks,
             log_weight: self.tools.log_weight().ln(),
             rule_draws: self.tools.rule_draws().to_vec(),
         }

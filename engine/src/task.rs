@@ -143,7 +143,7 @@ impl Progress {
     /// Records that `milestone` was reached at `at_ms`. Reaching it again is not a
     /// new milestone and is ignored (the first time counts).
     pub fn reach(&mut self, milestone: &'static str, at_ms: TimeMs) {
-        debug_assert!(self.reached.last().is_none_or(|(_, t)| *t <= at_ms), "milestones are recorded in time order");
+        assert!(self.reached.last().is_none_or(|(_, t)| *t <= at_ms), "milestones are recorded in time order");
         if !self.has(milestone) {
             self.reached.push((milestone, at_ms));
         }

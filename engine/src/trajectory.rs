@@ -343,6 +343,10 @@ pub struct Trajectory {
     /// ([`World::state_hash`](crate::World::state_hash)); not in the digest.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub state_hash: Option<String>,
+    /// The world's checks ([`World::checks`](crate::World::checks)), in its
+    /// order; not in the digest.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<crate::world::Check>,
     /// The natural log of the run's likelihood ratio, nominal over sampled, over
     /// its fault decisions (see [`crate::likelihood`]): 0 unless faults were drawn
     /// with tilted probabilities (`SimConfig::nominal_fault_scale`). Not in the

@@ -86,6 +86,20 @@ pub struct Verdict {
     pub told_accurately: Option<bool>,
 }
 
+/// One part of a world's judgement, reported beside the verdict: tau2-bench's
+/// reward basis (`db`, the final database; `communicate`, the strings the agent
+/// had to tell the user; `nl_assertion`, natural-language assertions).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Check {
+    /// The check's name.
+    pub name: &'static str,
+    /// `Some(passed)`, or `None` when the world cannot judge it (tau2's
+    /// natural-language assertions need a judge model).
+    pub passed: Option<bool>,
+    /// Whether the task's success requires it (its reward basis).
+    pub in_reward: bool,
+}
+
 /// A world: state, processes, users and tool semantics for one trajectory.
 pub trait World {
     /// The world's own events.
@@ -120,5 +134,13 @@ pub trait World {
     /// Not part of the digest: it is a function of the state the events built.
     fn state_hash(&self) -> Option<String> {
         None
+    }
+
+    /// The parts of the judgement a world reports one by one (a task with a
+    /// reward basis); empty for worlds that judge one thing. Success must
+    /// require every judged check that is `in_reward` ([`World::judge`] decides
+    /// both). Not part of the digest, as the verdict's success is.
+    fn checks(&self) -> Vec<Check> {
+        Vec::new()
     }
 }

@@ -66,7 +66,7 @@ use agentsim_engine::rng::{CHANCE_ONE, chance_threshold};
 use agentsim_engine::stats::Z_95;
 use agentsim_engine::{Catalog, Fault, Outcome};
 
-use crate::summary::Record;
+use crate::rows::Record;
 use crate::tilts::{Method, Pilot, Plan, RuleTilt};
 
 /// Below this share of the runs it rests on, an effective sample size earns a

@@ -11,6 +11,7 @@
 #![warn(missing_docs)]
 
 pub mod builtin;
+pub mod checks;
 pub mod compare;
 pub mod cross_entropy;
 pub mod episode;
@@ -24,6 +25,7 @@ pub mod load;
 pub mod mcp;
 pub mod persistent;
 pub mod report;
+pub mod rows;
 pub mod runner;
 pub mod shard;
 pub mod shrink;

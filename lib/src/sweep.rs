@@ -189,6 +189,7 @@ impl Sweep<'_> {
             task: prepared.has_tasks(),
             state_hash: prepared.has_state_hash(),
             importance,
+            checks: prepared.has_checks(),
         };
         let header = csv_header_of(columns, trials)?;
         let mut rows = Rows::create(out, &header, done, builder, self.failures)?;
@@ -368,7 +369,9 @@ impl Swept {
 
     /// Reduces `t` with its row already filled in.
     pub fn of_row(t: &Trajectory, row: Row, trial: u32, trials: u32) -> Result<Swept, Error> {
-        Ok(Swept { trial, record: Record::of(t), line: csv_line(&row, (trials > 1).then_some(trial))? })
+        let mut record = Record::of(t);
+        record.task.clone_from(&row.task);
+        Ok(Swept { trial, record, line: csv_line(&row, (trials > 1).then_some(trial))? })
     }
 }
 
@@ -515,11 +518,13 @@ pub struct Columns {
     pub state_hash: bool,
     /// `log_weight`: the trajectory's log likelihood ratio (`--importance`).
     pub importance: bool,
+    /// `checks`: the world's checks (a world that reports them).
+    pub checks: bool,
 }
 
 /// A row with every column `columns` asks for, for its header alone.
 fn header_row(columns: Columns) -> Row {
-    let Columns { swarm, task, state_hash, importance } = columns;
+    let Columns { swarm, task, state_hash, importance, checks } = columns;
     Row {
         seed: 0,
         outcome: "",
@@ -543,6 +548,7 @@ fn header_row(columns: Columns) -> Row {
         swarm: swarm.then(String::new),
         task: task.then(String::new),
         state_hash: state_hash.then(String::new),
+        checks: checks.then(String::new),
         log_weight: importance.then(String::new),
     }
 }
@@ -550,7 +556,7 @@ fn header_row(columns: Columns) -> Row {
 /// The header line of `trajectories.csv`: the row's fields, with `trial` after
 /// `seed` when there are several trials.
 pub fn csv_header(swarm: bool, task: bool, state_hash: bool, trials: u32) -> Result<Vec<u8>, Error> {
-    csv_header_of(Columns { swarm, task, state_hash, importance: false }, trials)
+    csv_header_of(Columns { swarm, task, state_hash, importance: false, checks: false }, trials)
 }
 
 /// The header line of `trajectories.csv` with the optional `columns`, and `trial`

@@ -12,6 +12,10 @@ simulation logic of its own:
 - :class:`loop.ToolLoop` runs an agent that drives its own loop (LangGraph, the
   OpenAI Agents SDK) under :func:`evaluate`, each tool call an action.
 
+The package is typed (``py.typed``, stubs for the native module):
+:class:`Agent` is the protocol of an agent object, :data:`AgentLike` what
+:func:`evaluate` accepts, :class:`EvaluateOptions` its keyword arguments.
+
 Bad input (an unknown scenario, an action of the wrong shape, a step after the
 end) raises :class:`ValueError` naming the field (``"action: field `tool`:
 unknown tool `x`"``); :class:`EpisodeEnded` and :class:`ResetNeeded` are its
@@ -22,13 +26,16 @@ from ._native import PROTOCOL, World, builtin_scenarios, presets
 from .errors import EpisodeEnded, ResetNeeded
 from .observation import render, tools
 from .env import ENV_IDS, Env
-from .evaluate import Result, evaluate, evaluate_async
+from .evaluate import Agent, AgentLike, EvaluateOptions, Result, evaluate, evaluate_async
 from . import loop
 
 __all__ = [
+    "Agent",
+    "AgentLike",
     "ENV_IDS",
     "Env",
     "EpisodeEnded",
+    "EvaluateOptions",
     "PROTOCOL",
     "ResetNeeded",
     "Result",

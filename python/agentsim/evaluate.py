@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import functools
 import inspect
 import json
@@ -26,7 +27,7 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor
 from concurrent.futures import wait as _wait_futures
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Union
+from typing import Any, Awaitable, Callable, Dict, List, Optional, Protocol, Union
 
 from . import _native
 from .env import _as_action
@@ -48,6 +49,65 @@ class Result:
     @property
     def completion(self) -> float:
         return self.summary["completion"]["rate"]
+
+
+#: An observation: the protocol's dict (docs/protocol.md) plus its ``text``.
+Observation = Dict[str, Any]
+#: An action: the protocol's dict (``{"action": "call", ...}``, ``say``, ...).
+Action = Dict[str, Any]
+
+
+class Agent(Protocol):
+    """An agent object: ``act`` maps an observation to an action (or an
+    awaitable of one); ``reset``, when it has one, is called before each episode."""
+
+    def act(self, observation: Observation) -> Union[Action, Awaitable[Action]]: ...
+
+
+#: What :func:`evaluate` runs: a function or ``async`` function from an
+#: observation to an action, an :class:`Agent` object (copied for each episode
+#: unless ``shared=True``), or a class (instantiated for each episode).
+AgentLike = Union[Callable[[Observation], Union[Action, Awaitable[Action]]], Agent, type]
+
+
+@dataclass(frozen=True)
+class EvaluateOptions:
+    """The keyword arguments of :func:`evaluate` and :func:`evaluate_async`,
+    written once."""
+
+    #: Episodes in flight: for an ``async`` agent, or a synchronous one whose
+    #: calls wait (a synchronous agent that does not wait runs on the calling
+    #: thread, its fastest).
+    concurrency: int = 1
+    #: A preset or stack file whose layers wrap the agent's calls.
+    layers: Optional[str] = None
+    #: A folder for trajectories.csv, summary.json, run.json, failures/.
+    out: Optional[Union[str, Path]] = None
+    #: Multiplies every drawn fault's probability (0: no faults).
+    fault_scale: float = 1.0
+    #: In a world with named tasks: ``"all"`` or ids separated by commas.
+    tasks: Optional[str] = None
+    #: Incidents kept per failure mode.
+    failures: int = 3
+    #: Continue an interrupted ``out``.
+    resume: bool = False
+    #: The agent's name in the files (default: its qualified name).
+    label: Optional[str] = None
+    #: One agent object for every episode instead of a copy each.
+    shared: bool = False
+    #: Every episode as an incident under ``out/episodes/``, each replayable by
+    #: ``agentsim replay`` without Python.
+    record_all: bool = False
+
+    @classmethod
+    def of(cls, options: Dict[str, Any]) -> "EvaluateOptions":
+        """The options from keyword arguments; an unknown one is a ``TypeError``
+        naming it, as a function's signature would."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise TypeError(f"evaluate() got an unexpected keyword argument {unknown[0]!r}")
+        return cls(**options)
 
 
 def _label(agent: Any) -> str:
@@ -190,19 +250,27 @@ def _run_sync(episode, policy: _Policy, tools, pace: Optional[_Pace] = None):
     (the same steps as :func:`_episode`). With ``pace``, the calls are timed and
     the episode stops early, still open, once the agent is seen to wait: the
     caller hands it to a thread pool. Returns whether it ended."""
-    while not episode.done:
-        if pace is not None and pace.waits:
-            return False
-        observation = _observe(episode, tools)
-        try:
-            action = policy.fn(observation) if pace is None else pace.call(policy.fn, observation)
-            if inspect.isawaitable(action):
-                action = asyncio.run(action)
-        except Exception as e:
-            _failed(episode, e)
-            break
-        _act(episode, action)
-    return True
+    # An agent that returns awaitables from a plain function gets one event
+    # loop for the episode, made on its first awaitable (not one per step).
+    loop: Optional[asyncio.AbstractEventLoop] = None
+    try:
+        while not episode.done:
+            if pace is not None and pace.waits:
+                return False
+            observation = _observe(episode, tools)
+            try:
+                action = policy.fn(observation) if pace is None else pace.call(policy.fn, observation)
+                if inspect.isawaitable(action):
+                    loop = loop or asyncio.new_event_loop()
+                    action = loop.run_until_complete(action)
+            except Exception as e:
+                _failed(episode, e)
+                break
+            _act(episode, action)
+        return True
+    finally:
+        if loop is not None:
+            loop.close()
 
 
 def _episode_sync(world, tools, seed, record, agent, shared):
@@ -243,39 +311,26 @@ def _pooled(concurrency: int, first, rest, add) -> None:
 
 
 async def evaluate_async(
-    agent: Any,
-    scenario: str = "support_desk",
-    seeds: Union[range, int] = range(100),
-    concurrency: int = 1,
-    layers: Optional[str] = None,
-    out: Optional[Union[str, Path]] = None,
-    fault_scale: float = 1.0,
-    tasks: Optional[str] = None,
-    failures: int = 3,
-    resume: bool = False,
-    label: Optional[str] = None,
-    shared: bool = False,
-    record_all: bool = False,
+    agent: AgentLike, scenario: str = "support_desk", seeds: Union[range, int] = range(100), **options: Any
 ) -> Result:
     """:func:`evaluate` as a coroutine, for code that already runs an event loop
     (a synchronous agent runs as :func:`evaluate` runs it, on a thread of the
-    loop's default executor)."""
+    loop's default executor). ``options`` are :class:`EvaluateOptions`' fields."""
+    opts = EvaluateOptions.of(options)
     if not _Policy(agent, True).is_async:
-        run = functools.partial(_evaluate_sync, agent, scenario, seeds, concurrency, layers, out, fault_scale, tasks,
-                                failures, resume, label, shared, record_all)
+        run = functools.partial(_evaluate_sync, agent, scenario, seeds, opts)
         return await asyncio.get_running_loop().run_in_executor(None, run)
-    world, evaluation, seeds = _setup(agent, scenario, seeds, concurrency, layers, out, fault_scale, tasks, failures,
-                                      resume, label, record_all)
-    add = _adder(world, evaluation, out, record_all, label or _label(agent))
-    record = failures > 0 or record_all
+    world, evaluation, seeds = _setup(agent, scenario, seeds, opts)
+    add = _adder(world, evaluation, opts.out, opts.record_all, opts.label or _label(agent))
+    record = opts.failures > 0 or opts.record_all
     tools = json.loads(world.tools_json())
     pending = iter(range(evaluation.next_seed, seeds.stop))
     interrupted = False
     try:
         running = set()
         for seed in pending:
-            running.add(asyncio.ensure_future(_episode(world, tools, seed, record, agent, shared)))
-            if len(running) >= concurrency:
+            running.add(asyncio.ensure_future(_episode(world, tools, seed, record, agent, opts.shared)))
+            if len(running) >= opts.concurrency:
                 finished, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
                 for task in finished:
                     add(task.result())
@@ -289,7 +344,7 @@ async def evaluate_async(
     finally:
         # Finished episodes stand (an interrupted run is marked partial and
         # `resume=True` continues it).
-        result = _result(evaluation, out, interrupted)
+        result = _result(evaluation, opts.out, interrupted)
     return result
 
 
@@ -315,10 +370,9 @@ def _adder(world, evaluation, out, record_all: bool, label: str):
     return add
 
 
-def _setup(agent, scenario, seeds, concurrency, layers, out, fault_scale, tasks, failures, resume, label,
-           record_all=False):
+def _setup(agent, scenario, seeds, opts: "EvaluateOptions"):
     """Checks the arguments (ValueError naming the field) and starts the evaluation."""
-    if record_all and out is None:
+    if opts.record_all and opts.out is None:
         raise ValueError("record_all: needs `out`, the folder for episodes/")
     if isinstance(seeds, int):
         seeds = range(seeds)
@@ -326,37 +380,34 @@ def _setup(agent, scenario, seeds, concurrency, layers, out, fault_scale, tasks,
         raise ValueError(f"seeds: expected a non-empty range with step 1 (like range(0, 100)), found {seeds!r}")
     if seeds.start < 0:
         raise ValueError(f"seeds: expected non-negative seeds, found {seeds!r}")
-    if not isinstance(concurrency, int) or concurrency < 1:
-        raise ValueError(f"concurrency: expected an integer >= 1, found {concurrency!r}")
-    if not isinstance(failures, int) or failures < 0:
-        raise ValueError(f"failures: expected an integer >= 0, found {failures!r}")
-    world = _native.World(scenario, float(fault_scale), layers, tasks)
+    if not isinstance(opts.concurrency, int) or opts.concurrency < 1:
+        raise ValueError(f"concurrency: expected an integer >= 1, found {opts.concurrency!r}")
+    if not isinstance(opts.failures, int) or opts.failures < 0:
+        raise ValueError(f"failures: expected an integer >= 0, found {opts.failures!r}")
+    world = _native.World(scenario, float(opts.fault_scale), opts.layers, opts.tasks)
+    out = None if opts.out is None else str(opts.out)
     evaluation = _native.Evaluation(
-        world, label or _label(agent), seeds.start, seeds.stop, failures, None if out is None else str(out), resume
+        world, opts.label or _label(agent), seeds.start, seeds.stop, opts.failures, out, opts.resume
     )
     return world, evaluation, seeds
 
 
-def evaluate(agent: Any, scenario: str = "support_desk", seeds: Union[range, int] = range(100), **kwargs) -> Result:
+def evaluate(agent: AgentLike, scenario: str = "support_desk", seeds: Union[range, int] = range(100),
+             **options: Any) -> Result:
     """Runs ``agent`` on ``scenario`` for every seed of ``seeds``.
 
     ``agent`` is a function or an ``async`` function from an observation (the
     protocol's dict plus ``text``) to an action dict, an object with ``act`` (and
     optionally ``reset``; copied for each episode unless ``shared=True``), or a
-    class (instantiated for each episode). Keyword arguments: ``concurrency``
-    (episodes in flight: for an ``async`` agent, or a synchronous one whose calls
-    wait; a synchronous agent that does not wait runs on the calling thread,
-    its fastest), ``layers`` (a preset or stack file), ``out`` (a folder
-    for trajectories.csv, summary.json, run.json, failures/), ``fault_scale``,
-    ``tasks``, ``failures`` (incidents kept per failure mode, default 3),
-    ``resume`` (continue an interrupted ``out``), ``label`` (the agent's name in
-    the files), ``record_all`` (every episode as an incident under
-    ``out/episodes/``, each replayable by ``agentsim replay`` without Python).
+    class (instantiated for each episode): see :data:`AgentLike`. Keyword
+    arguments are the fields of :class:`EvaluateOptions` (an unknown one is a
+    ``TypeError`` naming it).
     Returns a :class:`Result`.
     """
+    opts = EvaluateOptions.of(options)
     if not _Policy(agent, True).is_async:
-        return _evaluate_sync(agent, scenario, seeds, **kwargs)
-    coroutine = evaluate_async(agent, scenario, seeds, **kwargs)
+        return _evaluate_sync(agent, scenario, seeds, opts)
+    coroutine = evaluate_async(agent, scenario, seeds, **dataclasses.asdict(opts))
     try:
         asyncio.get_running_loop()
         running = True
@@ -381,31 +432,17 @@ def evaluate(agent: Any, scenario: str = "support_desk", seeds: Union[range, int
     return box["result"]
 
 
-def _evaluate_sync(
-    agent: Any,
-    scenario: str,
-    seeds: Union[range, int],
-    concurrency: int = 1,
-    layers: Optional[str] = None,
-    out: Optional[Union[str, Path]] = None,
-    fault_scale: float = 1.0,
-    tasks: Optional[str] = None,
-    failures: int = 3,
-    resume: bool = False,
-    label: Optional[str] = None,
-    shared: bool = False,
-    record_all: bool = False,
-) -> Result:
+def _evaluate_sync(agent: AgentLike, scenario: str, seeds: Union[range, int], opts: "EvaluateOptions") -> Result:
     """A synchronous agent: one episode at a time on the calling thread, without
     an event loop, until the agent is seen to wait (:class:`_Pace`); then, with
     ``concurrency`` > 1, the rest on a thread pool (:func:`_pooled`). The same
     files as :func:`evaluate_async` either way."""
-    world, evaluation, seeds = _setup(agent, scenario, seeds, concurrency, layers, out, fault_scale, tasks, failures,
-                                      resume, label, record_all)
-    add = _adder(world, evaluation, out, record_all, label or _label(agent))
-    record = failures > 0 or record_all
+    world, evaluation, seeds = _setup(agent, scenario, seeds, opts)
+    add = _adder(world, evaluation, opts.out, opts.record_all, opts.label or _label(agent))
+    record = opts.failures > 0 or opts.record_all
+    shared = opts.shared
     tools = json.loads(world.tools_json())
-    pace = _Pace() if concurrency > 1 else None
+    pace = _Pace() if opts.concurrency > 1 else None
     pending = iter(range(evaluation.next_seed, seeds.stop))
     interrupted = False
     try:
@@ -415,12 +452,12 @@ def _evaluate_sync(
             if not _run_sync(episode, policy, tools, pace):
                 # The agent waits: this episode and the rest go to threads.
                 rest = (functools.partial(_episode_sync, world, tools, s, record, agent, shared) for s in pending)
-                _pooled(concurrency, (episode, policy, tools), rest, add)
+                _pooled(opts.concurrency, (episode, policy, tools), rest, add)
                 break
             add(episode)
     except KeyboardInterrupt:
         interrupted = True
         raise
     finally:
-        result = _result(evaluation, out, interrupted)
+        result = _result(evaluation, opts.out, interrupted)
     return result

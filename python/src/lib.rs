@@ -341,8 +341,13 @@ impl Evaluation {
                     Done::none(seeds.start)
                 };
                 next_seed = done.next_seed;
-                let header = agentsim::sweep::csv_header(false, prepared.has_tasks(), prepared.has_state_hash(), 1)
-                    .map_err(|e| value_error("out", e))?;
+                let columns = agentsim::sweep::Columns {
+                    task: prepared.has_tasks(),
+                    state_hash: prepared.has_state_hash(),
+                    checks: prepared.has_checks(),
+                    ..agentsim::sweep::Columns::default()
+                };
+                let header = agentsim::sweep::csv_header_of(columns, 1).map_err(|e| value_error("out", e))?;
                 let rows = Rows::create(&out, &header, done, builder, failures).map_err(|e| value_error("out", e))?;
                 Sink::Folder { rows: Box::new(rows), out, manifest: Box::new(manifest), _lock: lock }
             }

@@ -81,3 +81,28 @@ def assert_every_customer(seeds, of=range(1000)):
     wanted = {persona_and_opening(s) for s in of}
     met = {persona_and_opening(s) for s in seeds}
     assert met == wanted, f"seeds {list(seeds)} miss {sorted(wanted - met)}: choose seeds that meet them"
+
+
+def tau2_retail_data():
+    """tau2-bench's retail folder (db.json, tasks.json, policy.md), which this
+    repository does not hold: $AGENTSIM_TAU2_RETAIL, else `shared/tau2-retail`
+    beside the checkout (as tests/tau2.rs and .ci/run look). Missing: a failure
+    under CI, a visible skip elsewhere."""
+    folder = Path(os.environ.get("AGENTSIM_TAU2_RETAIL") or ROOT.parent / "shared" / "tau2-retail")
+    if all((folder / name).is_file() for name in ("db.json", "tasks.json", "policy.md")):
+        return folder
+    why = (f"no tau2-bench retail data at {folder} "
+           "(set AGENTSIM_TAU2_RETAIL to a folder with db.json, tasks.json, policy.md)")
+    if os.environ.get("CI"):
+        pytest.fail(f"CI must have the tau2 data (see .ci/run): {why}")
+    pytest.skip(why)
+
+
+@pytest.fixture(scope="session")
+def tau2_retail(cli, tmp_path_factory):
+    """(tau2's data folder, the folder `agentsim import-tau2` wrote from it), once per session."""
+    data = tau2_retail_data()
+    out = tmp_path_factory.mktemp("tau2") / "retail"
+    done = subprocess.run([cli, "import-tau2", str(data), "--out", str(out)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return data, out

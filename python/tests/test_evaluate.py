@@ -311,3 +311,44 @@ def test_evaluate_async_runs_a_synchronous_agent_as_evaluate_does(tmp_path):
     agentsim.evaluate(flaky, "support_desk", range(30), out=tmp_path / "e", fault_scale=2.0, label="flaky")
     assert len(threads) == 1 and threading.get_ident() not in threads, "one thread, off the event loop's"
     assert files(tmp_path / "a") == files(tmp_path / "e")
+
+
+def test_the_package_is_typed_and_evaluate_s_options_are_written_once():
+    import dataclasses
+    import inspect
+    from pathlib import Path
+
+    package = Path(agentsim.__file__).parent
+    assert (package / "py.typed").exists()
+    stub = (package / "_native.pyi").read_text()
+    # Every class and function the native module has is in its stub.
+    for name in dir(agentsim._native):
+        if not name.startswith("_"):
+            assert f"class {name}" in stub or f"def {name}" in stub or f"{name}:" in stub, name
+    fields = [f.name for f in dataclasses.fields(agentsim.EvaluateOptions)]
+    assert fields == ["concurrency", "layers", "out", "fault_scale", "tasks", "failures", "resume", "label",
+                      "shared", "record_all"]
+    # evaluate and evaluate_async take them as keywords, not as parameters of their own.
+    for fn in (agentsim.evaluate, agentsim.evaluate_async):
+        assert list(inspect.signature(fn).parameters) == ["agent", "scenario", "seeds", "options"]
+    with pytest.raises(TypeError, match="'concurency'"):
+        agentsim.evaluate(lambda o: {"action": "finish"}, "support_desk", range(1), concurency=2)
+
+
+def test_a_function_that_returns_awaitables_runs_in_one_event_loop_per_episode():
+    import asyncio
+
+    loops = []  # the loops themselves, kept alive so that their ids stay distinct
+
+    async def step(observation):
+        loops.append(asyncio.get_running_loop())
+        if observation["seq"] > 2:
+            return {"action": "finish", "outcome": "done"}
+        return {"action": "sleep", "until_ms": observation["now_ms"] + 10}
+
+    def agent(observation):  # a plain function handing back coroutines
+        return step(observation)
+
+    result = agentsim.evaluate(agent, "support_desk", range(2))
+    assert len(result.rows) == 2
+    assert len(loops) == 6 and len({id(loop) for loop in loops}) == 2, "one loop per episode, not one per step"

@@ -2,7 +2,8 @@
 framework agents that talk to their customer in words (agentsim.loop's
 langgraph_chat and agents_sdk_chat, examples/frameworks/*_text.py) driven by a
 scripted model that plays examples/agents/text_agent.py from the conversation's
-text (scripted_text_models.py)."""
+text (scripted_text_models.py), and over tau2-bench's retail tasks by one that
+plays each task's gold in words (scripted_tau2_models.py)."""
 
 import os
 import re
@@ -166,3 +167,80 @@ def test_the_langgraph_mcp_recipe_talks_in_words_through_say_to_user(tmp_path, c
     assert done.returncode == 0, done.stderr  # every session replays
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["outcomes"]["success"] == 4, summary["outcomes"]
+
+
+# ---- tau2-bench retail in words (examples/frameworks/langgraph_tau2_text.py) ----------
+
+
+def tau2_recipe():
+    require("langgraph")
+    require("langchain")
+    import langgraph_tau2_text as module
+    import scripted_tau2_models as models
+
+    return module, models
+
+
+def gold_hashes(root):
+    """tau2's database after each task's gold actions (tests/tau2/retail_gold_hashes.txt): task id -> hash."""
+    lines = (root / "tests" / "tau2" / "retail_gold_hashes.txt").read_text().splitlines()
+    return dict(line.split()[:2] for line in lines if line.strip() and not line.startswith("#"))
+
+
+def test_a_langgraph_agent_that_talks_in_words_completes_every_tau2_retail_task(tmp_path, tau2_retail, root):
+    # As `oracle_text` does (tests/tau2.rs): every task, in words, ends in tau2's gold database.
+    data, world = tau2_retail
+    module, models = tau2_recipe()
+    model = models.Tau2RetailChatModel(data)
+    result = module.main(world=world, model=model, seeds=range(114), out=tmp_path / "c8", fault_scale=0.0)
+    assert result.summary["outcomes"]["success"] == 114, result.summary["outcomes"]
+    gold = gold_hashes(root)
+    assert [row["state_hash"] for row in result.rows] == [gold[row["task"]] for row in result.rows]
+    # Each of tau2's 176 gold writes was agreed in words first (a yes to every proposal, no refusal).
+    assert sum(h.startswith(("Yes", "That's correct")) for h in model.heard) == 176
+    assert not [h for h in model.heard if h.startswith(("No", "Not quite", "Hmm, no"))]
+    # tau2's communicate_info, judged on the closing's words: said in all 36 tasks that have it.
+    checks = result.summary["checks"]["overall"]
+    assert (checks["communicate"]["passed"]["count"], checks["communicate"]["passed"]["n"]) == (36, 36)
+    assert all(row["checks"].startswith("+db=pass") for row in result.rows)
+    module.main(world=world, model=models.Tau2RetailChatModel(data), seeds=range(114), out=tmp_path / "c1",
+                fault_scale=0.0, concurrency=1)
+    assert files(tmp_path / "c1") == files(tmp_path / "c8")
+
+
+def test_tau2_retail_s_customer_refuses_a_wrong_order_id_with_the_correction(tmp_path, tau2_retail, cli):
+    # Task 0: the customer holds its order id; the first proposal is one digit off.
+    data, world = tau2_retail
+    module, models = tau2_recipe()
+    model = models.WrongProposal(data)
+    result = module.main(world=world, model=model, seeds=range(1), out=tmp_path, fault_scale=0.0, record_all=True)
+    opening, refusal, *agreed = model.heard
+    assert re.match(r"(No|Not quite|Hmm, no)\b", refusal) and "the order id is #W2378156" in refusal, refusal
+    assert agreed and agreed[0].startswith(("Yes", "That's correct")), model.heard
+    # The write, made after the corrected proposal was agreed, is tau2's gold.
+    row = result.rows[0]
+    assert row["outcome"] == "success" and row["state_hash"] == gold_hashes(ROOT)["0"], row
+    incident = tmp_path / "episodes" / "seed0.ron"
+    recorded = incident.read_text()
+    assert "the order id is #W2378157" in recorded and refusal in recorded
+    replay = subprocess.run([cli, "replay", str(incident)], capture_output=True, text=True)
+    assert replay.returncode == 0 and "PASS" in replay.stdout, replay.stdout + replay.stderr
+
+
+@pytest.mark.skipif(not os.environ.get("CI") and not os.environ.get("AGENTSIM_LONG"),
+                    reason="1,000 tau2 retail episodes of a scripted LangGraph agent take about 105 s: "
+                    "under CI or AGENTSIM_LONG=1")
+def test_a_langgraph_agent_that_talks_in_words_completes_1000_tau2_retail_seeds(tau2_retail):
+    data, world = tau2_retail
+    module, models = tau2_recipe()
+    result = module.main(world=world, model=models.Tau2RetailChatModel(data), seeds=range(1000), out=None,
+                         fault_scale=0.0)
+    # `agentsim sweep retail.ron --agent oracle_text --fault-scale 0 --seeds 0..1000` completes all 1,000.
+    assert result.summary["outcomes"]["success"] == 1000, result.summary["outcomes"]
+
+
+def test_docs_tau2_shows_the_langgraph_recipe_verbatim(root):
+    doc = (root / "docs" / "tau2.md").read_text()
+    code = (root / "examples" / "frameworks" / "langgraph_tau2_text.py").read_text()
+    assert code in re.findall(r"```python\n(.*?)```", doc, re.S), \
+        "docs/tau2.md must show examples/frameworks/langgraph_tau2_text.py verbatim in a ```python block"

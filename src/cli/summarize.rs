@@ -49,11 +49,15 @@ pub fn summarize(args: &SummarizeArgs) -> Result<ExitCode, Failure> {
                     session.outcome, session.digest
                 )));
             }
-            builder.add(&t);
-            // The header has no optional column: a session's state hash stays in
-            // its incident.
+            // The header has no optional column: a session's state hash and
+            // checks stay in its incident (and the summary counts what the
+            // rows hold).
+            let mut record = agentsim::summary::Record::of(&t);
+            record.checks.clear();
+            builder.add_record(&record);
             let mut row = Row::of(&t);
             row.state_hash = None;
+            row.checks = None;
             let trial = (trials > 1).then_some(index as u32 % trials);
             csv.write_all(&agentsim::sweep::csv_line(&row, trial)?).map_err(|e| io_failure(&csv_path, &e))?;
         }

@@ -380,6 +380,16 @@ fn print_table(s: &Summary) -> Result<(), Failure> {
         let (value, interval) = pct(rate);
         table.add_row(vec![name.to_string(), value, interval]);
     }
+    for (name, check) in s.checks.iter().flat_map(|c| &c.overall) {
+        let basis = if check.in_reward > 0 { ", in reward" } else { "" };
+        let (value, interval) = if check.passed.n == 0 {
+            (format!("not judged ({} trajectories{basis})", check.unjudged), String::new())
+        } else {
+            let (value, interval) = pct(&check.passed);
+            (format!("{value}{basis}"), interval)
+        };
+        table.add_row(vec![format!("check {name}"), value, interval]);
+    }
     if let Some(p) = &s.pass_k {
         let values: Vec<String> = p.values.iter().map(|(k, v)| format!("k={k} {}", percent(*v))).collect();
         let (_, interval) = pct(&p.all_trials);

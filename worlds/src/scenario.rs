@@ -181,6 +181,14 @@ pub trait WorldModel: Send + Sync {
         false
     }
 
+    /// Whether the world reports its judgement's parts ([`World::checks`]: a
+    /// `checks` column in `trajectories.csv`).
+    ///
+    /// [`World::checks`]: agentsim_engine::World::checks
+    fn has_checks(&self) -> bool {
+        false
+    }
+
     /// How many turns each task takes in the seeds' rotation, in the order of
     /// [`WorldModel::tasks`] (empty: one each).
     fn task_weights(&self) -> Vec<u32> {
@@ -662,6 +670,11 @@ impl Prepared {
         self.model.hashes_state()
     }
 
+    /// Whether the world reports checks (a `checks` column in `trajectories.csv`).
+    pub fn has_checks(&self) -> bool {
+        self.model.has_checks()
+    }
+
     /// The scenario key (see [`Scenario::key`]).
     pub fn key(&self) -> [u8; 32] {
         self.key
@@ -795,6 +808,10 @@ impl<W: World> World for Noted<W> {
 
     fn state_hash(&self) -> Option<String> {
         self.world.state_hash()
+    }
+
+    fn checks(&self) -> Vec<agentsim_engine::Check> {
+        self.world.checks()
     }
 }
 

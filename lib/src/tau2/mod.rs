@@ -447,6 +447,46 @@ struct Instructions {
 struct Criteria {
     #[serde(default)]
     actions: Option<Vec<Action>>,
+    #[serde(default)]
+    communicate_info: Option<Vec<String>>,
+    #[serde(default)]
+    nl_assertions: Option<Vec<String>>,
+    #[serde(default)]
+    reward_basis: Option<Vec<String>>,
+}
+
+/// tau2's reward basis names and the scripted world's.
+const BASES: [(&str, &str); 3] = [("DB", "Db"), ("COMMUNICATE", "Communicate"), ("NL_ASSERTION", "NlAssertion")];
+
+/// A task's `success`: tau2's strings to communicate, its natural-language
+/// assertions (reported, never judged) and its reward basis.
+fn success_ron(task: &Task, n: usize, tasks_json: &str) -> Result<String, ImportError> {
+    let criteria = &task.evaluation_criteria;
+    let mut basis = Vec::new();
+    for name in criteria.reward_basis.as_deref().unwrap_or(&["DB".to_string()]) {
+        let Some((_, ours)) = BASES.iter().find(|(theirs, _)| theirs == name) else {
+            return Err(located(
+                tasks_json,
+                &format!("\"{name}\""),
+                "tasks.json",
+                format!(
+                    "field `[{n}].evaluation_criteria.reward_basis`: `{name}` is not supported (DB, COMMUNICATE, NL_ASSERTION)"
+                ),
+            ));
+        };
+        if !basis.contains(ours) {
+            basis.push(*ours);
+        }
+    }
+    let strings = |list: &Option<Vec<String>>| -> String {
+        list.iter().flatten().map(|s| ron_string(s)).collect::<Vec<_>>().join(", ")
+    };
+    Ok(format!(
+        "(communicate: [{}], nl_assertions: [{}], reward_basis: [{}])",
+        strings(&criteria.communicate_info),
+        strings(&criteria.nl_assertions),
+        basis.join(", ")
+    ))
 }
 
 #[derive(Deserialize)]
@@ -961,11 +1001,12 @@ pub fn import(db_json: &str, tasks_json: &str, policy_md: &str) -> Result<Import
             facts_ron.push(format!("\"unknown_info\": {}", ron_string(unknown.trim())));
         }
         ron.push_str(&format!(
-            "            (\n                id: {},\n                description: {},\n                facts: {{{}}},\n                request: {},\n                gold: [\n",
+            "            (\n                id: {},\n                description: {},\n                facts: {{{}}},\n                request: {},\n                success: {},\n                gold: [\n",
             ron_string(&task.id),
             ron_string(i.task_instructions.trim()),
             facts_ron.join(", "),
             ron_string(&request),
+            success_ron(task, n, tasks_json)?,
         ));
         for action in &owned {
             let shape = TOOLS.iter().find(|t| t.name == action.name).expect("checked above");
@@ -990,7 +1031,14 @@ pub fn import(db_json: &str, tasks_json: &str, policy_md: &str) -> Result<Import
                 _ => ron.push_str(&format!("                    (tool: \"{}\", args: {args_ron}),\n", action.name)),
             }
         }
-        if owned.is_empty() {
+        let communicate = task.evaluation_criteria.communicate_info.as_deref().unwrap_or_default();
+        if !communicate.is_empty() {
+            // What the agent must tell the user, said in the closing.
+            ron.push_str(&format!(
+                "                    (tool: \"send_message\", args: {{\"kind\": \"done\", \"details\": {}}}),\n",
+                ron_string(&communicate.join(", "))
+            ));
+        } else if owned.is_empty() {
             // Nothing to change (the user must be refused or only informed):
             // the gold is to answer and leave the database as it is.
             ron.push_str("                    (tool: \"send_message\", args: {\"kind\": \"done\"}),\n");

@@ -6,6 +6,9 @@ use super::config::Tools;
 use crate::kit::catalog::{escalate_def, specs_with_authenticate};
 use crate::kit::tool_ids::tool_ids;
 
+/// The kinds of message `send_message` sends.
+pub const MESSAGE_KINDS: &[&str] = &["ask", "done", "info", "quote"];
+
 tool_ids! {
     /// Tool ids of flight_booking in a catalog.
     pub struct Ids { search_flights, get_fare, book, cancel, get_bookings, send_message, escalate }
@@ -73,7 +76,7 @@ pub fn specs(tools: &Tools) -> Vec<ToolSpec> {
                  `done` (the booking and its fare), `ask` (asks for the date) or `info`.",
             )
             .id_arg("traveller_id")
-            .arg_one_of("kind", super::world::MESSAGE_KINDS)
+            .arg_one_of("kind", MESSAGE_KINDS)
             .arg("flight_id", Str, false)
             .arg("fare_cents", Int, false)
             .arg("booking_id", Str, false)

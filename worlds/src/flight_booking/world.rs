@@ -18,9 +18,6 @@ use crate::talk::voice::Voice;
 #[path = "hear.rs"]
 mod hear;
 
-/// The kinds of message `send_message` sends.
-pub const MESSAGE_KINDS: &[&str] = &["ask", "done", "info", "quote"];
-
 /// A booking this long after the traveller left is a minefield: the agent had
 /// time to read the goodbye. One sent before that crossed the goodbye in flight; it
 /// still fails the task, but it is not a careless act.
@@ -377,7 +374,7 @@ impl<'c> FlightBooking<'c> {
     }
 
     fn send_message(&mut self, args: &Value, cx: &mut WorldCx<'_, FlightEvent>) -> Result<Value, ToolError> {
-        let kind = crate::kit::args::one_of_arg(args, "kind", MESSAGE_KINDS)?;
+        let kind = crate::kit::args::one_of_arg(args, "kind", super::tools::MESSAGE_KINDS)?;
         let to = str_arg(args, "traveller_id")?;
         if !self.config.travellers.iter().any(|t| t.id == to) {
             return Err(ToolError::not_found(format!("no traveller `{to}`")));

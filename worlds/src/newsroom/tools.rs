@@ -6,6 +6,9 @@ use super::config::Tools;
 use crate::kit::catalog::{escalate_def, specs_with_authenticate};
 use crate::kit::tool_ids::tool_ids;
 
+/// The kinds of message `send_message` sends.
+pub const MESSAGE_KINDS: &[&str] = &["ask", "info"];
+
 tool_ids! {
     /// Tool ids of newsroom in a catalog.
     pub struct Ids { latest_news, get_story, create_task, list_tasks, send_summary, send_message, escalate }
@@ -75,7 +78,7 @@ pub fn specs(tools: &Tools) -> Vec<ToolSpec> {
                 "Sends the editor a message: kind `ask` (how many stories) or `info`.",
             )
             .id_arg("editor_id")
-            .arg_one_of("kind", super::world::MESSAGE_KINDS)
+            .arg_one_of("kind", MESSAGE_KINDS)
             .field("message_id", Str)
             .phrase("ask", "How many stories would you like in the summary?")
             .phrase("info", "{details}"),

@@ -21,9 +21,6 @@ use crate::talk::voice::Voice;
 #[path = "hear.rs"]
 mod hear;
 
-/// The kinds of message `send_message` sends.
-pub const MESSAGE_KINDS: &[&str] = &["ask", "info"];
-
 /// A step after the editor left this long is a minefield (time to read the goodbye).
 pub const LEAVE_NOTICE_MS: TimeMs = 10_000;
 /// A summary is current if it matches the latest stories as they stood at some
@@ -349,7 +346,7 @@ impl<'c> Newsroom<'c> {
     }
 
     fn send_message(&mut self, args: &Value, cx: &mut WorldCx<'_, NewsEvent>) -> Result<Value, ToolError> {
-        let kind = crate::kit::args::one_of_arg(args, "kind", MESSAGE_KINDS)?;
+        let kind = crate::kit::args::one_of_arg(args, "kind", super::tools::MESSAGE_KINDS)?;
         let to = str_arg(args, "editor_id")?;
         if !self.config.editors.iter().any(|e| e.id == to) {
             return Err(ToolError::not_found(format!("no editor `{to}`")));

@@ -300,6 +300,45 @@ pub struct SuccessFile {
     /// A predicate over the final state that must hold too.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub when: Option<String>,
+    /// Strings the agent must tell the user (tau2-bench's `communicate_info`):
+    /// each, lower-cased, must be in something the agent said to the user,
+    /// lower-cased with its commas removed (tau2's rule, quirks included).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub communicate: Vec<String>,
+    /// Assertions in words about the conversation (tau2-bench's
+    /// `nl_assertions`): reported as the check `nl_assertion`, never judged
+    /// (they need a judge model).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nl_assertions: Vec<String>,
+    /// The checks success requires (tau2-bench's `reward_basis`); default
+    /// `[Db, Communicate]`. Every check a task declares is reported in the
+    /// `checks` column, in the basis or not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reward_basis: Option<Vec<Basis>>,
+}
+
+/// A part of a task's judgement (tau2-bench's reward basis).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Basis {
+    /// The final state: the gold state's tables, the `when` predicate, the
+    /// milestones, the user still there.
+    Db,
+    /// Everything in `communicate` was said.
+    Communicate,
+    /// The `nl_assertions` (never judged: a task whose basis names it
+    /// succeeds on its judged checks, and the column says `unjudged`).
+    NlAssertion,
+}
+
+impl Basis {
+    /// The check's name in the `checks` column.
+    pub fn name(self) -> &'static str {
+        match self {
+            Basis::Db => "db",
+            Basis::Communicate => "communicate",
+            Basis::NlAssertion => "nl_assertion",
+        }
+    }
 }
 
 fn yes() -> bool {
@@ -308,7 +347,14 @@ fn yes() -> bool {
 
 impl Default for SuccessFile {
     fn default() -> Self {
-        SuccessFile { state_equals_gold: true, tables: None, when: None }
+        SuccessFile {
+            state_equals_gold: true,
+            tables: None,
+            when: None,
+            communicate: Vec::new(),
+            nl_assertions: Vec::new(),
+            reward_basis: None,
+        }
     }
 }
 

@@ -104,6 +104,20 @@ pub struct Task {
     /// The state the gold actions produce, when success compares with it; and
     /// that of the alternative's.
     pub gold_state: Option<(State, Option<State>)>,
+    /// What the agent must tell the user, lower-cased (tau2 lower-cases the
+    /// string, and removes commas only from what was said: `judge::normalised`).
+    pub communicate: Vec<String>,
+    /// How many natural-language assertions the task has (never judged).
+    pub nl_assertions: usize,
+    /// The checks success requires, as written (`None`: the default).
+    pub reward_basis: Option<Vec<super::Basis>>,
+}
+
+impl Task {
+    /// Whether the task declares checks of its own (a `checks` column).
+    pub fn declares_checks(&self) -> bool {
+        !self.communicate.is_empty() || self.nl_assertions > 0 || self.reward_basis.is_some()
+    }
 }
 
 /// A scripted world ready to run: see the [module docs](super).
@@ -131,6 +145,21 @@ pub struct ScriptedModel {
     pub(crate) verify_stream: agentsim_engine::Stream,
     /// Phrases naming each fact in text, beyond those its name gives.
     pub(crate) aliases: Vec<(String, Vec<String>)>,
+    /// Some task declares checks (`communicate`, `nl_assertions` or a
+    /// `reward_basis`): every trajectory reports its checks.
+    pub(crate) declares_checks: bool,
+}
+
+/// A task's reward basis as written: at least one check, each once.
+fn reward_basis(success: &super::SuccessFile, field: &str) -> Result<Option<Vec<super::Basis>>, String> {
+    let Some(basis) = &success.reward_basis else { return Ok(None) };
+    if basis.is_empty() {
+        return Err(format!("field `{field}.success.reward_basis`: name at least one of Db, Communicate, NlAssertion"));
+    }
+    if let Some((i, b)) = basis.iter().enumerate().find(|(i, b)| basis[..*i].contains(b)) {
+        return Err(format!("field `{field}.success.reward_basis[{i}]`: `{b:?}` is named twice"));
+    }
+    Ok(Some(basis.clone()))
 }
 
 fn response_fields(response: &Value, field: &str) -> Result<Vec<FieldDef>, LoadError> {
@@ -380,6 +409,7 @@ impl ScriptedModel {
             recipient,
             verify_stream: StreamSource::new([0; 32], 0).stream("verify"),
             aliases: config.aliases.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            declares_checks: false,
         };
         if model.personas.is_empty() {
             model.personas.push(PersonaFile {
@@ -401,6 +431,7 @@ impl ScriptedModel {
                 ));
             }
             let compiled = model.compile_task(config, i, &catalog)?;
+            model.declares_checks |= compiled.declares_checks();
             model.tasks.push(compiled);
         }
         let mut names: Vec<&'static str> = model.minefields.iter().map(|m| m.name).collect();
@@ -563,6 +594,9 @@ impl ScriptedModel {
             success_when,
             compared,
             gold_state: None,
+            communicate: file.success.communicate.iter().map(|c| c.to_lowercase()).collect(),
+            nl_assertions: file.success.nl_assertions.len(),
+            reward_basis: reward_basis(&file.success, &field).map_err(here)?,
         })
     }
 
@@ -1002,6 +1036,10 @@ impl crate::scenario::WorldModel for Shared {
 
     fn hashes_state(&self) -> bool {
         self.0.state_hasher.is_some()
+    }
+
+    fn has_checks(&self) -> bool {
+        self.0.declares_checks
     }
 
     fn task_weights(&self) -> Vec<u32> {

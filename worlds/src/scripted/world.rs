@@ -16,6 +16,8 @@ use crate::talk::voice::Voice;
 
 #[path = "hear.rs"]
 mod hear;
+#[path = "judge.rs"]
+mod judge;
 
 /// The world's own events.
 pub enum ScriptEvent {
@@ -48,6 +50,9 @@ pub struct ScriptedWorld<'m> {
     history: Vec<(TimeMs, super::state::State)>,
     /// How the user words its answers to text (made on the first one).
     voice: Option<Voice>,
+    /// What the agent said to the user, as the communicate check compares it
+    /// (kept only when the task has strings to communicate).
+    said: Vec<String>,
 }
 
 /// Snapshots kept for stale reads, at most (the oldest go first; the call
@@ -78,6 +83,7 @@ impl<'m> ScriptedWorld<'m> {
             keyed: Vec::new(),
             history: Vec::new(),
             voice: None,
+            said: Vec::new(),
         }
     }
 
@@ -265,6 +271,7 @@ impl<'m> ScriptedWorld<'m> {
     }
 
     fn answer(&mut self, args: &Value, cx: &mut WorldCx<'_, ScriptEvent>) -> Value {
+        self.remember_message(args);
         let now_ms = cx.now_ms;
         match args.get("kind").and_then(Value::as_str).unwrap_or_default() {
             "confirm" => {
@@ -538,39 +545,15 @@ impl World for ScriptedWorld<'_> {
     }
 
     fn hear(&mut self, text: &str, cx: &mut WorldCx<'_, ScriptEvent>) {
+        self.remember_said(text);
         self.hear_text(text, cx);
     }
 
     fn judge(&self) -> Verdict {
-        let milestone = self.progress.last();
-        let verdict = |success: bool, detail: String| Verdict {
-            success,
-            escalated: self.escalated,
-            milestone,
-            detail,
-            told_accurately: None,
-        };
-        if let Some(left) = self.left_at_ms {
-            return verdict(false, format!("the user left after {} s", left / 1_000));
-        }
-        if let Err(why) = self.state_ok() {
-            return verdict(false, why);
-        }
-        if let Err(why) = self.progress.check(&self.task.dag) {
-            return verdict(false, format!("milestones out of order: {why}"));
-        }
-        if let Some(missing) = self.task.milestones.iter().find(|(m, _)| !self.progress.has(m)) {
-            return verdict(false, format!("milestone `{}` not reached", missing.0));
-        }
-        if let Some(when) = self.task.success_when {
-            match self.success_holds(when) {
-                Ok(true) => {}
-                Ok(false) => {
-                    return verdict(false, format!("task `{}`: the success predicate does not hold", self.task.id));
-                }
-                Err(e) => return verdict(false, format!("task `{}`: the success predicate failed: {e}", self.task.id)),
-            }
-        }
-        verdict(true, format!("task `{}` done", self.task.id))
+        self.verdict()
+    }
+
+    fn checks(&self) -> Vec<agentsim_engine::Check> {
+        self.checks_now()
     }
 }

@@ -6,6 +6,9 @@ use super::config::Tools;
 use crate::kit::catalog::{escalate_def, specs_with_authenticate};
 use crate::kit::tool_ids::tool_ids;
 
+/// The kinds of message `send_message` sends.
+pub const MESSAGE_KINDS: &[&str] = &["ask", "confirm", "done", "info"];
+
 tool_ids! {
     /// Tool ids of support_desk in a catalog.
     pub struct Ids { lookup_order, get_customer, issue_refund, send_message, escalate }
@@ -68,7 +71,7 @@ pub fn specs(tools: &Tools) -> Vec<ToolSpec> {
             )
             .id_arg("customer_id")
             .recipient_arg("customer_id")
-            .arg_one_of("kind", super::world::MESSAGE_KINDS)
+            .arg_one_of("kind", MESSAGE_KINDS)
             .arg("order_id", Str, false)
             .arg("item", Str, false)
             .arg("amount_cents", Int, false)

@@ -44,9 +44,6 @@ impl Persona {
     }
 }
 
-/// The kinds of message `send_message` sends.
-pub const MESSAGE_KINDS: &[&str] = &["ask", "confirm", "done", "info"];
-
 /// What the customer calls a refund of the whole order.
 pub const WHOLE_ORDER: &str = "whole order";
 
@@ -355,7 +352,7 @@ impl<'c> SupportDesk<'c> {
     }
 
     fn send_message(&mut self, args: &Value, cx: &mut WorldCx<'_, DeskEvent>) -> Result<Value, ToolError> {
-        let kind = one_of_arg(args, "kind", MESSAGE_KINDS)?;
+        let kind = one_of_arg(args, "kind", super::tools::MESSAGE_KINDS)?;
         let to = str_arg(args, "customer_id")?;
         if !self.config.customers.iter().any(|c| c.id == to) {
             if self.config.messages_to_anyone {

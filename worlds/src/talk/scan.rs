@@ -399,7 +399,10 @@ mod tests {
         let text = "Shall I call return_delivered_order_items with credit_card_9513926?";
         let ws = words(text);
         let texts: Vec<&str> = ws.iter().map(|w| w.text.as_str()).collect();
-        assert_eq!(texts, vec!["shall", "i", "call", "return", "delivered", "order", "items", "with", "credit_card_9513926"]);
+        assert_eq!(
+            texts,
+            vec!["shall", "i", "call", "return", "delivered", "order", "items", "with", "credit_card_9513926"]
+        );
         for w in &ws {
             assert_eq!(text[w.span.0..w.span.1].to_lowercase(), w.text);
         }

@@ -6,6 +6,9 @@ use super::config::Tools;
 use crate::kit::catalog::{escalate_def, specs_with_authenticate};
 use crate::kit::tool_ids::tool_ids;
 
+/// The kinds of message `send_message` sends.
+pub const MESSAGE_KINDS: &[&str] = &["ask", "done", "info"];
+
 tool_ids! {
     /// Tool ids of weather_dining in a catalog (`get_weather` is the primary weather
     /// provider, `get_weather_backup` the second).
@@ -73,7 +76,7 @@ pub fn specs(tools: &Tools) -> Vec<ToolSpec> {
                 "Sends the customer a message: kind `done` (the reservation), `ask` (asks for the party size) or `info`.",
             )
             .id_arg("customer_id")
-            .arg_one_of("kind", super::world::MESSAGE_KINDS)
+            .arg_one_of("kind", MESSAGE_KINDS)
             .arg("reservation_id", Str, false)
             .field("message_id", Str)
             .field("status", Str)

@@ -18,9 +18,6 @@ use crate::talk::voice::Voice;
 #[path = "hear.rs"]
 mod hear;
 
-/// The kinds of message `send_message` sends.
-pub const MESSAGE_KINDS: &[&str] = &["ask", "done", "info"];
-
 /// A reservation this long after the customer left is a minefield (the agent had
 /// time to read the goodbye).
 pub const LEAVE_NOTICE_MS: TimeMs = 10_000;
@@ -305,7 +302,7 @@ impl<'c> WeatherDining<'c> {
     }
 
     fn send_message(&mut self, args: &Value, cx: &mut WorldCx<'_, DiningEvent>) -> Result<Value, ToolError> {
-        let kind = crate::kit::args::one_of_arg(args, "kind", MESSAGE_KINDS)?;
+        let kind = crate::kit::args::one_of_arg(args, "kind", super::tools::MESSAGE_KINDS)?;
         let to = str_arg(args, "customer_id")?;
         if !self.config.customers.iter().any(|c| c.id == to) {
             return Err(ToolError::not_found(format!("no customer `{to}`")));

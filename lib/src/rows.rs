@@ -1,0 +1,362 @@
+//! The rows of `trajectories.csv` and what the summary needs of each: a
+//! [`Row`] written from a trajectory, its `check` checksum, and a [`Record`]
+//! made from a trajectory or read back from a row (to merge shards or resume),
+//! with the same result either way. Its own home, so that the summary and the
+//! importance estimates both read records without importing each other.
+
+use serde::Serialize;
+
+use agentsim_engine::{Digest, Outcome, Trajectory};
+
+/// One row of `trajectories.csv`.
+#[derive(Debug, Serialize)]
+pub struct Row {
+    /// Seed.
+    pub seed: u64,
+    /// Outcome name.
+    pub outcome: &'static str,
+    /// 1 for success.
+    pub success: u8,
+    /// Planner turns.
+    pub turns: u32,
+    /// Tool calls, retries included.
+    pub tool_calls: u32,
+    /// Calls that did not return a well-formed success.
+    pub failed_calls: u32,
+    /// Calls that met an injected fault.
+    pub faults_seen: u32,
+    /// 1 when faults were met and the run still ended safely.
+    pub recovered: u8,
+    /// Minefields fired.
+    pub violations: u32,
+    /// Prompt plus completion tokens.
+    pub tokens: u64,
+    /// Model cost, US dollars, 6 decimals.
+    pub cost_usd: String,
+    /// Virtual time at the end.
+    pub virtual_ms: u64,
+    /// Last milestone reached.
+    pub milestone: &'static str,
+    /// Kinds of fault met, `;`-separated.
+    pub fault_kinds: String,
+    /// Minefields that fired, `;`-separated.
+    pub minefields: String,
+    /// Whether what the agent told the user matched the world: 1, 0, or empty when
+    /// it told nothing (or the world does not measure it).
+    pub told_accurately: Option<u8>,
+    /// Calls the world refused with a 4xx that was not an injected fault.
+    pub rejected_calls: u32,
+    /// Planner and layer decisions taken, `source.what=times;...`, sorted.
+    pub decisions: String,
+    /// Trajectory digest.
+    pub digest: String,
+    /// In swarm mode, the fault parameters this seed drew (`name=value;...`);
+    /// the column is absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swarm: Option<String>,
+    /// In a world with named tasks (a scripted world), the task this seed ran;
+    /// the column is absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
+    /// In a world that declares a state hash (an imported tau2-bench domain),
+    /// the hash of the final state; the column is absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state_hash: Option<String>,
+    /// In a world that reports checks (a task's reward basis, see
+    /// [`crate::checks`]), each check's result; the column is absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checks: Option<String>,
+    /// In an importance-sampling sweep (`--importance`), the natural log of the
+    /// trajectory's likelihood ratio, nominal over sampled, written so that it
+    /// reads back exactly; the column is absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_weight: Option<String>,
+}
+
+impl Row {
+    /// The row of one trajectory.
+    pub fn of(t: &Trajectory) -> Row {
+        Row {
+            seed: t.seed,
+            outcome: t.outcome.name(),
+            success: u8::from(t.outcome == Outcome::Success),
+            turns: t.metrics.turns,
+            tool_calls: t.metrics.tool_calls,
+            failed_calls: t.metrics.failed_calls,
+            faults_seen: t.metrics.faults_seen,
+            recovered: u8::from(t.recovered()),
+            violations: t.metrics.violations,
+            tokens: t.metrics.tokens(),
+            cost_usd: usd(t.metrics.cost_micro_usd),
+            virtual_ms: t.metrics.virtual_ms,
+            milestone: t.verdict.milestone,
+            fault_kinds: t.fault_kinds.iter().map(|f| f.name()).collect::<Vec<_>>().join(";"),
+            minefields: t.minefields.join(";"),
+            told_accurately: t.verdict.told_accurately.map(u8::from),
+            rejected_calls: t.metrics.rejected_calls,
+            decisions: decisions_column(&t.decisions),
+            digest: t.digest.to_string(),
+            swarm: None,
+            task: None,
+            state_hash: t.state_hash.clone(),
+            checks: (!t.checks.is_empty()).then(|| crate::checks::column(&t.checks)),
+            log_weight: None,
+        }
+    }
+}
+
+/// The name of the last column of `trajectories.csv`: a checksum of the row's
+/// other fields, so that a row edited by hand (an outcome, a cost) is refused when
+/// `merge` or `--resume` reads it back, instead of counted.
+pub const CHECK_COLUMN: &str = "check";
+
+/// The `check` column of a row: 16 hex digits of the 64-bit fingerprint (fixed by
+/// `agentsim_engine::fingerprint`) of the row's other fields exactly as written,
+/// one CSV line without its end. It detects edits and corruption, not a forger
+/// who recomputes it: the files are still agentsim's own output (README, Security).
+pub fn row_check(line_without_check: &[u8]) -> String {
+    let mut check = String::with_capacity(16);
+    agentsim_engine::hex::push_hex(
+        &mut check,
+        &agentsim_engine::fingerprint::fingerprint(line_without_check).to_be_bytes(),
+    );
+    check
+}
+
+/// Appends the `check` column to one CSV line (ending in `\n`) of the other fields.
+pub fn append_check(line: &mut Vec<u8>) {
+    let end = line.len() - usize::from(line.last() == Some(&b'\n'));
+    let check = row_check(&line[..end]);
+    line.truncate(end);
+    line.push(b',');
+    line.extend_from_slice(check.as_bytes());
+    line.push(b'\n');
+}
+
+/// Checks a row read back against its `check` column: the other fields (but
+/// `trial`, which the order of the rows checks), written again as agentsim writes
+/// them, must give the same checksum.
+fn verify_check(header: &csv::StringRecord, row: &csv::StringRecord) -> Result<(), String> {
+    let at = header
+        .iter()
+        .position(|h| h == CHECK_COLUMN)
+        .ok_or_else(|| format!("no column `{CHECK_COLUMN}` (a file from an older agentsim? run the sweep again)"))?;
+    let stated = row.get(at).ok_or_else(|| format!("column `{CHECK_COLUMN}` is missing in this row"))?;
+    if row.len() != header.len() {
+        return Err(format!("expected {} columns, found {}", header.len(), row.len()));
+    }
+    let mut w = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
+    let trial = header.iter().position(|h| h == "trial");
+    w.write_record(row.iter().enumerate().filter(|(i, _)| *i != at && Some(*i) != trial).map(|(_, f)| f))
+        .map_err(|e| format!("cannot encode the row: {e}"))?;
+    let mut line = w.into_inner().map_err(|e| format!("cannot encode the row: {e}"))?;
+    line.pop();
+    if row_check(&line) != stated {
+        return Err(format!(
+            "column `{CHECK_COLUMN}`: the row's fields do not match its checksum `{stated}` (edited after agentsim wrote it?)"
+        ));
+    }
+    Ok(())
+}
+
+/// The `decisions` column: `source.what=times`, `;`-separated, in the
+/// trajectory's (sorted) order. Built by hand: it is rendered for every row.
+fn decisions_column(decisions: &[(&'static str, &'static str, u32)]) -> String {
+    let mut column = String::new();
+    for (i, (source, what, times)) in decisions.iter().enumerate() {
+        if i > 0 {
+            column.push(';');
+        }
+        column.push_str(source);
+        column.push('.');
+        column.push_str(what);
+        column.push('=');
+        column.push_str(itoa::Buffer::new().format(*times));
+    }
+    column
+}
+
+/// What the summary needs of one trajectory: made from a trajectory while it runs,
+/// or read back from its row in `trajectories.csv` (to merge shards or resume an
+/// interrupted sweep), with the same result either way.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Record {
+    /// Seed.
+    pub seed: u64,
+    /// Outcome.
+    pub outcome: Outcome,
+    /// Calls that met an injected fault.
+    pub faults_seen: u32,
+    /// Faults met and still a safe end.
+    pub recovered: bool,
+    /// Minefields fired.
+    pub violations: u32,
+    /// Distinct minefields fired.
+    pub minefields: Vec<String>,
+    /// Decisions as (`source.what`, times), sorted.
+    pub decisions: Vec<(String, u64)>,
+    /// Turns.
+    pub turns: u64,
+    /// Tool calls.
+    pub tool_calls: u64,
+    /// Cost in millionths of a dollar.
+    pub cost_micro_usd: u64,
+    /// Virtual time at the end.
+    pub virtual_ms: u64,
+    /// Tokens.
+    pub tokens: u64,
+    /// The trajectory digest.
+    pub digest: Digest,
+    /// Contextual accuracy, when measured.
+    pub told_accurately: Option<bool>,
+    /// Calls refused with a 4xx not injected.
+    pub rejected_calls: u64,
+    /// Names of the fault kinds met.
+    pub fault_kinds: Vec<String>,
+    /// The log likelihood ratio (0 outside importance sampling).
+    pub log_weight: f64,
+    /// The task it ran, in a world with named tasks (when known).
+    pub task: Option<String>,
+    /// The world's checks (empty for a world that reports none).
+    pub checks: Vec<crate::checks::RowCheck>,
+}
+
+impl Record {
+    /// The record of a trajectory.
+    pub fn of(t: &Trajectory) -> Record {
+        Record {
+            seed: t.seed,
+            outcome: t.outcome,
+            faults_seen: t.metrics.faults_seen,
+            recovered: t.recovered(),
+            violations: t.metrics.violations,
+            minefields: t.minefields.iter().map(|m| m.to_string()).collect(),
+            decisions: t.decisions.iter().map(|(s, w, n)| ([*s, ".", w].concat(), u64::from(*n))).collect(),
+            turns: u64::from(t.metrics.turns),
+            tool_calls: u64::from(t.metrics.tool_calls),
+            cost_micro_usd: t.metrics.cost_micro_usd,
+            virtual_ms: t.metrics.virtual_ms,
+            tokens: t.metrics.tokens(),
+            digest: t.digest,
+            told_accurately: t.verdict.told_accurately,
+            rejected_calls: u64::from(t.metrics.rejected_calls),
+            fault_kinds: t.fault_kinds.iter().map(|f| f.name()).collect(),
+            log_weight: t.log_weight,
+            task: None,
+            checks: t.checks.iter().map(crate::checks::RowCheck::of).collect(),
+        }
+    }
+
+    /// The record of one `trajectories.csv` row, given the header; an error names
+    /// the column.
+    pub fn from_csv(header: &csv::StringRecord, row: &csv::StringRecord) -> Result<Record, String> {
+        verify_check(header, row)?;
+        let field = |name: &str| -> Result<&str, String> {
+            let i = header.iter().position(|h| h == name).ok_or_else(|| format!("no column `{name}`"))?;
+            row.get(i).ok_or_else(|| format!("column `{name}` is missing in this row"))
+        };
+        let number = |name: &str| -> Result<u64, String> {
+            let text = field(name)?;
+            text.parse().map_err(|_| format!("column `{name}`: expected a non-negative integer, found `{text}`"))
+        };
+        let list = |name: &str| -> Result<Vec<String>, String> {
+            Ok(field(name)?.split(';').filter(|p| !p.is_empty()).map(str::to_string).collect())
+        };
+        let outcome_name = field("outcome")?;
+        let outcome = Outcome::ALL
+            .into_iter()
+            .find(|o| o.name() == outcome_name)
+            .ok_or_else(|| format!("column `outcome`: unknown outcome `{outcome_name}`"))?;
+        // Columns that state the same fact twice must agree: a row that says
+        // both would be counted both ways.
+        let success = number("success")?;
+        if success != u64::from(outcome == Outcome::Success) {
+            return Err(format!("column `success`: {success} contradicts the outcome `{outcome_name}`"));
+        }
+        let recovered = number("recovered")?;
+        let faults_seen = number("faults_seen")?;
+        if recovered != u64::from(faults_seen > 0 && outcome.is_safe_end()) {
+            return Err(format!(
+                "column `recovered`: {recovered} contradicts the outcome `{outcome_name}` with {faults_seen} faults seen"
+            ));
+        }
+        let violations = number("violations")?;
+        if (violations > 0) != (outcome == Outcome::Violation) {
+            return Err(format!("column `violations`: {violations} contradicts the outcome `{outcome_name}`"));
+        }
+        let cost = field("cost_usd")?;
+        let cost_micro_usd = parse_usd(cost)
+            .ok_or_else(|| format!("column `cost_usd`: expected dollars like 0.012345, found `{cost}`"))?;
+        let digest_text = field("digest")?;
+        let digest = Digest::from_hex(digest_text)
+            .ok_or_else(|| format!("column `digest`: expected 32 hex digits, found `{digest_text}`"))?;
+        let told_accurately = match field("told_accurately")? {
+            "" => None,
+            "1" => Some(true),
+            "0" => Some(false),
+            other => return Err(format!("column `told_accurately`: expected 1, 0 or nothing, found `{other}`")),
+        };
+        let decisions = list("decisions")?
+            .into_iter()
+            .map(|d| {
+                let (name, times) =
+                    d.split_once('=').ok_or_else(|| format!("column `decisions`: `{d}` is not name=times"))?;
+                let times = times.parse().map_err(|_| format!("column `decisions`: `{d}` is not name=times"))?;
+                Ok((name.to_string(), times))
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        Ok(Record {
+            seed: number("seed")?,
+            outcome,
+            faults_seen: u32::try_from(faults_seen).map_err(|_| "column `faults_seen`: too large".to_string())?,
+            recovered: recovered == 1,
+            violations: u32::try_from(violations).map_err(|_| "column `violations`: too large".to_string())?,
+            minefields: list("minefields")?,
+            decisions,
+            turns: number("turns")?,
+            tool_calls: number("tool_calls")?,
+            cost_micro_usd,
+            virtual_ms: number("virtual_ms")?,
+            tokens: number("tokens")?,
+            digest,
+            told_accurately,
+            rejected_calls: number("rejected_calls")?,
+            fault_kinds: list("fault_kinds")?,
+            log_weight: log_weight(header, row)?,
+            task: optional(header, row, "task")?.map(str::to_string),
+            checks: crate::checks::parse_column(optional(header, row, "checks")?.unwrap_or_default())?,
+        })
+    }
+}
+
+/// An optional column of a row: `None` when the file has no such column.
+fn optional<'r>(header: &csv::StringRecord, row: &'r csv::StringRecord, name: &str) -> Result<Option<&'r str>, String> {
+    let Some(i) = header.iter().position(|h| h == name) else { return Ok(None) };
+    row.get(i).map(Some).ok_or_else(|| format!("column `{name}` is missing in this row"))
+}
+
+/// The `log_weight` column of a row, 0 when the file has none (a sweep without
+/// `--importance`). Rust's float display is the shortest text that reads back to
+/// the same number, so the weight read is the weight written.
+fn log_weight(header: &csv::StringRecord, row: &csv::StringRecord) -> Result<f64, String> {
+    let Some(i) = header.iter().position(|h| h == "log_weight") else { return Ok(0.0) };
+    let text = row.get(i).ok_or_else(|| "column `log_weight` is missing in this row".to_string())?;
+    match text.parse::<f64>() {
+        Ok(w) if !w.is_nan() && w != f64::INFINITY => Ok(w),
+        _ => Err(format!("column `log_weight`: expected a number or -inf, found `{text}`")),
+    }
+}
+
+/// Millionths of a dollar from `usd`'s format (`12.000345`), exactly.
+pub fn parse_usd(text: &str) -> Option<u64> {
+    let (whole, micros) = text.split_once('.')?;
+    if micros.len() != 6 || !micros.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    whole.parse::<u64>().ok()?.checked_mul(1_000_000)?.checked_add(micros.parse().ok()?)
+}
+
+/// Formats millionths of a dollar as dollars with six decimals, exactly.
+pub fn usd(micro_usd: u64) -> String {
+    format!("{}.{:06}", micro_usd / 1_000_000, micro_usd % 1_000_000)
+}

@@ -1,0 +1,130 @@
+//! The judge of a scripted world: the final state (`db`), what the agent had
+//! to tell the user (`communicate`, tau2-bench's rule), and the task's reward
+//! basis, which says which of them success requires.
+
+use agentsim_engine::{Check, Value, Verdict};
+
+use super::ScriptedWorld;
+use crate::scripted::Basis;
+
+/// What success requires when a task names no basis.
+const DEFAULT_BASIS: [Basis; 2] = [Basis::Db, Basis::Communicate];
+
+/// Text as tau2-bench compares it: lower-cased, commas removed (so `$8,276.23`
+/// holds `8276.23`).
+pub(super) fn normalised(text: &str) -> String {
+    text.to_lowercase().replace(',', "")
+}
+
+impl ScriptedWorld<'_> {
+    fn basis(&self) -> &[Basis] {
+        self.task.reward_basis.as_deref().unwrap_or(&DEFAULT_BASIS)
+    }
+
+    /// Remembers what the agent said to the user (its words, or a structured
+    /// message's text and values), as the communicate check reads it.
+    pub(super) fn remember_said(&mut self, text: &str) {
+        if !self.task.communicate.is_empty() {
+            self.said.push(normalised(text));
+        }
+    }
+
+    /// The words of a structured message: every string and number in it but
+    /// its kind, in order.
+    pub(super) fn remember_message(&mut self, args: &Value) {
+        if self.task.communicate.is_empty() {
+            return;
+        }
+        let mut words = Vec::new();
+        leaves(args, &mut words);
+        self.remember_said(&words.join(" "));
+    }
+
+    /// The first string of `communicate` the agent never said.
+    fn unsaid(&self) -> Option<&str> {
+        self.task
+            .communicate
+            .iter()
+            .find(|info| !self.said.iter().any(|m| m.contains(info.as_str())))
+            .map(String::as_str)
+    }
+
+    /// The final state: the user stayed, the tables, the milestones and the
+    /// success predicate. `Err` says why not.
+    fn judge_state(&self) -> Result<(), String> {
+        if let Some(left) = self.left_at_ms {
+            return Err(format!("the user left after {} s", left / 1_000));
+        }
+        self.state_ok()?;
+        if let Err(why) = self.progress.check(&self.task.dag) {
+            return Err(format!("milestones out of order: {why}"));
+        }
+        if let Some(missing) = self.task.milestones.iter().find(|(m, _)| !self.progress.has(m)) {
+            return Err(format!("milestone `{}` not reached", missing.0));
+        }
+        if let Some(when) = self.task.success_when {
+            match self.success_holds(when) {
+                Ok(true) => {}
+                Ok(false) => return Err(format!("task `{}`: the success predicate does not hold", self.task.id)),
+                Err(e) => return Err(format!("task `{}`: the success predicate failed: {e}", self.task.id)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Success when every judged check of the basis passes.
+    pub(super) fn verdict(&self) -> Verdict {
+        let verdict = |success: bool, detail: String| Verdict {
+            success,
+            escalated: self.escalated,
+            milestone: self.progress.last(),
+            detail,
+            told_accurately: None,
+        };
+        let state = self.judge_state();
+        let basis = self.basis();
+        if let Err(why) = &state
+            && basis.contains(&Basis::Db)
+        {
+            return verdict(false, why.clone());
+        }
+        if basis.contains(&Basis::Communicate)
+            && let Some(info) = self.unsaid()
+        {
+            return verdict(false, format!("task `{}`: the agent never told the user `{info}`", self.task.id));
+        }
+        match state {
+            Ok(()) => verdict(true, format!("task `{}` done", self.task.id)),
+            Err(why) => verdict(true, format!("task `{}` done by its reward basis ({why}: not in it)", self.task.id)),
+        }
+    }
+
+    /// Each check the task declares, when the world declares any: `db` always,
+    /// `communicate` and `nl_assertion` when the task has them or its basis
+    /// names them.
+    pub(super) fn checks_now(&self) -> Vec<Check> {
+        if !self.model.declares_checks {
+            return Vec::new();
+        }
+        let basis = self.basis();
+        let check = |b: Basis, passed: Option<bool>| Check { name: b.name(), passed, in_reward: basis.contains(&b) };
+        let mut checks = vec![check(Basis::Db, Some(self.judge_state().is_ok()))];
+        if !self.task.communicate.is_empty() || basis.contains(&Basis::Communicate) {
+            checks.push(check(Basis::Communicate, Some(self.unsaid().is_none())));
+        }
+        if self.task.nl_assertions > 0 || basis.contains(&Basis::NlAssertion) {
+            checks.push(check(Basis::NlAssertion, None));
+        }
+        checks
+    }
+}
+
+fn leaves(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::Str(s) => out.push(s.clone()),
+        Value::Int(_) | Value::Float(_) => out.push(value.render()),
+        Value::List(items) => items.iter().for_each(|v| leaves(v, out)),
+        Value::Map(pairs) => pairs.iter().filter(|(k, _)| k != "kind").for_each(|(_, v)| leaves(v, out)),
+        _ => {}
+    }
+}
