@@ -23,6 +23,7 @@ mod importance_auto;
 mod incidents;
 mod layer_cases;
 mod layering;
+mod llm;
 mod mcp;
 mod newsroom;
 mod persistent;

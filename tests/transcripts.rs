@@ -257,6 +257,11 @@ fn docs_conversation() {
 }
 
 #[test]
+fn docs_llm() {
+    check_doc("docs/llm.md");
+}
+
+#[test]
 fn docs_traces() {
     check_doc("docs/traces.md");
 }
@@ -279,6 +284,7 @@ fn every_doc_with_a_transcript_is_checked() {
         "docs/python.md",
         "docs/tau2.md",
         "docs/traces.md",
+        "docs/llm.md",
         "seeds/README.md",
     ];
     // BENCHMARKS.md's commands are measurements (timings), not transcripts.

@@ -35,6 +35,7 @@
 mod catalog;
 pub mod external;
 pub mod layers;
+pub mod llm;
 pub mod noisy;
 mod notes;
 pub mod preset;
@@ -48,6 +49,7 @@ pub use layers::{
     Contract, Fallback, FallbackConfig, Guardrail, GuardrailConfig, Idempotency, Jitter, LoopConfig, LoopDetector,
     Retry, RetryBudget, RetryConfig, Route, Rule, Timeout, TimeoutConfig, WriteRetry, idempotency_key,
 };
+pub use llm::{LlmAgent, LlmConfig};
 pub use noisy::{NoisyConfig, NoisyPlanner};
 pub use preset::{PRESETS, preset};
 pub use stack::{LayerSpec, PlannerSpec, StackSpec, UnknownTool};

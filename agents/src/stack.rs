@@ -22,6 +22,7 @@ use crate::layers::{
     Contract, CrossCheck, CrossCheckConfig, Fallback, FallbackConfig, Guardrail, GuardrailConfig, Idempotency,
     LoopConfig, LoopDetector, Retry, RetryConfig, Speak, Timeout, TimeoutConfig, VerifyWrite, VerifyWriteConfig,
 };
+use crate::llm::{LlmAgent, LlmConfig};
 use crate::noisy::{NoisyConfig, NoisyPlanner};
 
 /// The planner at the core of a stack.
@@ -38,6 +39,10 @@ pub enum PlannerSpec {
     /// An external agent played back from its recorded steps (what incidents store,
     /// so they replay without the agent).
     Replayed(Vec<RecordedStep>),
+    /// A model behind an OpenAI-compatible endpoint (`--agent llm:MODEL`, or
+    /// `Llm(model: "...")` in a stack file); the expert is not used. Where it
+    /// is served comes from the command line ([`crate::llm::Endpoint`]).
+    Llm(LlmConfig),
 }
 
 /// One layer of a stack.
@@ -132,6 +137,7 @@ impl StackSpec {
             }
             PlannerSpec::External(config) => Box::new(ExternalAgent::new(config.clone())),
             PlannerSpec::Replayed(steps) => Box::new(ReplayedAgent::new(steps.clone())),
+            PlannerSpec::Llm(config) => Box::new(LlmAgent::new(config.clone())),
         };
         self.wrap(planner, streams)
     }

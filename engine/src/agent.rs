@@ -142,6 +142,16 @@ pub struct AgentCx<'a> {
     evicted_tokens: u32,
     forget_before_ms: Option<TimeMs>,
     think_ms: Option<TimeMs>,
+    usage: Option<Usage>,
+}
+
+/// Tokens a model call really used, as its provider reported them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Usage {
+    /// Tokens of the prompt (system prompt, tools and conversation).
+    pub prompt_tokens: u32,
+    /// Tokens the model wrote.
+    pub completion_tokens: u32,
 }
 
 impl<'a> AgentCx<'a> {
@@ -159,6 +169,7 @@ impl<'a> AgentCx<'a> {
             evicted_tokens: 0,
             forget_before_ms: None,
             think_ms: None,
+            usage: None,
         }
     }
 
@@ -208,6 +219,19 @@ impl<'a> AgentCx<'a> {
     /// reports the recorded value. The draw is still made, so streams stay aligned.
     pub fn set_think_ms(&mut self, think_ms: TimeMs) {
         self.think_ms = Some(think_ms);
+    }
+
+    /// Says how many tokens this step's model call used, instead of the
+    /// scenario's estimate (`ModelConfig`'s system prompt and completion
+    /// tokens): an agent over a real model reports its answer's `usage`, and
+    /// the step's cost is priced from it. A replay reports the recorded usage.
+    pub fn set_usage(&mut self, usage: Usage) {
+        self.usage = Some(usage);
+    }
+
+    /// The usage set for this step, if any.
+    pub fn usage(&self) -> Option<Usage> {
+        self.usage
     }
 
     /// The think time set for this step, if any.

@@ -36,7 +36,7 @@ pub mod trajectory;
 pub mod value;
 pub mod world;
 
-pub use agent::{Action, Agent, AgentCx, Finish, Input, Lens, Message, Note};
+pub use agent::{Action, Agent, AgentCx, Finish, Input, Lens, Message, Note, Usage};
 pub use call::{Reply, ToolCall, ToolError, ToolResult};
 pub use config::{Budgets, ModelConfig, SimConfig};
 pub use corrupt::Lie;

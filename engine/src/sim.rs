@@ -243,7 +243,7 @@ impl<'a, E> Sim<'a, E> {
         }
         let mut think_ms: TimeMs = 0;
         for _ in 0..cx.turns() {
-            think_ms = think_ms.saturating_add(self.charge_turn(cx.think_ms()));
+            think_ms = think_ms.saturating_add(self.charge_turn(cx.think_ms(), cx.usage()));
         }
         if let Some(end) = self.check_budgets() {
             return Some(end);
@@ -257,12 +257,14 @@ impl<'a, E> Sim<'a, E> {
     }
 
     /// Charges one model call; `reported_ms` replaces the think-time draw (which is
-    /// still made, to keep the model's stream aligned) when the agent reported it.
-    fn charge_turn(&mut self, reported_ms: Option<TimeMs>) -> TimeMs {
+    /// still made, to keep the model's stream aligned) when the agent reported it;
+    /// `usage`, when the agent reported it, replaces the token estimate.
+    fn charge_turn(&mut self, reported_ms: Option<TimeMs>, usage: Option<crate::agent::Usage>) -> TimeMs {
         let model = &self.config.model;
         self.metrics.turns = self.metrics.turns.saturating_add(1);
-        let prompt_tokens = (u64::from(model.system_prompt_tokens) + self.context_tokens).min(u32::MAX as u64) as u32;
-        let completion_tokens = model.completion_tokens;
+        let estimate = (u64::from(model.system_prompt_tokens) + self.context_tokens).min(u32::MAX as u64) as u32;
+        let prompt_tokens = usage.map_or(estimate, |u| u.prompt_tokens);
+        let completion_tokens = usage.map_or(model.completion_tokens, |u| u.completion_tokens);
         self.metrics.prompt_tokens += u64::from(prompt_tokens);
         self.metrics.completion_tokens += u64::from(completion_tokens);
         self.cost_usd += (f64::from(prompt_tokens) * model.usd_per_mtok_prompt

@@ -20,6 +20,7 @@ pub mod files;
 pub mod gate;
 pub mod importance;
 pub mod incident;
+pub mod llm;
 pub mod load;
 pub mod mcp;
 pub mod persistent;

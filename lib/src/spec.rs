@@ -1,5 +1,6 @@
 //! Agent specs: `--agent NAME` (a preset), `--agent FILE.ron` (a stack file), or
-//! `--agent cmd:COMMAND` (an external agent).
+//! `--agent cmd:COMMAND` (an external agent), or `--agent llm:MODEL` (a model
+//! behind an OpenAI-compatible endpoint).
 
 use agentsim_agents::layers::Rule;
 use agentsim_agents::layers::cross_check::READS_MAX as CROSS_CHECK_READS_MAX;
@@ -19,13 +20,18 @@ pub enum AgentSource {
     File(String),
     /// An external process.
     Command(String),
+    /// A model, by the name its endpoint serves.
+    Llm(String),
 }
 
 impl AgentSource {
-    /// Classifies a spec string: `cmd:` prefix, a path ending in `.ron`, or a preset.
+    /// Classifies a spec string: `cmd:` or `llm:` prefix, a path ending in
+    /// `.ron`, or a preset.
     pub fn classify(spec: &str) -> AgentSource {
         if let Some(command) = spec.strip_prefix("cmd:") {
             AgentSource::Command(command.to_string())
+        } else if let Some(model) = spec.strip_prefix("llm:") {
+            AgentSource::Llm(model.to_string())
         } else if spec.ends_with(".ron") || spec.contains('/') {
             AgentSource::File(spec.to_string())
         } else {

@@ -52,6 +52,8 @@ pub struct CompareArgs {
     /// `baseline` and `candidate`.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    llm: super::llm::LlmArgs,
 }
 
 /// Runs both stacks on every seed, prints the paired analysis.
@@ -61,8 +63,19 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
         check_output_dir(out)?;
     }
     let prepared = load::scenario(&args.scenario)?;
-    let baseline = load::agent(&args.baseline, &prepared, args.turn_limit_ms, None)?;
-    let candidate = load::agent(&args.candidate, &prepared, args.turn_limit_ms, None)?;
+    let mut baseline = load::agent(&args.baseline, &prepared, args.turn_limit_ms, None)?;
+    let mut candidate = load::agent(&args.candidate, &prepared, args.turn_limit_ms, None)?;
+    // A model on either side is set up from the same flags (they do nothing
+    // for a preset, so only both presets refuse them).
+    let options = args.llm.options();
+    let model = |s: &agentsim_agents::StackSpec| matches!(s.planner, agentsim_agents::PlannerSpec::Llm(_));
+    for stack in [&mut baseline, &mut candidate] {
+        let own = if model(stack) { options.clone() } else { Default::default() };
+        agentsim::llm::configure(stack, &own, &prepared, &args.scenario)?;
+    }
+    if options.any() && !model(&baseline) && !model(&candidate) {
+        agentsim::llm::configure(&mut baseline, &options, &prepared, &args.scenario)?;
+    }
     let run_baseline = Runner::new(&prepared, &baseline, false, args.fault_scale);
     let run_candidate = Runner::new(&prepared, &candidate, false, args.fault_scale);
     let mut builder = ComparisonBuilder::default();

@@ -150,7 +150,7 @@ pub fn shrink(
         }
         None => {
             let prepared = load::scenario(&setup.scenario)?;
-            let stack = load::agent(&setup.agent, &prepared, setup.turn_limit_ms, setup.layers.as_deref())?;
+            let stack = load::setup_agent(setup, &prepared)?;
             let seed = seed.ok_or_else(|| Failure::input("shrink: give --seed N or --incident FILE"))?;
             (prepared, stack, seed, setup.fault_scale.single("shrink")?, setup.agent.clone())
         }

@@ -49,8 +49,10 @@ pub const TURN_LIMIT_MS_DEFAULT: u64 = 10_000;
 pub fn agent(spec: &str, prepared: &Prepared, turn_limit_ms: u64, layers: Option<&str>) -> Result<StackSpec, Failure> {
     let (mut stack, mut text) = stack(spec)?;
     match (&mut stack.planner, layers) {
-        (agentsim_agents::PlannerSpec::External(config), layers) => {
-            config.turn_limit_ms = turn_limit_ms;
+        (planner @ (agentsim_agents::PlannerSpec::External(_) | agentsim_agents::PlannerSpec::Llm(_)), layers) => {
+            if let agentsim_agents::PlannerSpec::External(config) = planner {
+                config.turn_limit_ms = turn_limit_ms;
+            }
             if let Some(path) = layers {
                 let layers_text = read_text(path, "stack file")?;
                 stack.layers = parse_stack(&layers_text, path).map_err(|e| Failure::input(e.to_string()))?.layers;
@@ -59,12 +61,20 @@ pub fn agent(spec: &str, prepared: &Prepared, turn_limit_ms: u64, layers: Option
         }
         (_, Some(_)) => {
             return Err(Failure::input(
-                "--layers: only for external agents (--agent cmd:COMMAND); put the layers in the stack file",
+                "--layers: only for external agents and models (--agent cmd:COMMAND, llm:MODEL); put the layers in the stack file",
             ));
         }
         (_, None) => {}
     }
     check_tools(&stack, layers.unwrap_or(spec), prepared, text.as_deref())?;
+    Ok(stack)
+}
+
+/// The stack `setup` names ([`agent`]), with its model (if it is one) set up
+/// from the `--llm-*` and `--cassette*` flags.
+pub fn setup_agent(setup: &super::Setup, prepared: &Prepared) -> Result<StackSpec, Failure> {
+    let mut stack = agent(&setup.agent, prepared, setup.turn_limit_ms, setup.layers.as_deref())?;
+    agentsim::llm::configure(&mut stack, &setup.llm.options(), prepared, &setup.scenario)?;
     Ok(stack)
 }
 
@@ -89,6 +99,13 @@ fn stack(spec: &str) -> Result<(StackSpec, Option<String>), Failure> {
             let stack = parse_stack(&text, &path).map_err(|e| Failure::input(e.to_string()))?;
             return Ok((stack, Some(text)));
         }
+        AgentSource::Llm(model) if model.trim().is_empty() => {
+            Err(Failure::input("--agent llm:MODEL: the model name is empty"))
+        }
+        AgentSource::Llm(model) => Ok(StackSpec {
+            planner: agentsim_agents::PlannerSpec::Llm(agentsim_agents::LlmConfig::new(model.trim())),
+            layers: Vec::new(),
+        }),
         AgentSource::Command(command) if command.trim().is_empty() => {
             Err(Failure::input("--agent cmd:COMMAND: the command is empty"))
         }

@@ -4,6 +4,7 @@ mod check;
 mod compare;
 mod incident;
 mod interrupt;
+mod llm;
 mod load;
 mod mcp;
 mod merge;
@@ -111,7 +112,7 @@ struct Setup {
     #[arg(default_value = agentsim::builtin::DEFAULT_SCENARIO)]
     scenario: String,
     /// Agent: a preset (oracle, naive, retry, backoff, resilient), a stack file
-    /// (.ron), or cmd:COMMAND.
+    /// (.ron), cmd:COMMAND, or llm:MODEL (a model behind an OpenAI-compatible API).
     #[arg(long, default_value = "resilient")]
     agent: String,
     /// Multiply every drawn fault's probability by this factor; 0 injects no fault
@@ -136,6 +137,8 @@ struct Setup {
     /// each task k times; the task is the `task` column of trajectories.csv.
     #[arg(long)]
     tasks: Option<String>,
+    #[command(flatten)]
+    llm: llm::LlmArgs,
 }
 
 /// One or more fault scales, as given to `--fault-scale`.

@@ -1,0 +1,153 @@
+//! Reading a Chat Completions answer: its text, its tool calls as actions, and
+//! its usage. An answer that cannot be acted on is malformed (and retried).
+
+use agentsim_engine::{Action, Catalog, Finish, Usage};
+use serde_json::{Value as Json, json};
+
+use super::FINISH_TOOL;
+use crate::external::protocol;
+
+/// One tool call of an answer, checked against the catalog.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlannedCall {
+    /// The provider's id for the call (what the tool's result must name).
+    pub id: String,
+    /// What to do: a tool call, or the end of the conversation.
+    pub action: Action,
+}
+
+/// A model's answer, ready to act on.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Answer {
+    /// The assistant message to add to the conversation, rebuilt from the
+    /// fields read (so that a provider's extra fields never reach later keys).
+    pub message: Json,
+    /// The text, when the answer says something (and calls nothing).
+    pub text: Option<String>,
+    /// The tool calls, in the order the model gave them.
+    pub calls: Vec<PlannedCall>,
+    /// The tokens used, when the answer reports them.
+    pub usage: Option<Usage>,
+}
+
+/// Reads a response body (parsed JSON) as an [`Answer`]; an error says why it
+/// is malformed.
+pub fn read(response: &Json, catalog: &Catalog) -> Result<Answer, String> {
+    let message = response
+        .pointer("/choices/0/message")
+        .and_then(Json::as_object)
+        .ok_or("no `choices[0].message` in the answer")?;
+    let text = match message.get("content") {
+        None | Some(Json::Null) => None,
+        Some(Json::String(s)) => Some(s.clone()).filter(|s| !s.trim().is_empty()),
+        Some(other) => return Err(format!("`content`: expected a string, found {other}")),
+    };
+    let raw_calls = match message.get("tool_calls") {
+        None | Some(Json::Null) => &[][..],
+        Some(Json::Array(calls)) => calls.as_slice(),
+        Some(other) => return Err(format!("`tool_calls`: expected an array, found {other}")),
+    };
+    let mut calls = Vec::with_capacity(raw_calls.len());
+    let mut rebuilt = Vec::with_capacity(raw_calls.len());
+    for (i, call) in raw_calls.iter().enumerate() {
+        let (planned, json) = read_call(call, i, catalog)?;
+        calls.push(planned);
+        rebuilt.push(json);
+    }
+    if text.is_none() && calls.is_empty() {
+        return Err("the answer says nothing and calls no tool".into());
+    }
+    let mut assistant = json!({"role": "assistant", "content": text});
+    if !rebuilt.is_empty() {
+        assistant["tool_calls"] = Json::Array(rebuilt);
+    }
+    Ok(Answer { message: assistant, text, calls, usage: usage(response) })
+}
+
+/// One tool call: the planned action and the call as the conversation keeps it.
+fn read_call(call: &Json, i: usize, catalog: &Catalog) -> Result<(PlannedCall, Json), String> {
+    let at = |what: &str| format!("`tool_calls[{i}]`: {what}");
+    let id = call.get("id").and_then(Json::as_str).ok_or_else(|| at("no `id`"))?.to_string();
+    let function = call.get("function").ok_or_else(|| at("no `function`"))?;
+    let name = function.get("name").and_then(Json::as_str).ok_or_else(|| at("no `function.name`"))?;
+    let arguments = match function.get("arguments") {
+        None | Some(Json::Null) => "{}".to_string(),
+        Some(Json::String(s)) if s.trim().is_empty() => "{}".to_string(),
+        Some(Json::String(s)) => s.clone(),
+        Some(other) => return Err(at(&format!("`arguments`: expected a JSON string, found {other}"))),
+    };
+    let args: Json = serde_json::from_str(&arguments)
+        .map_err(|e| at(&format!("`{name}`'s arguments are not JSON ({e}): {arguments}")))?;
+    let action = if name == FINISH_TOOL && catalog.id(FINISH_TOOL).is_none() {
+        finish(&args)
+    } else {
+        let decision = json!({"protocol": protocol::PROTOCOL, "action": "call", "tool": name, "args": args});
+        protocol::action_of(&decision, catalog).map_err(|e| at(&e))?.0
+    };
+    let kept = json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}});
+    Ok((PlannedCall { id, action }, kept))
+}
+
+fn finish(args: &Json) -> Action {
+    let reason = args.get("reason").and_then(Json::as_str).unwrap_or_default().to_string();
+    match args.get("outcome").and_then(Json::as_str) {
+        Some("gave_up") => Action::Finish(Finish::GaveUp { reason }),
+        _ => Action::Finish(Finish::Done),
+    }
+}
+
+fn usage(response: &Json) -> Option<Usage> {
+    let tokens = |name: &str| response.pointer(&format!("/usage/{name}")).and_then(Json::as_u64);
+    let clamp = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
+    Some(Usage {
+        prompt_tokens: clamp(tokens("prompt_tokens")?),
+        completion_tokens: clamp(tokens("completion_tokens")?),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit;
+
+    fn answer(message: Json) -> Json {
+        json!({"choices": [{"message": message}], "usage": {"prompt_tokens": 10, "completion_tokens": 3}})
+    }
+
+    #[test]
+    fn tool_calls_become_actions_in_order() {
+        let catalog = testkit::catalog();
+        let a = read(
+            &answer(json!({"role": "assistant", "content": null, "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "lookup_order", "arguments": "{\"order_id\":\"o-1\"}"}},
+                {"id": "c2", "type": "function", "function": {"name": "end_conversation", "arguments": "{\"outcome\":\"done\"}"}},
+            ]})),
+            &catalog,
+        )
+        .unwrap();
+        assert_eq!(a.calls[0].action, Action::Call(testkit::lookup("o-1")));
+        assert_eq!(a.calls[1].action, Action::Finish(Finish::Done));
+        assert_eq!(a.usage, Some(Usage { prompt_tokens: 10, completion_tokens: 3 }));
+        assert_eq!(a.message["tool_calls"][1]["id"], "c2");
+    }
+
+    #[test]
+    fn malformed_answers_say_why() {
+        let catalog = testkit::catalog();
+        let call = |name: &str, args: &str| {
+            answer(json!({"tool_calls": [{"id": "c", "function": {"name": name, "arguments": args}}]}))
+        };
+        for (bad, needle) in [
+            (json!({}), "choices"),
+            (answer(json!({"content": ""})), "says nothing"),
+            (call("nope", "{}"), "unknown tool"),
+            (call("lookup_order", "{\"order_id\":"), "not JSON"),
+            (call("lookup_order", "[1]"), "expected an object"),
+        ] {
+            let err = read(&bad, &catalog).unwrap_err();
+            assert!(err.contains(needle), "{bad}: {err}");
+        }
+        let text = read(&answer(json!({"content": "Which order?"})), &catalog).unwrap();
+        assert_eq!(text.text.as_deref(), Some("Which order?"));
+    }
+}

@@ -1,0 +1,196 @@
+//! Cassettes: a folder of recorded answers, one JSON file per request key
+//! (`docs/llm.md` documents the format; it is stable, versioned by
+//! [`CASSETTE_VERSION`]).
+//!
+//! An entry is written whole (a temporary file renamed into place), so a
+//! reader never sees half of one. Within a process, requests of one key are
+//! answered one at a time: two episodes that send the same request while it
+//! is being recorded get the same answer (the second reads what the first
+//! recorded), so a replay of the cassette gives every episode the answer it
+//! had when recording. Two processes recording into one folder at once may
+//! each ask; the last to finish keeps its entry.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Condvar, Mutex};
+
+use serde_json::{Value as Json, json};
+
+use super::error::{LlmError, LlmErrorKind};
+
+/// The `format` field of every entry.
+pub const CASSETTE_FORMAT: &str = "agentsim.llm.cassette";
+/// The `version` field of entries this build writes and reads.
+pub const CASSETTE_VERSION: u64 = 1;
+
+/// How a cassette is used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum CassetteMode {
+    /// Every request asks the model; its answer replaces the entry.
+    Record,
+    /// Every request is answered from the cassette; a missing answer ends
+    /// the episode as `agent_error`.
+    Replay,
+    /// Answered from the cassette when it has the answer, else asked and recorded.
+    #[default]
+    RecordMissing,
+}
+
+impl CassetteMode {
+    /// Reads a mode as `--cassette-mode` writes it.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "record" => Some(Self::Record),
+            "replay" => Some(Self::Replay),
+            "record-missing" => Some(Self::RecordMissing),
+            _ => None,
+        }
+    }
+}
+
+/// A recorded answer: the provider's response and the retries it took.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entry {
+    /// The response body, as the provider sent it (parsed).
+    pub response: Json,
+    /// Why each failed attempt before the answer failed (`http 429`), in order.
+    pub retries: Vec<String>,
+}
+
+/// The file of `key` in the cassette folder `dir`.
+pub fn path(dir: &Path, key: &str) -> PathBuf {
+    dir.join(format!("{key}.json"))
+}
+
+/// The entry of `key`, or `None` when the cassette has none.
+pub fn load(dir: &Path, key: &str) -> Result<Option<Entry>, LlmError> {
+    let file = path(dir, key);
+    let text = match std::fs::read_to_string(&file) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(bad(&file, &format!("cannot be read: {e}"))),
+    };
+    let json: Json = serde_json::from_str(&text).map_err(|e| bad(&file, &format!("is not JSON: {e}")))?;
+    if json.get("format").and_then(Json::as_str) != Some(CASSETTE_FORMAT) {
+        return Err(bad(&file, &format!("is not a cassette entry (no `format: \"{CASSETTE_FORMAT}\"`)")));
+    }
+    match json.get("version").and_then(Json::as_u64) {
+        Some(CASSETTE_VERSION) => {}
+        other => return Err(bad(&file, &format!("has version {other:?}; this build reads {CASSETTE_VERSION}"))),
+    }
+    if json.get("key").and_then(Json::as_str) != Some(key) {
+        return Err(bad(&file, "names another key than its file name"));
+    }
+    let response = json.get("response").cloned().ok_or_else(|| bad(&file, "has no `response`"))?;
+    let retries = json
+        .get("retries")
+        .and_then(Json::as_array)
+        .map(|r| r.iter().filter_map(Json::as_str).map(str::to_string).collect())
+        .unwrap_or_default();
+    Ok(Some(Entry { response, retries }))
+}
+
+/// Writes the entry of `key` for `request` whole: a temporary file beside it,
+/// renamed into place.
+pub fn store(dir: &Path, key: &str, request: &Json, entry: &Entry) -> Result<(), LlmError> {
+    let file = path(dir, key);
+    std::fs::create_dir_all(dir).map_err(|e| bad(dir, &format!("cannot be created: {e}")))?;
+    let document = json!({
+        "format": CASSETTE_FORMAT,
+        "version": CASSETTE_VERSION,
+        "key": key,
+        "request": request,
+        "response": entry.response,
+        "retries": entry.retries,
+    });
+    let mut text = serde_json::to_string_pretty(&document).unwrap_or_default();
+    text.push('\n');
+    let temporary = dir.join(format!(".{key}.{}.tmp", std::process::id()));
+    std::fs::write(&temporary, text).map_err(|e| bad(&temporary, &format!("cannot be written: {e}")))?;
+    std::fs::rename(&temporary, &file).map_err(|e| {
+        let _ = std::fs::remove_file(&temporary);
+        bad(&file, &format!("cannot be written: {e}"))
+    })
+}
+
+fn bad(file: &Path, what: &str) -> LlmError {
+    LlmError::new(LlmErrorKind::Cassette, format!("cassette entry `{}` {what}", file.display()))
+}
+
+/// Entries being recorded in this process, and entries recorded by it (which
+/// `record` mode reads back instead of asking again).
+struct Keys {
+    busy: BTreeSet<PathBuf>,
+    recorded: BTreeSet<PathBuf>,
+}
+
+static KEYS: Mutex<Keys> = Mutex::new(Keys { busy: BTreeSet::new(), recorded: BTreeSet::new() });
+static FREED: Condvar = Condvar::new();
+
+/// The right to record one entry, held while its request is asked: others of
+/// the same key wait for it.
+pub struct Recording {
+    file: PathBuf,
+    done: bool,
+}
+
+impl Recording {
+    /// Waits until no other episode of this process records the entry of `key`,
+    /// then takes the right to.
+    pub fn begin(dir: &Path, key: &str) -> Recording {
+        let file = path(dir, key);
+        let mut keys = KEYS.lock().unwrap_or_else(|p| p.into_inner());
+        while keys.busy.contains(&file) {
+            keys = FREED.wait(keys).unwrap_or_else(|p| p.into_inner());
+        }
+        keys.busy.insert(file.clone());
+        Recording { file, done: false }
+    }
+
+    /// Whether this process already recorded the entry (so that `record` mode
+    /// gives every episode of one run the same answer to the same request).
+    pub fn recorded_here(&self) -> bool {
+        KEYS.lock().unwrap_or_else(|p| p.into_inner()).recorded.contains(&self.file)
+    }
+
+    /// Marks the entry recorded by this process.
+    pub fn finish(mut self) {
+        self.done = true;
+    }
+}
+
+impl Drop for Recording {
+    fn drop(&mut self) {
+        let mut keys = KEYS.lock().unwrap_or_else(|p| p.into_inner());
+        keys.busy.remove(&self.file);
+        if self.done {
+            keys.recorded.insert(self.file.clone());
+        }
+        FREED.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_round_trip_and_bad_ones_are_named() {
+        let dir = std::env::temp_dir().join(format!("agentsim-cassette-test-{}", std::process::id()));
+        let entry = Entry { response: json!({"choices": []}), retries: vec!["http 429".into()] };
+        assert_eq!(load(&dir, "k1").unwrap(), None);
+        store(&dir, "k1", &json!({"model": "m"}), &entry).unwrap();
+        assert_eq!(load(&dir, "k1").unwrap(), Some(entry));
+        std::fs::write(path(&dir, "k2"), "{\"format\": \"agentsim.llm.cassette\", \"version\": 2}").unwrap();
+        let err = load(&dir, "k2").unwrap_err();
+        assert!(err.reason.contains("version Some(2)") && err.reason.contains("k2.json"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn modes_parse() {
+        assert_eq!(CassetteMode::parse("replay"), Some(CassetteMode::Replay));
+        assert_eq!(CassetteMode::parse("record-missing"), Some(CassetteMode::RecordMissing));
+        assert_eq!(CassetteMode::parse("rewind"), None);
+    }
+}

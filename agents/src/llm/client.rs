@@ -1,0 +1,260 @@
+//! Asking the model: through the cassette when there is one, else (or for an
+//! answer the cassette lacks) over HTTP with retries.
+//!
+//! The provider's failures are its own: a 429 (after its `Retry-After`), a
+//! 5xx, a timeout, a dropped connection or a malformed answer is retried with
+//! exponential backoff on the wall clock, outside the simulation. The reasons
+//! of the failed attempts are kept with the answer (and in its cassette
+//! entry), so the trajectory's `llm.retry` notes are the same when the answer
+//! is replayed. Other statuses (400, 401, 404) are configuration errors and
+//! are not retried.
+
+use std::time::{Duration, Instant};
+
+use agentsim_engine::Catalog;
+use serde_json::Value as Json;
+
+use super::Endpoint;
+use super::answer::{self, Answer};
+use super::cassette::{self, CassetteMode, Entry, Recording};
+use super::error::{LlmError, LlmErrorKind};
+use super::request;
+
+/// The largest response body read, in bytes.
+pub const BODY_BYTES_MAX: u64 = 8 << 20;
+
+/// Where an answer came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// The cassette had it.
+    Cassette,
+    /// The provider gave it, after this much wall-clock time (all attempts).
+    Live {
+        /// Milliseconds of wall clock.
+        latency_ms: u64,
+    },
+}
+
+/// An answer and how it was had.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Asked {
+    /// The answer.
+    pub answer: Answer,
+    /// The request's cassette key.
+    pub key: String,
+    /// Why each failed attempt failed (`http 429`, `timeout`), in order.
+    pub retries: Vec<String>,
+    /// Where it came from.
+    pub source: Source,
+}
+
+/// Asks for the answer to `body` (a request made by [`request::body`]).
+pub fn ask(endpoint: &Endpoint, body: &Json, catalog: &Catalog) -> Result<Asked, LlmError> {
+    let key = request::key(body);
+    let Some((dir, mode)) = &endpoint.cassette else {
+        let (answer, _, retries, latency_ms) = live(endpoint, body, &key, catalog)?;
+        return Ok(Asked { answer, key, retries, source: Source::Live { latency_ms } });
+    };
+    if *mode == CassetteMode::Replay {
+        return match cassette::load(dir, &key)? {
+            Some(entry) => replayed(entry, key, dir, catalog),
+            None => Err(LlmError::new(
+                LlmErrorKind::MissingAnswer,
+                format!(
+                    "replay: the cassette has no answer for request {key} (no file `{}`)",
+                    cassette::path(dir, &key).display()
+                ),
+            )),
+        };
+    }
+    let recording = Recording::begin(dir, &key);
+    if (*mode == CassetteMode::RecordMissing || recording.recorded_here())
+        && let Some(entry) = cassette::load(dir, &key)?
+    {
+        return replayed(entry, key, dir, catalog);
+    }
+    let (answer, response, retries, latency_ms) = live(endpoint, body, &key, catalog)?;
+    cassette::store(dir, &key, body, &Entry { response, retries: retries.clone() })?;
+    recording.finish();
+    Ok(Asked { answer, key, retries, source: Source::Live { latency_ms } })
+}
+
+fn replayed(entry: Entry, key: String, dir: &std::path::Path, catalog: &Catalog) -> Result<Asked, LlmError> {
+    let answer = answer::read(&entry.response, catalog).map_err(|e| {
+        let file = cassette::path(dir, &key);
+        LlmError::new(LlmErrorKind::Cassette, format!("cassette entry `{}`: {e}", file.display()))
+    })?;
+    Ok(Asked { answer, key, retries: entry.retries, source: Source::Cassette })
+}
+
+/// One failed attempt: why (as recorded), how long the provider asked us to
+/// wait, and whether it was a malformed answer.
+struct Failed {
+    why: String,
+    retry_after_ms: Option<u64>,
+    malformed: bool,
+}
+
+/// Asks the provider, retrying its failures: the answer, the response body,
+/// the failed attempts' reasons and the wall-clock time taken.
+fn live(
+    endpoint: &Endpoint,
+    body: &Json,
+    key: &str,
+    catalog: &Catalog,
+) -> Result<(Answer, Json, Vec<String>, u64), LlmError> {
+    let url = format!("{}/chat/completions", endpoint.base_url.trim_end_matches('/'));
+    let text = body.to_string();
+    let api_key = std::env::var(&endpoint.api_key_env).ok().filter(|k| !k.trim().is_empty());
+    let started = Instant::now();
+    let mut failures: Vec<Failed> = Vec::new();
+    for attempt in 1..=endpoint.attempts_max.max(1) {
+        let failed = match transport::post(&url, api_key.as_deref(), &text, endpoint.request_timeout_ms) {
+            Ok(http) if (200..300).contains(&http.status) => match read_body(&http.body, catalog) {
+                Ok((answer, response)) => {
+                    let reasons = failures.into_iter().map(|f| f.why).collect();
+                    return Ok((answer, response, reasons, started.elapsed().as_millis() as u64));
+                }
+                Err(e) => Failed { why: format!("malformed: {e}"), retry_after_ms: None, malformed: true },
+            },
+            Ok(http) if http.status == 408 || http.status == 429 || http.status >= 500 => {
+                Failed { why: format!("http {}", http.status), retry_after_ms: http.retry_after_ms, malformed: false }
+            }
+            Ok(http) => return Err(refused(&url, http.status, &http.body)),
+            Err(transport::SendError::Unsupported(reason)) => {
+                return Err(LlmError::new(LlmErrorKind::Unsupported, reason));
+            }
+            Err(transport::SendError::Timeout) => {
+                Failed { why: "timeout".into(), retry_after_ms: None, malformed: false }
+            }
+            Err(transport::SendError::Failed(e)) => {
+                Failed { why: format!("connection: {e}"), retry_after_ms: None, malformed: false }
+            }
+        };
+        let wait = failed.retry_after_ms.unwrap_or_else(|| backoff_ms(endpoint, attempt));
+        failures.push(failed);
+        if attempt < endpoint.attempts_max {
+            std::thread::sleep(Duration::from_millis(wait.min(endpoint.backoff_cap_ms)));
+        }
+    }
+    Err(exhausted(&failures, key, &url))
+}
+
+fn read_body(body: &str, catalog: &Catalog) -> Result<(Answer, Json), String> {
+    let response: Json = serde_json::from_str(body).map_err(|e| format!("the body is not JSON: {e}"))?;
+    Ok((answer::read(&response, catalog)?, response))
+}
+
+/// Exponential backoff: `base`, `2 base`, `4 base`, ... (capped by the caller).
+fn backoff_ms(endpoint: &Endpoint, attempt: u32) -> u64 {
+    endpoint.backoff_base_ms.saturating_mul(1u64 << (attempt - 1).min(30))
+}
+
+fn refused(url: &str, status: u16, body: &str) -> LlmError {
+    let excerpt: String = body.chars().take(300).collect();
+    LlmError::new(LlmErrorKind::Refused, format!("the provider at {url} refused the request: http {status}: {excerpt}"))
+}
+
+fn exhausted(failures: &[Failed], key: &str, url: &str) -> LlmError {
+    let kind =
+        if failures.last().is_some_and(|f| f.malformed) { LlmErrorKind::Malformed } else { LlmErrorKind::Provider };
+    // Runs of one reason are said once, with their count.
+    let mut runs: Vec<(&str, usize)> = Vec::new();
+    for failure in failures {
+        match runs.last_mut() {
+            Some((why, n)) if *why == failure.why => *n += 1,
+            _ => runs.push((&failure.why, 1)),
+        }
+    }
+    let said: Vec<String> =
+        runs.iter().map(|(why, n)| if *n == 1 { why.to_string() } else { format!("{why} ({n} times)") }).collect();
+    LlmError::new(
+        kind,
+        format!("the model at {url} failed request {key} on all {} attempts: {}", failures.len(), said.join("; ")),
+    )
+}
+
+/// What the note `llm.retry` records of a failed attempt: its kind, without
+/// the details that vary by machine (an OS error's wording).
+pub fn retry_kind(why: &str) -> &str {
+    why.split(':').next().unwrap_or(why)
+}
+
+mod transport {
+    /// A response, whatever its status.
+    pub struct HttpAnswer {
+        pub status: u16,
+        pub retry_after_ms: Option<u64>,
+        pub body: String,
+    }
+
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub enum SendError {
+        Timeout,
+        Failed(String),
+        Unsupported(String),
+    }
+
+    /// `Retry-After` in seconds (an HTTP date is ignored: the backoff applies).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub fn retry_after_ms(value: &str) -> Option<u64> {
+        let seconds: f64 = value.trim().parse().ok()?;
+        (seconds.is_finite() && seconds >= 0.0).then_some((seconds * 1000.0) as u64)
+    }
+
+    #[cfg(feature = "http")]
+    pub fn post(url: &str, api_key: Option<&str>, body: &str, timeout_ms: u64) -> Result<HttpAnswer, SendError> {
+        use std::sync::LazyLock;
+        use std::time::Duration;
+        // One agent per process: its connection pool serves every episode.
+        static AGENT: LazyLock<ureq::Agent> =
+            LazyLock::new(|| ureq::Agent::config_builder().http_status_as_error(false).build().into());
+        if url.starts_with("https:") && !cfg!(feature = "tls") {
+            return Err(SendError::Unsupported(format!(
+                "{url}: this build has no TLS; rebuild with `--features llm-tls`, or use a plain-HTTP endpoint"
+            )));
+        }
+        let mut request = AGENT
+            .post(url)
+            .config()
+            .timeout_global(Some(Duration::from_millis(timeout_ms)))
+            .build()
+            .header("Content-Type", "application/json");
+        if let Some(key) = api_key {
+            request = request.header("Authorization", format!("Bearer {key}"));
+        }
+        let failed = |e: ureq::Error| match e {
+            ureq::Error::Timeout(_) => SendError::Timeout,
+            other => SendError::Failed(other.to_string()),
+        };
+        let mut response = request.send(body).map_err(failed)?;
+        let status = response.status().as_u16();
+        let retry_after_ms =
+            response.headers().get("retry-after").and_then(|v| v.to_str().ok()).and_then(retry_after_ms);
+        let body = response.body_mut().with_config().limit(super::BODY_BYTES_MAX).read_to_string().map_err(failed)?;
+        Ok(HttpAnswer { status, retry_after_ms, body })
+    }
+
+    #[cfg(not(feature = "http"))]
+    pub fn post(url: &str, _: Option<&str>, _: &str, _: u64) -> Result<HttpAnswer, SendError> {
+        Err(SendError::Unsupported(format!(
+            "{url}: this build has no HTTP client (the `llm` feature is off); a cassette still replays"
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_and_backoff() {
+        assert_eq!(transport::retry_after_ms("2"), Some(2000));
+        assert_eq!(transport::retry_after_ms("0.5"), Some(500));
+        assert_eq!(transport::retry_after_ms("Wed, 21 Oct 2015 07:28:00 GMT"), None);
+        let endpoint = Endpoint::default();
+        assert_eq!((backoff_ms(&endpoint, 1), backoff_ms(&endpoint, 3)), (500, 2000));
+        assert_eq!(retry_kind("connection: refused (os error 111)"), "connection");
+        assert_eq!(retry_kind("http 429"), "http 429");
+    }
+}

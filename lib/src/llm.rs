@@ -1,0 +1,117 @@
+//! Putting a model in the loop (`--agent llm:MODEL`): where it is served, its
+//! cassette, and its system prompt, the world's policy (`docs/llm.md`).
+
+use std::path::{Path, PathBuf};
+
+use agentsim_agents::llm::{API_KEY_ENV_DEFAULT, BASE_URL_DEFAULT, CassetteMode};
+use agentsim_agents::{PlannerSpec, StackSpec};
+use agentsim_worlds::Prepared;
+
+use crate::Error;
+
+/// The environment variable naming the base URL when no flag does.
+pub const BASE_URL_ENV: &str = "OPENAI_BASE_URL";
+
+/// The environment variable that sets the first backoff between a request's
+/// attempts, in wall-clock milliseconds (default 500): tests shorten it.
+pub const BACKOFF_ENV: &str = "AGENTSIM_LLM_BACKOFF_MS";
+
+/// How the command line sets up a model (every field optional).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LlmOptions {
+    /// `--llm-base-url`; else `OPENAI_BASE_URL`; else [`BASE_URL_DEFAULT`].
+    pub base_url: Option<String>,
+    /// `--llm-api-key-env`; else [`API_KEY_ENV_DEFAULT`].
+    pub api_key_env: Option<String>,
+    /// `--cassette DIR`.
+    pub cassette: Option<PathBuf>,
+    /// `--cassette-mode` (`record`, `replay`, `record-missing`: the default).
+    pub cassette_mode: Option<String>,
+}
+
+impl LlmOptions {
+    /// Whether any option is given.
+    pub fn any(&self) -> bool {
+        *self != Self::default()
+    }
+}
+
+/// Sets up the model of `stack` (if its planner is one): its endpoint and
+/// cassette from `options`, and, when its system prompt is empty, the policy
+/// of the world `scenario` names (see [`system_prompt`]). Options given for
+/// another planner are refused: they would do nothing.
+pub fn configure(
+    stack: &mut StackSpec,
+    options: &LlmOptions,
+    prepared: &Prepared,
+    scenario: &str,
+) -> Result<(), Error> {
+    let PlannerSpec::Llm(config) = &mut stack.planner else {
+        if options.any() {
+            return Err(Error::new(
+                "--llm-base-url, --llm-api-key-env, --cassette and --cassette-mode: only with a model as the agent (--agent llm:MODEL, or a stack file whose planner is Llm(..))",
+            ));
+        }
+        return Ok(());
+    };
+    let endpoint = &mut config.endpoint;
+    let from_env = std::env::var(BASE_URL_ENV).ok().filter(|u| !u.trim().is_empty());
+    endpoint.base_url = options.base_url.clone().or(from_env).unwrap_or_else(|| BASE_URL_DEFAULT.to_string());
+    if !(endpoint.base_url.starts_with("http://") || endpoint.base_url.starts_with("https://")) {
+        return Err(Error::new(format!("--llm-base-url: `{}` is not an http:// or https:// URL", endpoint.base_url)));
+    }
+    if let Ok(text) = std::env::var(BACKOFF_ENV) {
+        endpoint.backoff_base_ms = text
+            .trim()
+            .parse()
+            .map_err(|_| Error::new(format!("{BACKOFF_ENV}: expected milliseconds, found `{text}`")))?;
+    }
+    endpoint.api_key_env = options.api_key_env.clone().unwrap_or_else(|| API_KEY_ENV_DEFAULT.to_string());
+    let mode = match options.cassette_mode.as_deref() {
+        None => CassetteMode::default(),
+        Some(text) => CassetteMode::parse(text).ok_or_else(|| {
+            Error::new(format!("--cassette-mode: expected record, replay or record-missing, found `{text}`"))
+        })?,
+    };
+    endpoint.cassette = match (&options.cassette, &options.cassette_mode) {
+        (Some(dir), _) => Some((dir.clone(), mode)),
+        (None, Some(_)) => return Err(Error::new("--cassette-mode: needs --cassette DIR")),
+        (None, None) => None,
+    };
+    if mode == CassetteMode::Replay
+        && let Some((dir, _)) = &endpoint.cassette
+        && !dir.is_dir()
+    {
+        return Err(Error::new(format!("--cassette {}: no such folder to replay", dir.display())));
+    }
+    if config.system.is_empty() {
+        config.system = system_prompt(prepared, scenario)?;
+    }
+    Ok(())
+}
+
+/// The model's system prompt for the scenario `spec` names: the `policy.md`
+/// beside a scenario file (an imported tau2 domain has tau2's policy there),
+/// else a short one made from the scenario's name and description and the
+/// rules every world's tasks share.
+pub fn system_prompt(prepared: &Prepared, spec: &str) -> Result<String, Error> {
+    let beside = Path::new(spec).parent().map(|dir| dir.join("policy.md"));
+    if Path::new(spec).is_file()
+        && let Some(policy) = beside.filter(|p| p.is_file())
+    {
+        return crate::files::read_text(&policy.to_string_lossy(), "policy file");
+    }
+    let scenario = &prepared.scenario;
+    Ok(format!(
+        "You are the assistant of the `{}` service, talking with one user. {}\n\n\
+         Rules:\n\
+         - Find facts with the tools; never guess an id, an amount or a date.\n\
+         - Ask the user, in words, for what you need and they have not said.\n\
+         - Before any change (a refund, a booking, a cancellation, a reservation), say what you will do, with its values, and wait for the user's yes.\n\
+         - Tools fail at times: read the error, and try again later or another way.\n\
+         - Once it is done, tell the user what you did, with the values; when nothing more is needed, call `{}`.\n",
+        scenario.name,
+        scenario.description,
+        agentsim_agents::llm::FINISH_TOOL,
+    ))
+}
