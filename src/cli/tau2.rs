@@ -36,9 +36,11 @@ pub fn import_tau2(args: &ImportTau2Args) -> Result<std::process::ExitCode, Fail
     check_empty_output(Path::new(&args.out))?;
     let read = |name: &str| load::read_text(&dir.join(name).display().to_string(), name);
     let (db, tasks, policy) = (read("db.json")?, read("tasks.json")?, read("policy.md")?);
-    let world = agentsim::tau2::import_with(&db, &tasks, &policy, agentsim::tau2::Options { corrected: args.corrected }).map_err(|e| {
-        Failure::input(format!("{}:{}:{}: {}", dir.join(&e.file).display(), e.line, e.column, e.message))
-    })?;
+    let world =
+        agentsim::tau2::import_with(&db, &tasks, &policy, agentsim::tau2::Options { corrected: args.corrected })
+            .map_err(|e| {
+                Failure::input(format!("{}:{}:{}: {}", dir.join(&e.file).display(), e.line, e.column, e.message))
+            })?;
     let out = Path::new(&args.out);
     write_checked(&world, out)?;
     outln!(

@@ -104,7 +104,8 @@ fn literal(text: &str, at: usize) -> (Result<Py, String>, usize) {
         return (lit.parse().map(Py::Float).map_err(|_| syntax("invalid syntax")), end);
     }
     if lit.len() > 1 && lit.starts_with('0') && lit.bytes().any(|d| d != b'0') {
-        let message = "leading zeros in decimal integer literals are not permitted; use an 0o prefix for octal integers";
+        let message =
+            "leading zeros in decimal integer literals are not permitted; use an 0o prefix for octal integers";
         return (Err(syntax(message)), end);
     }
     let value = lit.parse::<i128>().map_or_else(|_| Py::Big(lit.parse().unwrap_or(f64::INFINITY)), Py::Int);
@@ -417,8 +418,14 @@ mod tests {
         let cases = [
             ("(1", "'(' was never closed (<string>, line 1)"),
             ("1)", "unmatched ')' (<string>, line 1)"),
-            ("01", "leading zeros in decimal integer literals are not permitted; use an 0o prefix for octal integers (<string>, line 1)"),
-            ("* 01", "leading zeros in decimal integer literals are not permitted; use an 0o prefix for octal integers (<string>, line 1)"),
+            (
+                "01",
+                "leading zeros in decimal integer literals are not permitted; use an 0o prefix for octal integers (<string>, line 1)",
+            ),
+            (
+                "* 01",
+                "leading zeros in decimal integer literals are not permitted; use an 0o prefix for octal integers (<string>, line 1)",
+            ),
             ("()", "float() argument must be a string or a real number, not 'tuple'"),
             ("(1)(2)", "'int' object is not callable"),
             ("(1)(1/0)", "division by zero"),

@@ -136,17 +136,30 @@ mod tests {
             r#"{"type": "object", "properties": {"first_name": {"type": "string"}, "last_name": {"type": "string"},
                 "zip": {"type": "string"}}, "required": ["first_name", "last_name", "zip"]}"#,
         );
-        let check = |a: &str| python().check("find_user_id_by_name_zip", &s, &args(a)).map_err(|e| (e.status, e.message));
+        let check =
+            |a: &str| python().check("find_user_id_by_name_zip", &s, &args(a)).map_err(|e| (e.status, e.message));
         let f = "RetailTools.find_user_id_by_name_zip()";
         assert_eq!(
             check("{}"),
             Err((400, format!("{f} missing 3 required positional arguments: 'first_name', 'last_name', and 'zip'")))
         );
-        assert_eq!(check(r#"{"zip": 5}"#), Err((400, format!("{f} missing 2 required positional arguments: 'first_name' and 'last_name'"))));
-        assert_eq!(check(r#"{"zip": 5, "last_name": 1}"#), Err((400, format!("{f} missing 1 required positional argument: 'first_name'"))));
-        assert_eq!(check(r#"{"confirm": "x"}"#), Err((400, format!("{f} got an unexpected keyword argument 'confirm'"))));
+        assert_eq!(
+            check(r#"{"zip": 5}"#),
+            Err((400, format!("{f} missing 2 required positional arguments: 'first_name' and 'last_name'")))
+        );
+        assert_eq!(
+            check(r#"{"zip": 5, "last_name": 1}"#),
+            Err((400, format!("{f} missing 1 required positional argument: 'first_name'")))
+        );
+        assert_eq!(
+            check(r#"{"confirm": "x"}"#),
+            Err((400, format!("{f} got an unexpected keyword argument 'confirm'")))
+        );
         assert_eq!(check(r#"{"first_name": 1, "last_name": [], "zip": null}"#), Ok(()), "types are the body's");
-        assert_eq!(python().unknown_tool("think").map(|e| (e.status, e.message)), Some((404, "Tool 'think' not found.".into())));
+        assert_eq!(
+            python().unknown_tool("think").map(|e| (e.status, e.message)),
+            Some((404, "Tool 'think' not found.".into()))
+        );
         assert_eq!(ArgumentErrors::Schema.unknown_tool("think"), None);
     }
 
