@@ -428,8 +428,9 @@ fn replay_recorded_calls(model: &ScriptedModel) -> (Vec<(String, Agreement)>, Ve
 /// ones, extra and missing arguments, unknown tools, an argument of another
 /// type) get tau2's decision and database effect, and tau2's text except
 /// where an argument has another type (there the text may differ: Python's
-/// wording of a failure deep in its code, docs/tau2.md). Before the port
-/// bound arguments as Python does, 84.5% of such calls agreed.
+/// wording of a failure deep in its code, docs/tau2.md; all 200 agree now).
+/// Before the port bound arguments as Python does and followed tau2's
+/// quirk, 1,670 decisions, 1,697 effects and 1,309 texts agreed.
 #[test]
 fn single_calls_are_decided_as_tau2_decides_them() {
     let Some(prepared) = prepared() else { return };
