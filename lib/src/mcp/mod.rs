@@ -155,8 +155,13 @@ pub fn serve_until(
                 prepared.run(options.seed, &config, move |_expert, streams| layers.wrap(Box::new(bridge), streams));
             let _ = to_judge.send(trajectory);
         });
+        let argument_errors = match &prepared.scenario.world {
+            agentsim_worlds::WorldConfig::Scripted(config) => config.argument_errors.clone(),
+            _ => agentsim_worlds::scripted::ArgumentErrors::Schema,
+        };
         let mut server = Server {
             catalog: &prepared.catalog,
+            argument_errors,
             output,
             log,
             to_agent: Some(to_agent),
@@ -211,6 +216,9 @@ fn read_lines(mut input: impl BufRead + Send + 'static, bytes_max: usize) -> mps
 
 struct Server<'a, W> {
     catalog: &'a Catalog,
+    /// How the world answers a tool it does not have: a JSON-RPC error by
+    /// default, a tool result where the world says so (tau2's worlds).
+    argument_errors: agentsim_worlds::scripted::ArgumentErrors,
     output: W,
     log: &'a mut dyn Write,
     /// `None` once the run has ended (a budget, the horizon): calls are then refused.
@@ -488,7 +496,10 @@ impl<W: Write> Server<'_, W> {
             return self.say(params);
         }
         if self.catalog.id(name).is_none() {
-            return Ok(Err((INVALID_PARAMS, format!("unknown tool `{name}`"))));
+            return Ok(match self.argument_errors.unknown_tool(name) {
+                Some(e) => Ok(unknown_tool_result(e)),
+                None => Err((INVALID_PARAMS, format!("unknown tool `{name}`"))),
+            });
         }
         let args = match params.get("arguments") {
             None | Some(Json::Null) => Json::Object(Map::new()),
@@ -639,6 +650,16 @@ impl<W: Write> Server<'_, W> {
             "_meta": meta(r.latency_ms),
         })
     }
+}
+
+/// A call of a tool the world does not have, answered as the world declares
+/// (tau2's `Error: Tool 'think' not found.`): a failed result the model reads,
+/// as a refused call's. Nothing reaches the world and no time passes, as in
+/// tau2, whose toolkit refuses the name before any tool runs.
+fn unknown_tool_result(e: agentsim_engine::ToolError) -> Json {
+    let reply = Reply::Error { status: e.status, retry_after_ms: None, message: e.message };
+    let body = errors::error_body(&reply).expect("a failed reply has an error body");
+    json!({"content": [{"type": "text", "text": body.to_string()}], "structuredContent": body, "isError": true})
 }
 
 fn ended_result() -> Json {

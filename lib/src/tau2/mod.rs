@@ -867,8 +867,44 @@ fn check_unique_ids(tasks: &[Task], tasks_json: &str) -> Result<(), ImportError>
     Ok(())
 }
 
-/// Imports a tau2-bench retail domain from the texts of its files.
+/// How the import reads tau2 where its code and its intent part.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// `modify_pending_order_items` gives each modified item its own new
+    /// variant's price and options (`import-tau2 --corrected`). By default
+    /// the import does what tau2's code does, and tau2's evaluator computes
+    /// its gold databases with: every item modified in one call gets the
+    /// price and options of the call's last new variant.
+    pub corrected: bool,
+}
+
+/// The line of `retail.rhai` that chooses tau2's reading of a multi-item
+/// modification (its code's) or the corrected one.
+const QUIRK_LINE: &str = "fn per_item_variants() { false }";
+
+/// The port of the tools as `options` read them.
+pub fn retail_script(options: Options) -> String {
+    debug_assert_eq!(RETAIL_SCRIPT.matches(QUIRK_LINE).count(), 1);
+    if options.corrected {
+        RETAIL_SCRIPT.replace(QUIRK_LINE, "fn per_item_variants() { true }")
+    } else {
+        RETAIL_SCRIPT.to_string()
+    }
+}
+
+/// Imports a tau2-bench retail domain from the texts of its files, as tau2's
+/// code behaves (its quirks included).
 pub fn import(db_json: &str, tasks_json: &str, policy_md: &str) -> Result<ImportedWorld, ImportError> {
+    import_with(db_json, tasks_json, policy_md, Options::default())
+}
+
+/// [`import`] with the readings `options` chooses.
+pub fn import_with(
+    db_json: &str,
+    tasks_json: &str,
+    policy_md: &str,
+    options: Options,
+) -> Result<ImportedWorld, ImportError> {
     let db: Db = parse(db_json, DB)?;
     let tasks: Vec<Task> = parse(tasks_json, "tasks.json")?;
     if tasks.is_empty() {
@@ -905,6 +941,9 @@ pub fn import(db_json: &str, tasks_json: &str, policy_md: &str) -> Result<Import
     ron.push_str("        script: File(\"retail.rhai\"),\n");
     ron.push_str("        state_hash: Tau2(tables: [\"products\", \"users\", \"orders\"]),\n");
     ron.push_str("        gold_may_fail: true,\n");
+    // tau2 answers a call whose arguments do not bind, or of a tool it does
+    // not have, with Python's error text, and passes values of any type on.
+    ron.push_str("        argument_errors: Python(class: \"RetailTools\"),\n");
     ron.push_str("        tools: [\n");
     for t in TOOLS {
         let properties: Vec<String> = t
@@ -1048,7 +1087,7 @@ pub fn import(db_json: &str, tasks_json: &str, policy_md: &str) -> Result<Import
     ron.push_str("        ],\n    ),\n)\n");
     let files = vec![
         (SCENARIO_FILE.to_string(), ron),
-        ("retail.rhai".to_string(), RETAIL_SCRIPT.to_string()),
+        ("retail.rhai".to_string(), retail_script(options)),
         ("products.json".to_string(), table_json(products)),
         ("users.json".to_string(), table_json(users)),
         ("orders.json".to_string(), table_json(orders)),

@@ -20,6 +20,7 @@ mod load;
 mod locate;
 mod model;
 mod native;
+mod pyargs;
 mod schema;
 mod script;
 mod state;
@@ -34,8 +35,9 @@ use agentsim_engine::{Latency, TimeMs, ToolConfig, ToolKind};
 pub use data::Data;
 pub use load::{FieldAt, LoadError, resolve};
 pub use model::ScriptedModel;
+pub use pyargs::{ArgumentErrors, python_str_repr};
 pub use schema::Schema;
-pub use statehash::{StateHash, Tau2Hasher, python_float, python_json, python_round};
+pub use statehash::{StateHash, Tau2Hasher, python_float, python_json, python_round, sha256_hex};
 
 /// Where text comes from: a file beside the scenario, or inline (what a loaded
 /// scenario holds, and what incidents embed).
@@ -500,6 +502,12 @@ pub struct ScriptedConfig {
     /// instead of the scenario being refused.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub gold_may_fail: bool,
+    /// How a call whose arguments do not fit its tool is refused (default
+    /// `Schema`): `Python(class: "RetailTools")` binds them as Python binds
+    /// keyword arguments, in CPython's words, leaves types to the body and
+    /// answers an unknown tool as a tool result (tau2-bench's behaviour).
+    #[serde(default, skip_serializing_if = "ArgumentErrors::is_schema")]
+    pub argument_errors: ArgumentErrors,
     /// Who messages are addressed to, when `send_message` names the user.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recipient: Option<Recipient>,

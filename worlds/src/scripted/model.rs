@@ -138,6 +138,8 @@ pub struct ScriptedModel {
     /// The declared state hash, built once.
     pub(crate) state_hasher: Option<super::statehash::Tau2Hasher>,
     gold_may_fail: bool,
+    /// How arguments that do not fit a tool are refused.
+    pub(crate) argument_errors: super::ArgumentErrors,
     /// Who messages are addressed to (the minefield's name interned).
     pub(crate) recipient: Option<(super::Recipient, &'static str)>,
     /// The stream of the sessions the expert's `verify` predicates run in
@@ -406,6 +408,7 @@ impl ScriptedModel {
             authenticate: catalog.id(agentsim_engine::tool::AUTHENTICATE).expect("authenticate is in the catalog"),
             state_hasher,
             gold_may_fail: config.gold_may_fail,
+            argument_errors: config.argument_errors.clone(),
             recipient,
             verify_stream: StreamSource::new([0; 32], 0).stream("verify"),
             aliases: config.aliases.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
@@ -477,6 +480,46 @@ impl ScriptedModel {
         } else {
             Served::Other
         }
+    }
+
+    /// How the world refuses arguments that do not fit a tool, and unknown tools.
+    pub fn argument_errors(&self) -> &super::ArgumentErrors {
+        &self.argument_errors
+    }
+
+    /// One call of scripted tool `name` on the initial tables at time 0, served
+    /// as a run serves it with faults off (the arguments checked, a non-map
+    /// answer wrapped as `{"result": ...}`): the answer, and the declared state
+    /// hash afterwards. A name the world has no scripted tool of gets the
+    /// world's unknown-tool answer (by default a 404 `no such tool`). For
+    /// differential tests against the service a world ports.
+    pub fn call_once(&self, name: &str, args: &Value) -> (Result<Value, agentsim_engine::ToolError>, Option<String>) {
+        let mut session = self.session(StreamSource::new([0; 32], 0).stream("call_once"));
+        let reply = match self.tools.iter().find(|t| t.name == name) {
+            None => Err(self
+                .argument_errors
+                .unknown_tool(name)
+                .unwrap_or_else(|| agentsim_engine::ToolError::not_found("no such tool"))),
+            Some(tool) => match self.argument_errors.check(&tool.name, &tool.schema, args) {
+                Err(e) => Err(e),
+                Ok(()) => {
+                    if let Some(s) = session.as_mut() {
+                        s.writable = tool.kind == ToolKind::Write;
+                    }
+                    match self.program.call(&mut session, &tool.body, vec![to_dynamic(args)]) {
+                        Ok(body @ Value::Map(_)) => Ok(body),
+                        Ok(other) => Ok(Value::map([("result", other)])),
+                        Err(Failure::Tool(e)) => Err(e),
+                        Err(Failure::Script { message, .. }) => Err(agentsim_engine::ToolError {
+                            status: 500,
+                            message: format!("script error in `{}`: {message}", tool.name),
+                        }),
+                    }
+                }
+            },
+        };
+        let hash = (self.state_hasher.as_ref().zip(session.as_ref())).map(|(h, s)| h.hash(&s.state));
+        (reply, hash)
     }
 
     /// A fresh session over the initial tables.
@@ -657,8 +700,8 @@ impl ScriptedModel {
             }
             // As the world serves it: the arguments are checked first, and a
             // gold call that breaks its tool's schema gets the 400 an agent would.
-            let result = match tool.schema.check(&args, "") {
-                Err(message) => Err(Failure::Tool(agentsim_engine::ToolError::bad_request(message))),
+            let result = match self.argument_errors.check(&tool.name, &tool.schema, &args) {
+                Err(e) => Err(Failure::Tool(e)),
                 Ok(()) => self.program.call(&mut session, &tool.body, vec![to_dynamic(&args)]),
             };
             if self.gold_may_fail && matches!(result, Err(Failure::Tool(_))) {
@@ -769,8 +812,8 @@ impl ScriptedModel {
                 if let Some(s) = session.as_mut() {
                     s.writable = writable && tool.kind == ToolKind::Write;
                 }
-                let reply = match tool.schema.check(args, "") {
-                    Err(_) => Err(400),
+                let reply = match self.argument_errors.check(&tool.name, &tool.schema, args) {
+                    Err(e) => Err(e.status),
                     Ok(()) => self.program.call(session, &tool.body, vec![to_dynamic(args)]).map_err(|f| match f {
                         Failure::Tool(e) => e.status,
                         Failure::Script { .. } => 500,

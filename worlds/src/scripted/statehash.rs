@@ -259,6 +259,11 @@ fn entry(out: &mut Vec<u8>, key: &str, record: &Value) {
     python_json(out, record);
 }
 
+/// The SHA-256 of `bytes`, in lower-case hex (as Python's `hexdigest`).
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// `value` as Python's `json.dumps(value, sort_keys=True)` writes it.
 pub fn python_json(out: &mut Vec<u8>, value: &Value) {
     match value {

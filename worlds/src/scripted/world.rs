@@ -213,7 +213,7 @@ impl<'m> ScriptedWorld<'m> {
         cx: &mut WorldCx<'_, ScriptEvent>,
     ) -> Result<Value, ToolError> {
         let tool = &self.model.tools[i];
-        tool.schema.check(&call.args, "").map_err(ToolError::bad_request)?;
+        self.model.argument_errors.check(&tool.name, &tool.schema, &call.args)?;
         if tool.kind == ToolKind::Write {
             self.snapshot(cx.now_ms);
         }

@@ -1,0 +1,173 @@
+//! How a scripted world refuses arguments that do not fit its tool: by its
+//! schema (the default), or as Python binds keyword arguments to a method
+//! (`argument_errors: Python(class: "RetailTools")`), for worlds ported from
+//! Python services such as tau2-bench, whose model reads Python's `TypeError`.
+//!
+//! The Python style checks only names, as a call `Class.tool(**args)` does: an
+//! argument the tool does not declare, then the declared ones missing, in
+//! CPython's wording. Types are not checked: the value reaches the body, as it
+//! reaches the Python code. An unknown tool is answered too, in the text the
+//! ported service gives.
+
+use serde::{Deserialize, Serialize};
+
+use agentsim_engine::{ToolError, Value};
+
+use super::schema::Schema;
+
+/// How a scripted world refuses a call's arguments before the body runs.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ArgumentErrors {
+    /// The tool's JSON schema is checked whole (types, required, unknown
+    /// names when `additionalProperties` is false): a 400 naming the path.
+    #[default]
+    Schema,
+    /// Python's binding of keyword arguments to `class.tool(...)`: the
+    /// properties of the schema are the parameters, its `required` those
+    /// without a default. The errors are 400s with CPython's `TypeError` text
+    /// (`RetailTools.cancel_pending_order() got an unexpected keyword argument
+    /// 'confirm'`); an unknown tool is a 404 `Tool 'think' not found.`
+    /// (tau2-bench's toolkit). Types are left to the body.
+    Python {
+        /// The class the tools are methods of (named in the messages).
+        class: String,
+    },
+}
+
+impl ArgumentErrors {
+    /// Whether this is the default (the field is left out of the scenario).
+    pub fn is_schema(&self) -> bool {
+        *self == ArgumentErrors::Schema
+    }
+
+    /// Checks `args` of tool `tool` declared by `schema`.
+    pub fn check(&self, tool: &str, schema: &Schema, args: &Value) -> Result<(), ToolError> {
+        match self {
+            ArgumentErrors::Schema => schema.check(args, "").map_err(ToolError::bad_request),
+            ArgumentErrors::Python { class } => {
+                python_binding(&format!("{class}.{tool}()"), schema, args).map_err(ToolError::bad_request)
+            }
+        }
+    }
+
+    /// The answer to a call of a tool the world does not have, when the
+    /// style answers it as a tool result (the Python style does).
+    pub fn unknown_tool(&self, name: &str) -> Option<ToolError> {
+        match self {
+            ArgumentErrors::Schema => None,
+            ArgumentErrors::Python { .. } => {
+                Some(ToolError::not_found(format!("Tool {} not found.", python_str_repr(name))))
+            }
+        }
+    }
+}
+
+/// CPython's check of keyword arguments bound to `function` (named as its
+/// qualified name and `()`): the first name not among the parameters, then
+/// every required parameter missing.
+fn python_binding(function: &str, schema: &Schema, args: &Value) -> Result<(), String> {
+    let given: Vec<&str> = match args {
+        Value::Map(pairs) => pairs.iter().map(|(k, _)| k.as_ref()).collect(),
+        _ => Vec::new(),
+    };
+    if let Some(extra) = given.iter().find(|k| !schema.properties.iter().any(|(p, _)| p == *k)) {
+        return Err(format!("{function} got an unexpected keyword argument {}", python_str_repr(extra)));
+    }
+    let missing: Vec<String> = (schema.properties.iter())
+        .filter(|(p, _)| schema.required.contains(p) && !given.contains(&p.as_str()))
+        .map(|(p, _)| python_str_repr(p))
+        .collect();
+    let names = match missing.as_slice() {
+        [] => return Ok(()),
+        [one] => one.clone(),
+        [a, b] => format!("{a} and {b}"),
+        [rest @ .., last] => format!("{}, and {last}", rest.join(", ")),
+    };
+    let (n, noun) = (missing.len(), if missing.len() == 1 { "argument" } else { "arguments" });
+    Err(format!("{function} missing {n} required positional {noun}: {names}"))
+}
+
+/// Python's `repr` of a string: single quotes unless the text has one and no
+/// double quote; backslashes, the quote and control characters escaped.
+pub fn python_str_repr(s: &str) -> String {
+    let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scripted::data::Data;
+
+    fn schema(text: &str) -> Schema {
+        let Data(v) = ron::from_str(text).expect("data");
+        Schema::parse(&v, "args").expect("schema")
+    }
+
+    fn args(text: &str) -> Value {
+        ron::from_str::<Data>(text).expect("data").0
+    }
+
+    fn python() -> ArgumentErrors {
+        ArgumentErrors::Python { class: "RetailTools".into() }
+    }
+
+    /// The texts CPython 3.11 and 3.12 give (checked against tau2's tools).
+    #[test]
+    fn python_names_the_extra_then_every_missing_argument() {
+        let s = schema(
+            r#"{"type": "object", "properties": {"first_name": {"type": "string"}, "last_name": {"type": "string"},
+                "zip": {"type": "string"}}, "required": ["first_name", "last_name", "zip"]}"#,
+        );
+        let check =
+            |a: &str| python().check("find_user_id_by_name_zip", &s, &args(a)).map_err(|e| (e.status, e.message));
+        let f = "RetailTools.find_user_id_by_name_zip()";
+        assert_eq!(
+            check("{}"),
+            Err((400, format!("{f} missing 3 required positional arguments: 'first_name', 'last_name', and 'zip'")))
+        );
+        assert_eq!(
+            check(r#"{"zip": 5}"#),
+            Err((400, format!("{f} missing 2 required positional arguments: 'first_name' and 'last_name'")))
+        );
+        assert_eq!(
+            check(r#"{"zip": 5, "last_name": 1}"#),
+            Err((400, format!("{f} missing 1 required positional argument: 'first_name'")))
+        );
+        assert_eq!(
+            check(r#"{"confirm": "x"}"#),
+            Err((400, format!("{f} got an unexpected keyword argument 'confirm'")))
+        );
+        assert_eq!(check(r#"{"first_name": 1, "last_name": [], "zip": null}"#), Ok(()), "types are the body's");
+        assert_eq!(
+            python().unknown_tool("think").map(|e| (e.status, e.message)),
+            Some((404, "Tool 'think' not found.".into()))
+        );
+        assert_eq!(ArgumentErrors::Schema.unknown_tool("think"), None);
+    }
+
+    #[test]
+    fn python_quotes_as_repr_does() {
+        assert_eq!(python_str_repr("a"), "'a'");
+        assert_eq!(python_str_repr("it's"), "\"it's\"");
+        assert_eq!(python_str_repr("a'\"b"), "'a\\'\"b'");
+        assert_eq!(python_str_repr("a\\b\n"), "'a\\\\b\\n'");
+    }
+}
