@@ -61,18 +61,23 @@ pub struct Sentence<'a> {
     pub question: bool,
 }
 
+/// Whether `c`, followed by the byte `next`, ends a sentence: `?`, `!`, a new
+/// line, or a `.` that ends a word (not the one in `154.49`).
+fn ends_sentence(c: char, next: Option<&u8>) -> bool {
+    match c {
+        '?' | '!' | '\n' => true,
+        '.' => next.is_none_or(|b| b.is_ascii_whitespace()),
+        _ => false,
+    }
+}
+
 /// Cuts `text` into sentences (rule 1).
 pub fn sentences(text: &str) -> Vec<Sentence<'static>> {
     let mut out = Vec::new();
     let bytes = text.as_bytes();
     let mut start = 0;
     for (i, c) in text.char_indices() {
-        let end = match c {
-            '?' | '!' | '\n' => true,
-            '.' => bytes.get(i + 1).is_none_or(|b| b.is_ascii_whitespace()),
-            _ => false,
-        };
-        if end {
+        if ends_sentence(c, bytes.get(i + 1)) {
             push_sentence(&mut out, &text[start..i], c == '?');
             start = i + c.len_utf8();
         }
@@ -106,12 +111,7 @@ pub fn sentences_of<'a>(text: &str, ws: &'a [Word]) -> Vec<Sentence<'a>> {
         push_words(out, Cow::Borrowed(&ws[from..next]), question);
     };
     for (i, c) in text.char_indices() {
-        let end = match c {
-            '?' | '!' | '\n' => true,
-            '.' => bytes.get(i + 1).is_none_or(|b| b.is_ascii_whitespace()),
-            _ => false,
-        };
-        if end {
+        if ends_sentence(c, bytes.get(i + 1)) {
             take(i, c == '?', &mut out);
         }
     }
