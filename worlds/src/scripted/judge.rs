@@ -50,8 +50,13 @@ impl ScriptedWorld<'_> {
     }
 
     /// The final state: the user stayed, the tables, the milestones and the
-    /// success predicate. `Err` says why not.
-    fn judge_state(&self) -> Result<(), String> {
+    /// success predicate. `Err` says why not. Judged once: the verdict and the
+    /// checks both read it.
+    fn judge_state(&self) -> &Result<(), String> {
+        self.state_judged.get_or_init(|| self.judge_state_now())
+    }
+
+    fn judge_state_now(&self) -> Result<(), String> {
         if let Some(left) = self.left_at_ms {
             return Err(format!("the user left after {} s", left / 1_000));
         }
@@ -83,7 +88,7 @@ impl ScriptedWorld<'_> {
         };
         let state = self.judge_state();
         let basis = self.basis();
-        if let Err(why) = &state
+        if let Err(why) = state
             && basis.contains(&Basis::Db)
         {
             return verdict(false, why.clone());

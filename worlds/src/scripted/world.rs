@@ -53,6 +53,9 @@ pub struct ScriptedWorld<'m> {
     /// What the agent said to the user, as the communicate check compares it
     /// (kept only when the task has strings to communicate).
     said: Vec<String>,
+    /// The judgement of the final state, made once when the trajectory ends
+    /// (`judge` and `checks` both read it).
+    state_judged: std::cell::OnceCell<Result<(), String>>,
 }
 
 /// Snapshots kept for stale reads, at most (the oldest go first; the call
@@ -84,6 +87,7 @@ impl<'m> ScriptedWorld<'m> {
             history: Vec::new(),
             voice: None,
             said: Vec::new(),
+            state_judged: std::cell::OnceCell::new(),
         }
     }
 
