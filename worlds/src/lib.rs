@@ -9,6 +9,7 @@
 
 #![warn(missing_docs)]
 
+pub mod builder;
 pub mod flight_booking;
 pub mod kit;
 pub mod newsroom;
