@@ -20,8 +20,7 @@ pub use crate::summary::Summary;
 pub use crate::sweep_builder::{SweepBuilder, SweepError, SweepErrorKind, SweepOutput, Sweepable, sweep};
 pub use agentsim_agents::{StackSpec, preset};
 pub use agentsim_engine::{
-    Fault, Latency, MalformedKind, Outcome, Stream, TimeMs, ToolDef, ToolError, ToolKind, Trajectory, Value,
-    ValueKind,
+    Fault, Latency, MalformedKind, Outcome, Stream, TimeMs, ToolDef, ToolError, ToolKind, Trajectory, Value, ValueKind,
 };
 pub use agentsim_worlds::Prepared;
 pub use agentsim_worlds::builder::{

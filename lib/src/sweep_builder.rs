@@ -22,8 +22,8 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
 use agentsim_agents::{PlannerSpec, StackSpec};
-use agentsim_worlds::Prepared;
 use agentsim_worlds::builder::BuiltWorld;
+use agentsim_worlds::{Prepared, WorldConfig};
 
 use crate::rows::{Record, Row};
 use crate::runner::Runner;
@@ -167,7 +167,9 @@ impl<'w> SweepBuilder<'w> {
     }
 
     /// The first N failing trajectories of each failure mode written as
-    /// incidents by [`SweepBuilder::write_to`] (default 3).
+    /// incidents by [`SweepBuilder::write_to`] (default 3). A world built in
+    /// code has none: an incident replays from its scenario's text, and such
+    /// a world has no text (`WorldConfig::Named`).
     pub fn failures(mut self, n: usize) -> Self {
         self.failures = n;
         self
@@ -238,7 +240,8 @@ impl<'w> SweepBuilder<'w> {
 
     /// Runs the sweep into the folder `dir` (created if missing, locked while
     /// written) as `agentsim sweep --out DIR` does: `trajectories.csv`,
-    /// `summary.json`, `run.json` and `failures/`. Returns the summary.
+    /// `summary.json`, `run.json` and `failures/` (see
+    /// [`SweepBuilder::failures`]). Returns the summary.
     pub fn write_to(self, dir: impl AsRef<Path>) -> Result<Summary, SweepError> {
         let (label, stack) = self.checked()?;
         let out = dir.as_ref();
@@ -252,7 +255,7 @@ impl<'w> SweepBuilder<'w> {
             agent: label,
             seeds: self.seeds.clone(),
             trials: self.trials,
-            failures: self.failures,
+            failures: if matches!(self.prepared.scenario.world, WorldConfig::Named(_)) { 0 } else { self.failures },
             swarm: self.swarm,
             importance: None,
             importance_plan: None,

@@ -1,30 +1,24 @@
-//! The out-of-tree world runs one seed and a sweep through the library, with
-//! the presets, deterministically.
+//! The library world, built with the public API, sweeps with the presets
+//! deterministically, in memory and into a folder alike.
 
-use agentsim::Runner;
-use agentsim_engine::Outcome;
+// The example is one file, a binary: its world is read from there.
+#[allow(dead_code)]
+#[path = "../src/main.rs"]
+mod example;
 
-fn completion(preset: &str, seeds: std::ops::Range<u64>) -> (u64, Vec<String>) {
-    let prepared = agentsim_example_world::prepared();
-    let stack = agentsim_agents::preset(preset).expect("a preset");
-    let runner = Runner::new(&prepared, &stack, false, 1.0);
-    let mut successes = 0;
-    let mut digests = Vec::new();
-    runner
-        .sweep(seeds, |t| {
-            successes += u64::from(t.outcome == Outcome::Success);
-            digests.push(t.digest.to_string());
-            Ok::<(), ()>(())
-        })
-        .expect("the sweep runs");
-    (successes, digests)
+use agentsim::prelude::*;
+
+fn completion(agent: &str, seeds: std::ops::Range<u64>) -> (u64, Vec<String>) {
+    let world = example::library().expect("the library builds");
+    let swept = sweep(&world).agent(agent).seeds(seeds).run().expect("the sweep runs");
+    (swept.summary.completion.count, swept.rows.into_iter().map(|r| r.digest).collect())
 }
 
 #[test]
 fn one_seed_runs_and_the_oracle_completes_a_sweep() {
-    let prepared = agentsim_example_world::prepared();
-    let stack = agentsim_agents::preset("oracle").unwrap();
-    let t = Runner::new(&prepared, &stack, true, 0.0).run(7);
+    let world = example::library().unwrap();
+    let stack = preset("oracle").unwrap();
+    let t = Runner::new(world.prepared(), &stack, true, 0.0).run(7);
     assert_eq!(t.outcome, Outcome::Success, "{}", t.verdict.detail);
     assert!(t.events.len() > 4);
     assert_eq!(completion("oracle", 0..300).0, 300);
@@ -37,6 +31,19 @@ fn naive_suffers_the_faults_and_the_sweep_is_reproducible() {
     assert!(naive < 290, "naive {naive}");
     assert!(resilient > naive, "resilient {resilient} vs naive {naive}");
     assert_eq!(completion("naive", 0..300).1, digests);
+}
+
+#[test]
+fn the_folder_holds_the_sweep_run_in_memory() {
+    let world = example::library().unwrap();
+    let dir = std::env::temp_dir().join(format!("agentsim-library-{}", std::process::id()));
+    let written = sweep(&world).agent("naive").seeds(0..200).write_to(&dir).unwrap();
+    let in_memory = sweep(&world).agent("naive").seeds(0..200).run().unwrap();
+    assert_eq!(written.digest, in_memory.summary.digest);
+    let csv = std::fs::read_to_string(dir.join("trajectories.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 201, "a header and a row per seed");
+    assert!(dir.join("summary.json").is_file() && dir.join("run.json").is_file());
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

@@ -223,7 +223,10 @@ impl<S: 'static> WorldBuilder<S> {
         scenario.description.clone_from(&self.description);
         if let Some(ms) = self.horizon_ms {
             if !(1..=agentsim_engine::TIME_MS_MAX).contains(&ms) {
-                return Err(bad(format!("the horizon is 1..={} ms (ten years), found {ms}", agentsim_engine::TIME_MS_MAX)));
+                return Err(bad(format!(
+                    "the horizon is 1..={} ms (ten years), found {ms}",
+                    agentsim_engine::TIME_MS_MAX
+                )));
             }
             scenario.horizon_ms = ms;
         }
@@ -266,9 +269,9 @@ impl<S: 'static> WorldBuilder<S> {
         let configs = names.zip(configs).map(|(name, c)| faults::checked(name, c)).collect::<Result<Vec<_>, _>>()?;
         let (authenticate_config, tool_configs) = configs.split_last().expect("escalate and authenticate at least");
         let catalog = Catalog::new(specs_with_authenticate(defs.into_iter().zip(tool_configs), authenticate_config));
-        catalog.check_fault_paths().map_err(|(tool, _, message)| {
-            BuildError::new(BuildErrorKind::FaultDoesNotFit, &tool, message)
-        })?;
+        catalog
+            .check_fault_paths()
+            .map_err(|(tool, _, message)| BuildError::new(BuildErrorKind::FaultDoesNotFit, &tool, message))?;
         Ok(catalog)
     }
 
@@ -293,8 +296,14 @@ impl<S: 'static> WorldBuilder<S> {
             }
             *slot = Some(Arc::clone(handler));
         }
-        if let Some(def) = self.tools.iter().find(|d| catalog.id(&d.name).is_some_and(|id| by_id[id.0 as usize].is_none())) {
-            return Err(BuildError::new(BuildErrorKind::MissingHandler, &def.name, "the tool has no handler (`handle`)"));
+        if let Some(def) =
+            self.tools.iter().find(|d| catalog.id(&d.name).is_some_and(|id| by_id[id.0 as usize].is_none()))
+        {
+            return Err(BuildError::new(
+                BuildErrorKind::MissingHandler,
+                &def.name,
+                "the tool has no handler (`handle`)",
+            ));
         }
         Ok(by_id)
     }

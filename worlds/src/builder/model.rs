@@ -40,9 +40,7 @@ const STATE_STREAM: &str = "world";
 impl<S: 'static> WorldModel for Model<S> {
     fn expert(&self, _task: usize) -> Box<dyn Agent> {
         match &self.expert {
-            Expert::Plan(steps) => {
-                Box::new(PlanExpert::new(Arc::clone(steps), self.rules.escalate, self.authenticate))
-            }
+            Expert::Plan(steps) => Box::new(PlanExpert::new(Arc::clone(steps), self.rules.escalate, self.authenticate)),
             Expert::Own(make) => make(&self.catalog),
             Expert::None => Box::new(NoExpert),
         }
@@ -58,7 +56,8 @@ impl<S: 'static> WorldModel for Model<S> {
         note: Option<Value>,
     ) -> Trajectory {
         let state = (self.init)(&mut streams.stream(STATE_STREAM));
-        let world = Built { state, rules: Arc::clone(&self.rules), milestone: "started", escalated: false, keys: Vec::new() };
+        let world =
+            Built { state, rules: Arc::clone(&self.rules), milestone: "started", escalated: false, keys: Vec::new() };
         run_world(world, catalog, streams, config, agent, note)
     }
 }
