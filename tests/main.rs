@@ -42,4 +42,5 @@ mod transcripts;
 mod validation;
 mod verify_write;
 mod weather_dining;
+mod world_builder;
 mod world_kit;

@@ -156,7 +156,8 @@ impl<S: 'static> WorldBuilder<S> {
         self
     }
 
-    /// What the user says first, from the seed's state.
+    /// What the user says first, from the seed's state. Without it the user
+    /// opens with the world's description (or `Hello.` when it has none).
     pub fn opening(mut self, says: impl Fn(&S) -> Says + Send + Sync + 'static) -> Self {
         self.opening = Some(Arc::new(says));
         self
@@ -205,7 +206,11 @@ impl<S: 'static> WorldBuilder<S> {
         };
         let has_expert = !matches!(expert, Expert::None);
         let writes = catalog.specs().iter().map(|s| s.def.kind == ToolKind::Write).collect();
-        let rules = Arc::new(Rules { handlers, writes, escalate, opening: self.opening, hear: self.hear, judge });
+        let opening = self.opening.unwrap_or_else(|| {
+            let text = if self.description.is_empty() { "Hello.".to_string() } else { self.description.clone() };
+            Arc::new(move |_: &S| Says::new(text.clone()))
+        });
+        let rules = Arc::new(Rules { handlers, writes, escalate, opening, hear: self.hear, judge });
         let model = Model { init: self.init, rules, expert, catalog: catalog.clone(), authenticate };
         Ok(BuiltWorld { prepared: Prepared::from_model(scenario, catalog, Arc::new(model)), has_expert })
     }

@@ -83,7 +83,7 @@ pub(crate) struct Rules<S> {
     /// Per tool id: whether it is a write (whose idempotency keys are honoured).
     pub writes: Vec<bool>,
     pub escalate: ToolId,
-    pub opening: Option<Opening<S>>,
+    pub opening: Opening<S>,
     pub hear: Option<Hear<S>>,
     pub judge: Judge<S>,
 }
@@ -105,9 +105,7 @@ impl<S> World for Built<S> {
     type Event = ();
 
     fn start(&mut self, cx: &mut WorldCx<'_, ()>) {
-        if let Some(opening) = &self.rules.opening {
-            cx.tell_agent(0, opening(&self.state).message());
-        }
+        cx.tell_agent(0, (self.rules.opening)(&self.state).message());
     }
 
     fn on_event(&mut self, _: (), _: &mut WorldCx<'_, ()>) {}
