@@ -164,7 +164,7 @@ impl PlanExpert {
         };
         self.case.accepted(r.call.tool);
         self.known.learn(cx.catalog.name(r.call.tool), body, &r.call.args);
-        let Some(step) = step else { return None };
+        let step = step?;
         match &step.verify {
             Some((read, applied)) if self.verifying && *read == r.call.tool => {
                 self.verifying = false;
