@@ -65,12 +65,16 @@ pub fn library() -> Result<BuiltWorld, BuildError> {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let world = library()?;
     for agent in ["oracle", "naive", "resilient"] {
-        let summary = sweep(&world).agent(agent).seeds(0..1000).run()?.summary;
-        let double_loans = summary.minefields.get("double_loan").copied().unwrap_or(0);
-        println!("{agent:>9}: completion {:.1}%, double loans {double_loans}", 100.0 * summary.completion.rate);
+        println!("{}", line(agent, &sweep(&world).agent(agent).seeds(0..1000).run()?.summary));
     }
     let out = std::env::args().nth(1).unwrap_or_else(|| "library-naive".into());
     let summary = sweep(&world).agent("naive").seeds(0..1000).write_to(&out)?;
     println!("wrote {out}/ (digest {}): agentsim report {out}", summary.digest);
     Ok(())
+}
+
+/// One agent's sweep in a line.
+pub fn line(agent: &str, summary: &Summary) -> String {
+    let double_loans = summary.minefields.get("double_loan").copied().unwrap_or(0);
+    format!("{agent:>9}: completion {:.1}%, double loans {double_loans}", 100.0 * summary.completion.rate)
 }

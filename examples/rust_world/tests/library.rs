@@ -46,6 +46,17 @@ fn the_folder_holds_the_sweep_run_in_memory() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// The numbers the README shows for this example are this code's.
+#[test]
+fn the_readme_shows_what_the_example_prints() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let world = example::library().unwrap();
+    for agent in ["oracle", "naive", "resilient"] {
+        let line = example::line(agent, &sweep(&world).agent(agent).seeds(0..1000).run().unwrap().summary);
+        assert!(readme.contains(&format!("\n{line}\n")), "README.md does not show: {line}");
+    }
+}
+
 #[test]
 fn a_file_naming_an_outside_world_is_refused() {
     let err = agentsim_worlds::Scenario::parse(r#"Scenario(name: "x", world: Named("library"))"#, "x.ron").unwrap_err();
