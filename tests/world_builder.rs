@@ -188,3 +188,20 @@ fn a_sweep_with_bad_arguments_is_a_clear_error() {
     assert_eq!(kind(sweep(&world).trials(0)), Some(SweepErrorKind::BadArgument));
     assert_eq!(kind(sweep(&world).fault_scale(-1.0)), Some(SweepErrorKind::BadArgument));
 }
+
+#[test]
+fn two_agents_compare_as_agentsim_compare_does() {
+    let prepared = crate::common::default_scenario();
+    let comparison = sweep(&prepared).agent("naive").seeds(0..200).compare("resilient").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let args =
+        ["compare", "--baseline", "naive", "--candidate", "resilient", "--seeds", "0..200", "-o", "cmp", "--quiet"];
+    let output = crate::common::agentsim(dir.path(), &args, &[]);
+    assert!(output.status.success(), "{}", crate::common::text(&output));
+    let written: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("cmp/compare.json")).unwrap()).unwrap();
+    assert_eq!(serde_json::to_value(&comparison).unwrap(), written);
+    // On a built world: the candidate's idempotency keys save it from the lost answers.
+    let counter = sweep(&faulty()).agent("naive").seeds(0..300).compare("resilient").unwrap();
+    assert!(counter.candidate_completion.count > counter.baseline_completion.count);
+}

@@ -10,10 +10,12 @@
 //!   [`log_normal_ms`] latencies, [`Says`], [`Call`], [`Known`], and the
 //!   engine's values ([`Value`], [`ValueKind`], [`ToolError`], [`Stream`]).
 //! - Sweeping it: [`sweep`], in memory ([`SweepOutput`]) or into a folder
-//!   `agentsim report` reads, with its [`Summary`] and [`Row`]s.
+//!   `agentsim report` reads, with its [`Summary`] and [`Row`]s, or two
+//!   agents compared on the same seeds ([`Comparison`]).
 //! - Going further: [`Prepared`] and [`Runner`] (one seed, a trajectory's
 //!   events), [`StackSpec`] and [`preset`] (stacks of one's own).
 
+pub use crate::compare::Comparison;
 pub use crate::rows::Row;
 pub use crate::runner::Runner;
 pub use crate::summary::Summary;

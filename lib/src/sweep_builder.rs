@@ -4,7 +4,8 @@
 //! one trial, three incidents per failure mode). [`SweepBuilder::run`] keeps
 //! everything in memory; [`SweepBuilder::write_to`] writes the folder `agentsim
 //! sweep --out DIR` writes, through the same code ([`crate::sweep::Sweep`]),
-//! so `agentsim report`, `check` and `compare` read it.
+//! so `agentsim report` and `check` read it; [`SweepBuilder::compare`]
+//! compares two agents on the same seeds as `agentsim compare` does.
 //!
 //! ```no_run
 //! # fn world() -> agentsim_worlds::Prepared { unimplemented!() }
@@ -25,6 +26,7 @@ use agentsim_agents::{PlannerSpec, StackSpec};
 use agentsim_worlds::builder::BuiltWorld;
 use agentsim_worlds::{Prepared, WorldConfig};
 
+use crate::compare::{Comparison, ComparisonBuilder};
 use crate::rows::{Record, Row};
 use crate::runner::Runner;
 use crate::summary::{Summary, SummaryBuilder};
@@ -236,6 +238,43 @@ impl<'w> SweepBuilder<'w> {
         })?;
         let summary = builder.finish(&prepared.scenario.name, label, self.seeds.clone(), self.fault_scale);
         Ok(SweepOutput { summary, rows })
+    }
+
+    /// Runs this sweep's agent (the baseline) and the preset `candidate` on
+    /// the same seeds and compares them pair by pair, as `agentsim compare`
+    /// does: what `compare.json` holds (serialise it there for `agentsim
+    /// report`). Trials and swarm mode do not apply.
+    pub fn compare(self, candidate: &str) -> Result<Comparison, SweepError> {
+        let (label, stack) = self.checked()?;
+        let other = self.clone_settings().agent(candidate);
+        let (candidate_label, candidate_stack) = other.checked()?;
+        let baseline_runner = Runner::new(self.prepared, stack, false, self.fault_scale);
+        let candidate_runner = Runner::new(self.prepared, candidate_stack, false, self.fault_scale);
+        let mut builder = ComparisonBuilder::default();
+        agentsim_engine::sweep::for_each_ordered(
+            self.seeds.clone(),
+            |seed| (baseline_runner.run(seed), candidate_runner.run(seed)),
+            |(b, c)| {
+                builder.add(&b, &c);
+                Ok::<(), SweepError>(())
+            },
+        )?;
+        let name = &self.prepared.scenario.name;
+        Ok(builder.finish(name, label, candidate_label, self.seeds.clone(), self.fault_scale))
+    }
+
+    /// Everything but the agent, for a second sweep of the same world.
+    fn clone_settings(&self) -> SweepBuilder<'w> {
+        SweepBuilder {
+            prepared: self.prepared,
+            has_expert: self.has_expert,
+            agent: Err(String::new()),
+            seeds: self.seeds.clone(),
+            trials: self.trials,
+            fault_scale: self.fault_scale,
+            failures: self.failures,
+            swarm: self.swarm,
+        }
     }
 
     /// Runs the sweep into the folder `dir` (created if missing, locked while
