@@ -26,7 +26,8 @@ pub enum BuildErrorKind {
     /// A fault does not fit its tool (a corrupted field the tool does not
     /// answer, a write fault on a read).
     FaultDoesNotFit,
-    /// The world's name is empty or too long, or its horizon is out of range.
+    /// The world's name is empty or too long, its horizon is out of range,
+    /// or it has too many tools.
     BadScenario,
 }
 
@@ -35,7 +36,8 @@ pub enum BuildErrorKind {
 pub struct BuildError {
     /// What is wrong.
     pub kind: BuildErrorKind,
-    /// The tool (or, for [`BuildErrorKind::BadScenario`], the field) it is about.
+    /// The tool it is about; the world's name for [`BuildErrorKind::BadScenario`]
+    /// and [`BuildErrorKind::MissingJudge`].
     pub name: String,
     /// What is wrong, for a person.
     pub message: String,

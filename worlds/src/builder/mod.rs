@@ -247,12 +247,16 @@ impl<S: 'static> WorldBuilder<S> {
                 return Err(BuildError::new(
                     BuildErrorKind::ReservedTool,
                     &def.name,
-                    "the builder adds this tool itself: declare it no more than a handler for it",
+                    "the builder adds this tool itself: it is not declared",
                 ));
             }
             if defs[..i].iter().any(|d| d.name == def.name) {
                 return Err(BuildError::new(BuildErrorKind::DuplicateTool, &def.name, "two tools have this name"));
             }
+        }
+        if defs.len() + 2 >= usize::from(u16::MAX) {
+            let message = format!("a world has fewer than {} tools, found {}", u16::MAX - 2, defs.len());
+            return Err(BuildError::new(BuildErrorKind::BadScenario, &self.name, message));
         }
         defs.push(escalate_def());
         let mut configs: Vec<ToolConfig> = vec![ToolConfig::default(); defs.len() + 1];
@@ -292,8 +296,7 @@ impl<S: 'static> WorldBuilder<S> {
                 ));
             }
             let Some(id) = catalog.id(tool) else {
-                let defs: Vec<ToolDef> = self.tools.clone();
-                return Err(unknown(tool, "a handler is given for", &defs));
+                return Err(unknown(tool, "a handler is given for", &self.tools));
             };
             let slot = &mut by_id[id.0 as usize];
             if slot.is_some() {
