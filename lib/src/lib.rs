@@ -38,5 +38,5 @@ pub use agentsim_runner::{
 
 pub mod tau2;
 
-pub use agentsim_runner::{Error, Runner};
+pub use agentsim_runner::{Error, ErrorKind, Position, Runner};
 pub use agentsim_stats::{Row, Summary, SummaryBuilder};

@@ -157,16 +157,16 @@ impl Sweep<'_> {
         std::fs::create_dir_all(out).map_err(|e| io_failure(out, &e))?;
         let plan = self.plan(fault_scale);
         if plan.is_some() && self.swarm {
-            return Err(Error::new(
+            return Err(Error::argument(
                 "--importance with --swarm: swarm draws are not weighted, so the estimate would be biased",
             ));
         }
         if let Some(importance) = self.importance {
             agentsim_stats::importance::check_support(&prepared.catalog, fault_scale, importance)
-                .map_err(Error::new)?;
+                .map_err(Error::argument)?;
         }
         if let Some(plan) = self.importance_plan {
-            plan.check_support().map_err(|m| Error::new(format!("--importance: {m}")))?;
+            plan.check_support().map_err(|m| Error::argument(format!("--importance: {m}")))?;
         }
         // A tilt per rule has no single fault scale an incident could replay at.
         let per_rule = self.importance_plan.is_some();
@@ -238,7 +238,7 @@ impl Sweep<'_> {
             && done_until > first_seed
         {
             // Nothing is written: the temporary file is removed with `rows`.
-            return Err(Error::new(format!("--agent {}: no agent could be started: {reason}", self.agent)));
+            return Err(Error::run(format!("--agent {}: no agent could be started: {reason}", self.agent)));
         }
         let virtual_ms = rows.virtual_ms_ran;
         let partial = (done_until < seeds.end).then_some(Partial { done_until_seed: done_until });
@@ -264,19 +264,24 @@ impl Sweep<'_> {
 pub fn check_manifest(out: &Path, manifest: &ShardManifest) -> Result<(), Error> {
     let path = out.join(RUN_MANIFEST);
     if !path.is_file() {
-        return Err(Error::new(format!(
+        return Err(Error::argument(format!(
             "--resume {}: no {RUN_MANIFEST} there, so no sweep to resume (start one with --out)",
             out.display()
         )));
     }
     let text = read_text(&path.to_string_lossy(), "run manifest")?;
-    let theirs: ShardManifest = serde_json::from_str(&text)
-        .map_err(|e| Error::new(format!("{}:{}:{}: {e}", path.display(), e.line(), e.column())))?;
+    let theirs: ShardManifest = serde_json::from_str(&text).map_err(|e| {
+        Error::content(format!("{}:{}:{}: {e}", path.display(), e.line(), e.column())).at(
+            path.display().to_string(),
+            e.line(),
+            e.column(),
+        )
+    })?;
     let mismatch = manifest.mismatch(&theirs).or_else(|| {
         (manifest.shard != theirs.shard).then(|| ("shard", manifest.shard.to_string(), theirs.shard.to_string()))
     });
     if let Some((field, ours, theirs)) = mismatch {
-        return Err(Error::new(format!(
+        return Err(Error::mismatch(format!(
             "--resume {}: that sweep had other arguments: field `{field}` is {theirs} in {} and {ours} here",
             out.display(),
             path.display()
@@ -487,7 +492,7 @@ pub fn write_incidents(
             &out.join(&name),
             incident
                 .to_ron_bounded()
-                .map_err(|e| Error::new(format!("{}: {e}", out.join(&name).display())))?
+                .map_err(|e| Error::write(format!("{}: {e}", out.join(&name).display())))?
                 .as_bytes(),
         )?;
         written.push(name);
@@ -550,7 +555,7 @@ pub fn csv_header(swarm: bool, task: bool, state_hash: bool, trials: u32) -> Res
 /// The header line of `trajectories.csv` with the optional `columns`, and `trial`
 /// after `seed` when there are several trials.
 pub fn csv_header_of(columns: Columns, trials: u32) -> Result<Vec<u8>, Error> {
-    let encode = |e: &dyn std::fmt::Display| Error::new(format!("cannot encode a row: {e}"));
+    let encode = |e: &dyn std::fmt::Display| Error::write(format!("cannot encode a row: {e}"));
     let mut header = row_records(&header_row(columns), true)?.swap_remove(0);
     if trials > 1 {
         header.insert(1, "trial".to_string());
@@ -565,7 +570,7 @@ pub fn csv_header_of(columns: Columns, trials: u32) -> Result<Vec<u8>, Error> {
 /// whole file would have written it; `trial` adds the column after `seed`, and
 /// the row's checksum is the last column.
 pub fn csv_line(row: &Row, trial: Option<u32>) -> Result<Vec<u8>, Error> {
-    let encode = |e: &dyn std::fmt::Display| Error::new(format!("cannot encode a row: {e}"));
+    let encode = |e: &dyn std::fmt::Display| Error::write(format!("cannot encode a row: {e}"));
     let mut w = csv::WriterBuilder::new().has_headers(false).buffer_capacity(512).from_writer(Vec::new());
     w.serialize(row).map_err(|e| encode(&e))?;
     let mut line = w.into_inner().map_err(|e| encode(&e))?;
@@ -585,7 +590,7 @@ pub fn csv_line(row: &Row, trial: Option<u32>) -> Result<Vec<u8>, Error> {
 /// The CSV records of one row as the csv writer would write them: the header
 /// (when `header`) and the row.
 fn row_records(row: &Row, header: bool) -> Result<Vec<Vec<String>>, Error> {
-    let encode = |e: &dyn std::fmt::Display| Error::new(format!("cannot encode a row: {e}"));
+    let encode = |e: &dyn std::fmt::Display| Error::write(format!("cannot encode a row: {e}"));
     let mut w = csv::WriterBuilder::new().has_headers(header).from_writer(Vec::new());
     w.serialize(row).map_err(|e| encode(&e))?;
     let bytes = w.into_inner().map_err(|e| encode(&e))?;
@@ -601,10 +606,15 @@ struct Shard {
 fn load_shard(dir: &Path) -> Result<Shard, Error> {
     let path = dir.join("shard.json");
     let text = read_text(&path.to_string_lossy(), "shard manifest").map_err(|_| {
-        Error::new(format!("{}: not a shard directory (no shard.json; run `sweep --shard K/N`)", dir.display()))
+        Error::argument(format!("{}: not a shard directory (no shard.json; run `sweep --shard K/N`)", dir.display()))
     })?;
-    let manifest: ShardManifest = serde_json::from_str(&text)
-        .map_err(|e| Error::new(format!("{}:{}:{}: {e}", path.display(), e.line(), e.column())))?;
+    let manifest: ShardManifest = serde_json::from_str(&text).map_err(|e| {
+        Error::content(format!("{}:{}:{}: {e}", path.display(), e.line(), e.column())).at(
+            path.display().to_string(),
+            e.line(),
+            e.column(),
+        )
+    })?;
     Ok(Shard { dir: dir.to_path_buf(), manifest })
 }
 
@@ -621,16 +631,21 @@ fn shard_incident(
     let path = dir.join(name);
     let shown = path.display().to_string();
     if !path.exists() {
-        return Err(Error::new(format!("{}: missing incident `{name}` (its row is a failing seed)", dir.display())));
+        return Err(Error::mismatch(format!(
+            "{}: missing incident `{name}` (its row is a failing seed)",
+            dir.display()
+        )));
     }
     let text = read_bounded(&shown, "incident", Some(crate::incident::INCIDENT_BYTES_MAX))?;
-    let incident = Incident::parse(&text, &shown).map_err(|e| Error::new(e.to_string()))?;
+    let incident = Incident::parse(&text, &shown)?;
     let row = format!("the row of seed {seed} in {}", dir.join("trajectories.csv").display());
     let differs = |field: &str, found: String, expected: String| {
         // The field's line in the incident (top level: four spaces in).
         let offset = text.find(&format!("\n    {field}:")).map_or(0, |at| at + 5);
         let (line, column) = crate::spec::position(&text, offset);
-        Error::new(format!("{shown}:{line}:{column}: field `{field}`: expected {expected} ({row}), found {found}"))
+        Error::mismatch(format!("{shown}:{line}:{column}: field `{field}`: expected {expected} ({row}), found {found}"))
+            .at(shown.clone(), line, column)
+            .in_field(field)
     };
     if incident.seed != seed {
         return Err(differs("seed", incident.seed.to_string(), seed.to_string()));
@@ -644,7 +659,7 @@ fn shard_incident(
     let prepared = incident.prepared();
     let replayed = incident.replay(&prepared, None);
     if let crate::incident::Replay::Diverged { outcome, digest, .. } = incident.check(&prepared, &replayed) {
-        return Err(Error::new(format!(
+        return Err(Error::mismatch(format!(
             "{shown}: does not replay (recorded {} {}, replayed {outcome} {digest}); run `agentsim replay {shown}`",
             incident.outcome, incident.digest
         )));
@@ -660,7 +675,7 @@ pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<Summary, Error> {
     if let Ok(out) = out.canonicalize() {
         for dir in shard_dirs {
             if dir.canonicalize().is_ok_and(|d| d == out) {
-                return Err(Error::new(format!(
+                return Err(Error::argument(format!(
                     "--out {}: that is one of the shards being merged; choose another directory",
                     out.display()
                 )));
@@ -672,7 +687,7 @@ pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<Summary, Error> {
     let first = shards[0].manifest.clone();
     for s in &shards {
         if let Some((field, a, b)) = first.mismatch(&s.manifest) {
-            return Err(Error::new(format!(
+            return Err(Error::mismatch(format!(
                 "{} does not belong with {}: field `{field}` is {b} there and {a} here",
                 s.dir.display(),
                 shards[0].dir.display()
@@ -681,7 +696,10 @@ pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<Summary, Error> {
     }
     let indices: Vec<u32> = shards.iter().map(|s| s.manifest.shard).collect();
     if indices != (0..first.shards).collect::<Vec<_>>() {
-        return Err(Error::new(format!("expected shards 0..{} exactly once each, found {indices:?}", first.shards)));
+        return Err(Error::mismatch(format!(
+            "expected shards 0..{} exactly once each, found {indices:?}",
+            first.shards
+        )));
     }
 
     // Rows in shard order; each shard's rows must be exactly its seeds, in order.
@@ -703,14 +721,14 @@ pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<Summary, Error> {
         let text = read_bounded(&path.to_string_lossy(), "trajectories", None)?;
         let header = header_line(&text);
         match &header_seen {
-            _ if header.is_empty() => return Err(Error::new(format!("{}: empty", path.display()))),
+            _ if header.is_empty() => return Err(Error::content(format!("{}: empty", path.display()))),
             None => {
                 csv_bytes.extend_from_slice(header.as_bytes());
                 header_seen = Some(header.to_string());
             }
             Some(h) if h == header => {}
             Some(_) => {
-                return Err(Error::new(format!("{}: its columns differ from the other shards'", path.display())));
+                return Err(Error::mismatch(format!("{}: its columns differ from the other shards'", path.display())));
             }
         }
         let mut order = SeedOrder::new(shard_seeds(&seeds, s.manifest.shard, s.manifest.shards), first.trials, true);
