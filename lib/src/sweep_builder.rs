@@ -251,7 +251,7 @@ impl<'w> SweepBuilder<'w> {
         let baseline_runner = Runner::new(self.prepared, stack, false, self.fault_scale);
         let candidate_runner = Runner::new(self.prepared, candidate_stack, false, self.fault_scale);
         let mut builder = ComparisonBuilder::default();
-        agentsim_engine::sweep::for_each_ordered(
+        crate::ordered::for_each_ordered(
             self.seeds.clone(),
             |seed| (baseline_runner.run(seed), candidate_runner.run(seed)),
             |(b, c)| {
@@ -298,7 +298,7 @@ impl<'w> SweepBuilder<'w> {
             swarm: self.swarm,
             importance: None,
             importance_plan: None,
-            chunk_seeds: (agentsim_engine::sweep::CHUNK_SEEDS / u64::from(self.trials)).max(1),
+            chunk_seeds: (crate::ordered::CHUNK_SEEDS / u64::from(self.trials)).max(1),
             stop: &stop,
         };
         let manifest = sweep.manifest(self.fault_scale, 0, 1);

@@ -7,7 +7,7 @@ use agentsim_engine::{Agent, Catalog, SimConfig, Stream, StreamSource, ToolId, T
 
 use super::plan::{NoExpert, PlanExpert, Steps};
 use super::world::{Built, Rules};
-use crate::scenario::{WorldModel, run_world};
+use crate::world_model::{WorldModel, run_world};
 
 /// How a seed's state is made, from the world's own stream.
 pub(crate) type Init<S> = Arc<dyn Fn(&mut Stream) -> S + Send + Sync>;
