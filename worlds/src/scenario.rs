@@ -209,8 +209,9 @@ pub struct Builtin<C, I> {
 pub trait BuiltinWorld: Clone + Sized + Send + Sync + 'static {
     /// The tool ids the world and its expert use.
     type Ids: Copy + Send + Sync + 'static;
-    /// Cross-checks serde cannot express (see [`WorldKind::check`]).
-    fn check(&self) -> Result<(), (String, String, String)>;
+    /// Cross-checks serde cannot express: the first problem, located by its
+    /// field path (see [`WorldKind::check`]).
+    fn check(&self) -> Result<(), crate::kit::checks::ConfigError>;
     /// The tools with their configuration.
     fn specs(&self) -> Vec<agentsim_engine::ToolSpec>;
     /// Every tool's configuration, by tool name.
@@ -251,7 +252,7 @@ impl<C: BuiltinWorld> WorldModel for Builtin<C, C::Ids> {
 
 impl<C: BuiltinWorld> WorldKind for C {
     fn check(&self) -> Result<(), (String, String, String)> {
-        BuiltinWorld::check(self)
+        BuiltinWorld::check(self).map_err(crate::kit::checks::ConfigError::into_parts)
     }
 
     fn catalog(&self) -> Catalog {

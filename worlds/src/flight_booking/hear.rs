@@ -16,9 +16,9 @@
 
 use agentsim_engine::{Message, TimeMs, Value, WorldCx};
 
-use super::{FlightBooking, FlightEvent, Persona};
+use super::{FlightBooking, FlightEvent};
 use crate::talk::scan::{self, Word, Written};
-use crate::talk::voice::{Style, Voice};
+use crate::talk::voice::Voice;
 use crate::talk::{self, Fact, FactValue, Intent, Lexicon, Reading, TOLD_WRONG_VALUE, money_text};
 
 /// The facts' places in [`FlightBooking::facts`].
@@ -52,17 +52,8 @@ struct Named {
 }
 
 impl FlightBooking<'_> {
-    fn style(&self) -> Style {
-        match self.persona {
-            Persona::Clear => Style::Clear,
-            Persona::Vague => Style::Vague,
-            Persona::ChangesMind => Style::Verbose,
-            Persona::Impatient => Style::Impatient,
-        }
-    }
-
     fn voice(&mut self) -> &mut Voice {
-        let style = self.style();
+        let style = self.persona.style();
         self.voice.get_or_insert_with(|| Voice::new(style, &self.user_rng))
     }
 

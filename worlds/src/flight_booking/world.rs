@@ -4,15 +4,17 @@
 use std::sync::LazyLock;
 
 use agentsim_engine::{
-    Message, MilestoneDag, Progress, Stream, StreamSource, TimeMs, ToolCall, ToolError, Value, Verdict, World, WorldCx,
+    Message, MilestoneDag, Progress, Stream, StreamSource, TimeMs, ToolCall, ToolError, ToolId, Value, Verdict, WorldCx,
 };
 
 use super::config::FlightBookingConfig;
 use super::tools::Ids;
 use crate::kit::args::{int_arg, str_arg};
-use crate::kit::escalation::escalate;
 use crate::kit::goodbye::leave;
 use crate::kit::outbox::Outbox;
+pub use crate::kit::persona::Persona;
+use crate::kit::persona::draw;
+use crate::kit::world::{Handover, KitWorld, no_such_tool};
 use crate::talk::voice::Voice;
 
 #[path = "hear.rs"]
@@ -22,31 +24,6 @@ mod hear;
 /// time to read the goodbye. One sent before that crossed the goodbye in flight; it
 /// still fails the task, but it is not a careless act.
 pub const LEAVE_NOTICE_MS: TimeMs = 10_000;
-
-/// How the traveller talks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Persona {
-    /// Names route, date and budget.
-    Clear,
-    /// Names route and budget; the date only when asked.
-    Vague,
-    /// Switches to another date when a fare is quoted.
-    ChangesMind,
-    /// Leaves after the patience time without a booking.
-    Impatient,
-}
-
-impl Persona {
-    /// Stable name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Persona::Clear => "clear",
-            Persona::Vague => "vague",
-            Persona::ChangesMind => "changes_mind",
-            Persona::Impatient => "impatient",
-        }
-    }
-}
 
 /// The task's milestones: search, quote a fare, get it confirmed, book, tell.
 /// (Built once per process: the judge of every trajectory reads it.)
@@ -107,7 +84,6 @@ pub struct FlightBooking<'c> {
     fares_told: u32,
     fares_told_wrong: u32,
     left_at_ms: Option<TimeMs>,
-    escalated: bool,
     outbox: Outbox,
     progress: Progress,
     /// How the traveller words its answers to text (made on the first one).
@@ -138,12 +114,10 @@ impl<'c> FlightBooking<'c> {
             date: other_dates[(alternative_draw % other_dates.len() as u64) as usize].to_string(),
             ..trip.clone()
         });
-        let p = &config.personas;
-        let persona = match user_rng.weighted(&[p.clear, p.vague, p.changes_mind, p.impatient]) {
-            Some(1) => Persona::Vague,
-            Some(2) if alternative.is_some() => Persona::ChangesMind,
-            Some(3) => Persona::Impatient,
-            _ => Persona::Clear,
+        // A change of mind needs another day to change to.
+        let persona = match draw(&config.personas.weights(), &mut user_rng) {
+            Some(Persona::ChangesMind) if alternative.is_none() => Persona::Clear,
+            drawn => drawn.unwrap_or(Persona::Clear),
         };
         // The budget covers the cheapest fare at time 0 of every day the traveller
         // will ask for, with the configured margin.
@@ -182,7 +156,6 @@ impl<'c> FlightBooking<'c> {
             fares_told: 0,
             fares_told_wrong: 0,
             left_at_ms: None,
-            escalated: false,
             outbox: Outbox::new(),
             progress: Progress::new(),
             voice: None,
@@ -503,8 +476,30 @@ fn booking_body(b: &Booking, flight_id: &str) -> Value {
     ])
 }
 
-impl World for FlightBooking<'_> {
+impl KitWorld for FlightBooking<'_> {
     type Event = FlightEvent;
+
+    fn tool_name(&self, tool: ToolId) -> Option<&'static str> {
+        self.ids.name(tool)
+    }
+
+    fn serve(
+        &mut self,
+        name: &str,
+        call: &ToolCall,
+        as_of_ms: TimeMs,
+        cx: &mut WorldCx<'_, FlightEvent>,
+    ) -> Result<Value, ToolError> {
+        match name {
+            "search_flights" => self.search_flights(&call.args, as_of_ms, cx.now_ms),
+            "get_fare" => self.get_fare(&call.args, as_of_ms),
+            "book" => self.book(call, cx),
+            "cancel" => self.cancel(&call.args, cx),
+            "get_bookings" => self.get_bookings(&call.args),
+            "send_message" => self.send_message(&call.args, cx),
+            _ => Err(no_such_tool()),
+        }
+    }
 
     fn start(&mut self, cx: &mut WorldCx<'_, FlightEvent>) {
         let first = self.config.fare_tick_ms.sample(&mut self.world_rng).max(1);
@@ -570,50 +565,17 @@ impl World for FlightBooking<'_> {
         }
     }
 
-    fn handle(
-        &mut self,
-        call: &ToolCall,
-        as_of_ms: TimeMs,
-        cx: &mut WorldCx<'_, FlightEvent>,
-    ) -> Result<Value, ToolError> {
-        let ids = self.ids;
-        if call.tool == ids.search_flights {
-            self.search_flights(&call.args, as_of_ms, cx.now_ms)
-        } else if call.tool == ids.get_fare {
-            self.get_fare(&call.args, as_of_ms)
-        } else if call.tool == ids.book {
-            self.book(call, cx)
-        } else if call.tool == ids.cancel {
-            self.cancel(&call.args, cx)
-        } else if call.tool == ids.get_bookings {
-            self.get_bookings(&call.args)
-        } else if call.tool == ids.send_message {
-            self.send_message(&call.args, cx)
-        } else if call.tool == ids.escalate {
-            self.escalated = true;
-            Ok(escalate(call, cx))
-        } else {
-            Err(ToolError::not_found("no such tool"))
-        }
-    }
-
     fn hear(&mut self, text: &str, cx: &mut WorldCx<'_, FlightEvent>) {
         self.hear_text(text, cx);
     }
 
-    fn judge(&self) -> Verdict {
+    fn judge(&self, case: Handover) -> Verdict {
         let active: Vec<&Booking> = self.active().collect();
         let order_ok = self.progress.check(milestones());
         let milestone = self.progress.last();
         let confirmed = self.confirmed;
         let told_accurately = (self.fares_told > 0).then_some(self.fares_told_wrong == 0);
-        let verdict = |success: bool, detail: String| Verdict {
-            success,
-            escalated: self.escalated,
-            milestone,
-            detail,
-            told_accurately,
-        };
+        let verdict = |success, detail| case.verdict_told(success, milestone, detail, told_accurately);
         if let Some(left) = self.left_at_ms {
             let what = if active.is_empty() { "without a booking" } else { "and a booking came after" };
             return verdict(false, format!("the traveller left after {} s {what}", left / 1_000));

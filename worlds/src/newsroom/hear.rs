@@ -20,7 +20,7 @@ use agentsim_engine::{Message, TimeMs, Value, WorldCx};
 use super::{NewsEvent, Newsroom, Persona};
 use crate::talk::count::{self, CountFact, CountOf};
 use crate::talk::scan::{self, Word, Written};
-use crate::talk::voice::{Style, Voice};
+use crate::talk::voice::Voice;
 use crate::talk::{self, Fact, FactValue, Intent, Lexicon, Reading, TOLD_WRONG_VALUE};
 
 /// The facts' places in [`Newsroom::facts`].
@@ -71,16 +71,8 @@ struct Named {
 }
 
 impl Newsroom<'_> {
-    fn style(&self) -> Style {
-        match self.persona {
-            Persona::Clear => Style::Clear,
-            Persona::Vague => Style::Vague,
-            Persona::Impatient => Style::Impatient,
-        }
-    }
-
     fn voice(&mut self) -> &mut Voice {
-        let style = self.style();
+        let style = self.persona.style();
         self.voice.get_or_insert_with(|| Voice::new(style, &self.user_rng))
     }
 

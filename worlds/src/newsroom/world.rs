@@ -7,15 +7,17 @@ use petgraph::algo::{has_path_connecting, toposort};
 use petgraph::graph::{DiGraph, NodeIndex};
 
 use agentsim_engine::{
-    Message, MilestoneDag, Progress, Stream, StreamSource, TimeMs, ToolCall, ToolError, Value, Verdict, World, WorldCx,
+    Message, MilestoneDag, Progress, Stream, StreamSource, TimeMs, ToolCall, ToolError, ToolId, Value, Verdict, WorldCx,
 };
 
 use super::config::NewsroomConfig;
 use super::tools::Ids;
 use crate::kit::args::{int_arg, str_arg};
-use crate::kit::escalation::escalate;
 use crate::kit::goodbye::leave;
 use crate::kit::outbox::Outbox;
+pub use crate::kit::persona::Persona;
+use crate::kit::persona::draw;
+use crate::kit::world::{Handover, KitWorld, no_such_tool};
 use crate::talk::voice::Voice;
 
 #[path = "hear.rs"]
@@ -28,28 +30,6 @@ pub const LEAVE_NOTICE_MS: TimeMs = 10_000;
 pub const SUMMARY_GRACE_MS: TimeMs = 15_000;
 /// The task kinds the service knows.
 pub const TASK_KINDS: [&str; 3] = ["check", "summarise", "publish"];
-
-/// How the editor talks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Persona {
-    /// Says how many stories.
-    Clear,
-    /// Says how many only when asked.
-    Vague,
-    /// Clear, but leaves after the patience time without a summary.
-    Impatient,
-}
-
-impl Persona {
-    /// Stable name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Persona::Clear => "clear",
-            Persona::Vague => "vague",
-            Persona::Impatient => "impatient",
-        }
-    }
-}
 
 /// The task's milestones.
 /// (Built once per process: the judge of every trajectory reads it.)
@@ -110,7 +90,6 @@ pub struct Newsroom<'c> {
     tasks: Vec<Task>,
     summaries: Vec<Summary>,
     left_at_ms: Option<TimeMs>,
-    escalated: bool,
     outbox: Outbox,
     progress: Progress,
     /// How the editor words its answers to text (made on the first one).
@@ -125,12 +104,7 @@ impl<'c> Newsroom<'c> {
         let world_rng = streams.stream("world");
         let editor = user_rng.below(config.editors.len() as u64) as usize;
         let wanted = user_rng.between(u64::from(config.summary_size_min), u64::from(config.summary_size_max)) as i64;
-        let p = &config.personas;
-        let persona = match user_rng.weighted(&[p.clear, p.vague, p.impatient]) {
-            Some(1) => Persona::Vague,
-            Some(2) => Persona::Impatient,
-            _ => Persona::Clear,
-        };
+        let persona = draw(&config.personas.weights(), &mut user_rng).unwrap_or(Persona::Clear);
         let mut world = Self {
             config,
             ids,
@@ -143,7 +117,6 @@ impl<'c> Newsroom<'c> {
             tasks: Vec::new(),
             summaries: Vec::new(),
             left_at_ms: None,
-            escalated: false,
             outbox: Outbox::new(),
             progress: Progress::new(),
             voice: None,
@@ -411,8 +384,43 @@ impl<'c> Newsroom<'c> {
     }
 }
 
-impl World for Newsroom<'_> {
+impl KitWorld for Newsroom<'_> {
     type Event = NewsEvent;
+
+    fn tool_name(&self, tool: ToolId) -> Option<&'static str> {
+        self.ids.name(tool)
+    }
+
+    fn serve(
+        &mut self,
+        name: &str,
+        call: &ToolCall,
+        as_of_ms: TimeMs,
+        cx: &mut WorldCx<'_, NewsEvent>,
+    ) -> Result<Value, ToolError> {
+        match name {
+            "latest_news" => self.latest_news(&call.args, as_of_ms, cx.now_ms),
+            "get_story" => self.get_story(&call.args, as_of_ms),
+            "create_task" => self.create_task(call, cx),
+            "list_tasks" => {
+                let tasks = self
+                    .tasks
+                    .iter()
+                    .map(|t| {
+                        Value::map([
+                            ("task_id", Value::str(&t.id)),
+                            ("key", Value::str(&t.key)),
+                            ("kind", Value::str(&t.kind)),
+                        ])
+                    })
+                    .collect();
+                Ok(Value::map([("tasks", Value::List(tasks))]))
+            }
+            "send_summary" => self.send_summary(&call.args, cx),
+            "send_message" => self.send_message(&call.args, cx),
+            _ => Err(no_such_tool()),
+        }
+    }
 
     fn start(&mut self, cx: &mut WorldCx<'_, NewsEvent>) {
         for story in 0..self.stories.len() {
@@ -482,59 +490,13 @@ impl World for Newsroom<'_> {
         }
     }
 
-    fn handle(
-        &mut self,
-        call: &ToolCall,
-        as_of_ms: TimeMs,
-        cx: &mut WorldCx<'_, NewsEvent>,
-    ) -> Result<Value, ToolError> {
-        let ids = self.ids;
-        if call.tool == ids.latest_news {
-            self.latest_news(&call.args, as_of_ms, cx.now_ms)
-        } else if call.tool == ids.get_story {
-            self.get_story(&call.args, as_of_ms)
-        } else if call.tool == ids.create_task {
-            self.create_task(call, cx)
-        } else if call.tool == ids.list_tasks {
-            let tasks = self
-                .tasks
-                .iter()
-                .map(|t| {
-                    Value::map([
-                        ("task_id", Value::str(&t.id)),
-                        ("key", Value::str(&t.key)),
-                        ("kind", Value::str(&t.kind)),
-                    ])
-                })
-                .collect();
-            Ok(Value::map([("tasks", Value::List(tasks))]))
-        } else if call.tool == ids.send_summary {
-            self.send_summary(&call.args, cx)
-        } else if call.tool == ids.send_message {
-            self.send_message(&call.args, cx)
-        } else if call.tool == ids.escalate {
-            self.escalated = true;
-            Ok(escalate(call, cx))
-        } else {
-            Err(ToolError::not_found("no such tool"))
-        }
-    }
-
     fn hear(&mut self, text: &str, cx: &mut WorldCx<'_, NewsEvent>) {
         self.hear_text(text, cx);
     }
 
-    fn judge(&self) -> Verdict {
+    fn judge(&self, case: Handover) -> Verdict {
         let milestone = self.progress.last();
-        // What this world tells its user is judged by its minefields; it does not
-        // report contextual accuracy separately (None: not measured here).
-        let verdict = |success: bool, detail: String| Verdict {
-            success,
-            escalated: self.escalated,
-            milestone,
-            detail,
-            told_accurately: None,
-        };
+        let verdict = |success, detail| case.verdict(success, milestone, detail);
         if let Some(left) = self.left_at_ms {
             return verdict(false, format!("the editor left after {} s without a summary", left / 1_000));
         }

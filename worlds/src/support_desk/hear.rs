@@ -17,7 +17,7 @@ use agentsim_engine::{Message, Value, WorldCx};
 
 use super::{DeskEvent, Persona, SupportDesk, WHOLE_ORDER};
 use crate::talk::scan::Word;
-use crate::talk::voice::{Style, Voice};
+use crate::talk::voice::Voice;
 use crate::talk::{self, Fact, FactValue, Intent, Lexicon, Reading, money_text};
 
 /// The minefield of a statement to the user that carries a value the world
@@ -34,15 +34,6 @@ const ITEM: usize = 2;
 const REFUND_WORDS: &[&str] = &["refund", "refunded", "credited", "reimbursed", "returned", "refunding"];
 
 impl SupportDesk<'_> {
-    fn style(&self) -> Style {
-        match self.persona {
-            Persona::Clear => Style::Clear,
-            Persona::Vague => Style::Vague,
-            Persona::ChangesMind => Style::Verbose,
-            Persona::Impatient => Style::Impatient,
-        }
-    }
-
     /// The customer's facts about what it wants now, made once per request:
     /// the request changes only on a change of mind, and the text channel reads
     /// every message against them.
@@ -89,7 +80,7 @@ impl SupportDesk<'_> {
     }
 
     fn voice(&mut self) -> &mut Voice {
-        let style = self.style();
+        let style = self.persona.style();
         self.voice.get_or_insert_with(|| Voice::new(style, &self.user_rng))
     }
 

@@ -4,45 +4,22 @@
 use std::sync::LazyLock;
 
 use agentsim_engine::{
-    Message, MilestoneDag, Progress, Stream, StreamSource, TimeMs, ToolCall, ToolError, Value, Verdict, World, WorldCx,
+    Message, MilestoneDag, Progress, Stream, StreamSource, TimeMs, ToolCall, ToolError, ToolId, Value, Verdict, WorldCx,
 };
 
 use super::config::{OrderStatus, SupportDeskConfig};
 use super::tools::Ids;
 use crate::kit::args::{int_arg, one_of_arg, str_arg};
-use crate::kit::escalation::escalate;
 use crate::kit::goodbye::leave;
 use crate::kit::outbox::Outbox;
+pub use crate::kit::persona::Persona;
+use crate::kit::persona::draw;
+use crate::kit::world::{Handover, KitWorld, no_such_tool};
 use crate::talk::voice::Voice;
 
 #[path = "hear.rs"]
 mod hear;
 pub use hear::TOLD_WRONG_VALUE;
-
-/// How the customer talks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Persona {
-    /// Names the order and the item.
-    Clear,
-    /// Names only the item.
-    Vague,
-    /// Names both, then switches item when asked to confirm.
-    ChangesMind,
-    /// Clear, but leaves after the patience time without a refund.
-    Impatient,
-}
-
-impl Persona {
-    /// Stable name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Persona::Clear => "clear",
-            Persona::Vague => "vague",
-            Persona::ChangesMind => "changes_mind",
-            Persona::Impatient => "impatient",
-        }
-    }
-}
 
 /// What the customer calls a refund of the whole order.
 pub const WHOLE_ORDER: &str = "whole order";
@@ -108,7 +85,6 @@ pub struct SupportDesk<'c> {
     told_cents: Vec<(TimeMs, i64)>,
     confirmed: bool,
     order_found: bool,
-    escalated: bool,
     outbox: Outbox,
     progress: Progress,
     left_at_ms: Option<TimeMs>,
@@ -139,15 +115,8 @@ impl<'c> SupportDesk<'c> {
         let whole_order = user_rng.below(4) == 0;
         let item_draw = user_rng.below(config.orders[order].items.len() as u64) as usize;
         let item = (!whole_order).then_some(item_draw);
-        let p = &config.personas;
-        // A zero weight draws nothing, so scenarios without impatient customers draw
         // exactly as before.
-        let persona = match user_rng.weighted(&[p.clear, p.vague, p.changes_mind, p.impatient]) {
-            Some(1) => Persona::Vague,
-            Some(2) => Persona::ChangesMind,
-            Some(3) => Persona::Impatient,
-            _ => Persona::Clear,
-        };
+        let persona = draw(&config.personas.weights(), &mut user_rng).unwrap_or(Persona::Clear);
         // Another item of the same customer, preferring the same order.
         let others: Vec<Target> = orders
             .iter()
@@ -179,7 +148,6 @@ impl<'c> SupportDesk<'c> {
             told_cents: Vec::new(),
             confirmed: false,
             order_found: false,
-            escalated: false,
             outbox: Outbox::new(),
             progress: Progress::new(),
             left_at_ms: None,
@@ -443,8 +411,28 @@ fn refund_body(r: &Refund, order_id: &str) -> Value {
     ])
 }
 
-impl World for SupportDesk<'_> {
+impl KitWorld for SupportDesk<'_> {
     type Event = DeskEvent;
+
+    fn tool_name(&self, tool: ToolId) -> Option<&'static str> {
+        self.ids.name(tool)
+    }
+
+    fn serve(
+        &mut self,
+        name: &str,
+        call: &ToolCall,
+        as_of_ms: TimeMs,
+        cx: &mut WorldCx<'_, DeskEvent>,
+    ) -> Result<Value, ToolError> {
+        match name {
+            "lookup_order" => self.lookup_order(&call.args, as_of_ms, cx.now_ms),
+            "get_customer" => self.get_customer(&call.args),
+            "issue_refund" => self.issue_refund(call, cx),
+            "send_message" => self.send_message(&call.args, cx),
+            _ => Err(no_such_tool()),
+        }
+    }
 
     fn start(&mut self, cx: &mut WorldCx<'_, DeskEvent>) {
         // The customer's orders move along on their own.
@@ -512,34 +500,11 @@ impl World for SupportDesk<'_> {
         }
     }
 
-    fn handle(
-        &mut self,
-        call: &ToolCall,
-        as_of_ms: TimeMs,
-        cx: &mut WorldCx<'_, DeskEvent>,
-    ) -> Result<Value, ToolError> {
-        let ids = self.ids;
-        if call.tool == ids.lookup_order {
-            self.lookup_order(&call.args, as_of_ms, cx.now_ms)
-        } else if call.tool == ids.get_customer {
-            self.get_customer(&call.args)
-        } else if call.tool == ids.issue_refund {
-            self.issue_refund(call, cx)
-        } else if call.tool == ids.send_message {
-            self.send_message(&call.args, cx)
-        } else if call.tool == ids.escalate {
-            self.escalated = true;
-            Ok(escalate(call, cx))
-        } else {
-            Err(ToolError::not_found("no such tool"))
-        }
-    }
-
     fn hear(&mut self, text: &str, cx: &mut WorldCx<'_, DeskEvent>) {
         self.hear_text(text, cx);
     }
 
-    fn judge(&self) -> Verdict {
+    fn judge(&self, case: Handover) -> Verdict {
         let t = &self.target;
         let want_cents = self.amount_cents(t);
         let order_id = &self.config.orders[t.order].id;
@@ -559,7 +524,7 @@ impl World for SupportDesk<'_> {
         });
         if let Some(left) = self.left_at_ms {
             let detail = format!("the customer left after {} s without a refund", left / 1_000);
-            return Verdict { success: false, escalated: self.escalated, milestone, detail, told_accurately };
+            return case.verdict_told(false, milestone, detail, told_accurately);
         }
         let detail = if success {
             format!("refunded {want_cents} cents on {order_id} and told the customer")
@@ -578,6 +543,6 @@ impl World for SupportDesk<'_> {
         } else {
             format!("refunded {want_cents} cents on {order_id} but never told the customer that amount")
         };
-        Verdict { success, escalated: self.escalated, milestone, detail, told_accurately }
+        case.verdict_told(success, milestone, detail, told_accurately)
     }
 }

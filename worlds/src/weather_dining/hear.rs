@@ -16,10 +16,10 @@
 
 use agentsim_engine::{Message, TimeMs, Value, WorldCx};
 
-use super::{DiningEvent, Persona, WeatherDining};
+use super::{DiningEvent, WeatherDining};
 use crate::talk::count::{self, CountFact, CountOf};
 use crate::talk::scan::{self, Written};
-use crate::talk::voice::{Style, Voice};
+use crate::talk::voice::Voice;
 use crate::talk::{self, Fact, FactValue, Intent, Lexicon, Reading, TOLD_WRONG_VALUE};
 
 /// The facts' places in [`WeatherDining::facts`].
@@ -52,16 +52,8 @@ struct Named {
 }
 
 impl WeatherDining<'_> {
-    fn style(&self) -> Style {
-        match self.persona {
-            Persona::Clear => Style::Clear,
-            Persona::Vague => Style::Vague,
-            Persona::Impatient => Style::Impatient,
-        }
-    }
-
     fn voice(&mut self) -> &mut Voice {
-        let style = self.style();
+        let style = self.persona.style();
         self.voice.get_or_insert_with(|| Voice::new(style, &self.user_rng))
     }
 

@@ -4,15 +4,17 @@
 use std::sync::LazyLock;
 
 use agentsim_engine::{
-    Message, MilestoneDag, Progress, Stream, StreamSource, TimeMs, ToolCall, ToolError, Value, Verdict, World, WorldCx,
+    Message, MilestoneDag, Progress, Stream, StreamSource, TimeMs, ToolCall, ToolError, ToolId, Value, Verdict, WorldCx,
 };
 
 use super::config::WeatherDiningConfig;
 use super::tools::Ids;
 use crate::kit::args::{int_arg, str_arg};
-use crate::kit::escalation::escalate;
 use crate::kit::goodbye::leave;
 use crate::kit::outbox::Outbox;
+pub use crate::kit::persona::Persona;
+use crate::kit::persona::draw;
+use crate::kit::world::{Handover, KitWorld, no_such_tool};
 use crate::talk::voice::Voice;
 
 #[path = "hear.rs"]
@@ -26,28 +28,6 @@ pub const LEAVE_NOTICE_MS: TimeMs = 10_000;
 /// last this many ms before the reservation: the time it takes to read the
 /// weather, find a table and book it.
 pub const WEATHER_GRACE_MS: TimeMs = 120_000;
-
-/// How the customer talks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Persona {
-    /// Names city and party size.
-    Clear,
-    /// Names the city; the party size when asked.
-    Vague,
-    /// Clear, but leaves after the patience time without a table.
-    Impatient,
-}
-
-impl Persona {
-    /// Stable name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Persona::Clear => "clear",
-            Persona::Vague => "vague",
-            Persona::Impatient => "impatient",
-        }
-    }
-}
 
 /// The task's milestones.
 /// (Built once per process: the judge of every trajectory reads it.)
@@ -95,7 +75,6 @@ pub struct WeatherDining<'c> {
     reservations: Vec<Reservation>,
     told: Vec<(TimeMs, String)>,
     left_at_ms: Option<TimeMs>,
-    escalated: bool,
     outbox: Outbox,
     progress: Progress,
     /// How the customer words its answers to text (made on the first one).
@@ -121,12 +100,7 @@ impl<'c> WeatherDining<'c> {
         let customer = user_rng.below(config.customers.len() as u64) as usize;
         let city = user_rng.below(cities.len() as u64) as usize;
         let party_size = user_rng.between(u64::from(config.party_size_min), u64::from(config.party_size_max)) as i64;
-        let p = &config.personas;
-        let persona = match user_rng.weighted(&[p.clear, p.vague, p.impatient]) {
-            Some(1) => Persona::Vague,
-            Some(2) => Persona::Impatient,
-            _ => Persona::Clear,
-        };
+        let persona = draw(&config.personas.weights(), &mut user_rng).unwrap_or(Persona::Clear);
         Self {
             config,
             ids,
@@ -141,7 +115,6 @@ impl<'c> WeatherDining<'c> {
             reservations: Vec::new(),
             told: Vec::new(),
             left_at_ms: None,
-            escalated: false,
             outbox: Outbox::new(),
             progress: Progress::new(),
             voice: None,
@@ -351,8 +324,37 @@ fn seating_arg(args: &Value) -> Result<bool, ToolError> {
     }
 }
 
-impl World for WeatherDining<'_> {
+impl KitWorld for WeatherDining<'_> {
     type Event = DiningEvent;
+
+    fn tool_name(&self, tool: ToolId) -> Option<&'static str> {
+        self.ids.name(tool)
+    }
+
+    fn serve(
+        &mut self,
+        name: &str,
+        call: &ToolCall,
+        as_of_ms: TimeMs,
+        cx: &mut WorldCx<'_, DiningEvent>,
+    ) -> Result<Value, ToolError> {
+        match name {
+            "get_weather" | "get_weather_backup" => self.weather(&call.args, as_of_ms, cx.now_ms),
+            "find_restaurants" => self.find_restaurants(&call.args, cx.now_ms),
+            "reserve" => self.reserve(call, cx),
+            "get_reservations" => {
+                let customer = str_arg(&call.args, "customer_id")?;
+                if !self.config.customers.iter().any(|c| c.id == customer) {
+                    return Err(ToolError::not_found(format!("no customer `{customer}`")));
+                }
+                let mine = customer == self.customer_id();
+                let list = self.reservations.iter().filter(|_| mine).map(|r| self.reservation_body(r)).collect();
+                Ok(Value::map([("reservations", Value::List(list))]))
+            }
+            "send_message" => self.send_message(&call.args, cx),
+            _ => Err(no_such_tool()),
+        }
+    }
 
     fn start(&mut self, cx: &mut WorldCx<'_, DiningEvent>) {
         for city in 0..self.cities.len() {
@@ -409,52 +411,13 @@ impl World for WeatherDining<'_> {
         }
     }
 
-    fn handle(
-        &mut self,
-        call: &ToolCall,
-        as_of_ms: TimeMs,
-        cx: &mut WorldCx<'_, DiningEvent>,
-    ) -> Result<Value, ToolError> {
-        let ids = self.ids;
-        if call.tool == ids.get_weather || call.tool == ids.get_weather_backup {
-            self.weather(&call.args, as_of_ms, cx.now_ms)
-        } else if call.tool == ids.find_restaurants {
-            self.find_restaurants(&call.args, cx.now_ms)
-        } else if call.tool == ids.reserve {
-            self.reserve(call, cx)
-        } else if call.tool == ids.get_reservations {
-            let customer = str_arg(&call.args, "customer_id")?;
-            if !self.config.customers.iter().any(|c| c.id == customer) {
-                return Err(ToolError::not_found(format!("no customer `{customer}`")));
-            }
-            let mine = customer == self.customer_id();
-            let list = self.reservations.iter().filter(|_| mine).map(|r| self.reservation_body(r)).collect();
-            Ok(Value::map([("reservations", Value::List(list))]))
-        } else if call.tool == ids.send_message {
-            self.send_message(&call.args, cx)
-        } else if call.tool == ids.escalate {
-            self.escalated = true;
-            Ok(escalate(call, cx))
-        } else {
-            Err(ToolError::not_found("no such tool"))
-        }
-    }
-
     fn hear(&mut self, text: &str, cx: &mut WorldCx<'_, DiningEvent>) {
         self.hear_text(text, cx);
     }
 
-    fn judge(&self) -> Verdict {
+    fn judge(&self, case: Handover) -> Verdict {
         let milestone = self.progress.last();
-        // What this world tells its user is judged by its minefields; it does not
-        // report contextual accuracy separately (None: not measured here).
-        let verdict = |success: bool, detail: String| Verdict {
-            success,
-            escalated: self.escalated,
-            milestone,
-            detail,
-            told_accurately: None,
-        };
+        let verdict = |success, detail| case.verdict(success, milestone, detail);
         if let Some(left) = self.left_at_ms {
             let what = if self.reservations.is_empty() { "without a table" } else { "and a reservation came after" };
             return verdict(false, format!("the customer left after {} s {what}", left / 1_000));
