@@ -4,17 +4,16 @@
 use std::sync::LazyLock;
 
 use agentsim_engine::{
-    Message, MilestoneDag, Progress, Stream, StreamSource, TimeMs, ToolCall, ToolError, ToolId, Value, Verdict, WorldCx,
+    Message, MilestoneDag, Progress, Stream, StreamSource, TimeMs, ToolCall, ToolError, Value, Verdict, WorldCx,
 };
 
 use super::config::FlightBookingConfig;
-use super::tools::Ids;
 use crate::kit::args::{int_arg, str_arg};
 use crate::kit::goodbye::leave;
 use crate::kit::outbox::Outbox;
 pub use crate::kit::persona::Persona;
 use crate::kit::persona::draw;
-use crate::kit::world::{Handover, KitWorld, no_such_tool};
+use crate::kit::world::{Handover, KitWorld, Served, no_such_tool};
 use crate::talk::voice::Voice;
 
 #[path = "hear.rs"]
@@ -63,7 +62,6 @@ pub enum FlightEvent {
 /// One trajectory's flight_booking.
 pub struct FlightBooking<'c> {
     config: &'c FlightBookingConfig,
-    ids: Ids,
     user_rng: Stream,
     world_rng: Stream,
     traveller: usize,
@@ -93,7 +91,7 @@ pub struct FlightBooking<'c> {
 impl<'c> FlightBooking<'c> {
     /// A fresh world for one seed: traveller, trip and persona come from the user's
     /// stream, the fare walk from the world's.
-    pub fn new(config: &'c FlightBookingConfig, ids: Ids, streams: &StreamSource) -> Self {
+    pub fn new(config: &'c FlightBookingConfig, streams: &StreamSource) -> Self {
         let mut user_rng = streams.stream("user.0");
         let world_rng = streams.stream("world");
         let traveller = user_rng.below(config.travellers.len() as u64) as usize;
@@ -140,7 +138,6 @@ impl<'c> FlightBooking<'c> {
             cheapest.saturating_add(cheapest.saturating_mul(i64::from(config.budget_margin_percent)) / 100);
         Self {
             config,
-            ids,
             user_rng,
             world_rng,
             traveller,
@@ -479,18 +476,9 @@ fn booking_body(b: &Booking, flight_id: &str) -> Value {
 impl KitWorld for FlightBooking<'_> {
     type Event = FlightEvent;
 
-    fn tool_name(&self, tool: ToolId) -> Option<&'static str> {
-        self.ids.name(tool)
-    }
-
-    fn serve(
-        &mut self,
-        name: &str,
-        call: &ToolCall,
-        as_of_ms: TimeMs,
-        cx: &mut WorldCx<'_, FlightEvent>,
-    ) -> Result<Value, ToolError> {
-        match name {
+    fn serve(&mut self, served: Served<'_>, cx: &mut WorldCx<'_, FlightEvent>) -> Result<Value, ToolError> {
+        let (call, as_of_ms) = (served.call, served.as_of_ms);
+        match served.name {
             "search_flights" => self.search_flights(&call.args, as_of_ms, cx.now_ms),
             "get_fare" => self.get_fare(&call.args, as_of_ms),
             "book" => self.book(call, cx),

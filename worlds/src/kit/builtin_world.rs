@@ -40,7 +40,7 @@ macro_rules! builtin_world {
                 agent: &mut dyn agentsim_engine::Agent,
                 note: Option<agentsim_engine::Value>,
             ) -> agentsim_engine::Trajectory {
-                let world = $crate::kit::world::Kit::new($world::new(self, ids, streams));
+                let world = $crate::kit::world::Kit::new($world::new(self, streams), ids);
                 $crate::scenario::run_world(world, catalog, streams, config, agent, note)
             }
         }

@@ -5,8 +5,9 @@
 //! statement acknowledged. What a world's user knows and judges stays in its
 //! `hear.rs`.
 
-use agentsim_engine::{Message, Value, WorldCx};
+use agentsim_engine::{Message, Stream, Value, WorldCx};
 
+use crate::kit::persona::Persona;
 use crate::talk::voice::Voice;
 use crate::talk::{Fact, Reading};
 
@@ -94,4 +95,11 @@ pub fn acknowledge<L: Listener>(user: &mut L, closing: bool) -> Message {
 pub fn id_shape(id: &str) -> (String, usize) {
     let prefix: String = id.chars().take_while(|c| !c.is_ascii_digit()).collect::<String>().to_uppercase();
     (prefix, id.chars().filter(char::is_ascii_digit).count())
+}
+
+/// The user's voice, made on first use in `slot` in the style of its
+/// persona, drawing from the user's stream `user`.
+pub fn voice_of<'v>(slot: &'v mut Option<Voice>, persona: Persona, user: &Stream) -> &'v mut Voice {
+    let style = persona.style();
+    slot.get_or_insert_with(|| Voice::new(style, user))
 }

@@ -7,8 +7,8 @@
 /// Declares `pub struct Ids` with one `ToolId` field per tool listed (the
 /// field's name is the tool's name, and its doc), then `authenticate`, the
 /// engine's tool every world's catalog also holds; and `Ids::find`, which looks
-/// each up in a catalog (`None` if one is missing), and `Ids::name`, the
-/// name of an id. The doc written on the
+/// each up in a catalog (`None` if one is missing), and `ToolNames` for
+/// `Ids`, the name of an id. The doc written on the
 /// struct is kept; what a tool does is documented where it is defined
 /// (`specs`).
 macro_rules! tool_ids {
@@ -30,9 +30,12 @@ macro_rules! tool_ids {
                 })
             }
 
+        }
+
+        impl $crate::kit::world::ToolNames for Ids {
             /// The name of the tool at `tool`, as listed here (`None` for a
             /// tool not of this world): what a world and its expert dispatch on.
-            pub fn name(&self, tool: agentsim_engine::ToolId) -> Option<&'static str> {
+            fn name(&self, tool: agentsim_engine::ToolId) -> Option<&'static str> {
                 $(if tool == self.$tool {
                     return Some(stringify!($tool));
                 })*

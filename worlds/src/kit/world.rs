@@ -15,30 +15,47 @@ pub trait KitWorld {
     /// The world's own events.
     type Event;
 
-    /// The name of the tool at `tool` in the world's catalog (its `Ids::name`).
-    fn tool_name(&self, tool: ToolId) -> Option<&'static str>;
-
     /// Called once at time 0: schedule processes and the opening user message.
     fn start(&mut self, cx: &mut WorldCx<'_, Self::Event>);
 
     /// Handles one of the world's own events.
     fn on_event(&mut self, event: Self::Event, cx: &mut WorldCx<'_, Self::Event>);
 
-    /// Answers a call of the world's tool `name` (never `escalate`, which the
-    /// kit answers); a name the world has no tool of is [`no_such_tool`].
-    fn serve(
-        &mut self,
-        name: &str,
-        call: &ToolCall,
-        as_of_ms: TimeMs,
-        cx: &mut WorldCx<'_, Self::Event>,
-    ) -> Result<Value, ToolError>;
+    /// Answers a call of one of the world's own tools (never `escalate`,
+    /// which the kit answers); a name the world has no tool of is
+    /// [`no_such_tool`].
+    fn serve(&mut self, call: Served<'_>, cx: &mut WorldCx<'_, Self::Event>) -> Result<Value, ToolError>;
 
     /// The user reads what the agent wrote to it in words.
     fn hear(&mut self, text: &str, cx: &mut WorldCx<'_, Self::Event>);
 
     /// Judges the final state; `case` says what the kit kept of it.
     fn judge(&self, case: Handover) -> Verdict;
+}
+
+/// The names of a world's tools by id: a world's `Ids` (see
+/// [`tool_ids!`](crate::kit::tool_ids::tool_ids)).
+pub trait ToolNames {
+    /// The name of the tool at `tool`; `None` for a tool not of this world.
+    fn name(&self, tool: ToolId) -> Option<&'static str>;
+}
+
+/// A call to serve, with its tool's name found.
+#[derive(Clone, Copy, Debug)]
+pub struct Served<'c> {
+    /// The tool's name.
+    pub name: &'static str,
+    /// The call as the engine passed it.
+    pub call: &'c ToolCall,
+    /// The time the answer's data should reflect (before now for a stale read).
+    pub as_of_ms: TimeMs,
+}
+
+impl<'c> Served<'c> {
+    /// The call's arguments.
+    pub fn args(&self) -> &'c Value {
+        &self.call.args
+    }
 }
 
 /// What the kit keeps of a trajectory for the verdict: whether the case was
@@ -73,20 +90,21 @@ pub fn no_such_tool() -> ToolError {
     ToolError::not_found("no such tool")
 }
 
-/// A [`KitWorld`] as an engine `World`.
-pub struct Kit<W> {
+/// A [`KitWorld`] as an engine `World`, with its tools' names.
+pub struct Kit<W, N> {
     world: W,
+    names: N,
     handover: Handover,
 }
 
-impl<W: KitWorld> Kit<W> {
-    /// `world`, nothing handed over yet.
-    pub fn new(world: W) -> Self {
-        Kit { world, handover: Handover::default() }
+impl<W: KitWorld, N: ToolNames> Kit<W, N> {
+    /// `world`, whose tools `names` names, nothing handed over yet.
+    pub fn new(world: W, names: N) -> Self {
+        Kit { world, names, handover: Handover::default() }
     }
 }
 
-impl<W: KitWorld> World for Kit<W> {
+impl<W: KitWorld, N: ToolNames> World for Kit<W, N> {
     type Event = W::Event;
 
     fn start(&mut self, cx: &mut WorldCx<'_, W::Event>) {
@@ -103,12 +121,12 @@ impl<W: KitWorld> World for Kit<W> {
         as_of_ms: TimeMs,
         cx: &mut WorldCx<'_, W::Event>,
     ) -> Result<Value, ToolError> {
-        match self.world.tool_name(call.tool) {
+        match self.names.name(call.tool) {
             Some("escalate") => {
                 self.handover.escalated = true;
                 Ok(escalate(call, cx))
             }
-            Some(name) => self.world.serve(name, call, as_of_ms, cx),
+            Some(name) => self.world.serve(Served { name, call, as_of_ms }, cx),
             None => Err(no_such_tool()),
         }
     }

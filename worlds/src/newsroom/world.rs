@@ -7,17 +7,16 @@ use petgraph::algo::{has_path_connecting, toposort};
 use petgraph::graph::{DiGraph, NodeIndex};
 
 use agentsim_engine::{
-    Message, MilestoneDag, Progress, Stream, StreamSource, TimeMs, ToolCall, ToolError, ToolId, Value, Verdict, WorldCx,
+    Message, MilestoneDag, Progress, Stream, StreamSource, TimeMs, ToolCall, ToolError, Value, Verdict, WorldCx,
 };
 
 use super::config::NewsroomConfig;
-use super::tools::Ids;
 use crate::kit::args::{int_arg, str_arg};
 use crate::kit::goodbye::leave;
 use crate::kit::outbox::Outbox;
 pub use crate::kit::persona::Persona;
 use crate::kit::persona::draw;
-use crate::kit::world::{Handover, KitWorld, no_such_tool};
+use crate::kit::world::{Handover, KitWorld, Served, no_such_tool};
 use crate::talk::voice::Voice;
 
 #[path = "hear.rs"]
@@ -80,7 +79,6 @@ pub enum NewsEvent {
 /// One trajectory's newsroom.
 pub struct Newsroom<'c> {
     config: &'c NewsroomConfig,
-    ids: Ids,
     user_rng: Stream,
     world_rng: Stream,
     editor: usize,
@@ -99,7 +97,7 @@ pub struct Newsroom<'c> {
 impl<'c> Newsroom<'c> {
     /// A fresh world for one seed: editor, request and persona from the user's
     /// stream; the feed from the world's.
-    pub fn new(config: &'c NewsroomConfig, ids: Ids, streams: &StreamSource) -> Self {
+    pub fn new(config: &'c NewsroomConfig, streams: &StreamSource) -> Self {
         let mut user_rng = streams.stream("user.0");
         let world_rng = streams.stream("world");
         let editor = user_rng.below(config.editors.len() as u64) as usize;
@@ -107,7 +105,6 @@ impl<'c> Newsroom<'c> {
         let persona = draw(&config.personas.weights(), &mut user_rng).unwrap_or(Persona::Clear);
         let mut world = Self {
             config,
-            ids,
             user_rng,
             world_rng,
             editor,
@@ -387,18 +384,9 @@ impl<'c> Newsroom<'c> {
 impl KitWorld for Newsroom<'_> {
     type Event = NewsEvent;
 
-    fn tool_name(&self, tool: ToolId) -> Option<&'static str> {
-        self.ids.name(tool)
-    }
-
-    fn serve(
-        &mut self,
-        name: &str,
-        call: &ToolCall,
-        as_of_ms: TimeMs,
-        cx: &mut WorldCx<'_, NewsEvent>,
-    ) -> Result<Value, ToolError> {
-        match name {
+    fn serve(&mut self, served: Served<'_>, cx: &mut WorldCx<'_, NewsEvent>) -> Result<Value, ToolError> {
+        let (call, as_of_ms) = (served.call, served.as_of_ms);
+        match served.name {
             "latest_news" => self.latest_news(&call.args, as_of_ms, cx.now_ms),
             "get_story" => self.get_story(&call.args, as_of_ms),
             "create_task" => self.create_task(call, cx),

@@ -4,17 +4,16 @@
 use std::sync::LazyLock;
 
 use agentsim_engine::{
-    Message, MilestoneDag, Progress, Stream, StreamSource, TimeMs, ToolCall, ToolError, ToolId, Value, Verdict, WorldCx,
+    Message, MilestoneDag, Progress, Stream, StreamSource, TimeMs, ToolCall, ToolError, Value, Verdict, WorldCx,
 };
 
 use super::config::{OrderStatus, SupportDeskConfig};
-use super::tools::Ids;
 use crate::kit::args::{int_arg, one_of_arg, str_arg};
 use crate::kit::goodbye::leave;
 use crate::kit::outbox::Outbox;
 pub use crate::kit::persona::Persona;
 use crate::kit::persona::draw;
-use crate::kit::world::{Handover, KitWorld, no_such_tool};
+use crate::kit::world::{Handover, KitWorld, Served, no_such_tool};
 use crate::talk::voice::Voice;
 
 #[path = "hear.rs"]
@@ -71,7 +70,6 @@ pub fn milestones() -> &'static MilestoneDag {
 /// One trajectory's support_desk.
 pub struct SupportDesk<'c> {
     config: &'c SupportDeskConfig,
-    ids: Ids,
     user_rng: Stream,
     world_rng: Stream,
     customer: usize,
@@ -100,7 +98,7 @@ pub struct SupportDesk<'c> {
 impl<'c> SupportDesk<'c> {
     /// A fresh world for one seed: the customer, request and persona are drawn from
     /// the user's stream.
-    pub fn new(config: &'c SupportDeskConfig, ids: Ids, streams: &StreamSource) -> Self {
+    pub fn new(config: &'c SupportDeskConfig, streams: &StreamSource) -> Self {
         let mut user_rng = streams.stream("user.0");
         let world_rng = streams.stream("world");
         // A set for the look-up: a long list of customers and orders stays O(n log n).
@@ -135,7 +133,6 @@ impl<'c> SupportDesk<'c> {
         let persona = if persona == Persona::ChangesMind && alternative.is_none() { Persona::Clear } else { persona };
         Self {
             config,
-            ids,
             user_rng,
             world_rng,
             customer,
@@ -414,18 +411,9 @@ fn refund_body(r: &Refund, order_id: &str) -> Value {
 impl KitWorld for SupportDesk<'_> {
     type Event = DeskEvent;
 
-    fn tool_name(&self, tool: ToolId) -> Option<&'static str> {
-        self.ids.name(tool)
-    }
-
-    fn serve(
-        &mut self,
-        name: &str,
-        call: &ToolCall,
-        as_of_ms: TimeMs,
-        cx: &mut WorldCx<'_, DeskEvent>,
-    ) -> Result<Value, ToolError> {
-        match name {
+    fn serve(&mut self, served: Served<'_>, cx: &mut WorldCx<'_, DeskEvent>) -> Result<Value, ToolError> {
+        let (call, as_of_ms) = (served.call, served.as_of_ms);
+        match served.name {
             "lookup_order" => self.lookup_order(&call.args, as_of_ms, cx.now_ms),
             "get_customer" => self.get_customer(&call.args),
             "issue_refund" => self.issue_refund(call, cx),

@@ -4,17 +4,16 @@
 use std::sync::LazyLock;
 
 use agentsim_engine::{
-    Message, MilestoneDag, Progress, Stream, StreamSource, TimeMs, ToolCall, ToolError, ToolId, Value, Verdict, WorldCx,
+    Message, MilestoneDag, Progress, Stream, StreamSource, TimeMs, ToolCall, ToolError, Value, Verdict, WorldCx,
 };
 
 use super::config::WeatherDiningConfig;
-use super::tools::Ids;
 use crate::kit::args::{int_arg, str_arg};
 use crate::kit::goodbye::leave;
 use crate::kit::outbox::Outbox;
 pub use crate::kit::persona::Persona;
 use crate::kit::persona::draw;
-use crate::kit::world::{Handover, KitWorld, no_such_tool};
+use crate::kit::world::{Handover, KitWorld, Served, no_such_tool};
 use crate::talk::voice::Voice;
 
 #[path = "hear.rs"]
@@ -62,7 +61,6 @@ pub enum DiningEvent {
 /// One trajectory's weather_dining.
 pub struct WeatherDining<'c> {
     config: &'c WeatherDiningConfig,
-    ids: Ids,
     user_rng: Stream,
     world_rng: Stream,
     cities: Vec<String>,
@@ -84,7 +82,7 @@ pub struct WeatherDining<'c> {
 impl<'c> WeatherDining<'c> {
     /// A fresh world for one seed: customer, city, party and persona come from the
     /// user's stream; the weather from the world's.
-    pub fn new(config: &'c WeatherDiningConfig, ids: Ids, streams: &StreamSource) -> Self {
+    pub fn new(config: &'c WeatherDiningConfig, streams: &StreamSource) -> Self {
         let mut user_rng = streams.stream("user.0");
         let mut world_rng = streams.stream("world");
         // The cities in order of first appearance (a set for the look-up: a long
@@ -103,7 +101,6 @@ impl<'c> WeatherDining<'c> {
         let persona = draw(&config.personas.weights(), &mut user_rng).unwrap_or(Persona::Clear);
         Self {
             config,
-            ids,
             user_rng,
             world_rng,
             cities,
@@ -327,18 +324,9 @@ fn seating_arg(args: &Value) -> Result<bool, ToolError> {
 impl KitWorld for WeatherDining<'_> {
     type Event = DiningEvent;
 
-    fn tool_name(&self, tool: ToolId) -> Option<&'static str> {
-        self.ids.name(tool)
-    }
-
-    fn serve(
-        &mut self,
-        name: &str,
-        call: &ToolCall,
-        as_of_ms: TimeMs,
-        cx: &mut WorldCx<'_, DiningEvent>,
-    ) -> Result<Value, ToolError> {
-        match name {
+    fn serve(&mut self, served: Served<'_>, cx: &mut WorldCx<'_, DiningEvent>) -> Result<Value, ToolError> {
+        let (call, as_of_ms) = (served.call, served.as_of_ms);
+        match served.name {
             "get_weather" | "get_weather_backup" => self.weather(&call.args, as_of_ms, cx.now_ms),
             "find_restaurants" => self.find_restaurants(&call.args, cx.now_ms),
             "reserve" => self.reserve(call, cx),
