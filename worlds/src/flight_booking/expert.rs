@@ -12,11 +12,12 @@
 //! `search_flights`) can make it quote a fare that is gone. That is the
 //! contextual-accuracy failure the world counts as `stale_fare_told`.
 
-use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Reply, TimeMs, ToolResult, Value};
+use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Reply, TimeMs, ToolCall, ToolResult, Value};
 
 use super::tools::Ids;
-use crate::kit::case::{Case, begin_step, call};
-use crate::read::{LOOP_PAUSE_MS, Reader, accepted, arg_str, backoff_ms};
+use crate::kit::case::{Case, call};
+use crate::kit::expert::{Policy, step};
+use crate::read::{LOOP_PAUSE_MS, Reader, arg_str, backoff_ms};
 
 /// Searches that found nothing within budget before the expert hands over.
 const ESCALATE_AFTER_EMPTY_SEARCHES: u32 = 3;
@@ -93,10 +94,29 @@ impl Expert {
         }
     }
 
-    fn hear(&mut self, content: &Value) {
-        if self.case.hear(content) {
+    fn remember(&mut self, view: FareView) {
+        if self.date.as_deref() != Some(view.date.as_str()) {
             return;
         }
+        self.fares.retain(|f| f.flight_id != view.flight_id);
+        self.fares.push(view);
+    }
+
+    fn message(&self, traveller: &str, kind: &str, extra: Vec<(&'static str, Value)>) -> Action {
+        let mut args = Value::map([("traveller_id", Value::str(traveller)), ("kind", Value::str(kind))]);
+        for (k, v) in extra {
+            args.set(k, v);
+        }
+        call(self.ids.send_message, args)
+    }
+}
+
+impl Policy for Expert {
+    fn case(&mut self) -> &mut Case {
+        &mut self.case
+    }
+
+    fn hear(&mut self, content: &Value) {
         if let Some(t) = content.get("traveller_id").and_then(Value::as_str) {
             self.traveller_id = Some(t.to_string());
         }
@@ -132,25 +152,12 @@ impl Expert {
         }
     }
 
-    fn remember(&mut self, view: FareView) {
-        if self.date.as_deref() != Some(view.date.as_str()) {
-            return;
-        }
-        self.fares.retain(|f| f.flight_id != view.flight_id);
-        self.fares.push(view);
-    }
-
     /// Learns from a tool result; returns how long to wait before acting again.
-    fn learn(&mut self, r: &ToolResult, cx: &AgentCx<'_>) -> Option<TimeMs> {
+    fn learn(&mut self, name: &str, r: &ToolResult, body: &Value, cx: &AgentCx<'_>) -> Option<TimeMs> {
         let tool = r.call.tool;
-        let Some(body) = accepted(r, cx) else {
-            return self.learn_failure(r);
-        };
-        self.case.accepted(tool);
         let read = Reader { cx, tool };
-        let ids = self.ids;
         let now_ms = cx.now_ms;
-        if tool == ids.search_flights {
+        if name == "search_flights" {
             if arg_str(&r.call.args, "date") == self.date.as_deref().unwrap_or_default() {
                 self.searched = true;
                 self.fares.clear();
@@ -166,7 +173,7 @@ impl Expert {
                     .collect();
                 views.into_iter().for_each(|v| self.remember(v));
             }
-        } else if tool == ids.get_fare {
+        } else if name == "get_fare" {
             let view = FareView {
                 flight_id: read.str(body, "flight_id"),
                 date: read.str(body, "date"),
@@ -174,13 +181,13 @@ impl Expert {
                 read_at_ms: now_ms,
             };
             self.remember(view);
-        } else if tool == ids.book {
+        } else if name == "book" {
             self.booking = BookingState::Booked {
                 booking_id: read.str(body, "booking_id"),
                 flight_id: arg_str(&r.call.args, "flight_id").to_string(),
                 fare_cents: r.call.args.get("fare_cents").and_then(Value::as_int).unwrap_or_default(),
             };
-        } else if tool == ids.get_bookings {
+        } else if name == "get_bookings" {
             let active: Vec<(String, String, i64)> = read
                 .list(body, "bookings")
                 .iter()
@@ -197,10 +204,10 @@ impl Expert {
                 }
                 None => BookingState::NotBooked,
             };
-        } else if tool == ids.cancel {
+        } else if name == "cancel" {
             let id = arg_str(&r.call.args, "booking_id");
             self.extra_bookings.retain(|b| b != id);
-        } else if tool == ids.send_message {
+        } else if name == "send_message" {
             match r.call.args.get("kind").and_then(Value::as_str) {
                 Some("quote") => {
                     self.case.awaiting_user = true;
@@ -217,10 +224,9 @@ impl Expert {
         None
     }
 
-    fn learn_failure(&mut self, r: &ToolResult) -> Option<TimeMs> {
-        self.case.failures += 1;
+    fn learn_failure(&mut self, name: &str, r: &ToolResult) -> Option<TimeMs> {
         match &r.reply {
-            Reply::Error { status: 409, .. } if r.call.tool == self.ids.book => {
+            Reply::Error { status: 409, .. } if name == "book" => {
                 // The fare moved: what we quoted is gone. Read it again and re-quote.
                 let flight = arg_str(&r.call.args, "flight_id");
                 self.fares.iter_mut().filter(|f| f.flight_id == flight).for_each(|f| f.read_at_ms = 0);
@@ -229,21 +235,13 @@ impl Expert {
                 self.case.failures = 0;
                 None
             }
-            Reply::Timeout if r.call.tool == self.ids.book => {
+            Reply::Timeout if name == "book" => {
                 // The booking may have been made before the answer was lost.
                 self.booking = BookingState::Uncertain;
                 Some(backoff_ms(self.case.failures, &r.reply))
             }
             reply => self.case.after_failure(reply),
         }
-    }
-
-    fn message(&self, traveller: &str, kind: &str, extra: Vec<(&'static str, Value)>) -> Action {
-        let mut args = Value::map([("traveller_id", Value::str(traveller)), ("kind", Value::str(kind))]);
-        for (k, v) in extra {
-            args.set(k, v);
-        }
-        call(self.ids.send_message, args)
     }
 
     fn next(&mut self, now_ms: TimeMs) -> Action {
@@ -344,33 +342,22 @@ impl Expert {
             vec![("flight_id", Value::Str(best.flight_id)), ("fare_cents", Value::Int(best.fare_cents))],
         )
     }
+
+    fn blocked(&mut self, name: &str, call: &ToolCall, layer: &str) -> Option<TimeMs> {
+        if name == "book" {
+            // What we knew about the fare led to a refused booking: read it again.
+            let flight = arg_str(&call.args, "flight_id");
+            self.fares.iter_mut().filter(|f| f.flight_id == flight).for_each(|f| f.read_at_ms = 0);
+            self.confirmed = None;
+            self.quoted = None;
+        }
+        (layer == "loop_detector").then_some(LOOP_PAUSE_MS)
+    }
 }
 
 impl Agent for Expert {
     fn step(&mut self, input: Input, cx: &mut AgentCx<'_>) -> Action {
-        begin_step(&input, cx);
-        let wait_ms = match &input {
-            Input::User(message) => {
-                self.hear(&message.content);
-                None
-            }
-            Input::Tool(result) => self.learn(result, cx),
-            Input::Blocked { call, layer, .. } => {
-                self.case.blocks += 1;
-                if call.tool == self.ids.book {
-                    // What we knew about the fare led to a refused booking: read it again.
-                    let flight = arg_str(&call.args, "flight_id");
-                    self.fares.iter_mut().filter(|f| f.flight_id == flight).for_each(|f| f.read_at_ms = 0);
-                    self.confirmed = None;
-                    self.quoted = None;
-                }
-                (*layer == "loop_detector").then_some(LOOP_PAUSE_MS)
-            }
-            Input::Wake => None,
-        };
-        match wait_ms {
-            Some(ms) => Action::Idle { wake_at_ms: Some(cx.now_ms.saturating_add(ms)) },
-            None => self.next(cx.now_ms),
-        }
+        let ids = self.ids;
+        step(self, &ids, input, cx)
     }
 }

@@ -16,6 +16,8 @@
 //!   makes (unique ids, lists not empty, event intervals, persona weights),
 //!   and the typed `ConfigError` they return.
 //! - [`escalation`]: what every world's `escalate` tool does.
+//! - [`expert`]: an expert's step (`Policy`, `step`): hearing, accepting
+//!   or counting results by tool name, pausing after a refusal.
 //! - [`goodbye`]: how a world's user leaves when their patience runs out.
 //! - [`listen`]: what every world's user does the same way when it reads
 //!   the agent's words (answers, refusals, acknowledgements).
@@ -35,6 +37,7 @@ pub mod case;
 pub mod catalog;
 pub mod checks;
 pub mod escalation;
+pub mod expert;
 pub mod goodbye;
 pub mod listen;
 pub mod outbox;

@@ -12,8 +12,9 @@
 use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Reply, TimeMs, ToolResult, Value};
 
 use super::tools::Ids;
-use crate::kit::case::{Case, begin_step, call};
-use crate::read::{LOOP_PAUSE_MS, Reader, accepted, arg_str, backoff_ms};
+use crate::kit::case::{Case, call};
+use crate::kit::expert::{Policy, step};
+use crate::read::{Reader, arg_str, backoff_ms};
 
 /// A feed read longer ago than this is read again before the summary is sent.
 const FEED_FRESH_MS: TimeMs = 10_000;
@@ -69,10 +70,22 @@ impl Expert {
         }
     }
 
-    fn hear(&mut self, content: &Value) {
-        if self.case.hear(content) {
-            return;
+    fn task(&self, key: String, kind: &str, story: Option<&str>, depends_on: Vec<String>) -> Action {
+        let mut args = Value::map([("key", Value::Str(key)), ("kind", Value::str(kind))]);
+        if let Some(s) = story {
+            args.set("story_id", Value::str(s));
         }
+        args.set("depends_on", Value::List(depends_on.into_iter().map(Value::Str).collect()));
+        call(self.ids.create_task, args)
+    }
+}
+
+impl Policy for Expert {
+    fn case(&mut self) -> &mut Case {
+        &mut self.case
+    }
+
+    fn hear(&mut self, content: &Value) {
         if let Some(e) = content.get("editor_id").and_then(Value::as_str) {
             self.editor_id = Some(e.to_string());
         }
@@ -82,16 +95,11 @@ impl Expert {
     }
 
     /// Learns from a tool result; returns how long to wait before acting again.
-    fn learn(&mut self, r: &ToolResult, cx: &AgentCx<'_>) -> Option<TimeMs> {
+    fn learn(&mut self, name: &str, r: &ToolResult, body: &Value, cx: &AgentCx<'_>) -> Option<TimeMs> {
         let tool = r.call.tool;
-        let Some(body) = accepted(r, cx) else {
-            return self.learn_failure(r);
-        };
-        self.case.accepted(tool);
         let read = Reader { cx, tool };
-        let ids = self.ids;
         let now_ms = cx.now_ms;
-        if tool == ids.latest_news {
+        if name == "latest_news" {
             let generated_at = read.int(body, "generated_at_ms").max(0) as TimeMs;
             let suspect = r.cache_age_ms.is_some() || now_ms.saturating_sub(generated_at) > FEED_LAG_MS_MAX;
             let stories: Vec<(String, i64)> = read
@@ -111,7 +119,7 @@ impl Expert {
                 return Some(STALE_WAIT_MS);
             }
             self.feed = Some(Feed { stories, read_at_ms: now_ms, suspect });
-        } else if tool == ids.get_story {
+        } else if name == "get_story" {
             let id = read.str(body, "story_id");
             let version = read.int(body, "version");
             if let Some(feed) = &mut self.feed {
@@ -129,12 +137,12 @@ impl Expert {
             }
             self.verified.retain(|(v, _)| *v != id);
             self.verified.push((id, version));
-        } else if tool == ids.create_task {
+        } else if name == "create_task" {
             let key = arg_str(&r.call.args, "key").to_string();
             if !self.created.contains(&key) {
                 self.created.push(key);
             }
-        } else if tool == ids.list_tasks {
+        } else if name == "list_tasks" {
             self.uncertain_tasks = false;
             for t in read.list(body, "tasks") {
                 let key = read.str(t, "key");
@@ -142,38 +150,28 @@ impl Expert {
                     self.created.push(key);
                 }
             }
-        } else if tool == ids.send_summary {
+        } else if name == "send_summary" {
             self.sent = true;
-        } else if tool == ids.send_message && r.call.args.get("kind").and_then(Value::as_str) == Some("ask") {
+        } else if name == "send_message" && r.call.args.get("kind").and_then(Value::as_str) == Some("ask") {
             self.case.asked_user();
         }
         None
     }
 
-    fn learn_failure(&mut self, r: &ToolResult) -> Option<TimeMs> {
-        self.case.failures += 1;
+    fn learn_failure(&mut self, name: &str, r: &ToolResult) -> Option<TimeMs> {
         match &r.reply {
-            Reply::Timeout if r.call.tool == self.ids.create_task => {
+            Reply::Timeout if name == "create_task" => {
                 // The task may exist already: look before creating it again.
                 self.uncertain_tasks = true;
                 Some(backoff_ms(self.case.failures, &r.reply))
             }
-            Reply::Error { status: 404, .. } if r.call.tool == self.ids.get_story => {
+            Reply::Error { status: 404, .. } if name == "get_story" => {
                 // The id we asked for is not in the feed: read the feed again.
                 self.feed = None;
                 None
             }
             reply => self.case.after_failure(reply),
         }
-    }
-
-    fn task(&self, key: String, kind: &str, story: Option<&str>, depends_on: Vec<String>) -> Action {
-        let mut args = Value::map([("key", Value::Str(key)), ("kind", Value::str(kind))]);
-        if let Some(s) = story {
-            args.set("story_id", Value::str(s));
-        }
-        args.set("depends_on", Value::List(depends_on.into_iter().map(Value::Str).collect()));
-        call(self.ids.create_task, args)
     }
 
     fn next(&mut self, now_ms: TimeMs) -> Action {
@@ -259,23 +257,8 @@ impl Expert {
 
 impl Agent for Expert {
     fn step(&mut self, input: Input, cx: &mut AgentCx<'_>) -> Action {
-        begin_step(&input, cx);
-        let wait_ms = match &input {
-            Input::User(message) => {
-                self.hear(&message.content);
-                None
-            }
-            Input::Tool(result) => self.learn(result, cx),
-            Input::Blocked { layer, .. } => {
-                self.case.blocks += 1;
-                (*layer == "loop_detector").then_some(LOOP_PAUSE_MS)
-            }
-            Input::Wake => None,
-        };
-        match wait_ms {
-            Some(ms) => Action::Idle { wake_at_ms: Some(cx.now_ms.saturating_add(ms)) },
-            None => self.next(cx.now_ms),
-        }
+        let ids = self.ids;
+        step(self, &ids, input, cx)
     }
 }
 

@@ -1,0 +1,84 @@
+//! An expert's step, as every world's expert takes it: the input enters the
+//! context, the user's words are heard (a goodbye closes the case), a result
+//! is accepted or counted as a failure, a refusal of the stack is counted,
+//! and the expert either pauses or derives its next action from what it
+//! knows. An expert says only what it learns and what it does next
+//! ([`Policy`]); [`step`] is its `Agent::step`.
+
+use agentsim_engine::{Action, AgentCx, Input, TimeMs, ToolCall, ToolResult, Value};
+
+use crate::kit::case::{Case, begin_step};
+use crate::kit::world::ToolNames;
+use crate::read::{LOOP_PAUSE_MS, accepted};
+
+/// What an expert written with the kit says itself.
+pub trait Policy {
+    /// Where its case stands.
+    fn case(&mut self) -> &mut Case;
+
+    /// Forgets what it read before `before_ms` (the context was evicted).
+    /// Default: it keeps nothing that ages.
+    fn forget(&mut self, _before_ms: TimeMs) {}
+
+    /// Reads what the user's message carries (a goodbye is taken in already).
+    fn hear(&mut self, content: &Value);
+
+    /// Reads an accepted `body` of the tool `name` (the case has taken it
+    /// in); returns how long to wait before acting again.
+    fn learn(&mut self, name: &str, r: &ToolResult, body: &Value, cx: &AgentCx<'_>) -> Option<TimeMs>;
+
+    /// Takes in a failed call of the tool `name` (counted already); returns
+    /// how long to wait.
+    fn learn_failure(&mut self, name: &str, r: &ToolResult) -> Option<TimeMs>;
+
+    /// Takes in that the stack's `layer` refused a call of the tool `name`
+    /// (counted already); returns how long to pause. Default: [`pause_after`].
+    fn blocked(&mut self, _name: &str, _call: &ToolCall, layer: &str) -> Option<TimeMs> {
+        pause_after(layer)
+    }
+
+    /// The next action, from what it knows at `now_ms`.
+    fn next(&mut self, now_ms: TimeMs) -> Action;
+}
+
+/// The pause after a refusal by `layer`: told it is looping, the expert waits
+/// before trying again rather than asking at once.
+pub fn pause_after(layer: &str) -> Option<TimeMs> {
+    (layer == "loop_detector").then_some(LOOP_PAUSE_MS)
+}
+
+/// One step of `policy`, whose tools `names` names: its `Agent::step`.
+pub fn step<P: Policy>(policy: &mut P, names: &impl ToolNames, input: Input, cx: &mut AgentCx<'_>) -> Action {
+    if let Some(before_ms) = cx.forget_before_ms() {
+        policy.forget(before_ms);
+    }
+    begin_step(&input, cx);
+    let name_of = |call: &ToolCall| names.name(call.tool).unwrap_or_default();
+    let wait_ms = match &input {
+        Input::User(message) => {
+            if !policy.case().hear(&message.content) {
+                policy.hear(&message.content);
+            }
+            None
+        }
+        Input::Tool(r) => match accepted(r, cx) {
+            Some(body) => {
+                policy.case().accepted(r.call.tool);
+                policy.learn(name_of(&r.call), r, body, cx)
+            }
+            None => {
+                policy.case().failures += 1;
+                policy.learn_failure(name_of(&r.call), r)
+            }
+        },
+        Input::Blocked { call, layer, .. } => {
+            policy.case().blocks += 1;
+            policy.blocked(name_of(call), call, layer)
+        }
+        Input::Wake => None,
+    };
+    match wait_ms {
+        Some(ms) => Action::Idle { wake_at_ms: Some(cx.now_ms.saturating_add(ms)) },
+        None => policy.next(cx.now_ms),
+    }
+}
