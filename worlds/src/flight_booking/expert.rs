@@ -12,12 +12,15 @@
 //! `search_flights`) can make it quote a fare that is gone. That is the
 //! contextual-accuracy failure the world counts as `stale_fare_told`.
 
-use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Reply, TimeMs, ToolCall, ToolResult, Value};
+use agentsim_engine::{Action, AgentCx, Finish, Reply, TimeMs, ToolCall, ToolResult, Value};
 
 use super::tools::Ids;
-use crate::kit::case::{Case, call};
-use crate::kit::expert::{Policy, step};
+use crate::kit::case::{Case, Opening, call};
+use crate::kit::expert::Policy;
 use crate::read::{LOOP_PAUSE_MS, Reader, arg_str, backoff_ms};
+
+/// Who the expert serves and what it is after.
+const OPENING: Opening = Opening { who: "traveller", user_arg: "traveller_id", goal: "book" };
 
 /// Searches that found nothing within budget before the expert hands over.
 const ESCALATE_AFTER_EMPTY_SEARCHES: u32 = 3;
@@ -245,24 +248,17 @@ impl Policy for Expert {
     }
 
     fn next(&mut self, now_ms: TimeMs) -> Action {
-        let ids = self.ids;
-        if let Some(last) = self.case.closed("traveller") {
-            return last;
-        }
-        let Some(traveller) = self.traveller_id.clone() else {
-            return Action::Idle { wake_at_ms: None };
+        let empty_searches = self.empty_searches;
+        let traveller = match self.case.opening(
+            &OPENING,
+            self.traveller_id.as_ref(),
+            self.empty_searches >= ESCALATE_AFTER_EMPTY_SEARCHES,
+            || format!(", {} searches without a fare in budget", empty_searches),
+        ) {
+            Ok(traveller) => traveller,
+            Err(first) => return first,
         };
-        if self.case.must_escalate() || self.empty_searches >= ESCALATE_AFTER_EMPTY_SEARCHES {
-            self.case.escalating = true;
-            let reason = format!(
-                "could not book ({} failures, {} refusals, {} searches without a fare in budget)",
-                self.case.failures, self.case.blocks, self.empty_searches
-            );
-            return self.case.escalation("traveller_id", traveller, reason);
-        }
-        if self.case.needs_auth {
-            return self.case.renew_session();
-        }
+        let ids = self.ids;
         if let Some(extra) = self.extra_bookings.first() {
             return call(ids.cancel, Value::map([("booking_id", Value::str(extra))]));
         }
@@ -352,12 +348,5 @@ impl Policy for Expert {
             self.quoted = None;
         }
         (layer == "loop_detector").then_some(LOOP_PAUSE_MS)
-    }
-}
-
-impl Agent for Expert {
-    fn step(&mut self, input: Input, cx: &mut AgentCx<'_>) -> Action {
-        let ids = self.ids;
-        step(self, &ids, input, cx)
     }
 }

@@ -28,7 +28,7 @@ macro_rules! builtin_world {
             }
 
             fn expert(ids: Ids) -> Box<dyn agentsim_engine::Agent> {
-                Box::new(Expert::new(ids))
+                Box::new($crate::kit::expert::Planner::new(Expert::new(ids), ids))
             }
 
             fn run(

@@ -3,9 +3,9 @@
 //! is accepted or counted as a failure, a refusal of the stack is counted,
 //! and the expert either pauses or derives its next action from what it
 //! knows. An expert says only what it learns and what it does next
-//! ([`Policy`]); [`step`] is its `Agent::step`.
+//! ([`Policy`]); [`Planner`] makes it an engine `Agent`.
 
-use agentsim_engine::{Action, AgentCx, Input, TimeMs, ToolCall, ToolResult, Value};
+use agentsim_engine::{Action, Agent, AgentCx, Input, TimeMs, ToolCall, ToolResult, Value};
 
 use crate::kit::case::{Case, begin_step};
 use crate::kit::world::ToolNames;
@@ -80,5 +80,25 @@ pub fn step<P: Policy>(policy: &mut P, names: &impl ToolNames, input: Input, cx:
     match wait_ms {
         Some(ms) => Action::Idle { wake_at_ms: Some(cx.now_ms.saturating_add(ms)) },
         None => policy.next(cx.now_ms),
+    }
+}
+
+/// A [`Policy`] as an engine `Agent` (the `oracle` planner), with its tools'
+/// names.
+pub struct Planner<P, N> {
+    policy: P,
+    names: N,
+}
+
+impl<P: Policy, N: ToolNames> Planner<P, N> {
+    /// `policy`, whose tools `names` names.
+    pub fn new(policy: P, names: N) -> Self {
+        Planner { policy, names }
+    }
+}
+
+impl<P: Policy + Send, N: ToolNames + Send> Agent for Planner<P, N> {
+    fn step(&mut self, input: Input, cx: &mut AgentCx<'_>) -> Action {
+        step(&mut self.policy, &self.names, input, cx)
     }
 }

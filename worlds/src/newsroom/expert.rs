@@ -9,12 +9,15 @@
 //! `stale: true` rather than present it as current. A task whose answer was lost
 //! is checked with `list_tasks` before it is created again.
 
-use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Reply, TimeMs, ToolResult, Value};
+use agentsim_engine::{Action, AgentCx, Finish, Reply, TimeMs, ToolResult, Value};
 
 use super::tools::Ids;
-use crate::kit::case::{Case, call};
-use crate::kit::expert::{Policy, step};
+use crate::kit::case::{Case, Opening, call};
+use crate::kit::expert::Policy;
 use crate::read::{Reader, arg_str, backoff_ms};
+
+/// Who the expert serves and what it is after.
+const OPENING: Opening = Opening { who: "editor", user_arg: "editor_id", goal: "summarise" };
 
 /// A feed read longer ago than this is read again before the summary is sent.
 const FEED_FRESH_MS: TimeMs = 10_000;
@@ -175,25 +178,14 @@ impl Policy for Expert {
     }
 
     fn next(&mut self, now_ms: TimeMs) -> Action {
-        let ids = self.ids;
         if self.sent {
             return Action::Finish(Finish::Done);
         }
-        if let Some(last) = self.case.closed("editor") {
-            return last;
-        }
-        let Some(editor) = self.editor_id.clone() else {
-            return Action::Idle { wake_at_ms: None };
+        let editor = match self.case.opening(&OPENING, self.editor_id.as_ref(), false, String::new) {
+            Ok(editor) => editor,
+            Err(first) => return first,
         };
-        if self.case.must_escalate() {
-            self.case.escalating = true;
-            let reason =
-                format!("could not summarise ({} failures, {} refusals)", self.case.failures, self.case.blocks);
-            return self.case.escalation("editor_id", editor, reason);
-        }
-        if self.case.needs_auth {
-            return self.case.renew_session();
-        }
+        let ids = self.ids;
         if self.uncertain_tasks {
             return call(ids.list_tasks, Value::map::<&str>([]));
         }
@@ -255,18 +247,12 @@ impl Policy for Expert {
     }
 }
 
-impl Agent for Expert {
-    fn step(&mut self, input: Input, cx: &mut AgentCx<'_>) -> Action {
-        let ids = self.ids;
-        step(self, &ids, input, cx)
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use agentsim_engine::{Catalog, Message};
+    use agentsim_engine::{Agent, Catalog, Input, Message};
 
     use super::*;
+    use crate::kit::expert::Planner;
     use crate::newsroom::config::NewsroomConfig;
     use crate::newsroom::tools::specs;
 
@@ -275,7 +261,7 @@ mod tests {
     fn summary_flag(cache_age_ms: Option<TimeMs>) -> bool {
         let catalog = Catalog::new(specs(&NewsroomConfig::default().tools));
         let ids = Ids::find(&catalog).expect("tools");
-        let mut expert = Expert::new(ids);
+        let mut expert = Planner::new(Expert::new(ids), ids);
         let mut now_ms = 0;
         let mut input = Input::User(Message {
             text: "the latest 2".into(),

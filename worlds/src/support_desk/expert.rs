@@ -6,13 +6,16 @@
 //! what it knows, and the next action follows: find the order, confirm with the
 //! customer, refund, verify the refund after a timeout, tell the customer, finish.
 
-use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Reply, TimeMs, ToolCall, ToolResult, Value};
+use agentsim_engine::{Action, AgentCx, Finish, Reply, TimeMs, ToolCall, ToolResult, Value};
 
 use super::tools::Ids;
 use super::world::WHOLE_ORDER;
-use crate::kit::case::{Case, call};
-use crate::kit::expert::{Policy, step};
+use crate::kit::case::{Case, Opening, call};
+use crate::kit::expert::Policy;
 use crate::read::{LOOP_PAUSE_MS, Reader, backoff_ms};
+
+/// Who the expert serves and what it is after.
+const OPENING: Opening = Opening { who: "customer", user_arg: "customer_id", goal: "complete the refund" };
 
 #[derive(Clone, Debug)]
 struct OrderView {
@@ -127,24 +130,11 @@ impl Expert {
     }
 
     fn plan(&mut self) -> Action {
-        let ids = self.ids;
-        if let Some(last) = self.case.closed("customer") {
-            return last;
-        }
-        let Some(customer) = self.customer_id.clone() else {
-            return Action::Idle { wake_at_ms: None };
+        let customer = match self.case.opening(&OPENING, self.customer_id.as_ref(), false, String::new) {
+            Ok(customer) => customer,
+            Err(first) => return first,
         };
-        if self.case.must_escalate() {
-            self.case.escalating = true;
-            let reason = format!(
-                "could not complete the refund ({} failures, {} refusals)",
-                self.case.failures, self.case.blocks
-            );
-            return self.case.escalation("customer_id", customer, reason);
-        }
-        if self.case.needs_auth {
-            return self.case.renew_session();
-        }
+        let ids = self.ids;
         if self.case.awaiting_user {
             return Action::Idle { wake_at_ms: None };
         }
@@ -340,12 +330,5 @@ impl Policy for Expert {
         // Told it is looping, or that the tool's circuit is open: pause
         // before trying again rather than asking at once.
         (layer == "loop_detector" || layer == "circuit_breaker").then_some(LOOP_PAUSE_MS)
-    }
-}
-
-impl Agent for Expert {
-    fn step(&mut self, input: Input, cx: &mut AgentCx<'_>) -> Action {
-        let ids = self.ids;
-        step(self, &ids, input, cx)
     }
 }

@@ -8,12 +8,15 @@
 //! does. A reservation whose answer was lost is checked with `get_reservations`
 //! before anything is reserved again.
 
-use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Reply, TimeMs, ToolCall, ToolResult, Value};
+use agentsim_engine::{Action, AgentCx, Finish, Reply, TimeMs, ToolCall, ToolResult, Value};
 
 use super::tools::Ids;
-use crate::kit::case::{Case, call};
-use crate::kit::expert::{Policy, step};
+use crate::kit::case::{Case, Opening, call};
+use crate::kit::expert::Policy;
 use crate::read::{LOOP_PAUSE_MS, Reader, arg_str, backoff_ms};
+
+/// Who the expert serves and what it is after.
+const OPENING: Opening = Opening { who: "customer", user_arg: "customer_id", goal: "reserve" };
 
 /// Failures in a row of one weather provider before trying the other. One: a
 /// planner behind a retry layer only sees a failure after the retries, so the
@@ -142,21 +145,11 @@ impl Policy for Expert {
     }
 
     fn next(&mut self, now_ms: TimeMs) -> Action {
-        let ids = self.ids;
-        if let Some(last) = self.case.closed("customer") {
-            return last;
-        }
-        let Some(customer) = self.customer_id.clone() else {
-            return Action::Idle { wake_at_ms: None };
+        let customer = match self.case.opening(&OPENING, self.customer_id.as_ref(), false, String::new) {
+            Ok(customer) => customer,
+            Err(first) => return first,
         };
-        if self.case.must_escalate() {
-            self.case.escalating = true;
-            let reason = format!("could not reserve ({} failures, {} refusals)", self.case.failures, self.case.blocks);
-            return self.case.escalation("customer_id", customer, reason);
-        }
-        if self.case.needs_auth {
-            return self.case.renew_session();
-        }
+        let ids = self.ids;
         match self.reservation.clone() {
             ReservationState::Reserved(id) if !self.told => {
                 return call(
@@ -230,13 +223,6 @@ impl Policy for Expert {
             self.provider_failures = 0;
         }
         (layer == "loop_detector").then_some(LOOP_PAUSE_MS)
-    }
-}
-
-impl Agent for Expert {
-    fn step(&mut self, input: Input, cx: &mut AgentCx<'_>) -> Action {
-        let ids = self.ids;
-        step(self, &ids, input, cx)
     }
 }
 
