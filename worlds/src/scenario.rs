@@ -489,12 +489,13 @@ impl Scenario {
             let (line, column) = position_of(text, offset);
             ScenarioError { origin: origin.to_string(), line, column, message: format!("tool `{tool}`: {message}") }
         })?;
-        scenario.swarm.check(&scenario.catalog()).map_err(|(tool, message)| {
+        scenario.swarm.check(&scenario.catalog()).map_err(|e| {
             // Point at the tool's name inside the swarm section.
             let start = text.find("swarm:").unwrap_or(0);
+            let tool = e.tool.unwrap_or_default();
             let offset = text[start..].find(&format!("\"{tool}\"")).map_or(start, |o| start + o);
             let (line, column) = position_of(text, offset);
-            ScenarioError { origin: origin.to_string(), line, column, message }
+            ScenarioError { origin: origin.to_string(), line, column, message: e.message }
         })?;
         // The name is copied into every summary.json and run.json: bounded, so that
         // those stay far below the size they are read back with.
