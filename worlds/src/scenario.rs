@@ -497,6 +497,13 @@ impl Scenario {
             let (line, column) = position_of(text, offset);
             ScenarioError { origin: origin.to_string(), line, column, message: e.message }
         })?;
+        Scenario::check_bounds(&scenario, text, origin)?;
+        Ok(scenario)
+    }
+
+    /// The scenario's own bounds: a name short enough to copy everywhere, a
+    /// horizon within ten years.
+    fn check_bounds(scenario: &Scenario, text: &str, origin: &str) -> Result<(), ScenarioError> {
         // The name is copied into every summary.json and run.json: bounded, so that
         // those stay far below the size they are read back with.
         if scenario.name.chars().count() > NAME_CHARS_MAX {
@@ -524,7 +531,7 @@ impl Scenario {
                 ),
             });
         }
-        Ok(scenario)
+        Ok(())
     }
 
     /// The tools of this scenario.

@@ -112,6 +112,78 @@ impl Expert {
         }
         call(self.ids.send_message, args)
     }
+
+    /// What is left to do about bookings made: cancel an extra one, check an
+    /// uncertain one, tell the traveller of the one kept (then finish).
+    fn settle_booking(&mut self, traveller: &str) -> Option<Action> {
+        let ids = self.ids;
+        if let Some(extra) = self.extra_bookings.first() {
+            return Some(call(ids.cancel, Value::map([("booking_id", Value::str(extra))])));
+        }
+        match self.booking.clone() {
+            BookingState::Uncertain => {
+                return Some(call(ids.get_bookings, Value::map([("traveller_id", Value::str(traveller))])));
+            }
+            BookingState::Booked { booking_id, flight_id, fare_cents } => {
+                if self.told {
+                    return Some(Action::Finish(Finish::Done));
+                }
+                return Some(self.message(
+                    traveller,
+                    "done",
+                    vec![
+                        ("booking_id", Value::Str(booking_id)),
+                        ("flight_id", Value::Str(flight_id)),
+                        ("fare_cents", Value::Int(fare_cents)),
+                    ],
+                ));
+            }
+            BookingState::NotBooked => {}
+        }
+        None
+    }
+
+    /// The search for a fare on `date` within the budget, read fresh, and
+    /// its quote to the traveller; waits for fares to move when none fits.
+    fn find_fare(&mut self, traveller: &str, date: String, now_ms: TimeMs) -> Action {
+        let ids = self.ids;
+        if !self.searched {
+            return call(
+                ids.search_flights,
+                Value::map([
+                    ("origin", Value::str(&self.origin)),
+                    ("destination", Value::str(&self.destination)),
+                    ("date", Value::Str(date)),
+                ]),
+            );
+        }
+        let candidate = self
+            .fares
+            .iter()
+            .filter(|f| !self.refused.contains(&f.flight_id) && f.fare_cents > 0)
+            .min_by_key(|f| (f.fare_cents, f.flight_id.clone()))
+            .cloned();
+        let Some(best) = candidate else {
+            // Nothing to offer (or all refused): wait for the fares to move, then search again.
+            self.empty_searches += 1;
+            self.searched = false;
+            self.refused.clear();
+            return Action::Idle { wake_at_ms: Some(now_ms.saturating_add(PRICE_WAIT_MS)) };
+        };
+        if now_ms.saturating_sub(best.read_at_ms) > FARE_FRESH_MS {
+            return call(ids.get_fare, Value::map([("flight_id", Value::str(&best.flight_id))]));
+        }
+        if best.fare_cents > self.budget_cents {
+            self.empty_searches += 1;
+            self.searched = false;
+            return Action::Idle { wake_at_ms: Some(now_ms.saturating_add(PRICE_WAIT_MS)) };
+        }
+        self.message(
+            traveller,
+            "quote",
+            vec![("flight_id", Value::Str(best.flight_id)), ("fare_cents", Value::Int(best.fare_cents))],
+        )
+    }
 }
 
 impl Policy for Expert {
@@ -258,29 +330,8 @@ impl Policy for Expert {
             Ok(traveller) => traveller,
             Err(first) => return first,
         };
-        let ids = self.ids;
-        if let Some(extra) = self.extra_bookings.first() {
-            return call(ids.cancel, Value::map([("booking_id", Value::str(extra))]));
-        }
-        match self.booking.clone() {
-            BookingState::Uncertain => {
-                return call(ids.get_bookings, Value::map([("traveller_id", Value::str(&traveller))]));
-            }
-            BookingState::Booked { booking_id, flight_id, fare_cents } => {
-                if self.told {
-                    return Action::Finish(Finish::Done);
-                }
-                return self.message(
-                    &traveller,
-                    "done",
-                    vec![
-                        ("booking_id", Value::Str(booking_id)),
-                        ("flight_id", Value::Str(flight_id)),
-                        ("fare_cents", Value::Int(fare_cents)),
-                    ],
-                );
-            }
-            BookingState::NotBooked => {}
+        if let Some(action) = self.settle_booking(&traveller) {
+            return action;
         }
         if self.case.awaiting_user {
             return Action::Idle { wake_at_ms: None };
@@ -293,7 +344,7 @@ impl Policy for Expert {
         };
         if let Some((flight, fare)) = self.confirmed.clone() {
             return call(
-                ids.book,
+                self.ids.book,
                 Value::map([
                     ("traveller_id", Value::str(&traveller)),
                     ("flight_id", Value::Str(flight)),
@@ -301,42 +352,7 @@ impl Policy for Expert {
                 ]),
             );
         }
-        if !self.searched {
-            return call(
-                ids.search_flights,
-                Value::map([
-                    ("origin", Value::str(&self.origin)),
-                    ("destination", Value::str(&self.destination)),
-                    ("date", Value::Str(date)),
-                ]),
-            );
-        }
-        let candidate = self
-            .fares
-            .iter()
-            .filter(|f| !self.refused.contains(&f.flight_id) && f.fare_cents > 0)
-            .min_by_key(|f| (f.fare_cents, f.flight_id.clone()))
-            .cloned();
-        let Some(best) = candidate else {
-            // Nothing to offer (or all refused): wait for the fares to move, then search again.
-            self.empty_searches += 1;
-            self.searched = false;
-            self.refused.clear();
-            return Action::Idle { wake_at_ms: Some(now_ms.saturating_add(PRICE_WAIT_MS)) };
-        };
-        if now_ms.saturating_sub(best.read_at_ms) > FARE_FRESH_MS {
-            return call(ids.get_fare, Value::map([("flight_id", Value::str(&best.flight_id))]));
-        }
-        if best.fare_cents > self.budget_cents {
-            self.empty_searches += 1;
-            self.searched = false;
-            return Action::Idle { wake_at_ms: Some(now_ms.saturating_add(PRICE_WAIT_MS)) };
-        }
-        self.message(
-            &traveller,
-            "quote",
-            vec![("flight_id", Value::Str(best.flight_id)), ("fare_cents", Value::Int(best.fare_cents))],
-        )
+        self.find_fare(&traveller, date, now_ms)
     }
 
     fn blocked(&mut self, name: &str, call: &ToolCall, layer: &str) -> Option<TimeMs> {

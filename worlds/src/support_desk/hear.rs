@@ -123,18 +123,7 @@ impl SupportDesk<'_> {
             return Message { text: request, content: self.request(&t) };
         }
         if self.persona == Persona::ChangesMind && !self.mind_changed {
-            let alt = self.alternative.clone().expect("changes_mind is only drawn with an alternative");
-            self.mind_changed = true;
-            self.target = alt.clone();
-            let mut content = self.request(&alt);
-            content.set("confirm", Value::Bool(false));
-            content.set("changed_mind", Value::Bool(true));
-            let text = format!(
-                "Actually, sorry, could you refund the {} from order {} instead?",
-                self.item_name(&alt),
-                self.config.orders[alt.order].id
-            );
-            return Message { text, content };
+            return self.change_mind();
         }
         self.confirmed = true;
         self.progress.reach("confirmed", cx.now_ms);

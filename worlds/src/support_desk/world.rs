@@ -320,6 +320,53 @@ impl<'c> SupportDesk<'c> {
         Ok(body)
     }
 
+    /// The customer's answer to a structured `confirm` of (order, item,
+    /// amount): no with what it meant, a change of mind (once, for a
+    /// `changes_mind` customer), or yes.
+    fn confirm_reply(&mut self, args: &Value, now_ms: TimeMs) -> Message {
+        let order = args.get("order_id").and_then(Value::as_str).unwrap_or("");
+        let item = args.get("item").and_then(Value::as_str).unwrap_or("");
+        let amount = args.get("amount_cents").and_then(Value::as_int).unwrap_or(0);
+        let t = self.target.clone();
+        let right =
+            order == self.config.orders[t.order].id && item == self.item_name(&t) && amount == self.amount_cents(&t);
+        if !right {
+            let mut content = self.request(&t);
+            content.set("confirm", Value::Bool(false));
+            let text = format!(
+                "No, that's not it: I meant the {} from order {}.",
+                self.item_name(&t),
+                self.config.orders[t.order].id
+            );
+            return Message { text, content };
+        }
+        if self.persona == Persona::ChangesMind && !self.mind_changed {
+            return self.change_mind();
+        }
+        self.confirmed = true;
+        self.progress.reach("confirmed", now_ms);
+        let mut content = self.request(&t);
+        content.set("confirm", Value::Bool(true));
+        Message { text: "Yes, that's right, go ahead.".into(), content }
+    }
+
+    /// A `changes_mind` customer asks for its other item instead, once: the
+    /// request is the other one from now on.
+    fn change_mind(&mut self) -> Message {
+        let alt = self.alternative.clone().expect("changes_mind is only drawn with an alternative");
+        self.mind_changed = true;
+        self.target = alt.clone();
+        let mut content = self.request(&alt);
+        content.set("confirm", Value::Bool(false));
+        content.set("changed_mind", Value::Bool(true));
+        let text = format!(
+            "Actually, sorry, could you refund the {} from order {} instead?",
+            self.item_name(&alt),
+            self.config.orders[alt.order].id
+        );
+        Message { text, content }
+    }
+
     fn send_message(&mut self, args: &Value, cx: &mut WorldCx<'_, DeskEvent>) -> Result<Value, ToolError> {
         let kind = one_of_arg(args, "kind", super::tools::MESSAGE_KINDS)?;
         let to = str_arg(args, "customer_id")?;
@@ -337,47 +384,8 @@ impl<'c> SupportDesk<'c> {
         let now_ms = cx.now_ms;
         match kind {
             "confirm" => {
-                let order = args.get("order_id").and_then(Value::as_str).unwrap_or("");
-                let item = args.get("item").and_then(Value::as_str).unwrap_or("");
-                let amount = args.get("amount_cents").and_then(Value::as_int).unwrap_or(0);
-                let t = self.target.clone();
-                let right = order == self.config.orders[t.order].id
-                    && item == self.item_name(&t)
-                    && amount == self.amount_cents(&t);
                 let at = self.reply_at(now_ms);
-                let reply = if !right {
-                    let mut content = self.request(&t);
-                    content.set("confirm", Value::Bool(false));
-                    Message {
-                        text: format!(
-                            "No, that's not it: I meant the {} from order {}.",
-                            self.item_name(&t),
-                            self.config.orders[t.order].id
-                        ),
-                        content,
-                    }
-                } else if self.persona == Persona::ChangesMind && !self.mind_changed {
-                    let alt = self.alternative.clone().expect("changes_mind is only drawn with an alternative");
-                    self.mind_changed = true;
-                    self.target = alt.clone();
-                    let mut content = self.request(&alt);
-                    content.set("confirm", Value::Bool(false));
-                    content.set("changed_mind", Value::Bool(true));
-                    Message {
-                        text: format!(
-                            "Actually, sorry, could you refund the {} from order {} instead?",
-                            self.item_name(&alt),
-                            self.config.orders[alt.order].id
-                        ),
-                        content,
-                    }
-                } else {
-                    self.confirmed = true;
-                    self.progress.reach("confirmed", now_ms);
-                    let mut content = self.request(&t);
-                    content.set("confirm", Value::Bool(true));
-                    Message { text: "Yes, that's right, go ahead.".into(), content }
-                };
+                let reply = self.confirm_reply(args, now_ms);
                 cx.tell_agent(at, reply);
             }
             "ask" => {
