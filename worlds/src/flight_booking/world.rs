@@ -174,11 +174,14 @@ impl<'c> FlightBooking<'c> {
     }
 
     fn fare_at(&self, flight: usize, at_ms: TimeMs) -> i64 {
-        self.fares[flight]
+        let fare_cents = self.fares[flight]
             .iter()
             .rev()
             .find(|(t, _)| *t <= at_ms)
-            .map_or(self.config.flights[flight].fare_cents, |(_, f)| *f)
+            .map_or(self.config.flights[flight].fare_cents, |(_, f)| *f);
+        // Fares start positive and walk no lower than `fare_cents_min` (> 0).
+        assert!(fare_cents > 0, "flight {} has a fare of {fare_cents} cents", self.config.flights[flight].id);
+        fare_cents
     }
 
     /// Whether `fare_cents` was the flight's fare at some time in `[from_ms, to_ms]`.
@@ -226,6 +229,7 @@ impl<'c> FlightBooking<'c> {
                 f.origin == origin && f.destination == destination && f.date == date
             })
             .collect();
+        assert!(as_of_ms <= now_ms, "a search reads the past, not the future");
         if found.iter().any(|&i| self.on_trip(i)) {
             self.progress.reach("searched", now_ms);
         }
@@ -246,6 +250,7 @@ impl<'c> FlightBooking<'c> {
     fn get_fare(&self, args: &Value, as_of_ms: TimeMs) -> Result<Value, ToolError> {
         let id = str_arg(args, "flight_id")?;
         let i = self.flight_index(id).ok_or_else(|| ToolError::not_found(format!("no flight `{id}`")))?;
+        assert_eq!(self.fares.len(), self.config.flights.len(), "every flight has its fare history");
         Ok(Value::map([
             ("flight_id", Value::str(id)),
             ("date", Value::str(&self.config.flights[i].date)),
@@ -291,6 +296,8 @@ impl<'c> FlightBooking<'c> {
         {
             cx.minefield("booked_after_traveller_left", format!("booked {id}; the traveller left at {left} ms"));
         }
+        // A booking is made at the fare of its moment (a stale one was refused above).
+        assert_eq!(fare_cents, self.fare_at(flight, now_ms), "booked {id} at a fare it did not have");
         let booking = Booking {
             id: format!("B{}", 501 + self.bookings.len()),
             flight,
@@ -319,6 +326,7 @@ impl<'c> FlightBooking<'c> {
             b.cancelled_at_ms = Some(cx.now_ms);
             cx.note("cancelled", Value::str(id));
         }
+        assert!(b.cancelled_at_ms.is_some_and(|c| c >= b.at_ms), "booking {id} cancelled before it was made");
         Ok(Value::map([("booking_id", Value::str(id)), ("status", Value::str("cancelled"))]))
     }
 
@@ -329,6 +337,7 @@ impl<'c> FlightBooking<'c> {
         }
         // Bookings are kept for the conversation's traveller only.
         let mine = traveller == self.traveller_id();
+        assert!(self.active().count() <= self.bookings.len(), "active bookings are bookings");
         let list = self
             .bookings
             .iter()

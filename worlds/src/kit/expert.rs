@@ -64,6 +64,7 @@ pub fn step<P: Policy>(policy: &mut P, names: &impl ToolNames, input: Input, cx:
         Input::Tool(r) => match accepted(r, cx) {
             Some(body) => {
                 policy.case().accepted(r.call.tool);
+                assert_eq!(policy.case().failures, 0, "an accepted result ends the run of failures");
                 policy.learn(name_of(&r.call), r, body, cx)
             }
             None => {

@@ -47,6 +47,7 @@ pub fn answer_question<L: Listener>(
     mut content: Value,
     value: impl Fn(usize, &Fact) -> Value,
 ) -> Message {
+    assert!(reading.asked.iter().all(|&i| i < facts.len()), "a question asks for facts the user has");
     if reading.asked.is_empty() {
         let request = user.request_text();
         return Message { text: user.voice().dont_know(None, &request), content: user.request_content() };

@@ -121,6 +121,8 @@ impl<W: KitWorld, N: ToolNames> World for Kit<W, N> {
         as_of_ms: TimeMs,
         cx: &mut WorldCx<'_, W::Event>,
     ) -> Result<Value, ToolError> {
+        // A stale read reads the past; nothing reads the future.
+        assert!(as_of_ms <= cx.now_ms, "a call's data is as of {as_of_ms} ms, after now ({} ms)", cx.now_ms);
         match self.names.name(call.tool) {
             Some("escalate") => {
                 self.handover.escalated = true;

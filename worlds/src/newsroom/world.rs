@@ -146,7 +146,10 @@ impl<'c> Newsroom<'c> {
     }
 
     fn version_at(&self, story: usize, at_ms: TimeMs) -> i64 {
-        self.stories[story].versions.iter().rev().find(|(t, _)| *t <= at_ms).map_or(1, |(_, v)| *v)
+        let version = self.stories[story].versions.iter().rev().find(|(t, _)| *t <= at_ms).map_or(1, |(_, v)| *v);
+        // A story starts at version 1 and corrections only add versions.
+        assert!(version >= 1, "story {} at version {version}", self.stories[story].id);
+        version
     }
 
     /// The `n` newest stories published by `at_ms`, newest first, with their
@@ -172,6 +175,7 @@ impl<'c> Newsroom<'c> {
         if !(1..=50).contains(&limit) {
             return Err(ToolError::bad_request(format!("`limit` must be in 1..=50, found {limit}")));
         }
+        assert!(as_of_ms <= now_ms, "the feed is read as of the past, not the future");
         if as_of_ms == now_ms {
             self.progress.reach("feed_read", now_ms);
         }
@@ -238,6 +242,7 @@ impl<'c> Newsroom<'c> {
             cx.minefield("work_after_editor_left", format!("task `{key}`; the editor left at {left} ms"));
         }
         let id = format!("K{}", 701 + self.tasks.len());
+        assert!(self.tasks.iter().all(|t| t.id != id), "task ids are unique");
         cx.note("task_created", Value::map([("key", Value::str(&key)), ("kind", Value::str(&kind))]));
         let body = Value::map([("task_id", Value::str(&id)), ("key", Value::str(&key))]);
         let is_publish = kind == "publish";
@@ -270,6 +275,7 @@ impl<'c> Newsroom<'c> {
             })
             .collect();
         let stale_flag = args.get("stale") == Some(&Value::Bool(true));
+        assert_eq!(to, self.editor_id(), "a summary is recorded only for the editor who asked");
         self.record_summary(stories, stale_flag, cx);
         Ok(self.sent("summary_id"))
     }
@@ -293,6 +299,7 @@ impl<'c> Newsroom<'c> {
         // The feed changes only at arrivals and corrections: check the window's start
         // and every change inside it.
         let from_ms = now_ms.saturating_sub(SUMMARY_GRACE_MS);
+        assert!(from_ms <= now_ms, "the grace window ends now");
         let mut times: Vec<TimeMs> = vec![from_ms, now_ms];
         for st in &self.stories {
             times.push(st.published_ms);
@@ -324,6 +331,7 @@ impl<'c> Newsroom<'c> {
         if to != self.editor_id() {
             cx.minefield("message_to_wrong_editor", format!("message meant for {} sent to {to}", self.editor_id()));
         } else if self.left_at_ms.is_none() && kind == "ask" {
+            assert!(self.wanted >= 1, "the editor wants at least one story");
             let at = cx.now_ms.saturating_add(self.config.reply_ms.sample(&mut self.user_rng));
             let text = format!("The latest {}, please.", self.wanted);
             cx.tell_agent(at, Message { text, content: self.request(true) });

@@ -218,6 +218,9 @@ impl<'c> SupportDesk<'c> {
         let id = str_arg(args, "order_id")?;
         let order = self.order_index(id).ok_or_else(|| ToolError::not_found(format!("no order `{id}`")))?;
         let o = &self.config.orders[order];
+        // The history starts with the order's status at time 0: a look-up at
+        // any time finds a status.
+        assert!(self.status[order].first().is_some_and(|(t, _)| *t == 0), "order {} has no status at time 0", o.id);
         if order == self.target.order && as_of_ms == now_ms {
             self.order_found = true;
             self.progress.reach("order_found", now_ms);
@@ -258,7 +261,9 @@ impl<'c> SupportDesk<'c> {
             .iter()
             .find(|c| c.id == id)
             .ok_or_else(|| ToolError::not_found(format!("no customer `{id}`")))?;
-        let order_ids = self.config.orders.iter().filter(|o| o.customer == c.id).map(|o| Value::str(&o.id)).collect();
+        let order_ids: Vec<Value> =
+            self.config.orders.iter().filter(|o| o.customer == c.id).map(|o| Value::str(&o.id)).collect();
+        assert!(order_ids.len() <= self.config.orders.len(), "a customer has at most every order");
         Ok(Value::map([
             ("customer_id", Value::str(&c.id)),
             ("name", Value::str(&c.name)),
@@ -300,6 +305,9 @@ impl<'c> SupportDesk<'c> {
         if self.refunds.iter().any(|r| r.order == order) && amount_cents.saturating_add(already_cents) > asked_cents {
             cx.minefield("duplicate_refund", format!("second refund on {order_id}"));
         }
+        // `refunded_cents(order, at)` sums the refunds up to a time: they are
+        // issued in time order.
+        assert!(self.refunds.last().is_none_or(|r| r.at_ms <= now_ms), "refunds out of time order");
         let refund = Refund {
             id: format!("R{}", 9001 + self.refunds.len()),
             order,
@@ -328,6 +336,10 @@ impl<'c> SupportDesk<'c> {
         let item = args.get("item").and_then(Value::as_str).unwrap_or("");
         let amount = args.get("amount_cents").and_then(Value::as_int).unwrap_or(0);
         let t = self.target.clone();
+        assert!(
+            t.item.is_none_or(|i| i < self.config.orders[t.order].items.len()),
+            "the request names an item of its order"
+        );
         let right =
             order == self.config.orders[t.order].id && item == self.item_name(&t) && amount == self.amount_cents(&t);
         if !right {
@@ -354,6 +366,7 @@ impl<'c> SupportDesk<'c> {
     /// request is the other one from now on.
     fn change_mind(&mut self) -> Message {
         let alt = self.alternative.clone().expect("changes_mind is only drawn with an alternative");
+        assert!(alt != self.target, "a change of mind asks for another item");
         self.mind_changed = true;
         self.target = alt.clone();
         let mut content = self.request(&alt);
@@ -396,6 +409,9 @@ impl<'c> SupportDesk<'c> {
             }
             "done" => {
                 let amount = args.get("amount_cents").and_then(Value::as_int).unwrap_or(0);
+                // Contextual accuracy compares each amount told with the refunds
+                // at its time: told amounts are kept in time order.
+                assert!(self.told_cents.last().is_none_or(|(at, _)| *at <= now_ms), "told amounts out of time order");
                 self.told_cents.push((now_ms, amount));
                 if self.progress.has("refunded") && amount == self.amount_cents(&self.target) {
                     self.progress.reach("customer_told", now_ms);

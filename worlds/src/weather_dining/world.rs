@@ -156,6 +156,7 @@ impl<'c> WeatherDining<'c> {
     fn weather(&mut self, args: &Value, as_of_ms: TimeMs, now_ms: TimeMs) -> Result<Value, ToolError> {
         let name = str_arg(args, "city")?;
         let city = self.city_index(name).ok_or_else(|| ToolError::not_found(format!("no city `{name}`")))?;
+        assert!(as_of_ms <= now_ms, "the weather is read as of the past, not the future");
         if city == self.city && as_of_ms == now_ms {
             self.progress.reach("weather_known", now_ms);
         }
@@ -168,6 +169,8 @@ impl<'c> WeatherDining<'c> {
         let city = self.city_index(name).ok_or_else(|| ToolError::not_found(format!("no city `{name}`")))?;
         let party = int_arg(args, "party_size")?;
         let outdoor = seating_arg(args)?;
+        // The config check makes every city seat the largest party inside and out.
+        assert!(self.party_size <= i64::from(self.config.party_size_max), "the party fits the city's tables");
         if city == self.city && party == self.party_size {
             self.progress.reach("restaurants_found", now_ms);
         }
@@ -212,6 +215,8 @@ impl<'c> WeatherDining<'c> {
         if party_size <= 0 || party_size > i64::from(seats) {
             return Err(ToolError { status: 409, message: format!("no table for {party_size} at {id}") });
         }
+        // What is reserved fits the table: a seat count is never exceeded.
+        assert!(party_size > 0 && party_size <= i64::from(seats), "{party_size} seated at a table for {seats}");
         let now_ms = cx.now_ms;
         let city = self.city_index(&r.city).expect("restaurant cities are cities");
         let from_ms = now_ms.saturating_sub(WEATHER_GRACE_MS);
@@ -287,6 +292,7 @@ impl<'c> WeatherDining<'c> {
         let now_ms = cx.now_ms;
         match kind {
             "ask" => {
+                assert!(self.party_size >= 1, "a party has at least one person");
                 let at = now_ms.saturating_add(self.config.reply_ms.sample(&mut self.user_rng));
                 let text = format!("We are {}.", self.party_size);
                 cx.tell_agent(at, Message { text, content: self.request(true) });
@@ -305,6 +311,8 @@ impl WeatherDining<'_> {
     /// The customer is told reservation `id` (a structured `done`, or a closing
     /// in words).
     fn told_done(&mut self, id: &str, now_ms: TimeMs) {
+        // The judge compares what was told with the reservation's time.
+        assert!(self.told.last().is_none_or(|(at, _)| *at <= now_ms), "told out of time order");
         if self.progress.has("reserved") && self.reservations.iter().any(|r| r.id == id) {
             self.progress.reach("customer_told", now_ms);
         }
