@@ -65,13 +65,13 @@ pub const FARE_CENTS_MAX: i64 = 1_000_000_000;
 personas! {
     /// How often each persona is drawn (relative weights, not all zero).
     pub struct Personas {
-        /// Names route, date and budget.
+        #[doc = "Names route, date and budget."]
         clear: Clear = 0.4,
-        /// Names the route and budget but no date; the agent must ask.
+        #[doc = "Names the route and budget but no date; the agent must ask."]
         vague: Vague = 0.2,
-        /// Switches to another date of the same route when a fare is quoted.
+        #[doc = "Switches to another date of the same route when a fare is quoted."]
         changes_mind: ChangesMind = 0.2,
-        /// Clear, but leaves after `patience_ms` without a booking.
+        #[doc = "Clear, but leaves after `patience_ms` without a booking."]
         impatient: Impatient = 0.2,
     }
 }

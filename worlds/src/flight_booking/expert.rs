@@ -16,7 +16,7 @@ use agentsim_engine::{Action, AgentCx, Finish, Reply, TimeMs, ToolCall, ToolResu
 
 use super::tools::Ids;
 use crate::kit::case::{Case, Opening, call};
-use crate::kit::expert::Policy;
+use crate::kit::expert::{Policy, take_int, take_str};
 use crate::read::{LOOP_PAUSE_MS, Reader, arg_str, backoff_ms};
 
 /// Who the expert serves and what it is after.
@@ -187,23 +187,11 @@ impl Expert {
 }
 
 impl Policy for Expert {
-    fn case(&mut self) -> &mut Case {
-        &mut self.case
-    }
-
     fn hear(&mut self, content: &Value) {
-        if let Some(t) = content.get("traveller_id").and_then(Value::as_str) {
-            self.traveller_id = Some(t.to_string());
-        }
-        if let Some(o) = content.get("origin").and_then(Value::as_str) {
-            self.origin = o.to_string();
-        }
-        if let Some(d) = content.get("destination").and_then(Value::as_str) {
-            self.destination = d.to_string();
-        }
-        if let Some(b) = content.get("budget_cents").and_then(Value::as_int) {
-            self.budget_cents = b;
-        }
+        take_str(content, "traveller_id", &mut self.traveller_id);
+        take_str(content, "origin", &mut self.origin);
+        take_str(content, "destination", &mut self.destination);
+        take_int(content, "budget_cents", &mut self.budget_cents);
         if let Some(d) = content.get("date").and_then(Value::as_str)
             && self.date.as_deref() != Some(d)
         {
@@ -364,5 +352,9 @@ impl Policy for Expert {
             self.quoted = None;
         }
         (layer == "loop_detector").then_some(LOOP_PAUSE_MS)
+    }
+
+    fn case(&mut self) -> &mut Case {
+        &mut self.case
     }
 }

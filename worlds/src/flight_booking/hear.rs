@@ -130,7 +130,7 @@ impl FlightBooking<'_> {
         let reply = match reading.intent {
             Intent::Ask => self.answer_question(&reading, &facts),
             Intent::Propose => self.answer_proposal(&reading, &facts, &named, at, cx),
-            Intent::Tell => self.judge_statement(&reading, &named, cx),
+            Intent::Tell => self.judge_statement(&reading, &facts, &named, cx),
             Intent::SmallTalk => listen::small_talk(self),
             Intent::Unclear => listen::not_followed(self, text, cx),
         };
@@ -245,7 +245,13 @@ impl FlightBooking<'_> {
     /// a structured quote; an amount, date or id the world never held is
     /// `told_wrong_value`; a closing naming a booking is what the traveller was
     /// told.
-    fn judge_statement(&mut self, reading: &Reading, named: &Named, cx: &mut WorldCx<'_, FlightEvent>) -> Message {
+    fn judge_statement(
+        &mut self,
+        reading: &Reading,
+        facts: &[Fact],
+        named: &Named,
+        cx: &mut WorldCx<'_, FlightEvent>,
+    ) -> Message {
         let now_ms = cx.now_ms;
         let booking = self.booking_told(named);
         let flight = match named.flights.as_slice() {
@@ -269,7 +275,7 @@ impl FlightBooking<'_> {
                 _ => false,
             };
             if never_held {
-                cx.minefield(TOLD_WRONG_VALUE, format!("told {} {}", label_of(s.fact), s.written));
+                cx.minefield(TOLD_WRONG_VALUE, format!("told {} {}", label(&facts[s.fact]), s.written));
             }
         }
         for id in &named.unknown_ids {
@@ -358,29 +364,16 @@ fn label(fact: &Fact) -> String {
     }
 }
 
-fn label_of(fact: usize) -> &'static str {
-    match fact {
-        TRAVELLER_ID => "traveller id",
-        BUDGET => "budget",
-        DATE => "date",
-        _ => "value",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::flight_booking::FlightBookingConfig;
     use agentsim_engine::StreamSource;
 
-    fn world(config: &FlightBookingConfig) -> FlightBooking<'_> {
-        FlightBooking::new(config, &StreamSource::new([7; 32], 1))
-    }
-
     #[test]
     fn amounts_beside_a_budget_word_are_the_budget_and_others_fares() {
         let config = FlightBookingConfig::default();
-        let w = world(&config);
+        let w = FlightBooking::new(&config, &StreamSource::new([7; 32], 1));
         let named = w.named("BA117 is $450.00, within your budget of $540.00. Flight ZZ999?");
         assert_eq!(named.fares, vec![45_000]);
         assert_eq!(named.budgets, vec![54_000]);
@@ -393,7 +386,7 @@ mod tests {
     #[test]
     fn the_facts_read_the_trip_and_its_wrong_values() {
         let config = FlightBookingConfig::default();
-        let w = world(&config);
+        let w = FlightBooking::new(&config, &StreamSource::new([7; 32], 1));
         let facts = w.facts();
         let other = if w.trip.destination == "JFK" { "LIS" } else { "JFK" };
         let text = format!("Shall I book you from {} to {other}?", w.trip.origin);

@@ -9,12 +9,16 @@ use agentsim_engine::{
 
 use super::config::FlightBookingConfig;
 use crate::kit::args::{int_arg, str_arg};
-use crate::kit::goodbye::leave;
+use crate::kit::goodbye::Goodbye;
 use crate::kit::outbox::Outbox;
 pub use crate::kit::persona::Persona;
 use crate::kit::persona::draw;
 use crate::kit::world::{Handover, KitWorld, Served, no_such_tool};
 use crate::talk::voice::Voice;
+
+/// How the impatient user leaves.
+const GOODBYE: Goodbye =
+    Goodbye { note: "traveller_left", text: "This is taking too long. Forget it, I'll book myself." };
 
 #[path = "hear.rs"]
 mod hear;
@@ -553,11 +557,8 @@ impl KitWorld for FlightBooking<'_> {
                 cx.schedule(next, FlightEvent::FareTick);
             }
             FlightEvent::PatienceOut => {
-                if self.active().next().is_none() && self.left_at_ms.is_none() {
-                    let request = self.request(true);
-                    let text = "This is taking too long. Forget it, I'll book myself.";
-                    leave(&mut self.left_at_ms, "traveller_left", text, request, cx);
-                }
+                let (request, booked) = (self.request(true), self.active().next().is_some());
+                GOODBYE.patience_out(booked, &mut self.left_at_ms, request, cx);
             }
         }
     }

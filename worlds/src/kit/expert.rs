@@ -103,3 +103,19 @@ impl<P: Policy + Send, N: ToolNames + Send> Agent for Planner<P, N> {
         step(&mut self.policy, &self.names, input, cx)
     }
 }
+
+/// Takes the string a user's message carries under `field` into `slot` (a
+/// `String`, or an `Option<String>` then known); a message without one
+/// leaves what the expert knew.
+pub fn take_str<T: From<String>>(content: &Value, field: &str, slot: &mut T) {
+    if let Some(s) = content.get(field).and_then(Value::as_str) {
+        *slot = T::from(s.to_string());
+    }
+}
+
+/// [`take_str`] for an integer.
+pub fn take_int<T: From<i64>>(content: &Value, field: &str, slot: &mut T) {
+    if let Some(n) = content.get(field).and_then(Value::as_int) {
+        *slot = T::from(n);
+    }
+}

@@ -21,11 +21,11 @@ pub struct Editor {
 personas! {
     /// How often each persona is drawn (relative weights, not all zero).
     pub struct Personas {
-        /// Says how many stories.
+        #[doc = "Says how many stories."]
         clear: Clear = 0.6,
-        /// Asks for "the latest news"; says how many when asked.
+        #[doc = "Asks for \"the latest news\"; says how many when asked."]
         vague: Vague = 0.2,
-        /// Clear, but leaves after `patience_ms` without a summary.
+        #[doc = "Clear, but leaves after `patience_ms` without a summary."]
         impatient: Impatient = 0.2,
     }
 }

@@ -13,7 +13,7 @@ use agentsim_engine::{Action, AgentCx, Finish, Reply, TimeMs, ToolResult, Value}
 
 use super::tools::Ids;
 use crate::kit::case::{Case, Opening, call};
-use crate::kit::expert::Policy;
+use crate::kit::expert::{Policy, take_int, take_str};
 use crate::read::{Reader, arg_str, backoff_ms};
 
 /// Who the expert serves and what it is after.
@@ -84,17 +84,9 @@ impl Expert {
 }
 
 impl Policy for Expert {
-    fn case(&mut self) -> &mut Case {
-        &mut self.case
-    }
-
     fn hear(&mut self, content: &Value) {
-        if let Some(e) = content.get("editor_id").and_then(Value::as_str) {
-            self.editor_id = Some(e.to_string());
-        }
-        if let Some(n) = content.get("count").and_then(Value::as_int) {
-            self.count = Some(n);
-        }
+        take_str(content, "editor_id", &mut self.editor_id);
+        take_int(content, "count", &mut self.count);
     }
 
     /// Learns from a tool result; returns how long to wait before acting again.
@@ -244,6 +236,10 @@ impl Policy for Expert {
                 ("stale", Value::Bool(feed.suspect)),
             ]),
         )
+    }
+
+    fn case(&mut self) -> &mut Case {
+        &mut self.case
     }
 }
 

@@ -274,14 +274,10 @@ mod tests {
     use crate::newsroom::NewsroomConfig;
     use agentsim_engine::StreamSource;
 
-    fn world(config: &NewsroomConfig) -> Newsroom<'_> {
-        Newsroom::new(config, &StreamSource::new([7; 32], 3))
-    }
-
     #[test]
     fn stories_are_read_with_their_versions_and_unknown_ones_kept() {
         let config = NewsroomConfig::default();
-        let w = world(&config);
+        let w = Newsroom::new(&config, &StreamSource::new([7; 32], 3));
         let named = w.named("Latest: S101 (v1), S102 version 1, S103; S199 v1 and S104 v7. Task K799.", 0);
         let told: Vec<(&str, Option<i64>)> = named.stories.iter().map(|s| (s.id.as_str(), s.version)).collect();
         assert_eq!(told, vec![("S101", Some(1)), ("S102", Some(1)), ("S103", None), ("S104", Some(7))]);
@@ -291,7 +287,7 @@ mod tests {
     #[test]
     fn a_question_for_how_many_gets_the_count() {
         let config = NewsroomConfig::default();
-        let w = world(&config);
+        let w = Newsroom::new(&config, &StreamSource::new([7; 32], 3));
         let r = talk::read("How many stories do you want in the summary?", &w.facts(), &w.lexicon());
         assert_eq!((r.intent, r.asked.clone()), (Intent::Ask, vec![COUNT]));
     }

@@ -12,12 +12,15 @@ use agentsim_engine::{
 
 use super::config::NewsroomConfig;
 use crate::kit::args::{int_arg, str_arg};
-use crate::kit::goodbye::leave;
+use crate::kit::goodbye::Goodbye;
 use crate::kit::outbox::Outbox;
 pub use crate::kit::persona::Persona;
 use crate::kit::persona::draw;
 use crate::kit::world::{Handover, KitWorld, Served, no_such_tool};
 use crate::talk::voice::Voice;
+
+/// How the impatient user leaves.
+const GOODBYE: Goodbye = Goodbye { note: "editor_left", text: "Too late, we're going to print without it." };
 
 #[path = "hear.rs"]
 mod hear;
@@ -477,11 +480,8 @@ impl KitWorld for Newsroom<'_> {
                 );
             }
             NewsEvent::PatienceOut => {
-                if self.summaries.is_empty() && self.left_at_ms.is_none() {
-                    let request = self.request(true);
-                    let text = "Too late, we're going to print without it.";
-                    leave(&mut self.left_at_ms, "editor_left", text, request, cx);
-                }
+                let request = self.request(true);
+                GOODBYE.patience_out(!self.summaries.is_empty(), &mut self.left_at_ms, request, cx);
             }
         }
     }

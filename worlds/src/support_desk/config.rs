@@ -109,14 +109,13 @@ impl Order {
 personas! {
     /// How often each persona is drawn (relative weights, not all zero).
     pub struct Personas {
-        /// States customer, order and item.
+        #[doc = "States customer, order and item."]
         clear: Clear = 0.5,
-        /// Names only the item; the agent must find the order.
+        #[doc = "Names only the item; the agent must find the order."]
         vague: Vague = 0.3,
-        /// States it clearly, then switches to another item when asked to confirm.
+        #[doc = "States it clearly, then switches to another item when asked to confirm."]
         changes_mind: ChangesMind = 0.2,
-        /// Clear, but leaves after `patience_ms` without a refund. Left out of the
-        /// canonical form when 0 (the default), so older scenarios keep their keys.
+        #[doc = "Clear, but leaves after `patience_ms` without a refund. Left out of the canonical form when 0 (the default), so older scenarios keep their keys."]
         #[serde(skip_serializing_if = "is_zero")]
         impatient: Impatient = 0.0,
     }

@@ -11,7 +11,7 @@ use agentsim_engine::{Action, AgentCx, Finish, Reply, TimeMs, ToolCall, ToolResu
 use super::tools::Ids;
 use super::world::WHOLE_ORDER;
 use crate::kit::case::{Case, Opening, call};
-use crate::kit::expert::Policy;
+use crate::kit::expert::{Policy, take_str};
 use crate::read::{LOOP_PAUSE_MS, Reader, backoff_ms};
 
 /// Who the expert serves and what it is after.
@@ -207,10 +207,6 @@ fn amount_for(order: &OrderView, item: &str) -> Option<i64> {
 }
 
 impl Policy for Expert {
-    fn case(&mut self) -> &mut Case {
-        &mut self.case
-    }
-
     /// Drops what was read from tools before `before_ms`: that part of the context
     /// was evicted, so the expert must look it up again. (What the customer said
     /// and what the expert itself did stay: a model keeps a running summary of
@@ -224,17 +220,9 @@ impl Policy for Expert {
     }
 
     fn hear(&mut self, content: &Value) {
-        if let Some(c) = content.get("customer_id").and_then(Value::as_str) {
-            self.customer_id = Some(c.to_string());
-        }
-        let order = content.get("order_id").and_then(Value::as_str).map(str::to_string);
-        let item = content.get("item").and_then(Value::as_str).map(str::to_string);
-        if order.is_some() {
-            self.want_order = order;
-        }
-        if item.is_some() {
-            self.want_item = item;
-        }
+        take_str(content, "customer_id", &mut self.customer_id);
+        take_str(content, "order_id", &mut self.want_order);
+        take_str(content, "item", &mut self.want_item);
         match content.get("confirm") {
             Some(Value::Bool(true)) => self.confirmed = self.proposal(),
             Some(Value::Bool(false)) if content.get("changed_mind").is_none() => {
@@ -330,5 +318,9 @@ impl Policy for Expert {
         // Told it is looping, or that the tool's circuit is open: pause
         // before trying again rather than asking at once.
         (layer == "loop_detector" || layer == "circuit_breaker").then_some(LOOP_PAUSE_MS)
+    }
+
+    fn case(&mut self) -> &mut Case {
+        &mut self.case
     }
 }

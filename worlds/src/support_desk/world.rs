@@ -9,7 +9,7 @@ use agentsim_engine::{
 
 use super::config::{OrderStatus, SupportDeskConfig};
 use crate::kit::args::{int_arg, one_of_arg, str_arg};
-use crate::kit::goodbye::leave;
+use crate::kit::goodbye::Goodbye;
 use crate::kit::outbox::Outbox;
 pub use crate::kit::persona::Persona;
 use crate::kit::persona::draw;
@@ -19,6 +19,9 @@ use crate::talk::voice::Voice;
 #[path = "hear.rs"]
 mod hear;
 pub use hear::TOLD_WRONG_VALUE;
+
+/// How the impatient user leaves.
+const GOODBYE: Goodbye = Goodbye { note: "customer_left", text: "Forget it, I'll dispute the charge with my bank." };
 
 /// What the customer calls a refund of the whole order.
 pub const WHOLE_ORDER: &str = "whole order";
@@ -486,11 +489,8 @@ impl KitWorld for SupportDesk<'_> {
     fn on_event(&mut self, event: DeskEvent, cx: &mut WorldCx<'_, DeskEvent>) {
         match event {
             DeskEvent::PatienceOut => {
-                if self.refunds.is_empty() && self.left_at_ms.is_none() {
-                    let request = self.request(&self.target);
-                    let text = "Forget it, I'll dispute the charge with my bank.";
-                    leave(&mut self.left_at_ms, "customer_left", text, request, cx);
-                }
+                let request = self.request(&self.target);
+                GOODBYE.patience_out(!self.refunds.is_empty(), &mut self.left_at_ms, request, cx);
             }
             DeskEvent::Status { order } => {
                 let current = self.status_at(order, cx.now_ms);

@@ -40,11 +40,11 @@ pub struct Restaurant {
 personas! {
     /// How often each persona is drawn (relative weights, not all zero).
     pub struct Personas {
-        /// Names city and party size.
+        #[doc = "Names city and party size."]
         clear: Clear = 0.6,
-        /// Names the city only; the party size when asked.
+        #[doc = "Names the city only; the party size when asked."]
         vague: Vague = 0.2,
-        /// Clear, but leaves after `patience_ms` without a table.
+        #[doc = "Clear, but leaves after `patience_ms` without a table."]
         impatient: Impatient = 0.2,
     }
 }

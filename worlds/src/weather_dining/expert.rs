@@ -12,7 +12,7 @@ use agentsim_engine::{Action, AgentCx, Finish, Reply, TimeMs, ToolCall, ToolResu
 
 use super::tools::Ids;
 use crate::kit::case::{Case, Opening, call};
-use crate::kit::expert::Policy;
+use crate::kit::expert::{Policy, take_int, take_str};
 use crate::read::{LOOP_PAUSE_MS, Reader, arg_str, backoff_ms};
 
 /// Who the expert serves and what it is after.
@@ -70,20 +70,10 @@ impl Expert {
 }
 
 impl Policy for Expert {
-    fn case(&mut self) -> &mut Case {
-        &mut self.case
-    }
-
     fn hear(&mut self, content: &Value) {
-        if let Some(c) = content.get("customer_id").and_then(Value::as_str) {
-            self.customer_id = Some(c.to_string());
-        }
-        if let Some(c) = content.get("city").and_then(Value::as_str) {
-            self.city = c.to_string();
-        }
-        if let Some(n) = content.get("party_size").and_then(Value::as_int) {
-            self.party_size = Some(n);
-        }
+        take_str(content, "customer_id", &mut self.customer_id);
+        take_str(content, "city", &mut self.city);
+        take_int(content, "party_size", &mut self.party_size);
     }
 
     /// Learns from a tool result; returns how long to wait before acting again.
@@ -223,6 +213,10 @@ impl Policy for Expert {
             self.provider_failures = 0;
         }
         (layer == "loop_detector").then_some(LOOP_PAUSE_MS)
+    }
+
+    fn case(&mut self) -> &mut Case {
+        &mut self.case
     }
 }
 

@@ -121,7 +121,7 @@ impl WeatherDining<'_> {
         let reply = match reading.intent {
             Intent::Ask => self.answer_question(&reading, &facts),
             Intent::Propose => self.answer_proposal(&reading, &facts, &named),
-            Intent::Tell => self.judge_statement(&reading, &named, cx),
+            Intent::Tell => self.judge_statement(&reading, &facts, &named, cx),
             Intent::SmallTalk => listen::small_talk(self),
             Intent::Unclear => listen::not_followed(self, text, cx),
         };
@@ -196,7 +196,13 @@ impl WeatherDining<'_> {
 
     /// Judges a statement: every id and party size told must be one the world
     /// holds; a closing naming the reservation is what the customer was told.
-    fn judge_statement(&mut self, reading: &Reading, named: &Named, cx: &mut WorldCx<'_, DiningEvent>) -> Message {
+    fn judge_statement(
+        &mut self,
+        reading: &Reading,
+        facts: &[Fact],
+        named: &Named,
+        cx: &mut WorldCx<'_, DiningEvent>,
+    ) -> Message {
         let now_ms = cx.now_ms;
         for s in reading.stated.iter().filter(|s| !s.right) {
             let never_held = match s.fact {
@@ -205,7 +211,7 @@ impl WeatherDining<'_> {
                 _ => false,
             };
             if never_held {
-                cx.minefield(TOLD_WRONG_VALUE, format!("told {} {}", label_of(s.fact), s.written));
+                cx.minefield(TOLD_WRONG_VALUE, format!("told {} {}", label(&facts[s.fact]), s.written));
             }
         }
         for id in &named.unknown_ids {
@@ -260,28 +266,16 @@ fn label(fact: &Fact) -> String {
     }
 }
 
-fn label_of(fact: usize) -> &'static str {
-    match fact {
-        CUSTOMER_ID => "customer id",
-        PARTY => "party size",
-        _ => "value",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::weather_dining::WeatherDiningConfig;
     use agentsim_engine::StreamSource;
 
-    fn world(config: &WeatherDiningConfig) -> WeatherDining<'_> {
-        WeatherDining::new(config, &StreamSource::new([7; 32], 2))
-    }
-
     #[test]
     fn restaurants_are_named_by_name_or_id_and_unknown_ids_are_kept() {
         let config = WeatherDiningConfig::default();
-        let w = world(&config);
+        let w = WeatherDining::new(&config, &StreamSource::new([7; 32], 2));
         let named = w.named("Terrazza (R01) or Le Jardin? Reservation V399 at R09.");
         assert_eq!(named.restaurants, vec![0, 2]);
         assert_eq!(named.unknown_ids, vec!["V399".to_string(), "R09".to_string()]);
@@ -290,7 +284,7 @@ mod tests {
     #[test]
     fn a_party_size_is_read_as_a_count_only() {
         let config = WeatherDiningConfig::default();
-        let w = world(&config);
+        let w = WeatherDining::new(&config, &StreamSource::new([7; 32], 2));
         let facts = w.facts();
         let r = talk::read("How many people will there be?", &facts, &w.lexicon());
         assert_eq!((r.intent, r.asked.clone()), (Intent::Ask, vec![PARTY]));

@@ -9,12 +9,15 @@ use agentsim_engine::{
 
 use super::config::WeatherDiningConfig;
 use crate::kit::args::{int_arg, str_arg};
-use crate::kit::goodbye::leave;
+use crate::kit::goodbye::Goodbye;
 use crate::kit::outbox::Outbox;
 pub use crate::kit::persona::Persona;
 use crate::kit::persona::draw;
 use crate::kit::world::{Handover, KitWorld, Served, no_such_tool};
 use crate::talk::voice::Voice;
+
+/// How the impatient user leaves.
+const GOODBYE: Goodbye = Goodbye { note: "customer_left", text: "Never mind, we'll just walk in somewhere." };
 
 #[path = "hear.rs"]
 mod hear;
@@ -398,11 +401,8 @@ impl KitWorld for WeatherDining<'_> {
                 cx.schedule(next, DiningEvent::Weather { city });
             }
             DiningEvent::PatienceOut => {
-                if self.reservations.is_empty() && self.left_at_ms.is_none() {
-                    let request = self.request(true);
-                    let text = "Never mind, we'll just walk in somewhere.";
-                    leave(&mut self.left_at_ms, "customer_left", text, request, cx);
-                }
+                let request = self.request(true);
+                GOODBYE.patience_out(!self.reservations.is_empty(), &mut self.left_at_ms, request, cx);
             }
         }
     }
