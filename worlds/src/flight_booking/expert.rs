@@ -17,7 +17,7 @@ use agentsim_engine::{Action, AgentCx, Finish, Reply, TimeMs, ToolCall, ToolResu
 use super::tools::Ids;
 use crate::kit::case::{Case, Opening, call};
 use crate::kit::expert::{Policy, take_int, take_str};
-use crate::read::{LOOP_PAUSE_MS, Reader, arg_str, backoff_ms};
+use crate::read::{LOOP_PAUSE_MS, Reader, arg_str};
 
 /// Who the expert serves and what it is after.
 const OPENING: Opening = Opening { who: "traveller", user_arg: "traveller_id", goal: "book" };
@@ -187,6 +187,42 @@ impl Expert {
 }
 
 impl Policy for Expert {
+    fn next(&mut self, now_ms: TimeMs) -> Action {
+        let empty_searches = self.empty_searches;
+        let traveller = match self.case.opening(
+            &OPENING,
+            self.traveller_id.as_ref(),
+            self.empty_searches >= ESCALATE_AFTER_EMPTY_SEARCHES,
+            || format!(", {} searches without a fare in budget", empty_searches),
+        ) {
+            Ok(traveller) => traveller,
+            Err(first) => return first,
+        };
+        if let Some(action) = self.settle_booking(&traveller) {
+            return action;
+        }
+        if self.case.awaiting_user {
+            return Action::Idle { wake_at_ms: None };
+        }
+        let Some(date) = self.date.clone() else {
+            if self.case.asked {
+                return Action::Idle { wake_at_ms: None };
+            }
+            return self.message(&traveller, "ask", Vec::new());
+        };
+        if let Some((flight, fare)) = self.confirmed.clone() {
+            return call(
+                self.ids.book,
+                Value::map([
+                    ("traveller_id", Value::str(&traveller)),
+                    ("flight_id", Value::Str(flight)),
+                    ("fare_cents", Value::Int(fare)),
+                ]),
+            );
+        }
+        self.find_fare(&traveller, date, now_ms)
+    }
+
     fn hear(&mut self, content: &Value) {
         take_str(content, "traveller_id", &mut self.traveller_id);
         take_str(content, "origin", &mut self.origin);
@@ -213,6 +249,11 @@ impl Policy for Expert {
             Some(Value::Bool(false)) => self.quoted = None,
             _ => {}
         }
+    }
+
+    fn answer_lost(&mut self, name: &str) -> bool {
+        // The booking may have been made before the answer was lost.
+        (name == "book").then(|| self.booking = BookingState::Uncertain).is_some()
     }
 
     /// Learns from a tool result; returns how long to wait before acting again.
@@ -298,49 +339,8 @@ impl Policy for Expert {
                 self.case.failures = 0;
                 None
             }
-            Reply::Timeout if name == "book" => {
-                // The booking may have been made before the answer was lost.
-                self.booking = BookingState::Uncertain;
-                Some(backoff_ms(self.case.failures, &r.reply))
-            }
             reply => self.case.after_failure(reply),
         }
-    }
-
-    fn next(&mut self, now_ms: TimeMs) -> Action {
-        let empty_searches = self.empty_searches;
-        let traveller = match self.case.opening(
-            &OPENING,
-            self.traveller_id.as_ref(),
-            self.empty_searches >= ESCALATE_AFTER_EMPTY_SEARCHES,
-            || format!(", {} searches without a fare in budget", empty_searches),
-        ) {
-            Ok(traveller) => traveller,
-            Err(first) => return first,
-        };
-        if let Some(action) = self.settle_booking(&traveller) {
-            return action;
-        }
-        if self.case.awaiting_user {
-            return Action::Idle { wake_at_ms: None };
-        }
-        let Some(date) = self.date.clone() else {
-            if self.case.asked {
-                return Action::Idle { wake_at_ms: None };
-            }
-            return self.message(&traveller, "ask", Vec::new());
-        };
-        if let Some((flight, fare)) = self.confirmed.clone() {
-            return call(
-                self.ids.book,
-                Value::map([
-                    ("traveller_id", Value::str(&traveller)),
-                    ("flight_id", Value::Str(flight)),
-                    ("fare_cents", Value::Int(fare)),
-                ]),
-            );
-        }
-        self.find_fare(&traveller, date, now_ms)
     }
 
     fn blocked(&mut self, name: &str, call: &ToolCall, layer: &str) -> Option<TimeMs> {

@@ -131,8 +131,7 @@ impl FlightBooking<'_> {
             Intent::Ask => self.answer_question(&reading, &facts),
             Intent::Propose => self.answer_proposal(&reading, &facts, &named, at, cx),
             Intent::Tell => self.judge_statement(&reading, &facts, &named, cx),
-            Intent::SmallTalk => listen::small_talk(self),
-            Intent::Unclear => listen::not_followed(self, text, cx),
+            Intent::SmallTalk | Intent::Unclear => listen::chat(self, reading.intent, text, cx),
         };
         cx.tell_agent(at, reply);
     }

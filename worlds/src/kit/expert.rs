@@ -5,11 +5,11 @@
 //! knows. An expert says only what it learns and what it does next
 //! ([`Policy`]); [`Planner`] makes it an engine `Agent`.
 
-use agentsim_engine::{Action, Agent, AgentCx, Input, TimeMs, ToolCall, ToolResult, Value};
+use agentsim_engine::{Action, Agent, AgentCx, Input, Reply, TimeMs, ToolCall, ToolResult, Value};
 
 use crate::kit::case::{Case, begin_step};
 use crate::kit::world::ToolNames;
-use crate::read::{LOOP_PAUSE_MS, accepted};
+use crate::read::{LOOP_PAUSE_MS, accepted, backoff_ms};
 
 /// What an expert written with the kit says itself.
 pub trait Policy {
@@ -26,6 +26,14 @@ pub trait Policy {
     /// Reads an accepted `body` of the tool `name` (the case has taken it
     /// in); returns how long to wait before acting again.
     fn learn(&mut self, name: &str, r: &ToolResult, body: &Value, cx: &AgentCx<'_>) -> Option<TimeMs>;
+
+    /// Takes in that the answer to a call of the tool `name` was lost (a
+    /// timeout): a write may or may not have been applied. True when the
+    /// expert will check before writing again (the kit then backs off);
+    /// false leaves the failure to [`Policy::learn_failure`]. Default: false.
+    fn answer_lost(&mut self, _name: &str) -> bool {
+        false
+    }
 
     /// Takes in a failed call of the tool `name` (counted already); returns
     /// how long to wait.
@@ -69,7 +77,12 @@ pub fn step<P: Policy>(policy: &mut P, names: &impl ToolNames, input: Input, cx:
             }
             None => {
                 policy.case().failures += 1;
-                policy.learn_failure(name_of(&r.call), r)
+                let name = name_of(&r.call);
+                if matches!(r.reply, Reply::Timeout) && policy.answer_lost(name) {
+                    Some(backoff_ms(policy.case().failures, &r.reply))
+                } else {
+                    policy.learn_failure(name, r)
+                }
             }
         },
         Input::Blocked { call, layer, .. } => {

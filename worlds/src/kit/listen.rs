@@ -9,7 +9,7 @@ use agentsim_engine::{Message, Stream, Value, WorldCx};
 
 use crate::kit::persona::Persona;
 use crate::talk::voice::Voice;
-use crate::talk::{Fact, Reading};
+use crate::talk::{Fact, Intent, Reading};
 
 /// A world's user, as the kit's replies need it.
 pub trait Listener {
@@ -34,6 +34,15 @@ pub fn small_talk<L: Listener>(user: &mut L) -> Message {
 pub fn not_followed<L: Listener, E>(user: &mut L, text: &str, cx: &mut WorldCx<'_, E>) -> Message {
     let (request, content) = (user.request_text(), user.request_content());
     user.voice().not_followed(text, &request, content, cx)
+}
+
+/// The reply to a message that neither asks, proposes nor tells: small
+/// talk gets a word back, anything else is one the user cannot follow.
+pub fn chat<L: Listener, E>(user: &mut L, intent: Intent, text: &str, cx: &mut WorldCx<'_, E>) -> Message {
+    match intent {
+        Intent::SmallTalk => small_talk(user),
+        _ => not_followed(user, text, cx),
+    }
 }
 
 /// The answer to a question: the facts it asks for, said with `label` and

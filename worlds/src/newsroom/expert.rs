@@ -14,7 +14,7 @@ use agentsim_engine::{Action, AgentCx, Finish, Reply, TimeMs, ToolResult, Value}
 use super::tools::Ids;
 use crate::kit::case::{Case, Opening, call};
 use crate::kit::expert::{Policy, take_int, take_str};
-use crate::read::{Reader, arg_str, backoff_ms};
+use crate::read::{Reader, arg_str};
 
 /// Who the expert serves and what it is after.
 const OPENING: Opening = Opening { who: "editor", user_arg: "editor_id", goal: "summarise" };
@@ -84,9 +84,83 @@ impl Expert {
 }
 
 impl Policy for Expert {
+    fn next(&mut self, now_ms: TimeMs) -> Action {
+        if self.sent {
+            return Action::Finish(Finish::Done);
+        }
+        let editor = match self.case.opening(&OPENING, self.editor_id.as_ref(), false, String::new) {
+            Ok(editor) => editor,
+            Err(first) => return first,
+        };
+        let ids = self.ids;
+        if self.uncertain_tasks {
+            return call(ids.list_tasks, Value::map::<&str>([]));
+        }
+        if self.case.awaiting_user {
+            return Action::Idle { wake_at_ms: None };
+        }
+        let Some(count) = self.count else {
+            if self.case.asked {
+                return Action::Idle { wake_at_ms: None };
+            }
+            return call(
+                ids.send_message,
+                Value::map([("editor_id", Value::Str(editor)), ("kind", Value::str("ask"))]),
+            );
+        };
+        let Some(feed) = self.feed.clone() else {
+            return call(ids.latest_news, Value::map([("limit", Value::Int(count))]));
+        };
+        if let Some((id, _)) = feed.stories.iter().find(|(id, _)| !self.verified.iter().any(|(v, _)| v == id)) {
+            return call(ids.get_story, Value::map([("story_id", Value::str(id))]));
+        }
+        for (id, _) in &feed.stories {
+            let check = format!("check:{id}");
+            if !self.created.contains(&check) {
+                return self.task(check, "check", Some(id), Vec::new());
+            }
+            let summarise = format!("summarise:{id}");
+            if !self.created.contains(&summarise) {
+                return self.task(summarise, "summarise", Some(id), vec![check]);
+            }
+        }
+        let over: Vec<String> = feed.stories.iter().map(|(id, _)| format!("summarise:{id}")).collect();
+        if now_ms.saturating_sub(feed.read_at_ms) > FEED_FRESH_MS {
+            // The feed has aged while we worked: read it again before answering.
+            self.feed = None;
+            self.suspect_reads = 0;
+            return call(ids.latest_news, Value::map([("limit", Value::Int(count))]));
+        }
+        let covered = self.published_over.as_ref().is_some_and(|p| over.iter().all(|k| p.contains(k)));
+        if !covered {
+            self.publishes += 1;
+            let key = if self.publishes == 1 { "publish".to_string() } else { format!("publish:{}", self.publishes) };
+            self.published_over = Some(over.clone());
+            return self.task(key, "publish", None, over);
+        }
+        let stories = feed
+            .stories
+            .iter()
+            .map(|(id, v)| Value::map([("story_id", Value::str(id)), ("version", Value::Int(*v))]))
+            .collect();
+        call(
+            ids.send_summary,
+            Value::map([
+                ("editor_id", Value::Str(editor)),
+                ("stories", Value::List(stories)),
+                ("stale", Value::Bool(feed.suspect)),
+            ]),
+        )
+    }
+
     fn hear(&mut self, content: &Value) {
         take_str(content, "editor_id", &mut self.editor_id);
         take_int(content, "count", &mut self.count);
+    }
+
+    fn answer_lost(&mut self, name: &str) -> bool {
+        // The task may exist already: look before creating it again.
+        (name == "create_task").then(|| self.uncertain_tasks = true).is_some()
     }
 
     /// Learns from a tool result; returns how long to wait before acting again.
@@ -155,11 +229,6 @@ impl Policy for Expert {
 
     fn learn_failure(&mut self, name: &str, r: &ToolResult) -> Option<TimeMs> {
         match &r.reply {
-            Reply::Timeout if name == "create_task" => {
-                // The task may exist already: look before creating it again.
-                self.uncertain_tasks = true;
-                Some(backoff_ms(self.case.failures, &r.reply))
-            }
             Reply::Error { status: 404, .. } if name == "get_story" => {
                 // The id we asked for is not in the feed: read the feed again.
                 self.feed = None;
@@ -167,75 +236,6 @@ impl Policy for Expert {
             }
             reply => self.case.after_failure(reply),
         }
-    }
-
-    fn next(&mut self, now_ms: TimeMs) -> Action {
-        if self.sent {
-            return Action::Finish(Finish::Done);
-        }
-        let editor = match self.case.opening(&OPENING, self.editor_id.as_ref(), false, String::new) {
-            Ok(editor) => editor,
-            Err(first) => return first,
-        };
-        let ids = self.ids;
-        if self.uncertain_tasks {
-            return call(ids.list_tasks, Value::map::<&str>([]));
-        }
-        if self.case.awaiting_user {
-            return Action::Idle { wake_at_ms: None };
-        }
-        let Some(count) = self.count else {
-            if self.case.asked {
-                return Action::Idle { wake_at_ms: None };
-            }
-            return call(
-                ids.send_message,
-                Value::map([("editor_id", Value::Str(editor)), ("kind", Value::str("ask"))]),
-            );
-        };
-        let Some(feed) = self.feed.clone() else {
-            return call(ids.latest_news, Value::map([("limit", Value::Int(count))]));
-        };
-        if let Some((id, _)) = feed.stories.iter().find(|(id, _)| !self.verified.iter().any(|(v, _)| v == id)) {
-            return call(ids.get_story, Value::map([("story_id", Value::str(id))]));
-        }
-        for (id, _) in &feed.stories {
-            let check = format!("check:{id}");
-            if !self.created.contains(&check) {
-                return self.task(check, "check", Some(id), Vec::new());
-            }
-            let summarise = format!("summarise:{id}");
-            if !self.created.contains(&summarise) {
-                return self.task(summarise, "summarise", Some(id), vec![check]);
-            }
-        }
-        let over: Vec<String> = feed.stories.iter().map(|(id, _)| format!("summarise:{id}")).collect();
-        if now_ms.saturating_sub(feed.read_at_ms) > FEED_FRESH_MS {
-            // The feed has aged while we worked: read it again before answering.
-            self.feed = None;
-            self.suspect_reads = 0;
-            return call(ids.latest_news, Value::map([("limit", Value::Int(count))]));
-        }
-        let covered = self.published_over.as_ref().is_some_and(|p| over.iter().all(|k| p.contains(k)));
-        if !covered {
-            self.publishes += 1;
-            let key = if self.publishes == 1 { "publish".to_string() } else { format!("publish:{}", self.publishes) };
-            self.published_over = Some(over.clone());
-            return self.task(key, "publish", None, over);
-        }
-        let stories = feed
-            .stories
-            .iter()
-            .map(|(id, v)| Value::map([("story_id", Value::str(id)), ("version", Value::Int(*v))]))
-            .collect();
-        call(
-            ids.send_summary,
-            Value::map([
-                ("editor_id", Value::Str(editor)),
-                ("stories", Value::List(stories)),
-                ("stale", Value::Bool(feed.suspect)),
-            ]),
-        )
     }
 
     fn case(&mut self) -> &mut Case {

@@ -127,8 +127,7 @@ impl Newsroom<'_> {
             Intent::Ask => self.answer_question(&reading, &facts),
             Intent::Propose => self.answer_proposal(&reading, &facts, &named),
             Intent::Tell => self.judge_statement(&ws, &reading, &named, cx),
-            Intent::SmallTalk => listen::small_talk(self),
-            Intent::Unclear => listen::not_followed(self, text, cx),
+            Intent::SmallTalk | Intent::Unclear => listen::chat(self, reading.intent, text, cx),
         };
         cx.tell_agent(at, reply);
     }

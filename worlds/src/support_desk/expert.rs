@@ -12,7 +12,7 @@ use super::tools::Ids;
 use super::world::WHOLE_ORDER;
 use crate::kit::case::{Case, Opening, call};
 use crate::kit::expert::{Policy, take_str};
-use crate::read::{LOOP_PAUSE_MS, Reader, backoff_ms};
+use crate::read::{LOOP_PAUSE_MS, Reader};
 
 /// Who the expert serves and what it is after.
 const OPENING: Opening = Opening { who: "customer", user_arg: "customer_id", goal: "complete the refund" };
@@ -207,6 +207,12 @@ fn amount_for(order: &OrderView, item: &str) -> Option<i64> {
 }
 
 impl Policy for Expert {
+    /// The next action: the time plays no part in it (what is read goes
+    /// stale by the context's eviction, not by the clock).
+    fn next(&mut self, _now_ms: TimeMs) -> Action {
+        self.plan()
+    }
+
     /// Drops what was read from tools before `before_ms`: that part of the context
     /// was evicted, so the expert must look it up again. (What the customer said
     /// and what the expert itself did stay: a model keeps a running summary of
@@ -233,6 +239,11 @@ impl Policy for Expert {
             }
             _ => {}
         }
+    }
+
+    fn answer_lost(&mut self, name: &str) -> bool {
+        // The refund may have been applied before the answer was lost.
+        (name == "issue_refund").then(|| self.refund = RefundState::Uncertain).is_some()
     }
 
     /// Learns from a tool result; returns how long to wait before acting again.
@@ -294,19 +305,8 @@ impl Policy for Expert {
                 }
                 None
             }
-            Reply::Timeout if name == "issue_refund" => {
-                // The refund may have been applied before the answer was lost.
-                self.refund = RefundState::Uncertain;
-                Some(backoff_ms(self.case.failures, &r.reply))
-            }
             reply => self.case.after_failure(reply),
         }
-    }
-
-    /// The next action: the time plays no part in it (what is read goes
-    /// stale by the context's eviction, not by the clock).
-    fn next(&mut self, _now_ms: TimeMs) -> Action {
-        self.plan()
     }
 
     fn blocked(&mut self, name: &str, call: &ToolCall, layer: &str) -> Option<TimeMs> {

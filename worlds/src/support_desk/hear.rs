@@ -93,8 +93,7 @@ impl SupportDesk<'_> {
             Intent::Ask => self.answer_question(&reading, &facts),
             Intent::Propose => self.answer_proposal(&reading, &facts, cx),
             Intent::Tell => self.judge_statement(text, &ws, &reading, &facts, cx),
-            Intent::SmallTalk => listen::small_talk(self),
-            Intent::Unclear => listen::not_followed(self, text, cx),
+            Intent::SmallTalk | Intent::Unclear => listen::chat(self, reading.intent, text, cx),
         };
         cx.tell_agent(at, reply);
     }

@@ -13,7 +13,7 @@ use agentsim_engine::{Action, AgentCx, Finish, Reply, TimeMs, ToolCall, ToolResu
 use super::tools::Ids;
 use crate::kit::case::{Case, Opening, call};
 use crate::kit::expert::{Policy, take_int, take_str};
-use crate::read::{LOOP_PAUSE_MS, Reader, arg_str, backoff_ms};
+use crate::read::{LOOP_PAUSE_MS, Reader, arg_str};
 
 /// Who the expert serves and what it is after.
 const OPENING: Opening = Opening { who: "customer", user_arg: "customer_id", goal: "reserve" };
@@ -70,70 +70,6 @@ impl Expert {
 }
 
 impl Policy for Expert {
-    fn hear(&mut self, content: &Value) {
-        take_str(content, "customer_id", &mut self.customer_id);
-        take_str(content, "city", &mut self.city);
-        take_int(content, "party_size", &mut self.party_size);
-    }
-
-    /// Learns from a tool result; returns how long to wait before acting again.
-    fn learn(&mut self, name: &str, r: &ToolResult, body: &Value, cx: &AgentCx<'_>) -> Option<TimeMs> {
-        let tool = r.call.tool;
-        let read = Reader { cx, tool };
-        if is_weather(name) {
-            self.provider_failures = 0;
-            let raining = read.str(body, "condition") == "rain";
-            if self.weather.is_some_and(|(was, _)| was != raining) {
-                // The weather turned: tables found for the old weather are beside the point.
-                self.found = None;
-            }
-            self.weather = Some((raining, cx.now_ms));
-        } else if name == "find_restaurants" {
-            let outdoor = arg_str(&r.call.args, "seating") == "outdoor";
-            let list = read.list(body, "restaurants").iter().map(|x| read.str(x, "restaurant_id")).collect();
-            self.found = Some((outdoor, list));
-        } else if name == "reserve" {
-            self.reservation = ReservationState::Reserved(read.str(body, "reservation_id"));
-        } else if name == "get_reservations" {
-            let ids_found: Vec<String> =
-                read.list(body, "reservations").iter().map(|x| read.str(x, "reservation_id")).collect();
-            self.reservation = match ids_found.first() {
-                Some(id) => ReservationState::Reserved(id.clone()),
-                None => ReservationState::None,
-            };
-        } else if name == "send_message" {
-            match r.call.args.get("kind").and_then(Value::as_str) {
-                Some("ask") => self.case.asked_user(),
-                Some("done") => self.told = true,
-                _ => {}
-            }
-        }
-        None
-    }
-
-    fn learn_failure(&mut self, name: &str, r: &ToolResult) -> Option<TimeMs> {
-        if is_weather(name) {
-            self.provider_failures += 1;
-            if self.provider_failures >= SWITCH_PROVIDER_AFTER {
-                // This provider is in trouble: ask the other one.
-                self.use_backup = !self.use_backup;
-                self.provider_failures = 0;
-            }
-        }
-        match &r.reply {
-            Reply::Error { status: 409, .. } if name == "reserve" => {
-                // That table is gone: look again.
-                self.found = None;
-                None
-            }
-            Reply::Timeout if name == "reserve" => {
-                self.reservation = ReservationState::Uncertain;
-                Some(backoff_ms(self.case.failures, &r.reply))
-            }
-            reply => self.case.after_failure(reply),
-        }
-    }
-
     fn next(&mut self, now_ms: TimeMs) -> Action {
         let customer = match self.case.opening(&OPENING, self.customer_id.as_ref(), false, String::new) {
             Ok(customer) => customer,
@@ -200,6 +136,70 @@ impl Policy for Expert {
                     ("seating", Value::str(seating)),
                 ]),
             ),
+        }
+    }
+
+    fn hear(&mut self, content: &Value) {
+        take_str(content, "customer_id", &mut self.customer_id);
+        take_str(content, "city", &mut self.city);
+        take_int(content, "party_size", &mut self.party_size);
+    }
+
+    fn answer_lost(&mut self, name: &str) -> bool {
+        (name == "reserve").then(|| self.reservation = ReservationState::Uncertain).is_some()
+    }
+
+    /// Learns from a tool result; returns how long to wait before acting again.
+    fn learn(&mut self, name: &str, r: &ToolResult, body: &Value, cx: &AgentCx<'_>) -> Option<TimeMs> {
+        let tool = r.call.tool;
+        let read = Reader { cx, tool };
+        if is_weather(name) {
+            self.provider_failures = 0;
+            let raining = read.str(body, "condition") == "rain";
+            if self.weather.is_some_and(|(was, _)| was != raining) {
+                // The weather turned: tables found for the old weather are beside the point.
+                self.found = None;
+            }
+            self.weather = Some((raining, cx.now_ms));
+        } else if name == "find_restaurants" {
+            let outdoor = arg_str(&r.call.args, "seating") == "outdoor";
+            let list = read.list(body, "restaurants").iter().map(|x| read.str(x, "restaurant_id")).collect();
+            self.found = Some((outdoor, list));
+        } else if name == "reserve" {
+            self.reservation = ReservationState::Reserved(read.str(body, "reservation_id"));
+        } else if name == "get_reservations" {
+            let ids_found: Vec<String> =
+                read.list(body, "reservations").iter().map(|x| read.str(x, "reservation_id")).collect();
+            self.reservation = match ids_found.first() {
+                Some(id) => ReservationState::Reserved(id.clone()),
+                None => ReservationState::None,
+            };
+        } else if name == "send_message" {
+            match r.call.args.get("kind").and_then(Value::as_str) {
+                Some("ask") => self.case.asked_user(),
+                Some("done") => self.told = true,
+                _ => {}
+            }
+        }
+        None
+    }
+
+    fn learn_failure(&mut self, name: &str, r: &ToolResult) -> Option<TimeMs> {
+        if is_weather(name) {
+            self.provider_failures += 1;
+            if self.provider_failures >= SWITCH_PROVIDER_AFTER {
+                // This provider is in trouble: ask the other one.
+                self.use_backup = !self.use_backup;
+                self.provider_failures = 0;
+            }
+        }
+        match &r.reply {
+            Reply::Error { status: 409, .. } if name == "reserve" => {
+                // That table is gone: look again.
+                self.found = None;
+                None
+            }
+            reply => self.case.after_failure(reply),
         }
     }
 
