@@ -1,4 +1,4 @@
-//! A built-in world's [`BuiltinWorld`](crate::scenario::BuiltinWorld)
+//! A built-in world's [`BuiltinWorld`](crate::world_model::BuiltinWorld)
 //! implementation. Every world folder wires the same pieces the same way (its
 //! `Tools` section, `tools::specs`, `Ids`, `Expert` and world type), so
 //! [`builtin_world!`] writes it from the two names that differ.
@@ -8,7 +8,7 @@
 /// in scope (they are in each world's `mod.rs`).
 macro_rules! builtin_world {
     ($config:ty, $world:ident) => {
-        impl $crate::scenario::BuiltinWorld for $config {
+        impl $crate::world_model::BuiltinWorld for $config {
             type Ids = Ids;
 
             fn check(&self) -> Result<(), $crate::kit::checks::ConfigError> {
@@ -41,7 +41,7 @@ macro_rules! builtin_world {
                 note: Option<agentsim_engine::Value>,
             ) -> agentsim_engine::Trajectory {
                 let world = $crate::kit::world::Kit::new($world::new(self, streams), ids);
-                $crate::scenario::run_world(world, catalog, streams, config, agent, note)
+                $crate::world_model::run_world(world, catalog, streams, config, agent, note)
             }
         }
     };

@@ -61,7 +61,7 @@ impl ConfigError {
     }
 
     /// (field path, value to point at, message): the form
-    /// [`WorldKind::check`](crate::scenario::WorldKind::check) returns.
+    /// [`WorldKind::check`](crate::world_model::WorldKind::check) returns.
     pub fn into_parts(self) -> (String, String, String) {
         (self.field, self.needle, self.message)
     }

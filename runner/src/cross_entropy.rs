@@ -38,7 +38,7 @@ use agentsim_worlds::Prepared;
 
 use crate::Error;
 use crate::Runner;
-use crate::tilts::{Method, Pilot, Plan};
+use agentsim_stats::tilts::{Method, Pilot, Plan};
 
 /// The first pilot seed: 2^63, above any seed range a sweep uses in practice.
 pub const PILOT_SEED_START: u64 = 1 << 63;
@@ -152,7 +152,7 @@ pub fn choose(
         }
     }
     if events_last == 0 {
-        return Err(Error::new(format!(
+        return Err(Error::run(format!(
             "--importance auto: `{}` never happened in the last of {iterations} pilot sweeps of \
              {seeds_per_iteration} seeds, with every fault raised up to {RAISE}^{} times its probability \
              (at most {}); name a failure mode this scenario and stack can reach (--importance-target), \
@@ -170,7 +170,7 @@ pub fn choose(
         trajectories: u64::from(iterations) * seeds_per_iteration,
         events_last,
     });
-    plan.check_support().map_err(|m| Error::new(format!("--importance auto chose a biased tilt: {m}")))?;
+    plan.check_support().map_err(|m| Error::run(format!("--importance auto chose a biased tilt: {m}")))?;
     Ok(plan)
 }
 
