@@ -5,75 +5,10 @@
 //! the same whichever world it is made in.
 
 use std::collections::BTreeSet;
-use std::fmt;
 
 use agentsim_engine::Latency;
 
-/// What is wrong with a world's configuration, for a caller to match.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ConfigErrorKind {
-    /// An id appears twice in a list.
-    DuplicateId,
-    /// A list the world draws from is empty.
-    Empty,
-    /// An interval between the world's own events is always 0.
-    ZeroInterval,
-    /// A persona weight is negative or not finite, or all are zero.
-    PersonaWeight,
-    /// A number is outside its range (or two bounds are out of order).
-    OutOfRange,
-    /// A reference names something the configuration does not hold.
-    UnknownReference,
-    /// The values are each fine, but together a seed could draw a task that
-    /// cannot be done.
-    Unsatisfiable,
-}
-
-/// A problem in a world's configuration: its kind, the field path it is
-/// about (inside the scenario's `world` section), the value to point at in
-/// the scenario's text, and the message.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ConfigError {
-    /// What is wrong.
-    pub kind: ConfigErrorKind,
-    /// The field path, like `customers[2].id`.
-    pub field: String,
-    /// The value (or field name) to point at in the text.
-    pub needle: String,
-    /// What is wrong, in words.
-    pub message: String,
-}
-
-impl ConfigError {
-    /// A problem of `kind` at `field`, pointed at by `needle`.
-    pub fn new(
-        kind: ConfigErrorKind,
-        field: impl Into<String>,
-        needle: impl Into<String>,
-        message: impl Into<String>,
-    ) -> Self {
-        Self { kind, field: field.into(), needle: needle.into(), message: message.into() }
-    }
-
-    /// A problem of `kind` at `field`, pointed at by the field's own name.
-    pub fn at_field(kind: ConfigErrorKind, field: &str, message: impl Into<String>) -> Self {
-        Self::new(kind, field, field, message)
-    }
-
-    /// (field path, value to point at, message): the form
-    /// [`WorldKind::check`](crate::world_model::WorldKind::check) returns.
-    pub fn into_parts(self) -> (String, String, String) {
-        (self.field, self.needle, self.message)
-    }
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "field `{}`: {}", self.field, self.message)
-    }
-}
-
-impl std::error::Error for ConfigError {}
+pub use crate::world_model::{ConfigError, ConfigErrorKind};
 
 /// Each id of `list` (a list field such as `customers`) is unique; a repeated
 /// one is reported at its second occurrence, as the `what` it identifies.
