@@ -33,7 +33,8 @@ pub mod spec;
 pub mod summary;
 pub mod surface;
 pub mod sweep;
-pub mod tau2;
+/// tau2-bench: the importer and the scripted-world extension (its own crate).
+pub use agentsim_tau2 as tau2;
 pub mod text;
 pub mod tilts;
 pub mod timeline;

@@ -11,9 +11,10 @@ use agentsim_engine::{
 
 use agentsim_engine::tool::FieldDef;
 
+use super::error::LoadError;
 use super::expert::GoldExpert;
 use super::intern::intern;
-use super::load::{LoadError, check_rows};
+use super::load::check_rows;
 use super::schema::Schema;
 use super::script::{Failure, Program, Session, to_dynamic};
 use super::state::{State, Table, Tables};
@@ -136,10 +137,10 @@ pub struct ScriptedModel {
     pub(crate) escalate: ToolId,
     pub(crate) authenticate: ToolId,
     /// The declared state hash, built once.
-    pub(crate) state_hasher: Option<super::statehash::Tau2Hasher>,
+    pub(crate) state_hasher: Option<Box<dyn super::StateHasher>>,
     gold_may_fail: bool,
     /// How arguments that do not fit a tool are refused.
-    pub(crate) argument_errors: super::ArgumentErrors,
+    pub(crate) argument_errors: std::sync::Arc<dyn super::ArgumentStyle>,
     /// Who messages are addressed to (the minefield's name interned).
     pub(crate) recipient: Option<(super::Recipient, &'static str)>,
     /// The stream of the sessions the expert's `verify` predicates run in
@@ -357,11 +358,9 @@ impl ScriptedModel {
         let tables = tables(config)?;
         let state_hasher = match &config.state_hash {
             None => None,
-            Some(super::StateHash::Tau2 { tables: names }) => Some(
-                super::statehash::Tau2Hasher::new(&tables, names)
-                    .map_err(|m| LoadError::at("state_hash", format!("field `world.state_hash`: {m}")))?,
-            ),
+            Some(state_hash) => Some(super::extend::state_hasher(state_hash, &tables)?),
         };
+        let argument_errors = config.argument_errors.style()?;
         let catalog = config.catalog();
         let tools = compile_tools(config, &program)?;
         for (i, p) in config.processes.iter().enumerate() {
@@ -408,7 +407,7 @@ impl ScriptedModel {
             authenticate: catalog.id(agentsim_engine::tool::AUTHENTICATE).expect("authenticate is in the catalog"),
             state_hasher,
             gold_may_fail: config.gold_may_fail,
-            argument_errors: config.argument_errors.clone(),
+            argument_errors,
             recipient,
             verify_stream: StreamSource::new([0; 32], 0).stream("verify"),
             aliases: config.aliases.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
@@ -483,8 +482,8 @@ impl ScriptedModel {
     }
 
     /// How the world refuses arguments that do not fit a tool, and unknown tools.
-    pub fn argument_errors(&self) -> &super::ArgumentErrors {
-        &self.argument_errors
+    pub fn argument_errors(&self) -> &dyn super::ArgumentStyle {
+        &*self.argument_errors
     }
 
     /// One call of scripted tool `name` on the initial tables at time 0, served

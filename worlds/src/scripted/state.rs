@@ -8,7 +8,7 @@ use std::sync::Arc;
 use agentsim_engine::{Key, Value};
 use rhai::Dynamic;
 
-use super::script::to_dynamic;
+use super::dynamic::to_dynamic;
 
 /// One table of records, by key, in the order the scenario gave them.
 #[derive(Clone, Debug, PartialEq)]
