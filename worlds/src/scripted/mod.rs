@@ -22,9 +22,11 @@ mod load;
 mod locate;
 mod model;
 mod native;
+mod placeholders;
 mod schema;
 mod script;
 mod setting;
+mod shared;
 mod state;
 mod template;
 mod world;
@@ -552,7 +554,7 @@ impl ScriptedConfig {
 /// when it was parsed).
 pub fn model(config: &ScriptedConfig) -> std::sync::Arc<dyn crate::scenario::WorldModel> {
     let model = ScriptedModel::build(config).unwrap_or_else(|e| panic!("a parsed scenario compiles: {}", e.message));
-    std::sync::Arc::new(model::Shared(std::sync::Arc::new(model)))
+    std::sync::Arc::new(shared::Shared(std::sync::Arc::new(model)))
 }
 
 impl crate::scenario::WorldKind for ScriptedConfig {

@@ -4,26 +4,21 @@
 
 use std::sync::Arc;
 
-use agentsim_engine::{
-    Agent, Catalog, MilestoneDag, SimConfig, StreamSource, ToolDef, ToolId, ToolKind, ToolSpec, Trajectory, Value,
-    ValueKind,
-};
+use agentsim_engine::{Catalog, MilestoneDag, StreamSource, ToolDef, ToolId, ToolKind, ToolSpec, Value, ValueKind};
 
 use agentsim_engine::tool::FieldDef;
 
 use super::error::LoadError;
-use super::expert::GoldExpert;
 use super::intern::intern;
 use super::load::check_rows;
+use super::placeholders::{fill_text, needed_facts};
 use super::schema::Schema;
 use super::script::{Failure, Program, Session, to_dynamic};
 use super::state::{State, Table, Tables};
 pub use super::template::Template;
-use super::world::ScriptedWorld;
 use super::{
     ESCALATE, GoldAction, MESSAGE_KINDS, MinefieldFile, PersonaFile, ProcessFile, SEND_MESSAGE, ScriptedConfig, Source,
 };
-use crate::scenario::Noted;
 
 /// What serves a tool of the catalog.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -827,26 +822,6 @@ impl ScriptedModel {
             Served::Other => (agentsim_engine::tool::AUTHENTICATE, Ok(Value::Map(Vec::new()))),
         }
     }
-
-    /// The expert of task `task`.
-    pub fn expert(self: &Arc<Self>, task: usize) -> Box<dyn Agent> {
-        Box::new(GoldExpert::new(self.clone(), task))
-    }
-
-    /// Runs task `task` of one seed.
-    #[allow(clippy::too_many_arguments)]
-    pub fn run(
-        &self,
-        task: usize,
-        catalog: &Catalog,
-        streams: &StreamSource,
-        config: &SimConfig,
-        agent: &mut dyn Agent,
-        note: Option<Value>,
-    ) -> Trajectory {
-        let world = ScriptedWorld::new(self, task, streams);
-        agentsim_engine::sim::run(Noted::new(world, note), agent, catalog, streams, config)
-    }
 }
 
 fn compile_tools(config: &ScriptedConfig, program: &Program) -> Result<Vec<Tool>, LoadError> {
@@ -976,134 +951,4 @@ fn gold_actions(
             Ok(Gold { tool: tool(&action.tool, &at)?, args: Template::new(args), verify, fails: false })
         })
         .collect()
-}
-
-pub(super) fn is_name(s: &str) -> bool {
-    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
-/// The pieces of a text: literal runs and `{name}` placeholders, in order (a
-/// `{` that opens no name is literal).
-pub(super) enum Piece<'t> {
-    Text(&'t str),
-    Fact(&'t str),
-}
-
-pub(super) fn pieces(text: &str) -> impl Iterator<Item = Piece<'_>> {
-    let mut rest = text;
-    std::iter::from_fn(move || {
-        if rest.is_empty() {
-            return None;
-        }
-        let Some(open) = rest.find('{') else {
-            return Some(Piece::Text(std::mem::take(&mut rest)));
-        };
-        if open > 0 {
-            let (text, tail) = rest.split_at(open);
-            rest = tail;
-            return Some(Piece::Text(text));
-        }
-        let after = &rest[1..];
-        match after.find('}').filter(|close| is_name(&after[..*close])) {
-            Some(close) => {
-                rest = &after[close + 1..];
-                Some(Piece::Fact(&after[..close]))
-            }
-            None => {
-                let (brace, tail) = rest.split_at(1);
-                rest = tail;
-                Some(Piece::Text(brace))
-            }
-        }
-    })
-}
-
-/// `{name}` in a text replaced by the fact's value (a string without quotes).
-pub fn fill_text(text: &str, facts: &Value) -> Result<String, String> {
-    let mut out = String::with_capacity(text.len());
-    for piece in pieces(text) {
-        match piece {
-            Piece::Text(t) => out.push_str(t),
-            Piece::Fact(name) => match facts.get(name) {
-                Some(Value::Str(s)) => out.push_str(s),
-                Some(v) => v.render_into(&mut out),
-                None => return Err(format!("no fact `{name}`")),
-            },
-        }
-    }
-    Ok(out)
-}
-
-/// The names of the facts a template needs.
-pub fn needed_facts(template: &Value, out: &mut Vec<String>) {
-    match template {
-        Value::Str(s) => {
-            for piece in pieces(s) {
-                if let Piece::Fact(name) = piece
-                    && !out.iter().any(|n| n == name)
-                {
-                    out.push(name.to_string());
-                }
-            }
-        }
-        Value::List(items) => items.iter().for_each(|v| needed_facts(v, out)),
-        Value::Map(pairs) => pairs.iter().for_each(|(_, v)| needed_facts(v, out)),
-        _ => {}
-    }
-}
-
-/// A compiled scripted world shared by every trajectory (its experts hold it).
-pub struct Shared(pub Arc<ScriptedModel>);
-
-impl crate::scenario::WorldModel for Shared {
-    fn expert(&self, task: usize) -> Box<dyn Agent> {
-        self.0.expert(task)
-    }
-
-    fn run(
-        &self,
-        task: usize,
-        catalog: &Catalog,
-        streams: &StreamSource,
-        config: &SimConfig,
-        agent: &mut dyn Agent,
-        note: Option<Value>,
-    ) -> Trajectory {
-        self.0.run(task, catalog, streams, config, agent, note)
-    }
-
-    fn tasks(&self) -> Vec<String> {
-        self.0.task_ids().into_iter().map(str::to_string).collect()
-    }
-
-    fn hashes_state(&self) -> bool {
-        self.0.state_hasher.is_some()
-    }
-
-    fn has_checks(&self) -> bool {
-        self.0.declares_checks
-    }
-
-    fn task_weights(&self) -> Vec<u32> {
-        self.0.tasks.iter().map(|t| t.weight).collect()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn templates_take_facts() {
-        let facts = Value::map([("id", Value::str("A1")), ("n", Value::Int(3))]);
-        let fill = |text: &str| Template::new(Value::str(text)).fill(&facts);
-        assert_eq!(fill("{n}"), Ok(Value::Int(3)));
-        assert_eq!(fill("order {id}, {n} items {x"), Ok(Value::str("order A1, 3 items {x")));
-        assert_eq!(fill("{nope}"), Err("no fact `nope`".into()));
-        assert_eq!(fill_text("{} {a b} x{", &facts), Ok("{} {a b} x{".into()), "a brace that opens no name is text");
-        assert_eq!(fill_text("{{id}}", &facts), Ok("{A1}".into()));
-        let mut needed = Vec::new();
-        needed_facts(&Value::map([("a", Value::str("{id} and {n}"))]), &mut needed);
-        assert_eq!(needed, vec!["id", "n"]);
-    }
 }

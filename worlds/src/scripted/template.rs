@@ -11,7 +11,7 @@
 use agentsim_engine::{Key, Value};
 
 use super::intern::intern;
-use super::model::{Piece, is_name, pieces};
+use super::placeholders::{Piece, is_name, pieces};
 
 /// A template and its compiled form.
 #[derive(Clone, Debug)]
@@ -52,13 +52,13 @@ impl Template {
 
     /// The template with `facts` put in: a string that is exactly `"{name}"`
     /// becomes the fact's value; `{name}` inside a longer string, its text
-    /// (as [`super::model::fill_text`] puts it).
+    /// (as [`super::placeholders::fill_text`] puts it).
     pub fn fill(&self, facts: &Value) -> Result<Value, String> {
         fill(&self.node, facts)
     }
 
     /// The first fact the template needs and `facts` lacks, in the order of
-    /// [`super::model::needed_facts`].
+    /// [`super::placeholders::needed_facts`].
     pub fn missing_fact(&self, facts: &Value) -> Option<&str> {
         missing(&self.node, facts)
     }
@@ -166,7 +166,7 @@ fn missing<'t>(node: &'t Node, facts: &Value) -> Option<&'t str> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::model::{fill_text, needed_facts};
+    use super::super::placeholders::{fill_text, needed_facts};
     use super::*;
     use agentsim_engine::Float;
 
@@ -237,5 +237,19 @@ mod tests {
         }
         assert_eq!(Template::new(Value::str("{id}{n}")).fill(&facts), Ok(Value::str("A13")));
         assert_eq!(Template::new(Value::str("{nope} and {id} and {other}")).missing_fact(&Value::Null), Some("nope"));
+    }
+
+    #[test]
+    fn templates_take_facts() {
+        let facts = Value::map([("id", Value::str("A1")), ("n", Value::Int(3))]);
+        let fill = |text: &str| Template::new(Value::str(text)).fill(&facts);
+        assert_eq!(fill("{n}"), Ok(Value::Int(3)));
+        assert_eq!(fill("order {id}, {n} items {x"), Ok(Value::str("order A1, 3 items {x")));
+        assert_eq!(fill("{nope}"), Err("no fact `nope`".into()));
+        assert_eq!(fill_text("{} {a b} x{", &facts), Ok("{} {a b} x{".into()), "a brace that opens no name is text");
+        assert_eq!(fill_text("{{id}}", &facts), Ok("{A1}".into()));
+        let mut needed = Vec::new();
+        needed_facts(&Value::map([("a", Value::str("{id} and {n}"))]), &mut needed);
+        assert_eq!(needed, vec!["id", "n"]);
     }
 }
