@@ -221,52 +221,7 @@ impl Tau2Hasher {
                 sha.update(&table.name);
                 sha.update(b": {");
             }
-            // Merge the base entries with this table's changes, in key order.
-            let mut first = from == 0;
-            let mut added = changes.range((s, String::new())..(s + 1, String::new())).peekable();
-            let write = |sha: &mut Sha256, bytes: &[u8], first: &mut bool| {
-                if !*first {
-                    sha.update(b", ");
-                }
-                *first = false;
-                sha.update(bytes);
-            };
-            for e in from..table.entries.len() {
-                let (key, start, end) = &table.entries[e];
-                if let Some(points) = save.as_deref_mut()
-                    && e > 0
-                    && since_checkpoint >= CHECKPOINT_BYTES
-                {
-                    points.push((s, e, sha.clone()));
-                    since_checkpoint = 0;
-                }
-                while let Some(((_, k), bytes)) = added.peek() {
-                    if k >= key {
-                        break;
-                    }
-                    if let Some(b) = bytes {
-                        write(&mut sha, b, &mut first);
-                    }
-                    added.next();
-                }
-                match added.peek() {
-                    Some(((_, k), bytes)) if k == key => {
-                        if let Some(b) = bytes {
-                            write(&mut sha, b, &mut first);
-                        }
-                        added.next();
-                    }
-                    _ => {
-                        write(&mut sha, &self.text[*start..*end], &mut first);
-                        since_checkpoint += end - start;
-                    }
-                }
-            }
-            for (_, bytes) in added {
-                if let Some(b) = bytes {
-                    write(&mut sha, b, &mut first);
-                }
-            }
+            self.feed_entries(&mut sha, s, from, changes, save.as_deref_mut(), &mut since_checkpoint);
             sha.update(b"}");
         }
         sha.update(b"}");
@@ -274,6 +229,66 @@ impl Tau2Hasher {
         let mut out = String::with_capacity(64);
         agentsim_engine::hex::push_hex(&mut out, &digest);
         out
+    }
+
+    /// Feeds table `s`'s entries from `from` on, with its `changes` merged in
+    /// key order; saves checkpoints into `save` when given.
+    fn feed_entries(
+        &self,
+        sha: &mut Sha256,
+        s: usize,
+        from: usize,
+        changes: &BTreeMap<(usize, String), Option<Vec<u8>>>,
+        mut save: Option<&mut Vec<(usize, usize, Sha256)>>,
+        since_checkpoint: &mut usize,
+    ) {
+        let table = &self.tables[s];
+        // Merge the base entries with this table's changes, in key order.
+        let mut first = from == 0;
+        let mut added = changes.range((s, String::new())..(s + 1, String::new())).peekable();
+        let write = |sha: &mut Sha256, bytes: &[u8], first: &mut bool| {
+            if !*first {
+                sha.update(b", ");
+            }
+            *first = false;
+            sha.update(bytes);
+        };
+        for e in from..table.entries.len() {
+            let (key, start, end) = &table.entries[e];
+            if let Some(points) = save.as_deref_mut()
+                && e > 0
+                && *since_checkpoint >= CHECKPOINT_BYTES
+            {
+                points.push((s, e, sha.clone()));
+                *since_checkpoint = 0;
+            }
+            while let Some(((_, k), bytes)) = added.peek() {
+                if k >= key {
+                    break;
+                }
+                if let Some(b) = bytes {
+                    write(sha, b, &mut first);
+                }
+                added.next();
+            }
+            match added.peek() {
+                Some(((_, k), bytes)) if k == key => {
+                    if let Some(b) = bytes {
+                        write(sha, b, &mut first);
+                    }
+                    added.next();
+                }
+                _ => {
+                    write(sha, &self.text[*start..*end], &mut first);
+                    *since_checkpoint += end - start;
+                }
+            }
+        }
+        for (_, bytes) in added {
+            if let Some(b) = bytes {
+                write(sha, b, &mut first);
+            }
+        }
     }
 }
 

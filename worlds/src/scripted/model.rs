@@ -68,6 +68,13 @@ pub struct Mine {
     pub when: Option<usize>,
 }
 
+/// A plan of a task: the facts an opening leaves out, and the gold actions
+/// followed then.
+pub type Plan = (Vec<String>, Vec<Gold>);
+
+/// A milestone of a task: its name and its predicate's index.
+pub type Milestone = (&'static str, usize);
+
 /// A task, compiled.
 pub struct Task {
     /// Its id.
@@ -84,11 +91,11 @@ pub struct Task {
     pub gold: Vec<Gold>,
     /// Gold actions for openings that leave facts out: (the facts left out,
     /// the actions).
-    pub plans: Vec<(Vec<String>, Vec<Gold>)>,
+    pub plans: Vec<Plan>,
     /// The changed request: facts that change, and its gold actions.
     pub alternative: Option<(Value, Vec<Gold>)>,
     /// Milestones: name and predicate, in declaration order.
-    pub milestones: Vec<(&'static str, usize)>,
+    pub milestones: Vec<Milestone>,
     /// The milestone DAG (with `started` first).
     pub dag: MilestoneDag,
     /// This task's minefields.
@@ -338,18 +345,54 @@ fn mines(program: &mut Program, files: &[MinefieldFile], field: &str) -> Result<
         .collect()
 }
 
+/// The world's script, compiled (it must have been read inline).
+fn compile_script(config: &ScriptedConfig) -> Result<Program, LoadError> {
+    let Source::Inline { origin, text } = &config.script else {
+        return Err(LoadError::at(
+            "script",
+            "field `world.script`: the script file was not read (load the scenario from its folder)",
+        ));
+    };
+    Program::compile(text, &config.limits)
+        .map_err(|(line, column, message)| LoadError::in_file(origin, line, column, format!("syntax error: {message}")))
+}
+
+/// Each process runs a function the script defines, `at_ms` or `every`.
+fn check_processes(config: &ScriptedConfig, program: &Program) -> Result<(), LoadError> {
+    for (i, p) in config.processes.iter().enumerate() {
+        if !program.defines(&p.body, 0) {
+            return Err(LoadError::at(
+                format!("\"{}\"", p.body),
+                format!("field `world.processes[{i}].body`: the script defines no function `{}()`", p.body),
+            ));
+        }
+        if p.at_ms.is_none() == p.every.is_none() {
+            return Err(LoadError::at(
+                format!("\"{}\"", p.name),
+                format!("field `world.processes[{i}]`: a process runs `at_ms` or `every`, exactly one"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Who messages are addressed to, with the minefield's name interned; its
+/// table must exist.
+fn recipient(config: &ScriptedConfig, tables: &Tables) -> Result<Option<(super::Recipient, &'static str)>, LoadError> {
+    let Some(r) = &config.recipient else { return Ok(None) };
+    if !tables.iter().any(|t| t.name == r.table) {
+        return Err(LoadError::at(
+            format!("\"{}\"", r.table),
+            format!("field `world.recipient.table`: no table `{}`", r.table),
+        ));
+    }
+    Ok(Some((r.clone(), intern(&r.minefield))))
+}
+
 impl ScriptedModel {
     /// Compiles `config` (whose files must have been resolved).
     pub fn build(config: &ScriptedConfig) -> Result<ScriptedModel, LoadError> {
-        let Source::Inline { origin, text } = &config.script else {
-            return Err(LoadError::at(
-                "script",
-                "field `world.script`: the script file was not read (load the scenario from its folder)",
-            ));
-        };
-        let mut program = Program::compile(text, &config.limits).map_err(|(line, column, message)| {
-            LoadError::in_file(origin, line, column, format!("syntax error: {message}"))
-        })?;
+        let mut program = compile_script(config)?;
         let tables = tables(config)?;
         let state_hasher = match &config.state_hash {
             None => None,
@@ -358,34 +401,10 @@ impl ScriptedModel {
         let argument_errors = config.argument_errors.style()?;
         let catalog = config.catalog();
         let tools = compile_tools(config, &program)?;
-        for (i, p) in config.processes.iter().enumerate() {
-            if !program.defines(&p.body, 0) {
-                return Err(LoadError::at(
-                    format!("\"{}\"", p.body),
-                    format!("field `world.processes[{i}].body`: the script defines no function `{}()`", p.body),
-                ));
-            }
-            if p.at_ms.is_none() == p.every.is_none() {
-                return Err(LoadError::at(
-                    format!("\"{}\"", p.name),
-                    format!("field `world.processes[{i}]`: a process runs `at_ms` or `every`, exactly one"),
-                ));
-            }
-        }
+        check_processes(config, &program)?;
         check_personas(&config.personas)?;
         check_constraints(config)?;
-        let recipient = match &config.recipient {
-            Some(r) => {
-                if !tables.iter().any(|t| t.name == r.table) {
-                    return Err(LoadError::at(
-                        format!("\"{}\"", r.table),
-                        format!("field `world.recipient.table`: no table `{}`", r.table),
-                    ));
-                }
-                Some((r.clone(), intern(&r.minefield)))
-            }
-            None => None,
-        };
+        let recipient = recipient(config, &tables)?;
         let minefields = mines(&mut program, &config.minefields, "world.minefields")?;
         let mut model = ScriptedModel {
             program,
@@ -417,6 +436,13 @@ impl ScriptedModel {
                 patience_ms: None,
             });
         }
+        model.compile_tasks(config, &catalog)?;
+        Ok(model)
+    }
+
+    /// Compiles every task, gathers the minefield names scripts may fire,
+    /// then replays each task's gold actions for its gold state.
+    fn compile_tasks(&mut self, config: &ScriptedConfig, catalog: &Catalog) -> Result<(), LoadError> {
         if config.tasks.is_empty() {
             return Err(LoadError::at("tasks", "field `world.tasks`: a scripted world needs at least one task"));
         }
@@ -427,21 +453,21 @@ impl ScriptedModel {
                     format!("field `world.tasks[{i}].id`: task `{}` is declared twice", task.id),
                 ));
             }
-            let compiled = model.compile_task(config, i, &catalog)?;
-            model.declares_checks |= compiled.declares_checks();
-            model.tasks.push(compiled);
+            let compiled = self.compile_task(config, i, catalog)?;
+            self.declares_checks |= compiled.declares_checks();
+            self.tasks.push(compiled);
         }
-        let mut names: Vec<&'static str> = model.minefields.iter().map(|m| m.name).collect();
-        names.extend(model.recipient.as_ref().map(|(_, name)| *name));
-        names.extend(model.tasks.iter().flat_map(|t| t.minefields.iter().map(|m| m.name)));
+        let mut names: Vec<&'static str> = self.minefields.iter().map(|m| m.name).collect();
+        names.extend(self.recipient.as_ref().map(|(_, name)| *name));
+        names.extend(self.tasks.iter().flat_map(|t| t.minefields.iter().map(|m| m.name)));
         names.sort_unstable();
         names.dedup();
-        model.minefield_names = names;
-        for t in 0..model.tasks.len() {
-            model.tasks[t].gold_state = model.gold_states(t, config)?;
-            model.check_types_on_gold(t)?;
+        self.minefield_names = names;
+        for t in 0..self.tasks.len() {
+            self.tasks[t].gold_state = self.gold_states(t, config)?;
+            self.check_types_on_gold(t)?;
         }
-        Ok(model)
+        Ok(())
     }
 
     /// The hash the world declares (`state_hash`) of the state task `task`'s
@@ -555,60 +581,15 @@ impl ScriptedModel {
         if gold.is_empty() {
             return Err(here(format!("field `{field}.gold`: a task needs at least one gold action")));
         }
-        let mut plans = Vec::with_capacity(file.plans.len());
-        for (p, plan) in file.plans.iter().enumerate() {
-            let at = format!("{field}.plans[{p}]");
-            if let Some(missing) = plan.unstated.iter().find(|f| file.facts.0.get(f).is_none()) {
-                return Err(here(format!("field `{at}.unstated`: no fact `{missing}` in the task's facts")));
-            }
-            let gold = gold_actions(&plan.gold, &file.facts.0, catalog, &mut self.program, &format!("{at}.gold"))?;
-            if gold.is_empty() {
-                return Err(here(format!("field `{at}.gold`: a plan needs at least one gold action")));
-            }
-            plans.push((plan.unstated.clone(), gold));
-        }
-        let alternative = match &file.alternative {
-            None => None,
-            Some(alt) => {
-                let mut facts = file.facts.0.clone();
-                if let Value::Map(changed) = &alt.facts.0 {
-                    for (k, v) in changed {
-                        facts.set(k.clone(), v.clone());
-                    }
-                }
-                let gold =
-                    gold_actions(&alt.gold, &facts, catalog, &mut self.program, &format!("{field}.alternative.gold"))?;
-                Some((facts, gold))
-            }
-        };
-        let mut milestones = Vec::with_capacity(file.milestones.len());
-        let mut edges: Vec<(&'static str, Vec<&'static str>)> = vec![("started", Vec::new())];
-        for (m, ms) in file.milestones.iter().enumerate() {
-            let when = predicate(&mut self.program, &ms.when, &format!("{field}.milestones[{m}].when"))?;
-            let name = intern(&ms.name);
-            milestones.push((name, when));
-            edges.push((name, ms.after.iter().map(|a| intern(a)).collect()));
-        }
-        let pairs: Vec<(&'static str, &[&'static str])> = edges.iter().map(|(n, a)| (*n, a.as_slice())).collect();
-        let dag = MilestoneDag::new(&pairs).map_err(|e| here(format!("field `{field}.milestones`: {e}")))?;
+        let plans = self.compile_plans(file, catalog, &field)?;
+        let alternative = self.compile_alternative(file, catalog, &field)?;
+        let (milestones, dag) = self.compile_milestones(file, &field)?;
         let minefields = mines(&mut self.program, &file.minefields, &format!("{field}.minefields"))?;
         let success_when = match &file.success.when {
             Some(text) => Some(predicate(&mut self.program, text, &format!("{field}.success.when"))?),
             None => None,
         };
-        let compared = match &file.success.tables {
-            None => None,
-            Some(names) => Some(
-                names
-                    .iter()
-                    .map(|n| {
-                        self.tables.iter().position(|t| t.name == *n).ok_or_else(|| {
-                            LoadError::at(format!("\"{n}\""), format!("field `{field}.success.tables`: no table `{n}`"))
-                        })
-                    })
-                    .collect::<Result<_, _>>()?,
-            ),
-        };
+        let compared = self.compared_tables(file, &field)?;
         for (name, text) in &file.openings {
             if !self.personas.iter().any(|p| p.name == *name) {
                 return Err(here(format!("field `{field}.openings`: no persona `{name}`")));
@@ -635,6 +616,80 @@ impl ScriptedModel {
             nl_assertions: file.success.nl_assertions.len(),
             reward_basis: reward_basis(&file.success, &field).map_err(here)?,
         })
+    }
+
+    /// The plans of task `file` (at `field`), their gold actions compiled.
+    fn compile_plans(
+        &mut self,
+        file: &super::TaskFile,
+        catalog: &Catalog,
+        field: &str,
+    ) -> Result<Vec<Plan>, LoadError> {
+        let here = |m: String| LoadError::at(format!("\"{}\"", file.id), m);
+        let mut plans = Vec::with_capacity(file.plans.len());
+        for (p, plan) in file.plans.iter().enumerate() {
+            let at = format!("{field}.plans[{p}]");
+            if let Some(missing) = plan.unstated.iter().find(|f| file.facts.0.get(f).is_none()) {
+                return Err(here(format!("field `{at}.unstated`: no fact `{missing}` in the task's facts")));
+            }
+            let gold = gold_actions(&plan.gold, &file.facts.0, catalog, &mut self.program, &format!("{at}.gold"))?;
+            if gold.is_empty() {
+                return Err(here(format!("field `{at}.gold`: a plan needs at least one gold action")));
+            }
+            plans.push((plan.unstated.clone(), gold));
+        }
+        Ok(plans)
+    }
+
+    /// What task `file`'s user changes their mind to: the facts changed, and
+    /// the gold actions compiled on them.
+    fn compile_alternative(
+        &mut self,
+        file: &super::TaskFile,
+        catalog: &Catalog,
+        field: &str,
+    ) -> Result<Option<(Value, Vec<Gold>)>, LoadError> {
+        let Some(alt) = &file.alternative else { return Ok(None) };
+        let mut facts = file.facts.0.clone();
+        if let Value::Map(changed) = &alt.facts.0 {
+            for (k, v) in changed {
+                facts.set(k.clone(), v.clone());
+            }
+        }
+        let gold = gold_actions(&alt.gold, &facts, catalog, &mut self.program, &format!("{field}.alternative.gold"))?;
+        Ok(Some((facts, gold)))
+    }
+
+    /// The milestones of task `file` (at `field`), their predicates compiled,
+    /// and their DAG (after `started`).
+    fn compile_milestones(
+        &mut self,
+        file: &super::TaskFile,
+        field: &str,
+    ) -> Result<(Vec<Milestone>, MilestoneDag), LoadError> {
+        let mut milestones = Vec::with_capacity(file.milestones.len());
+        let mut edges: Vec<(&'static str, Vec<&'static str>)> = vec![("started", Vec::new())];
+        for (m, ms) in file.milestones.iter().enumerate() {
+            let when = predicate(&mut self.program, &ms.when, &format!("{field}.milestones[{m}].when"))?;
+            let name = intern(&ms.name);
+            milestones.push((name, when));
+            edges.push((name, ms.after.iter().map(|a| intern(a)).collect()));
+        }
+        let pairs: Vec<(&'static str, &[&'static str])> = edges.iter().map(|(n, a)| (*n, a.as_slice())).collect();
+        let dag = MilestoneDag::new(&pairs)
+            .map_err(|e| LoadError::at(format!("\"{}\"", file.id), format!("field `{field}.milestones`: {e}")))?;
+        Ok((milestones, dag))
+    }
+
+    /// The indices of the tables task `file`'s success compares (`None`: all).
+    fn compared_tables(&self, file: &super::TaskFile, field: &str) -> Result<Option<Vec<usize>>, LoadError> {
+        let Some(names) = &file.success.tables else { return Ok(None) };
+        let position = |n: &String| {
+            self.tables.iter().position(|t| t.name == *n).ok_or_else(|| {
+                LoadError::at(format!("\"{n}\""), format!("field `{field}.success.tables`: no table `{n}`"))
+            })
+        };
+        names.iter().map(position).collect::<Result<_, _>>().map(Some)
     }
 
     /// Runs a task's gold actions (and its alternative's) on the initial tables

@@ -439,7 +439,16 @@ fn key_of(key: &Dynamic) -> Result<String, Box<EvalAltResult>> {
     }
 }
 
+/// The world functions a script calls: tables, clock and chance, and what
+/// it reports.
 fn register_world(engine: &mut Engine) {
+    register_tables(engine);
+    register_clock_and_chance(engine);
+    register_reports(engine);
+}
+
+/// `get`, `has`, `put`, `remove`, `find`, `first_key`, `rows`, `keys`, `count`.
+fn register_tables(engine: &mut Engine) {
     engine.register_fn("get", |table: &str, key: Dynamic| -> Result<Dynamic, Box<EvalAltResult>> {
         let key = key_of(&key)?;
         with_session(|s| Ok(s.state.get_script(table, &key)?.unwrap_or(Dynamic::UNIT)))
@@ -487,6 +496,11 @@ fn register_world(engine: &mut Engine) {
     engine.register_fn("count", |table: &str| -> Result<i64, Box<EvalAltResult>> {
         with_session(|s| Ok(s.state.keys(table)?.len() as i64))
     });
+}
+
+/// `now_ms`, `random`, `random_int`, `chance`: the virtual clock and the
+/// trajectory's stream.
+fn register_clock_and_chance(engine: &mut Engine) {
     engine.register_fn("now_ms", || -> Result<i64, Box<EvalAltResult>> {
         with_session(|s| Ok(i64::try_from(s.now_ms).unwrap_or(i64::MAX)))
     });
@@ -503,6 +517,11 @@ fn register_world(engine: &mut Engine) {
     });
     engine
         .register_fn("chance", |p: f64| -> Result<bool, Box<EvalAltResult>> { with_session(|s| Ok(s.rng.chance(p))) });
+}
+
+/// `error`, `note`, `minefield` (what a script reports) and `calls`,
+/// `called`, `told`, `reached` (what it may ask of the conversation so far).
+fn register_reports(engine: &mut Engine) {
     engine.register_fn("error", |status: i64, message: &str| -> Result<Dynamic, Box<EvalAltResult>> {
         let mut map = Map::new();
         map.insert("__agentsim_error".into(), Dynamic::TRUE);
