@@ -8,7 +8,7 @@ use agentsim_engine::{Agent, Catalog, SimConfig, StreamSource, Trajectory, Value
 use super::expert::GoldExpert;
 use super::model::ScriptedModel;
 use super::world::ScriptedWorld;
-use crate::scenario::{Noted, WorldModel};
+use crate::world_model::{Noted, WorldModel};
 
 impl ScriptedModel {
     /// The expert of task `task`.
