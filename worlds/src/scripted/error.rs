@@ -7,6 +7,8 @@
 /// is known, else found by `needle`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoadError {
+    /// What kind of problem it is, for a caller to match.
+    pub kind: LoadErrorKind,
     /// The file the error is in, relative to the scenario's folder; `None`
     /// for the scenario.
     pub file: Option<String>,
@@ -23,6 +25,26 @@ pub struct LoadError {
     pub field: Option<Box<FieldAt>>,
 }
 
+/// What kind of problem a [`LoadError`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoadErrorKind {
+    /// A value of the scenario is wrong or inconsistent (the message names
+    /// the field and what it must be).
+    Invalid,
+    /// A file the scenario names cannot be read: outside its folder, missing,
+    /// not a regular file, too large, not UTF-8, or no folder to read from.
+    Unreadable,
+    /// A table file's JSON or CSV is malformed, at its position.
+    Data,
+    /// The script or a predicate does not parse, at its position.
+    Syntax,
+    /// A setting names a state hash or an argument-error style no installed
+    /// extension provides.
+    NoExtension,
+    /// An installed extension refused its setting.
+    Extension,
+}
+
 /// Where in the scenario a [`LoadError`] is: a value by its path.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FieldAt {
@@ -36,7 +58,15 @@ pub struct FieldAt {
 impl LoadError {
     /// An error in the scenario text, at the first occurrence of `needle`.
     pub fn at(needle: impl Into<String>, message: impl Into<String>) -> LoadError {
-        LoadError { file: None, line: 1, column: 1, needle: needle.into(), message: message.into(), field: None }
+        LoadError {
+            kind: LoadErrorKind::Invalid,
+            file: None,
+            line: 1,
+            column: 1,
+            needle: needle.into(),
+            message: message.into(),
+            field: None,
+        }
     }
 
     /// An error about the scenario's value at `field` (a path), with the
@@ -46,8 +76,17 @@ impl LoadError {
         LoadError { field: Some(Box::new(at)), ..LoadError::at("", format!("field `{field}`: {message}")) }
     }
 
-    pub(super) fn in_file(file: &str, line: usize, column: usize, message: impl Into<String>) -> LoadError {
+    /// An error of `kind` in `file` (relative to the scenario's folder), at
+    /// `line` and `column`.
+    pub(super) fn in_file(
+        kind: LoadErrorKind,
+        file: &str,
+        line: usize,
+        column: usize,
+        message: impl Into<String>,
+    ) -> LoadError {
         LoadError {
+            kind,
             file: Some(file.to_string()),
             line,
             column,
@@ -55,6 +94,11 @@ impl LoadError {
             message: message.into(),
             field: None,
         }
+    }
+
+    /// This error as one of `kind`.
+    pub fn with_kind(self, kind: LoadErrorKind) -> LoadError {
+        LoadError { kind, ..self }
     }
 
     /// The 1-based line and column in the scenario's `text` this error

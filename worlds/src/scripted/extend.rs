@@ -9,7 +9,7 @@ use std::sync::{Arc, RwLock};
 
 use agentsim_engine::{ToolError, Value};
 
-use super::error::LoadError;
+use super::error::{LoadError, LoadErrorKind};
 use super::schema::Schema;
 use super::setting::{ArgumentErrors, Setting, StateHash};
 use super::state::{State, Tables};
@@ -110,6 +110,14 @@ fn argument_style_kind(name: &str) -> Result<&'static dyn ArgumentStyleKind, Str
     })
 }
 
+fn no_extension(field: &str, message: String) -> LoadError {
+    LoadError::in_field(field, message).with_kind(LoadErrorKind::NoExtension)
+}
+
+fn refused(field: &str, message: String) -> LoadError {
+    LoadError::in_field(field, message).with_kind(LoadErrorKind::Extension)
+}
+
 /// Checks the extension settings of a world and puts them in canonical form
 /// (an error at the setting's field: `world.state_hash`, `world.argument_errors`).
 pub(super) fn canonicalise(
@@ -118,13 +126,13 @@ pub(super) fn canonicalise(
 ) -> Result<(), LoadError> {
     if let Some(StateHash(setting)) = state_hash {
         let field = "world.state_hash";
-        let kind = state_hash_kind(setting.name).map_err(|m| LoadError::in_field(field, m))?;
-        *setting = kind.canonical(setting).map_err(|m| LoadError::in_field(field, m))?;
+        let kind = state_hash_kind(setting.name).map_err(|m| no_extension(field, m))?;
+        *setting = kind.canonical(setting).map_err(|m| refused(field, m))?;
     }
     if let ArgumentErrors::Named(setting) = argument_errors {
         let field = "world.argument_errors";
-        let kind = argument_style_kind(setting.name).map_err(|m| LoadError::in_field(field, m))?;
-        *setting = kind.canonical(setting).map_err(|m| LoadError::in_field(field, m))?;
+        let kind = argument_style_kind(setting.name).map_err(|m| no_extension(field, m))?;
+        *setting = kind.canonical(setting).map_err(|m| refused(field, m))?;
     }
     Ok(())
 }
@@ -132,9 +140,10 @@ pub(super) fn canonicalise(
 /// The hasher a world declares, over its base `tables`.
 pub(super) fn state_hasher(state_hash: &StateHash, tables: &Tables) -> Result<Box<dyn StateHasher>, LoadError> {
     let field = "world.state_hash";
-    let kind = state_hash_kind(state_hash.0.name).map_err(|m| LoadError::in_field(field, m))?;
+    let kind = state_hash_kind(state_hash.0.name).map_err(|m| no_extension(field, m))?;
     // Pointed at by the field's name, as before settings had extensions.
-    kind.build(&state_hash.0, tables).map_err(|m| LoadError::at("state_hash", format!("field `{field}`: {m}")))
+    kind.build(&state_hash.0, tables)
+        .map_err(|m| LoadError::at("state_hash", format!("field `{field}`: {m}")).with_kind(LoadErrorKind::Extension))
 }
 
 /// The checks of the default style: the tool's schema, whole.
@@ -157,8 +166,8 @@ impl ArgumentErrors {
             ArgumentErrors::Schema => Ok(Arc::new(SchemaStyle)),
             ArgumentErrors::Named(setting) => {
                 let field = "world.argument_errors";
-                let kind = argument_style_kind(setting.name).map_err(|m| LoadError::in_field(field, m))?;
-                kind.build(setting).map_err(|m| LoadError::in_field(field, m))
+                let kind = argument_style_kind(setting.name).map_err(|m| no_extension(field, m))?;
+                kind.build(setting).map_err(|m| refused(field, m))
             }
         }
     }
@@ -173,7 +182,18 @@ impl ArgumentErrors {
 
 #[cfg(test)]
 mod tests {
-    use crate::Scenario;
+    use crate::scripted::{LoadErrorKind, resolve};
+    use crate::{Scenario, WorldConfig};
+
+    /// The world of [`scenario`], read but not checked.
+    fn scripted_config(setting: &str) -> WorldConfig {
+        // The scenario format's dialect (`scenario::ron_options`).
+        let options = ron::Options::default()
+            .with_default_extension(ron::extensions::Extensions::UNWRAP_VARIANT_NEWTYPES)
+            .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME);
+        let scenario: Scenario = options.from_str(&scenario(setting)).expect("reads");
+        scenario.world
+    }
 
     fn scenario(setting: &str) -> String {
         format!(
@@ -193,6 +213,11 @@ mod tests {
     fn a_setting_no_extension_provides_is_refused_at_its_field() {
         let e = Scenario::parse(&scenario(r#"state_hash: Tau2(tables: ["t"])"#), "x.ron").expect_err("refused");
         assert_eq!((e.line, e.column), (5, 21), "{e}");
+        let WorldConfig::Scripted(mut config) = scripted_config(r#"state_hash: Tau2(tables: ["t"])"#) else {
+            panic!("a scripted world")
+        };
+        let e = resolve(&mut config, None).expect_err("refused");
+        assert_eq!(e.kind, LoadErrorKind::NoExtension);
         assert_eq!(
             e.message,
             "field `world.state_hash`: no installed extension provides the state hash `Tau2` (extensions installed: none)"

@@ -6,7 +6,7 @@ use std::path::{Component, Path};
 use agentsim_engine::Value;
 
 use super::data::{DEPTH_MAX, Data, depth, from_csv_text, from_json_text};
-use super::error::LoadError;
+use super::error::{LoadError, LoadErrorKind};
 use super::{ScriptedConfig, Source};
 
 /// The largest table or script file read: the same bound as a scenario file.
@@ -28,11 +28,15 @@ fn inside(name: &str) -> Result<&Path, String> {
 }
 
 fn read(dir: &Path, name: &str, field: &str) -> Result<String, LoadError> {
-    let relative = inside(name).map_err(|m| LoadError::at(format!("\"{name}\""), format!("field `{field}`: {m}")))?;
+    let relative = inside(name).map_err(|m| {
+        LoadError::at(format!("\"{name}\""), format!("field `{field}`: {m}")).with_kind(LoadErrorKind::Unreadable)
+    })?;
     let path = dir.join(relative);
     let shown = path.display().to_string();
-    let cannot =
-        |m: String| LoadError::at(format!("\"{name}\""), format!("field `{field}`: cannot read `{shown}`: {m}"));
+    let cannot = |m: String| {
+        LoadError::at(format!("\"{name}\""), format!("field `{field}`: cannot read `{shown}`: {m}"))
+            .with_kind(LoadErrorKind::Unreadable)
+    };
     // A symlink could point anywhere: the file must really be inside the folder.
     let real = path.canonicalize().map_err(|e| cannot(e.to_string()))?;
     let real_dir = dir.canonicalize().map_err(|e| cannot(e.to_string()))?;
@@ -52,7 +56,7 @@ fn read(dir: &Path, name: &str, field: &str) -> Result<String, LoadError> {
         let text = String::from_utf8_lossy(ok);
         let line = text.matches('\n').count() + 1;
         let column = text.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-        LoadError::in_file(name, line, column, "not valid UTF-8")
+        LoadError::in_file(LoadErrorKind::Unreadable, name, line, column, "not valid UTF-8")
     })
 }
 
@@ -67,7 +71,8 @@ pub fn resolve(config: &mut ScriptedConfig, dir: Option<&Path>) -> Result<(), Lo
             return Err(LoadError::at(
                 format!("\"{name}\""),
                 "field `world.script`: this scenario has no folder to read files from (an incident or a built-in embeds its script inline)",
-            ));
+            )
+            .with_kind(LoadErrorKind::Unreadable));
         };
         let text = read(dir, name, "world.script")?;
         // The name as written, not where the folder is: the scenario's key (and
@@ -81,7 +86,8 @@ pub fn resolve(config: &mut ScriptedConfig, dir: Option<&Path>) -> Result<(), Lo
             return Err(LoadError::at(
                 format!("\"{name}\""),
                 format!("field `{field}`: this scenario has no folder to read files from"),
-            ));
+            )
+            .with_kind(LoadErrorKind::Unreadable));
         };
         if table.rows != Data::default() {
             return Err(LoadError::at(
@@ -91,9 +97,11 @@ pub fn resolve(config: &mut ScriptedConfig, dir: Option<&Path>) -> Result<(), Lo
         }
         let text = read(dir, &name, &field)?;
         let rows = if name.ends_with(".csv") {
-            Value::List(from_csv_text(&text).map_err(|(l, c, m)| LoadError::in_file(&name, l, c, m))?)
+            Value::List(
+                from_csv_text(&text).map_err(|(l, c, m)| LoadError::in_file(LoadErrorKind::Data, &name, l, c, m))?,
+            )
         } else if name.ends_with(".json") {
-            from_json_text(&text).map_err(|(l, c, m)| LoadError::in_file(&name, l, c, m))?
+            from_json_text(&text).map_err(|(l, c, m)| LoadError::in_file(LoadErrorKind::Data, &name, l, c, m))?
         } else {
             return Err(LoadError::at(
                 format!("\"{name}\""),

@@ -37,16 +37,17 @@ use agentsim_engine::{Latency, TimeMs, ToolConfig, ToolKind};
 
 pub use data::Data;
 pub use dynamic::{to_dynamic, to_value};
-pub use error::{FieldAt, LoadError};
+pub use error::{FieldAt, LoadError, LoadErrorKind};
 pub use extend::{ArgumentStyle, ArgumentStyleKind, Extension, StateHashKind, StateHasher, install, installed};
 pub use intern::intern;
 pub use load::resolve;
 pub use model::ScriptedModel;
+pub use placeholders::MissingFact;
 /// The script engine extensions register their functions in.
 pub use rhai;
-pub use schema::Schema;
+pub use schema::{ArgumentError, ArgumentErrorKind, Schema};
 pub use setting::{ArgumentErrors, Setting, StateHash};
-pub use state::{State, Table, Tables};
+pub use state::{NoTable, State, Table, Tables};
 
 /// Where text comes from: a file beside the scenario, or inline (what a loaded
 /// scenario holds, and what incidents embed).

@@ -8,7 +8,7 @@ use agentsim_engine::{Catalog, MilestoneDag, StreamSource, ToolDef, ToolId, Tool
 
 use agentsim_engine::tool::FieldDef;
 
-use super::error::LoadError;
+use super::error::{LoadError, LoadErrorKind};
 use super::intern::intern;
 use super::load::check_rows;
 use super::placeholders::{fill_text, needed_facts};
@@ -313,7 +313,8 @@ fn tables(config: &ScriptedConfig) -> Result<Tables, LoadError> {
 /// place in the scenario (two predicates often read the same).
 fn predicate(program: &mut Program, text: &str, field: &str) -> Result<usize, LoadError> {
     let index = program.add_predicate(text).map_err(|(line, column, m)| {
-        let mut e = LoadError::in_field(field, format!("syntax error in the predicate at {line}:{column}: {m}"));
+        let mut e = LoadError::in_field(field, format!("syntax error in the predicate at {line}:{column}: {m}"))
+            .with_kind(LoadErrorKind::Syntax);
         if let Some(at) = e.field.as_mut() {
             at.inside = Some((line, column));
         }
@@ -353,8 +354,9 @@ fn compile_script(config: &ScriptedConfig) -> Result<Program, LoadError> {
             "field `world.script`: the script file was not read (load the scenario from its folder)",
         ));
     };
-    Program::compile(text, &config.limits)
-        .map_err(|(line, column, message)| LoadError::in_file(origin, line, column, format!("syntax error: {message}")))
+    Program::compile(text, &config.limits).map_err(|(line, column, m)| {
+        LoadError::in_file(LoadErrorKind::Syntax, origin, line, column, format!("syntax error: {m}"))
+    })
 }
 
 /// Each process runs a function the script defines, `at_ms` or `every`.

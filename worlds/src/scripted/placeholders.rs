@@ -4,6 +4,18 @@
 
 use agentsim_engine::Value;
 
+/// A placeholder `{name}` whose fact the user does not have.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MissingFact(pub String);
+
+impl std::fmt::Display for MissingFact {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "no fact `{}`", self.0)
+    }
+}
+
+impl std::error::Error for MissingFact {}
+
 pub(super) fn is_name(s: &str) -> bool {
     !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
@@ -45,7 +57,7 @@ pub(super) fn pieces(text: &str) -> impl Iterator<Item = Piece<'_>> {
 }
 
 /// `{name}` in a text replaced by the fact's value (a string without quotes).
-pub fn fill_text(text: &str, facts: &Value) -> Result<String, String> {
+pub fn fill_text(text: &str, facts: &Value) -> Result<String, MissingFact> {
     let mut out = String::with_capacity(text.len());
     for piece in pieces(text) {
         match piece {
@@ -53,7 +65,7 @@ pub fn fill_text(text: &str, facts: &Value) -> Result<String, String> {
             Piece::Fact(name) => match facts.get(name) {
                 Some(Value::Str(s)) => out.push_str(s),
                 Some(v) => v.render_into(&mut out),
-                None => return Err(format!("no fact `{name}`")),
+                None => return Err(MissingFact(name.to_string())),
             },
         }
     }

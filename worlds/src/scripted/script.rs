@@ -464,7 +464,7 @@ fn register_tables(engine: &mut Engine) {
             if !s.writable {
                 return Err("a read tool cannot change tables (declare the tool `kind: Write`)".into());
             }
-            s.state.put(table, key, record)
+            Ok(s.state.put(table, key, record)?)
         })
     });
     engine.register_fn("remove", |table: &str, key: Dynamic| -> Result<bool, Box<EvalAltResult>> {
@@ -473,12 +473,12 @@ fn register_tables(engine: &mut Engine) {
             if !s.writable {
                 return Err("a read tool cannot change tables (declare the tool `kind: Write`)".into());
             }
-            s.state.remove(table, &key)
+            Ok(s.state.remove(table, &key)?)
         })
     });
     engine.register_fn("find", |table: &str, field: &str, value: Dynamic| -> Result<Array, Box<EvalAltResult>> {
         let value = to_value(&value, 0)?;
-        with_session(|s| s.state.find_script(table, field, &value))
+        with_session(|s| Ok(s.state.find_script(table, field, &value)?))
     });
     engine.register_fn("first_key", |table: &str, folded: Map, exact: Map| -> Result<Dynamic, Box<EvalAltResult>> {
         let pairs = |m: &Map| -> Result<Vec<(String, Value)>, Box<EvalAltResult>> {
@@ -488,7 +488,7 @@ fn register_tables(engine: &mut Engine) {
         with_session(|s| Ok(s.state.first_key(table, &folded, &exact)?.map_or(Dynamic::UNIT, Dynamic::from)))
     });
     engine.register_fn("rows", |table: &str| -> Result<Array, Box<EvalAltResult>> {
-        with_session(|s| s.state.rows_script(table))
+        with_session(|s| Ok(s.state.rows_script(table)?))
     });
     engine.register_fn("keys", |table: &str| -> Result<Array, Box<EvalAltResult>> {
         with_session(|s| Ok(s.state.keys(table)?.into_iter().map(Dynamic::from).collect()))
