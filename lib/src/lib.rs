@@ -28,7 +28,7 @@ pub use agentsim_report as report;
 pub use agentsim_worlds as worlds;
 
 pub use agentsim_stats::{
-    checks, compare, gate, importance, paired, pass_k, rate, rows, summary, surface, text, tilts,
+    checks, compare, gate, importance, paired, pass_k, rate, rows, rows_file, summary, surface, text, tilts,
 };
 
 pub use agentsim_runner::{

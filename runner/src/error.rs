@@ -22,3 +22,9 @@ impl std::fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+impl From<agentsim_stats::rows_file::RowsError> for Error {
+    fn from(e: agentsim_stats::rows_file::RowsError) -> Self {
+        Error::new(e.to_string())
+    }
+}

@@ -19,6 +19,7 @@ use crate::Runner;
 use crate::files::{AtomicFile, io_failure, lock_dir, read_bounded, read_text, write_atomic};
 use crate::incident::{Incident, hex};
 use crate::shard::{SHARD_FORMAT, ShardManifest, shard_seeds};
+use agentsim_stats::rows_file::{FirstFailures, SeedOrder, header_line, read_rows};
 use agentsim_stats::summary::{Partial, Record, Summary};
 use agentsim_stats::{Row, SummaryBuilder};
 
@@ -295,51 +296,18 @@ pub fn read_done(
     builder: &mut SummaryBuilder,
 ) -> Result<Done, Error> {
     let path = out.join("trajectories.csv");
-    let mut done = Done::none(seeds.start);
     if !path.exists() {
-        return Ok(done);
+        return Ok(Done::none(seeds.start));
     }
-    let shown = path.display();
     let text = read_bounded(&path.to_string_lossy(), "trajectories", None)?;
-    if !text.is_empty() && !text.ends_with('\n') {
-        return Err(Error::new(format!("{shown}: the last row is cut off (not written by agentsim?)")));
-    }
-    let mut reader = csv::ReaderBuilder::new().has_headers(false).from_reader(text.as_bytes());
-    let mut records = reader.records();
-    let Some(header) = records.next() else { return Ok(done) };
-    let header = header.map_err(|e| Error::new(format!("{shown}:1: not a CSV header: {e}")))?;
-    let mut trial_of_seed = 0u32;
-    for row in records {
-        let row = row.map_err(|e| Error::new(format!("{shown}: {e}")))?;
-        let line = row.position().map_or(0, csv::Position::line);
-        let record = Record::from_csv(&header, &row).map_err(|e| Error::new(format!("{shown}:{line}: {e}")))?;
-        if record.seed != done.next_seed || done.next_seed >= seeds.end {
-            return Err(Error::new(format!(
-                "{shown}:{line}: expected seed {}, found {} (the rows must be the seeds {}..{} in order)",
-                done.next_seed, record.seed, seeds.start, seeds.end
-            )));
-        }
-        if trial_of_seed == 0
-            && record.outcome != Outcome::Success
-            && done.failing.iter().filter(|(o, _)| *o == record.outcome).count() < failures
-        {
-            done.failing.push((record.outcome, record.seed));
-        }
-        builder.add_record(&record);
-        trial_of_seed += 1;
-        if trial_of_seed == trials {
-            trial_of_seed = 0;
-            done.next_seed += 1;
-        }
-    }
-    if trial_of_seed != 0 {
-        return Err(Error::new(format!(
-            "{shown}: seed {} has {trial_of_seed} of its {trials} trials (rows are written whole seeds at a time)",
-            done.next_seed
-        )));
-    }
-    done.bytes = text.into_bytes();
-    Ok(done)
+    let mut order = SeedOrder::new(seeds.clone(), trials, false);
+    let mut failing = FirstFailures::new(failures, Vec::new());
+    read_rows(&text, &path.display().to_string(), Some(&mut order), false, |row| -> Result<(), Error> {
+        failing.note(row.trial, row.record.outcome, row.record.seed);
+        builder.add_record(&row.record);
+        Ok(())
+    })?;
+    Ok(Done { bytes: text.into_bytes(), next_seed: order.next_seed(), failing: failing.kept })
 }
 
 /// One trajectory reduced, on the thread that ran it, to what the sweep's
@@ -385,8 +353,7 @@ pub struct Rows {
     csv_file: AtomicFile,
     builder: SummaryBuilder,
     /// The first failing seeds of each failure mode (first trial), in seed order.
-    pub failing: Vec<(Outcome, u64)>,
-    failures_max: usize,
+    failing: FirstFailures,
     /// Virtual time of the rows added (not of those a resume read back).
     pub virtual_ms_ran: u64,
 }
@@ -410,7 +377,8 @@ impl Rows {
             // still leaves a CSV with its header.
             file.write_all(header).map_err(|e| io_failure(&csv_path, &e))?;
         }
-        Ok(Rows { csv_path, csv_file, builder, failing: done.failing, failures_max, virtual_ms_ran: 0 })
+        let failing = FirstFailures::new(failures_max, done.failing);
+        Ok(Rows { csv_path, csv_file, builder, failing, virtual_ms_ran: 0 })
     }
 
     /// Adds the next row in (seed, trial) order; true when its seed is one of
@@ -419,12 +387,7 @@ impl Rows {
         let Swept { trial, record, line } = swept;
         self.builder.add_record(record);
         self.virtual_ms_ran = self.virtual_ms_ran.saturating_add(record.virtual_ms);
-        let kept = *trial == 0
-            && record.outcome != Outcome::Success
-            && self.failing.iter().filter(|(o, _)| *o == record.outcome).count() < self.failures_max;
-        if kept {
-            self.failing.push((record.outcome, record.seed));
-        }
+        let kept = self.failing.note(*trial, record.outcome, record.seed);
         self.csv_file.writer().write_all(line).map_err(|e| io_failure(&self.csv_path, &e))?;
         Ok(kept)
     }
@@ -447,17 +410,40 @@ impl Rows {
         self.csv_file.writer().flush().map_err(|e| io_failure(&self.csv_path, &e))?;
         let mut summary = self.builder.finish(&manifest.scenario, agent, seeds, fault_scale);
         summary.partial = partial;
-        summary.failures = failures(&self.failing)?;
-        let json = serde_json::to_string_pretty(&summary).expect("a summary is plain data") + "\n";
+        summary.failures = failures(&self.failing.kept)?;
         // The manifest follows the rows it describes (a sweep killed outright leaves
         // the previous rows with their own manifest, never new arguments over old
         // rows), and the summary is renamed into place last.
         self.csv_file.commit()?;
         let manifest_json = serde_json::to_string_pretty(manifest).expect("a manifest is plain data") + "\n";
         write_atomic(&out.join(RUN_MANIFEST), manifest_json.as_bytes())?;
-        write_atomic(&out.join("summary.json"), json.as_bytes())?;
+        write_summary(out, &summary)?;
         Ok(summary)
     }
+
+    /// Ends rows that are not a sweep's (`agentsim summarize`'s recorded
+    /// sessions): the rows, then `summary.json`; no manifest, as there is
+    /// nothing to resume.
+    pub fn finish_recorded(
+        mut self,
+        out: &Path,
+        scenario: &str,
+        agent: &str,
+        seeds: Range<u64>,
+        fault_scale: f64,
+    ) -> Result<Summary, Error> {
+        self.csv_file.writer().flush().map_err(|e| io_failure(&self.csv_path, &e))?;
+        let summary = self.builder.finish(scenario, agent, seeds, fault_scale);
+        self.csv_file.commit()?;
+        write_summary(out, &summary)?;
+        Ok(summary)
+    }
+}
+
+/// Writes `out/summary.json`, whole or not at all: the one writer of the file.
+pub fn write_summary(out: &Path, summary: &Summary) -> Result<(), Error> {
+    let json = serde_json::to_string_pretty(summary).expect("a summary is plain data") + "\n";
+    write_atomic(&out.join("summary.json"), json.as_bytes())
 }
 
 /// Re-runs each failing seed with recording on and writes it as an incident under
@@ -700,86 +686,50 @@ pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<Summary, Error> {
 
     // Rows in shard order; each shard's rows must be exactly its seeds, in order.
     let mut csv_bytes: Vec<u8> = Vec::new();
-    let mut header_line: Option<String> = None;
+    let mut header_seen: Option<String> = None;
     let mut builder = match &first.importance_plan {
         Some(plan) => SummaryBuilder::with_trials(first.trials).with_importance_plan(Some(plan.clone())),
         None => SummaryBuilder::with_trials(first.trials).with_importance(first.importance),
     };
-    // (outcome, seed, shard, the row's digest) of each incident to copy.
-    let mut failing: Vec<(Outcome, u64, PathBuf, agentsim_engine::Digest)> = Vec::new();
+    // The failing seeds whose incidents are copied, and (shard, the row's
+    // digest) of each.
+    let mut failing = FirstFailures::new(first.failures, Vec::new());
+    let mut kept_from: Vec<(PathBuf, agentsim_engine::Digest)> = Vec::new();
     // A sweep with a tilt per rule writes no incidents (see `Sweep::one`).
     let per_rule = first.importance_plan.as_ref().is_some_and(|p| p.method != agentsim_stats::tilts::Method::Scale);
     let seeds = first.seed_start..first.seed_end;
     for s in &shards {
         let path = s.dir.join("trajectories.csv");
         let text = read_bounded(&path.to_string_lossy(), "trajectories", None)?;
-        let mut lines = text.lines();
-        let header = lines.next().ok_or_else(|| Error::new(format!("{}: empty", path.display())))?;
-        match &header_line {
+        let header = header_line(&text);
+        match &header_seen {
+            _ if header.is_empty() => return Err(Error::new(format!("{}: empty", path.display()))),
             None => {
                 csv_bytes.extend_from_slice(header.as_bytes());
-                csv_bytes.push(b'\n');
-                header_line = Some(header.to_string());
+                header_seen = Some(header.to_string());
             }
             Some(h) if h == header => {}
             Some(_) => {
                 return Err(Error::new(format!("{}: its columns differ from the other shards'", path.display())));
             }
         }
-        let header_record = csv::StringRecord::from(header.split(',').collect::<Vec<_>>());
-        let expected = shard_seeds(&seeds, s.manifest.shard, s.manifest.shards);
-        let mut next_seed = expected.start;
-        let mut trial_of_seed = 0u32;
-        for (i, line) in lines.enumerate() {
-            let row_number = i + 2;
-            let row = csv::ReaderBuilder::new()
-                .has_headers(false)
-                .from_reader(line.as_bytes())
-                .records()
-                .next()
-                .and_then(Result::ok)
-                .ok_or_else(|| Error::new(format!("{}:{row_number}: not a CSV row", path.display())))?;
-            let record = Record::from_csv(&header_record, &row)
-                .map_err(|e| Error::new(format!("{}:{row_number}: {e}", path.display())))?;
-            if record.seed != next_seed {
-                return Err(Error::new(format!(
-                    "{}:{row_number}: expected seed {next_seed}, found {} (a shard must hold its seeds {}..{} in order)",
-                    path.display(),
-                    record.seed,
-                    expected.start,
-                    expected.end
-                )));
+        let mut order = SeedOrder::new(shard_seeds(&seeds, s.manifest.shard, s.manifest.shards), first.trials, true);
+        read_rows(&text, &path.display().to_string(), Some(&mut order), true, |row| -> Result<(), Error> {
+            if !per_rule && failing.note(row.trial, row.record.outcome, row.record.seed) {
+                kept_from.push((s.dir.clone(), row.record.digest));
             }
-            if trial_of_seed == 0
-                && !per_rule
-                && record.outcome != Outcome::Success
-                && failing.iter().filter(|(o, _, _, _)| *o == record.outcome).count() < first.failures
-            {
-                failing.push((record.outcome, record.seed, s.dir.clone(), record.digest));
-            }
-            trial_of_seed += 1;
-            if trial_of_seed == first.trials {
-                trial_of_seed = 0;
-                next_seed += 1;
-            }
-            builder.add_record(&record);
-            csv_bytes.extend_from_slice(line.as_bytes());
-            csv_bytes.push(b'\n');
-        }
-        if next_seed != expected.end || trial_of_seed != 0 {
-            return Err(Error::new(format!(
-                "{}: holds seeds up to {next_seed}, expected {}..{} (an interrupted shard?)",
-                path.display(),
-                expected.start,
-                expected.end
-            )));
-        }
+            builder.add_record(&row.record);
+            csv_bytes.extend_from_slice(row.text.as_bytes());
+            Ok(())
+        })?;
     }
     let mut summary = builder.finish(&first.scenario, &first.agent, seeds, first.fault_scale);
     // Every incident checked before anything is written: a refused one leaves no output.
     let incidents: Vec<(String, String)> = failing
+        .kept
         .iter()
-        .map(|(outcome, seed, dir, digest)| {
+        .zip(&kept_from)
+        .map(|((outcome, seed), (dir, digest))| {
             let name = format!("failures/{outcome}_seed{seed}.ron");
             shard_incident(dir, &name, *seed, *outcome, digest).map(|text| (name, text))
         })
@@ -790,7 +740,6 @@ pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<Summary, Error> {
         summary.failures.push(name.clone());
     }
     write_atomic(&out.join("trajectories.csv"), &csv_bytes)?;
-    let json = serde_json::to_string_pretty(&summary).expect("a summary is plain data") + "\n";
-    write_atomic(&out.join("summary.json"), json.as_bytes())?;
+    write_summary(out, &summary)?;
     Ok(summary)
 }
