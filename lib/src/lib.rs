@@ -36,7 +36,8 @@ pub use agentsim_runner::{
     spec, sweep, timeline, trace,
 };
 
-pub mod tau2;
+/// tau2-bench: the importer and the scripted-world extension (`agentsim-tau2`).
+pub use agentsim_tau2 as tau2;
 
 pub use agentsim_runner::{Error, ErrorKind, Position, Runner};
 pub use agentsim_stats::{Row, Summary, SummaryBuilder};
