@@ -11,6 +11,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::input_error::{InputError, InputErrorKind};
+
 /// A JSON-like value with ordered maps (insertion order is kept and is part of the
 /// value, so rendering and hashing are canonical without sorting).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
@@ -62,9 +64,10 @@ impl std::hash::Hash for Float {
 }
 
 impl TryFrom<f64> for Float {
-    type Error = String;
-    fn try_from(x: f64) -> Result<Float, String> {
-        Float::new(x).ok_or_else(|| format!("expected a finite number, found {x}"))
+    type Error = InputError;
+    fn try_from(x: f64) -> Result<Float, InputError> {
+        Float::new(x)
+            .ok_or_else(|| InputError::bare(InputErrorKind::NotFinite, format!("expected a finite number, found {x}")))
     }
 }
 

@@ -154,29 +154,67 @@ pub struct Process {
     slot: Option<usize>,
 }
 
+/// Why an agent's command cannot start (found before any trajectory runs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CommandError {
+    /// The command names no program.
+    Empty,
+    /// The path exists but is no executable file.
+    NotExecutable {
+        /// The program, as the command names it.
+        program: String,
+    },
+    /// The path names nothing.
+    NoSuchFile {
+        /// The program, as the command names it.
+        program: String,
+    },
+    /// No directory of `PATH` holds an executable of that name.
+    NotInPath {
+        /// The program, as the command names it.
+        program: String,
+    },
+}
+
+impl std::fmt::Display for CommandError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CommandError::Empty => f.write_str("the command is empty"),
+            CommandError::NotExecutable { program } => write!(f, "cannot start `{program}`: not an executable file"),
+            CommandError::NoSuchFile { program } => write!(f, "cannot start `{program}`: no such file"),
+            CommandError::NotInPath { program } => {
+                write!(f, "cannot start `{program}`: no executable of that name in PATH")
+            }
+        }
+    }
+}
+
+impl std::error::Error for CommandError {}
+
 /// Checks, as `execvp` would look for it, that `command`'s program exists and is
 /// executable: a configuration that can start no agent at all is refused before
 /// any trajectory runs.
-pub fn check_command(command: &str) -> Result<(), String> {
+pub fn check_command(command: &str) -> Result<(), CommandError> {
     use std::os::unix::fs::PermissionsExt;
-    let program = command.split_whitespace().next().ok_or("the command is empty")?;
+    let program = command.split_whitespace().next().ok_or(CommandError::Empty)?;
     let executable =
         |path: &std::path::Path| path.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+    let program_name = || program.to_string();
     if program.contains('/') {
         let path = std::path::Path::new(program);
         return if executable(path) {
             Ok(())
         } else if path.exists() {
-            Err(format!("cannot start `{program}`: not an executable file"))
+            Err(CommandError::NotExecutable { program: program_name() })
         } else {
-            Err(format!("cannot start `{program}`: no such file"))
+            Err(CommandError::NoSuchFile { program: program_name() })
         };
     }
     let path = std::env::var_os("PATH").unwrap_or_default();
     if std::env::split_paths(&path).any(|dir| executable(&dir.join(program))) {
         Ok(())
     } else {
-        Err(format!("cannot start `{program}`: no executable of that name in PATH"))
+        Err(CommandError::NotInPath { program: program_name() })
     }
 }
 
