@@ -244,6 +244,7 @@ impl<'c> ToolRuntime<'c> {
             realised.push(Fault::Latency { extra_ms: drawn.extra_latency_ms });
         }
         let corruption_draw = rng.next_u64();
+        assert!(latency_ms >= drawn.extra_latency_ms, "a fault's latency adds to the call's");
         CallDraws { call_number, drawn, latency_ms, realised, corruption_draw }
     }
 
