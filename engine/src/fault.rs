@@ -191,45 +191,54 @@ impl TryFrom<FaultUnchecked> for Fault {
                 Fault::PartialCommit { arg, percent }
             }
             FaultUnchecked::DuplicateEffect => Fault::DuplicateEffect,
-            FaultUnchecked::Inject { path, style, tool, args } => {
-                use crate::inject::{INJECTED_ARG_BYTES_MAX, INJECTED_ARGS_MAX, InjectedArg};
-                if args.len() > INJECTED_ARGS_MAX {
-                    return Err(InputError::at(
-                        InputErrorKind::TooMany,
-                        "args",
-                        format!("expected at most {INJECTED_ARGS_MAX} arguments, found {}", args.len()),
-                    ));
-                }
-                let plain = |s: &str| !s.is_empty() && s.len() <= INJECTED_ARG_BYTES_MAX && !s.contains('`');
-                if !plain(&tool) {
-                    return Err(InputError::at(
-                        InputErrorKind::Malformed,
-                        "tool",
-                        format!("expected a tool name without backticks, found `{tool}`"),
-                    ));
-                }
-                for (name, value) in &args {
-                    let fine = plain(name)
-                        && matches!(value, InjectedArg::Int(_) | InjectedArg::Str(_))
-                        && match value {
-                            InjectedArg::Str(s) => plain(s),
-                            InjectedArg::Int(_) => true,
-                        };
-                    if !fine {
-                        return Err(InputError::at(
-                            InputErrorKind::Malformed,
-                            "args",
-                            format!(
-                                "`{name}`: expected a name and a value of 1..={INJECTED_ARG_BYTES_MAX} bytes without backticks"
-                            ),
-                        )
-                        .in_field(format!("args.{name}")));
-                    }
-                }
-                Fault::Inject { path, style, tool, args }
-            }
+            FaultUnchecked::Inject { path, style, tool, args } => checked_injection(path, style, tool, args)?,
         })
     }
+}
+
+/// An `Inject` fault whose tool and arguments are plain (not empty, short, no
+/// backticks: they are quoted in the injected text) and few.
+fn checked_injection(
+    path: FieldPath,
+    style: crate::inject::InjectionStyle,
+    tool: String,
+    args: std::collections::BTreeMap<String, crate::inject::InjectedArg>,
+) -> Result<Fault, InputError> {
+    use crate::inject::{INJECTED_ARG_BYTES_MAX, INJECTED_ARGS_MAX, InjectedArg};
+    if args.len() > INJECTED_ARGS_MAX {
+        return Err(InputError::at(
+            InputErrorKind::TooMany,
+            "args",
+            format!("expected at most {INJECTED_ARGS_MAX} arguments, found {}", args.len()),
+        ));
+    }
+    let plain = |s: &str| !s.is_empty() && s.len() <= INJECTED_ARG_BYTES_MAX && !s.contains('`');
+    if !plain(&tool) {
+        return Err(InputError::at(
+            InputErrorKind::Malformed,
+            "tool",
+            format!("expected a tool name without backticks, found `{tool}`"),
+        ));
+    }
+    for (name, value) in &args {
+        let fine = plain(name)
+            && matches!(value, InjectedArg::Int(_) | InjectedArg::Str(_))
+            && match value {
+                InjectedArg::Str(s) => plain(s),
+                InjectedArg::Int(_) => true,
+            };
+        if !fine {
+            return Err(InputError::at(
+                InputErrorKind::Malformed,
+                "args",
+                format!(
+                    "`{name}`: expected a name and a value of 1..={INJECTED_ARG_BYTES_MAX} bytes without backticks"
+                ),
+            )
+            .in_field(format!("args.{name}")));
+        }
+    }
+    Ok(Fault::Inject { path, style, tool, args })
 }
 
 /// The kind of fault a call actually suffered, recorded in the trajectory.
