@@ -110,12 +110,10 @@ impl Lie {
     }
 }
 
+/// Whether `needle` (a scalar) is one of `haystack`'s leaves; walked with an
+/// explicit stack ([`Value::leaves`]), so a deep value cannot overflow the call stack.
 fn contains(haystack: &Value, needle: &Value) -> bool {
-    match haystack {
-        Value::Map(pairs) => pairs.iter().any(|(_, v)| contains(v, needle)),
-        Value::List(items) => items.iter().any(|v| contains(v, needle)),
-        other => other == needle,
-    }
+    haystack.leaves().any(|v| v == needle)
 }
 
 /// The next choice from `draw` in `0..len` (`len` > 0); the draw moves on, so
@@ -127,20 +125,27 @@ fn pick(draw: &mut u64, len: usize) -> usize {
 }
 
 /// The value at `segments` below `value`; a list on the way contributes the item
-/// `pick` chooses.
-pub(crate) fn locate<'v>(value: &'v mut Value, segments: &[&str], draw: &mut u64) -> Option<&'v mut Value> {
-    if !segments.is_empty()
-        && let Value::List(items) = value
-    {
-        if items.is_empty() {
-            return None;
+/// `pick` chooses. A loop, not a recursion: lists of lists consume no segment,
+/// so the depth is the value's, which the path does not bound.
+pub(crate) fn locate<'v>(mut value: &'v mut Value, mut segments: &[&str], draw: &mut u64) -> Option<&'v mut Value> {
+    loop {
+        if !segments.is_empty()
+            && let Value::List(items) = value
+        {
+            if items.is_empty() {
+                return None;
+            }
+            let i = pick(draw, items.len());
+            value = &mut items[i];
+            continue;
         }
-        let i = pick(draw, items.len());
-        return locate(&mut items[i], segments, draw);
-    }
-    match segments.split_first() {
-        None => Some(value),
-        Some((name, rest)) => locate(value.get_mut(name)?, rest, draw),
+        match segments.split_first() {
+            None => return Some(value),
+            Some((name, rest)) => {
+                value = value.get_mut(name)?;
+                segments = rest;
+            }
+        }
     }
 }
 

@@ -373,10 +373,9 @@ fn read_lines(stdout: std::process::ChildStdout, line_bytes_max: usize, lines: &
         let read = (&mut reader).take(limit).read_until(b'\n', &mut line);
         let message = match read {
             Ok(0) => Err(closed()),
-            Ok(_) if line.last() != Some(&b'\n') && line.len() > line_bytes_max => Err(ExternalError::new(
-                ErrorKind::LineTooLong,
-                format!("a line longer than {line_bytes_max} bytes"),
-            )),
+            Ok(_) if line.last() != Some(&b'\n') && line.len() > line_bytes_max => {
+                Err(ExternalError::new(ErrorKind::LineTooLong, format!("a line longer than {line_bytes_max} bytes")))
+            }
             Ok(_) => {
                 while matches!(line.last(), Some(b'\n' | b'\r')) {
                     line.pop();
