@@ -19,16 +19,68 @@ use ProtocolErrorKind as Kind;
 /// The protocol name and major version, in every message both ways.
 pub const PROTOCOL: &str = "agentsim/1";
 
-/// An engine value as JSON.
+/// An engine value as JSON. The containers being built wait on an explicit
+/// stack, not the call stack: a value nested however deeply (a world's script
+/// builds what it likes) converts without overflowing it.
 pub fn to_json(value: &Value) -> Json {
+    /// A container being built: what is left of the value's, and what is built.
+    enum Open<'v> {
+        List(std::slice::Iter<'v, Value>, Vec<Json>),
+        Map(std::slice::Iter<'v, (agentsim_engine::Key, Value)>, Map<String, Json>, String),
+    }
+    let mut open: Vec<Open<'_>> = Vec::new();
+    let mut next = Some(value);
+    loop {
+        let mut built = match next.take() {
+            Some(Value::List(items)) => {
+                open.push(Open::List(items.iter(), Vec::with_capacity(items.len())));
+                None
+            }
+            Some(Value::Map(pairs)) => {
+                open.push(Open::Map(pairs.iter(), Map::new(), String::new()));
+                None
+            }
+            Some(scalar) => Some(scalar_json(scalar)),
+            None => None,
+        };
+        // Place what was built in its container; close the containers it completes.
+        while next.is_none() {
+            let Some(top) = open.last_mut() else { return built.expect("the outermost value is built last") };
+            match top {
+                Open::List(items, out) => {
+                    out.extend(built.take());
+                    next = items.next();
+                }
+                Open::Map(pairs, out, key) => {
+                    if let Some(json) = built.take() {
+                        out.insert(std::mem::take(key), json);
+                    }
+                    next = pairs.next().map(|(k, v)| {
+                        *key = k.to_string();
+                        v
+                    });
+                }
+            }
+            if next.is_none() {
+                built = Some(match open.pop() {
+                    Some(Open::List(_, out)) => Json::Array(out),
+                    Some(Open::Map(_, out, _)) => Json::Object(out),
+                    None => unreachable!("a container was open"),
+                });
+            }
+        }
+    }
+}
+
+/// A value that holds no others as JSON.
+fn scalar_json(value: &Value) -> Json {
     match value {
         Value::Null => Json::Null,
         Value::Bool(b) => Json::Bool(*b),
         Value::Int(n) => Json::Number(Number::from(*n)),
         Value::Float(x) => Number::from_f64(x.get()).map_or(Json::Null, Json::Number),
         Value::Str(s) => Json::String(s.clone()),
-        Value::List(items) => Json::Array(items.iter().map(to_json).collect()),
-        Value::Map(pairs) => Json::Object(pairs.iter().map(|(k, v)| (k.to_string(), to_json(v))).collect()),
+        Value::List(_) | Value::Map(_) => unreachable!("containers are built by to_json"),
     }
 }
 
@@ -447,6 +499,43 @@ mod tests {
         let err = from_json(&json!(u64::MAX), "amount").unwrap_err();
         assert!(err.message().contains("not an integer"), "{err}");
         assert_eq!((err.kind(), err.field()), (ProtocolErrorKind::NotInteger, Some("amount")));
+    }
+
+    #[test]
+    fn deep_and_nested_values_convert_like_the_recursive_definition() {
+        fn by_recursion(value: &Value) -> Json {
+            match value {
+                Value::List(items) => Json::Array(items.iter().map(by_recursion).collect()),
+                Value::Map(pairs) => {
+                    Json::Object(pairs.iter().map(|(k, v)| (k.to_string(), by_recursion(v))).collect())
+                }
+                other => scalar_json(other),
+            }
+        }
+        let v = Value::map([
+            ("a", Value::List(vec![Value::map([("x", Value::Int(1))]), Value::List(Vec::new()), Value::Null])),
+            ("b", Value::map(Vec::<(&str, Value)>::new())),
+            ("a", Value::str("again")),
+            ("f", Value::Float(Float::new(2.5).expect("finite"))),
+        ]);
+        assert_eq!(to_json(&v), by_recursion(&v));
+        assert_eq!(to_json(&v).to_string(), by_recursion(&v).to_string());
+        assert_eq!(to_json(&Value::Int(3)), json!(3));
+        let mut deep = Value::Null;
+        for _ in 0..50_000 {
+            deep = Value::List(vec![deep]);
+        }
+        let mut json = to_json(&deep);
+        let mut depth = 0;
+        // Taken apart by hand: the derived drops of both recurse.
+        while let Json::Array(mut items) = json {
+            depth += 1;
+            json = items.pop().unwrap_or(Json::Bool(false));
+        }
+        while let Value::List(mut items) = deep {
+            deep = items.pop().unwrap_or_default();
+        }
+        assert_eq!((depth, json), (50_000, Json::Null));
     }
 
     #[test]
