@@ -2,8 +2,8 @@
 //! and common random numbers across stacks.
 
 use agentsim::Runner;
+use agentsim::rate::Rate;
 use agentsim_engine::runtime::ToolRuntime;
-use agentsim_engine::stats::Rate;
 use agentsim_engine::{
     Catalog, EventKind, Fault, FaultRule, FaultTag, Probability, Schedule, StreamSource, ToolCall, ToolConfig, ToolDef,
     ToolKind, ToolSpec, Value, ValueKind,

@@ -3,8 +3,8 @@
 //! runs would say.
 
 use agentsim::SummaryBuilder;
+use agentsim::rate::Rate;
 use agentsim::summary::Record;
-use agentsim_engine::stats::Rate;
 use agentsim_engine::{Outcome, StreamSource};
 
 fn record(seed: u64, success: bool) -> Record {

@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use agentsim::Runner;
+use agentsim::bridge::Command;
 use agentsim::episode::{DROPPED, Episode, EpisodeError, Setup, Step};
-use agentsim::mcp::bridge::Command;
 use agentsim_agents::external::replayed::recorded_steps;
 use agentsim_agents::external::{ErrorKind, ExternalError, protocol};
 use agentsim_agents::{PlannerSpec, StackSpec};

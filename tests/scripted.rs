@@ -13,7 +13,7 @@ use agentsim_engine::{EventKind, Reply, Value};
 use agentsim_worlds::{Prepared, Scenario};
 
 use agentsim::Runner;
-use agentsim_engine::stats::Rate;
+use agentsim::rate::Rate;
 
 use crate::common::{agentsim, preset, text};
 use crate::world_kit::{assert_same_bytes_on_1_and_4_threads, call, run_scripted, sweep_seen};

@@ -6,9 +6,9 @@
 //! The world is one tool, `ping`, and the task is to get one call served. The
 //! planner calls it once per attempt; the engine's fault schedule decides.
 
+use agentsim::ordered::for_each_ordered;
+use agentsim::rate::{Rate, Z_99};
 use agentsim_agents::layers::{Retry, RetryConfig};
-use agentsim_engine::stats::{Rate, Z_99};
-use agentsim_engine::sweep::for_each_ordered;
 use agentsim_engine::{
     Action, Agent, AgentCx, Catalog, Fault, FaultRule, Finish, Input, Latency, Message, ModelConfig, Outcome,
     Probability, Schedule, SimConfig, StreamSource, TimeMs, ToolCall, ToolConfig, ToolDef, ToolError, ToolKind,
@@ -213,8 +213,8 @@ fn wilson_95_covers_the_true_rate_in_about_95_percent_of_repeated_sweeps() {
 
 /// Draws `n` pairs (baseline, candidate) with the given cell probabilities
 /// (both succeed, only the baseline, only the candidate; the rest neither).
-fn draw_pairs(stream: &mut agentsim_engine::Stream, n: u64, cells: [f64; 3]) -> agentsim_engine::paired::PairCounts {
-    let mut counts = agentsim_engine::paired::PairCounts::default();
+fn draw_pairs(stream: &mut agentsim_engine::Stream, n: u64, cells: [f64; 3]) -> agentsim::paired::PairCounts {
+    let mut counts = agentsim::paired::PairCounts::default();
     for _ in 0..n {
         let u = stream.unit();
         let (b, c) = if u < cells[0] {
@@ -242,8 +242,8 @@ fn the_paired_interval_covers_the_true_difference_in_about_95_percent_of_compari
     let (mut covered, mut narrower) = (0u64, 0u64);
     for _ in 0..reps {
         let counts = draw_pairs(&mut stream, 300, cells);
-        let paired = agentsim_engine::paired::newcombe_paired(&counts);
-        let unpaired = agentsim_engine::paired::newcombe_unpaired(
+        let paired = agentsim::paired::newcombe_paired(&counts);
+        let unpaired = agentsim::paired::newcombe_unpaired(
             &Rate::wilson(counts.candidate_successes(), counts.n()),
             &Rate::wilson(counts.baseline_successes(), counts.n()),
         );
@@ -265,7 +265,7 @@ fn mcnemar_exact_rejects_a_true_null_at_most_about_5_percent_of_the_time() {
     let rejected = (0..reps)
         .filter(|_| {
             let counts = draw_pairs(&mut stream, 300, cells);
-            agentsim_engine::paired::mcnemar_exact(counts.baseline_only, counts.candidate_only) < 0.05
+            agentsim::paired::mcnemar_exact(counts.baseline_only, counts.candidate_only) < 0.05
         })
         .count();
     let size = rejected as f64 / reps as f64;

@@ -3,7 +3,7 @@
 //! The deterministic core of agentsim: integer virtual time, an event queue ordered
 //! by (time, sequence), per-component ChaCha streams, tools with latency, faults,
 //! rate limits, sessions and drift, the agent and world interfaces, the event loop,
-//! trajectories with stable digests, the parallel sweep runner and statistics.
+//! trajectories with stable digests.
 //!
 //! It knows no concrete world or agent, reads no clock and does no I/O.
 
@@ -21,15 +21,11 @@ pub mod inject;
 pub mod input_error;
 pub mod latency;
 pub mod likelihood;
-pub mod paired;
-pub mod pass_k;
 pub mod queue;
 pub mod recipient;
 pub mod rng;
 pub mod runtime;
 pub mod sim;
-pub mod stats;
-pub mod sweep;
 pub mod task;
 pub mod time;
 pub mod tool;

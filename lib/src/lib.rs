@@ -1,44 +1,42 @@
 //! # agentsim
 //!
 //! A deterministic discrete-event simulator for testing the reliability of
-//! LLM-agent stacks. This crate is the glue between the engine, the worlds and the
-//! agents, used by the `agentsim` binary, the Python module (`python/`), the tests
-//! and the benches: built-in scenarios, agent specs, the runner, sweep summaries
-//! and timelines, and a sweep's output folder (`sweep`, `files`, `load`: the
-//! files both the binary and the Python module name). It prints nothing and reads
-//! no clock; the binary and the Python module own the terminal and the arguments.
+//! LLM-agent stacks. This crate is the front door: [`prelude`] for a Rust user,
+//! and the modules of the crates below under one name, so that the `agentsim`
+//! binary, the Python module (`python/`), the tests and the benches name one
+//! crate. Each module lives in the crate that has its job:
+//!
+//! - `agentsim-engine` ([`engine`]): virtual time, the queue, faults, tools,
+//!   trajectories;
+//! - `agentsim-worlds` ([`worlds`]) and `agentsim-agents` ([`agents`]): the
+//!   worlds and the stacks;
+//! - `agentsim-stats`: rates, pass^k, rows and summaries, importance, gates
+//!   ([`summary`], [`rows`], [`gate`], ...);
+//! - `agentsim-runner`: sweeps, shards, episodes, incidents, shrink
+//!   ([`sweep`], [`runner`], [`incident`], ...);
+//! - `agentsim-report` ([`report`]) and `agentsim-mcp` ([`mcp`]).
+//!
+//! It prints nothing and reads no clock; the binary and the Python module own
+//! the terminal and the arguments.
 
 #![warn(missing_docs)]
 
-pub mod builtin;
-pub mod checks;
-pub mod compare;
-pub mod cross_entropy;
-pub mod episode;
-mod error;
-pub mod files;
-pub mod gate;
-pub mod importance;
-pub mod incident;
-pub mod llm;
-pub mod load;
-pub mod mcp;
-pub mod persistent;
-pub mod report;
-pub mod rows;
-pub mod runner;
-pub mod shard;
-pub mod shrink;
-pub mod spec;
-pub mod summary;
-pub mod surface;
-pub mod sweep;
-pub mod tau2;
-pub mod text;
-pub mod tilts;
-pub mod timeline;
-pub mod trace;
+pub use agentsim_agents as agents;
+pub use agentsim_engine as engine;
+pub use agentsim_mcp as mcp;
+pub use agentsim_report as report;
+pub use agentsim_worlds as worlds;
 
-pub use error::Error;
-pub use runner::Runner;
-pub use summary::{Row, Summary, SummaryBuilder};
+pub use agentsim_stats::{
+    checks, compare, gate, importance, paired, pass_k, rate, rows, summary, surface, text, tilts,
+};
+
+pub use agentsim_runner::{
+    bridge, builtin, cross_entropy, episode, files, incident, llm, load, ordered, persistent, runner, shard, shrink,
+    spec, sweep, timeline, trace,
+};
+
+pub mod tau2;
+
+pub use agentsim_runner::{Error, Runner};
+pub use agentsim_stats::{Row, Summary, SummaryBuilder};

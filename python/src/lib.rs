@@ -12,9 +12,9 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use agentsim::bridge::Command;
 use agentsim::episode::{Episode as Running, EpisodeError, Setup, Step};
 use agentsim::incident::Incident;
-use agentsim::mcp::bridge::Command;
 use agentsim::summary::Partial;
 use agentsim::sweep::{Done, Rows, Swept};
 use agentsim::{Row, SummaryBuilder};

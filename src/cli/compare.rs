@@ -8,10 +8,10 @@ use std::process::ExitCode;
 use clap::Args;
 
 use agentsim::compare::{Comparison, ComparisonBuilder};
+use agentsim::paired::Difference;
+use agentsim::rate::Rate;
 use agentsim::summary::Summary;
 use agentsim::{Runner, SummaryBuilder};
-use agentsim_engine::paired::Difference;
-use agentsim_engine::stats::Rate;
 
 use super::output::{check_output_dir, errln, lock_dir, stdout_json, stdout_text, write_atomic};
 use super::progress::Progress;
@@ -81,7 +81,7 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
     let mut builder = ComparisonBuilder::default();
     let (mut baseline_summary, mut candidate_summary) = (SummaryBuilder::new(), SummaryBuilder::new());
     let mut progress = Progress::new("compare", args.seeds.end - args.seeds.start, args.quiet);
-    agentsim_engine::sweep::for_each_ordered(
+    agentsim::ordered::for_each_ordered(
         args.seeds.clone(),
         |seed| (run_baseline.run(seed), run_candidate.run(seed)),
         |(b, c)| {

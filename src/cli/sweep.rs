@@ -10,13 +10,13 @@ use std::time::Instant;
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 
 use agentsim::importance::{Estimator, ImportanceSummary};
+use agentsim::rate::Rate;
 use agentsim::shard::{ShardManifest, shard_seeds};
 use agentsim::summary::{Summary, usd};
 use agentsim::surface::{Surface, SurfacePoint, scale_dir, scale_label};
 use agentsim::sweep::RUN_MANIFEST;
 use agentsim::timeline::printable;
 use agentsim_agents::StackSpec;
-use agentsim_engine::stats::Rate;
 use agentsim_worlds::Prepared;
 
 use super::interrupt::{self, EXIT_INTERRUPTED};
@@ -191,7 +191,7 @@ const CHUNK_SEEDS_ENV: &str = "AGENTSIM_CHUNK_SEEDS";
 fn chunk_seeds(trials: u32, external: bool) -> Result<u64, Failure> {
     match std::env::var(CHUNK_SEEDS_ENV) {
         Err(_) if external => Ok((rayon::current_num_threads() as u64).div_ceil(u64::from(trials)).max(1)),
-        Err(_) => Ok((agentsim_engine::sweep::CHUNK_SEEDS / u64::from(trials)).max(1)),
+        Err(_) => Ok((agentsim::ordered::CHUNK_SEEDS / u64::from(trials)).max(1)),
         Ok(text) => match text.trim().parse::<u64>() {
             Ok(n) if n >= 1 => Ok(n),
             _ => Err(Failure::input(format!("{CHUNK_SEEDS_ENV}: expected a number of seeds >= 1, found `{text}`"))),

@@ -19,5 +19,6 @@ pub mod support_desk;
 pub mod swarm;
 pub mod talk;
 pub mod weather_dining;
+pub mod world_model;
 
 pub use scenario::{BuiltinWorld, NamedWorld, Prepared, Scenario, ScenarioError, WorldConfig, WorldKind, WorldModel};

@@ -8,10 +8,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use agentsim_engine::{
-    Agent, Budgets, Catalog, ModelConfig, SimConfig, StreamSource, TimeMs, ToolCall, ToolError, Trajectory, Value,
-    Verdict, World, WorldCx,
-};
+use agentsim_engine::{Agent, Budgets, Catalog, ModelConfig, SimConfig, StreamSource, TimeMs, Trajectory, Value};
 
 use crate::flight_booking::FlightBookingConfig;
 use crate::newsroom::NewsroomConfig;
@@ -19,6 +16,7 @@ use crate::scripted::{self, ScriptedConfig};
 use crate::support_desk::SupportDeskConfig;
 use crate::swarm::{Swarm, SwarmDraw};
 use crate::weather_dining::WeatherDiningConfig;
+pub use crate::world_model::{Builtin, BuiltinWorld, NamedWorld, WorldKind, WorldModel, run_world};
 
 /// A scenario as written in a file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -104,182 +102,6 @@ registry! {
     Named(NamedWorld),
 }
 
-/// What a world kind's configuration (a scenario's `world` section) provides.
-pub trait WorldKind {
-    /// Cross-checks serde cannot express: (field path, value to point at,
-    /// message) for the first problem.
-    fn check(&self) -> Result<(), (String, String, String)>;
-    /// The tools.
-    fn catalog(&self) -> Catalog;
-    /// Every tool's configuration, by tool name (to make a fault schedule
-    /// explicit, to apply a trace).
-    fn tool_configs_mut(&mut self) -> Vec<(String, &mut agentsim_engine::ToolConfig)>;
-    /// The world, ready to run, over `catalog` (built by [`WorldKind::catalog`]).
-    fn model(&self, catalog: &Catalog) -> Arc<dyn WorldModel>;
-}
-
-/// The name of a world written in Rust outside this crate
-/// ([`WorldConfig::Named`]).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct NamedWorld(pub String);
-
-impl WorldKind for NamedWorld {
-    fn check(&self) -> Result<(), (String, String, String)> {
-        let name = &self.0;
-        Err((
-            String::new(),
-            name.clone(),
-            format!(
-                "world `{name}` is not built in: a world written in Rust outside agentsim runs through Prepared::from_model, not from a file"
-            ),
-        ))
-    }
-
-    fn catalog(&self) -> Catalog {
-        Catalog::new(Vec::new())
-    }
-
-    fn tool_configs_mut(&mut self) -> Vec<(String, &mut agentsim_engine::ToolConfig)> {
-        Vec::new()
-    }
-
-    fn model(&self, _catalog: &Catalog) -> Arc<dyn WorldModel> {
-        Arc::new(Unregistered(self.0.clone()))
-    }
-}
-
-/// A world ready to run: what a world kind builds once per process from its
-/// configuration and the catalog, and every trajectory of every thread reads.
-/// The built-in worlds and scripted worlds implement it, and so can a world
-/// written outside this crate ([`Prepared::from_model`]).
-pub trait WorldModel: Send + Sync {
-    /// The expert (oracle) of task `task`.
-    fn expert(&self, task: usize) -> Box<dyn Agent>;
-
-    /// Runs task `task` with `agent` on the seed of `streams`; `note`, when
-    /// given, is recorded at t=0 (the swarm draw).
-    fn run(
-        &self,
-        task: usize,
-        catalog: &Catalog,
-        streams: &StreamSource,
-        config: &SimConfig,
-        agent: &mut dyn Agent,
-        note: Option<Value>,
-    ) -> Trajectory;
-
-    /// The ids of the world's tasks, in order; empty for a world with one
-    /// implicit task (the built-in worlds draw theirs per seed).
-    fn tasks(&self) -> Vec<String> {
-        Vec::new()
-    }
-
-    /// Whether the world hashes its final state (a `state_hash` column in
-    /// `trajectories.csv`).
-    fn hashes_state(&self) -> bool {
-        false
-    }
-
-    /// Whether the world reports its judgement's parts ([`World::checks`]: a
-    /// `checks` column in `trajectories.csv`).
-    ///
-    /// [`World::checks`]: agentsim_engine::World::checks
-    fn has_checks(&self) -> bool {
-        false
-    }
-
-    /// How many turns each task takes in the seeds' rotation, in the order of
-    /// [`WorldModel::tasks`] (empty: one each).
-    fn task_weights(&self) -> Vec<u32> {
-        Vec::new()
-    }
-}
-
-/// A built-in world's model: its configuration and the tool ids it finds in
-/// the catalog. `new` makes the world of one seed, `expert` its expert.
-pub struct Builtin<C, I> {
-    config: C,
-    ids: I,
-}
-
-/// What a built-in world (one folder of this crate) provides: its
-/// configuration's checks and tools, and what runs it. Every `BuiltinWorld`
-/// is a [`WorldKind`].
-pub trait BuiltinWorld: Clone + Sized + Send + Sync + 'static {
-    /// The tool ids the world and its expert use.
-    type Ids: Copy + Send + Sync + 'static;
-    /// Cross-checks serde cannot express (see [`WorldKind::check`]).
-    fn check(&self) -> Result<(), (String, String, String)>;
-    /// The tools with their configuration.
-    fn specs(&self) -> Vec<agentsim_engine::ToolSpec>;
-    /// Every tool's configuration, by tool name.
-    fn configs_mut(&mut self) -> Vec<(&'static str, &mut agentsim_engine::ToolConfig)>;
-    /// Finds the ids in a catalog built from this configuration.
-    fn ids(catalog: &Catalog) -> Option<Self::Ids>;
-    /// The expert.
-    fn expert(ids: Self::Ids) -> Box<dyn Agent>;
-    /// Runs one seed.
-    fn run(
-        &self,
-        ids: Self::Ids,
-        catalog: &Catalog,
-        streams: &StreamSource,
-        config: &SimConfig,
-        agent: &mut dyn Agent,
-        note: Option<Value>,
-    ) -> Trajectory;
-}
-
-impl<C: BuiltinWorld> WorldModel for Builtin<C, C::Ids> {
-    fn expert(&self, _task: usize) -> Box<dyn Agent> {
-        C::expert(self.ids)
-    }
-
-    fn run(
-        &self,
-        _task: usize,
-        catalog: &Catalog,
-        streams: &StreamSource,
-        config: &SimConfig,
-        agent: &mut dyn Agent,
-        note: Option<Value>,
-    ) -> Trajectory {
-        self.config.run(self.ids, catalog, streams, config, agent, note)
-    }
-}
-
-impl<C: BuiltinWorld> WorldKind for C {
-    fn check(&self) -> Result<(), (String, String, String)> {
-        BuiltinWorld::check(self)
-    }
-
-    fn catalog(&self) -> Catalog {
-        Catalog::new(self.specs())
-    }
-
-    fn tool_configs_mut(&mut self) -> Vec<(String, &mut agentsim_engine::ToolConfig)> {
-        self.configs_mut().into_iter().map(|(n, c)| (n.to_string(), c)).collect()
-    }
-
-    fn model(&self, catalog: &Catalog) -> Arc<dyn WorldModel> {
-        let ids = C::ids(catalog).expect("a built-in world's catalog has its tools");
-        Arc::new(Builtin { config: self.clone(), ids })
-    }
-}
-
-/// Runs a built-in world's trajectory: the one line each world's `run` is.
-pub fn run_world<W: World>(
-    world: W,
-    catalog: &Catalog,
-    streams: &StreamSource,
-    config: &SimConfig,
-    agent: &mut dyn Agent,
-    note: Option<Value>,
-) -> Trajectory {
-    agentsim_engine::sim::run(Noted::new(world, note), agent, catalog, streams, config)
-}
-
 impl WorldConfig {
     fn check(&self) -> Result<(), (String, String, String)> {
         self.kind().check()
@@ -295,30 +117,6 @@ impl WorldConfig {
 
     fn model(&self, catalog: &Catalog) -> Arc<dyn WorldModel> {
         self.kind().model(catalog)
-    }
-}
-
-/// The model of a [`WorldConfig::Named`] world prepared without its model.
-/// Unreachable from files (parsing refuses such worlds); from code, it is the
-/// mistake of preparing one with [`Prepared::new`] instead of
-/// [`Prepared::from_model`], and says so.
-struct Unregistered(String);
-
-impl WorldModel for Unregistered {
-    fn expert(&self, _task: usize) -> Box<dyn Agent> {
-        panic!("world `{}` is not built in: prepare it with Prepared::from_model", self.0)
-    }
-
-    fn run(
-        &self,
-        _: usize,
-        _: &Catalog,
-        _: &StreamSource,
-        _: &SimConfig,
-        _: &mut dyn Agent,
-        _: Option<Value>,
-    ) -> Trajectory {
-        panic!("world `{}` is not built in: prepare it with Prepared::from_model", self.0)
     }
 }
 
@@ -405,7 +203,7 @@ fn locate(text: &str, needle: &str) -> (usize, usize) {
 }
 
 /// The 1-based line and column of byte `offset` in `text`.
-fn position_of(text: &str, offset: usize) -> (usize, usize) {
+pub fn position_of(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
@@ -760,58 +558,6 @@ impl Prepared {
         let task = self.task_index(seed);
         let mut agent = agent(self.model.expert(task), &streams);
         self.model.run(task, catalog, &streams, config, &mut *agent, swarm_note)
-    }
-}
-
-/// A world that first records a note at t=0 (the swarm draw), then is `W`.
-pub(crate) struct Noted<W> {
-    world: W,
-    note: Option<Value>,
-}
-
-impl<W> Noted<W> {
-    pub(crate) fn new(world: W, note: Option<Value>) -> Self {
-        Noted { world, note }
-    }
-}
-
-impl<W: World> World for Noted<W> {
-    type Event = W::Event;
-
-    fn start(&mut self, cx: &mut WorldCx<'_, W::Event>) {
-        if let Some(note) = self.note.take() {
-            cx.note("swarm", note);
-        }
-        self.world.start(cx);
-    }
-
-    fn on_event(&mut self, event: W::Event, cx: &mut WorldCx<'_, W::Event>) {
-        self.world.on_event(event, cx);
-    }
-
-    fn handle(
-        &mut self,
-        call: &ToolCall,
-        as_of_ms: TimeMs,
-        cx: &mut WorldCx<'_, W::Event>,
-    ) -> Result<Value, ToolError> {
-        self.world.handle(call, as_of_ms, cx)
-    }
-
-    fn hear(&mut self, text: &str, cx: &mut WorldCx<'_, W::Event>) {
-        self.world.hear(text, cx);
-    }
-
-    fn judge(&self) -> Verdict {
-        self.world.judge()
-    }
-
-    fn state_hash(&self) -> Option<String> {
-        self.world.state_hash()
-    }
-
-    fn checks(&self) -> Vec<agentsim_engine::Check> {
-        self.world.checks()
     }
 }
 

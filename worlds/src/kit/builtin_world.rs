@@ -1,4 +1,4 @@
-//! A built-in world's [`BuiltinWorld`](crate::scenario::BuiltinWorld)
+//! A built-in world's [`BuiltinWorld`](crate::world_model::BuiltinWorld)
 //! implementation. Every world folder wires the same pieces the same way (its
 //! `Tools` section, `tools::specs`, `Ids`, `Expert` and world type), so
 //! [`builtin_world!`] writes it from the two names that differ.
@@ -8,7 +8,7 @@
 /// in scope (they are in each world's `mod.rs`).
 macro_rules! builtin_world {
     ($config:ty, $world:ident) => {
-        impl $crate::scenario::BuiltinWorld for $config {
+        impl $crate::world_model::BuiltinWorld for $config {
             type Ids = Ids;
 
             fn check(&self) -> Result<(), (String, String, String)> {
@@ -40,7 +40,7 @@ macro_rules! builtin_world {
                 agent: &mut dyn agentsim_engine::Agent,
                 note: Option<agentsim_engine::Value>,
             ) -> agentsim_engine::Trajectory {
-                $crate::scenario::run_world($world::new(self, ids, streams), catalog, streams, config, agent, note)
+                $crate::world_model::run_world($world::new(self, ids, streams), catalog, streams, config, agent, note)
             }
         }
     };

@@ -542,12 +542,12 @@ impl ScriptedConfig {
 
 /// The world model of a scripted world (compiled; the scenario was checked
 /// when it was parsed).
-pub fn model(config: &ScriptedConfig) -> std::sync::Arc<dyn crate::scenario::WorldModel> {
+pub fn model(config: &ScriptedConfig) -> std::sync::Arc<dyn crate::world_model::WorldModel> {
     let model = ScriptedModel::build(config).unwrap_or_else(|e| panic!("a parsed scenario compiles: {}", e.message));
     std::sync::Arc::new(model::Shared(std::sync::Arc::new(model)))
 }
 
-impl crate::scenario::WorldKind for ScriptedConfig {
+impl crate::world_model::WorldKind for ScriptedConfig {
     /// A scripted world checks itself while it is loaded
     /// ([`crate::Scenario::parse_in`]), where its errors can name the files
     /// beside the scenario; nothing is left to check here.
@@ -563,7 +563,7 @@ impl crate::scenario::WorldKind for ScriptedConfig {
         ScriptedConfig::tool_configs_mut(self)
     }
 
-    fn model(&self, _catalog: &agentsim_engine::Catalog) -> std::sync::Arc<dyn crate::scenario::WorldModel> {
+    fn model(&self, _catalog: &agentsim_engine::Catalog) -> std::sync::Arc<dyn crate::world_model::WorldModel> {
         model(self)
     }
 }

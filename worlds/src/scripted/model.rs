@@ -22,7 +22,7 @@ use super::world::ScriptedWorld;
 use super::{
     ESCALATE, GoldAction, MESSAGE_KINDS, MinefieldFile, PersonaFile, ProcessFile, SEND_MESSAGE, ScriptedConfig, Source,
 };
-use crate::scenario::Noted;
+use crate::world_model::Noted;
 
 /// What serves a tool of the catalog.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1056,7 +1056,7 @@ pub fn needed_facts(template: &Value, out: &mut Vec<String>) {
 /// A compiled scripted world shared by every trajectory (its experts hold it).
 pub struct Shared(pub Arc<ScriptedModel>);
 
-impl crate::scenario::WorldModel for Shared {
+impl crate::world_model::WorldModel for Shared {
     fn expert(&self, task: usize) -> Box<dyn Agent> {
         self.0.expert(task)
     }

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use agentsim_engine::pass_k::PassK;
-use agentsim_engine::stats::{Rate, Z_95};
+use crate::pass_k::PassK;
+use crate::rate::{Rate, Z_95};
 use agentsim_engine::{DigestChain, Outcome, Trajectory};
 
 use crate::importance::{ImportanceBuilder, ImportanceSummary};
@@ -99,7 +99,7 @@ impl ValueCounts {
         self.counts.iter().map(|(v, n)| (*v, *n))
     }
 
-    /// The nearest-rank `p`-th percentile: the value [`agentsim_engine::stats::percentile`] picks from
+    /// The nearest-rank `p`-th percentile: the value [`crate::rate::percentile`] picks from
     /// the sorted values.
     pub fn percentile(&self, p: f64) -> u64 {
         if self.n == 0 {
@@ -575,7 +575,7 @@ impl SummaryBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agentsim_engine::stats::percentile;
+    use crate::rate::percentile;
     use proptest::prelude::*;
 
     proptest! {

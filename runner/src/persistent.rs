@@ -46,8 +46,8 @@ use agentsim_engine::{SimConfig, Trajectory};
 use agentsim_worlds::Prepared;
 use serde_json::Value as Json;
 
+use crate::bridge::{Command, Observation};
 use crate::episode::{Episode, Setup, Step};
-use crate::mcp::bridge::{Command, Observation};
 
 /// How often a wait for answers looks at the interrupt flags.
 const POLL_MS: u64 = 50;

@@ -6,7 +6,7 @@
 //! that lives elsewhere (a Python function, a persistent external process) needs
 //! the loop stopped inside the planner's step. The loop runs on a stackful
 //! coroutine (`corosensei`) whose planner is the protocol bridge
-//! ([`crate::mcp::bridge::Bridge::protocol`]): its step suspends the coroutine
+//! ([`crate::bridge::Bridge::protocol`]): its step suspends the coroutine
 //! with the observation, and [`Episode::step`] resumes it with the command. No
 //! thread and no channel stand between the caller and the simulation; a decision
 //! costs two stack switches.
@@ -32,7 +32,7 @@ use agentsim_worlds::Prepared;
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 
-use crate::mcp::bridge::{Bridge, Command, Observation, Relay};
+use crate::bridge::{Bridge, Command, Observation, Relay};
 
 /// Stack of one episode's coroutine: what a thread gets by default, as the
 /// loop had on the worker threads it ran on before.

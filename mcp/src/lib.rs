@@ -14,7 +14,6 @@
 //! exists, before any further answer is written: a session that a budget ended is
 //! recorded before the client reads that it has ended.
 
-pub mod bridge;
 pub mod errors;
 
 use std::io::{self, BufRead, Write};
@@ -28,7 +27,7 @@ use agentsim_engine::{Catalog, Input, Message, Reply, Trajectory};
 use agentsim_worlds::Prepared;
 use serde_json::{Map, Value as Json, json};
 
-use bridge::{Bridge, Command, Observation};
+use agentsim_runner::bridge::{self, Bridge, Command, Observation};
 
 /// The protocol versions this server speaks; the first is answered to a client
 /// asking for one it does not know.

@@ -9,8 +9,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::rate::Rate;
 use agentsim_engine::Check;
-use agentsim_engine::stats::Rate;
 use serde::Serialize;
 
 /// One check of a row, as the column holds it.

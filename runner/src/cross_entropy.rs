@@ -38,7 +38,7 @@ use agentsim_worlds::Prepared;
 
 use crate::Error;
 use crate::Runner;
-use crate::tilts::{Method, Pilot, Plan};
+use agentsim_stats::tilts::{Method, Pilot, Plan};
 
 /// The first pilot seed: 2^63, above any seed range a sweep uses in practice.
 pub const PILOT_SEED_START: u64 = 1 << 63;

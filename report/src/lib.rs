@@ -197,7 +197,7 @@ pub fn table_number(v: &Json) -> String {
 }
 
 fn pct(x: f64) -> String {
-    crate::text::percent(x)
+    agentsim_stats::text::percent(x)
 }
 
 /// `rate [lo, hi]` of a `{count, n, rate, lo, hi}` object, in percent.
@@ -777,7 +777,7 @@ pub fn render(inputs: &[ReportInput], comparisons: &[Json]) -> String {
             raw(&s["seed_start"]),
             raw(&s["seed_end"]),
             raw(&s["trajectories"]),
-            crate::text::counted(s["trials"].as_u64().unwrap_or(1), "trial", "trials"),
+            agentsim_stats::text::counted(s["trials"].as_u64().unwrap_or(1), "trial", "trials"),
             raw(&s["fault_scale"]),
             escape(&raw(&s["digest"]))
         );

@@ -15,11 +15,12 @@ use agentsim_engine::{Outcome, Trajectory};
 use agentsim_worlds::Prepared;
 
 use crate::Error;
+use crate::Runner;
 use crate::files::{AtomicFile, io_failure, lock_dir, read_bounded, read_text, write_atomic};
 use crate::incident::{Incident, hex};
 use crate::shard::{SHARD_FORMAT, ShardManifest, shard_seeds};
-use crate::summary::{Partial, Record, Summary};
-use crate::{Row, Runner, SummaryBuilder};
+use agentsim_stats::summary::{Partial, Record, Summary};
+use agentsim_stats::{Row, SummaryBuilder};
 
 /// The manifest of a sweep's arguments, written with its rows into its output
 /// directory; `--resume` refuses a directory whose manifest differs from its own arguments.
@@ -57,12 +58,12 @@ pub struct Sweep<'a> {
     /// Swarm mode.
     pub swarm: bool,
     /// Importance sampling: faults drawn at this many times their probabilities,
-    /// each trajectory weighted back (see [`crate::importance`]).
+    /// each trajectory weighted back (see [`agentsim_stats::importance`]).
     pub importance: Option<f64>,
     /// Importance sampling with a tilt per rule (a tilts file, or the
     /// cross-entropy method's choice), chosen at the sweep's one fault scale;
     /// `importance` is then `None`.
-    pub importance_plan: Option<&'a crate::tilts::Plan>,
+    pub importance_plan: Option<&'a agentsim_stats::tilts::Plan>,
     /// Seeds per chunk: the granularity of an interruption.
     pub chunk_seeds: u64,
     /// Set by a signal handler: the sweep stops between chunks.
@@ -121,11 +122,11 @@ impl Sweep<'_> {
 
     /// How this sweep draws its faults at `fault_scale`: the plan it was given,
     /// or every rule at `importance` times its probability; `None` when plain.
-    pub fn plan(&self, fault_scale: f64) -> Option<crate::tilts::Plan> {
+    pub fn plan(&self, fault_scale: f64) -> Option<agentsim_stats::tilts::Plan> {
         let catalog = &self.prepared.catalog;
         self.importance_plan
             .cloned()
-            .or_else(|| self.importance.map(|s| crate::tilts::Plan::of_scale(catalog, fault_scale, s)))
+            .or_else(|| self.importance.map(|s| agentsim_stats::tilts::Plan::of_scale(catalog, fault_scale, s)))
     }
 
     /// Refuses to resume `out` unless its run had these arguments.
@@ -160,7 +161,8 @@ impl Sweep<'_> {
             ));
         }
         if let Some(importance) = self.importance {
-            crate::importance::check_support(&prepared.catalog, fault_scale, importance).map_err(Error::new)?;
+            agentsim_stats::importance::check_support(&prepared.catalog, fault_scale, importance)
+                .map_err(Error::new)?;
         }
         if let Some(plan) = self.importance_plan {
             plan.check_support().map_err(|m| Error::new(format!("--importance: {m}")))?;
@@ -567,7 +569,7 @@ pub fn csv_header_of(columns: Columns, trials: u32) -> Result<Vec<u8>, Error> {
     if trials > 1 {
         header.insert(1, "trial".to_string());
     }
-    header.push(crate::summary::CHECK_COLUMN.to_string());
+    header.push(agentsim_stats::summary::CHECK_COLUMN.to_string());
     let mut w = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
     w.write_record(&header).map_err(|e| encode(&e))?;
     w.into_inner().map_err(|e| encode(&e))
@@ -583,7 +585,7 @@ pub fn csv_line(row: &Row, trial: Option<u32>) -> Result<Vec<u8>, Error> {
     let mut line = w.into_inner().map_err(|e| encode(&e))?;
     // The checksum covers the row without its trial, so that trial 0 is the row
     // of the plain sweep, byte for byte, but for the `trial` column.
-    crate::summary::append_check(&mut line);
+    agentsim_stats::summary::append_check(&mut line);
     let Some(trial) = trial else { return Ok(line) };
     let mut record = row_records(row, false)?.swap_remove(0);
     record.insert(1, trial.to_string());
@@ -706,7 +708,7 @@ pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<Summary, Error> {
     // (outcome, seed, shard, the row's digest) of each incident to copy.
     let mut failing: Vec<(Outcome, u64, PathBuf, agentsim_engine::Digest)> = Vec::new();
     // A sweep with a tilt per rule writes no incidents (see `Sweep::one`).
-    let per_rule = first.importance_plan.as_ref().is_some_and(|p| p.method != crate::tilts::Method::Scale);
+    let per_rule = first.importance_plan.as_ref().is_some_and(|p| p.method != agentsim_stats::tilts::Method::Scale);
     let seeds = first.seed_start..first.seed_end;
     for s in &shards {
         let path = s.dir.join("trajectories.csv");

@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use agentsim_agents::StackSpec;
 use agentsim_engine::{SimConfig, Trajectory};
+pub use agentsim_stats::tilts::tilted_scale;
 use agentsim_worlds::Prepared;
 
 /// A scenario and a stack, ready to run any seed.
@@ -35,7 +36,7 @@ impl<'a> Runner<'a> {
     }
 
     /// Importance sampling with a tilt per rule: each fault rule is drawn with its
-    /// probability in `table` (see [`crate::tilts::Plan::probabilities`]) and each
+    /// probability in `table` (see [`agentsim_stats::tilts::Plan::probabilities`]) and each
     /// trajectory carries its log likelihood ratio against the fault scale, and
     /// its rules' decisive draws (`Trajectory::rule_draws`). `None`: as before.
     pub fn with_tilts(mut self, table: Option<agentsim_engine::likelihood::RuleProbabilities>) -> Self {
@@ -108,7 +109,7 @@ impl<'a> Runner<'a> {
         assert!(trials >= 1, "at least one trial");
         let k = u64::from(trials);
         let units = 0..(seeds.end - seeds.start).checked_mul(k).expect("seeds times trials fits in u64");
-        agentsim_engine::sweep::for_each_ordered(
+        crate::ordered::for_each_ordered(
             units,
             |unit| {
                 let trial = (unit % k) as u32;
@@ -185,13 +186,6 @@ impl<'a> Runner<'a> {
     /// Runs every seed of `seeds` in parallel and hands the trajectories to `sink`
     /// in seed order.
     pub fn sweep<E>(&self, seeds: Range<u64>, sink: impl FnMut(Trajectory) -> Result<(), E>) -> Result<(), E> {
-        agentsim_engine::sweep::for_each_ordered(seeds, |seed| self.run(seed), sink)
+        crate::ordered::for_each_ordered(seeds, |seed| self.run(seed), sink)
     }
-}
-
-/// The fault scale an importance-sampling sweep draws at: `fault_scale` tilted
-/// by `importance`, computed in one place so that incidents recorded at it
-/// replay the sweep's trajectories bit for bit.
-pub fn tilted_scale(fault_scale: f64, importance: f64) -> f64 {
-    fault_scale * importance
 }

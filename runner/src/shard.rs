@@ -49,7 +49,7 @@ pub struct ShardManifest {
     /// How the importance-sampling sweep drew its faults, rule by rule (absent
     /// in a plain sweep): shards and a resumed run must draw alike.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub importance_plan: Option<crate::tilts::Plan>,
+    pub importance_plan: Option<agentsim_stats::tilts::Plan>,
 }
 
 /// Parses `K/N` (K from 0, below N).

@@ -30,7 +30,7 @@ use agentsim_engine::{Catalog, Fault};
 use agentsim_worlds::ScenarioError;
 use agentsim_worlds::scenario::{ron_error, ron_options};
 
-use crate::spec::position;
+use agentsim_worlds::scenario::position_of as position;
 
 /// The most rules a tilts file may list.
 pub const TILTS_RULES_MAX: usize = 4_096;
@@ -116,7 +116,7 @@ impl Plan {
     /// Every drawn rule at `importance` times its probability at `fault_scale`
     /// (saturating at 1, as the draws do).
     pub fn of_scale(catalog: &Catalog, fault_scale: f64, importance: f64) -> Self {
-        let sampled_scale = crate::runner::tilted_scale(fault_scale, importance);
+        let sampled_scale = tilted_scale(fault_scale, importance);
         let tilts = drawn_rules(catalog)
             .map(|(tool, rule, p)| RuleTilt {
                 tool: tool.to_string(),
@@ -182,6 +182,13 @@ pub fn short(p: f64) -> String {
     let text = format!("{p:.4e}");
     let parsed: f64 = text.parse().unwrap_or(p);
     format!("{parsed}")
+}
+
+/// The fault scale an importance-sampling sweep draws at: `fault_scale` tilted
+/// by `importance`, computed in one place so that incidents recorded at it
+/// replay the sweep's trajectories bit for bit.
+pub fn tilted_scale(fault_scale: f64, importance: f64) -> f64 {
+    fault_scale * importance
 }
 
 /// The drawn rules of a catalog: (tool, position, probability), in order.

@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use agentsim_engine::stats::Rate;
+use crate::rate::Rate;
 
 use crate::summary::Summary;
 

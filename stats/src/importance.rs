@@ -62,8 +62,8 @@ use std::collections::{BTreeMap, BinaryHeap};
 
 use serde::Serialize;
 
+use crate::rate::Z_95;
 use agentsim_engine::rng::{CHANCE_ONE, chance_threshold};
-use agentsim_engine::stats::Z_95;
 use agentsim_engine::{Catalog, Fault, Outcome};
 
 use crate::rows::Record;
@@ -695,7 +695,7 @@ pub fn check_support(catalog: &Catalog, fault_scale: f64, importance: f64) -> Re
     if !(importance.is_finite() && importance > 0.0) {
         return Err(format!("--importance: expected a finite scale above 0, found {importance}"));
     }
-    let sampled_scale = crate::runner::tilted_scale(fault_scale, importance);
+    let sampled_scale = crate::tilts::tilted_scale(fault_scale, importance);
     for spec in catalog.specs() {
         for rule in spec.config.faults.iter().filter(|r| !matches!(r.fault, Fault::RateLimit { .. })) {
             let p = rule.probability.get();

@@ -5,10 +5,8 @@
 
 use serde::Serialize;
 
-use agentsim_engine::paired::{
-    CompareVerdict, Difference, PairCounts, mcnemar_exact, newcombe_paired, newcombe_unpaired,
-};
-use agentsim_engine::stats::Rate;
+use crate::paired::{CompareVerdict, Difference, PairCounts, mcnemar_exact, newcombe_paired, newcombe_unpaired};
+use crate::rate::Rate;
 use agentsim_engine::{Outcome, Trajectory};
 
 /// A seed where one stack succeeded and the other did not.

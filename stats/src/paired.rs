@@ -15,7 +15,7 @@
 
 use serde::Serialize;
 
-use crate::stats::Rate;
+use crate::rate::Rate;
 
 /// The 2x2 table of paired outcomes over seeds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]

@@ -1,0 +1,29 @@
+//! # agentsim-stats
+//!
+//! What a sweep's numbers mean: rates with Wilson intervals and percentiles
+//! (`rate`), pass^k (`pass_k`), paired comparison of two stacks on the same
+//! seeds (`paired`, `compare`), the rows of `trajectories.csv` and their one
+//! path to `summary.json` (`rows`, `checks`, `summary`), importance-sampling
+//! estimates and their tilts (`importance`, `tilts`), gates (`gate`), fault
+//! surfaces (`surface`) and numbers as people read them (`text`).
+//!
+//! It runs nothing: it reads trajectories and rows, in seed order, and never
+//! imports the runner, a world's code, an agent, rayon or a clock.
+
+#![warn(missing_docs)]
+
+pub mod checks;
+pub mod compare;
+pub mod gate;
+pub mod importance;
+pub mod paired;
+pub mod pass_k;
+pub mod rate;
+pub mod rows;
+pub mod summary;
+pub mod surface;
+pub mod text;
+pub mod tilts;
+
+pub use rows::{Record, Row};
+pub use summary::{Summary, SummaryBuilder};
