@@ -1,6 +1,7 @@
 //! The `agentsim` command line: thin glue over the libraries. Only this binary
-//! reads files, writes files, reads the clock (for the elapsed time it prints) and
-//! talks to the terminal.
+//! talks to the terminal and reads the clock for what it prints (the elapsed
+//! time, the progress bar); the libraries read and write only the files it
+//! names.
 
 mod cli;
 

@@ -274,7 +274,7 @@ fn deeply_nested_mcp_arguments_are_refused_and_the_session_replays() {
 /// Item 9: the largest trace `import-trace` reads (100,000 records, each a 503
 /// with its latency and Retry-After) made a 23 MB incident that `replay` refused
 /// (16 MiB). Writer and reader now share `INCIDENT_BYTES_MAX`, so it replays; a
-/// larger incident is refused when written (unit test in lib/src/incident.rs).
+/// larger incident is refused when written (unit test in runner/src/incident.rs).
 #[test]
 fn the_incident_of_the_largest_trace_replays() {
     let work = tempfile::tempdir().unwrap();

@@ -13,6 +13,7 @@ mod conversation_worlds;
 mod determinism;
 mod docs;
 mod episode;
+mod error_kinds;
 mod external;
 mod external_errors;
 mod faults;

@@ -28,7 +28,7 @@ pub use agentsim_report as report;
 pub use agentsim_worlds as worlds;
 
 pub use agentsim_stats::{
-    checks, compare, gate, importance, paired, pass_k, rate, rows, summary, surface, text, tilts,
+    checks, compare, gate, importance, paired, pass_k, rate, rows, rows_file, summary, surface, text, tilts,
 };
 
 pub use agentsim_runner::{
@@ -36,7 +36,8 @@ pub use agentsim_runner::{
     spec, sweep, timeline, trace,
 };
 
-pub mod tau2;
+/// tau2-bench: the importer and the scripted-world extension (`agentsim-tau2`).
+pub use agentsim_tau2 as tau2;
 
-pub use agentsim_runner::{Error, Runner};
+pub use agentsim_runner::{Error, ErrorKind, Position, Runner};
 pub use agentsim_stats::{Row, Summary, SummaryBuilder};

@@ -32,6 +32,27 @@ pub fn error_body(reply: &Reply) -> Option<Json> {
     Some(json!({ "error": error }))
 }
 
+/// The reply a protocol `error` object describes (`docs/protocol.md`: `type`
+/// `http` with `status`, `message` and `retry_after_ms`, `timeout`, or
+/// `unparseable` with `text`), so that a client of the protocol (the Python
+/// loop) words an error exactly as [`error_body`] does. `None` when the
+/// object is not one of those.
+pub fn reply_of_protocol_error(error: &Json) -> Option<Reply> {
+    match error.get("type")?.as_str()? {
+        "timeout" => Some(Reply::Timeout),
+        "unparseable" => Some(Reply::Garbled(error.get("text").and_then(Json::as_str).unwrap_or_default().to_string())),
+        "http" => Some(Reply::Error {
+            status: u16::try_from(error.get("status")?.as_u64()?).ok()?,
+            retry_after_ms: match error.get("retry_after_ms") {
+                None | Some(Json::Null) => None,
+                Some(wait) => Some(wait.as_u64()?),
+            },
+            message: error.get("message").and_then(Json::as_str).unwrap_or_default().to_string(),
+        }),
+        _ => None,
+    }
+}
+
 /// Whether repeating the same call can succeed: the transient statuses (408,
 /// 429, 5xx), a timeout, and a garbled answer (the next one may parse).
 pub fn retryable(reply: &Reply) -> bool {

@@ -2,7 +2,8 @@
 worlds, episodes suspended at each decision, and the writer of a sweep's files.
 Its users are the package's own modules; the public API is in ``agentsim``."""
 
-from typing import List, Optional, Tuple
+import os
+from typing import List, Optional, Tuple, Union
 
 #: The external agent protocol's description (docs/protocol.md), as JSON text.
 PROTOCOL: str
@@ -70,3 +71,5 @@ class Evaluation:
 
 def builtin_scenarios() -> List[str]: ...
 def presets() -> List[str]: ...
+def explain_error(error: str) -> str: ...
+def write_atomic(path: Union[str, os.PathLike[str]], text: str) -> None: ...

@@ -226,14 +226,9 @@ class Env(_Base):
 
 
 def _write_atomic(path, text: str) -> None:
-    """Writes ``text`` under a temporary name beside ``path``, then renames it."""
-    import os
-
-    path = os.fspath(path)
-    temp = os.path.join(os.path.dirname(path) or ".", "." + os.path.basename(path) + ".tmp")
-    with open(temp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(temp, path)
+    """Writes ``text`` to ``path`` whole or not at all, as every agentsim
+    output is written (the Rust library's writer)."""
+    _native.write_atomic(path, text)
 
 
 def _register():

@@ -38,6 +38,7 @@ import json
 import re
 from typing import Any, Awaitable, Callable, Dict, List, Optional
 
+from . import _native
 from .observation import Tools, render
 
 #: The tool through which an agent writes to the user (the MCP server's too).
@@ -75,48 +76,12 @@ def _dumps(value: Any) -> str:
 
 def explain(error: Dict[str, Any]) -> Dict[str, Any]:
     """The protocol's error (``docs/protocol.md``) as ``agentsim mcp`` words it:
-    ``status``, ``message``, ``retryable``, ``retry_after_ms`` and a sentence."""
-    kind, status = error.get("type"), error.get("status")
-    message = error.get("message", "")
-    wait_ms = error.get("retry_after_ms")
-    out = {"status": status, "retry_after_ms": wait_ms}
-    if kind == "timeout":
-        out["message"] = "the call timed out; it may still have taken effect"
-        out["retryable"] = True
-        out["explanation"] = (
-            f"HTTP {status} timeout: temporary, retryable; the call may still have taken effect, so check "
-            "before repeating a write (a read can be repeated at once)."
-        )
-    elif kind == "unparseable":
-        out["message"] = "the response body is not valid JSON"
-        out["retryable"] = True
-        out["body"] = error.get("text", "")
-        out["explanation"] = (
-            f"HTTP {status} with a body that is not valid JSON: the call reached the service and may have "
-            "taken effect; repeating a read may return a valid body, check before repeating a write."
-        )
-    else:
-        transient = status in (408, 429) or (isinstance(status, int) and status >= 500)
-        out["message"] = message
-        out["retryable"] = transient
-        if transient and wait_ms is not None:
-            advice = (
-                f"temporary, retryable; wait at least {wait_ms} ms ({wait_ms / 1000:.1f} s, the server's "
-                "Retry-After) before repeating the call."
-            )
-        elif transient:
-            advice = (
-                "temporary, retryable; repeat the call after a short wait, backing off if it fails again "
-                "(the server gave no Retry-After)."
-            )
-        elif status == 401:
-            advice = "not retryable as is; authenticate again (if a tool does that), then repeat the call."
-        elif status == 404:
-            advice = "not retryable; what the call names does not exist, so check its arguments instead of repeating it."
-        else:
-            advice = "not retryable; the same call fails the same way, so change it instead of repeating it."
-        out["explanation"] = f"HTTP {status} {message}: {advice}"
-    return out
+    ``status``, ``message``, ``retryable``, ``retry_after_ms`` and a sentence
+    (the wording is the Rust library's, shared with the MCP server)."""
+    out = json.loads(_native.explain_error(json.dumps(error)))
+    # The order a model reads the keys in: what happened, then what to do.
+    order = ("status", "retry_after_ms", "message", "retryable", "body", "explanation")
+    return {key: out[key] for key in order if key in out}
 
 
 def result_of(event: Dict[str, Any]) -> Dict[str, Any]:

@@ -471,6 +471,28 @@ fn presets() -> Vec<&'static str> {
     agentsim_agents::PRESETS.iter().map(|(n, _)| *n).collect()
 }
 
+/// A failed call's protocol `error` object (JSON text) as `agentsim mcp`
+/// words it for a model: the `error` object of its answer, as JSON text
+/// (`status`, `message`, `retryable`, `retry_after_ms`, `explanation`, and
+/// `body` for an unparseable answer). One wording, written in Rust.
+#[pyfunction]
+fn explain_error(error: &str) -> PyResult<String> {
+    let error: Json = serde_json::from_str(error).map_err(|e| value_error("error", e))?;
+    let reply = agentsim::mcp::errors::reply_of_protocol_error(&error)
+        .ok_or_else(|| value_error("error", "not a protocol error object (docs/protocol.md)"))?;
+    let body = agentsim::mcp::errors::error_body(&reply).ok_or_else(|| value_error("error", "not a failure"))?;
+    Ok(body["error"].to_string())
+}
+
+/// Writes `text` to `path` whole or not at all (a temporary name in the same
+/// folder, renamed into place), with the rules of every agentsim output: only a
+/// regular file or a new path is replaced. Raises OSError naming the path.
+#[pyfunction]
+fn write_atomic(path: std::path::PathBuf, text: &str) -> PyResult<()> {
+    agentsim::files::write_atomic(&path, text.as_bytes())
+        .map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<World>()?;
@@ -478,6 +500,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Evaluation>()?;
     m.add_function(wrap_pyfunction!(builtin_scenarios, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
+    m.add_function(wrap_pyfunction!(explain_error, m)?)?;
+    m.add_function(wrap_pyfunction!(write_atomic, m)?)?;
     m.add("PROTOCOL", protocol::PROTOCOL)?;
     Ok(())
 }

@@ -152,7 +152,7 @@ pub fn choose(
         }
     }
     if events_last == 0 {
-        return Err(Error::new(format!(
+        return Err(Error::run(format!(
             "--importance auto: `{}` never happened in the last of {iterations} pilot sweeps of \
              {seeds_per_iteration} seeds, with every fault raised up to {RAISE}^{} times its probability \
              (at most {}); name a failure mode this scenario and stack can reach (--importance-target), \
@@ -170,7 +170,7 @@ pub fn choose(
         trajectories: u64::from(iterations) * seeds_per_iteration,
         events_last,
     });
-    plan.check_support().map_err(|m| Error::new(format!("--importance auto chose a biased tilt: {m}")))?;
+    plan.check_support().map_err(|m| Error::run(format!("--importance auto chose a biased tilt: {m}")))?;
     Ok(plan)
 }
 

@@ -37,7 +37,7 @@ pub fn read_text(path: &str, what: &str) -> Result<String, Error> {
 /// large, or bytes that are not UTF-8 (with the line and column of the first).
 pub fn read_bounded(path: &str, what: &str, bytes_max: Option<u64>) -> Result<String, Error> {
     use std::io::Read;
-    let cannot = |e: &dyn std::fmt::Display| Error::new(format!("cannot read {what} `{path}`: {e}"));
+    let cannot = |e: &dyn std::fmt::Display| Error::read(format!("cannot read {what} `{path}`: {e}"));
     if Path::new(path).is_dir() {
         return Err(cannot(&"it is a directory, not a file"));
     }
@@ -47,7 +47,7 @@ pub fn read_bounded(path: &str, what: &str, bytes_max: Option<u64>) -> Result<St
     let limit = bytes_max.map_or(u64::MAX, |max| max + 1);
     file.take(limit).read_to_end(&mut bytes).map_err(|e| cannot(&e))?;
     if let Some(max) = bytes_max.filter(|max| bytes.len() as u64 > *max) {
-        return Err(Error::new(format!(
+        return Err(Error::read(format!(
             "{path}: {what} is larger than {} MiB, the limit for {what}s (is it the right file?)",
             max >> 20
         )));
@@ -63,7 +63,11 @@ pub fn read_bounded(path: &str, what: &str, bytes_max: Option<u64>) -> Result<St
         let text = String::from_utf8_lossy(&e.as_bytes()[..offset]).into_owned();
         let line = text.matches('\n').count() + 1;
         let column = text.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-        Error::new(format!("{path}:{line}:{column}: {what} is not valid UTF-8 (byte 0x{:02x})", e.as_bytes()[offset]))
+        Error::content(format!(
+            "{path}:{line}:{column}: {what} is not valid UTF-8 (byte 0x{:02x})",
+            e.as_bytes()[offset]
+        ))
+        .at(path, line, column)
     })
 }
 
@@ -72,7 +76,7 @@ pub fn read_bounded(path: &str, what: &str, bytes_max: Option<u64>) -> Result<St
 /// for every folder agentsim reads whole (`summarize DIR`). A symbolic link
 /// may point anywhere (`/etc/passwd`); one that stays in the folder is followed.
 pub fn resolve_inside(dir: &Path, path: &Path) -> Result<PathBuf, Error> {
-    let cannot = |m: &dyn std::fmt::Display| Error::new(format!("cannot read `{}`: {m}", path.display()));
+    let cannot = |m: &dyn std::fmt::Display| Error::read(format!("cannot read `{}`: {m}", path.display()));
     let real = path.canonicalize().map_err(|e| cannot(&e))?;
     let real_dir = dir.canonicalize().map_err(|e| cannot(&e))?;
     if !real.starts_with(&real_dir) {
@@ -110,7 +114,10 @@ fn kind_in_words(kind: std::fs::FileType) -> &'static str {
 /// The one message of every refused output (`-o FILE` and `-o DIR` alike):
 /// the path, what is there, and what an output may be.
 fn refused_output(target: &Path, what: &str, expected: &str) -> Error {
-    Error::new(format!("cannot write `{}`: it is {what}; an output must be a new path or {expected}", target.display()))
+    Error::write(format!(
+        "cannot write `{}`: it is {what}; an output must be a new path or {expected}",
+        target.display()
+    ))
 }
 
 /// Nothing at that path: not found, or a file where a folder of the path
@@ -129,7 +136,7 @@ fn check_ancestors(target: &Path) -> Result<(), Error> {
         match std::fs::metadata(dir) {
             Ok(m) if m.is_dir() => return Ok(()),
             Ok(_) => {
-                return Err(Error::new(format!(
+                return Err(Error::write(format!(
                     "cannot write `{}`: `{}` is not a directory",
                     target.display(),
                     dir.display()
@@ -189,16 +196,17 @@ pub fn lock_dir(dir: &Path, create: bool) -> Result<DirLock, Error> {
         check_output_dir(dir)?;
         std::fs::create_dir_all(dir).map_err(|e| io_failure(dir, &e))?;
     }
-    let handle = File::open(dir).map_err(|e| Error::new(format!("cannot open directory `{}`: {e}", dir.display())))?;
+    let handle =
+        File::open(dir).map_err(|e| Error::write(format!("cannot open directory `{}`: {e}", dir.display())))?;
     if !handle.metadata().map_err(|e| io_failure(dir, &e))?.is_dir() {
-        return Err(Error::new(format!("`{}` is not a directory", dir.display())));
+        return Err(Error::write(format!("`{}` is not a directory", dir.display())));
     }
     // SAFETY: `flock` on a descriptor this function owns; no memory is passed.
     let locked = unsafe { libc::flock(handle.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
     if locked != 0 {
         let e = std::io::Error::last_os_error();
         if e.kind() == std::io::ErrorKind::WouldBlock {
-            return Err(Error::new(format!(
+            return Err(Error::write(format!(
                 "`{}` is locked: another agentsim is writing there; wait for it to end or choose another directory",
                 dir.display()
             )));
@@ -277,7 +285,7 @@ fn open_temp(temp: &Path, target: &Path) -> Result<File, Error> {
         if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
             let e = std::io::Error::last_os_error();
             if e.kind() == std::io::ErrorKind::WouldBlock {
-                return Err(Error::new(format!(
+                return Err(Error::write(format!(
                     "cannot write `{}`: another agentsim is writing it now",
                     target.display()
                 )));
@@ -293,7 +301,7 @@ fn open_temp(temp: &Path, target: &Path) -> Result<File, Error> {
             return Ok(file);
         }
     }
-    Err(Error::new(format!("cannot write `{}`: its temporary file keeps changing", target.display())))
+    Err(Error::write(format!("cannot write `{}`: its temporary file keeps changing", target.display())))
 }
 
 impl Drop for AtomicFile {
@@ -308,7 +316,7 @@ impl Drop for AtomicFile {
 
 /// An I/O failure naming the path.
 pub fn io_failure(path: &Path, e: &std::io::Error) -> Error {
-    Error::new(format!("cannot write `{}`: {e}", path.display()))
+    Error::write(format!("cannot write `{}`: {e}", path.display()))
 }
 
 /// Writes a whole small file atomically.

@@ -34,5 +34,5 @@ pub mod sweep;
 pub mod timeline;
 pub mod trace;
 
-pub use error::Error;
+pub use error::{Error, ErrorKind, Position};
 pub use runner::Runner;

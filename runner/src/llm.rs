@@ -48,7 +48,7 @@ pub fn configure(
 ) -> Result<(), Error> {
     let PlannerSpec::Llm(config) = &mut stack.planner else {
         if options.any() {
-            return Err(Error::new(
+            return Err(Error::argument(
                 "--llm-base-url, --llm-api-key-env, --cassette and --cassette-mode: only with a model as the agent (--agent llm:MODEL, or a stack file whose planner is Llm(..))",
             ));
         }
@@ -58,31 +58,34 @@ pub fn configure(
     let from_env = std::env::var(BASE_URL_ENV).ok().filter(|u| !u.trim().is_empty());
     endpoint.base_url = options.base_url.clone().or(from_env).unwrap_or_else(|| BASE_URL_DEFAULT.to_string());
     if !(endpoint.base_url.starts_with("http://") || endpoint.base_url.starts_with("https://")) {
-        return Err(Error::new(format!("--llm-base-url: `{}` is not an http:// or https:// URL", endpoint.base_url)));
+        return Err(Error::argument(format!(
+            "--llm-base-url: `{}` is not an http:// or https:// URL",
+            endpoint.base_url
+        )));
     }
     if let Ok(text) = std::env::var(BACKOFF_ENV) {
         endpoint.backoff_base_ms = text
             .trim()
             .parse()
-            .map_err(|_| Error::new(format!("{BACKOFF_ENV}: expected milliseconds, found `{text}`")))?;
+            .map_err(|_| Error::argument(format!("{BACKOFF_ENV}: expected milliseconds, found `{text}`")))?;
     }
     endpoint.api_key_env = options.api_key_env.clone().unwrap_or_else(|| API_KEY_ENV_DEFAULT.to_string());
     let mode = match options.cassette_mode.as_deref() {
         None => CassetteMode::default(),
         Some(text) => CassetteMode::parse(text).ok_or_else(|| {
-            Error::new(format!("--cassette-mode: expected record, replay or record-missing, found `{text}`"))
+            Error::argument(format!("--cassette-mode: expected record, replay or record-missing, found `{text}`"))
         })?,
     };
     endpoint.cassette = match (&options.cassette, &options.cassette_mode) {
         (Some(dir), _) => Some((dir.clone(), mode)),
-        (None, Some(_)) => return Err(Error::new("--cassette-mode: needs --cassette DIR")),
+        (None, Some(_)) => return Err(Error::argument("--cassette-mode: needs --cassette DIR")),
         (None, None) => None,
     };
     if mode == CassetteMode::Replay
         && let Some((dir, _)) = &endpoint.cassette
         && !dir.is_dir()
     {
-        return Err(Error::new(format!("--cassette {}: no such folder to replay", dir.display())));
+        return Err(Error::argument(format!("--cassette {}: no such folder to replay", dir.display())));
     }
     if config.system.is_empty() {
         config.system = system_prompt(prepared, scenario)?;

@@ -10,8 +10,17 @@ use crate::Error;
 use crate::files::read_text;
 use crate::spec::parse_stack;
 
+/// Installs the scripted-world extensions a scenario may name (tau2's state
+/// hash, argument errors and Python functions): every loader here calls it
+/// before it reads a scenario, and so must a program that parses scenarios
+/// with [`Scenario::parse_in`] itself. Installing twice does nothing.
+pub fn install_extensions() {
+    agentsim_tau2::install();
+}
+
 /// The scenario named by `spec`: an existing file, else a built-in name.
 pub fn scenario(spec: &str) -> Result<Prepared, Error> {
+    install_extensions();
     let (text, origin) = if Path::new(spec).is_file() {
         (read_text(spec, "scenario")?, spec.to_string())
     } else if let Some(text) = crate::builtin::scenario(spec) {
@@ -21,7 +30,7 @@ pub fn scenario(spec: &str) -> Result<Prepared, Error> {
         (read_text(spec, "scenario")?, spec.to_string())
     } else {
         let names: Vec<&str> = crate::builtin::SCENARIOS.iter().map(|(n, _)| *n).collect();
-        return Err(Error::new(format!(
+        return Err(Error::argument(format!(
             "scenario `{spec}` is neither a file nor a built-in scenario (built-ins: {})",
             names.join(", ")
         )));
@@ -29,7 +38,7 @@ pub fn scenario(spec: &str) -> Result<Prepared, Error> {
     // A scenario file's folder is where a scripted world's tables and script are.
     let dir = Path::new(spec).is_file().then(|| Path::new(spec).parent().unwrap_or(Path::new(".")));
     let dir = dir.map(|d| if d.as_os_str().is_empty() { Path::new(".") } else { d });
-    let scenario = Scenario::parse_in(&text, &origin, dir).map_err(|e| Error::new(e.to_string()))?;
+    let scenario = Scenario::parse_in(&text, &origin, dir)?;
     Ok(Prepared::new(scenario))
 }
 
@@ -37,20 +46,20 @@ pub fn scenario(spec: &str) -> Result<Prepared, Error> {
 pub fn select_tasks(prepared: &mut Prepared, tasks: Option<&str>) -> Result<(), Error> {
     let Some(tasks) = tasks else { return Ok(()) };
     if !prepared.has_tasks() {
-        return Err(Error::new(format!(
+        return Err(Error::argument(format!(
             "--tasks {tasks}: scenario `{}` has no named tasks (only scripted worlds do)",
             prepared.scenario.name
         )));
     }
     let names: Vec<&str> = tasks.split(',').map(str::trim).filter(|t| !t.is_empty()).collect();
-    prepared.select_tasks(&names).map_err(|e| Error::new(format!("--tasks: {e}")))
+    prepared.select_tasks(&names).map_err(|e| Error::argument(format!("--tasks: {e}")))
 }
 
 /// The layers of the stack file at `path` (its planner is not used), checked
 /// against the scenario's tools: what `mcp --layers` puts around the client.
 pub fn layers(path: &str, prepared: &Prepared) -> Result<Vec<agentsim_agents::LayerSpec>, Error> {
     let text = read_text(path, "stack file")?;
-    let stack = parse_stack(&text, path).map_err(|e| Error::new(e.to_string()))?;
+    let stack = parse_stack(&text, path)?;
     check_tools(&stack, path, prepared, Some(&text))?;
     Ok(stack.layers)
 }
@@ -62,7 +71,7 @@ pub fn layers(path: &str, prepared: &Prepared) -> Result<Vec<agentsim_agents::La
 pub fn check_tools(stack: &StackSpec, spec: &str, prepared: &Prepared, text: Option<&str>) -> Result<(), Error> {
     if let Some(unknown) = stack.unknown_tool_fields(&prepared.catalog).first() {
         let at = text.and_then(|text| tool_position(text, unknown.layer, unknown.nth, unknown.field, &unknown.tool));
-        return Err(Error::new(format!(
+        return Err(Error::content(format!(
             "{}: field `{}`: unknown tool `{}` (the scenario's tools: {})",
             located(spec, at),
             unknown.field,
@@ -72,7 +81,7 @@ pub fn check_tools(stack: &StackSpec, spec: &str, prepared: &Prepared, text: Opt
     }
     if let Some((nth, tool)) = stack.cached_writes(&prepared.catalog).first() {
         let at = text.and_then(|text| tool_position(text, "Cache", *nth, "tools", tool));
-        return Err(Error::new(format!(
+        return Err(Error::content(format!(
             "{}: field `tools`: `{tool}` is a write tool; a cache answers only reads, so naming a write does nothing",
             located(spec, at.or(Some((1, 1))))
         )));

@@ -19,6 +19,7 @@ use crate::Runner;
 use crate::files::{AtomicFile, io_failure, lock_dir, read_bounded, read_text, write_atomic};
 use crate::incident::{Incident, hex};
 use crate::shard::{SHARD_FORMAT, ShardManifest, shard_seeds};
+use agentsim_stats::rows_file::{FirstFailures, SeedOrder, header_line, read_rows};
 use agentsim_stats::summary::{Partial, Record, Summary};
 use agentsim_stats::{Row, SummaryBuilder};
 
@@ -151,50 +152,96 @@ impl Sweep<'_> {
         resume: bool,
         progress: &mut (dyn Progress + Send),
     ) -> Result<Ran, Error> {
-        let (prepared, stack) = (self.prepared, self.stack);
-        let trials = self.trials;
         std::fs::create_dir_all(out).map_err(|e| io_failure(out, &e))?;
-        let plan = self.plan(fault_scale);
-        if plan.is_some() && self.swarm {
-            return Err(Error::new(
-                "--importance with --swarm: swarm draws are not weighted, so the estimate would be biased",
-            ));
-        }
-        if let Some(importance) = self.importance {
-            agentsim_stats::importance::check_support(&prepared.catalog, fault_scale, importance)
-                .map_err(Error::new)?;
-        }
-        if let Some(plan) = self.importance_plan {
-            plan.check_support().map_err(|m| Error::new(format!("--importance: {m}")))?;
-        }
-        // A tilt per rule has no single fault scale an incident could replay at.
-        let per_rule = self.importance_plan.is_some();
-        let mut builder = SummaryBuilder::with_trials(trials).with_importance_plan(plan);
+        let plan = self.checked_plan(fault_scale)?;
+        let mut builder = SummaryBuilder::with_trials(self.trials).with_importance_plan(plan);
         let done = if resume {
             self.check_manifest(out, manifest)?;
             self.read_done(out, &seeds, &mut builder)?
         } else {
             Done::none(seeds.start)
         };
+        let agents_started = agentsim_agents::external::starts().0;
+        let first_seed = done.next_seed;
+        progress.start((seeds.end - first_seed).saturating_mul(u64::from(self.trials)));
+        let mut rows = Rows::create(out, &csv_header_of(self.columns(), self.trials)?, done, builder, self.failures)?;
+        let done_until = self.run_rows(first_seed..seeds.end, fault_scale, &mut rows, progress)?;
+        progress.finish();
+        let external = matches!(self.stack.planner, agentsim_agents::PlannerSpec::External(_));
+        if let (true, (now, Some(reason))) = (external, agentsim_agents::external::starts())
+            && now == agents_started
+            && done_until > first_seed
+        {
+            // Nothing is written: the temporary file is removed with `rows`.
+            return Err(Error::run(format!("--agent {}: no agent could be started: {reason}", self.agent)));
+        }
+        let virtual_ms = rows.virtual_ms_ran;
+        let partial = (done_until < seeds.end).then_some(Partial { done_until_seed: done_until });
+        // An interrupted external agent cannot be re-run for its recording (new
+        // agents are refused from the signal on); `--resume` writes them all.
+        // Nor can a run drawn with a tilt per rule (a tilts file): incidents
+        // replay at one scale.
+        let record_failures = (partial.is_none() || !external) && self.importance_plan.is_none();
+        // Incidents are recorded at the scale the sweep drew at, so that they replay.
+        let drawn_scale = self.importance.map_or(fault_scale, |s| crate::runner::tilted_scale(fault_scale, s));
+        let (prepared, stack) = (self.prepared, self.stack);
+        let summary = rows.finish(out, manifest, self.agent, seeds, fault_scale, partial, |failures| {
+            if record_failures {
+                write_failures(prepared, stack, self.agent, self.swarm, drawn_scale, out, failures)
+            } else {
+                Ok(Vec::new())
+            }
+        })?;
+        let ran = (done_until - first_seed).saturating_mul(u64::from(self.trials));
+        Ok(Ran { summary, trajectories: ran, virtual_ms })
+    }
+
+    /// How this sweep draws its faults at `fault_scale`, refused when the
+    /// estimate it gives would be biased (a swarm, a tilt that makes a fault
+    /// certain).
+    fn checked_plan(&self, fault_scale: f64) -> Result<Option<agentsim_stats::tilts::Plan>, Error> {
+        let plan = self.plan(fault_scale);
+        if plan.is_some() && self.swarm {
+            return Err(Error::argument(
+                "--importance with --swarm: swarm draws are not weighted, so the estimate would be biased",
+            ));
+        }
+        if let Some(importance) = self.importance {
+            agentsim_stats::importance::check_support(&self.prepared.catalog, fault_scale, importance)
+                .map_err(Error::argument)?;
+        }
+        if let Some(plan) = self.importance_plan {
+            plan.check_support().map_err(|m| Error::argument(format!("--importance: {m}")))?;
+        }
+        Ok(plan)
+    }
+
+    /// The optional columns of this sweep's rows.
+    fn columns(&self) -> Columns {
+        Columns {
+            swarm: self.swarm,
+            task: self.prepared.has_tasks(),
+            state_hash: self.prepared.has_state_hash(),
+            importance: self.importance.is_some() || self.importance_plan.is_some(),
+            checks: self.prepared.has_checks(),
+        }
+    }
+
+    /// Runs the seeds `seeds` at `fault_scale` into `rows`, in seed order, until
+    /// they end or the stop flag is set; returns the first seed not run.
+    fn run_rows(
+        &self,
+        seeds: Range<u64>,
+        fault_scale: f64,
+        rows: &mut Rows,
+        progress: &mut (dyn Progress + Send),
+    ) -> Result<u64, Error> {
+        let (prepared, stack, trials) = (self.prepared, self.stack, self.trials);
         let runner = Runner::new(prepared, stack, false, fault_scale)
             .with_swarm(self.swarm)
             .with_importance(self.importance)
             .with_tilts(self.importance_plan.map(|p| p.probabilities(&prepared.catalog, fault_scale)));
-        let importance = self.importance.is_some() || per_rule;
-
-        let agents_started = agentsim_agents::external::starts().0;
-        let first_seed = done.next_seed;
-        let total = (seeds.end - done.next_seed).saturating_mul(u64::from(trials));
-        progress.start(total);
-        let columns = Columns {
-            swarm: self.swarm,
-            task: prepared.has_tasks(),
-            state_hash: prepared.has_state_hash(),
-            importance,
-            checks: prepared.has_checks(),
-        };
-        let header = csv_header_of(columns, trials)?;
-        let mut rows = Rows::create(out, &header, done, builder, self.failures)?;
+        let importance = self.columns().importance;
         // Each row is rendered on the thread that ran it; only the counting and
         // the writing below run in seed order.
         let swept = |trial: u32, t: Trajectory| -> Result<Swept, Error> {
@@ -210,52 +257,22 @@ impl Sweep<'_> {
         };
         // A persistent agent serves many episodes per process; one that does not
         // greet runs a process per trajectory (nothing was handed on then).
-        let persistent = match &stack.planner {
-            agentsim_agents::PlannerSpec::External(config) => {
-                let run = crate::persistent::Persistent {
-                    prepared,
-                    config,
-                    layers: &stack.layers,
-                    sim: prepared.scenario.sim_config(false, fault_scale),
-                    swarm: self.swarm,
-                    processes: rayon::current_num_threads(),
-                };
-                crate::persistent::sweep_mapped_until(&run, first_seed..seeds.end, trials, self.stop, swept, &mut sink)?
+        if let agentsim_agents::PlannerSpec::External(config) = &stack.planner {
+            let run = crate::persistent::Persistent {
+                prepared,
+                config,
+                layers: &stack.layers,
+                sim: prepared.scenario.sim_config(false, fault_scale),
+                swarm: self.swarm,
+                processes: rayon::current_num_threads(),
+            };
+            let persistent =
+                crate::persistent::sweep_mapped_until(&run, seeds.clone(), trials, self.stop, swept, &mut sink)?;
+            if let Some(done_until) = persistent {
+                return Ok(done_until);
             }
-            _ => None,
-        };
-        let done_until = match persistent {
-            Some(done_until) => done_until,
-            None => {
-                runner.sweep_mapped_until(first_seed..seeds.end, trials, self.chunk_seeds, self.stop, swept, sink)?
-            }
-        };
-        progress.finish();
-        let external = matches!(stack.planner, agentsim_agents::PlannerSpec::External(_));
-        if let (true, (now, Some(reason))) = (external, agentsim_agents::external::starts())
-            && now == agents_started
-            && done_until > first_seed
-        {
-            // Nothing is written: the temporary file is removed with `rows`.
-            return Err(Error::new(format!("--agent {}: no agent could be started: {reason}", self.agent)));
         }
-        let virtual_ms = rows.virtual_ms_ran;
-        let partial = (done_until < seeds.end).then_some(Partial { done_until_seed: done_until });
-        // An interrupted external agent cannot be re-run for its recording (new
-        // agents are refused from the signal on); `--resume` writes them all.
-        // Nor can a run drawn with a tilt per rule: incidents replay at one scale.
-        let record_failures = (partial.is_none() || !external) && !per_rule;
-        // Incidents are recorded at the scale the sweep drew at, so that they replay.
-        let drawn_scale = self.importance.map_or(fault_scale, |s| crate::runner::tilted_scale(fault_scale, s));
-        let summary = rows.finish(out, manifest, self.agent, seeds, fault_scale, partial, |failures| {
-            if record_failures {
-                write_failures(prepared, stack, self.agent, self.swarm, drawn_scale, out, failures)
-            } else {
-                Ok(Vec::new())
-            }
-        })?;
-        let ran = (done_until - first_seed).saturating_mul(u64::from(trials));
-        Ok(Ran { summary, trajectories: ran, virtual_ms })
+        runner.sweep_mapped_until(seeds, trials, self.chunk_seeds, self.stop, swept, sink)
     }
 }
 
@@ -263,19 +280,24 @@ impl Sweep<'_> {
 pub fn check_manifest(out: &Path, manifest: &ShardManifest) -> Result<(), Error> {
     let path = out.join(RUN_MANIFEST);
     if !path.is_file() {
-        return Err(Error::new(format!(
+        return Err(Error::argument(format!(
             "--resume {}: no {RUN_MANIFEST} there, so no sweep to resume (start one with --out)",
             out.display()
         )));
     }
     let text = read_text(&path.to_string_lossy(), "run manifest")?;
-    let theirs: ShardManifest = serde_json::from_str(&text)
-        .map_err(|e| Error::new(format!("{}:{}:{}: {e}", path.display(), e.line(), e.column())))?;
+    let theirs: ShardManifest = serde_json::from_str(&text).map_err(|e| {
+        Error::content(format!("{}:{}:{}: {e}", path.display(), e.line(), e.column())).at(
+            path.display().to_string(),
+            e.line(),
+            e.column(),
+        )
+    })?;
     let mismatch = manifest.mismatch(&theirs).or_else(|| {
         (manifest.shard != theirs.shard).then(|| ("shard", manifest.shard.to_string(), theirs.shard.to_string()))
     });
     if let Some((field, ours, theirs)) = mismatch {
-        return Err(Error::new(format!(
+        return Err(Error::mismatch(format!(
             "--resume {}: that sweep had other arguments: field `{field}` is {theirs} in {} and {ours} here",
             out.display(),
             path.display()
@@ -295,51 +317,18 @@ pub fn read_done(
     builder: &mut SummaryBuilder,
 ) -> Result<Done, Error> {
     let path = out.join("trajectories.csv");
-    let mut done = Done::none(seeds.start);
     if !path.exists() {
-        return Ok(done);
+        return Ok(Done::none(seeds.start));
     }
-    let shown = path.display();
     let text = read_bounded(&path.to_string_lossy(), "trajectories", None)?;
-    if !text.is_empty() && !text.ends_with('\n') {
-        return Err(Error::new(format!("{shown}: the last row is cut off (not written by agentsim?)")));
-    }
-    let mut reader = csv::ReaderBuilder::new().has_headers(false).from_reader(text.as_bytes());
-    let mut records = reader.records();
-    let Some(header) = records.next() else { return Ok(done) };
-    let header = header.map_err(|e| Error::new(format!("{shown}:1: not a CSV header: {e}")))?;
-    let mut trial_of_seed = 0u32;
-    for row in records {
-        let row = row.map_err(|e| Error::new(format!("{shown}: {e}")))?;
-        let line = row.position().map_or(0, csv::Position::line);
-        let record = Record::from_csv(&header, &row).map_err(|e| Error::new(format!("{shown}:{line}: {e}")))?;
-        if record.seed != done.next_seed || done.next_seed >= seeds.end {
-            return Err(Error::new(format!(
-                "{shown}:{line}: expected seed {}, found {} (the rows must be the seeds {}..{} in order)",
-                done.next_seed, record.seed, seeds.start, seeds.end
-            )));
-        }
-        if trial_of_seed == 0
-            && record.outcome != Outcome::Success
-            && done.failing.iter().filter(|(o, _)| *o == record.outcome).count() < failures
-        {
-            done.failing.push((record.outcome, record.seed));
-        }
-        builder.add_record(&record);
-        trial_of_seed += 1;
-        if trial_of_seed == trials {
-            trial_of_seed = 0;
-            done.next_seed += 1;
-        }
-    }
-    if trial_of_seed != 0 {
-        return Err(Error::new(format!(
-            "{shown}: seed {} has {trial_of_seed} of its {trials} trials (rows are written whole seeds at a time)",
-            done.next_seed
-        )));
-    }
-    done.bytes = text.into_bytes();
-    Ok(done)
+    let mut order = SeedOrder::new(seeds.clone(), trials, false);
+    let mut failing = FirstFailures::new(failures, Vec::new());
+    read_rows(&text, &path.display().to_string(), Some(&mut order), false, |row| -> Result<(), Error> {
+        failing.note(row.trial, row.record.outcome, row.record.seed);
+        builder.add_record(&row.record);
+        Ok(())
+    })?;
+    Ok(Done { bytes: text.into_bytes(), next_seed: order.next_seed(), failing: failing.kept })
 }
 
 /// One trajectory reduced, on the thread that ran it, to what the sweep's
@@ -385,8 +374,7 @@ pub struct Rows {
     csv_file: AtomicFile,
     builder: SummaryBuilder,
     /// The first failing seeds of each failure mode (first trial), in seed order.
-    pub failing: Vec<(Outcome, u64)>,
-    failures_max: usize,
+    failing: FirstFailures,
     /// Virtual time of the rows added (not of those a resume read back).
     pub virtual_ms_ran: u64,
 }
@@ -410,7 +398,8 @@ impl Rows {
             // still leaves a CSV with its header.
             file.write_all(header).map_err(|e| io_failure(&csv_path, &e))?;
         }
-        Ok(Rows { csv_path, csv_file, builder, failing: done.failing, failures_max, virtual_ms_ran: 0 })
+        let failing = FirstFailures::new(failures_max, done.failing);
+        Ok(Rows { csv_path, csv_file, builder, failing, virtual_ms_ran: 0 })
     }
 
     /// Adds the next row in (seed, trial) order; true when its seed is one of
@@ -419,12 +408,7 @@ impl Rows {
         let Swept { trial, record, line } = swept;
         self.builder.add_record(record);
         self.virtual_ms_ran = self.virtual_ms_ran.saturating_add(record.virtual_ms);
-        let kept = *trial == 0
-            && record.outcome != Outcome::Success
-            && self.failing.iter().filter(|(o, _)| *o == record.outcome).count() < self.failures_max;
-        if kept {
-            self.failing.push((record.outcome, record.seed));
-        }
+        let kept = self.failing.note(*trial, record.outcome, record.seed);
         self.csv_file.writer().write_all(line).map_err(|e| io_failure(&self.csv_path, &e))?;
         Ok(kept)
     }
@@ -447,17 +431,40 @@ impl Rows {
         self.csv_file.writer().flush().map_err(|e| io_failure(&self.csv_path, &e))?;
         let mut summary = self.builder.finish(&manifest.scenario, agent, seeds, fault_scale);
         summary.partial = partial;
-        summary.failures = failures(&self.failing)?;
-        let json = serde_json::to_string_pretty(&summary).expect("a summary is plain data") + "\n";
+        summary.failures = failures(&self.failing.kept)?;
         // The manifest follows the rows it describes (a sweep killed outright leaves
         // the previous rows with their own manifest, never new arguments over old
         // rows), and the summary is renamed into place last.
         self.csv_file.commit()?;
         let manifest_json = serde_json::to_string_pretty(manifest).expect("a manifest is plain data") + "\n";
         write_atomic(&out.join(RUN_MANIFEST), manifest_json.as_bytes())?;
-        write_atomic(&out.join("summary.json"), json.as_bytes())?;
+        write_summary(out, &summary)?;
         Ok(summary)
     }
+
+    /// Ends rows that are not a sweep's (`agentsim summarize`'s recorded
+    /// sessions): the rows, then `summary.json`; no manifest, as there is
+    /// nothing to resume.
+    pub fn finish_recorded(
+        mut self,
+        out: &Path,
+        scenario: &str,
+        agent: &str,
+        seeds: Range<u64>,
+        fault_scale: f64,
+    ) -> Result<Summary, Error> {
+        self.csv_file.writer().flush().map_err(|e| io_failure(&self.csv_path, &e))?;
+        let summary = self.builder.finish(scenario, agent, seeds, fault_scale);
+        self.csv_file.commit()?;
+        write_summary(out, &summary)?;
+        Ok(summary)
+    }
+}
+
+/// Writes `out/summary.json`, whole or not at all: the one writer of the file.
+pub fn write_summary(out: &Path, summary: &Summary) -> Result<(), Error> {
+    let json = serde_json::to_string_pretty(summary).expect("a summary is plain data") + "\n";
+    write_atomic(&out.join("summary.json"), json.as_bytes())
 }
 
 /// Re-runs each failing seed with recording on and writes it as an incident under
@@ -501,7 +508,7 @@ pub fn write_incidents(
             &out.join(&name),
             incident
                 .to_ron_bounded()
-                .map_err(|e| Error::new(format!("{}: {e}", out.join(&name).display())))?
+                .map_err(|e| Error::write(format!("{}: {e}", out.join(&name).display())))?
                 .as_bytes(),
         )?;
         written.push(name);
@@ -564,7 +571,7 @@ pub fn csv_header(swarm: bool, task: bool, state_hash: bool, trials: u32) -> Res
 /// The header line of `trajectories.csv` with the optional `columns`, and `trial`
 /// after `seed` when there are several trials.
 pub fn csv_header_of(columns: Columns, trials: u32) -> Result<Vec<u8>, Error> {
-    let encode = |e: &dyn std::fmt::Display| Error::new(format!("cannot encode a row: {e}"));
+    let encode = |e: &dyn std::fmt::Display| Error::write(format!("cannot encode a row: {e}"));
     let mut header = row_records(&header_row(columns), true)?.swap_remove(0);
     if trials > 1 {
         header.insert(1, "trial".to_string());
@@ -579,7 +586,7 @@ pub fn csv_header_of(columns: Columns, trials: u32) -> Result<Vec<u8>, Error> {
 /// whole file would have written it; `trial` adds the column after `seed`, and
 /// the row's checksum is the last column.
 pub fn csv_line(row: &Row, trial: Option<u32>) -> Result<Vec<u8>, Error> {
-    let encode = |e: &dyn std::fmt::Display| Error::new(format!("cannot encode a row: {e}"));
+    let encode = |e: &dyn std::fmt::Display| Error::write(format!("cannot encode a row: {e}"));
     let mut w = csv::WriterBuilder::new().has_headers(false).buffer_capacity(512).from_writer(Vec::new());
     w.serialize(row).map_err(|e| encode(&e))?;
     let mut line = w.into_inner().map_err(|e| encode(&e))?;
@@ -599,7 +606,7 @@ pub fn csv_line(row: &Row, trial: Option<u32>) -> Result<Vec<u8>, Error> {
 /// The CSV records of one row as the csv writer would write them: the header
 /// (when `header`) and the row.
 fn row_records(row: &Row, header: bool) -> Result<Vec<Vec<String>>, Error> {
-    let encode = |e: &dyn std::fmt::Display| Error::new(format!("cannot encode a row: {e}"));
+    let encode = |e: &dyn std::fmt::Display| Error::write(format!("cannot encode a row: {e}"));
     let mut w = csv::WriterBuilder::new().has_headers(header).from_writer(Vec::new());
     w.serialize(row).map_err(|e| encode(&e))?;
     let bytes = w.into_inner().map_err(|e| encode(&e))?;
@@ -615,10 +622,15 @@ struct Shard {
 fn load_shard(dir: &Path) -> Result<Shard, Error> {
     let path = dir.join("shard.json");
     let text = read_text(&path.to_string_lossy(), "shard manifest").map_err(|_| {
-        Error::new(format!("{}: not a shard directory (no shard.json; run `sweep --shard K/N`)", dir.display()))
+        Error::argument(format!("{}: not a shard directory (no shard.json; run `sweep --shard K/N`)", dir.display()))
     })?;
-    let manifest: ShardManifest = serde_json::from_str(&text)
-        .map_err(|e| Error::new(format!("{}:{}:{}: {e}", path.display(), e.line(), e.column())))?;
+    let manifest: ShardManifest = serde_json::from_str(&text).map_err(|e| {
+        Error::content(format!("{}:{}:{}: {e}", path.display(), e.line(), e.column())).at(
+            path.display().to_string(),
+            e.line(),
+            e.column(),
+        )
+    })?;
     Ok(Shard { dir: dir.to_path_buf(), manifest })
 }
 
@@ -635,16 +647,21 @@ fn shard_incident(
     let path = dir.join(name);
     let shown = path.display().to_string();
     if !path.exists() {
-        return Err(Error::new(format!("{}: missing incident `{name}` (its row is a failing seed)", dir.display())));
+        return Err(Error::mismatch(format!(
+            "{}: missing incident `{name}` (its row is a failing seed)",
+            dir.display()
+        )));
     }
     let text = read_bounded(&shown, "incident", Some(crate::incident::INCIDENT_BYTES_MAX))?;
-    let incident = Incident::parse(&text, &shown).map_err(|e| Error::new(e.to_string()))?;
+    let incident = Incident::parse(&text, &shown)?;
     let row = format!("the row of seed {seed} in {}", dir.join("trajectories.csv").display());
     let differs = |field: &str, found: String, expected: String| {
         // The field's line in the incident (top level: four spaces in).
         let offset = text.find(&format!("\n    {field}:")).map_or(0, |at| at + 5);
         let (line, column) = crate::spec::position(&text, offset);
-        Error::new(format!("{shown}:{line}:{column}: field `{field}`: expected {expected} ({row}), found {found}"))
+        Error::mismatch(format!("{shown}:{line}:{column}: field `{field}`: expected {expected} ({row}), found {found}"))
+            .at(shown.clone(), line, column)
+            .in_field(field)
     };
     if incident.seed != seed {
         return Err(differs("seed", incident.seed.to_string(), seed.to_string()));
@@ -658,7 +675,7 @@ fn shard_incident(
     let prepared = incident.prepared();
     let replayed = incident.replay(&prepared, None);
     if let crate::incident::Replay::Diverged { outcome, digest, .. } = incident.check(&prepared, &replayed) {
-        return Err(Error::new(format!(
+        return Err(Error::mismatch(format!(
             "{shown}: does not replay (recorded {} {}, replayed {outcome} {digest}); run `agentsim replay {shown}`",
             incident.outcome, incident.digest
         )));
@@ -666,15 +683,18 @@ fn shard_incident(
     Ok(text)
 }
 
-/// Merges the shard directories (each written by `sweep --shard K/N`, in any
-/// order) into `out`: the files one run of all the seeds writes.
-pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<Summary, Error> {
+/// The shards of `shard_dirs`, in shard order, refused unless they are the
+/// shards of one sweep, each exactly once, and `out` is none of them.
+fn load_shards(shard_dirs: &[PathBuf], out: &Path) -> Result<Vec<Shard>, Error> {
+    if shard_dirs.is_empty() {
+        return Err(Error::argument("merge: no shard directories given"));
+    }
     crate::files::check_output_dir(out)?;
     // Writing over a shard would replace the rows being merged.
     if let Ok(out) = out.canonicalize() {
         for dir in shard_dirs {
             if dir.canonicalize().is_ok_and(|d| d == out) {
-                return Err(Error::new(format!(
+                return Err(Error::argument(format!(
                     "--out {}: that is one of the shards being merged; choose another directory",
                     out.display()
                 )));
@@ -683,10 +703,10 @@ pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<Summary, Error> {
     }
     let mut shards: Vec<Shard> = shard_dirs.iter().map(|d| load_shard(d)).collect::<Result<_, _>>()?;
     shards.sort_by_key(|s| s.manifest.shard);
-    let first = shards[0].manifest.clone();
+    let first = &shards[0].manifest;
     for s in &shards {
         if let Some((field, a, b)) = first.mismatch(&s.manifest) {
-            return Err(Error::new(format!(
+            return Err(Error::mismatch(format!(
                 "{} does not belong with {}: field `{field}` is {b} there and {a} here",
                 s.dir.display(),
                 shards[0].dir.display()
@@ -695,91 +715,65 @@ pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<Summary, Error> {
     }
     let indices: Vec<u32> = shards.iter().map(|s| s.manifest.shard).collect();
     if indices != (0..first.shards).collect::<Vec<_>>() {
-        return Err(Error::new(format!("expected shards 0..{} exactly once each, found {indices:?}", first.shards)));
+        return Err(Error::mismatch(format!(
+            "expected shards 0..{} exactly once each, found {indices:?}",
+            first.shards
+        )));
     }
+    Ok(shards)
+}
 
+/// Merges the shard directories (each written by `sweep --shard K/N`, in any
+/// order) into `out`: the files one run of all the seeds writes.
+pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<Summary, Error> {
+    let shards = load_shards(shard_dirs, out)?;
+    let first = shards[0].manifest.clone();
     // Rows in shard order; each shard's rows must be exactly its seeds, in order.
     let mut csv_bytes: Vec<u8> = Vec::new();
-    let mut header_line: Option<String> = None;
+    let mut header_seen: Option<String> = None;
     let mut builder = match &first.importance_plan {
         Some(plan) => SummaryBuilder::with_trials(first.trials).with_importance_plan(Some(plan.clone())),
         None => SummaryBuilder::with_trials(first.trials).with_importance(first.importance),
     };
-    // (outcome, seed, shard, the row's digest) of each incident to copy.
-    let mut failing: Vec<(Outcome, u64, PathBuf, agentsim_engine::Digest)> = Vec::new();
+    // The failing seeds whose incidents are copied, and (shard, the row's
+    // digest) of each.
+    let mut failing = FirstFailures::new(first.failures, Vec::new());
+    let mut kept_from: Vec<(PathBuf, agentsim_engine::Digest)> = Vec::new();
     // A sweep with a tilt per rule writes no incidents (see `Sweep::one`).
     let per_rule = first.importance_plan.as_ref().is_some_and(|p| p.method != agentsim_stats::tilts::Method::Scale);
     let seeds = first.seed_start..first.seed_end;
     for s in &shards {
         let path = s.dir.join("trajectories.csv");
         let text = read_bounded(&path.to_string_lossy(), "trajectories", None)?;
-        let mut lines = text.lines();
-        let header = lines.next().ok_or_else(|| Error::new(format!("{}: empty", path.display())))?;
-        match &header_line {
+        let header = header_line(&text);
+        match &header_seen {
+            _ if header.is_empty() => return Err(Error::content(format!("{}: empty", path.display()))),
             None => {
                 csv_bytes.extend_from_slice(header.as_bytes());
-                csv_bytes.push(b'\n');
-                header_line = Some(header.to_string());
+                header_seen = Some(header.to_string());
             }
             Some(h) if h == header => {}
             Some(_) => {
-                return Err(Error::new(format!("{}: its columns differ from the other shards'", path.display())));
+                return Err(Error::mismatch(format!("{}: its columns differ from the other shards'", path.display())));
             }
         }
-        let header_record = csv::StringRecord::from(header.split(',').collect::<Vec<_>>());
-        let expected = shard_seeds(&seeds, s.manifest.shard, s.manifest.shards);
-        let mut next_seed = expected.start;
-        let mut trial_of_seed = 0u32;
-        for (i, line) in lines.enumerate() {
-            let row_number = i + 2;
-            let row = csv::ReaderBuilder::new()
-                .has_headers(false)
-                .from_reader(line.as_bytes())
-                .records()
-                .next()
-                .and_then(Result::ok)
-                .ok_or_else(|| Error::new(format!("{}:{row_number}: not a CSV row", path.display())))?;
-            let record = Record::from_csv(&header_record, &row)
-                .map_err(|e| Error::new(format!("{}:{row_number}: {e}", path.display())))?;
-            if record.seed != next_seed {
-                return Err(Error::new(format!(
-                    "{}:{row_number}: expected seed {next_seed}, found {} (a shard must hold its seeds {}..{} in order)",
-                    path.display(),
-                    record.seed,
-                    expected.start,
-                    expected.end
-                )));
+        let mut order = SeedOrder::new(shard_seeds(&seeds, s.manifest.shard, s.manifest.shards), first.trials, true);
+        read_rows(&text, &path.display().to_string(), Some(&mut order), true, |row| -> Result<(), Error> {
+            if !per_rule && failing.note(row.trial, row.record.outcome, row.record.seed) {
+                kept_from.push((s.dir.clone(), row.record.digest));
             }
-            if trial_of_seed == 0
-                && !per_rule
-                && record.outcome != Outcome::Success
-                && failing.iter().filter(|(o, _, _, _)| *o == record.outcome).count() < first.failures
-            {
-                failing.push((record.outcome, record.seed, s.dir.clone(), record.digest));
-            }
-            trial_of_seed += 1;
-            if trial_of_seed == first.trials {
-                trial_of_seed = 0;
-                next_seed += 1;
-            }
-            builder.add_record(&record);
-            csv_bytes.extend_from_slice(line.as_bytes());
-            csv_bytes.push(b'\n');
-        }
-        if next_seed != expected.end || trial_of_seed != 0 {
-            return Err(Error::new(format!(
-                "{}: holds seeds up to {next_seed}, expected {}..{} (an interrupted shard?)",
-                path.display(),
-                expected.start,
-                expected.end
-            )));
-        }
+            builder.add_record(&row.record);
+            csv_bytes.extend_from_slice(row.text.as_bytes());
+            Ok(())
+        })?;
     }
     let mut summary = builder.finish(&first.scenario, &first.agent, seeds, first.fault_scale);
     // Every incident checked before anything is written: a refused one leaves no output.
     let incidents: Vec<(String, String)> = failing
+        .kept
         .iter()
-        .map(|(outcome, seed, dir, digest)| {
+        .zip(&kept_from)
+        .map(|((outcome, seed), (dir, digest))| {
             let name = format!("failures/{outcome}_seed{seed}.ron");
             shard_incident(dir, &name, *seed, *outcome, digest).map(|text| (name, text))
         })
@@ -790,7 +784,6 @@ pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<Summary, Error> {
         summary.failures.push(name.clone());
     }
     write_atomic(&out.join("trajectories.csv"), &csv_bytes)?;
-    let json = serde_json::to_string_pretty(&summary).expect("a summary is plain data") + "\n";
-    write_atomic(&out.join("summary.json"), json.as_bytes())?;
+    write_summary(out, &summary)?;
     Ok(summary)
 }

@@ -121,8 +121,6 @@ pub(super) fn verify_against_rows(
     let failures: Vec<String> = serde_json::from_value(field("failures")?.clone())
         .map_err(|e| Failure::input(format!("{}: field `failures`: {e}", summary_path.display())))?;
     let rows = load::read_bounded(&csv_path.to_string_lossy(), "trajectories", None)?;
-    let mut reader = csv::ReaderBuilder::new().has_headers(false).from_reader(rows.as_bytes());
-    let mut records = reader.records();
     // An importance sweep's rows carry their weights; how they were drawn (the
     // method, scale, tilts and pilot) is in the summary.
     let importance = match summary.get("importance") {
@@ -133,16 +131,10 @@ pub(super) fn verify_against_rows(
         ),
     };
     let mut builder = agentsim::SummaryBuilder::with_trials(trials.max(1)).with_importance_plan(importance);
-    if let Some(header) = records.next() {
-        let header = header.map_err(|e| Failure::input(format!("{shown}:1: not a CSV header: {e}")))?;
-        for row in records {
-            let row = row.map_err(|e| Failure::input(format!("{shown}: {e}")))?;
-            let line = row.position().map_or(0, csv::Position::line);
-            let record = agentsim::summary::Record::from_csv(&header, &row)
-                .map_err(|e| Failure::input(format!("{shown}:{line}: {e}")))?;
-            builder.add_record(&record);
-        }
-    }
+    agentsim::rows_file::read_rows(&rows, &shown.to_string(), None, false, |row| -> Result<(), Failure> {
+        builder.add_record(&row.record);
+        Ok(())
+    })?;
     let seeds = number("seed_start")?..number("seed_end")?;
     let mut rebuilt = builder.finish(&string("scenario")?, &string("agent")?, seeds, fault_scale);
     rebuilt.failures = failures;

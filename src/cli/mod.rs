@@ -59,6 +59,12 @@ impl From<agentsim::Error> for Failure {
     }
 }
 
+impl From<agentsim::rows_file::RowsError> for Failure {
+    fn from(e: agentsim::rows_file::RowsError) -> Self {
+        Self::input(e.to_string())
+    }
+}
+
 /// Deterministic simulator for testing the reliability of LLM-agent stacks.
 #[derive(Parser, Debug)]
 #[command(name = "agentsim", version, about, long_about = None)]

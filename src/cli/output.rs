@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::path::Path;
 
-pub use agentsim::files::{AtomicFile, DirLock};
+pub use agentsim::files::DirLock;
 
 use super::Failure;
 

@@ -3,16 +3,16 @@
 //! sweep writes, so many seeds of a real agent are evaluated like a sweep.
 
 use agentsim::text::percent;
-use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use agentsim::incident::{Incident, Replay};
+use agentsim::sweep::{Done, Rows, Swept};
 use agentsim::{Row, SummaryBuilder};
 
 use super::Failure;
 use super::incident::load_incident;
-use super::output::{AtomicFile, check_output_dir, errln, io_failure, lock_dir, outln, write_atomic};
+use super::output::{check_output_dir, errln, lock_dir, outln};
 
 /// Arguments of `agentsim summarize`.
 #[derive(clap::Args, Debug)]
@@ -33,41 +33,31 @@ pub fn summarize(args: &SummarizeArgs) -> Result<ExitCode, Failure> {
     let first = &sessions[0].1;
     let trials = trials_per_seed(&sessions)?;
     let _lock = lock_dir(&args.out, true)?;
-    let csv_path = args.out.join("trajectories.csv");
-    let mut csv_file = AtomicFile::create(&csv_path)?;
-    let mut builder = SummaryBuilder::with_trials(trials);
-    {
-        let csv = csv_file.writer();
-        csv.write_all(&agentsim::sweep::csv_header(false, false, false, trials)?)
-            .map_err(|e| io_failure(&csv_path, &e))?;
-        for (index, (name, session)) in sessions.iter().enumerate() {
-            let prepared = session.prepared();
-            let t = session.replay(&prepared, None);
-            if let Replay::Diverged { outcome, digest, .. } = session.check(&prepared, &t) {
-                return Err(Failure::input(format!(
-                    "{name}: does not replay (recorded {} {}, replayed {outcome} {digest}); run `agentsim replay {name}`",
-                    session.outcome, session.digest
-                )));
-            }
-            // The header has no optional column: a session's state hash and
-            // checks stay in its incident (and the summary counts what the
-            // rows hold).
-            let mut record = agentsim::summary::Record::of(&t);
-            record.checks.clear();
-            builder.add_record(&record);
-            let mut row = Row::of(&t);
-            row.state_hash = None;
-            row.checks = None;
-            let trial = (trials > 1).then_some(index as u32 % trials);
-            csv.write_all(&agentsim::sweep::csv_line(&row, trial)?).map_err(|e| io_failure(&csv_path, &e))?;
-        }
-        csv.flush().map_err(|e| io_failure(&csv_path, &e))?;
-    }
+    let header = agentsim::sweep::csv_header(false, false, false, trials)?;
     let seeds = sessions[0].1.seed..sessions[sessions.len() - 1].1.seed + 1;
-    let summary = builder.finish(&first.scenario.name, &first.agent, seeds, first.fault_scale);
-    csv_file.commit()?;
-    let json = serde_json::to_string_pretty(&summary).expect("a summary is plain data") + "\n";
-    write_atomic(&args.out.join("summary.json"), json.as_bytes())?;
+    let builder = SummaryBuilder::with_trials(trials);
+    // No incidents: the sessions are the recordings.
+    let mut rows = Rows::create(&args.out, &header, Done::none(seeds.start), builder, 0)?;
+    for (index, (name, session)) in sessions.iter().enumerate() {
+        let prepared = session.prepared();
+        let t = session.replay(&prepared, None);
+        if let Replay::Diverged { outcome, digest, .. } = session.check(&prepared, &t) {
+            return Err(Failure::input(format!(
+                "{name}: does not replay (recorded {} {}, replayed {outcome} {digest}); run `agentsim replay {name}`",
+                session.outcome, session.digest
+            )));
+        }
+        // The header has no optional column: a session's state hash and
+        // checks stay in its incident (and the summary counts what the rows
+        // hold).
+        let mut row = Row::of(&t);
+        row.state_hash = None;
+        row.checks = None;
+        let mut swept = Swept::of_row(&t, row, index as u32 % trials, trials)?;
+        swept.record.checks.clear();
+        rows.add(&swept)?;
+    }
+    let summary = rows.finish_recorded(&args.out, &first.scenario.name, &first.agent, seeds, first.fault_scale)?;
     if trials > 1 {
         outln!(
             "{} recorded sessions of {} seeds, {trials} of each seed: counted as {trials} trials per seed \

@@ -20,6 +20,7 @@ pub mod paired;
 pub mod pass_k;
 pub mod rate;
 pub mod rows;
+pub mod rows_file;
 pub mod summary;
 pub mod surface;
 pub mod text;
