@@ -279,7 +279,7 @@ impl Scenario {
             ScenarioError { origin: origin.to_string(), line, column, message: format!("field `{field}`: {message}") }
         };
         scenario.world.check().map_err(|(field, value, message)| located(format!("world.{field}"), value, message))?;
-        scenario.catalog().check_fault_paths().map_err(|(tool, path, message)| {
+        scenario.catalog().check_fault_paths().map_err(|e| e.into_parts()).map_err(|(tool, path, message)| {
             // Point at the path inside the tool's section.
             let start = text.find(&format!("{tool}:")).unwrap_or(0);
             let offset = text[start..].find(&format!("\"{path}\"")).map_or(start, |o| start + o);
