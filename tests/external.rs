@@ -218,7 +218,7 @@ fn an_agent_reported_think_time_replaces_the_draw_and_a_bad_one_is_refused() {
     for bad in [r#""4500""#, "-1", "1.5"] {
         let line = format!(r#"{{"protocol":"agentsim/1","action":"idle","think_ms":{bad}}}"#);
         let err = agentsim_agents::external::protocol::parse_action(line.as_bytes(), &catalog).unwrap_err();
-        assert!(err.contains("think_ms"), "{err}");
+        assert!(err.to_string().contains("think_ms"), "{err}");
     }
 }
 

@@ -24,8 +24,10 @@ const INITIAL_HASH: &str = "b25c9cb211f5efcaee5dd646054a73c4a9f43f4f5acc32c10713
 const TASK_0_HASH: &str = "a109be174767fde0ebb50fe3be37cdb2f1ce017fefd7bd29ea3e4d38bd3ac25a";
 
 /// The tau2 retail folder, or `None` (after saying so) when it is missing and
-/// not under CI.
+/// not under CI. The scenarios the tests parse themselves name tau2's
+/// extension: it is installed first, as agentsim's loader installs it.
 fn data() -> Option<PathBuf> {
+    agentsim::load::install_extensions();
     let dir = std::env::var_os("AGENTSIM_TAU2_RETAIL")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/tau2-retail"));
@@ -373,7 +375,7 @@ fn canonical(reply: &Result<agentsim_engine::Value, agentsim_engine::ToolError>)
         },
         Ok(value) => {
             let mut out = Vec::new();
-            agentsim_worlds::scripted::python_json(&mut out, value);
+            agentsim::tau2::python_json(&mut out, value);
             String::from_utf8(out).expect("JSON is UTF-8")
         }
     }
@@ -393,7 +395,7 @@ fn replay_recorded_calls(model: &ScriptedModel) -> (Vec<(String, Agreement)>, Ve
         let text = canonical(&reply);
         let decision = reply.is_err() == call["error"].as_bool().unwrap();
         let effect = hash.as_deref() == Some(call["db"].as_str().unwrap_or(&base));
-        let same_text = agentsim_worlds::scripted::sha256_hex(text.as_bytes()) == call["sha256"].as_str().unwrap();
+        let same_text = agentsim::tau2::sha256_hex(text.as_bytes()) == call["sha256"].as_str().unwrap();
         let kind = call["kind"].as_str().unwrap().to_string();
         let at = match kinds.iter().position(|(k, _)| *k == kind) {
             Some(at) => at,

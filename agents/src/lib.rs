@@ -40,6 +40,7 @@ pub mod noisy;
 mod notes;
 pub mod preset;
 pub mod stack;
+pub mod stack_check;
 #[cfg(test)]
 mod testkit;
 
@@ -53,3 +54,4 @@ pub use llm::{LlmAgent, LlmConfig};
 pub use noisy::{NoisyConfig, NoisyPlanner};
 pub use preset::{PRESETS, preset};
 pub use stack::{LayerSpec, PlannerSpec, StackSpec, UnknownTool};
+pub use stack_check::{LayerAt, LayerError, LayerErrorKind};

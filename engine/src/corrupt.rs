@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::field_path::FieldPath;
+use crate::input_error::{InputError, InputErrorKind};
 use crate::time::{TimeMs, check_ms};
 use crate::value::Value;
 
@@ -45,32 +46,43 @@ enum CorruptionUnchecked {
 }
 
 impl TryFrom<CorruptionUnchecked> for Corruption {
-    type Error = String;
-    fn try_from(c: CorruptionUnchecked) -> Result<Self, String> {
+    type Error = InputError;
+    fn try_from(c: CorruptionUnchecked) -> Result<Self, InputError> {
         Ok(match c {
             CorruptionUnchecked::OneOf(values) => {
                 if values.is_empty() || values.len() > ONE_OF_MAX {
-                    return Err(format!(
-                        "field `OneOf`: expected 1..={ONE_OF_MAX} values to replace a string with, found {}",
-                        values.len()
+                    let kind = if values.is_empty() { InputErrorKind::OutOfRange } else { InputErrorKind::TooMany };
+                    return Err(InputError::at(
+                        kind,
+                        "OneOf",
+                        format!("expected 1..={ONE_OF_MAX} values to replace a string with, found {}", values.len()),
                     ));
                 }
                 Corruption::OneOf(values)
             }
             CorruptionUnchecked::Factor(f) => {
                 if !f.is_finite() || f == 1.0 || !(1e-6..=1e6).contains(&f) {
-                    return Err(format!(
-                        "field `Factor`: expected a finite factor in [1e-6, 1e6] other than 1, found {f}"
+                    let kind = if f.is_finite() { InputErrorKind::OutOfRange } else { InputErrorKind::NotFinite };
+                    return Err(InputError::at(
+                        kind,
+                        "Factor",
+                        format!("expected a finite factor in [1e-6, 1e6] other than 1, found {f}"),
                     ));
                 }
                 Corruption::Factor(f)
             }
-            CorruptionUnchecked::Offset(0) => return Err("field `Offset`: an offset of 0 changes nothing".into()),
+            CorruptionUnchecked::Offset(0) => {
+                return Err(InputError::at(InputErrorKind::OutOfRange, "Offset", "an offset of 0 changes nothing"));
+            }
             CorruptionUnchecked::Offset(n) => Corruption::Offset(n),
             CorruptionUnchecked::DropItem => Corruption::DropItem,
             CorruptionUnchecked::Old { lag_ms } => {
                 if lag_ms == 0 {
-                    return Err("field `lag_ms`: an old value is at least 1 ms old, found 0".into());
+                    return Err(InputError::at(
+                        InputErrorKind::OutOfRange,
+                        "lag_ms",
+                        "an old value is at least 1 ms old, found 0",
+                    ));
                 }
                 Corruption::Old { lag_ms: check_ms("lag_ms", lag_ms)? }
             }
@@ -98,12 +110,10 @@ impl Lie {
     }
 }
 
+/// Whether `needle` (a scalar) is one of `haystack`'s leaves; walked with an
+/// explicit stack ([`Value::leaves`]), so a deep value cannot overflow the call stack.
 fn contains(haystack: &Value, needle: &Value) -> bool {
-    match haystack {
-        Value::Map(pairs) => pairs.iter().any(|(_, v)| contains(v, needle)),
-        Value::List(items) => items.iter().any(|v| contains(v, needle)),
-        other => other == needle,
-    }
+    haystack.leaves().any(|v| v == needle)
 }
 
 /// The next choice from `draw` in `0..len` (`len` > 0); the draw moves on, so
@@ -115,20 +125,27 @@ fn pick(draw: &mut u64, len: usize) -> usize {
 }
 
 /// The value at `segments` below `value`; a list on the way contributes the item
-/// `pick` chooses.
-pub(crate) fn locate<'v>(value: &'v mut Value, segments: &[&str], draw: &mut u64) -> Option<&'v mut Value> {
-    if !segments.is_empty()
-        && let Value::List(items) = value
-    {
-        if items.is_empty() {
-            return None;
+/// `pick` chooses. A loop, not a recursion: lists of lists consume no segment,
+/// so the depth is the value's, which the path does not bound.
+pub(crate) fn locate<'v>(mut value: &'v mut Value, mut segments: &[&str], draw: &mut u64) -> Option<&'v mut Value> {
+    loop {
+        if !segments.is_empty()
+            && let Value::List(items) = value
+        {
+            if items.is_empty() {
+                return None;
+            }
+            let i = pick(draw, items.len());
+            value = &mut items[i];
+            continue;
         }
-        let i = pick(draw, items.len());
-        return locate(&mut items[i], segments, draw);
-    }
-    match segments.split_first() {
-        None => Some(value),
-        Some((name, rest)) => locate(value.get_mut(name)?, rest, draw),
+        match segments.split_first() {
+            None => return Some(value),
+            Some((name, rest)) => {
+                value = value.get_mut(name)?;
+                segments = rest;
+            }
+        }
     }
 }
 

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::corrupt::{Corruption, ONE_OF_MAX};
 pub use crate::field_path::FieldPath;
+use crate::input_error::{InputError, InputErrorKind};
 use crate::time::{TimeMs, check_ms};
 
 /// What a call can suffer.
@@ -139,12 +140,16 @@ enum FaultUnchecked {
 }
 
 impl TryFrom<FaultUnchecked> for Fault {
-    type Error = String;
-    fn try_from(f: FaultUnchecked) -> Result<Self, String> {
+    type Error = InputError;
+    fn try_from(f: FaultUnchecked) -> Result<Self, InputError> {
         Ok(match f {
             FaultUnchecked::Error { status, retry_after_ms } => {
                 if !(400..=599).contains(&status) {
-                    return Err(format!("field `status`: expected an HTTP error status in 400..=599, found {status}"));
+                    return Err(InputError::at(
+                        InputErrorKind::OutOfRange,
+                        "status",
+                        format!("expected an HTTP error status in 400..=599, found {status}"),
+                    ));
                 }
                 if let Some(ms) = retry_after_ms {
                     check_ms("retry_after_ms", ms)?;
@@ -157,10 +162,18 @@ impl TryFrom<FaultUnchecked> for Fault {
             FaultUnchecked::AuthExpired => Fault::AuthExpired,
             FaultUnchecked::RateLimit { capacity, refill_ms } => {
                 if capacity == 0 {
-                    return Err("field `capacity`: expected at least 1 token, found 0".into());
+                    return Err(InputError::at(
+                        InputErrorKind::OutOfRange,
+                        "capacity",
+                        "expected at least 1 token, found 0",
+                    ));
                 }
                 if refill_ms == 0 {
-                    return Err("field `refill_ms`: expected at least 1 ms, found 0".into());
+                    return Err(InputError::at(
+                        InputErrorKind::OutOfRange,
+                        "refill_ms",
+                        "expected at least 1 ms, found 0",
+                    ));
                 }
                 Fault::RateLimit { capacity, refill_ms: check_ms("refill_ms", refill_ms)? }
             }
@@ -169,42 +182,63 @@ impl TryFrom<FaultUnchecked> for Fault {
             FaultUnchecked::Corrupt { path, corruption } => Fault::Corrupt { path, corruption },
             FaultUnchecked::PartialCommit { arg, percent } => {
                 if !(1..=99).contains(&percent) {
-                    return Err(format!(
-                        "field `percent`: expected 1..=99 (a part, neither nothing nor all), found {percent}"
+                    return Err(InputError::at(
+                        InputErrorKind::OutOfRange,
+                        "percent",
+                        format!("expected 1..=99 (a part, neither nothing nor all), found {percent}"),
                     ));
                 }
                 Fault::PartialCommit { arg, percent }
             }
             FaultUnchecked::DuplicateEffect => Fault::DuplicateEffect,
-            FaultUnchecked::Inject { path, style, tool, args } => {
-                use crate::inject::{INJECTED_ARG_BYTES_MAX, INJECTED_ARGS_MAX, InjectedArg};
-                if args.len() > INJECTED_ARGS_MAX {
-                    return Err(format!(
-                        "field `args`: expected at most {INJECTED_ARGS_MAX} arguments, found {}",
-                        args.len()
-                    ));
-                }
-                let plain = |s: &str| !s.is_empty() && s.len() <= INJECTED_ARG_BYTES_MAX && !s.contains('`');
-                if !plain(&tool) {
-                    return Err(format!("field `tool`: expected a tool name without backticks, found `{tool}`"));
-                }
-                for (name, value) in &args {
-                    let fine = plain(name)
-                        && matches!(value, InjectedArg::Int(_) | InjectedArg::Str(_))
-                        && match value {
-                            InjectedArg::Str(s) => plain(s),
-                            InjectedArg::Int(_) => true,
-                        };
-                    if !fine {
-                        return Err(format!(
-                            "field `args`: `{name}`: expected a name and a value of 1..={INJECTED_ARG_BYTES_MAX} bytes without backticks"
-                        ));
-                    }
-                }
-                Fault::Inject { path, style, tool, args }
-            }
+            FaultUnchecked::Inject { path, style, tool, args } => checked_injection(path, style, tool, args)?,
         })
     }
+}
+
+/// An `Inject` fault whose tool and arguments are plain (not empty, short, no
+/// backticks: they are quoted in the injected text) and few.
+fn checked_injection(
+    path: FieldPath,
+    style: crate::inject::InjectionStyle,
+    tool: String,
+    args: std::collections::BTreeMap<String, crate::inject::InjectedArg>,
+) -> Result<Fault, InputError> {
+    use crate::inject::{INJECTED_ARG_BYTES_MAX, INJECTED_ARGS_MAX, InjectedArg};
+    if args.len() > INJECTED_ARGS_MAX {
+        return Err(InputError::at(
+            InputErrorKind::TooMany,
+            "args",
+            format!("expected at most {INJECTED_ARGS_MAX} arguments, found {}", args.len()),
+        ));
+    }
+    let plain = |s: &str| !s.is_empty() && s.len() <= INJECTED_ARG_BYTES_MAX && !s.contains('`');
+    if !plain(&tool) {
+        return Err(InputError::at(
+            InputErrorKind::Malformed,
+            "tool",
+            format!("expected a tool name without backticks, found `{tool}`"),
+        ));
+    }
+    for (name, value) in &args {
+        let fine = plain(name)
+            && matches!(value, InjectedArg::Int(_) | InjectedArg::Str(_))
+            && match value {
+                InjectedArg::Str(s) => plain(s),
+                InjectedArg::Int(_) => true,
+            };
+        if !fine {
+            return Err(InputError::at(
+                InputErrorKind::Malformed,
+                "args",
+                format!(
+                    "`{name}`: expected a name and a value of 1..={INJECTED_ARG_BYTES_MAX} bytes without backticks"
+                ),
+            )
+            .in_field(format!("args.{name}")));
+        }
+    }
+    Ok(Fault::Inject { path, style, tool, args })
 }
 
 /// The kind of fault a call actually suffered, recorded in the trajectory.
@@ -317,25 +351,33 @@ enum ScheduleUnchecked {
 }
 
 impl TryFrom<ScheduleUnchecked> for Schedule {
-    type Error = String;
-    fn try_from(s: ScheduleUnchecked) -> Result<Self, String> {
+    type Error = InputError;
+    fn try_from(s: ScheduleUnchecked) -> Result<Self, InputError> {
         Ok(match s {
             ScheduleUnchecked::Always => Schedule::Always,
             ScheduleUnchecked::Window { from_ms, to_ms } => {
                 if to_ms <= from_ms {
-                    return Err(format!(
-                        "field `to_ms`: the window must end after it starts, found from_ms: {from_ms}, to_ms: {to_ms}"
+                    return Err(InputError::at(
+                        InputErrorKind::Inconsistent,
+                        "to_ms",
+                        format!("the window must end after it starts, found from_ms: {from_ms}, to_ms: {to_ms}"),
                     ));
                 }
                 Schedule::Window { from_ms: check_ms("from_ms", from_ms)?, to_ms: check_ms("to_ms", to_ms)? }
             }
             ScheduleUnchecked::Periodic { period_ms, burst_ms, offset_ms } => {
                 if period_ms == 0 {
-                    return Err("field `period_ms`: expected a positive period, found 0".into());
+                    return Err(InputError::at(
+                        InputErrorKind::OutOfRange,
+                        "period_ms",
+                        "expected a positive period, found 0",
+                    ));
                 }
                 if burst_ms == 0 || burst_ms > period_ms {
-                    return Err(format!(
-                        "field `burst_ms`: expected 1..={period_ms} (at most the period), found {burst_ms}"
+                    return Err(InputError::at(
+                        InputErrorKind::OutOfRange,
+                        "burst_ms",
+                        format!("expected 1..={period_ms} (at most the period), found {burst_ms}"),
                     ));
                 }
                 check_ms("period_ms", period_ms)?;
@@ -343,7 +385,7 @@ impl TryFrom<ScheduleUnchecked> for Schedule {
             }
             ScheduleUnchecked::AfterCalls { n } => {
                 if n == 0 {
-                    return Err("field `n`: calls are counted from 1, found 0".into());
+                    return Err(InputError::at(InputErrorKind::OutOfRange, "n", "calls are counted from 1, found 0"));
                 }
                 Schedule::AfterCalls { n }
             }
@@ -389,12 +431,12 @@ impl Probability {
 }
 
 impl TryFrom<f64> for Probability {
-    type Error = String;
-    fn try_from(p: f64) -> Result<Self, String> {
+    type Error = InputError;
+    fn try_from(p: f64) -> Result<Self, InputError> {
         if (0.0..=1.0).contains(&p) {
             Ok(Probability(p))
         } else {
-            Err(format!("expected a probability in [0, 1], found {p}"))
+            Err(InputError::bare(InputErrorKind::OutOfRange, format!("expected a probability in [0, 1], found {p}")))
         }
     }
 }
@@ -441,9 +483,9 @@ fn certain() -> f64 {
 }
 
 impl TryFrom<FaultRuleUnchecked> for FaultRule {
-    type Error = String;
-    fn try_from(r: FaultRuleUnchecked) -> Result<Self, String> {
-        let probability = Probability::try_from(r.probability).map_err(|e| format!("field `probability`: {e}"))?;
+    type Error = InputError;
+    fn try_from(r: FaultRuleUnchecked) -> Result<Self, InputError> {
+        let probability = Probability::try_from(r.probability).map_err(|e| e.within("probability"))?;
         Ok(FaultRule { fault: r.fault, when: r.when, probability })
     }
 }

@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::input_error::{InputError, InputErrorKind};
+
 /// A path to a value in a tool's response: dot-separated field names, checked
 /// when read (not empty, no empty name, at most [`FieldPath::SEGMENTS_MAX`]).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -31,13 +33,16 @@ impl FieldPath {
 }
 
 impl TryFrom<String> for FieldPath {
-    type Error = String;
-    fn try_from(path: String) -> Result<Self, String> {
+    type Error = InputError;
+    fn try_from(path: String) -> Result<Self, InputError> {
         let segments = path.split('.').count();
-        if path.split('.').any(str::is_empty) || segments > FieldPath::SEGMENTS_MAX {
-            return Err(format!(
-                "field `path`: expected 1..={} dot-separated field names, found `{path}`",
-                FieldPath::SEGMENTS_MAX
+        let empty = path.split('.').any(str::is_empty);
+        if empty || segments > FieldPath::SEGMENTS_MAX {
+            let kind = if empty { InputErrorKind::Malformed } else { InputErrorKind::TooMany };
+            return Err(InputError::at(
+                kind,
+                "path",
+                format!("expected 1..={} dot-separated field names, found `{path}`", FieldPath::SEGMENTS_MAX),
             ));
         }
         Ok(FieldPath(path))

@@ -95,12 +95,12 @@ pub fn render(style: InjectionStyle, injected: &Injected) -> String {
 /// The call an injected text asks for, read back from any string in `body` (what
 /// a model reading the answer would take from it); `None` when there is none.
 pub fn find(body: &Value) -> Option<Injected> {
-    match body {
+    // Walked with an explicit stack: an answer nested however deeply cannot
+    // overflow the call stack.
+    body.leaves().find_map(|v| match v {
         Value::Str(text) => parse(text),
-        Value::List(items) => items.iter().find_map(find),
-        Value::Map(pairs) => pairs.iter().find_map(|(_, v)| find(v)),
         _ => None,
-    }
+    })
 }
 
 fn parse(text: &str) -> Option<Injected> {

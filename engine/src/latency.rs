@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::input_error::{InputError, InputErrorKind};
 use crate::rng::Stream;
 use crate::time::{TimeMs, check_ms};
 
@@ -39,24 +40,36 @@ enum LatencyUnchecked {
 }
 
 impl TryFrom<LatencyUnchecked> for Latency {
-    type Error = String;
-    fn try_from(l: LatencyUnchecked) -> Result<Self, String> {
+    type Error = InputError;
+    fn try_from(l: LatencyUnchecked) -> Result<Self, InputError> {
         Ok(match l {
             LatencyUnchecked::Fixed { ms } => Latency::Fixed { ms: check_ms("ms", ms)? },
             LatencyUnchecked::Uniform { min_ms, max_ms } => {
                 check_ms("max_ms", max_ms)?;
                 if max_ms < min_ms {
-                    return Err(format!("field `max_ms`: expected at least min_ms ({min_ms}), found {max_ms}"));
+                    return Err(InputError::at(
+                        InputErrorKind::Inconsistent,
+                        "max_ms",
+                        format!("expected at least min_ms ({min_ms}), found {max_ms}"),
+                    ));
                 }
                 Latency::Uniform { min_ms, max_ms }
             }
             LatencyUnchecked::LogNormal { median_ms, p99_ms } => {
                 if median_ms == 0 {
-                    return Err("field `median_ms`: expected a positive median, found 0".into());
+                    return Err(InputError::at(
+                        InputErrorKind::OutOfRange,
+                        "median_ms",
+                        "expected a positive median, found 0",
+                    ));
                 }
                 check_ms("p99_ms", p99_ms)?;
                 if p99_ms < median_ms {
-                    return Err(format!("field `p99_ms`: expected at least median_ms ({median_ms}), found {p99_ms}"));
+                    return Err(InputError::at(
+                        InputErrorKind::Inconsistent,
+                        "p99_ms",
+                        format!("expected at least median_ms ({median_ms}), found {p99_ms}"),
+                    ));
                 }
                 Latency::LogNormal { median_ms, p99_ms }
             }

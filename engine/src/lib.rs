@@ -18,6 +18,7 @@ pub mod field_path;
 pub mod fingerprint;
 pub mod hex;
 pub mod inject;
+pub mod input_error;
 pub mod latency;
 pub mod likelihood;
 pub mod queue;
@@ -38,9 +39,10 @@ pub use config::{Budgets, ModelConfig, SimConfig};
 pub use corrupt::Lie;
 pub use fault::{Corruption, Fault, FaultRule, FaultTag, FieldPath, MalformedKind, Probability, Schedule};
 pub use inject::{Injected, InjectedArg, InjectionStyle};
+pub use input_error::{InputError, InputErrorKind};
 pub use latency::Latency;
 pub use rng::{Stream, StreamSource};
-pub use task::{DagError, MilestoneDag, Progress};
+pub use task::{DagError, MilestoneDag, OrderError, Progress};
 pub use time::{TIME_MS_MAX, TimeMs};
 pub use tool::{
     CallFault, Catalog, Constraint, Drift, DriftChange, ToolConfig, ToolDef, ToolId, ToolKind, ToolSpec, TracedCall,

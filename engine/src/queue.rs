@@ -64,7 +64,8 @@ impl<E> EventQueue<E> {
     /// Schedules `event` at `at_ms`; returns its sequence number.
     pub fn push(&mut self, at_ms: TimeMs, event: E) -> u64 {
         let seq = self.next_seq;
-        self.next_seq += 1;
+        // Sequence numbers strictly increase: the tie-break of equal times.
+        self.next_seq = seq.checked_add(1).expect("sequence numbers increase without wrapping");
         let slot = match self.free.pop() {
             Some(slot) => {
                 assert!(self.slots[slot as usize].is_none(), "a free slot holds no event");
@@ -77,14 +78,17 @@ impl<E> EventQueue<E> {
             }
         };
         self.heap.push(Entry { at_ms, seq, slot });
+        assert_eq!(self.heap.len() + self.free.len(), self.slots.len(), "every slot is pending or free");
         seq
     }
 
     /// Removes and returns the earliest event with its time and sequence number.
     pub fn pop(&mut self) -> Option<(TimeMs, u64, E)> {
         let entry = self.heap.pop()?;
+        assert!(entry.seq < self.next_seq, "a popped event was pushed");
         let event = self.slots[entry.slot as usize].take().expect("a queued slot holds its event");
         self.free.push(entry.slot);
+        assert_eq!(self.heap.len() + self.free.len(), self.slots.len(), "every slot is pending or free");
         Some((entry.at_ms, entry.seq, event))
     }
 

@@ -69,12 +69,8 @@ impl Named {
 }
 
 fn strings<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
-    match value {
-        Value::Str(s) => out.push(s),
-        Value::List(items) => items.iter().for_each(|v| strings(v, out)),
-        Value::Map(pairs) => pairs.iter().for_each(|(_, v)| strings(v, out)),
-        _ => {}
-    }
+    // Walked with an explicit stack ([`Value::leaves`]): no depth overflows it.
+    out.extend(value.leaves().filter_map(Value::as_str));
 }
 
 #[cfg(test)]

@@ -122,7 +122,8 @@ impl Stream {
     pub fn substream(&self, index: u64) -> Stream {
         let mut rng = ChaCha8Rng::from_seed(self.rng.get_seed());
         // Stream 0 is the parent's own sequence; sub-streams start at 1.
-        rng.set_stream(index.wrapping_add(1));
+        assert!(index < u64::MAX, "sub-stream indices never wrap onto the parent's stream");
+        rng.set_stream(index + 1);
         Stream { rng }
     }
 
@@ -133,13 +134,16 @@ impl Stream {
 
     /// A uniform draw in `[0, 1)` with 53 bits of precision.
     pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+        let x = (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
+        assert!((0.0..1.0).contains(&x), "a unit draw is in [0, 1)");
+        x
     }
 
     /// True with probability `p` (clamped to `[0, 1]`; exactly
     /// `chance_threshold(p) / 2^53`). Always consumes one draw.
     pub fn chance(&mut self, p: f64) -> bool {
         let draw = self.next_u64() >> 11;
+        assert!(draw < CHANCE_ONE, "a chance draw has 53 bits");
         draw < chance_threshold(p)
     }
 
@@ -150,7 +154,9 @@ impl Stream {
             let m = (self.next_u64() as u128) * (n as u128);
             let low = m as u64;
             if low >= n.wrapping_neg() % n {
-                return (m >> 64) as u64;
+                let x = (m >> 64) as u64;
+                assert!(x < n, "a draw below n is below n");
+                return x;
             }
         }
     }
@@ -161,7 +167,9 @@ impl Stream {
         if hi - lo == u64::MAX {
             return self.next_u64();
         }
-        lo + self.below(hi - lo + 1)
+        let x = lo + self.below(hi - lo + 1);
+        assert!((lo..=hi).contains(&x), "a draw between lo and hi is between them");
+        x
     }
 
     /// Picks an index by non-negative weights; returns `None` when all are zero.
@@ -190,7 +198,9 @@ impl Stream {
     pub fn standard_normal(&mut self) -> f64 {
         let u1 = 1.0 - self.unit(); // in (0, 1]: ln is finite
         let u2 = self.unit();
-        libm::sqrt(-2.0 * libm::log(u1)) * libm::cos(2.0 * std::f64::consts::PI * u2)
+        let z = libm::sqrt(-2.0 * libm::log(u1)) * libm::cos(2.0 * std::f64::consts::PI * u2);
+        assert!(z.is_finite(), "a normal draw is finite");
+        z
     }
 }
 

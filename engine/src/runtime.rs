@@ -72,6 +72,8 @@ pub struct ToolRuntime<'c> {
     rule_draws: Vec<RuleDraws>,
     /// Where each tool's rules start in `rule_draws`.
     rule_offsets: Vec<usize>,
+    /// The time of the latest call (calls come in time order).
+    last_call_at_ms: TimeMs,
 }
 
 /// The body a server in trouble sends instead of the format it promised.
@@ -100,6 +102,7 @@ impl<'c> ToolRuntime<'c> {
             log_weight: LogWeight::ONE,
             rule_draws: Vec::new(),
             rule_offsets: Vec::new(),
+            last_call_at_ms: 0,
         }
     }
 
@@ -166,25 +169,11 @@ impl<'c> ToolRuntime<'c> {
         call: &ToolCall,
         serve: &mut dyn FnMut(&ToolCall, TimeMs) -> Result<Value, ToolError>,
     ) -> Served {
+        assert!(now_ms >= self.last_call_at_ms, "calls reach the tools in time order");
+        self.last_call_at_ms = now_ms;
         let spec: &'c ToolSpec = self.catalog.spec(call.tool);
-        let state = &mut self.tools[usize::from(call.tool.0)];
-        state.calls += 1;
-        let call_number = state.calls;
-        let streams = &self.streams;
-        let stream = state.stream.get_or_insert_with(|| streams.tool_stream(&spec.def.name));
-        let mut rng = stream.substream(call_number);
-        // The draws come in a fixed order: latency, one per rule, the corruption.
-        let drawn_latency_ms = spec.config.latency.sample(&mut rng);
-        let drawn = self.draw(now_ms, call.tool, call_number, spec, &mut rng);
-        let latency_ms = drawn.traced_latency_ms.unwrap_or(drawn_latency_ms).saturating_add(drawn.extra_latency_ms);
         let timeout_ms = spec.config.timeout_ms;
-        // What this call suffered, written as faults an explicit schedule can replay.
-        let mut realised = Vec::new();
-        if drawn.extra_latency_ms > 0 {
-            realised.push(Fault::Latency { extra_ms: drawn.extra_latency_ms });
-        }
-        let corruption_draw = rng.next_u64();
-
+        let CallDraws { call_number, drawn, latency_ms, mut realised, corruption_draw } = self.draws(now_ms, call);
         if let Some(refused) = self.quota_or_session(call, now_ms, call_number, &drawn, latency_ms, &mut realised) {
             return refused;
         }
@@ -234,6 +223,29 @@ impl<'c> ToolRuntime<'c> {
                 injected: None,
             },
         }
+    }
+
+    /// The call's number and every draw it makes, in a fixed order: latency, one
+    /// per rule, the corruption.
+    fn draws(&mut self, now_ms: TimeMs, call: &ToolCall) -> CallDraws {
+        let spec: &'c ToolSpec = self.catalog.spec(call.tool);
+        let state = &mut self.tools[usize::from(call.tool.0)];
+        state.calls += 1;
+        let call_number = state.calls;
+        let streams = &self.streams;
+        let stream = state.stream.get_or_insert_with(|| streams.tool_stream(&spec.def.name));
+        let mut rng = stream.substream(call_number);
+        let drawn_latency_ms = spec.config.latency.sample(&mut rng);
+        let drawn = self.draw(now_ms, call.tool, call_number, spec, &mut rng);
+        let latency_ms = drawn.traced_latency_ms.unwrap_or(drawn_latency_ms).saturating_add(drawn.extra_latency_ms);
+        // What this call suffered, written as faults an explicit schedule can replay.
+        let mut realised = Vec::new();
+        if drawn.extra_latency_ms > 0 {
+            realised.push(Fault::Latency { extra_ms: drawn.extra_latency_ms });
+        }
+        let corruption_draw = rng.next_u64();
+        assert!(latency_ms >= drawn.extra_latency_ms, "a fault's latency adds to the call's");
+        CallDraws { call_number, drawn, latency_ms, realised, corruption_draw }
     }
 
     /// The answers that come before the world's: a rate limit's 429, the
@@ -397,6 +409,18 @@ impl Served {
     fn refused(call_number: u64, realised: Vec<Fault>, reply: Reply, latency_ms: TimeMs, tag: FaultTag) -> Self {
         Served { call_number, realised, reply, latency_ms, fault: Some(tag), served: false, lie: None, injected: None }
     }
+}
+
+/// One call's number and draws ([`ToolRuntime::draws`]).
+struct CallDraws {
+    call_number: u64,
+    drawn: Drawn,
+    /// The latency the call will have, faults included.
+    latency_ms: TimeMs,
+    /// The faults it suffered so far.
+    realised: Vec<Fault>,
+    /// The draw every corruption's choices come from.
+    corruption_draw: u64,
 }
 
 /// What the rules, the explicit schedule and the trace decided for one call.

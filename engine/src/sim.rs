@@ -112,6 +112,7 @@ pub fn run<W: World>(
         lies: Vec::new(),
         injections: Vec::new(),
         named: crate::recipient::Named::for_catalog(catalog),
+        refused_by: None,
     };
     let end = sim.run(&mut world, agent);
     sim.finish(&world, end, streams.seed())
@@ -147,6 +148,8 @@ struct Sim<'a, E> {
     lies: Vec<(crate::tool::ToolId, u64, crate::corrupt::Lie)>,
     /// What injected text asked for: (tool it came from, call number, the call).
     injections: Vec<(crate::tool::ToolId, u64, crate::inject::Injected)>,
+    /// The budget that ended the run, once one did: nothing is charged after.
+    refused_by: Option<&'static str>,
 }
 
 impl<'a, E> Sim<'a, E> {
@@ -165,7 +168,7 @@ impl<'a, E> Sim<'a, E> {
             assert!(at_ms >= self.now_ms, "time never runs backwards");
             self.now_ms = at_ms;
             if self.recorder.count() >= self.config.budgets.events_max {
-                return End::Budget("events");
+                return self.refuse("events");
             }
             let outcome = match ev {
                 Ev::World(event) => {
@@ -224,6 +227,7 @@ impl<'a, E> Sim<'a, E> {
             }
             Input::Tool(_) | Input::Blocked { .. } | Input::Wake => {}
         }
+        assert!(self.refused_by.is_none(), "no input reaches the agent once a budget refused the run");
         self.state = AgentState::Busy;
         let mut cx = AgentCx::new(self.now_ms, self.catalog);
         let action = agent.step(input, &mut cx);
@@ -260,6 +264,7 @@ impl<'a, E> Sim<'a, E> {
     /// still made, to keep the model's stream aligned) when the agent reported it;
     /// `usage`, when the agent reported it, replaces the token estimate.
     fn charge_turn(&mut self, reported_ms: Option<TimeMs>, usage: Option<crate::agent::Usage>) -> TimeMs {
+        assert!(self.refused_by.is_none(), "no model call is charged once a budget refused the run");
         let model = &self.config.model;
         self.metrics.turns = self.metrics.turns.saturating_add(1);
         let estimate = (u64::from(model.system_prompt_tokens) + self.context_tokens).min(u32::MAX as u64) as u32;
@@ -270,6 +275,7 @@ impl<'a, E> Sim<'a, E> {
         self.cost_usd += (f64::from(prompt_tokens) * model.usd_per_mtok_prompt
             + f64::from(completion_tokens) * model.usd_per_mtok_completion)
             / 1e6;
+        assert!(self.cost_usd >= 0.0, "the cost is never negative");
         // What the model wrote is read back as context on the next turn.
         self.context_tokens += u64::from(completion_tokens);
         let drawn_ms = model.think.sample(&mut self.model_rng);
@@ -281,15 +287,22 @@ impl<'a, E> Sim<'a, E> {
         think_ms
     }
 
-    fn check_budgets(&self) -> Option<End> {
+    fn check_budgets(&mut self) -> Option<End> {
         let b = &self.config.budgets;
         if self.metrics.turns > b.turns_max {
-            Some(End::Budget("turns"))
+            Some(self.refuse("turns"))
         } else if self.metrics.tokens() > b.tokens_max {
-            Some(End::Budget("tokens"))
+            Some(self.refuse("tokens"))
         } else {
             None
         }
+    }
+
+    /// Ends the run on `budget`; nothing is charged after.
+    fn refuse(&mut self, budget: &'static str) -> End {
+        assert!(self.refused_by.is_none(), "a run is refused by one budget, once");
+        self.refused_by = Some(budget);
+        End::Budget(budget)
     }
 
     fn act<W: World<Event = E>>(
@@ -301,7 +314,7 @@ impl<'a, E> Sim<'a, E> {
         match action {
             Action::Call(call) => {
                 if self.metrics.tool_calls >= self.config.budgets.tool_calls_max {
-                    return Some(End::Budget("tool_calls"));
+                    return Some(self.refuse("tool_calls"));
                 }
                 self.state = AgentState::Busy;
                 self.issue(call, call_timeout_ms, world);
@@ -372,39 +385,23 @@ impl<'a, E> Sim<'a, E> {
     }
 
     fn issue<W: World<Event = E>>(&mut self, call: ToolCall, call_timeout_ms: Option<TimeMs>, world: &mut W) {
+        assert!(self.refused_by.is_none(), "no call is issued once a budget refused the run");
         self.metrics.tool_calls += 1;
+        assert!(
+            self.metrics.tool_calls <= self.config.budgets.tool_calls_max,
+            "a call past the tool-call budget is refused before it is issued"
+        );
         self.next_call_id += 1;
         let id = self.next_call_id;
         let now_ms = self.now_ms;
         self.recorder.record_ref(now_ms, EventKindRef::Call { id, call: &call });
         self.check_lies_carried(&call);
         let minefields_before = self.minefields.len();
-        let mut delivered = false;
-        let served = {
-            let (scheduled, minefields, notes) = (&mut self.scheduled, &mut self.minefields, &mut self.world_notes);
-            let write = self.catalog.spec(call.tool).def.kind == crate::tool::ToolKind::Write;
-            let mut applications = 0u32;
-            self.tools.call(now_ms, &call, &mut |c, as_of_ms| {
-                applications += u32::from(write);
-                let before = minefields.len();
-                let mut cx = WorldCx::new(now_ms, scheduled, minefields, notes);
-                let answer = world.handle(c, as_of_ms, &mut cx);
-                delivered |= applications <= 1 && answer.is_ok();
-                if applications > 1 {
-                    // A write applied again is the service's doing (`DuplicateEffect`),
-                    // not the agent's: what it sets off is the world's to judge, and
-                    // no minefield of the agent's.
-                    minefields.truncate(before);
-                    notes.push(("duplicate_effect", Value::str(c.args.render())));
-                }
-                answer
-            })
-        };
+        let (mut served, delivered) = self.serve(now_ms, &call, world);
         if delivered && self.minefields.len() == minefields_before {
             self.check_recipient(&call);
         }
         self.flush_world();
-        let mut served = served;
         if let Some(limit_ms) = call_timeout_ms
             && served.latency_ms > limit_ms
         {
@@ -413,19 +410,58 @@ impl<'a, E> Sim<'a, E> {
             served.reply = crate::call::Reply::Timeout;
             served.latency_ms = limit_ms;
         }
+        self.count_outcome(now_ms, &call, &mut served);
+        let result = ToolResult { call, reply: served.reply, latency_ms: served.latency_ms, cache_age_ms: None };
+        self.queue.push(now_ms.saturating_add(served.latency_ms), Ev::ToolDone { id, result, fault: served.fault });
+    }
+
+    /// Runs `call` through the tools and the world: what was served, and whether
+    /// the world applied it once with success (a duplicate effect is the service's).
+    fn serve<W: World<Event = E>>(
+        &mut self,
+        now_ms: TimeMs,
+        call: &ToolCall,
+        world: &mut W,
+    ) -> (crate::runtime::Served, bool) {
+        let mut delivered = false;
+        let (scheduled, minefields, notes) = (&mut self.scheduled, &mut self.minefields, &mut self.world_notes);
+        let write = self.catalog.spec(call.tool).def.kind == crate::tool::ToolKind::Write;
+        let mut applications = 0u32;
+        let served = self.tools.call(now_ms, call, &mut |c, as_of_ms| {
+            applications += u32::from(write);
+            let before = minefields.len();
+            let mut cx = WorldCx::new(now_ms, scheduled, minefields, notes);
+            let answer = world.handle(c, as_of_ms, &mut cx);
+            delivered |= applications <= 1 && answer.is_ok();
+            if applications > 1 {
+                // A write applied again is the service's doing (`DuplicateEffect`),
+                // not the agent's: what it sets off is the world's to judge, and
+                // no minefield of the agent's.
+                minefields.truncate(before);
+                notes.push(("duplicate_effect", Value::str(c.args.render())));
+            }
+            answer
+        });
+        (served, delivered)
+    }
+
+    /// Counts what one served call tells: a failure (and a repeat of the last
+    /// one), a lie or an injection shown, the faults realised and seen.
+    fn count_outcome(&mut self, now_ms: TimeMs, call: &ToolCall, served: &mut crate::runtime::Served) {
         let well_formed = match &served.reply {
             crate::call::Reply::Ok(body) => self.catalog.conforms(call.tool, now_ms, body),
             _ => false,
         };
         if !well_formed {
             self.metrics.failed_calls += 1;
-            let repeated = self.last_failed.as_ref().is_some_and(|prev| prev.same_request(&call));
+            let repeated = self.last_failed.as_ref().is_some_and(|prev| prev.same_request(call));
             self.repeat_run = if repeated { self.repeat_run + 1 } else { 1 };
             self.last_failed = Some(call.clone());
         } else {
             self.repeat_run = 0;
             self.last_failed = None;
         }
+        assert!(self.metrics.failed_calls <= self.metrics.tool_calls, "no more failed calls than calls");
         if let Some(lie) = served.lie.take()
             && served.reply.is_ok()
             && self.lies.len() < LIES_MAX
@@ -438,7 +474,7 @@ impl<'a, E> Sim<'a, E> {
         {
             self.injections.push((call.tool, served.call_number, injected));
         }
-        for fault in served.realised {
+        for fault in std::mem::take(&mut served.realised) {
             self.realised_faults.push(RealisedFault { tool: call.tool, call: served.call_number, fault });
         }
         if served.fault.is_none() && (400..500).contains(&served.reply.status()) {
@@ -450,8 +486,6 @@ impl<'a, E> Sim<'a, E> {
                 self.fault_kinds.insert(i, tag);
             }
         }
-        let result = ToolResult { call, reply: served.reply, latency_ms: served.latency_ms, cache_age_ms: None };
-        self.queue.push(now_ms.saturating_add(served.latency_ms), Ev::ToolDone { id, result, fault: served.fault });
     }
 
     /// A write that carries a value only a corrupted answer showed (and the world

@@ -112,21 +112,82 @@ impl MilestoneDag {
     /// Checks that `order` reaches each milestone at most once and only after all of
     /// its prerequisites. Returns the first milestone reached too early (with the
     /// prerequisite it lacked) or unknown.
-    pub fn check_order(&self, order: &[&'static str]) -> Result<(), String> {
-        for (i, m) in order.iter().enumerate() {
-            if !self.contains(m) {
-                return Err(format!("`{m}` is not a milestone"));
+    pub fn check_order(&self, order: &[&'static str]) -> Result<(), OrderError> {
+        for (index, &milestone) in order.iter().enumerate() {
+            if !self.contains(milestone) {
+                return Err(OrderError::Unknown { milestone, index });
             }
-            if order[..i].contains(m) {
-                return Err(format!("`{m}` reached twice"));
+            if order[..index].contains(&milestone) {
+                return Err(OrderError::Twice { milestone, index });
             }
-            if let Some(missing) = self.prerequisites(m).into_iter().find(|p| !order[..i].contains(p)) {
-                return Err(format!("`{m}` reached before `{missing}`"));
+            if let Some(missing) = self.prerequisites(milestone).into_iter().find(|p| !order[..index].contains(p)) {
+                return Err(OrderError::Early { milestone, missing, index });
             }
         }
         Ok(())
     }
 }
+
+/// Why an order of milestones is one the DAG does not allow: the first
+/// milestone at fault and its position in the order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OrderError {
+    /// A name that is no milestone of the DAG.
+    Unknown {
+        /// The name.
+        milestone: &'static str,
+        /// Its position in the order (0-based).
+        index: usize,
+    },
+    /// A milestone that appears a second time.
+    Twice {
+        /// The milestone.
+        milestone: &'static str,
+        /// The position of its second appearance (0-based).
+        index: usize,
+    },
+    /// A milestone reached before one of its prerequisites.
+    Early {
+        /// The milestone.
+        milestone: &'static str,
+        /// The prerequisite it lacked.
+        missing: &'static str,
+        /// Its position in the order (0-based).
+        index: usize,
+    },
+}
+
+impl OrderError {
+    /// The milestone at fault.
+    pub fn milestone(&self) -> &'static str {
+        match self {
+            OrderError::Unknown { milestone, .. }
+            | OrderError::Twice { milestone, .. }
+            | OrderError::Early { milestone, .. } => milestone,
+        }
+    }
+
+    /// Its position in the order (0-based).
+    pub fn index(&self) -> usize {
+        match self {
+            OrderError::Unknown { index, .. } | OrderError::Twice { index, .. } | OrderError::Early { index, .. } => {
+                *index
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for OrderError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OrderError::Unknown { milestone, .. } => write!(f, "`{milestone}` is not a milestone"),
+            OrderError::Twice { milestone, .. } => write!(f, "`{milestone}` reached twice"),
+            OrderError::Early { milestone, missing, .. } => write!(f, "`{milestone}` reached before `{missing}`"),
+        }
+    }
+}
+
+impl std::error::Error for OrderError {}
 
 /// The milestones one trajectory reached, in order, with the virtual time of each.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -165,7 +226,7 @@ impl Progress {
     }
 
     /// Checks the order against `dag` (see [`MilestoneDag::check_order`]).
-    pub fn check(&self, dag: &MilestoneDag) -> Result<(), String> {
+    pub fn check(&self, dag: &MilestoneDag) -> Result<(), OrderError> {
         let order: Vec<&'static str> = self.reached.iter().map(|(m, _)| *m).collect();
         dag.check_order(&order)
     }
@@ -198,10 +259,10 @@ mod tests {
         let dag = MilestoneDag::new(&[("a", &[]), ("b", &["a"]), ("c", &["a"]), ("d", &["b", "c"])]).unwrap();
         assert!(dag.check_order(&["a", "b", "c", "d"]).is_ok());
         assert!(dag.check_order(&["a", "c", "b", "d"]).is_ok());
-        assert_eq!(dag.check_order(&["a", "b", "d"]).unwrap_err(), "`d` reached before `c`");
-        assert_eq!(dag.check_order(&["b"]).unwrap_err(), "`b` reached before `a`");
-        assert!(dag.check_order(&["a", "a"]).is_err());
-        assert!(dag.check_order(&["x"]).is_err());
+        assert_eq!(dag.check_order(&["a", "b", "d"]).unwrap_err().to_string(), "`d` reached before `c`");
+        assert_eq!(dag.check_order(&["b"]).unwrap_err(), OrderError::Early { milestone: "b", missing: "a", index: 0 });
+        assert_eq!(dag.check_order(&["a", "a"]).unwrap_err(), OrderError::Twice { milestone: "a", index: 1 });
+        assert_eq!(dag.check_order(&["x"]).unwrap_err().to_string(), "`x` is not a milestone");
         assert_eq!(dag.prerequisites("d"), vec!["b", "c"]);
     }
 

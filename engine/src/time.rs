@@ -1,6 +1,8 @@
 //! Virtual time. Time is an integer count of milliseconds since the start of a
 //! trajectory; nothing in the engine reads a wall clock.
 
+use crate::input_error::{InputError, InputErrorKind};
+
 /// A point in virtual time, in milliseconds since the trajectory started.
 pub type TimeMs = u64;
 
@@ -19,9 +21,13 @@ pub const MINUTE_MS: TimeMs = 60 * SECOND_MS;
 pub const TIME_MS_MAX: TimeMs = 10 * 365 * 24 * 60 * MINUTE_MS;
 
 /// Checks a time or duration read from a file against [`TIME_MS_MAX`].
-pub fn check_ms(field: &str, ms: TimeMs) -> Result<TimeMs, String> {
+pub fn check_ms(field: &str, ms: TimeMs) -> Result<TimeMs, InputError> {
     if ms > TIME_MS_MAX {
-        return Err(format!("field `{field}`: expected at most {TIME_MS_MAX} ms (ten years), found {ms}"));
+        return Err(InputError::at(
+            InputErrorKind::OutOfRange,
+            field,
+            format!("expected at most {TIME_MS_MAX} ms (ten years), found {ms}"),
+        ));
     }
     Ok(ms)
 }

@@ -445,10 +445,10 @@ impl Catalog {
     /// Checks every fault that names a field of a tool's answer (a `Corrupt`
     /// rule, explicit entry or traced call) against the tool's documented schema:
     /// the path starts at a documented field, a one-field path's corruption fits
-    /// the field's kind, and an old value is asked of a read. Returns (tool,
-    /// path, message) for the first problem, for the scenario to locate.
-    pub fn check_fault_paths(&self) -> Result<(), (String, String, String)> {
-        use crate::fault::{Corruption, Fault};
+    /// the field's kind, and an old value is asked of a read. Returns the first
+    /// problem, with the tool and the text to point at, for the scenario to locate.
+    pub fn check_fault_paths(&self) -> Result<(), FaultPathError> {
+        use crate::fault::Fault;
         for spec in &self.specs {
             let config = &spec.config;
             let faults = config
@@ -464,57 +464,17 @@ impl Catalog {
                 if matches!(fault, Fault::DuplicateEffect | Fault::PartialCommit { .. })
                     && spec.def.kind != ToolKind::Write
                 {
-                    return Err((
-                        spec.def.name.clone(),
-                        spec.def.name.clone(),
-                        format!("field `fault`: {fault:?} needs a write, and `{}` is a read", spec.def.name),
-                    ));
+                    return Err(FaultPathError {
+                        tool: spec.def.name.clone(),
+                        needle: spec.def.name.clone(),
+                        kind: FaultPathErrorKind::NeedsWrite,
+                        message: format!("field `fault`: {fault:?} needs a write, and `{}` is a read", spec.def.name),
+                    });
                 }
-                if let Fault::Inject { path, tool, args, .. } = fault {
-                    self.check_injection(spec, path, tool, args)?;
-                    continue;
-                }
-                let Fault::Corrupt { path, corruption } = fault else { continue };
-                let problem = |message: String| Err((spec.def.name.clone(), path.as_str().to_string(), message));
-                let Some(field) = spec.def.response.iter().find(|f| f.name == path.top()) else {
-                    let known: Vec<&str> = spec.def.response.iter().map(|f| f.name.as_str()).collect();
-                    return problem(format!(
-                        "field `path`: `{}` answers no field `{}` (its fields: {})",
-                        spec.def.name,
-                        path.top(),
-                        known.join(", ")
-                    ));
-                };
-                if matches!(corruption, Corruption::Old { .. }) && spec.def.kind == ToolKind::Write {
-                    return problem(format!(
-                        "field `corruption`: `Old` needs a read, and `{}` is a write (its answer has no past)",
-                        spec.def.name
-                    ));
-                }
-                let expected = match corruption {
-                    Corruption::OneOf(_) => Some(ValueKind::Str),
-                    Corruption::Offset(_) => Some(ValueKind::Int),
-                    Corruption::DropItem => Some(ValueKind::List),
-                    Corruption::Factor(_) | Corruption::Old { .. } => None,
-                };
-                let one_field = path.segments().count() == 1;
-                if let Some(kind) = expected
-                    && one_field
-                    && field.kind != kind
-                {
-                    return problem(format!(
-                        "field `corruption`: {corruption:?} needs a field of kind {kind:?}, and `{}` of `{}` is {:?}",
-                        field.name, spec.def.name, field.kind
-                    ));
-                }
-                if matches!(corruption, Corruption::Factor(_))
-                    && one_field
-                    && !matches!(field.kind, ValueKind::Int | ValueKind::Float)
-                {
-                    return problem(format!(
-                        "field `corruption`: Factor needs a number, and `{}` of `{}` is {:?}",
-                        field.name, spec.def.name, field.kind
-                    ));
+                match fault {
+                    Fault::Inject { path, tool, args, .. } => self.check_injection(spec, path, tool, args)?,
+                    Fault::Corrupt { path, corruption } => check_corruption(spec, path, corruption)?,
+                    _ => {}
                 }
             }
         }
@@ -529,17 +489,21 @@ impl Catalog {
         path: &crate::fault::FieldPath,
         tool: &str,
         args: &std::collections::BTreeMap<String, crate::inject::InjectedArg>,
-    ) -> Result<(), (String, String, String)> {
-        let problem = |needle: &str, message: String| Err((spec.def.name.clone(), needle.to_string(), message));
+    ) -> Result<(), FaultPathError> {
+        let problem = |kind, needle: &str, message: String| {
+            Err(FaultPathError { tool: spec.def.name.clone(), needle: needle.to_string(), kind, message })
+        };
         match spec.def.response.iter().find(|f| f.name == path.top()) {
             None => {
                 return problem(
+                    FaultPathErrorKind::UnknownField,
                     path.as_str(),
                     format!("field `path`: `{}` answers no field `{}`", spec.def.name, path.top()),
                 );
             }
             Some(f) if path.segments().count() == 1 && f.kind != ValueKind::Str => {
                 return problem(
+                    FaultPathErrorKind::WrongKind,
                     path.as_str(),
                     format!(
                         "field `path`: text goes into a string, and `{}` of `{}` is {:?}",
@@ -550,44 +514,57 @@ impl Catalog {
             Some(_) => {}
         }
         let Some(target) = self.specs.iter().find(|s| s.def.name == tool) else {
-            return problem(tool, format!("field `tool`: no tool `{tool}` to ask for"));
+            return problem(
+                FaultPathErrorKind::UnknownTool,
+                tool,
+                format!("field `tool`: no tool `{tool}` to ask for"),
+            );
         };
         if let Some(name) = args.keys().find(|name| !target.def.args.iter().any(|a| a.name == **name)) {
-            return problem(name, format!("field `args`: `{tool}` takes no argument `{name}`"));
+            return problem(
+                FaultPathErrorKind::UnknownArgument,
+                name,
+                format!("field `args`: `{tool}` takes no argument `{name}`"),
+            );
         }
         Ok(())
     }
 
     /// A partial commit's `arg` is an integer argument of the tool.
-    fn check_partial_commit(&self, spec: &ToolSpec, arg: &str) -> Result<(), (String, String, String)> {
+    fn check_partial_commit(&self, spec: &ToolSpec, arg: &str) -> Result<(), FaultPathError> {
         match spec.def.args.iter().find(|a| a.name == arg) {
             Some(a) if a.kind == ValueKind::Int => Ok(()),
             found => {
                 let ints: Vec<&str> =
                     spec.def.args.iter().filter(|a| a.kind == ValueKind::Int).map(|a| a.name.as_str()).collect();
                 let what = if found.is_some() { "is not an integer argument" } else { "is no argument" };
-                Err((
-                    spec.def.name.clone(),
-                    arg.to_string(),
-                    format!(
+                Err(FaultPathError {
+                    tool: spec.def.name.clone(),
+                    needle: arg.to_string(),
+                    kind: if found.is_some() {
+                        FaultPathErrorKind::WrongKind
+                    } else {
+                        FaultPathErrorKind::UnknownArgument
+                    },
+                    message: format!(
                         "field `arg`: `{arg}` {what} of `{}` (its integer arguments: {})",
                         spec.def.name,
                         if ints.is_empty() { "none".to_string() } else { ints.join(", ") }
                     ),
-                ))
+                })
             }
         }
     }
 
     /// Checks a response body against the tool's documented schema as of `at_ms`
     /// (drift included). Returns the first problem found.
-    pub fn check_response(&self, id: ToolId, at_ms: TimeMs, body: &Value) -> Result<(), String> {
+    pub fn check_response(&self, id: ToolId, at_ms: TimeMs, body: &Value) -> Result<(), ResponseError> {
         match self.first_problem(id, at_ms, body) {
             None => Ok(()),
-            Some(Problem::NotAnObject) => Err("response is not an object".into()),
-            Some(Problem::Missing(name)) => Err(format!("missing field `{name}`")),
+            Some(Problem::NotAnObject) => Err(ResponseError::NotAnObject),
+            Some(Problem::Missing(name)) => Err(ResponseError::Missing { field: name.to_string() }),
             Some(Problem::WrongKind(name, expected, found)) => {
-                Err(format!("field `{name}`: expected {expected:?}, found {found:?}"))
+                Err(ResponseError::WrongKind { field: name.to_string(), expected, found })
             }
         }
     }
@@ -614,3 +591,150 @@ impl Catalog {
         None
     }
 }
+
+/// A `Corrupt` rule's path starts at a documented field of the tool's answer,
+/// and its corruption fits that field (for a one-field path) and the tool.
+fn check_corruption(
+    spec: &ToolSpec,
+    path: &crate::fault::FieldPath,
+    corruption: &crate::fault::Corruption,
+) -> Result<(), FaultPathError> {
+    use crate::fault::Corruption;
+    let problem = |kind, message: String| {
+        Err(FaultPathError { tool: spec.def.name.clone(), needle: path.as_str().to_string(), kind, message })
+    };
+    let Some(field) = spec.def.response.iter().find(|f| f.name == path.top()) else {
+        let known: Vec<&str> = spec.def.response.iter().map(|f| f.name.as_str()).collect();
+        return problem(
+            FaultPathErrorKind::UnknownField,
+            format!(
+                "field `path`: `{}` answers no field `{}` (its fields: {})",
+                spec.def.name,
+                path.top(),
+                known.join(", ")
+            ),
+        );
+    };
+    if matches!(corruption, Corruption::Old { .. }) && spec.def.kind == ToolKind::Write {
+        return problem(
+            FaultPathErrorKind::NeedsRead,
+            format!(
+                "field `corruption`: `Old` needs a read, and `{}` is a write (its answer has no past)",
+                spec.def.name
+            ),
+        );
+    }
+    let expected = match corruption {
+        Corruption::OneOf(_) => Some(ValueKind::Str),
+        Corruption::Offset(_) => Some(ValueKind::Int),
+        Corruption::DropItem => Some(ValueKind::List),
+        Corruption::Factor(_) | Corruption::Old { .. } => None,
+    };
+    let one_field = path.segments().count() == 1;
+    if let Some(kind) = expected
+        && one_field
+        && field.kind != kind
+    {
+        return problem(
+            FaultPathErrorKind::WrongKind,
+            format!(
+                "field `corruption`: {corruption:?} needs a field of kind {kind:?}, and `{}` of `{}` is {:?}",
+                field.name, spec.def.name, field.kind
+            ),
+        );
+    }
+    if matches!(corruption, Corruption::Factor(_))
+        && one_field
+        && !matches!(field.kind, ValueKind::Int | ValueKind::Float)
+    {
+        return problem(
+            FaultPathErrorKind::WrongKind,
+            format!(
+                "field `corruption`: Factor needs a number, and `{}` of `{}` is {:?}",
+                field.name, spec.def.name, field.kind
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// What kind of problem a fault that names part of a tool's answer or arguments has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultPathErrorKind {
+    /// A fault that only a write can suffer, on a read.
+    NeedsWrite,
+    /// A fault that only a read can suffer (`Old`), on a write.
+    NeedsRead,
+    /// A path whose first field the tool does not answer.
+    UnknownField,
+    /// A field or argument of another kind than the fault needs.
+    WrongKind,
+    /// An injection that asks for a tool the catalog does not have.
+    UnknownTool,
+    /// An argument the tool does not take.
+    UnknownArgument,
+}
+
+/// A fault that names a field or argument its tool does not have (or not of
+/// the kind it needs): [`Catalog::check_fault_paths`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FaultPathError {
+    /// The tool whose fault is at fault.
+    pub tool: String,
+    /// The text to point at in the tool's section (the path, argument or tool named).
+    pub needle: String,
+    /// What kind of problem.
+    pub kind: FaultPathErrorKind,
+    /// The message users see.
+    pub message: String,
+}
+
+impl FaultPathError {
+    /// The tool, the text to point at and the message.
+    pub fn into_parts(self) -> (String, String, String) {
+        (self.tool, self.needle, self.message)
+    }
+}
+
+impl std::fmt::Display for FaultPathError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for FaultPathError {}
+
+/// Why a response body does not match its tool's documented schema.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ResponseError {
+    /// The body is not an object.
+    NotAnObject,
+    /// A documented field is missing.
+    Missing {
+        /// The field, as named at the time of the call (drift included).
+        field: String,
+    },
+    /// A documented field has another kind.
+    WrongKind {
+        /// The field, as named at the time of the call.
+        field: String,
+        /// The documented kind.
+        expected: ValueKind,
+        /// The kind found.
+        found: ValueKind,
+    },
+}
+
+impl std::fmt::Display for ResponseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ResponseError::NotAnObject => f.write_str("response is not an object"),
+            ResponseError::Missing { field } => write!(f, "missing field `{field}`"),
+            ResponseError::WrongKind { field, expected, found } => {
+                write!(f, "field `{field}`: expected {expected:?}, found {found:?}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ResponseError {}

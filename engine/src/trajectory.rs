@@ -382,6 +382,9 @@ pub struct Recorder {
     buf: Vec<u8>,
     events: Option<Vec<Event>>,
     count: u32,
+    /// The time of the latest event digested: events are fed in time order,
+    /// the digest's canonical order.
+    last_at_ms: TimeMs,
 }
 
 /// The digest's key-derivation context, hashed once per process rather than
@@ -401,6 +404,7 @@ impl Recorder {
             buf: Vec::with_capacity(HASH_BATCH_BYTES + 1024),
             events: keep.then(Vec::new),
             count: 0,
+            last_at_ms: 0,
         }
     }
 
@@ -414,6 +418,7 @@ impl Recorder {
 
     /// Records one event.
     pub fn record(&mut self, at_ms: TimeMs, kind: EventKind) {
+        self.check_order(at_ms);
         self.encode(&(at_ms, &kind));
         if self.buf.len() >= HASH_BATCH_BYTES {
             self.hasher.update(&self.buf);
@@ -429,6 +434,7 @@ impl Recorder {
     /// [`Recorder::record`] of its owned form, which is built only when events are
     /// kept.
     pub(crate) fn record_ref(&mut self, at_ms: TimeMs, kind: EventKindRef<'_>) {
+        self.check_order(at_ms);
         self.encode(&(at_ms, &kind));
         if self.buf.len() >= HASH_BATCH_BYTES {
             self.hasher.update(&self.buf);
@@ -438,6 +444,14 @@ impl Recorder {
         if let Some(events) = &mut self.events {
             events.push(Event { at_ms, kind: kind.to_owned() });
         }
+    }
+
+    /// Events reach the digest in time order (the clock never goes back), and
+    /// their count stays below `u32::MAX`.
+    fn check_order(&mut self, at_ms: TimeMs) {
+        assert!(at_ms >= self.last_at_ms, "events are digested in time order");
+        assert!(self.count < u32::MAX, "fewer than 2^32 events in a trajectory");
+        self.last_at_ms = at_ms;
     }
 
     /// Appends the postcard encoding of `event` to the batch.
@@ -464,6 +478,14 @@ mod tests {
     use super::*;
 
     #[test]
+    #[should_panic(expected = "events are digested in time order")]
+    fn an_event_back_in_time_is_refused() {
+        let mut r = Recorder::new(false);
+        r.record(2, EventKind::World { what: "x", detail: Value::Null });
+        r.record(1, EventKind::World { what: "y", detail: Value::Null });
+    }
+
+    #[test]
     fn digest_depends_on_content_and_order() {
         let digest = |events: &[(TimeMs, &'static str)]| {
             let mut r = Recorder::new(false);
@@ -474,7 +496,8 @@ mod tests {
         };
         let a = digest(&[(1, "x"), (2, "y")]);
         assert_eq!(a, digest(&[(1, "x"), (2, "y")]));
-        assert_ne!(a, digest(&[(2, "y"), (1, "x")]));
+        assert_ne!(a, digest(&[(1, "y"), (2, "x")]));
+        assert_ne!(digest(&[(1, "x"), (1, "y")]), digest(&[(1, "y"), (1, "x")]));
         assert_ne!(a, digest(&[(1, "x"), (3, "y")]));
         assert_eq!(a.to_string().len(), 32);
     }

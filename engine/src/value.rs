@@ -11,6 +11,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::input_error::{InputError, InputErrorKind};
+
 /// A JSON-like value with ordered maps (insertion order is kept and is part of the
 /// value, so rendering and hashing are canonical without sorting).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
@@ -62,9 +64,10 @@ impl std::hash::Hash for Float {
 }
 
 impl TryFrom<f64> for Float {
-    type Error = String;
-    fn try_from(x: f64) -> Result<Float, String> {
-        Float::new(x).ok_or_else(|| format!("expected a finite number, found {x}"))
+    type Error = InputError;
+    fn try_from(x: f64) -> Result<Float, InputError> {
+        Float::new(x)
+            .ok_or_else(|| InputError::bare(InputErrorKind::NotFinite, format!("expected a finite number, found {x}")))
     }
 }
 
@@ -204,36 +207,78 @@ impl Value {
 
     /// Writes the compact JSON rendering (the bytes of [`Value::render`]) to any
     /// writer, so a hash can be taken over it without building the string.
+    ///
+    /// The containers still open wait on an explicit stack, not the call stack:
+    /// a value nested however deeply (a world's script builds what it likes)
+    /// renders without overflowing it.
     pub fn write_json<W: fmt::Write>(&self, out: &mut W) -> fmt::Result {
-        match self {
-            Value::Null => out.write_str("null"),
-            Value::Bool(b) => out.write_str(if *b { "true" } else { "false" }),
-            Value::Int(n) => out.write_str(itoa::Buffer::new().format(*n)),
-            Value::Float(x) => write!(out, "{x}"),
-            Value::Str(s) => render_json_string(s, out),
-            Value::List(items) => {
-                out.write_char('[')?;
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.write_char(',')?;
-                    }
-                    item.write_json(out)?;
+        /// An open container: what is left of it, and whether an item was written.
+        enum Open<'v> {
+            List(std::slice::Iter<'v, Value>, bool),
+            Map(std::slice::Iter<'v, (Key, Value)>, bool),
+        }
+        let mut open: Vec<Open<'_>> = Vec::new();
+        let mut next = Some(self);
+        loop {
+            match next.take() {
+                Some(Value::Null) => out.write_str("null")?,
+                Some(Value::Bool(b)) => out.write_str(if *b { "true" } else { "false" })?,
+                Some(Value::Int(n)) => out.write_str(itoa::Buffer::new().format(*n))?,
+                Some(Value::Float(x)) => write!(out, "{x}")?,
+                Some(Value::Str(s)) => render_json_string(s, out)?,
+                Some(Value::List(items)) => {
+                    out.write_char('[')?;
+                    open.push(Open::List(items.iter(), false));
                 }
-                out.write_char(']')
+                Some(Value::Map(pairs)) => {
+                    out.write_char('{')?;
+                    open.push(Open::Map(pairs.iter(), false));
+                }
+                None => {}
             }
-            Value::Map(pairs) => {
-                out.write_char('{')?;
-                for (i, (k, v)) in pairs.iter().enumerate() {
-                    if i > 0 {
-                        out.write_char(',')?;
+            let Some(top) = open.last_mut() else { return Ok(()) };
+            match top {
+                Open::List(items, written) => match items.next() {
+                    Some(item) => {
+                        if std::mem::replace(written, true) {
+                            out.write_char(',')?;
+                        }
+                        next = Some(item);
                     }
-                    render_json_string(k, out)?;
-                    out.write_char(':')?;
-                    v.write_json(out)?;
-                }
-                out.write_char('}')
+                    None => {
+                        out.write_char(']')?;
+                        open.pop();
+                    }
+                },
+                Open::Map(pairs, written) => match pairs.next() {
+                    Some((k, v)) => {
+                        if std::mem::replace(written, true) {
+                            out.write_char(',')?;
+                        }
+                        render_json_string(k, out)?;
+                        out.write_char(':')?;
+                        next = Some(v);
+                    }
+                    None => {
+                        out.write_char('}')?;
+                        open.pop();
+                    }
+                },
             }
         }
+    }
+
+    /// Every value in this one, itself first, depth first in stored order (the
+    /// order of the rendering), walked with an explicit stack: however deep the
+    /// value, the walk does not overflow the call stack.
+    pub fn nodes(&self) -> Nodes<'_> {
+        Nodes { next: Some(self), stack: Vec::new() }
+    }
+
+    /// The values in this one that hold no others (strings, numbers, booleans,
+    /// nulls), in the order of [`Value::nodes`].
+    pub fn leaves(&self) -> impl Iterator<Item = &Value> {
+        self.nodes().filter(|v| !matches!(v, Value::List(_) | Value::Map(_)))
     }
 
     /// A rough token count for this value as a model would see it (4 bytes a token,
@@ -243,16 +288,21 @@ impl Value {
         (bytes.div_ceil(4)).min(u32::MAX as usize) as u32
     }
 
+    /// The estimate's byte count: each value's own share, summed over
+    /// [`Value::nodes`] (brackets and one more per item for a list; brackets
+    /// and four more than its key per field for a map).
     fn rendered_len(&self) -> usize {
-        match self {
-            Value::Null => 4,
-            Value::Bool(_) => 5,
-            Value::Int(n) => 1 + (n.unsigned_abs().checked_ilog10().unwrap_or(0) as usize),
-            Value::Float(x) => x.to_string().len(),
-            Value::Str(s) => s.len() + 2,
-            Value::List(items) => 2 + items.iter().map(|v| v.rendered_len() + 1).sum::<usize>(),
-            Value::Map(pairs) => 2 + pairs.iter().map(|(k, v)| k.len() + 4 + v.rendered_len()).sum::<usize>(),
-        }
+        self.nodes()
+            .map(|v| match v {
+                Value::Null => 4,
+                Value::Bool(_) => 5,
+                Value::Int(n) => 1 + (n.unsigned_abs().checked_ilog10().unwrap_or(0) as usize),
+                Value::Float(x) => x.to_string().len(),
+                Value::Str(s) => s.len() + 2,
+                Value::List(items) => 2 + items.len(),
+                Value::Map(pairs) => 2 + pairs.iter().map(|(k, _)| k.len() + 4).sum::<usize>(),
+            })
+            .sum()
     }
 }
 
@@ -274,6 +324,28 @@ impl From<String> for Value {
 impl From<bool> for Value {
     fn from(b: bool) -> Self {
         Value::Bool(b)
+    }
+}
+
+/// The walk of [`Value::nodes`]: the values still to visit wait on an explicit
+/// stack (the next sibling below the children of the current one).
+pub struct Nodes<'v> {
+    /// Visited next, before the stack (a scalar's walk allocates nothing).
+    next: Option<&'v Value>,
+    stack: Vec<&'v Value>,
+}
+
+impl<'v> Iterator for Nodes<'v> {
+    type Item = &'v Value;
+
+    fn next(&mut self) -> Option<&'v Value> {
+        let value = self.next.take().or_else(|| self.stack.pop())?;
+        match value {
+            Value::List(items) => self.stack.extend(items.iter().rev()),
+            Value::Map(pairs) => self.stack.extend(pairs.iter().rev().map(|(_, v)| v)),
+            _ => {}
+        }
+        Some(value)
     }
 }
 
@@ -357,6 +429,49 @@ mod tests {
         assert_eq!(f(-0.0), f(0.0));
         assert!(Float::new(f64::NAN).is_none() && Float::new(f64::INFINITY).is_none());
         assert_eq!(f(12.99).lenient_int(), 12);
+    }
+
+    #[test]
+    fn deep_values_render_and_walk_without_recursion() {
+        const DEPTH: usize = 100_000;
+        let mut deep = Value::Int(1);
+        for _ in 0..DEPTH {
+            deep = Value::List(vec![deep]);
+        }
+        let text = deep.render();
+        let (nodes, tokens) = (deep.nodes().count(), deep.token_estimate());
+        let leaves: Vec<Value> = deep.leaves().cloned().collect();
+        // The derived drop recurses: take the value apart before any assertion
+        // can fail (a panic would drop it whole).
+        let mut v = deep;
+        while let Value::List(mut items) = v {
+            v = items.pop().unwrap_or_default();
+        }
+        assert_eq!(text, format!("{}1{}", "[".repeat(DEPTH), "]".repeat(DEPTH)));
+        assert_eq!((nodes, tokens), (DEPTH + 1, (3 * DEPTH + 1).div_ceil(4) as u32));
+        assert_eq!(leaves, vec![Value::Int(1)]);
+    }
+
+    #[test]
+    fn nodes_walk_in_rendering_order_and_lengths_match() {
+        let v = Value::map([
+            ("b", Value::List(vec![Value::Int(-12), Value::str("x\"y"), Value::Null])),
+            ("a", Value::map([("c", Value::Bool(true))])),
+            ("e", Value::List(Vec::new())),
+        ]);
+        let leaves: Vec<String> = v.leaves().map(Value::render).collect();
+        assert_eq!(leaves, ["-12", "\"x\\\"y\"", "null", "true"]);
+        assert_eq!(v.nodes().count(), 8);
+        // The recursive definition the walk replaces.
+        fn by_recursion(v: &Value) -> usize {
+            match v {
+                Value::List(items) => 2 + items.iter().map(|v| by_recursion(v) + 1).sum::<usize>(),
+                Value::Map(pairs) => 2 + pairs.iter().map(|(k, v)| k.len() + 4 + by_recursion(v)).sum::<usize>(),
+                other => other.rendered_len(),
+            }
+        }
+        assert_eq!(v.rendered_len(), by_recursion(&v));
+        assert_eq!(v.rendered_len(), 47);
     }
 
     #[test]

@@ -38,7 +38,8 @@ pub use agentsim_runner::{
 
 pub mod prelude;
 pub mod sweep_builder;
-pub mod tau2;
+/// tau2-bench: the importer and the scripted-world extension (`agentsim-tau2`).
+pub use agentsim_tau2 as tau2;
 
 pub use agentsim_runner::{Error, ErrorKind, Position, Runner};
 pub use agentsim_stats::{Row, Summary, SummaryBuilder};

@@ -506,7 +506,7 @@ impl<W: Write> Server<'_, W> {
             Some(_) => return Ok(Err((INVALID_PARAMS, "`arguments` must be an object".into()))),
         };
         if let Err(e) = from_json_within(&args, "arguments", ARGS_DEPTH_MAX) {
-            return Ok(Err((INVALID_PARAMS, e)));
+            return Ok(Err((INVALID_PARAMS, e.to_string())));
         }
         if self.to_agent.is_none() {
             return Ok(Ok(ended_result()));

@@ -124,7 +124,7 @@ pub fn decide(mut action: Json, cx: &AgentCx<'_>) -> Result<(Action, Value), Str
     if let Json::Object(map) = &mut action {
         map.insert("protocol".into(), Json::String(protocol::PROTOCOL.into()));
     }
-    protocol::parse_action(action.to_string().as_bytes(), cx.catalog)
+    protocol::parse_action(action.to_string().as_bytes(), cx.catalog).map_err(|e| e.to_string())
 }
 
 impl Agent for Bridge {

@@ -152,6 +152,7 @@ impl Incident {
         crate::spec::check_layers(&incident.stack, text, origin)?;
         // The embedded scenario gets the same checks as a scenario file.
         let scenario_text = ron_text(&incident.scenario);
+        crate::load::install_extensions();
         Scenario::parse(&scenario_text, &format!("{origin} (field `scenario`)"))?;
         Ok(incident)
     }

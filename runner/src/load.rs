@@ -10,8 +10,17 @@ use crate::Error;
 use crate::files::read_text;
 use crate::spec::parse_stack;
 
+/// Installs the scripted-world extensions a scenario may name (tau2's state
+/// hash, argument errors and Python functions): every loader here calls it
+/// before it reads a scenario, and so must a program that parses scenarios
+/// with [`Scenario::parse_in`] itself. Installing twice does nothing.
+pub fn install_extensions() {
+    agentsim_tau2::install();
+}
+
 /// The scenario named by `spec`: an existing file, else a built-in name.
 pub fn scenario(spec: &str) -> Result<Prepared, Error> {
+    install_extensions();
     let (text, origin) = if Path::new(spec).is_file() {
         (read_text(spec, "scenario")?, spec.to_string())
     } else if let Some(text) = crate::builtin::scenario(spec) {

@@ -104,83 +104,31 @@ pub fn with_schedule(scenario: &Scenario, faults: &[ToolFault], keep_drift: &[(S
     edited
 }
 
+/// Which drift entries of each tool are kept, by tool name.
+type KeptDrift = Vec<(String, Vec<bool>)>;
+
 /// Shrinks seed `seed` of `prepared` run with `stack`.
 pub fn shrink(prepared: &Prepared, stack: &StackSpec, seed: u64, fault_scale: f64) -> Result<Shrunk, ShrinkError> {
     let original = Runner::new(prepared, stack, true, fault_scale).run(seed);
     if original.outcome == Outcome::Success {
         return Err(ShrinkError::NotAFailure);
     }
-    let target = original.outcome;
-    let key = prepared.key();
-    let mut faults = realised(prepared, &original);
-    let mut keep_drift: Vec<(String, Vec<bool>)> = prepared
-        .scenario
-        .clone()
-        .tool_configs_mut()
-        .into_iter()
-        .map(|(name, config)| (name, vec![true; config.drift.len()]))
-        .collect();
+    let mut trial =
+        Trial { prepared, stack, seed, fault_scale, key: prepared.key(), target: original.outcome, runs: 0 };
+    let faults = realised(prepared, &original);
+    let keep_drift = all_drift(prepared);
     let drift_before: usize = keep_drift.iter().map(|(_, k)| k.len()).sum();
-
-    let runs = std::cell::Cell::new(0u32);
-    let fails = |faults: &[ToolFault], keep_drift: &[(String, Vec<bool>)]| -> Option<Trajectory> {
-        runs.set(runs.get() + 1);
-        let scenario = with_schedule(&prepared.scenario, faults, keep_drift);
-        let candidate = Prepared::with_key(scenario, key);
-        let t = Runner::new(&candidate, stack, true, fault_scale).run(seed);
-        (t.outcome == target).then_some(t)
-    };
-
-    let Some(mut best) = fails(&faults, &keep_drift) else {
-        let scenario = with_schedule(&prepared.scenario, &faults, &keep_drift);
-        let t = Runner::new(&Prepared::with_key(scenario, key), stack, false, fault_scale).run(seed);
-        return Err(ShrinkError::NotReproduced(t.outcome));
+    let Some(mut best) = trial.fails(&faults, &keep_drift) else {
+        return Err(ShrinkError::NotReproduced(trial.unrecorded(&faults, &keep_drift)));
     };
     let faults_before = faults.len();
-
-    // ddmin over the faults: try removing each of n chunks; on success keep the
-    // smaller schedule and coarsen, otherwise refine until chunks are single faults.
-    let mut chunks = 2usize;
-    while !faults.is_empty() && runs.get() < RUNS_MAX {
-        let size = faults.len().div_ceil(chunks);
-        let mut reduced = false;
-        for start in (0..faults.len()).step_by(size) {
-            let candidate: Vec<ToolFault> =
-                faults[..start].iter().chain(faults[(start + size).min(faults.len())..].iter()).cloned().collect();
-            if let Some(t) = fails(&candidate, &keep_drift) {
-                faults = candidate;
-                best = t;
-                chunks = (chunks - 1).max(2);
-                reduced = true;
-                break;
-            }
-            if runs.get() >= RUNS_MAX {
-                break;
-            }
-        }
-        if !reduced {
-            if size == 1 {
-                break;
-            }
-            chunks = (chunks * 2).min(faults.len());
-        }
-    }
-    // Then each drift entry that the failure does not need.
-    for tool in 0..keep_drift.len() {
-        for i in 0..keep_drift[tool].1.len() {
-            let mut candidate = keep_drift.clone();
-            candidate[tool].1[i] = false;
-            if let Some(t) = fails(&faults, &candidate) {
-                keep_drift = candidate;
-                best = t;
-            }
-        }
-    }
+    let faults = trial.ddmin_faults(faults, &keep_drift, &mut best);
+    let keep_drift = trial.drop_drift(&faults, keep_drift, &mut best);
     let drift_after: usize = keep_drift.iter().map(|(_, k)| k.iter().filter(|x| **x).count()).sum();
     Ok(Shrunk {
         scenario: with_schedule(&prepared.scenario, &faults, &keep_drift),
-        key,
-        outcome: target,
+        key: trial.key,
+        outcome: trial.target,
         faults_before,
         faults_after: faults.len(),
         drift_before,
@@ -188,6 +136,104 @@ pub fn shrink(prepared: &Prepared, stack: &StackSpec, seed: u64, fault_scale: f6
         events_before: original.metrics.events,
         events_after: best.metrics.events,
         trajectory: best,
-        runs: runs.get(),
+        runs: trial.runs,
     })
+}
+
+/// Every drift entry of every tool, all kept.
+fn all_drift(prepared: &Prepared) -> KeptDrift {
+    prepared
+        .scenario
+        .clone()
+        .tool_configs_mut()
+        .into_iter()
+        .map(|(name, config)| (name, vec![true; config.drift.len()]))
+        .collect()
+}
+
+/// The runs of one shrink: the seed replayed under smaller schedules, each
+/// checked for the failure kept throughout, and counted.
+struct Trial<'a> {
+    prepared: &'a Prepared,
+    stack: &'a StackSpec,
+    seed: u64,
+    fault_scale: f64,
+    /// The streams' key: the original scenario's.
+    key: [u8; 32],
+    /// The original run's failure mode.
+    target: Outcome,
+    /// Runs so far.
+    runs: u32,
+}
+
+impl Trial<'_> {
+    /// The (recorded) trajectory of the seed under `faults` and the drift kept,
+    /// if it fails the same way.
+    fn fails(&mut self, faults: &[ToolFault], keep_drift: &[(String, Vec<bool>)]) -> Option<Trajectory> {
+        self.runs += 1;
+        let scenario = with_schedule(&self.prepared.scenario, faults, keep_drift);
+        let candidate = Prepared::with_key(scenario, self.key);
+        let t = Runner::new(&candidate, self.stack, true, self.fault_scale).run(self.seed);
+        (t.outcome == self.target).then_some(t)
+    }
+
+    /// The outcome of an unrecorded run under `faults`: what the schedule gives
+    /// when it does not reproduce the failure.
+    fn unrecorded(&self, faults: &[ToolFault], keep_drift: &[(String, Vec<bool>)]) -> Outcome {
+        let scenario = with_schedule(&self.prepared.scenario, faults, keep_drift);
+        Runner::new(&Prepared::with_key(scenario, self.key), self.stack, false, self.fault_scale).run(self.seed).outcome
+    }
+
+    /// ddmin over the faults: try removing each of n chunks; on success keep
+    /// the smaller schedule and coarsen, otherwise refine until chunks are
+    /// single faults (or [`RUNS_MAX`] runs are spent). `best` becomes the
+    /// trajectory of the smallest schedule that failed.
+    fn ddmin_faults(
+        &mut self,
+        mut faults: Vec<ToolFault>,
+        keep_drift: &[(String, Vec<bool>)],
+        best: &mut Trajectory,
+    ) -> Vec<ToolFault> {
+        let mut chunks = 2usize;
+        while !faults.is_empty() && self.runs < RUNS_MAX {
+            let size = faults.len().div_ceil(chunks);
+            let mut reduced = false;
+            for start in (0..faults.len()).step_by(size) {
+                let candidate: Vec<ToolFault> =
+                    faults[..start].iter().chain(faults[(start + size).min(faults.len())..].iter()).cloned().collect();
+                if let Some(t) = self.fails(&candidate, keep_drift) {
+                    faults = candidate;
+                    *best = t;
+                    chunks = (chunks - 1).max(2);
+                    reduced = true;
+                    break;
+                }
+                if self.runs >= RUNS_MAX {
+                    break;
+                }
+            }
+            if !reduced {
+                if size == 1 {
+                    break;
+                }
+                chunks = (chunks * 2).min(faults.len());
+            }
+        }
+        faults
+    }
+
+    /// Drops, one at a time, each drift entry the failure does not need.
+    fn drop_drift(&mut self, faults: &[ToolFault], mut keep_drift: KeptDrift, best: &mut Trajectory) -> KeptDrift {
+        for tool in 0..keep_drift.len() {
+            for i in 0..keep_drift[tool].1.len() {
+                let mut candidate = keep_drift.clone();
+                candidate[tool].1[i] = false;
+                if let Some(t) = self.fails(faults, &candidate) {
+                    keep_drift = candidate;
+                    *best = t;
+                }
+            }
+        }
+        keep_drift
+    }
 }

@@ -152,9 +152,54 @@ impl Sweep<'_> {
         resume: bool,
         progress: &mut (dyn Progress + Send),
     ) -> Result<Ran, Error> {
-        let (prepared, stack) = (self.prepared, self.stack);
-        let trials = self.trials;
         std::fs::create_dir_all(out).map_err(|e| io_failure(out, &e))?;
+        let plan = self.checked_plan(fault_scale)?;
+        let mut builder = SummaryBuilder::with_trials(self.trials).with_importance_plan(plan);
+        let done = if resume {
+            self.check_manifest(out, manifest)?;
+            self.read_done(out, &seeds, &mut builder)?
+        } else {
+            Done::none(seeds.start)
+        };
+        let agents_started = agentsim_agents::external::starts().0;
+        let first_seed = done.next_seed;
+        progress.start((seeds.end - first_seed).saturating_mul(u64::from(self.trials)));
+        let mut rows = Rows::create(out, &csv_header_of(self.columns(), self.trials)?, done, builder, self.failures)?;
+        let done_until = self.run_rows(first_seed..seeds.end, fault_scale, &mut rows, progress)?;
+        progress.finish();
+        let external = matches!(self.stack.planner, agentsim_agents::PlannerSpec::External(_));
+        if let (true, (now, Some(reason))) = (external, agentsim_agents::external::starts())
+            && now == agents_started
+            && done_until > first_seed
+        {
+            // Nothing is written: the temporary file is removed with `rows`.
+            return Err(Error::run(format!("--agent {}: no agent could be started: {reason}", self.agent)));
+        }
+        let virtual_ms = rows.virtual_ms_ran;
+        let partial = (done_until < seeds.end).then_some(Partial { done_until_seed: done_until });
+        // An interrupted external agent cannot be re-run for its recording (new
+        // agents are refused from the signal on); `--resume` writes them all.
+        // Nor can a run drawn with a tilt per rule (a tilts file): incidents
+        // replay at one scale.
+        let record_failures = (partial.is_none() || !external) && self.importance_plan.is_none();
+        // Incidents are recorded at the scale the sweep drew at, so that they replay.
+        let drawn_scale = self.importance.map_or(fault_scale, |s| crate::runner::tilted_scale(fault_scale, s));
+        let (prepared, stack) = (self.prepared, self.stack);
+        let summary = rows.finish(out, manifest, self.agent, seeds, fault_scale, partial, |failures| {
+            if record_failures {
+                write_failures(prepared, stack, self.agent, self.swarm, drawn_scale, out, failures)
+            } else {
+                Ok(Vec::new())
+            }
+        })?;
+        let ran = (done_until - first_seed).saturating_mul(u64::from(self.trials));
+        Ok(Ran { summary, trajectories: ran, virtual_ms })
+    }
+
+    /// How this sweep draws its faults at `fault_scale`, refused when the
+    /// estimate it gives would be biased (a swarm, a tilt that makes a fault
+    /// certain).
+    fn checked_plan(&self, fault_scale: f64) -> Result<Option<agentsim_stats::tilts::Plan>, Error> {
         let plan = self.plan(fault_scale);
         if plan.is_some() && self.swarm {
             return Err(Error::argument(
@@ -162,40 +207,41 @@ impl Sweep<'_> {
             ));
         }
         if let Some(importance) = self.importance {
-            agentsim_stats::importance::check_support(&prepared.catalog, fault_scale, importance)
+            agentsim_stats::importance::check_support(&self.prepared.catalog, fault_scale, importance)
                 .map_err(Error::argument)?;
         }
         if let Some(plan) = self.importance_plan {
             plan.check_support().map_err(|m| Error::argument(format!("--importance: {m}")))?;
         }
-        // A tilt per rule has no single fault scale an incident could replay at.
-        let per_rule = self.importance_plan.is_some();
-        let mut builder = SummaryBuilder::with_trials(trials).with_importance_plan(plan);
-        let done = if resume {
-            self.check_manifest(out, manifest)?;
-            self.read_done(out, &seeds, &mut builder)?
-        } else {
-            Done::none(seeds.start)
-        };
+        Ok(plan)
+    }
+
+    /// The optional columns of this sweep's rows.
+    fn columns(&self) -> Columns {
+        Columns {
+            swarm: self.swarm,
+            task: self.prepared.has_tasks(),
+            state_hash: self.prepared.has_state_hash(),
+            importance: self.importance.is_some() || self.importance_plan.is_some(),
+            checks: self.prepared.has_checks(),
+        }
+    }
+
+    /// Runs the seeds `seeds` at `fault_scale` into `rows`, in seed order, until
+    /// they end or the stop flag is set; returns the first seed not run.
+    fn run_rows(
+        &self,
+        seeds: Range<u64>,
+        fault_scale: f64,
+        rows: &mut Rows,
+        progress: &mut (dyn Progress + Send),
+    ) -> Result<u64, Error> {
+        let (prepared, stack, trials) = (self.prepared, self.stack, self.trials);
         let runner = Runner::new(prepared, stack, false, fault_scale)
             .with_swarm(self.swarm)
             .with_importance(self.importance)
             .with_tilts(self.importance_plan.map(|p| p.probabilities(&prepared.catalog, fault_scale)));
-        let importance = self.importance.is_some() || per_rule;
-
-        let agents_started = agentsim_agents::external::starts().0;
-        let first_seed = done.next_seed;
-        let total = (seeds.end - done.next_seed).saturating_mul(u64::from(trials));
-        progress.start(total);
-        let columns = Columns {
-            swarm: self.swarm,
-            task: prepared.has_tasks(),
-            state_hash: prepared.has_state_hash(),
-            importance,
-            checks: prepared.has_checks(),
-        };
-        let header = csv_header_of(columns, trials)?;
-        let mut rows = Rows::create(out, &header, done, builder, self.failures)?;
+        let importance = self.columns().importance;
         // Each row is rendered on the thread that ran it; only the counting and
         // the writing below run in seed order.
         let swept = |trial: u32, t: Trajectory| -> Result<Swept, Error> {
@@ -211,52 +257,22 @@ impl Sweep<'_> {
         };
         // A persistent agent serves many episodes per process; one that does not
         // greet runs a process per trajectory (nothing was handed on then).
-        let persistent = match &stack.planner {
-            agentsim_agents::PlannerSpec::External(config) => {
-                let run = crate::persistent::Persistent {
-                    prepared,
-                    config,
-                    layers: &stack.layers,
-                    sim: prepared.scenario.sim_config(false, fault_scale),
-                    swarm: self.swarm,
-                    processes: rayon::current_num_threads(),
-                };
-                crate::persistent::sweep_mapped_until(&run, first_seed..seeds.end, trials, self.stop, swept, &mut sink)?
+        if let agentsim_agents::PlannerSpec::External(config) = &stack.planner {
+            let run = crate::persistent::Persistent {
+                prepared,
+                config,
+                layers: &stack.layers,
+                sim: prepared.scenario.sim_config(false, fault_scale),
+                swarm: self.swarm,
+                processes: rayon::current_num_threads(),
+            };
+            let persistent =
+                crate::persistent::sweep_mapped_until(&run, seeds.clone(), trials, self.stop, swept, &mut sink)?;
+            if let Some(done_until) = persistent {
+                return Ok(done_until);
             }
-            _ => None,
-        };
-        let done_until = match persistent {
-            Some(done_until) => done_until,
-            None => {
-                runner.sweep_mapped_until(first_seed..seeds.end, trials, self.chunk_seeds, self.stop, swept, sink)?
-            }
-        };
-        progress.finish();
-        let external = matches!(stack.planner, agentsim_agents::PlannerSpec::External(_));
-        if let (true, (now, Some(reason))) = (external, agentsim_agents::external::starts())
-            && now == agents_started
-            && done_until > first_seed
-        {
-            // Nothing is written: the temporary file is removed with `rows`.
-            return Err(Error::run(format!("--agent {}: no agent could be started: {reason}", self.agent)));
         }
-        let virtual_ms = rows.virtual_ms_ran;
-        let partial = (done_until < seeds.end).then_some(Partial { done_until_seed: done_until });
-        // An interrupted external agent cannot be re-run for its recording (new
-        // agents are refused from the signal on); `--resume` writes them all.
-        // Nor can a run drawn with a tilt per rule: incidents replay at one scale.
-        let record_failures = (partial.is_none() || !external) && !per_rule;
-        // Incidents are recorded at the scale the sweep drew at, so that they replay.
-        let drawn_scale = self.importance.map_or(fault_scale, |s| crate::runner::tilted_scale(fault_scale, s));
-        let summary = rows.finish(out, manifest, self.agent, seeds, fault_scale, partial, |failures| {
-            if record_failures {
-                write_failures(prepared, stack, self.agent, self.swarm, drawn_scale, out, failures)
-            } else {
-                Ok(Vec::new())
-            }
-        })?;
-        let ran = (done_until - first_seed).saturating_mul(u64::from(trials));
-        Ok(Ran { summary, trajectories: ran, virtual_ms })
+        runner.sweep_mapped_until(seeds, trials, self.chunk_seeds, self.stop, swept, sink)
     }
 }
 
@@ -667,9 +683,12 @@ fn shard_incident(
     Ok(text)
 }
 
-/// Merges the shard directories (each written by `sweep --shard K/N`, in any
-/// order) into `out`: the files one run of all the seeds writes.
-pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<Summary, Error> {
+/// The shards of `shard_dirs`, in shard order, refused unless they are the
+/// shards of one sweep, each exactly once, and `out` is none of them.
+fn load_shards(shard_dirs: &[PathBuf], out: &Path) -> Result<Vec<Shard>, Error> {
+    if shard_dirs.is_empty() {
+        return Err(Error::argument("merge: no shard directories given"));
+    }
     crate::files::check_output_dir(out)?;
     // Writing over a shard would replace the rows being merged.
     if let Ok(out) = out.canonicalize() {
@@ -684,7 +703,7 @@ pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<Summary, Error> {
     }
     let mut shards: Vec<Shard> = shard_dirs.iter().map(|d| load_shard(d)).collect::<Result<_, _>>()?;
     shards.sort_by_key(|s| s.manifest.shard);
-    let first = shards[0].manifest.clone();
+    let first = &shards[0].manifest;
     for s in &shards {
         if let Some((field, a, b)) = first.mismatch(&s.manifest) {
             return Err(Error::mismatch(format!(
@@ -701,7 +720,14 @@ pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<Summary, Error> {
             first.shards
         )));
     }
+    Ok(shards)
+}
 
+/// Merges the shard directories (each written by `sweep --shard K/N`, in any
+/// order) into `out`: the files one run of all the seeds writes.
+pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<Summary, Error> {
+    let shards = load_shards(shard_dirs, out)?;
+    let first = shards[0].manifest.clone();
     // Rows in shard order; each shard's rows must be exactly its seeds, in order.
     let mut csv_bytes: Vec<u8> = Vec::new();
     let mut header_seen: Option<String> = None;

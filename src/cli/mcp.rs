@@ -61,23 +61,7 @@ pub struct McpArgs {
 /// Runs the server until stdin closes; the verdict goes to stderr (stdout is the
 /// protocol's).
 pub fn mcp(args: &McpArgs) -> Result<ExitCode, Failure> {
-    if !args.fault_scale.is_finite() || args.fault_scale < 0.0 {
-        return Err(Failure::input(format!(
-            "--fault-scale: expected a finite number >= 0, found {}",
-            args.fault_scale
-        )));
-    }
-    if let Some(scale) = args.wall_clock
-        && !(scale.is_finite() && scale > 0.0 && scale <= mcp::WALL_CLOCK_SCALE_MAX)
-    {
-        return Err(Failure::input(format!(
-            "--wall-clock: expected a number > 0 and <= {:e} (virtual ms per real ms), found {scale}",
-            mcp::WALL_CLOCK_SCALE_MAX
-        )));
-    }
-    for path in [&args.record, &args.verdict].into_iter().flatten().filter(|p| p.as_os_str() != "-") {
-        check_target(path)?;
-    }
+    check_args(args)?;
     let prepared = load::scenario(&args.scenario)?;
     let layers = match &args.layers {
         Some(path) => load::layers(path, &prepared)?,
@@ -106,6 +90,47 @@ pub fn mcp(args: &McpArgs) -> Result<ExitCode, Failure> {
     let ending = Ending { stop, judged: &mut judged };
     let t = mcp::serve_until(&prepared, &options, stdin, stdout.lock(), &mut stderr, ending)
         .map_err(|e| Failure::input(format!("agentsim mcp: {e}")))?;
+    print_verdict(&t);
+    written?;
+    if let Some(path) = &args.record {
+        errln!("recorded {}; replay it with: agentsim replay {}", path.display(), path.display());
+    }
+    if let Some(path) = &args.verdict
+        && path.as_os_str() == "-"
+    {
+        errln!("{}", verdict_line(&t, &prepared));
+    }
+    if args.fail_on_failure && t.outcome != agentsim_engine::Outcome::Success {
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Refuses bad numbers and unwritable targets before the session starts.
+fn check_args(args: &McpArgs) -> Result<(), Failure> {
+    if !args.fault_scale.is_finite() || args.fault_scale < 0.0 {
+        return Err(Failure::input(format!(
+            "--fault-scale: expected a finite number >= 0, found {}",
+            args.fault_scale
+        )));
+    }
+    if let Some(scale) = args.wall_clock
+        && !(scale.is_finite() && scale > 0.0 && scale <= mcp::WALL_CLOCK_SCALE_MAX)
+    {
+        return Err(Failure::input(format!(
+            "--wall-clock: expected a number > 0 and <= {:e} (virtual ms per real ms), found {scale}",
+            mcp::WALL_CLOCK_SCALE_MAX
+        )));
+    }
+    for path in [&args.record, &args.verdict].into_iter().flatten().filter(|p| p.as_os_str() != "-") {
+        check_target(path)?;
+    }
+    Ok(())
+}
+
+/// The judged session on stderr: outcome, milestone, verdict, state hash and
+/// metrics.
+fn print_verdict(t: &Trajectory) {
     errln!("outcome: {}  ({})", t.outcome, t.end_reason);
     errln!("milestone: {}", t.verdict.milestone);
     errln!("verdict: {}", t.verdict.detail);
@@ -122,19 +147,6 @@ pub fn mcp(args: &McpArgs) -> Result<ExitCode, Failure> {
         m.virtual_ms as f64 / 1000.0,
         t.digest
     );
-    written?;
-    if let Some(path) = &args.record {
-        errln!("recorded {}; replay it with: agentsim replay {}", path.display(), path.display());
-    }
-    if let Some(path) = &args.verdict
-        && path.as_os_str() == "-"
-    {
-        errln!("{}", verdict_line(&t, &prepared));
-    }
-    if args.fail_on_failure && t.outcome != agentsim_engine::Outcome::Success {
-        return Ok(ExitCode::from(1));
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// Writes the judged session's files: `--record` (the incident) and `--verdict`

@@ -2,7 +2,7 @@
 
 use agentsim::text::percent;
 use std::ops::Range;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
@@ -52,80 +52,12 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode, Failure> {
     let stop = interrupt::install();
     let sweep = Sweep { prepared: &prepared, stack: &stack, args, chunk_seeds, stop, plan: plan.as_ref() };
     if let Some((shard, shards)) = args.shard {
-        let scale = setup.fault_scale.single("sweep --shard")?;
-        let seeds = shard_seeds(&args.seeds, shard, shards);
-        let manifest = sweep.manifest(scale, shard, shards);
-        let summary = sweep.one(seeds, scale, out, &manifest, resume)?;
-        print_table(&summary)?;
-        if summary.partial.is_some() {
-            return interrupted(&summary, out, out);
-        }
-        let json = serde_json::to_string_pretty(&manifest).expect("a manifest is plain data") + "\n";
-        write_atomic(&out.join("shard.json"), json.as_bytes())?;
-        errln!(
-            "wrote shard {shard}/{shards} (seeds {}..{}) to {}; combine the shards with: agentsim merge DIR... --out DIR",
-            summary.seed_start,
-            summary.seed_end,
-            out.display()
-        );
-        return Ok(ExitCode::SUCCESS);
+        return sweep.run_shard(shard, shards, out, resume);
     }
     if let [scale] = setup.fault_scale.0.as_slice() {
-        let manifest = sweep.manifest(*scale, 0, 1);
-        let summary = sweep.one(args.seeds.clone(), *scale, out, &manifest, resume)?;
-        print_table(&summary)?;
-        if summary.partial.is_some() {
-            return interrupted(&summary, out, out);
-        }
-        errln!("wrote {}/trajectories.csv and {}/summary.json", out.display(), out.display());
-        if let Some(first) = summary.failures.first() {
-            errln!(
-                "wrote {} failing trajectories as incidents under {}/failures/ (replay: agentsim replay {}/{first})",
-                summary.failures.len(),
-                out.display(),
-                out.display(),
-            );
-        }
-        return Ok(ExitCode::SUCCESS);
+        return sweep.run_one_scale(*scale, out, resume);
     }
-    // A surface resumes scale by scale: each scale directory has its own run.json;
-    // scales not started yet run from the beginning.
-    let dirs: Vec<_> = setup.fault_scale.0.iter().map(|s| out.join(scale_dir(*s))).collect();
-    if resume && !dirs.iter().any(|d| d.join(RUN_MANIFEST).is_file()) {
-        return Err(Failure::input(format!(
-            "--resume {}: no scale directory there holds a {RUN_MANIFEST} (nothing to resume)",
-            out.display()
-        )));
-    }
-    // Every scale's directory before the first sweep runs: one that cannot be
-    // made (a path too long, a file in the way) must not cost the sweeps before it.
-    for dir in &dirs {
-        check_output_dir(dir)?;
-        std::fs::create_dir_all(dir).map_err(|e| io_failure(dir, &e))?;
-    }
-    let mut points = Vec::new();
-    for (scale, dir) in setup.fault_scale.0.iter().zip(&dirs) {
-        let manifest = sweep.manifest(*scale, 0, 1);
-        let resume_this = resume && dir.join(RUN_MANIFEST).is_file();
-        let summary = sweep.one(args.seeds.clone(), *scale, dir, &manifest, resume_this)?;
-        if summary.partial.is_some() {
-            return interrupted(&summary, dir, out);
-        }
-        points.push(SurfacePoint::of(&summary));
-    }
-    let surface = Surface {
-        scenario: prepared.scenario.name.clone(),
-        agent: setup.agent.clone(),
-        seed_start: args.seeds.start,
-        seed_end: args.seeds.end,
-        trials: args.trials,
-        points,
-    };
-    let json = serde_json::to_string_pretty(&surface).expect("a surface is plain data") + "\n";
-    write_atomic(&out.join("surface.json"), json.as_bytes())?;
-    print_surface(&surface)?;
-    errln!("wrote {}/surface.json and one directory per scale", out.display());
-    Ok(ExitCode::SUCCESS)
+    sweep.run_surface(out, resume)
 }
 
 /// The tilts of `--importance FILE.ron` or `--importance auto` (the latter
@@ -327,6 +259,102 @@ impl Sweep<'_> {
     }
 }
 
+/// The three kinds of `sweep` command: one shard, one scale, a surface.
+impl Sweep<'_> {
+    /// `--shard K/N`: this shard's seeds at the one fault scale, and its
+    /// `shard.json` for `agentsim merge`.
+    fn run_shard(&self, shard: u32, shards: u32, out: &Path, resume: bool) -> Result<ExitCode, Failure> {
+        let scale = self.args.setup.fault_scale.single("sweep --shard")?;
+        let seeds = shard_seeds(&self.args.seeds, shard, shards);
+        let manifest = self.manifest(scale, shard, shards);
+        let summary = self.one(seeds, scale, out, &manifest, resume)?;
+        print_table(&summary)?;
+        if summary.partial.is_some() {
+            return interrupted(&summary, out, out);
+        }
+        let json = serde_json::to_string_pretty(&manifest).expect("a manifest is plain data") + "\n";
+        write_atomic(&out.join("shard.json"), json.as_bytes())?;
+        errln!(
+            "wrote shard {shard}/{shards} (seeds {}..{}) to {}; combine the shards with: agentsim merge DIR... --out DIR",
+            summary.seed_start,
+            summary.seed_end,
+            out.display()
+        );
+        Ok(ExitCode::SUCCESS)
+    }
+
+    /// One fault scale: the sweep into `out`, its table and where its files
+    /// (and failing trajectories) went.
+    fn run_one_scale(&self, scale: f64, out: &Path, resume: bool) -> Result<ExitCode, Failure> {
+        let manifest = self.manifest(scale, 0, 1);
+        let summary = self.one(self.args.seeds.clone(), scale, out, &manifest, resume)?;
+        print_table(&summary)?;
+        if summary.partial.is_some() {
+            return interrupted(&summary, out, out);
+        }
+        errln!("wrote {}/trajectories.csv and {}/summary.json", out.display(), out.display());
+        if let Some(first) = summary.failures.first() {
+            errln!(
+                "wrote {} failing trajectories as incidents under {}/failures/ (replay: agentsim replay {}/{first})",
+                summary.failures.len(),
+                out.display(),
+                out.display(),
+            );
+        }
+        Ok(ExitCode::SUCCESS)
+    }
+
+    /// Several fault scales: one sweep per scale in its own directory under
+    /// `out`, then `surface.json` and its table.
+    fn run_surface(&self, out: &Path, resume: bool) -> Result<ExitCode, Failure> {
+        let scales = &self.args.setup.fault_scale.0;
+        let dirs = scale_dirs(scales, out, resume)?;
+        let mut points = Vec::new();
+        for (scale, dir) in scales.iter().zip(&dirs) {
+            let manifest = self.manifest(*scale, 0, 1);
+            let resume_this = resume && dir.join(RUN_MANIFEST).is_file();
+            let summary = self.one(self.args.seeds.clone(), *scale, dir, &manifest, resume_this)?;
+            if summary.partial.is_some() {
+                return interrupted(&summary, dir, out);
+            }
+            points.push(SurfacePoint::of(&summary));
+        }
+        let surface = Surface {
+            scenario: self.prepared.scenario.name.clone(),
+            agent: self.args.setup.agent.clone(),
+            seed_start: self.args.seeds.start,
+            seed_end: self.args.seeds.end,
+            trials: self.args.trials,
+            points,
+        };
+        let json = serde_json::to_string_pretty(&surface).expect("a surface is plain data") + "\n";
+        write_atomic(&out.join("surface.json"), json.as_bytes())?;
+        print_surface(&surface)?;
+        errln!("wrote {}/surface.json and one directory per scale", out.display());
+        Ok(ExitCode::SUCCESS)
+    }
+}
+
+/// The directory of each scale of a surface under `out`, made before the first
+/// sweep runs: one that cannot be made (a path too long, a file in the way)
+/// must not cost the sweeps before it. A surface resumes scale by scale: each
+/// scale directory has its own run.json; scales not started yet run from the
+/// beginning.
+fn scale_dirs(scales: &[f64], out: &Path, resume: bool) -> Result<Vec<PathBuf>, Failure> {
+    let dirs: Vec<_> = scales.iter().map(|s| out.join(scale_dir(*s))).collect();
+    if resume && !dirs.iter().any(|d| d.join(RUN_MANIFEST).is_file()) {
+        return Err(Failure::input(format!(
+            "--resume {}: no scale directory there holds a {RUN_MANIFEST} (nothing to resume)",
+            out.display()
+        )));
+    }
+    for dir in &dirs {
+        check_output_dir(dir)?;
+        std::fs::create_dir_all(dir).map_err(|e| io_failure(dir, &e))?;
+    }
+    Ok(dirs)
+}
+
 fn print_surface(s: &Surface) -> Result<(), Failure> {
     outln!(
         "reliability surface {} x {}: seeds {}..{} per scale{}",
@@ -358,6 +386,8 @@ fn pct(r: &Rate) -> (String, String) {
     (format!("{}  ({}/{})", percent(r.rate), r.count, r.n), format!("[{}, {}]", percent(r.lo), percent(r.hi)))
 }
 
+/// The table of one sweep: its rates, spreads and counts, how trials widened
+/// the intervals, the importance estimates and the digest.
 fn print_table(s: &Summary) -> Result<(), Failure> {
     outln!(
         "sweep {} x {}: seeds {}..{} ({} trajectories), fault scale {}",
@@ -370,6 +400,28 @@ fn print_table(s: &Summary) -> Result<(), Failure> {
     )?;
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED).set_header(vec!["metric", "value", "95% interval"]);
+    rate_rows(&mut table, s);
+    spread_rows(&mut table, s);
+    count_rows(&mut table, s);
+    outln!("{table}")?;
+    if let Some(design_effect) = &s.design_effect {
+        let effects: Vec<String> = design_effect.iter().map(|(name, d)| format!("{name} {d:.2}")).collect();
+        outln!(
+            "intervals by seed: the {} trials of a seed share its world, so they count as fewer runs \
+             (design effect {})",
+            s.trials,
+            effects.join(", ")
+        )?;
+    }
+    if let Some(importance) = &s.importance {
+        print_importance(importance)?;
+    }
+    outln!("digest {}", s.digest)
+}
+
+/// The rows with an interval: the four dimensions and violations, the
+/// world's checks, pass^k.
+fn rate_rows(table: &mut Table, s: &Summary) {
     for (name, rate) in [
         ("completion", &s.completion),
         ("recovery", &s.recovery),
@@ -395,6 +447,11 @@ fn print_table(s: &Summary) -> Result<(), Failure> {
         let (_, interval) = pct(&p.all_trials);
         table.add_row(vec![format!("pass^k ({} trials)", p.trials), values.join("  "), interval]);
     }
+}
+
+/// The rows of percentiles (turns, tool calls, cost, virtual time) and the
+/// cost per success.
+fn spread_rows(table: &mut Table, s: &Summary) {
     let spread = |name: &str, p50: String, p90: String, p99: String| {
         vec![name.to_string(), format!("p50 {p50}  p90 {p90}  p99 {p99}"), String::new()]
     };
@@ -413,6 +470,11 @@ fn print_table(s: &Summary) -> Result<(), Failure> {
         s.cost_usd_per_success.as_ref().map_or("n/a".to_string(), |c| format!("${c}")),
         String::new(),
     ]);
+}
+
+/// The rows of counts, with their share of the trajectories: outcomes seen,
+/// minefields stepped on, decisions taken.
+fn count_rows(table: &mut Table, s: &Summary) {
     let share = |count: u64| format!("{count}  ({})", percent(count as f64 / s.trajectories.max(1) as f64));
     for (name, count) in s.outcomes.iter().filter(|(_, c)| *c > 0) {
         table.add_row(vec![format!("outcome {name}"), share(*count), String::new()]);
@@ -427,20 +489,6 @@ fn print_table(s: &Summary) -> Result<(), Failure> {
             String::new(),
         ]);
     }
-    outln!("{table}")?;
-    if let Some(design_effect) = &s.design_effect {
-        let effects: Vec<String> = design_effect.iter().map(|(name, d)| format!("{name} {d:.2}")).collect();
-        outln!(
-            "intervals by seed: the {} trials of a seed share its world, so they count as fewer runs \
-             (design effect {})",
-            s.trials,
-            effects.join(", ")
-        )?;
-    }
-    if let Some(importance) = &s.importance {
-        print_importance(importance)?;
-    }
-    outln!("digest {}", s.digest)
 }
 
 /// From this estimate on, a row of the table is written as `1 - x`.

@@ -267,23 +267,9 @@ impl Record {
             .into_iter()
             .find(|o| o.name() == outcome_name)
             .ok_or_else(|| format!("column `outcome`: unknown outcome `{outcome_name}`"))?;
-        // Columns that state the same fact twice must agree: a row that says
-        // both would be counted both ways.
-        let success = number("success")?;
-        if success != u64::from(outcome == Outcome::Success) {
-            return Err(format!("column `success`: {success} contradicts the outcome `{outcome_name}`"));
-        }
-        let recovered = number("recovered")?;
-        let faults_seen = number("faults_seen")?;
-        if recovered != u64::from(faults_seen > 0 && outcome.is_safe_end()) {
-            return Err(format!(
-                "column `recovered`: {recovered} contradicts the outcome `{outcome_name}` with {faults_seen} faults seen"
-            ));
-        }
-        let violations = number("violations")?;
-        if (violations > 0) != (outcome == Outcome::Violation) {
-            return Err(format!("column `violations`: {violations} contradicts the outcome `{outcome_name}`"));
-        }
+        let (success, recovered, faults_seen, violations) =
+            (number("success")?, number("recovered")?, number("faults_seen")?, number("violations")?);
+        agree_with_outcome(outcome, success, recovered, faults_seen, violations)?;
         let cost = field("cost_usd")?;
         let cost_micro_usd = parse_usd(cost)
             .ok_or_else(|| format!("column `cost_usd`: expected dollars like 0.012345, found `{cost}`"))?;
@@ -327,6 +313,30 @@ impl Record {
             checks: crate::checks::parse_column(optional(header, row, "checks")?.unwrap_or_default())?,
         })
     }
+}
+
+/// Columns that state the same fact twice must agree: a row that says both
+/// would be counted both ways.
+fn agree_with_outcome(
+    outcome: Outcome,
+    success: u64,
+    recovered: u64,
+    faults_seen: u64,
+    violations: u64,
+) -> Result<(), String> {
+    let name = outcome.name();
+    if success != u64::from(outcome == Outcome::Success) {
+        return Err(format!("column `success`: {success} contradicts the outcome `{name}`"));
+    }
+    if recovered != u64::from(faults_seen > 0 && outcome.is_safe_end()) {
+        return Err(format!(
+            "column `recovered`: {recovered} contradicts the outcome `{name}` with {faults_seen} faults seen"
+        ));
+    }
+    if (violations > 0) != (outcome == Outcome::Violation) {
+        return Err(format!("column `violations`: {violations} contradicts the outcome `{name}`"));
+    }
+    Ok(())
 }
 
 /// An optional column of a row: `None` when the file has no such column.

@@ -279,20 +279,28 @@ impl Scenario {
             ScenarioError { origin: origin.to_string(), line, column, message: format!("field `{field}`: {message}") }
         };
         scenario.world.check().map_err(|(field, value, message)| located(format!("world.{field}"), value, message))?;
-        scenario.catalog().check_fault_paths().map_err(|(tool, path, message)| {
+        scenario.catalog().check_fault_paths().map_err(|e| e.into_parts()).map_err(|(tool, path, message)| {
             // Point at the path inside the tool's section.
             let start = text.find(&format!("{tool}:")).unwrap_or(0);
             let offset = text[start..].find(&format!("\"{path}\"")).map_or(start, |o| start + o);
             let (line, column) = position_of(text, offset);
             ScenarioError { origin: origin.to_string(), line, column, message: format!("tool `{tool}`: {message}") }
         })?;
-        scenario.swarm.check(&scenario.catalog()).map_err(|(tool, message)| {
+        scenario.swarm.check(&scenario.catalog()).map_err(|e| {
             // Point at the tool's name inside the swarm section.
             let start = text.find("swarm:").unwrap_or(0);
+            let tool = e.tool.unwrap_or_default();
             let offset = text[start..].find(&format!("\"{tool}\"")).map_or(start, |o| start + o);
             let (line, column) = position_of(text, offset);
-            ScenarioError { origin: origin.to_string(), line, column, message }
+            ScenarioError { origin: origin.to_string(), line, column, message: e.message }
         })?;
+        Scenario::check_bounds(&scenario, text, origin)?;
+        Ok(scenario)
+    }
+
+    /// The scenario's own bounds: a name short enough to copy everywhere, a
+    /// horizon within ten years.
+    fn check_bounds(scenario: &Scenario, text: &str, origin: &str) -> Result<(), ScenarioError> {
         // The name is copied into every summary.json and run.json: bounded, so that
         // those stay far below the size they are read back with.
         if scenario.name.chars().count() > NAME_CHARS_MAX {
@@ -320,7 +328,7 @@ impl Scenario {
                 ),
             });
         }
-        Ok(scenario)
+        Ok(())
     }
 
     /// The tools of this scenario.

@@ -64,6 +64,57 @@ pub struct DriftRange {
     pub at_ms: MsRange,
 }
 
+/// What is wrong with a swarm section, for a caller to match.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SwarmErrorKind {
+    /// A bound of a range is out of its domain (a probability outside
+    /// `[0, 1]`, a time beyond ten years).
+    OutOfRange,
+    /// A range's `max` is below its `min`.
+    EmptyRange,
+    /// The section names a tool the world does not have.
+    UnknownTool,
+    /// It names a fault rule the tool does not have.
+    UnknownRule,
+    /// It names a drift change the tool does not have.
+    UnknownChange,
+    /// It sets a field the rule's schedule does not have (`from_ms` on a
+    /// rule that is not a `Window`, `offset_ms` on one not `Periodic`).
+    WrongSchedule,
+    /// It draws a window that could last 0 ms.
+    EmptyWindow,
+}
+
+/// A problem in a scenario's `swarm` section: its kind, the field path it is
+/// about, the tool to point at (when it is about one) and the message, which
+/// names the field as the scenario's other errors do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SwarmError {
+    /// What is wrong.
+    pub kind: SwarmErrorKind,
+    /// The field path, like `swarm.faults[0].rule` (`max` inside a range).
+    pub field: String,
+    /// The tool named where the problem is, to point at in the text.
+    pub tool: Option<String>,
+    /// What is wrong, in words, as shown.
+    pub message: String,
+}
+
+impl SwarmError {
+    /// A problem with a range's bound `field` (`min` or `max`).
+    fn in_range(kind: SwarmErrorKind, field: &str, message: String) -> Self {
+        SwarmError { kind, field: field.to_string(), tool: None, message }
+    }
+}
+
+impl std::fmt::Display for SwarmError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for SwarmError {}
+
 /// A closed range of probabilities, `min <= max`, both in `[0, 1]`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, try_from = "ProbabilityRangeUnchecked")]
@@ -82,15 +133,24 @@ struct ProbabilityRangeUnchecked {
 }
 
 impl TryFrom<ProbabilityRangeUnchecked> for ProbabilityRange {
-    type Error = String;
-    fn try_from(r: ProbabilityRangeUnchecked) -> Result<Self, String> {
-        let min = Probability::try_from(r.min).map_err(|e| format!("field `min`: {e}"))?;
-        let max = Probability::try_from(r.max).map_err(|e| format!("field `max`: {e}"))?;
+    type Error = SwarmError;
+    fn try_from(r: ProbabilityRangeUnchecked) -> Result<Self, SwarmError> {
+        let bound = |field: &str, p: f64| {
+            Probability::try_from(p)
+                .map_err(|e| SwarmError::in_range(SwarmErrorKind::OutOfRange, field, format!("field `{field}`: {e}")))
+        };
+        let (min, max) = (bound("min", r.min)?, bound("max", r.max)?);
         if r.min > r.max {
-            return Err(format!("field `max`: the range is empty: max {} is below min {}", r.max, r.min));
+            return Err(empty_range(r.max, r.min));
         }
         Ok(ProbabilityRange { min, max })
     }
+}
+
+/// The error of a range whose `max` is below its `min`.
+fn empty_range(max: impl std::fmt::Display, min: impl std::fmt::Display) -> SwarmError {
+    let message = format!("field `max`: the range is empty: max {max} is below min {min}");
+    SwarmError::in_range(SwarmErrorKind::EmptyRange, "max", message)
 }
 
 /// A closed range of virtual milliseconds, `min <= max`.
@@ -111,12 +171,13 @@ struct MsRangeUnchecked {
 }
 
 impl TryFrom<MsRangeUnchecked> for MsRange {
-    type Error = String;
-    fn try_from(r: MsRangeUnchecked) -> Result<Self, String> {
+    type Error = SwarmError;
+    fn try_from(r: MsRangeUnchecked) -> Result<Self, SwarmError> {
         if r.min > r.max {
-            return Err(format!("field `max`: the range is empty: max {} is below min {}", r.max, r.min));
+            return Err(empty_range(r.max, r.min));
         }
-        agentsim_engine::time::check_ms("max", r.max)?;
+        agentsim_engine::time::check_ms("max", r.max)
+            .map_err(|message| SwarmError::in_range(SwarmErrorKind::OutOfRange, "max", message))?;
         Ok(MsRange { min: r.min, max: r.max })
     }
 }
@@ -143,41 +204,60 @@ impl SwarmDraw {
 }
 
 impl Swarm {
-    /// Checks the section against the scenario's tools. Returns (tool name to point
-    /// at, message) for the first problem.
-    pub fn check(&self, catalog: &Catalog) -> Result<(), (String, String)> {
+    /// Checks the section against the scenario's tools: the first problem,
+    /// with the tool to point at.
+    pub fn check(&self, catalog: &Catalog) -> Result<(), SwarmError> {
         for (i, f) in self.faults.iter().enumerate() {
-            let at = |m: String| (f.tool.clone(), format!("field `swarm.faults[{i}]`: {m}"));
-            let id = catalog.id(&f.tool).ok_or_else(|| at(format!("no tool `{}` in this world", f.tool)))?;
+            let list = format!("swarm.faults[{i}]");
+            let at = |kind: SwarmErrorKind, field: &str, m: String| SwarmError {
+                kind,
+                field: format!("{list}.{field}"),
+                tool: Some(f.tool.clone()),
+                message: format!("field `{list}`: {m}"),
+            };
+            let unknown = || at(SwarmErrorKind::UnknownTool, "tool", format!("no tool `{}` in this world", f.tool));
+            let id = catalog.id(&f.tool).ok_or_else(unknown)?;
             let rules = &catalog.spec(id).config.faults;
             let rule = rules.get(f.rule).ok_or_else(|| {
-                at(format!(
+                let m = format!(
                     "field `rule`: `{}` has {} fault rules, so there is no rule {}",
                     f.tool,
                     rules.len(),
                     f.rule
-                ))
+                );
+                at(SwarmErrorKind::UnknownRule, "rule", m)
             })?;
             let window = matches!(rule.when, Schedule::Window { .. });
             if (f.from_ms.is_some() || f.length_ms.is_some()) && !window {
-                return Err(at("fields `from_ms` and `length_ms` need a rule with a `Window` schedule".into()));
+                let m = "fields `from_ms` and `length_ms` need a rule with a `Window` schedule";
+                return Err(at(SwarmErrorKind::WrongSchedule, "from_ms", m.into()));
             }
             if f.length_ms.is_some_and(|l| l.min == 0) {
-                return Err(at("field `length_ms`: a window lasts at least 1 ms".into()));
+                let m = "field `length_ms`: a window lasts at least 1 ms";
+                return Err(at(SwarmErrorKind::EmptyWindow, "length_ms", m.into()));
             }
             if f.offset_ms.is_some() && !matches!(rule.when, Schedule::Periodic { .. }) {
-                return Err(at("field `offset_ms` needs a rule with a `Periodic` schedule".into()));
+                let m = "field `offset_ms` needs a rule with a `Periodic` schedule";
+                return Err(at(SwarmErrorKind::WrongSchedule, "offset_ms", m.into()));
             }
         }
         for (i, d) in self.drift.iter().enumerate() {
-            let at = |m: String| (d.tool.clone(), format!("field `swarm.drift[{i}]`: {m}"));
-            let id = catalog.id(&d.tool).ok_or_else(|| at(format!("no tool `{}` in this world", d.tool)))?;
+            let list = format!("swarm.drift[{i}]");
+            let at = |kind: SwarmErrorKind, field: &str, m: String| SwarmError {
+                kind,
+                field: format!("{list}.{field}"),
+                tool: Some(d.tool.clone()),
+                message: format!("field `{list}`: {m}"),
+            };
+            let unknown = || at(SwarmErrorKind::UnknownTool, "tool", format!("no tool `{}` in this world", d.tool));
+            let id = catalog.id(&d.tool).ok_or_else(unknown)?;
             let changes = catalog.spec(id).config.drift.len();
             if d.change >= changes {
-                return Err(at(format!(
+                let m = format!(
                     "field `change`: `{}` has {changes} drift changes, so there is no change {}",
                     d.tool, d.change
-                )));
+                );
+                return Err(at(SwarmErrorKind::UnknownChange, "change", m));
             }
         }
         Ok(())
@@ -302,7 +382,7 @@ mod tests {
     #[test]
     fn ranges_that_do_not_fit_the_rule_are_refused() {
         let catalog = catalog();
-        let bad = |f: FaultRange| Swarm { faults: vec![f], drift: Vec::new() }.check(&catalog).unwrap_err().1;
+        let bad = |f: FaultRange| Swarm { faults: vec![f], drift: Vec::new() }.check(&catalog).unwrap_err().message;
         let base = FaultRange {
             tool: "t".into(),
             rule: 0,

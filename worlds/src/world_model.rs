@@ -112,14 +112,81 @@ pub struct Builtin<C, I> {
     ids: I,
 }
 
+/// What is wrong with a world's configuration, for a caller to match.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConfigErrorKind {
+    /// An id appears twice in a list.
+    DuplicateId,
+    /// A list the world draws from is empty.
+    Empty,
+    /// An interval between the world's own events is always 0.
+    ZeroInterval,
+    /// A persona weight is negative or not finite, or all are zero.
+    PersonaWeight,
+    /// A number is outside its range (or two bounds are out of order).
+    OutOfRange,
+    /// A reference names something the configuration does not hold.
+    UnknownReference,
+    /// The values are each fine, but together a seed could draw a task that
+    /// cannot be done.
+    Unsatisfiable,
+}
+
+/// A problem in a world's configuration: its kind, the field path it is
+/// about (inside the scenario's `world` section), the value to point at in
+/// the scenario's text, and the message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    /// What is wrong.
+    pub kind: ConfigErrorKind,
+    /// The field path, like `customers[2].id`.
+    pub field: String,
+    /// The value (or field name) to point at in the text.
+    pub needle: String,
+    /// What is wrong, in words.
+    pub message: String,
+}
+
+impl ConfigError {
+    /// A problem of `kind` at `field`, pointed at by `needle`.
+    pub fn new(
+        kind: ConfigErrorKind,
+        field: impl Into<String>,
+        needle: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        Self { kind, field: field.into(), needle: needle.into(), message: message.into() }
+    }
+
+    /// A problem of `kind` at `field`, pointed at by the field's own name.
+    pub fn at_field(kind: ConfigErrorKind, field: &str, message: impl Into<String>) -> Self {
+        Self::new(kind, field, field, message)
+    }
+
+    /// (field path, value to point at, message): the form
+    /// [`WorldKind::check`] returns.
+    pub fn into_parts(self) -> (String, String, String) {
+        (self.field, self.needle, self.message)
+    }
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "field `{}`: {}", self.field, self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
 /// What a built-in world (one folder of this crate) provides: its
 /// configuration's checks and tools, and what runs it. Every `BuiltinWorld`
 /// is a [`WorldKind`].
 pub trait BuiltinWorld: Clone + Sized + Send + Sync + 'static {
     /// The tool ids the world and its expert use.
     type Ids: Copy + Send + Sync + 'static;
-    /// Cross-checks serde cannot express (see [`WorldKind::check`]).
-    fn check(&self) -> Result<(), (String, String, String)>;
+    /// Cross-checks serde cannot express: the first problem, located by its
+    /// field path (see [`WorldKind::check`]).
+    fn check(&self) -> Result<(), ConfigError>;
     /// The tools with their configuration.
     fn specs(&self) -> Vec<agentsim_engine::ToolSpec>;
     /// Every tool's configuration, by tool name.
@@ -160,7 +227,7 @@ impl<C: BuiltinWorld> WorldModel for Builtin<C, C::Ids> {
 
 impl<C: BuiltinWorld> WorldKind for C {
     fn check(&self) -> Result<(), (String, String, String)> {
-        BuiltinWorld::check(self)
+        BuiltinWorld::check(self).map_err(ConfigError::into_parts)
     }
 
     fn catalog(&self) -> Catalog {

@@ -23,13 +23,16 @@
 pub mod error;
 mod process;
 pub mod protocol;
+mod protocol_error;
 pub mod replayed;
 
 use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Value};
 use serde::{Deserialize, Serialize};
 
 pub use error::{ErrorKind, ExternalError};
-pub use process::{CLOSED, Line, Process, Tagged, check_command, interrupt, interrupted, kill_all, starts, timeout};
+pub use process::{
+    CLOSED, CommandError, Line, Process, Tagged, check_command, interrupt, interrupted, kill_all, starts, timeout,
+};
 
 /// How an external agent is run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -97,7 +100,7 @@ impl ExternalAgent {
             // A persistent agent greets first; run as one process per trajectory
             // (`agentsim run`, a failure's recording) it serves this one episode.
             if let Some(hello) = protocol::parse_hello(&line) {
-                hello.map_err(|reason| ExternalError::new(ErrorKind::BadHello, reason))?;
+                hello.map_err(|reason| ExternalError::new(ErrorKind::BadHello, reason.to_string()))?;
                 line = process.receive(self.config.turn_limit_ms)?;
             }
         }
@@ -111,7 +114,7 @@ pub fn answer(line: &[u8], seq: u64, cx: &AgentCx<'_>) -> Result<(Action, Value)
     let failed = |kind, e: String| ExternalError::new(kind, format!("answer to observation {seq}: {e}"));
     let json: serde_json::Value =
         serde_json::from_slice(line).map_err(|e| failed(ErrorKind::NotJson, format!("not JSON: {e}")))?;
-    protocol::action_of(&json, cx.catalog).map_err(|e| failed(ErrorKind::InvalidAction, e))
+    protocol::action_of(&json, cx.catalog).map_err(|e| failed(ErrorKind::InvalidAction, e.to_string()))
 }
 
 /// Records a failure as the note `("external", what, reason)` (`what` is

@@ -154,29 +154,67 @@ pub struct Process {
     slot: Option<usize>,
 }
 
+/// Why an agent's command cannot start (found before any trajectory runs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CommandError {
+    /// The command names no program.
+    Empty,
+    /// The path exists but is no executable file.
+    NotExecutable {
+        /// The program, as the command names it.
+        program: String,
+    },
+    /// The path names nothing.
+    NoSuchFile {
+        /// The program, as the command names it.
+        program: String,
+    },
+    /// No directory of `PATH` holds an executable of that name.
+    NotInPath {
+        /// The program, as the command names it.
+        program: String,
+    },
+}
+
+impl std::fmt::Display for CommandError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CommandError::Empty => f.write_str("the command is empty"),
+            CommandError::NotExecutable { program } => write!(f, "cannot start `{program}`: not an executable file"),
+            CommandError::NoSuchFile { program } => write!(f, "cannot start `{program}`: no such file"),
+            CommandError::NotInPath { program } => {
+                write!(f, "cannot start `{program}`: no executable of that name in PATH")
+            }
+        }
+    }
+}
+
+impl std::error::Error for CommandError {}
+
 /// Checks, as `execvp` would look for it, that `command`'s program exists and is
 /// executable: a configuration that can start no agent at all is refused before
 /// any trajectory runs.
-pub fn check_command(command: &str) -> Result<(), String> {
+pub fn check_command(command: &str) -> Result<(), CommandError> {
     use std::os::unix::fs::PermissionsExt;
-    let program = command.split_whitespace().next().ok_or("the command is empty")?;
+    let program = command.split_whitespace().next().ok_or(CommandError::Empty)?;
     let executable =
         |path: &std::path::Path| path.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+    let program_name = || program.to_string();
     if program.contains('/') {
         let path = std::path::Path::new(program);
         return if executable(path) {
             Ok(())
         } else if path.exists() {
-            Err(format!("cannot start `{program}`: not an executable file"))
+            Err(CommandError::NotExecutable { program: program_name() })
         } else {
-            Err(format!("cannot start `{program}`: no such file"))
+            Err(CommandError::NoSuchFile { program: program_name() })
         };
     }
     let path = std::env::var_os("PATH").unwrap_or_default();
     if std::env::split_paths(&path).any(|dir| executable(&dir.join(program))) {
         Ok(())
     } else {
-        Err(format!("cannot start `{program}`: no executable of that name in PATH"))
+        Err(CommandError::NotInPath { program: program_name() })
     }
 }
 
@@ -241,51 +279,12 @@ impl Process {
         let writer_tx = line_tx.clone();
         let (stdin, to_write) = channel::<Vec<u8>>();
         std::thread::spawn(move || write_lines(stdin_pipe, &to_write, &writer_tx, tag));
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            loop {
-                let mut line = Vec::new();
-                let limit = line_bytes_max as u64 + 1;
-                let read = (&mut reader).take(limit).read_until(b'\n', &mut line);
-                let message = match read {
-                    Ok(0) => Err(closed()),
-                    Ok(_) if line.last() != Some(&b'\n') && line.len() > line_bytes_max => Err(ExternalError::new(
-                        ErrorKind::LineTooLong,
-                        format!("a line longer than {line_bytes_max} bytes"),
-                    )),
-                    Ok(_) => {
-                        while matches!(line.last(), Some(b'\n' | b'\r')) {
-                            line.pop();
-                        }
-                        Ok(line)
-                    }
-                    Err(e) => {
-                        Err(ExternalError::new(ErrorKind::Closed, format!("cannot read the agent's stdout: {e}")))
-                    }
-                };
-                let stop = message.is_err();
-                if line_tx.send((tag, message)).is_err() || stop {
-                    return;
-                }
-            }
-        });
+        std::thread::spawn(move || read_lines(stdout, line_bytes_max, &line_tx, tag));
         let stderr = Arc::new(Mutex::new(Vec::new()));
         let (done_tx, stderr_done) = channel();
         let sink = Arc::clone(&stderr);
         std::thread::spawn(move || {
-            let mut pipe = stderr_pipe;
-            let mut chunk = [0u8; 4096];
-            while let Ok(n) = pipe.read(&mut chunk) {
-                if n == 0 {
-                    break;
-                }
-                if let Ok(mut kept) = sink.lock() {
-                    // Keep the tail: the end of a crash is what explains it.
-                    kept.extend_from_slice(&chunk[..n]);
-                    let excess = kept.len().saturating_sub(stderr_bytes_max);
-                    kept.drain(..excess);
-                }
-            }
+            keep_tail(stderr_pipe, &sink, stderr_bytes_max);
             let _ = done_tx.send(());
         });
         let slot = register(group);
@@ -363,6 +362,52 @@ impl Process {
 /// agent's channel. SIGPIPE is blocked in this thread, so writing to an agent that
 /// exited is an `EPIPE` error here, never a signal that ends the host; a SIGPIPE
 /// left pending on the thread is discarded when it ends.
+/// The reader thread: sends each line of `stdout` (without its line end) to
+/// `lines`, until an error (a closed pipe, a line longer than `line_bytes_max`),
+/// which it sends last.
+fn read_lines(stdout: std::process::ChildStdout, line_bytes_max: usize, lines: &Sender<Tagged>, tag: u64) {
+    let mut reader = BufReader::new(stdout);
+    loop {
+        let mut line = Vec::new();
+        let limit = line_bytes_max as u64 + 1;
+        let read = (&mut reader).take(limit).read_until(b'\n', &mut line);
+        let message = match read {
+            Ok(0) => Err(closed()),
+            Ok(_) if line.last() != Some(&b'\n') && line.len() > line_bytes_max => {
+                Err(ExternalError::new(ErrorKind::LineTooLong, format!("a line longer than {line_bytes_max} bytes")))
+            }
+            Ok(_) => {
+                while matches!(line.last(), Some(b'\n' | b'\r')) {
+                    line.pop();
+                }
+                assert!(line.len() <= line_bytes_max, "a line passed on is at most the limit");
+                Ok(line)
+            }
+            Err(e) => Err(ExternalError::new(ErrorKind::Closed, format!("cannot read the agent's stdout: {e}"))),
+        };
+        let stop = message.is_err();
+        if lines.send((tag, message)).is_err() || stop {
+            return;
+        }
+    }
+}
+
+/// The stderr thread: keeps the last `bytes_max` bytes of `pipe` in `sink`
+/// until it closes (the end of a crash is what explains it).
+fn keep_tail(mut pipe: std::process::ChildStderr, sink: &Mutex<Vec<u8>>, bytes_max: usize) {
+    let mut chunk = [0u8; 4096];
+    while let Ok(n) = pipe.read(&mut chunk) {
+        if n == 0 {
+            break;
+        }
+        if let Ok(mut kept) = sink.lock() {
+            kept.extend_from_slice(&chunk[..n]);
+            let excess = kept.len().saturating_sub(bytes_max);
+            kept.drain(..excess);
+        }
+    }
+}
+
 fn write_lines(mut pipe: ChildStdin, lines: &Receiver<Vec<u8>>, errors: &Sender<Tagged>, tag: u64) {
     // SAFETY: the set is initialised by `sigemptyset` before use, and
     // `pthread_sigmask` changes only this thread's mask.

@@ -13,19 +13,74 @@ use agentsim_engine::tool::ArgDef;
 use agentsim_engine::{Action, AgentCx, Catalog, Finish, Float, Input, Reply, ToolCall, ToolKind, Value, ValueKind};
 use serde_json::{Map, Number, Value as Json, json};
 
+pub use super::protocol_error::{ProtocolError, ProtocolErrorKind};
+use ProtocolErrorKind as Kind;
+
 /// The protocol name and major version, in every message both ways.
 pub const PROTOCOL: &str = "agentsim/1";
 
-/// An engine value as JSON.
+/// An engine value as JSON. The containers being built wait on an explicit
+/// stack, not the call stack: a value nested however deeply (a world's script
+/// builds what it likes) converts without overflowing it.
 pub fn to_json(value: &Value) -> Json {
+    /// A container being built: what is left of the value's, and what is built.
+    enum Open<'v> {
+        List(std::slice::Iter<'v, Value>, Vec<Json>),
+        Map(std::slice::Iter<'v, (agentsim_engine::Key, Value)>, Map<String, Json>, String),
+    }
+    let mut open: Vec<Open<'_>> = Vec::new();
+    let mut next = Some(value);
+    loop {
+        let mut built = match next.take() {
+            Some(Value::List(items)) => {
+                open.push(Open::List(items.iter(), Vec::with_capacity(items.len())));
+                None
+            }
+            Some(Value::Map(pairs)) => {
+                open.push(Open::Map(pairs.iter(), Map::new(), String::new()));
+                None
+            }
+            Some(scalar) => Some(scalar_json(scalar)),
+            None => None,
+        };
+        // Place what was built in its container; close the containers it completes.
+        while next.is_none() {
+            let Some(top) = open.last_mut() else { return built.expect("the outermost value is built last") };
+            match top {
+                Open::List(items, out) => {
+                    out.extend(built.take());
+                    next = items.next();
+                }
+                Open::Map(pairs, out, key) => {
+                    if let Some(json) = built.take() {
+                        out.insert(std::mem::take(key), json);
+                    }
+                    next = pairs.next().map(|(k, v)| {
+                        *key = k.to_string();
+                        v
+                    });
+                }
+            }
+            if next.is_none() {
+                built = Some(match open.pop() {
+                    Some(Open::List(_, out)) => Json::Array(out),
+                    Some(Open::Map(_, out, _)) => Json::Object(out),
+                    None => unreachable!("a container was open"),
+                });
+            }
+        }
+    }
+}
+
+/// A value that holds no others as JSON.
+fn scalar_json(value: &Value) -> Json {
     match value {
         Value::Null => Json::Null,
         Value::Bool(b) => Json::Bool(*b),
         Value::Int(n) => Json::Number(Number::from(*n)),
         Value::Float(x) => Number::from_f64(x.get()).map_or(Json::Null, Json::Number),
         Value::Str(s) => Json::String(s.clone()),
-        Value::List(items) => Json::Array(items.iter().map(to_json).collect()),
-        Value::Map(pairs) => Json::Object(pairs.iter().map(|(k, v)| (k.to_string(), to_json(v))).collect()),
+        Value::List(_) | Value::Map(_) => unreachable!("containers are built by to_json"),
     }
 }
 
@@ -42,30 +97,33 @@ pub const ARGS_DEPTH_MAX: usize = DECISION_DEPTH_MAX - 1;
 
 /// JSON as an engine value, at most [`DECISION_DEPTH_MAX`] levels deep; `path`
 /// names the place in errors.
-pub fn from_json(json: &Json, path: &str) -> Result<Value, String> {
+pub fn from_json(json: &Json, path: &str) -> Result<Value, ProtocolError> {
     from_json_within(json, path, DECISION_DEPTH_MAX)
 }
 
 /// JSON as an engine value, at most `depth_max` levels deep (an object or an
 /// array is a level); `path` names the place in errors.
-pub fn from_json_within(json: &Json, path: &str, depth_max: usize) -> Result<Value, String> {
+pub fn from_json_within(json: &Json, path: &str, depth_max: usize) -> Result<Value, ProtocolError> {
     value_of(json, path, depth_max, depth_max)
 }
 
-fn value_of(json: &Json, path: &str, levels_left: usize, depth_max: usize) -> Result<Value, String> {
+fn value_of(json: &Json, path: &str, levels_left: usize, depth_max: usize) -> Result<Value, ProtocolError> {
+    let at = |kind, what: String| ProtocolError::new(kind, Some(path), format!("`{path}`: {what}"));
     if levels_left == 0 && matches!(json, Json::Array(_) | Json::Object(_)) {
-        return Err(format!("`{path}`: nested too deeply (at most {depth_max} levels of objects and arrays)"));
+        return Err(at(Kind::TooDeep, format!("nested too deeply (at most {depth_max} levels of objects and arrays)")));
     }
     let levels_left = levels_left.saturating_sub(1);
     Ok(match json {
         Json::Null => Value::Null,
         Json::Bool(b) => Value::Bool(*b),
         Json::Number(n) if n.is_f64() => Value::Float(
-            n.as_f64().and_then(Float::new).ok_or_else(|| format!("`{path}`: {n} is not a finite number"))?,
+            n.as_f64()
+                .and_then(Float::new)
+                .ok_or_else(|| at(Kind::NotFinite, format!("{n} is not a finite number")))?,
         ),
-        Json::Number(n) => Value::Int(
-            n.as_i64().ok_or_else(|| format!("`{path}`: {n} is not an integer (amounts are in cents, times in ms)"))?,
-        ),
+        Json::Number(n) => Value::Int(n.as_i64().ok_or_else(|| {
+            at(Kind::NotInteger, format!("{n} is not an integer (amounts are in cents, times in ms)"))
+        })?),
         Json::String(s) => Value::Str(s.clone()),
         Json::Array(items) => Value::List(
             items
@@ -77,7 +135,7 @@ fn value_of(json: &Json, path: &str, levels_left: usize, depth_max: usize) -> Re
         Json::Object(map) => Value::Map(
             map.iter()
                 .map(|(k, v)| Ok((k.clone().into(), value_of(v, &format!("{path}.{k}"), levels_left, depth_max)?)))
-                .collect::<Result<_, String>>()?,
+                .collect::<Result<_, ProtocolError>>()?,
         ),
     })
 }
@@ -209,24 +267,28 @@ pub fn add_tools(line: &mut String, tools: &str) {
     line.push('}');
 }
 
-fn field<'a>(message: &'a Map<String, Json>, name: &str) -> Result<&'a Json, String> {
-    message.get(name).ok_or_else(|| format!("missing field `{name}`"))
+fn missing(name: &str) -> ProtocolError {
+    ProtocolError::new(Kind::Missing, Some(name), format!("missing field `{name}`"))
 }
 
-fn uint(message: &Map<String, Json>, name: &str) -> Result<Option<u64>, String> {
+fn field<'a>(message: &'a Map<String, Json>, name: &str) -> Result<&'a Json, ProtocolError> {
+    message.get(name).ok_or_else(|| missing(name))
+}
+
+fn uint(message: &Map<String, Json>, name: &str) -> Result<Option<u64>, ProtocolError> {
     match message.get(name) {
         None | Some(Json::Null) => Ok(None),
-        Some(v) => {
-            v.as_u64().map(Some).ok_or_else(|| format!("field `{name}`: expected a non-negative integer, found {v}"))
-        }
+        Some(v) => v.as_u64().map(Some).ok_or_else(|| {
+            ProtocolError::in_field(Kind::WrongType, name, format!("expected a non-negative integer, found {v}"))
+        }),
     }
 }
 
-fn text(message: &Map<String, Json>, name: &str) -> Result<String, String> {
+fn text(message: &Map<String, Json>, name: &str) -> Result<String, ProtocolError> {
     match message.get(name) {
         None | Some(Json::Null) => Ok(String::new()),
         Some(Json::String(s)) => Ok(s.clone()),
-        Some(v) => Err(format!("field `{name}`: expected a string, found {v}")),
+        Some(v) => Err(ProtocolError::in_field(Kind::WrongType, name, format!("expected a string, found {v}"))),
     }
 }
 
@@ -255,7 +317,7 @@ pub struct Hello {
 /// (`{"protocol": "agentsim/1", "type": "hello", "persistent": true, "episodes_in_flight": 8}`):
 /// `None` when it is not one (`type` is not `hello`), an error when it is one
 /// but malformed.
-pub fn parse_hello(line: &[u8]) -> Option<Result<Hello, String>> {
+pub fn parse_hello(line: &[u8]) -> Option<Result<Hello, ProtocolError>> {
     let json: Json = serde_json::from_slice(line).ok()?;
     let Json::Object(message) = &json else { return None };
     if message.get("type").and_then(Json::as_str) != Some("hello") {
@@ -264,15 +326,21 @@ pub fn parse_hello(line: &[u8]) -> Option<Result<Hello, String>> {
     let hello = || {
         match message.get("protocol") {
             Some(Json::String(p)) if p == PROTOCOL => {}
-            other => return Err(format!("hello: field `protocol`: expected \"{PROTOCOL}\", found {other:?}")),
+            other => {
+                let found = format!("expected \"{PROTOCOL}\", found {other:?}");
+                return Err(ProtocolError::in_field(Kind::Version, "protocol", found).prefixed("hello: "));
+            }
         }
         if message.get("persistent") != Some(&Json::Bool(true)) {
-            return Err("hello: field `persistent`: expected true".into());
+            return Err(ProtocolError::in_field(Kind::WrongType, "persistent", "expected true").prefixed("hello: "));
         }
-        let episodes_in_flight = match uint(message, "episodes_in_flight").map_err(|e| format!("hello: {e}"))? {
+        let episodes_in_flight = match uint(message, "episodes_in_flight").map_err(|e| e.prefixed("hello: "))? {
             None => EPISODES_IN_FLIGHT_DEFAULT,
             Some(n @ 1..) => usize::try_from(n).unwrap_or(usize::MAX).min(EPISODES_IN_FLIGHT_MAX),
-            Some(0) => return Err("hello: field `episodes_in_flight`: expected at least 1".into()),
+            Some(0) => {
+                let e = ProtocolError::in_field(Kind::OutOfRange, "episodes_in_flight", "expected at least 1");
+                return Err(e.prefixed("hello: "));
+            }
         };
         Ok(Hello { episodes_in_flight })
     };
@@ -306,72 +374,67 @@ pub fn episode_of(answer: &Json) -> Option<u64> {
 
 /// Parses one action line. Returns the action and the decision as a value (what
 /// the trajectory records so that the run can be replayed without the agent).
-pub fn parse_action(line: &[u8], catalog: &Catalog) -> Result<(Action, Value), String> {
-    let json: Json = serde_json::from_slice(line).map_err(|e| format!("not JSON: {e}"))?;
+pub fn parse_action(line: &[u8], catalog: &Catalog) -> Result<(Action, Value), ProtocolError> {
+    let json: Json =
+        serde_json::from_slice(line).map_err(|e| ProtocolError::new(Kind::NotJson, None, format!("not JSON: {e}")))?;
     action_of(&json, catalog)
 }
 
 /// [`parse_action`] of a line already read as JSON. The decision leaves out
 /// `protocol` and `episode` (which episode a persistent agent answered is not
 /// part of the decision: the trajectory is the same whichever process ran it).
-pub fn action_of(json: &Json, catalog: &Catalog) -> Result<(Action, Value), String> {
+pub fn action_of(json: &Json, catalog: &Catalog) -> Result<(Action, Value), ProtocolError> {
     let Json::Object(message) = json else {
-        return Err("expected a JSON object".into());
+        return Err(ProtocolError::new(Kind::NotAnObject, None, "expected a JSON object"));
     };
     match field(message, "protocol")? {
         Json::String(p) if p == PROTOCOL => {}
-        other => return Err(format!("field `protocol`: expected \"{PROTOCOL}\", found {other}")),
+        other => {
+            return Err(ProtocolError::in_field(
+                Kind::Version,
+                "protocol",
+                format!("expected \"{PROTOCOL}\", found {other}"),
+            ));
+        }
     }
     let Json::String(kind) = field(message, "action")? else {
-        return Err("field `action`: expected a string".into());
+        return Err(ProtocolError::in_field(Kind::WrongType, "action", "expected a string"));
     };
     if let Some(think) = message.get("think_ms")
         && !think.is_u64()
     {
-        return Err(format!("field `think_ms`: expected a non-negative integer (milliseconds), found {think}"));
+        let found = format!("expected a non-negative integer (milliseconds), found {think}");
+        return Err(ProtocolError::in_field(Kind::WrongType, "think_ms", found));
     }
     let action = match kind.as_str() {
-        "call" => {
-            let Json::String(name) = field(message, "tool")? else {
-                return Err("field `tool`: expected a string".into());
-            };
-            let tool = catalog.id(name).ok_or_else(|| format!("field `tool`: unknown tool `{name}`"))?;
-            let args = match message.get("args") {
-                None | Some(Json::Null) => Value::Map(Vec::new()),
-                Some(args @ Json::Object(_)) => from_json_within(args, "args", ARGS_DEPTH_MAX)?,
-                Some(other) => return Err(format!("field `args`: expected an object, found {other}")),
-            };
-            // The tool list says `integer`: a fraction there is the agent's
-            // mistake about the declared schema (a protocol error), not a call.
-            for arg in catalog.spec(tool).def.args.iter().filter(|a| a.kind == ValueKind::Int) {
-                if let Some(Value::Float(x)) = args.get(&arg.name) {
-                    return Err(format!(
-                        "field `args.{}`: {x} is not an integer, the type the tool declares",
-                        arg.name
-                    ));
-                }
-            }
-            let idempotency_key = match message.get("idempotency_key") {
-                None | Some(Json::Null) => None,
-                Some(Json::String(k)) => Some(k.clone()),
-                Some(other) => return Err(format!("field `idempotency_key`: expected a string, found {other}")),
-            };
-            Action::Call(ToolCall { tool, args, idempotency_key })
-        }
+        "call" => Action::Call(call_of(message, catalog)?),
         "say" => match message.get("text") {
             Some(Json::String(t)) => Action::Say { text: t.clone() },
-            Some(other) => return Err(format!("field `text`: expected a string, found {other}")),
-            None => return Err("missing field `text` (what the agent says to the user)".into()),
+            Some(other) => {
+                return Err(ProtocolError::in_field(
+                    Kind::WrongType,
+                    "text",
+                    format!("expected a string, found {other}"),
+                ));
+            }
+            None => {
+                let why = "missing field `text` (what the agent says to the user)";
+                return Err(ProtocolError::new(Kind::Missing, Some("text"), why));
+            }
         },
-        "sleep" => Action::Sleep { until_ms: uint(message, "until_ms")?.ok_or("missing field `until_ms`")? },
+        "sleep" => Action::Sleep { until_ms: uint(message, "until_ms")?.ok_or_else(|| missing("until_ms"))? },
         "idle" => Action::Idle { wake_at_ms: uint(message, "wake_at_ms")? },
         "finish" => match text(message, "outcome")?.as_str() {
             "done" => Action::Finish(Finish::Done),
             "gave_up" => Action::Finish(Finish::GaveUp { reason: text(message, "reason")? }),
-            other => return Err(format!("field `outcome`: expected \"done\" or \"gave_up\", found \"{other}\"")),
+            other => {
+                let found = format!("expected \"done\" or \"gave_up\", found \"{other}\"");
+                return Err(ProtocolError::in_field(Kind::Unknown, "outcome", found));
+            }
         },
         other => {
-            return Err(format!("field `action`: expected call, say, sleep, idle or finish, found \"{other}\""));
+            let found = format!("expected call, say, sleep, idle or finish, found \"{other}\"");
+            return Err(ProtocolError::in_field(Kind::Unknown, "action", found));
         }
     };
     let mut decision = from_json(json, "action")?;
@@ -379,6 +442,45 @@ pub fn action_of(json: &Json, catalog: &Catalog) -> Result<(Action, Value), Stri
         pairs.retain(|(k, _)| k != "protocol" && k != "episode");
     }
     Ok((action, decision))
+}
+
+/// The call a `call` action asks for: a known tool, arguments in an object (an
+/// integer where the tool declares one), an optional idempotency key.
+fn call_of(message: &Map<String, Json>, catalog: &Catalog) -> Result<ToolCall, ProtocolError> {
+    let Json::String(name) = field(message, "tool")? else {
+        return Err(ProtocolError::in_field(Kind::WrongType, "tool", "expected a string"));
+    };
+    let tool = catalog
+        .id(name)
+        .ok_or_else(|| ProtocolError::in_field(Kind::Unknown, "tool", format!("unknown tool `{name}`")))?;
+    let args = match message.get("args") {
+        None | Some(Json::Null) => Value::Map(Vec::new()),
+        Some(args @ Json::Object(_)) => from_json_within(args, "args", ARGS_DEPTH_MAX)?,
+        Some(other) => {
+            return Err(ProtocolError::in_field(Kind::WrongType, "args", format!("expected an object, found {other}")));
+        }
+    };
+    // The tool list says `integer`: a fraction there is the agent's
+    // mistake about the declared schema (a protocol error), not a call.
+    for arg in catalog.spec(tool).def.args.iter().filter(|a| a.kind == ValueKind::Int) {
+        if let Some(Value::Float(x)) = args.get(&arg.name) {
+            let path = format!("args.{}", arg.name);
+            return Err(ProtocolError::in_field(
+                Kind::NotInteger,
+                &path,
+                format!("{x} is not an integer, the type the tool declares"),
+            ));
+        }
+    }
+    let idempotency_key = match message.get("idempotency_key") {
+        None | Some(Json::Null) => None,
+        Some(Json::String(k)) => Some(k.clone()),
+        Some(other) => {
+            let found = format!("expected a string, found {other}");
+            return Err(ProtocolError::in_field(Kind::WrongType, "idempotency_key", found));
+        }
+    };
+    Ok(ToolCall { tool, args, idempotency_key })
 }
 
 #[cfg(test)]
@@ -394,7 +496,46 @@ mod tests {
         ]);
         assert_eq!(from_json(&to_json(&v), "v").unwrap(), v);
         assert_eq!(from_json(&json!(1.5), "amount"), Ok(Value::Float(Float::new(1.5).expect("finite"))));
-        assert!(from_json(&json!(u64::MAX), "amount").unwrap_err().contains("not an integer"));
+        let err = from_json(&json!(u64::MAX), "amount").unwrap_err();
+        assert!(err.message().contains("not an integer"), "{err}");
+        assert_eq!((err.kind(), err.field()), (ProtocolErrorKind::NotInteger, Some("amount")));
+    }
+
+    #[test]
+    fn deep_and_nested_values_convert_like_the_recursive_definition() {
+        fn by_recursion(value: &Value) -> Json {
+            match value {
+                Value::List(items) => Json::Array(items.iter().map(by_recursion).collect()),
+                Value::Map(pairs) => {
+                    Json::Object(pairs.iter().map(|(k, v)| (k.to_string(), by_recursion(v))).collect())
+                }
+                other => scalar_json(other),
+            }
+        }
+        let v = Value::map([
+            ("a", Value::List(vec![Value::map([("x", Value::Int(1))]), Value::List(Vec::new()), Value::Null])),
+            ("b", Value::map(Vec::<(&str, Value)>::new())),
+            ("a", Value::str("again")),
+            ("f", Value::Float(Float::new(2.5).expect("finite"))),
+        ]);
+        assert_eq!(to_json(&v), by_recursion(&v));
+        assert_eq!(to_json(&v).to_string(), by_recursion(&v).to_string());
+        assert_eq!(to_json(&Value::Int(3)), json!(3));
+        let mut deep = Value::Null;
+        for _ in 0..50_000 {
+            deep = Value::List(vec![deep]);
+        }
+        let mut json = to_json(&deep);
+        let mut depth = 0;
+        // Taken apart by hand: the derived drops of both recurse.
+        while let Json::Array(mut items) = json {
+            depth += 1;
+            json = items.pop().unwrap_or(Json::Bool(false));
+        }
+        while let Value::List(mut items) = deep {
+            deep = items.pop().unwrap_or_default();
+        }
+        assert_eq!((depth, json), (50_000, Json::Null));
     }
 
     #[test]
@@ -434,7 +575,7 @@ mod tests {
             (r#"{"protocol":"agentsim/1","action":"say","text":5}"#, "expected a string"),
         ] {
             let err = p(bad).unwrap_err();
-            assert!(err.contains(needle), "{bad}: {err}");
+            assert!(err.message().contains(needle), "{bad}: {err}");
         }
     }
 
@@ -457,7 +598,7 @@ mod tests {
             (r#"{"protocol":"agentsim/1","type":"hello","persistent":true,"episodes_in_flight":0}"#, "at least 1"),
         ] {
             let err = hello(bad).expect("a hello").unwrap_err();
-            assert!(err.contains(needle), "{bad}: {err}");
+            assert!(err.message().contains(needle), "{bad}: {err}");
         }
         let catalog = testkit::catalog();
         let cx = AgentCx::new(7, &catalog);

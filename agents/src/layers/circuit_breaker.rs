@@ -25,6 +25,35 @@ use serde::{Deserialize, Serialize};
 
 use crate::{catalog, notes};
 
+/// Why the breaker refused a call: the circuit of its tool is open or
+/// half-open with its trial calls out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// The circuit is open.
+    Open {
+        /// The tool.
+        tool: String,
+        /// When the break ends (virtual time, ms).
+        until_ms: TimeMs,
+    },
+    /// The circuit is half-open and its trial calls are out.
+    HalfOpen {
+        /// The tool.
+        tool: String,
+    },
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::Open { tool, until_ms } => {
+                write!(f, "{tool}: circuit open until {until_ms} ms (too many recent failures)")
+            }
+            Refusal::HalfOpen { tool } => write!(f, "{tool}: circuit half-open, waiting for its trial call"),
+        }
+    }
+}
+
 /// Refused calls in a row within one step before the breaker halts the run.
 pub const REFUSALS_MAX: u32 = 8;
 
@@ -146,7 +175,7 @@ impl CircuitBreaker {
     }
 
     /// Whether `call` may go out now; updates the circuit (open → half-open, probes).
-    fn admit(&mut self, call: &ToolCall, cx: &mut AgentCx<'_>) -> Result<(), String> {
+    fn admit(&mut self, call: &ToolCall, cx: &mut AgentCx<'_>) -> Result<(), Refusal> {
         if !self.guarded(call.tool, cx) {
             return Ok(());
         }
@@ -156,7 +185,7 @@ impl CircuitBreaker {
         let circuit = self.circuit(call.tool);
         if let State::Open { until_ms } = circuit.state {
             if now_ms < until_ms {
-                return Err(format!("{name}: circuit open until {until_ms} ms (too many recent failures)"));
+                return Err(Refusal::Open { tool: name, until_ms });
             }
             circuit.state = State::HalfOpen { sent: 0, succeeded: 0 };
             cx.note("circuit_breaker", "half_open", Value::map([("tool", Value::str(name.clone()))]));
@@ -164,7 +193,7 @@ impl CircuitBreaker {
         let circuit = self.circuit(call.tool);
         if let State::HalfOpen { sent, succeeded } = circuit.state {
             if sent >= probes {
-                return Err(format!("{name}: circuit half-open, waiting for its trial call"));
+                return Err(Refusal::HalfOpen { tool: name });
             }
             circuit.state = State::HalfOpen { sent: sent + 1, succeeded };
         }
@@ -182,7 +211,8 @@ impl Agent for CircuitBreaker {
         let mut action = self.inner.step(input, cx);
         for _ in 0..REFUSALS_MAX {
             let Action::Call(call) = &action else { return action };
-            let Err(reason) = self.admit(call, cx) else { return action };
+            let Err(refusal) = self.admit(call, cx) else { return action };
+            let reason = refusal.to_string();
             let tool = catalog::name(cx.catalog, call.tool);
             cx.note("circuit_breaker", "rejected", Value::map([("tool", Value::str(tool))]));
             let blocked = Input::Blocked { call: call.clone(), layer: "circuit_breaker", reason };

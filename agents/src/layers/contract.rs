@@ -38,7 +38,10 @@ fn violation(result: &ToolResult, cx: &AgentCx<'_>) -> Option<String> {
     }
     match &result.reply {
         Reply::Ok(body) => Some(
-            cx.catalog.check_response(result.call.tool, cx.now_ms, body).err().unwrap_or_else(|| "unknown tool".into()),
+            cx.catalog
+                .check_response(result.call.tool, cx.now_ms, body)
+                .err()
+                .map_or_else(|| "unknown tool".into(), |e| e.to_string()),
         ),
         _ => Some("the body does not parse".into()),
     }

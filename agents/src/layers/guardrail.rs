@@ -173,12 +173,8 @@ pub const TRUSTED_VALUES_MAX: usize = 1_024;
 
 /// The strings and integers of `value`, at any depth.
 fn leaves(value: &Value, out: &mut Vec<Value>) {
-    match value {
-        Value::Str(_) | Value::Int(_) => out.push(value.clone()),
-        Value::List(items) => items.iter().for_each(|v| leaves(v, out)),
-        Value::Map(pairs) => pairs.iter().for_each(|(_, v)| leaves(v, out)),
-        _ => {}
-    }
+    // Walked with an explicit stack ([`Value::leaves`]): no depth overflows it.
+    out.extend(value.leaves().filter(|v| matches!(v, Value::Str(_) | Value::Int(_))).cloned());
 }
 
 impl Guardrail {

@@ -5,7 +5,54 @@ use agentsim_engine::{Action, Catalog, Finish, Usage};
 use serde_json::{Value as Json, json};
 
 use super::FINISH_TOOL;
-use crate::external::protocol;
+use crate::external::protocol::{self, ProtocolErrorKind};
+
+/// What kind of malformed answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AnswerErrorKind {
+    /// The body, or a call's arguments, are not JSON.
+    NotJson,
+    /// No `choices[0].message`, or a call without its `id`, `function` or name.
+    Missing,
+    /// A field of another type than Chat Completions says.
+    WrongType,
+    /// The answer says nothing and calls no tool.
+    Silent,
+    /// A call that is no valid action (an unknown tool, bad arguments), of
+    /// the protocol error's kind.
+    InvalidAction(ProtocolErrorKind),
+}
+
+/// Why an answer is malformed: its kind, the field of the answer it is about
+/// (`tool_calls[0].function.name`), and the message users see.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AnswerError {
+    /// What kind of problem.
+    pub kind: AnswerErrorKind,
+    /// The field of the answer, when there is one.
+    pub field: Option<String>,
+    /// The message users see.
+    pub message: String,
+}
+
+impl AnswerError {
+    fn new(kind: AnswerErrorKind, field: Option<&str>, message: impl Into<String>) -> Self {
+        Self { kind, field: field.map(str::to_string), message: message.into() }
+    }
+
+    /// A body that is not JSON (`reason` is the parser's).
+    pub fn not_json(reason: impl std::fmt::Display) -> Self {
+        Self::new(AnswerErrorKind::NotJson, None, format!("the body is not JSON: {reason}"))
+    }
+}
+
+impl std::fmt::Display for AnswerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for AnswerError {}
 
 /// One tool call of an answer, checked against the catalog.
 #[derive(Clone, Debug, PartialEq)]
@@ -32,20 +79,23 @@ pub struct Answer {
 
 /// Reads a response body (parsed JSON) as an [`Answer`]; an error says why it
 /// is malformed.
-pub fn read(response: &Json, catalog: &Catalog) -> Result<Answer, String> {
-    let message = response
-        .pointer("/choices/0/message")
-        .and_then(Json::as_object)
-        .ok_or("no `choices[0].message` in the answer")?;
+pub fn read(response: &Json, catalog: &Catalog) -> Result<Answer, AnswerError> {
+    use AnswerErrorKind as Kind;
+    let message = response.pointer("/choices/0/message").and_then(Json::as_object).ok_or_else(|| {
+        AnswerError::new(Kind::Missing, Some("choices[0].message"), "no `choices[0].message` in the answer")
+    })?;
+    let wrong = |name: &str, expected: &str, found: &Json| {
+        AnswerError::new(Kind::WrongType, Some(name), format!("`{name}`: expected {expected}, found {found}"))
+    };
     let text = match message.get("content") {
         None | Some(Json::Null) => None,
         Some(Json::String(s)) => Some(s.clone()).filter(|s| !s.trim().is_empty()),
-        Some(other) => return Err(format!("`content`: expected a string, found {other}")),
+        Some(other) => return Err(wrong("content", "a string", other)),
     };
     let raw_calls = match message.get("tool_calls") {
         None | Some(Json::Null) => &[][..],
         Some(Json::Array(calls)) => calls.as_slice(),
-        Some(other) => return Err(format!("`tool_calls`: expected an array, found {other}")),
+        Some(other) => return Err(wrong("tool_calls", "an array", other)),
     };
     let mut calls = Vec::with_capacity(raw_calls.len());
     let mut rebuilt = Vec::with_capacity(raw_calls.len());
@@ -55,7 +105,7 @@ pub fn read(response: &Json, catalog: &Catalog) -> Result<Answer, String> {
         rebuilt.push(json);
     }
     if text.is_none() && calls.is_empty() {
-        return Err("the answer says nothing and calls no tool".into());
+        return Err(AnswerError::new(Kind::Silent, None, "the answer says nothing and calls no tool"));
     }
     let mut assistant = json!({"role": "assistant", "content": text});
     if !rebuilt.is_empty() {
@@ -65,24 +115,38 @@ pub fn read(response: &Json, catalog: &Catalog) -> Result<Answer, String> {
 }
 
 /// One tool call: the planned action and the call as the conversation keeps it.
-fn read_call(call: &Json, i: usize, catalog: &Catalog) -> Result<(PlannedCall, Json), String> {
-    let at = |what: &str| format!("`tool_calls[{i}]`: {what}");
-    let id = call.get("id").and_then(Json::as_str).ok_or_else(|| at("no `id`"))?.to_string();
-    let function = call.get("function").ok_or_else(|| at("no `function`"))?;
-    let name = function.get("name").and_then(Json::as_str).ok_or_else(|| at("no `function.name`"))?;
+fn read_call(call: &Json, i: usize, catalog: &Catalog) -> Result<(PlannedCall, Json), AnswerError> {
+    use AnswerErrorKind as Kind;
+    let at = |kind, field: &str, what: &str| {
+        let field = if field.is_empty() { format!("tool_calls[{i}]") } else { format!("tool_calls[{i}].{field}") };
+        AnswerError::new(kind, Some(&field), format!("`tool_calls[{i}]`: {what}"))
+    };
+    let id = call.get("id").and_then(Json::as_str).ok_or_else(|| at(Kind::Missing, "id", "no `id`"))?.to_string();
+    let function = call.get("function").ok_or_else(|| at(Kind::Missing, "function", "no `function`"))?;
+    let name = function
+        .get("name")
+        .and_then(Json::as_str)
+        .ok_or_else(|| at(Kind::Missing, "function.name", "no `function.name`"))?;
     let arguments = match function.get("arguments") {
         None | Some(Json::Null) => "{}".to_string(),
         Some(Json::String(s)) if s.trim().is_empty() => "{}".to_string(),
         Some(Json::String(s)) => s.clone(),
-        Some(other) => return Err(at(&format!("`arguments`: expected a JSON string, found {other}"))),
+        Some(other) => {
+            let what = format!("`arguments`: expected a JSON string, found {other}");
+            return Err(at(Kind::WrongType, "function.arguments", &what));
+        }
     };
-    let args: Json = serde_json::from_str(&arguments)
-        .map_err(|e| at(&format!("`{name}`'s arguments are not JSON ({e}): {arguments}")))?;
+    let args: Json = serde_json::from_str(&arguments).map_err(|e| {
+        let what = format!("`{name}`'s arguments are not JSON ({e}): {arguments}");
+        at(Kind::NotJson, "function.arguments", &what)
+    })?;
     let action = if name == FINISH_TOOL && catalog.id(FINISH_TOOL).is_none() {
         finish(&args)
     } else {
         let decision = json!({"protocol": protocol::PROTOCOL, "action": "call", "tool": name, "args": args});
-        protocol::action_of(&decision, catalog).map_err(|e| at(&e))?.0
+        protocol::action_of(&decision, catalog)
+            .map_err(|e| at(Kind::InvalidAction(e.kind()), "function", e.message()))?
+            .0
     };
     let kept = json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}});
     Ok((PlannedCall { id, action }, kept))
@@ -145,8 +209,11 @@ mod tests {
             (call("lookup_order", "[1]"), "expected an object"),
         ] {
             let err = read(&bad, &catalog).unwrap_err();
-            assert!(err.contains(needle), "{bad}: {err}");
+            assert!(err.message.contains(needle), "{bad}: {err}");
         }
+        let err = read(&call("nope", "{}"), &catalog).unwrap_err();
+        assert_eq!(err.kind, AnswerErrorKind::InvalidAction(ProtocolErrorKind::Unknown));
+        assert_eq!(err.field.as_deref(), Some("tool_calls[0].function"));
         let text = read(&answer(json!({"content": "Which order?"})), &catalog).unwrap();
         assert_eq!(text.text.as_deref(), Some("Which order?"));
     }

@@ -140,8 +140,8 @@ fn live(
     Err(exhausted(&failures, key, &url))
 }
 
-fn read_body(body: &str, catalog: &Catalog) -> Result<(Answer, Json), String> {
-    let response: Json = serde_json::from_str(body).map_err(|e| format!("the body is not JSON: {e}"))?;
+fn read_body(body: &str, catalog: &Catalog) -> Result<(Answer, Json), answer::AnswerError> {
+    let response: Json = serde_json::from_str(body).map_err(answer::AnswerError::not_json)?;
     Ok((answer::read(&response, catalog)?, response))
 }
 

@@ -280,7 +280,7 @@ impl<S: 'static> WorldBuilder<S> {
         let catalog = Catalog::new(specs_with_authenticate(defs.into_iter().zip(tool_configs), authenticate_config));
         catalog
             .check_fault_paths()
-            .map_err(|(tool, _, message)| BuildError::new(BuildErrorKind::FaultDoesNotFit, &tool, message))?;
+            .map_err(|e| BuildError::new(BuildErrorKind::FaultDoesNotFit, &e.tool, e.message))?;
         Ok(catalog)
     }
 

@@ -5,7 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use agentsim_engine::{Latency, TimeMs};
 
-use crate::kit::checks::{not_empty, persona_weights, positive_interval, unique_ids};
+use crate::kit::checks::{ConfigError, ConfigErrorKind, not_empty, positive_interval, unique_ids};
+use crate::kit::persona::personas;
 use crate::kit::tool_configs::tool_configs;
 
 /// A traveller.
@@ -61,23 +62,17 @@ impl TryFrom<FlightUnchecked> for Flight {
 /// beyond any ticket, and far from overflowing a fare walk.
 pub const FARE_CENTS_MAX: i64 = 1_000_000_000;
 
-/// How often each persona is drawn (relative weights, not all zero).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct Personas {
-    /// Names route, date and budget.
-    pub clear: f64,
-    /// Names the route and budget but no date; the agent must ask.
-    pub vague: f64,
-    /// Switches to another date of the same route when a fare is quoted.
-    pub changes_mind: f64,
-    /// Clear, but leaves after `patience_ms` without a booking.
-    pub impatient: f64,
-}
-
-impl Default for Personas {
-    fn default() -> Self {
-        Self { clear: 0.4, vague: 0.2, changes_mind: 0.2, impatient: 0.2 }
+personas! {
+    /// How often each persona is drawn (relative weights, not all zero).
+    pub struct Personas {
+        #[doc = "Names route, date and budget."]
+        clear: Clear = 0.4,
+        #[doc = "Names the route and budget but no date; the agent must ask."]
+        vague: Vague = 0.2,
+        #[doc = "Switches to another date of the same route when a fare is quoted."]
+        changes_mind: ChangesMind = 0.2,
+        #[doc = "Clear, but leaves after `patience_ms` without a booking."]
+        impatient: Impatient = 0.2,
     }
 }
 
@@ -171,34 +166,27 @@ impl Default for FlightBookingConfig {
 }
 
 impl FlightBookingConfig {
-    /// Cross-checks that serde cannot express. Returns (field path, value to point
-    /// at, message) for the first problem.
-    pub fn check(&self) -> Result<(), (String, String, String)> {
+    /// Cross-checks that serde cannot express. Returns the first problem.
+    pub fn check(&self) -> Result<(), ConfigError> {
         unique_ids(self.travellers.iter().map(|t| t.id.as_str()), "travellers", "traveller")?;
         not_empty(self.travellers.is_empty(), "travellers", "traveller")?;
         unique_ids(self.flights.iter().map(|f| f.id.as_str()), "flights", "flight")?;
         not_empty(self.flights.is_empty(), "flights", "flight")?;
         if !(0..=FARE_CENTS_MAX).contains(&self.fare_step_cents_max) {
-            return Err((
-                "fare_step_cents_max".into(),
-                "fare_step_cents_max".into(),
+            return Err(ConfigError::at_field(
+                ConfigErrorKind::OutOfRange,
+                "fare_step_cents_max",
                 format!("expected a step in 0..={FARE_CENTS_MAX}, found {}", self.fare_step_cents_max),
             ));
         }
         if self.fare_cents_min <= 0 || self.fare_cents_min > FARE_CENTS_MAX {
-            return Err((
-                "fare_cents_min".into(),
-                "fare_cents_min".into(),
+            return Err(ConfigError::at_field(
+                ConfigErrorKind::OutOfRange,
+                "fare_cents_min",
                 format!("expected a positive fare in cents up to {FARE_CENTS_MAX}, found {}", self.fare_cents_min),
             ));
         }
         positive_interval(&self.fare_tick_ms, "fare_tick_ms", "fare ticks")?;
-        let p = &self.personas;
-        persona_weights(&[
-            ("clear", p.clear),
-            ("vague", p.vague),
-            ("changes_mind", p.changes_mind),
-            ("impatient", p.impatient),
-        ])
+        self.personas.check()
     }
 }

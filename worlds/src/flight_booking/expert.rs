@@ -12,11 +12,15 @@
 //! `search_flights`) can make it quote a fare that is gone. That is the
 //! contextual-accuracy failure the world counts as `stale_fare_told`.
 
-use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Reply, TimeMs, ToolResult, Value};
+use agentsim_engine::{Action, AgentCx, Finish, Reply, TimeMs, ToolCall, ToolResult, Value};
 
 use super::tools::Ids;
-use crate::kit::case::{Case, begin_step, call};
-use crate::read::{LOOP_PAUSE_MS, Reader, accepted, arg_str, backoff_ms};
+use crate::kit::case::{Case, Opening, call};
+use crate::kit::expert::{Policy, take_int, take_str};
+use crate::read::{LOOP_PAUSE_MS, Reader, arg_str};
+
+/// Who the expert serves and what it is after.
+const OPENING: Opening = Opening { who: "traveller", user_arg: "traveller_id", goal: "book" };
 
 /// Searches that found nothing within budget before the expert hands over.
 const ESCALATE_AFTER_EMPTY_SEARCHES: u32 = 3;
@@ -93,149 +97,12 @@ impl Expert {
         }
     }
 
-    fn hear(&mut self, content: &Value) {
-        if self.case.hear(content) {
-            return;
-        }
-        if let Some(t) = content.get("traveller_id").and_then(Value::as_str) {
-            self.traveller_id = Some(t.to_string());
-        }
-        if let Some(o) = content.get("origin").and_then(Value::as_str) {
-            self.origin = o.to_string();
-        }
-        if let Some(d) = content.get("destination").and_then(Value::as_str) {
-            self.destination = d.to_string();
-        }
-        if let Some(b) = content.get("budget_cents").and_then(Value::as_int) {
-            self.budget_cents = b;
-        }
-        if let Some(d) = content.get("date").and_then(Value::as_str)
-            && self.date.as_deref() != Some(d)
-        {
-            // A new day: everything read about the old one is beside the point.
-            self.date = Some(d.to_string());
-            self.fares.clear();
-            self.searched = false;
-            self.refused.clear();
-            self.quoted = None;
-            self.confirmed = None;
-        }
-        let flight = arg_str(content, "flight_id").to_string();
-        let fare = content.get("fare_cents").and_then(Value::as_int).unwrap_or_default();
-        match content.get("confirm") {
-            Some(Value::Bool(true)) if self.quoted.as_ref() == Some(&(flight.clone(), fare)) => {
-                self.confirmed = Some((flight, fare));
-            }
-            Some(Value::Bool(false)) if content.get("over_budget").is_some() => self.refused.push(flight),
-            Some(Value::Bool(false)) => self.quoted = None,
-            _ => {}
-        }
-    }
-
     fn remember(&mut self, view: FareView) {
         if self.date.as_deref() != Some(view.date.as_str()) {
             return;
         }
         self.fares.retain(|f| f.flight_id != view.flight_id);
         self.fares.push(view);
-    }
-
-    /// Learns from a tool result; returns how long to wait before acting again.
-    fn learn(&mut self, r: &ToolResult, cx: &AgentCx<'_>) -> Option<TimeMs> {
-        let tool = r.call.tool;
-        let Some(body) = accepted(r, cx) else {
-            return self.learn_failure(r);
-        };
-        self.case.accepted(tool);
-        let read = Reader { cx, tool };
-        let ids = self.ids;
-        let now_ms = cx.now_ms;
-        if tool == ids.search_flights {
-            if arg_str(&r.call.args, "date") == self.date.as_deref().unwrap_or_default() {
-                self.searched = true;
-                self.fares.clear();
-                let views: Vec<FareView> = read
-                    .list(body, "flights")
-                    .iter()
-                    .map(|f| FareView {
-                        flight_id: read.str(f, "flight_id"),
-                        date: read.str(f, "date"),
-                        fare_cents: read.int(f, "fare_cents"),
-                        read_at_ms: now_ms,
-                    })
-                    .collect();
-                views.into_iter().for_each(|v| self.remember(v));
-            }
-        } else if tool == ids.get_fare {
-            let view = FareView {
-                flight_id: read.str(body, "flight_id"),
-                date: read.str(body, "date"),
-                fare_cents: read.int(body, "fare_cents"),
-                read_at_ms: now_ms,
-            };
-            self.remember(view);
-        } else if tool == ids.book {
-            self.booking = BookingState::Booked {
-                booking_id: read.str(body, "booking_id"),
-                flight_id: arg_str(&r.call.args, "flight_id").to_string(),
-                fare_cents: r.call.args.get("fare_cents").and_then(Value::as_int).unwrap_or_default(),
-            };
-        } else if tool == ids.get_bookings {
-            let active: Vec<(String, String, i64)> = read
-                .list(body, "bookings")
-                .iter()
-                .filter(|b| read.str(b, "status") == "booked")
-                .map(|b| (read.str(b, "booking_id"), read.str(b, "flight_id"), read.int(b, "fare_cents")))
-                .collect();
-            let keep = active.iter().position(|(_, f, fare)| self.confirmed.as_ref() == Some(&(f.clone(), *fare)));
-            self.booking = match keep.or((!active.is_empty()).then_some(0)) {
-                Some(k) => {
-                    let (id, flight, fare) = active[k].clone();
-                    self.extra_bookings =
-                        active.iter().enumerate().filter(|(i, _)| *i != k).map(|(_, b)| b.0.clone()).collect();
-                    BookingState::Booked { booking_id: id, flight_id: flight, fare_cents: fare }
-                }
-                None => BookingState::NotBooked,
-            };
-        } else if tool == ids.cancel {
-            let id = arg_str(&r.call.args, "booking_id");
-            self.extra_bookings.retain(|b| b != id);
-        } else if tool == ids.send_message {
-            match r.call.args.get("kind").and_then(Value::as_str) {
-                Some("quote") => {
-                    self.case.awaiting_user = true;
-                    self.quoted = Some((
-                        arg_str(&r.call.args, "flight_id").to_string(),
-                        r.call.args.get("fare_cents").and_then(Value::as_int).unwrap_or_default(),
-                    ));
-                }
-                Some("ask") => self.case.asked_user(),
-                Some("done") => self.told = true,
-                _ => {}
-            }
-        }
-        None
-    }
-
-    fn learn_failure(&mut self, r: &ToolResult) -> Option<TimeMs> {
-        self.case.failures += 1;
-        match &r.reply {
-            Reply::Error { status: 409, .. } if r.call.tool == self.ids.book => {
-                // The fare moved: what we quoted is gone. Read it again and re-quote.
-                let flight = arg_str(&r.call.args, "flight_id");
-                self.fares.iter_mut().filter(|f| f.flight_id == flight).for_each(|f| f.read_at_ms = 0);
-                self.confirmed = None;
-                self.quoted = None;
-                self.case.failures = 0;
-                None
-            }
-            Reply::Timeout if r.call.tool == self.ids.book => {
-                // The booking may have been made before the answer was lost.
-                self.booking = BookingState::Uncertain;
-                Some(backoff_ms(self.case.failures, &r.reply))
-            }
-            reply => self.case.after_failure(reply),
-        }
     }
 
     fn message(&self, traveller: &str, kind: &str, extra: Vec<(&'static str, Value)>) -> Action {
@@ -246,67 +113,40 @@ impl Expert {
         call(self.ids.send_message, args)
     }
 
-    fn next(&mut self, now_ms: TimeMs) -> Action {
+    /// What is left to do about bookings made: cancel an extra one, check an
+    /// uncertain one, tell the traveller of the one kept (then finish).
+    fn settle_booking(&mut self, traveller: &str) -> Option<Action> {
         let ids = self.ids;
-        if let Some(last) = self.case.closed("traveller") {
-            return last;
-        }
-        let Some(traveller) = self.traveller_id.clone() else {
-            return Action::Idle { wake_at_ms: None };
-        };
-        if self.case.must_escalate() || self.empty_searches >= ESCALATE_AFTER_EMPTY_SEARCHES {
-            self.case.escalating = true;
-            let reason = format!(
-                "could not book ({} failures, {} refusals, {} searches without a fare in budget)",
-                self.case.failures, self.case.blocks, self.empty_searches
-            );
-            return self.case.escalation("traveller_id", traveller, reason);
-        }
-        if self.case.needs_auth {
-            return self.case.renew_session();
-        }
         if let Some(extra) = self.extra_bookings.first() {
-            return call(ids.cancel, Value::map([("booking_id", Value::str(extra))]));
+            return Some(call(ids.cancel, Value::map([("booking_id", Value::str(extra))])));
         }
         match self.booking.clone() {
             BookingState::Uncertain => {
-                return call(ids.get_bookings, Value::map([("traveller_id", Value::str(&traveller))]));
+                return Some(call(ids.get_bookings, Value::map([("traveller_id", Value::str(traveller))])));
             }
             BookingState::Booked { booking_id, flight_id, fare_cents } => {
                 if self.told {
-                    return Action::Finish(Finish::Done);
+                    return Some(Action::Finish(Finish::Done));
                 }
-                return self.message(
-                    &traveller,
+                return Some(self.message(
+                    traveller,
                     "done",
                     vec![
                         ("booking_id", Value::Str(booking_id)),
                         ("flight_id", Value::Str(flight_id)),
                         ("fare_cents", Value::Int(fare_cents)),
                     ],
-                );
+                ));
             }
             BookingState::NotBooked => {}
         }
-        if self.case.awaiting_user {
-            return Action::Idle { wake_at_ms: None };
-        }
-        let Some(date) = self.date.clone() else {
-            if self.case.asked {
-                return Action::Idle { wake_at_ms: None };
-            }
-            return self.message(&traveller, "ask", Vec::new());
-        };
-        if let Some((flight, fare)) = self.confirmed.clone() {
-            return call(
-                ids.book,
-                Value::map([
-                    ("traveller_id", Value::str(&traveller)),
-                    ("flight_id", Value::Str(flight)),
-                    ("fare_cents", Value::Int(fare)),
-                ]),
-            );
-        }
+        None
+    }
+
+    /// The search for a fare on `date` within the budget, read fresh, and
+    /// its quote to the traveller; waits for fares to move when none fits.
+    fn find_fare(&mut self, traveller: &str, date: String, now_ms: TimeMs) -> Action {
+        let ids = self.ids;
         if !self.searched {
             return call(
                 ids.search_flights,
@@ -339,38 +179,182 @@ impl Expert {
             return Action::Idle { wake_at_ms: Some(now_ms.saturating_add(PRICE_WAIT_MS)) };
         }
         self.message(
-            &traveller,
+            traveller,
             "quote",
             vec![("flight_id", Value::Str(best.flight_id)), ("fare_cents", Value::Int(best.fare_cents))],
         )
     }
 }
 
-impl Agent for Expert {
-    fn step(&mut self, input: Input, cx: &mut AgentCx<'_>) -> Action {
-        begin_step(&input, cx);
-        let wait_ms = match &input {
-            Input::User(message) => {
-                self.hear(&message.content);
+impl Policy for Expert {
+    fn next(&mut self, now_ms: TimeMs) -> Action {
+        let empty_searches = self.empty_searches;
+        let traveller = match self.case.opening(
+            &OPENING,
+            self.traveller_id.as_ref(),
+            self.empty_searches >= ESCALATE_AFTER_EMPTY_SEARCHES,
+            || format!(", {} searches without a fare in budget", empty_searches),
+        ) {
+            Ok(traveller) => traveller,
+            Err(first) => return first,
+        };
+        if let Some(action) = self.settle_booking(&traveller) {
+            return action;
+        }
+        if self.case.awaiting_user {
+            return Action::Idle { wake_at_ms: None };
+        }
+        let Some(date) = self.date.clone() else {
+            if self.case.asked {
+                return Action::Idle { wake_at_ms: None };
+            }
+            return self.message(&traveller, "ask", Vec::new());
+        };
+        if let Some((flight, fare)) = self.confirmed.clone() {
+            return call(
+                self.ids.book,
+                Value::map([
+                    ("traveller_id", Value::str(&traveller)),
+                    ("flight_id", Value::Str(flight)),
+                    ("fare_cents", Value::Int(fare)),
+                ]),
+            );
+        }
+        self.find_fare(&traveller, date, now_ms)
+    }
+
+    fn hear(&mut self, content: &Value) {
+        take_str(content, "traveller_id", &mut self.traveller_id);
+        take_str(content, "origin", &mut self.origin);
+        take_str(content, "destination", &mut self.destination);
+        take_int(content, "budget_cents", &mut self.budget_cents);
+        if let Some(d) = content.get("date").and_then(Value::as_str)
+            && self.date.as_deref() != Some(d)
+        {
+            // A new day: everything read about the old one is beside the point.
+            self.date = Some(d.to_string());
+            self.fares.clear();
+            self.searched = false;
+            self.refused.clear();
+            self.quoted = None;
+            self.confirmed = None;
+        }
+        let flight = arg_str(content, "flight_id").to_string();
+        let fare = content.get("fare_cents").and_then(Value::as_int).unwrap_or_default();
+        match content.get("confirm") {
+            Some(Value::Bool(true)) if self.quoted.as_ref() == Some(&(flight.clone(), fare)) => {
+                self.confirmed = Some((flight, fare));
+            }
+            Some(Value::Bool(false)) if content.get("over_budget").is_some() => self.refused.push(flight),
+            Some(Value::Bool(false)) => self.quoted = None,
+            _ => {}
+        }
+    }
+
+    fn answer_lost(&mut self, name: &str) -> bool {
+        // The booking may have been made before the answer was lost.
+        (name == "book").then(|| self.booking = BookingState::Uncertain).is_some()
+    }
+
+    /// Learns from a tool result; returns how long to wait before acting again.
+    fn learn(&mut self, name: &str, r: &ToolResult, body: &Value, cx: &AgentCx<'_>) -> Option<TimeMs> {
+        let tool = r.call.tool;
+        let read = Reader { cx, tool };
+        let now_ms = cx.now_ms;
+        if name == "search_flights" {
+            if arg_str(&r.call.args, "date") == self.date.as_deref().unwrap_or_default() {
+                self.searched = true;
+                self.fares.clear();
+                let views: Vec<FareView> = read
+                    .list(body, "flights")
+                    .iter()
+                    .map(|f| FareView {
+                        flight_id: read.str(f, "flight_id"),
+                        date: read.str(f, "date"),
+                        fare_cents: read.int(f, "fare_cents"),
+                        read_at_ms: now_ms,
+                    })
+                    .collect();
+                views.into_iter().for_each(|v| self.remember(v));
+            }
+        } else if name == "get_fare" {
+            let view = FareView {
+                flight_id: read.str(body, "flight_id"),
+                date: read.str(body, "date"),
+                fare_cents: read.int(body, "fare_cents"),
+                read_at_ms: now_ms,
+            };
+            self.remember(view);
+        } else if name == "book" {
+            self.booking = BookingState::Booked {
+                booking_id: read.str(body, "booking_id"),
+                flight_id: arg_str(&r.call.args, "flight_id").to_string(),
+                fare_cents: r.call.args.get("fare_cents").and_then(Value::as_int).unwrap_or_default(),
+            };
+        } else if name == "get_bookings" {
+            let active: Vec<(String, String, i64)> = read
+                .list(body, "bookings")
+                .iter()
+                .filter(|b| read.str(b, "status") == "booked")
+                .map(|b| (read.str(b, "booking_id"), read.str(b, "flight_id"), read.int(b, "fare_cents")))
+                .collect();
+            let keep = active.iter().position(|(_, f, fare)| self.confirmed.as_ref() == Some(&(f.clone(), *fare)));
+            self.booking = match keep.or((!active.is_empty()).then_some(0)) {
+                Some(k) => {
+                    let (id, flight, fare) = active[k].clone();
+                    self.extra_bookings =
+                        active.iter().enumerate().filter(|(i, _)| *i != k).map(|(_, b)| b.0.clone()).collect();
+                    BookingState::Booked { booking_id: id, flight_id: flight, fare_cents: fare }
+                }
+                None => BookingState::NotBooked,
+            };
+        } else if name == "cancel" {
+            let id = arg_str(&r.call.args, "booking_id");
+            self.extra_bookings.retain(|b| b != id);
+        } else if name == "send_message" {
+            match r.call.args.get("kind").and_then(Value::as_str) {
+                Some("quote") => {
+                    self.case.awaiting_user = true;
+                    self.quoted = Some((
+                        arg_str(&r.call.args, "flight_id").to_string(),
+                        r.call.args.get("fare_cents").and_then(Value::as_int).unwrap_or_default(),
+                    ));
+                }
+                Some("ask") => self.case.asked_user(),
+                Some("done") => self.told = true,
+                _ => {}
+            }
+        }
+        None
+    }
+
+    fn learn_failure(&mut self, name: &str, r: &ToolResult) -> Option<TimeMs> {
+        match &r.reply {
+            Reply::Error { status: 409, .. } if name == "book" => {
+                // The fare moved: what we quoted is gone. Read it again and re-quote.
+                let flight = arg_str(&r.call.args, "flight_id");
+                self.fares.iter_mut().filter(|f| f.flight_id == flight).for_each(|f| f.read_at_ms = 0);
+                self.confirmed = None;
+                self.quoted = None;
+                self.case.failures = 0;
                 None
             }
-            Input::Tool(result) => self.learn(result, cx),
-            Input::Blocked { call, layer, .. } => {
-                self.case.blocks += 1;
-                if call.tool == self.ids.book {
-                    // What we knew about the fare led to a refused booking: read it again.
-                    let flight = arg_str(&call.args, "flight_id");
-                    self.fares.iter_mut().filter(|f| f.flight_id == flight).for_each(|f| f.read_at_ms = 0);
-                    self.confirmed = None;
-                    self.quoted = None;
-                }
-                (*layer == "loop_detector").then_some(LOOP_PAUSE_MS)
-            }
-            Input::Wake => None,
-        };
-        match wait_ms {
-            Some(ms) => Action::Idle { wake_at_ms: Some(cx.now_ms.saturating_add(ms)) },
-            None => self.next(cx.now_ms),
+            reply => self.case.after_failure(reply),
         }
+    }
+
+    fn blocked(&mut self, name: &str, call: &ToolCall, layer: &str) -> Option<TimeMs> {
+        if name == "book" {
+            // What we knew about the fare led to a refused booking: read it again.
+            let flight = arg_str(&call.args, "flight_id");
+            self.fares.iter_mut().filter(|f| f.flight_id == flight).for_each(|f| f.read_at_ms = 0);
+            self.confirmed = None;
+            self.quoted = None;
+        }
+        (layer == "loop_detector").then_some(LOOP_PAUSE_MS)
+    }
+
+    fn case(&mut self) -> &mut Case {
+        &mut self.case
     }
 }

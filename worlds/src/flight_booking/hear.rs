@@ -16,9 +16,10 @@
 
 use agentsim_engine::{Message, TimeMs, Value, WorldCx};
 
-use super::{FlightBooking, FlightEvent, Persona};
+use super::{FlightBooking, FlightEvent};
+use crate::kit::listen::{self, Listener, id_shape};
 use crate::talk::scan::{self, Word, Written};
-use crate::talk::voice::{Style, Voice};
+use crate::talk::voice::Voice;
 use crate::talk::{self, Fact, FactValue, Intent, Lexicon, Reading, TOLD_WRONG_VALUE, money_text};
 
 /// The facts' places in [`FlightBooking::facts`].
@@ -52,20 +53,6 @@ struct Named {
 }
 
 impl FlightBooking<'_> {
-    fn style(&self) -> Style {
-        match self.persona {
-            Persona::Clear => Style::Clear,
-            Persona::Vague => Style::Vague,
-            Persona::ChangesMind => Style::Verbose,
-            Persona::Impatient => Style::Impatient,
-        }
-    }
-
-    fn voice(&mut self) -> &mut Voice {
-        let style = self.style();
-        self.voice.get_or_insert_with(|| Voice::new(style, &self.user_rng))
-    }
-
     /// The traveller's facts about the trip it wants now.
     fn facts(&self) -> Vec<Fact> {
         let t = &self.config.travellers[self.traveller];
@@ -116,17 +103,6 @@ impl FlightBooking<'_> {
         lexicon
     }
 
-    /// The request in words, as the traveller restates it.
-    fn request_text(&self) -> String {
-        format!(
-            "I'd like a flight from {} to {} on {}, at most {}.",
-            self.trip.origin,
-            self.trip.destination,
-            self.trip.date,
-            money_text(self.budget_cents)
-        )
-    }
-
     /// The traveller reads `text` and answers (or, for a statement, judges it).
     pub(super) fn hear_text(&mut self, text: &str, cx: &mut WorldCx<'_, FlightEvent>) {
         if self.left_at_ms.is_some() {
@@ -154,15 +130,8 @@ impl FlightBooking<'_> {
         let reply = match reading.intent {
             Intent::Ask => self.answer_question(&reading, &facts),
             Intent::Propose => self.answer_proposal(&reading, &facts, &named, at, cx),
-            Intent::Tell => self.judge_statement(&reading, &named, cx),
-            Intent::SmallTalk => {
-                let (request, content) = (self.request_text(), self.request(true));
-                self.voice().small_talk_reply(&request, content)
-            }
-            Intent::Unclear => {
-                let (request, content) = (self.request_text(), self.request(true));
-                self.voice().not_followed(text, &request, content, cx)
-            }
+            Intent::Tell => self.judge_statement(&reading, &facts, &named, cx),
+            Intent::SmallTalk | Intent::Unclear => listen::chat(self, reading.intent, text, cx),
         };
         cx.tell_agent(at, reply);
     }
@@ -200,10 +169,10 @@ impl FlightBooking<'_> {
         } else if self.config.travellers.iter().any(|t| t.id.eq_ignore_ascii_case(id)) {
             // Another traveller's id: read by the facts (a wrong traveller id).
         } else {
-            let shape = shape(id);
-            let known_shape = shape == self::shape("B501")
-                || self.config.flights.iter().any(|f| self::shape(&f.id) == shape)
-                || self.config.travellers.iter().any(|t| self::shape(&t.id) == shape);
+            let shape = id_shape(id);
+            let known_shape = shape == id_shape("B501")
+                || self.config.flights.iter().any(|f| id_shape(&f.id) == shape)
+                || self.config.travellers.iter().any(|t| id_shape(&t.id) == shape);
             if known_shape && shape.1 > 0 {
                 named.unknown_ids.push(id.to_string());
             }
@@ -211,18 +180,8 @@ impl FlightBooking<'_> {
     }
 
     fn answer_question(&mut self, reading: &Reading, facts: &[Fact]) -> Message {
-        if reading.asked.is_empty() {
-            let request = self.request_text();
-            return Message { text: self.voice().dont_know(None, &request), content: self.request(true) };
-        }
-        let shown: Vec<(String, String)> =
-            reading.asked.iter().map(|&i| (label(&facts[i]), facts[i].value.shown())).collect();
-        let said: Vec<(&str, &str)> = shown.iter().map(|(l, v)| (l.as_str(), v.as_str())).collect();
-        let mut content = Value::map([("traveller_id", Value::str(self.traveller_id()))]);
-        for &i in &reading.asked {
-            content.set(facts[i].name.clone(), facts[i].value.to_value());
-        }
-        Message { text: self.voice().answer(&said), content }
+        let content = Value::map([("traveller_id", Value::str(self.traveller_id()))]);
+        listen::answer_question(self, reading, facts, label, content, |_, fact| fact.value.to_value())
     }
 
     /// A proposal: its values checked one by one, then, naming one flight and
@@ -252,9 +211,7 @@ impl FlightBooking<'_> {
         if !wrong.is_empty() {
             let mut content = self.request(true);
             content.set("confirm", Value::Bool(false));
-            let said = corrections(facts, &[DESTINATION, DATE], &wrong);
-            let said: Vec<(&str, &str)> = said.iter().map(|(l, v)| (l.as_str(), v.as_str())).collect();
-            return Message { text: self.voice().no(&said), content };
+            return Message { text: listen::refuse(self, facts, &[DESTINATION, DATE], &wrong, label), content };
         }
         let Some(f) = flight else {
             // "Shall I book it?" without a flight: the traveller restates the
@@ -277,9 +234,8 @@ impl FlightBooking<'_> {
             }
             _ if reply.content.get("changed_mind").is_some() => reply,
             _ => {
-                let said = corrections(facts, &[ORIGIN, DESTINATION, DATE], &[]);
-                let said: Vec<(&str, &str)> = said.iter().map(|(l, v)| (l.as_str(), v.as_str())).collect();
-                Message { text: self.voice().no(&said), content: reply.content }
+                let text = listen::refuse(self, facts, &[ORIGIN, DESTINATION, DATE], &[], label);
+                Message { text, content: reply.content }
             }
         }
     }
@@ -288,7 +244,13 @@ impl FlightBooking<'_> {
     /// a structured quote; an amount, date or id the world never held is
     /// `told_wrong_value`; a closing naming a booking is what the traveller was
     /// told.
-    fn judge_statement(&mut self, reading: &Reading, named: &Named, cx: &mut WorldCx<'_, FlightEvent>) -> Message {
+    fn judge_statement(
+        &mut self,
+        reading: &Reading,
+        facts: &[Fact],
+        named: &Named,
+        cx: &mut WorldCx<'_, FlightEvent>,
+    ) -> Message {
         let now_ms = cx.now_ms;
         let booking = self.booking_told(named);
         let flight = match named.flights.as_slice() {
@@ -312,7 +274,7 @@ impl FlightBooking<'_> {
                 _ => false,
             };
             if never_held {
-                cx.minefield(TOLD_WRONG_VALUE, format!("told {} {}", label_of(s.fact), s.written));
+                cx.minefield(TOLD_WRONG_VALUE, format!("told {} {}", label(&facts[s.fact]), s.written));
             }
         }
         for id in &named.unknown_ids {
@@ -327,8 +289,7 @@ impl FlightBooking<'_> {
             };
             self.told_done(&booking_id, fare, now_ms);
         }
-        let text = if reading.done { self.voice().thanks() } else { "OK.".to_string() };
-        Message { text, content: Value::map([("acknowledged", Value::Bool(true))]) }
+        listen::acknowledge(self, reading.done)
     }
 
     /// The booking a statement tells about: the one booking id it names, else
@@ -357,10 +318,25 @@ impl FlightBooking<'_> {
     }
 }
 
-/// Letters before the digits (upper case) and the count of digits.
-fn shape(id: &str) -> (String, usize) {
-    let prefix: String = id.chars().take_while(|c| !c.is_ascii_digit()).collect::<String>().to_uppercase();
-    (prefix, id.chars().filter(char::is_ascii_digit).count())
+impl Listener for FlightBooking<'_> {
+    fn request_content(&self) -> Value {
+        self.request(true)
+    }
+
+    /// The request in words, as the traveller restates it.
+    fn request_text(&self) -> String {
+        format!(
+            "I'd like a flight from {} to {} on {}, at most {}.",
+            self.trip.origin,
+            self.trip.destination,
+            self.trip.date,
+            money_text(self.budget_cents)
+        )
+    }
+
+    fn voice(&mut self) -> &mut Voice {
+        listen::voice_of(&mut self.voice, self.persona, &self.user_rng)
+    }
 }
 
 /// Whether a budget word stands among the few words before byte `at`.
@@ -378,19 +354,6 @@ fn written_date(written: &str, iso: &str) -> bool {
     })
 }
 
-/// The labelled values of `always` then of `wrong` (no repeats): what the
-/// traveller corrects a proposal with.
-fn corrections(facts: &[Fact], always: &[usize], wrong: &[usize]) -> Vec<(String, String)> {
-    let mut shown: Vec<(String, String)> = Vec::new();
-    for &i in always.iter().chain(wrong) {
-        let pair = (label(&facts[i]), facts[i].value.shown());
-        if !shown.contains(&pair) {
-            shown.push(pair);
-        }
-    }
-    shown
-}
-
 /// How the traveller names a fact.
 fn label(fact: &Fact) -> String {
     match fact.name.as_str() {
@@ -400,32 +363,16 @@ fn label(fact: &Fact) -> String {
     }
 }
 
-fn label_of(fact: usize) -> &'static str {
-    match fact {
-        TRAVELLER_ID => "traveller id",
-        BUDGET => "budget",
-        DATE => "date",
-        _ => "value",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::flight_booking::FlightBookingConfig;
-    use crate::flight_booking::tools::Ids;
     use agentsim_engine::StreamSource;
-
-    fn world(config: &FlightBookingConfig) -> FlightBooking<'_> {
-        let catalog = agentsim_engine::Catalog::new(crate::flight_booking::tools::specs(&config.tools));
-        let ids = Ids::find(&catalog).expect("the flight_booking tools");
-        FlightBooking::new(config, ids, &StreamSource::new([7; 32], 1))
-    }
 
     #[test]
     fn amounts_beside_a_budget_word_are_the_budget_and_others_fares() {
         let config = FlightBookingConfig::default();
-        let w = world(&config);
+        let w = FlightBooking::new(&config, &StreamSource::new([7; 32], 1));
         let named = w.named("BA117 is $450.00, within your budget of $540.00. Flight ZZ999?");
         assert_eq!(named.fares, vec![45_000]);
         assert_eq!(named.budgets, vec![54_000]);
@@ -438,7 +385,7 @@ mod tests {
     #[test]
     fn the_facts_read_the_trip_and_its_wrong_values() {
         let config = FlightBookingConfig::default();
-        let w = world(&config);
+        let w = FlightBooking::new(&config, &StreamSource::new([7; 32], 1));
         let facts = w.facts();
         let other = if w.trip.destination == "JFK" { "LIS" } else { "JFK" };
         let text = format!("Shall I book you from {} to {other}?", w.trip.origin);

@@ -4,16 +4,21 @@
 use std::sync::LazyLock;
 
 use agentsim_engine::{
-    Message, MilestoneDag, Progress, Stream, StreamSource, TimeMs, ToolCall, ToolError, Value, Verdict, World, WorldCx,
+    Message, MilestoneDag, Progress, Stream, StreamSource, TimeMs, ToolCall, ToolError, Value, Verdict, WorldCx,
 };
 
 use super::config::FlightBookingConfig;
-use super::tools::Ids;
 use crate::kit::args::{int_arg, str_arg};
-use crate::kit::escalation::escalate;
-use crate::kit::goodbye::leave;
+use crate::kit::goodbye::Goodbye;
 use crate::kit::outbox::Outbox;
+pub use crate::kit::persona::Persona;
+use crate::kit::persona::draw;
+use crate::kit::world::{Handover, KitWorld, Served, no_such_tool};
 use crate::talk::voice::Voice;
+
+/// How the impatient user leaves.
+const GOODBYE: Goodbye =
+    Goodbye { note: "traveller_left", text: "This is taking too long. Forget it, I'll book myself." };
 
 #[path = "hear.rs"]
 mod hear;
@@ -22,31 +27,6 @@ mod hear;
 /// time to read the goodbye. One sent before that crossed the goodbye in flight; it
 /// still fails the task, but it is not a careless act.
 pub const LEAVE_NOTICE_MS: TimeMs = 10_000;
-
-/// How the traveller talks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Persona {
-    /// Names route, date and budget.
-    Clear,
-    /// Names route and budget; the date only when asked.
-    Vague,
-    /// Switches to another date when a fare is quoted.
-    ChangesMind,
-    /// Leaves after the patience time without a booking.
-    Impatient,
-}
-
-impl Persona {
-    /// Stable name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Persona::Clear => "clear",
-            Persona::Vague => "vague",
-            Persona::ChangesMind => "changes_mind",
-            Persona::Impatient => "impatient",
-        }
-    }
-}
 
 /// The task's milestones: search, quote a fare, get it confirmed, book, tell.
 /// (Built once per process: the judge of every trajectory reads it.)
@@ -86,7 +66,6 @@ pub enum FlightEvent {
 /// One trajectory's flight_booking.
 pub struct FlightBooking<'c> {
     config: &'c FlightBookingConfig,
-    ids: Ids,
     user_rng: Stream,
     world_rng: Stream,
     traveller: usize,
@@ -107,7 +86,6 @@ pub struct FlightBooking<'c> {
     fares_told: u32,
     fares_told_wrong: u32,
     left_at_ms: Option<TimeMs>,
-    escalated: bool,
     outbox: Outbox,
     progress: Progress,
     /// How the traveller words its answers to text (made on the first one).
@@ -117,7 +95,7 @@ pub struct FlightBooking<'c> {
 impl<'c> FlightBooking<'c> {
     /// A fresh world for one seed: traveller, trip and persona come from the user's
     /// stream, the fare walk from the world's.
-    pub fn new(config: &'c FlightBookingConfig, ids: Ids, streams: &StreamSource) -> Self {
+    pub fn new(config: &'c FlightBookingConfig, streams: &StreamSource) -> Self {
         let mut user_rng = streams.stream("user.0");
         let world_rng = streams.stream("world");
         let traveller = user_rng.below(config.travellers.len() as u64) as usize;
@@ -138,12 +116,10 @@ impl<'c> FlightBooking<'c> {
             date: other_dates[(alternative_draw % other_dates.len() as u64) as usize].to_string(),
             ..trip.clone()
         });
-        let p = &config.personas;
-        let persona = match user_rng.weighted(&[p.clear, p.vague, p.changes_mind, p.impatient]) {
-            Some(1) => Persona::Vague,
-            Some(2) if alternative.is_some() => Persona::ChangesMind,
-            Some(3) => Persona::Impatient,
-            _ => Persona::Clear,
+        // A change of mind needs another day to change to.
+        let persona = match draw(&config.personas.weights(), &mut user_rng) {
+            Some(Persona::ChangesMind) if alternative.is_none() => Persona::Clear,
+            drawn => drawn.unwrap_or(Persona::Clear),
         };
         // The budget covers the cheapest fare at time 0 of every day the traveller
         // will ask for, with the configured margin.
@@ -166,7 +142,6 @@ impl<'c> FlightBooking<'c> {
             cheapest.saturating_add(cheapest.saturating_mul(i64::from(config.budget_margin_percent)) / 100);
         Self {
             config,
-            ids,
             user_rng,
             world_rng,
             traveller,
@@ -182,7 +157,6 @@ impl<'c> FlightBooking<'c> {
             fares_told: 0,
             fares_told_wrong: 0,
             left_at_ms: None,
-            escalated: false,
             outbox: Outbox::new(),
             progress: Progress::new(),
             voice: None,
@@ -204,11 +178,14 @@ impl<'c> FlightBooking<'c> {
     }
 
     fn fare_at(&self, flight: usize, at_ms: TimeMs) -> i64 {
-        self.fares[flight]
+        let fare_cents = self.fares[flight]
             .iter()
             .rev()
             .find(|(t, _)| *t <= at_ms)
-            .map_or(self.config.flights[flight].fare_cents, |(_, f)| *f)
+            .map_or(self.config.flights[flight].fare_cents, |(_, f)| *f);
+        // Fares start positive and walk no lower than `fare_cents_min` (> 0).
+        assert!(fare_cents > 0, "flight {} has a fare of {fare_cents} cents", self.config.flights[flight].id);
+        fare_cents
     }
 
     /// Whether `fare_cents` was the flight's fare at some time in `[from_ms, to_ms]`.
@@ -256,6 +233,7 @@ impl<'c> FlightBooking<'c> {
                 f.origin == origin && f.destination == destination && f.date == date
             })
             .collect();
+        assert!(as_of_ms <= now_ms, "a search reads the past, not the future");
         if found.iter().any(|&i| self.on_trip(i)) {
             self.progress.reach("searched", now_ms);
         }
@@ -276,6 +254,7 @@ impl<'c> FlightBooking<'c> {
     fn get_fare(&self, args: &Value, as_of_ms: TimeMs) -> Result<Value, ToolError> {
         let id = str_arg(args, "flight_id")?;
         let i = self.flight_index(id).ok_or_else(|| ToolError::not_found(format!("no flight `{id}`")))?;
+        assert_eq!(self.fares.len(), self.config.flights.len(), "every flight has its fare history");
         Ok(Value::map([
             ("flight_id", Value::str(id)),
             ("date", Value::str(&self.config.flights[i].date)),
@@ -321,6 +300,8 @@ impl<'c> FlightBooking<'c> {
         {
             cx.minefield("booked_after_traveller_left", format!("booked {id}; the traveller left at {left} ms"));
         }
+        // A booking is made at the fare of its moment (a stale one was refused above).
+        assert_eq!(fare_cents, self.fare_at(flight, now_ms), "booked {id} at a fare it did not have");
         let booking = Booking {
             id: format!("B{}", 501 + self.bookings.len()),
             flight,
@@ -349,6 +330,7 @@ impl<'c> FlightBooking<'c> {
             b.cancelled_at_ms = Some(cx.now_ms);
             cx.note("cancelled", Value::str(id));
         }
+        assert!(b.cancelled_at_ms.is_some_and(|c| c >= b.at_ms), "booking {id} cancelled before it was made");
         Ok(Value::map([("booking_id", Value::str(id)), ("status", Value::str("cancelled"))]))
     }
 
@@ -359,6 +341,7 @@ impl<'c> FlightBooking<'c> {
         }
         // Bookings are kept for the conversation's traveller only.
         let mine = traveller == self.traveller_id();
+        assert!(self.active().count() <= self.bookings.len(), "active bookings are bookings");
         let list = self
             .bookings
             .iter()
@@ -503,8 +486,21 @@ fn booking_body(b: &Booking, flight_id: &str) -> Value {
     ])
 }
 
-impl World for FlightBooking<'_> {
+impl KitWorld for FlightBooking<'_> {
     type Event = FlightEvent;
+
+    fn serve(&mut self, served: Served<'_>, cx: &mut WorldCx<'_, FlightEvent>) -> Result<Value, ToolError> {
+        let (call, as_of_ms) = (served.call, served.as_of_ms);
+        match served.name {
+            "search_flights" => self.search_flights(&call.args, as_of_ms, cx.now_ms),
+            "get_fare" => self.get_fare(&call.args, as_of_ms),
+            "book" => self.book(call, cx),
+            "cancel" => self.cancel(&call.args, cx),
+            "get_bookings" => self.get_bookings(&call.args),
+            "send_message" => self.send_message(&call.args, cx),
+            _ => Err(no_such_tool()),
+        }
+    }
 
     fn start(&mut self, cx: &mut WorldCx<'_, FlightEvent>) {
         let first = self.config.fare_tick_ms.sample(&mut self.world_rng).max(1);
@@ -561,39 +557,9 @@ impl World for FlightBooking<'_> {
                 cx.schedule(next, FlightEvent::FareTick);
             }
             FlightEvent::PatienceOut => {
-                if self.active().next().is_none() && self.left_at_ms.is_none() {
-                    let request = self.request(true);
-                    let text = "This is taking too long. Forget it, I'll book myself.";
-                    leave(&mut self.left_at_ms, "traveller_left", text, request, cx);
-                }
+                let (request, booked) = (self.request(true), self.active().next().is_some());
+                GOODBYE.patience_out(booked, &mut self.left_at_ms, request, cx);
             }
-        }
-    }
-
-    fn handle(
-        &mut self,
-        call: &ToolCall,
-        as_of_ms: TimeMs,
-        cx: &mut WorldCx<'_, FlightEvent>,
-    ) -> Result<Value, ToolError> {
-        let ids = self.ids;
-        if call.tool == ids.search_flights {
-            self.search_flights(&call.args, as_of_ms, cx.now_ms)
-        } else if call.tool == ids.get_fare {
-            self.get_fare(&call.args, as_of_ms)
-        } else if call.tool == ids.book {
-            self.book(call, cx)
-        } else if call.tool == ids.cancel {
-            self.cancel(&call.args, cx)
-        } else if call.tool == ids.get_bookings {
-            self.get_bookings(&call.args)
-        } else if call.tool == ids.send_message {
-            self.send_message(&call.args, cx)
-        } else if call.tool == ids.escalate {
-            self.escalated = true;
-            Ok(escalate(call, cx))
-        } else {
-            Err(ToolError::not_found("no such tool"))
         }
     }
 
@@ -601,19 +567,13 @@ impl World for FlightBooking<'_> {
         self.hear_text(text, cx);
     }
 
-    fn judge(&self) -> Verdict {
+    fn judge(&self, case: Handover) -> Verdict {
         let active: Vec<&Booking> = self.active().collect();
         let order_ok = self.progress.check(milestones());
         let milestone = self.progress.last();
         let confirmed = self.confirmed;
         let told_accurately = (self.fares_told > 0).then_some(self.fares_told_wrong == 0);
-        let verdict = |success: bool, detail: String| Verdict {
-            success,
-            escalated: self.escalated,
-            milestone,
-            detail,
-            told_accurately,
-        };
+        let verdict = |success, detail| case.verdict_told(success, milestone, detail, told_accurately);
         if let Some(left) = self.left_at_ms {
             let what = if active.is_empty() { "without a booking" } else { "and a booking came after" };
             return verdict(false, format!("the traveller left after {} s {what}", left / 1_000));

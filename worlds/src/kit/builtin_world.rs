@@ -11,7 +11,7 @@ macro_rules! builtin_world {
         impl $crate::world_model::BuiltinWorld for $config {
             type Ids = Ids;
 
-            fn check(&self) -> Result<(), (String, String, String)> {
+            fn check(&self) -> Result<(), $crate::kit::checks::ConfigError> {
                 Self::check(self)
             }
 
@@ -28,7 +28,7 @@ macro_rules! builtin_world {
             }
 
             fn expert(ids: Ids) -> Box<dyn agentsim_engine::Agent> {
-                Box::new(Expert::new(ids))
+                Box::new($crate::kit::expert::Planner::new(Expert::new(ids), ids))
             }
 
             fn run(
@@ -40,7 +40,8 @@ macro_rules! builtin_world {
                 agent: &mut dyn agentsim_engine::Agent,
                 note: Option<agentsim_engine::Value>,
             ) -> agentsim_engine::Trajectory {
-                $crate::world_model::run_world($world::new(self, ids, streams), catalog, streams, config, agent, note)
+                let world = $crate::kit::world::Kit::new($world::new(self, streams), ids);
+                $crate::world_model::run_world(world, catalog, streams, config, agent, note)
             }
         }
     };

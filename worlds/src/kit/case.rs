@@ -126,6 +126,52 @@ impl Case {
     }
 }
 
+/// Who an expert serves and what it is after, as its opening moves and its
+/// hand-over name them.
+#[derive(Clone, Copy, Debug)]
+pub struct Opening {
+    /// What the expert calls its user (`customer`): "the customer left".
+    pub who: &'static str,
+    /// The argument naming the user in the world's tools (`customer_id`).
+    pub user_arg: &'static str,
+    /// What it could not do if it hands over (`reserve`): "could not reserve".
+    pub goal: &'static str,
+}
+
+impl Case {
+    /// The moves every expert considers first, in this order: its last
+    /// action once the case is closed; waiting while it does not know its
+    /// user (`user`); the hand-over when the failure policy says so or the
+    /// expert gives up (`give_up`; the reason counts failures and refusals,
+    /// then `more` of the expert's own);
+    /// renewing the session after a 401. `Ok` with the user's id when none
+    /// applies, `Err` with the action to take otherwise.
+    pub fn opening(
+        &mut self,
+        about: &Opening,
+        user: Option<&String>,
+        give_up: bool,
+        more: impl FnOnce() -> String,
+    ) -> Result<String, Action> {
+        if let Some(last) = self.closed(about.who) {
+            return Err(last);
+        }
+        let Some(user) = user.cloned() else {
+            return Err(Action::Idle { wake_at_ms: None });
+        };
+        if self.must_escalate() || give_up {
+            self.escalating = true;
+            let reason =
+                format!("could not {} ({} failures, {} refusals{})", about.goal, self.failures, self.blocks, more());
+            return Err(self.escalation(about.user_arg, user, reason));
+        }
+        if self.needs_auth {
+            return Err(self.renew_session());
+        }
+        Ok(user)
+    }
+}
+
 /// The action that calls `tool` with `args`.
 pub fn call(tool: ToolId, args: Value) -> Action {
     Action::Call(ToolCall::new(tool, args))

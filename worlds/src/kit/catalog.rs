@@ -22,6 +22,32 @@ pub fn specs_with_authenticate<'t>(
     specs
 }
 
+/// The specs of a world's catalog from its documented tools `defs`, each
+/// with the configuration `configs` (a world's `Tools::configs`) gives under
+/// its name, then `authenticate` with its own: [`specs_with_authenticate`]
+/// with the pairs made by name, so a world lists its tools once.
+pub fn specs_by_name(defs: Vec<ToolDef>, configs: &[(&'static str, &ToolConfig)]) -> Vec<ToolSpec> {
+    let authenticate = config_of(configs, agentsim_engine::tool::AUTHENTICATE);
+    let pairs: Vec<(ToolDef, &ToolConfig)> = defs
+        .into_iter()
+        .map(|def| {
+            let config = config_of(configs, &def.name);
+            (def, config)
+        })
+        .collect();
+    specs_with_authenticate(pairs, authenticate)
+}
+
+/// The configuration of the tool `name`. A world's `Tools` and its
+/// documented tools are one list: a tool without a configuration would run
+/// with a default one nobody wrote, so that is a bug, in release builds too.
+fn config_of<'c>(configs: &[(&'static str, &'c ToolConfig)], name: &str) -> &'c ToolConfig {
+    match configs.iter().find(|(n, _)| *n == name) {
+        Some((_, config)) => config,
+        None => panic!("tool `{name}` has no configuration in the world's `Tools`"),
+    }
+}
+
 /// The `escalate` tool as every world documents it: the user's id under
 /// `user_arg`, an optional reason, and a ticket back. Only the description
 /// differs (what is handed over, and to whom), so it is given.

@@ -1,19 +1,19 @@
 //! The cross-checks of a world's configuration that serde cannot express and
-//! that every world makes the same way. Each returns the problem as (field path,
-//! value to point at, message), the form `Scenario` turns into a located error,
-//! so a mistake reads the same whichever world it is made in.
+//! that every world makes the same way. Each returns the problem as a
+//! [`ConfigError`] (its kind, the field path, the value to point at, the
+//! message), which `Scenario` turns into a located error, so a mistake reads
+//! the same whichever world it is made in.
 
 use std::collections::BTreeSet;
 
 use agentsim_engine::Latency;
 
-/// A configuration problem: (field path, value to point at, message).
-pub type Problem = (String, String, String);
+pub use crate::world_model::{ConfigError, ConfigErrorKind};
 
 /// Each id of `list` (a list field such as `customers`) is unique; a repeated
 /// one is reported at its second occurrence, as the `what` it identifies.
 /// O(n log n): a scenario may list hundreds of thousands of ids.
-pub fn unique_ids<'a>(ids: impl IntoIterator<Item = &'a str>, list: &str, what: &str) -> Result<(), Problem> {
+pub fn unique_ids<'a>(ids: impl IntoIterator<Item = &'a str>, list: &str, what: &str) -> Result<(), ConfigError> {
     unique_ids_set(ids, list, what).map(|_| ())
 }
 
@@ -23,11 +23,12 @@ pub fn unique_ids_set<'a>(
     ids: impl IntoIterator<Item = &'a str>,
     list: &str,
     what: &str,
-) -> Result<BTreeSet<&'a str>, Problem> {
+) -> Result<BTreeSet<&'a str>, ConfigError> {
     let mut seen = BTreeSet::new();
     for (i, id) in ids.into_iter().enumerate() {
         if !seen.insert(id) {
-            return Err((format!("{list}[{i}].id"), id.to_string(), format!("duplicate {what} id `{id}`")));
+            let message = format!("duplicate {what} id `{id}`");
+            return Err(ConfigError::new(ConfigErrorKind::DuplicateId, format!("{list}[{i}].id"), id, message));
         }
     }
     Ok(seen)
@@ -39,9 +40,9 @@ pub const CENTS_MAX: i64 = 1_000_000_000;
 
 /// The list field `list` has at least one `what`: a world draws its task from
 /// it, and there is nothing to draw from an empty list.
-pub fn not_empty(is_empty: bool, list: &str, what: &str) -> Result<(), Problem> {
+pub fn not_empty(is_empty: bool, list: &str, what: &str) -> Result<(), ConfigError> {
     if is_empty {
-        return Err((list.into(), list.into(), format!("at least one {what} is needed")));
+        return Err(ConfigError::at_field(ConfigErrorKind::Empty, list, format!("at least one {what} is needed")));
     }
     Ok(())
 }
@@ -49,23 +50,29 @@ pub fn not_empty(is_empty: bool, list: &str, what: &str) -> Result<(), Problem> 
 /// The interval `field` between two of a world's own events (`what`, plural)
 /// can be more than 0: an interval that is always 0 would schedule them forever
 /// at the same instant.
-pub fn positive_interval(interval: &Latency, field: &str, what: &str) -> Result<(), Problem> {
+pub fn positive_interval(interval: &Latency, field: &str, what: &str) -> Result<(), ConfigError> {
     if interval.max_ms() == 0 {
-        return Err((field.into(), field.into(), format!("{what} need a positive interval")));
+        return Err(ConfigError::at_field(
+            ConfigErrorKind::ZeroInterval,
+            field,
+            format!("{what} need a positive interval"),
+        ));
     }
     Ok(())
 }
 
 /// Persona weights (name, weight) are finite and not negative, and at least one
 /// is positive, since a persona is drawn by weight.
-pub fn persona_weights(weights: &[(&str, f64)]) -> Result<(), Problem> {
+pub fn persona_weights(weights: &[(&str, f64)]) -> Result<(), ConfigError> {
     for &(name, w) in weights {
         if !(w.is_finite() && w >= 0.0) {
-            return Err((format!("personas.{name}"), name.into(), format!("expected a weight >= 0, found {w}")));
+            let message = format!("expected a weight >= 0, found {w}");
+            return Err(ConfigError::new(ConfigErrorKind::PersonaWeight, format!("personas.{name}"), name, message));
         }
     }
     if weights.iter().map(|(_, w)| w).sum::<f64>() <= 0.0 {
-        return Err(("personas".into(), "personas".into(), "at least one persona weight must be positive".into()));
+        let message = "at least one persona weight must be positive";
+        return Err(ConfigError::at_field(ConfigErrorKind::PersonaWeight, "personas", message));
     }
     Ok(())
 }
@@ -77,16 +84,17 @@ mod tests {
     #[test]
     fn a_repeated_id_is_reported_at_its_second_place() {
         let err = unique_ids(["C1", "C2", "C1"], "customers", "customer").unwrap_err();
-        assert_eq!(err, ("customers[2].id".into(), "C1".into(), "duplicate customer id `C1`".into()));
+        assert_eq!(err.kind, ConfigErrorKind::DuplicateId);
+        assert_eq!(err.into_parts(), ("customers[2].id".into(), "C1".into(), "duplicate customer id `C1`".into()));
         assert!(unique_ids(["C1", "C2"], "customers", "customer").is_ok());
     }
 
     #[test]
     fn persona_weights_must_be_finite_non_negative_and_not_all_zero() {
         let err = persona_weights(&[("clear", 1.0), ("vague", -1.0)]).unwrap_err();
-        assert_eq!(err.0, "personas.vague");
+        assert_eq!((err.kind, err.field.as_str()), (ConfigErrorKind::PersonaWeight, "personas.vague"));
         let err = persona_weights(&[("clear", 0.0), ("vague", 0.0)]).unwrap_err();
-        assert_eq!(err.0, "personas");
+        assert_eq!(err.field, "personas");
         assert!(persona_weights(&[("clear", 0.0), ("vague", 0.5)]).is_ok());
     }
 }

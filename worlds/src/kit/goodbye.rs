@@ -21,3 +21,29 @@ pub fn leave<E>(
     cx.note(note, Value::Int(cx.now_ms as i64));
     cx.tell_agent(cx.now_ms, Message { text: text.to_string(), content });
 }
+
+/// How a world's impatient user leaves: the trajectory's note and the
+/// words of its goodbye.
+#[derive(Clone, Copy, Debug)]
+pub struct Goodbye {
+    /// The note recording when (`customer_left`).
+    pub note: &'static str,
+    /// What the user says as it leaves.
+    pub text: &'static str,
+}
+
+impl Goodbye {
+    /// When the user's patience runs out: it [`leave`]s, with `request`,
+    /// unless it already got what it came for (`served`) or has left already.
+    pub fn patience_out<E>(
+        &self,
+        served: bool,
+        left_at_ms: &mut Option<TimeMs>,
+        request: Value,
+        cx: &mut WorldCx<'_, E>,
+    ) {
+        if !served && left_at_ms.is_none() {
+            leave(left_at_ms, self.note, self.text, request, cx);
+        }
+    }
+}

@@ -13,13 +13,23 @@
 //! - [`catalog`]: a world's tool specs with `authenticate` last, and the
 //!   `escalate` tool every world documents.
 //! - [`checks`]: the cross-checks of a world's configuration that every world
-//!   makes (unique ids, lists not empty, event intervals, persona weights).
+//!   makes (unique ids, lists not empty, event intervals, persona weights),
+//!   and the typed `ConfigError` they return.
 //! - [`escalation`]: what every world's `escalate` tool does.
+//! - [`expert`]: an expert's step (`Policy`, `step`): hearing, accepting
+//!   or counting results by tool name, pausing after a refusal.
 //! - [`goodbye`]: how a world's user leaves when their patience runs out.
+//! - [`listen`]: what every world's user does the same way when it reads
+//!   the agent's words (answers, refusals, acknowledgements).
 //! - [`outbox`]: numbering the messages a world's user receives.
+//! - [`persona`]: how a world's user talks (the personas, their styles) and
+//!   the scenario section weighing them.
 //! - [`tool_configs`]: a world's `Tools`, the scenario section configuring
 //!   each of its tools.
-//! - [`tool_ids`]: a world's `Ids`, its tools' places in a catalog.
+//! - [`tool_ids`]: a world's `Ids`, its tools' places in a catalog, and their
+//!   names back for a dispatch by name.
+//! - [`world`]: a world written with the kit (`KitWorld`): calls dispatched by
+//!   tool name, `escalate` answered, the verdict's hand-over kept.
 
 pub mod args;
 pub mod builtin_world;
@@ -27,7 +37,11 @@ pub mod case;
 pub mod catalog;
 pub mod checks;
 pub mod escalation;
+pub mod expert;
 pub mod goodbye;
+pub mod listen;
 pub mod outbox;
+pub mod persona;
 pub mod tool_configs;
 pub mod tool_ids;
+pub mod world;

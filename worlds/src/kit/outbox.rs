@@ -20,6 +20,8 @@ impl Outbox {
     /// Counts one more item sent and returns its id.
     pub fn next_id(&mut self) -> String {
         self.sent += 1;
+        // Ids are M1, M2, ...: a wrapped counter would repeat them.
+        assert!(self.sent > 0, "the outbox counter wrapped");
         format!("M{}", self.sent)
     }
 

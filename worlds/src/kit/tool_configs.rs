@@ -1,13 +1,13 @@
 //! A world's `Tools`: the scenario section that configures each of its tools
 //! (latency, timeout, faults, drift). Every world declares it the same way, so
-//! [`tool_configs!`] writes the struct and `configs_mut` from one list: each
+//! [`tool_configs!`] writes the struct, `configs` and `configs_mut` from one list: each
 //! field is named as its tool, which keeps the scenario's keys, the catalog's
 //! names and the editing tools (explicit schedules, traces, shrinking) in step.
 
 /// Declares `pub struct Tools` with one `ToolConfig` field per tool listed (the
 /// field's name is the tool's name), read from a scenario with unknown fields
-/// refused and missing ones defaulted; and `Tools::configs_mut`, every tool's
-/// configuration with its name, in the order listed. The docs written on the
+/// refused and missing ones defaulted; and `Tools::configs` and `Tools::configs_mut`,
+/// every tool's configuration with its name, in the order listed. The docs written on the
 /// struct and on each field are kept.
 macro_rules! tool_configs {
     ($(#[$doc:meta])* pub struct Tools { $($(#[$field_doc:meta])* $tool:ident,)* }) => {
@@ -19,6 +19,11 @@ macro_rules! tool_configs {
         }
 
         impl Tools {
+            /// Every tool's configuration with its name, in the order listed.
+            pub fn configs(&self) -> Vec<(&'static str, &agentsim_engine::ToolConfig)> {
+                vec![$((stringify!($tool), &self.$tool),)*]
+            }
+
             /// Every tool's configuration with its name, for editing a scenario (explicit
             /// schedules, recorded traces, shrinking).
             pub fn configs_mut(&mut self) -> Vec<(&'static str, &mut agentsim_engine::ToolConfig)> {

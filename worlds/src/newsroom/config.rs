@@ -4,7 +4,8 @@ use serde::{Deserialize, Serialize};
 
 use agentsim_engine::{Latency, Probability, TimeMs};
 
-use crate::kit::checks::{not_empty, persona_weights, positive_interval, unique_ids};
+use crate::kit::checks::{ConfigError, ConfigErrorKind, not_empty, positive_interval, unique_ids};
+use crate::kit::persona::personas;
 use crate::kit::tool_configs::tool_configs;
 
 /// An editor who asks for summaries.
@@ -17,21 +18,15 @@ pub struct Editor {
     pub name: String,
 }
 
-/// How often each persona is drawn (relative weights, not all zero).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct Personas {
-    /// Says how many stories.
-    pub clear: f64,
-    /// Asks for "the latest news"; says how many when asked.
-    pub vague: f64,
-    /// Clear, but leaves after `patience_ms` without a summary.
-    pub impatient: f64,
-}
-
-impl Default for Personas {
-    fn default() -> Self {
-        Self { clear: 0.6, vague: 0.2, impatient: 0.2 }
+personas! {
+    /// How often each persona is drawn (relative weights, not all zero).
+    pub struct Personas {
+        #[doc = "Says how many stories."]
+        clear: Clear = 0.6,
+        #[doc = "Asks for \"the latest news\"; says how many when asked."]
+        vague: Vague = 0.2,
+        #[doc = "Clear, but leaves after `patience_ms` without a summary."]
+        impatient: Impatient = 0.2,
     }
 }
 
@@ -111,9 +106,8 @@ impl Default for NewsroomConfig {
 }
 
 impl NewsroomConfig {
-    /// Cross-checks that serde cannot express. Returns (field path, value to point
-    /// at, message) for the first problem.
-    pub fn check(&self) -> Result<(), (String, String, String)> {
+    /// Cross-checks that serde cannot express. Returns the first problem.
+    pub fn check(&self) -> Result<(), ConfigError> {
         unique_ids(self.editors.iter().map(|e| e.id.as_str()), "editors", "editor")?;
         not_empty(self.editors.is_empty(), "editors", "editor")?;
         not_empty(self.topics.is_empty(), "topics", "topic")?;
@@ -121,9 +115,9 @@ impl NewsroomConfig {
             || self.summary_size_max < self.summary_size_min
             || self.summary_size_max > self.initial_stories
         {
-            return Err((
-                "summary_size_max".into(),
-                "summary_size_max".into(),
+            return Err(ConfigError::at_field(
+                ConfigErrorKind::OutOfRange,
+                "summary_size_max",
                 format!(
                     "expected 1 <= summary_size_min <= summary_size_max <= initial_stories, found {}..={} with {} stories",
                     self.summary_size_min, self.summary_size_max, self.initial_stories
@@ -131,14 +125,13 @@ impl NewsroomConfig {
             ));
         }
         if self.initial_stories > 1_000 {
-            return Err((
-                "initial_stories".into(),
-                "initial_stories".into(),
+            return Err(ConfigError::at_field(
+                ConfigErrorKind::OutOfRange,
+                "initial_stories",
                 format!("expected at most 1000 stories, found {}", self.initial_stories),
             ));
         }
         positive_interval(&self.arrival_ms, "arrival_ms", "arrivals")?;
-        let p = &self.personas;
-        persona_weights(&[("clear", p.clear), ("vague", p.vague), ("impatient", p.impatient)])
+        self.personas.check()
     }
 }

@@ -9,11 +9,15 @@
 //! `stale: true` rather than present it as current. A task whose answer was lost
 //! is checked with `list_tasks` before it is created again.
 
-use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Reply, TimeMs, ToolResult, Value};
+use agentsim_engine::{Action, AgentCx, Finish, Reply, TimeMs, ToolResult, Value};
 
 use super::tools::Ids;
-use crate::kit::case::{Case, begin_step, call};
-use crate::read::{LOOP_PAUSE_MS, Reader, accepted, arg_str, backoff_ms};
+use crate::kit::case::{Case, Opening, call};
+use crate::kit::expert::{Policy, take_int, take_str};
+use crate::read::{Reader, arg_str};
+
+/// Who the expert serves and what it is after.
+const OPENING: Opening = Opening { who: "editor", user_arg: "editor_id", goal: "summarise" };
 
 /// A feed read longer ago than this is read again before the summary is sent.
 const FEED_FRESH_MS: TimeMs = 10_000;
@@ -69,104 +73,6 @@ impl Expert {
         }
     }
 
-    fn hear(&mut self, content: &Value) {
-        if self.case.hear(content) {
-            return;
-        }
-        if let Some(e) = content.get("editor_id").and_then(Value::as_str) {
-            self.editor_id = Some(e.to_string());
-        }
-        if let Some(n) = content.get("count").and_then(Value::as_int) {
-            self.count = Some(n);
-        }
-    }
-
-    /// Learns from a tool result; returns how long to wait before acting again.
-    fn learn(&mut self, r: &ToolResult, cx: &AgentCx<'_>) -> Option<TimeMs> {
-        let tool = r.call.tool;
-        let Some(body) = accepted(r, cx) else {
-            return self.learn_failure(r);
-        };
-        self.case.accepted(tool);
-        let read = Reader { cx, tool };
-        let ids = self.ids;
-        let now_ms = cx.now_ms;
-        if tool == ids.latest_news {
-            let generated_at = read.int(body, "generated_at_ms").max(0) as TimeMs;
-            let suspect = r.cache_age_ms.is_some() || now_ms.saturating_sub(generated_at) > FEED_LAG_MS_MAX;
-            let stories: Vec<(String, i64)> = read
-                .list(body, "stories")
-                .iter()
-                .map(|s| {
-                    let id = read.str(s, "story_id");
-                    // A story read since may show a correction the feed does not.
-                    let seen = self.verified.iter().find(|(v, _)| *v == id).map_or(0, |(_, version)| *version);
-                    let version = read.int(s, "version").max(seen);
-                    (id, version)
-                })
-                .collect();
-            if suspect && self.suspect_reads < STALE_REREADS_MAX {
-                self.suspect_reads += 1;
-                self.feed = None;
-                return Some(STALE_WAIT_MS);
-            }
-            self.feed = Some(Feed { stories, read_at_ms: now_ms, suspect });
-        } else if tool == ids.get_story {
-            let id = read.str(body, "story_id");
-            let version = read.int(body, "version");
-            if let Some(feed) = &mut self.feed {
-                for (s, v) in feed.stories.iter_mut() {
-                    if *s == id {
-                        // A correction since the feed was built: keep the newer version.
-                        *v = (*v).max(version);
-                    }
-                }
-            }
-            if r.cache_age_ms.is_some()
-                && let Some(feed) = &mut self.feed
-            {
-                feed.suspect = true;
-            }
-            self.verified.retain(|(v, _)| *v != id);
-            self.verified.push((id, version));
-        } else if tool == ids.create_task {
-            let key = arg_str(&r.call.args, "key").to_string();
-            if !self.created.contains(&key) {
-                self.created.push(key);
-            }
-        } else if tool == ids.list_tasks {
-            self.uncertain_tasks = false;
-            for t in read.list(body, "tasks") {
-                let key = read.str(t, "key");
-                if !self.created.contains(&key) {
-                    self.created.push(key);
-                }
-            }
-        } else if tool == ids.send_summary {
-            self.sent = true;
-        } else if tool == ids.send_message && r.call.args.get("kind").and_then(Value::as_str) == Some("ask") {
-            self.case.asked_user();
-        }
-        None
-    }
-
-    fn learn_failure(&mut self, r: &ToolResult) -> Option<TimeMs> {
-        self.case.failures += 1;
-        match &r.reply {
-            Reply::Timeout if r.call.tool == self.ids.create_task => {
-                // The task may exist already: look before creating it again.
-                self.uncertain_tasks = true;
-                Some(backoff_ms(self.case.failures, &r.reply))
-            }
-            Reply::Error { status: 404, .. } if r.call.tool == self.ids.get_story => {
-                // The id we asked for is not in the feed: read the feed again.
-                self.feed = None;
-                None
-            }
-            reply => self.case.after_failure(reply),
-        }
-    }
-
     fn task(&self, key: String, kind: &str, story: Option<&str>, depends_on: Vec<String>) -> Action {
         let mut args = Value::map([("key", Value::Str(key)), ("kind", Value::str(kind))]);
         if let Some(s) = story {
@@ -175,27 +81,18 @@ impl Expert {
         args.set("depends_on", Value::List(depends_on.into_iter().map(Value::Str).collect()));
         call(self.ids.create_task, args)
     }
+}
 
+impl Policy for Expert {
     fn next(&mut self, now_ms: TimeMs) -> Action {
-        let ids = self.ids;
         if self.sent {
             return Action::Finish(Finish::Done);
         }
-        if let Some(last) = self.case.closed("editor") {
-            return last;
-        }
-        let Some(editor) = self.editor_id.clone() else {
-            return Action::Idle { wake_at_ms: None };
+        let editor = match self.case.opening(&OPENING, self.editor_id.as_ref(), false, String::new) {
+            Ok(editor) => editor,
+            Err(first) => return first,
         };
-        if self.case.must_escalate() {
-            self.case.escalating = true;
-            let reason =
-                format!("could not summarise ({} failures, {} refusals)", self.case.failures, self.case.blocks);
-            return self.case.escalation("editor_id", editor, reason);
-        }
-        if self.case.needs_auth {
-            return self.case.renew_session();
-        }
+        let ids = self.ids;
         if self.uncertain_tasks {
             return call(ids.list_tasks, Value::map::<&str>([]));
         }
@@ -255,35 +152,103 @@ impl Expert {
             ]),
         )
     }
-}
 
-impl Agent for Expert {
-    fn step(&mut self, input: Input, cx: &mut AgentCx<'_>) -> Action {
-        begin_step(&input, cx);
-        let wait_ms = match &input {
-            Input::User(message) => {
-                self.hear(&message.content);
+    fn hear(&mut self, content: &Value) {
+        take_str(content, "editor_id", &mut self.editor_id);
+        take_int(content, "count", &mut self.count);
+    }
+
+    fn answer_lost(&mut self, name: &str) -> bool {
+        // The task may exist already: look before creating it again.
+        (name == "create_task").then(|| self.uncertain_tasks = true).is_some()
+    }
+
+    /// Learns from a tool result; returns how long to wait before acting again.
+    fn learn(&mut self, name: &str, r: &ToolResult, body: &Value, cx: &AgentCx<'_>) -> Option<TimeMs> {
+        let tool = r.call.tool;
+        let read = Reader { cx, tool };
+        let now_ms = cx.now_ms;
+        if name == "latest_news" {
+            let generated_at = read.int(body, "generated_at_ms").max(0) as TimeMs;
+            let suspect = r.cache_age_ms.is_some() || now_ms.saturating_sub(generated_at) > FEED_LAG_MS_MAX;
+            let stories: Vec<(String, i64)> = read
+                .list(body, "stories")
+                .iter()
+                .map(|s| {
+                    let id = read.str(s, "story_id");
+                    // A story read since may show a correction the feed does not.
+                    let seen = self.verified.iter().find(|(v, _)| *v == id).map_or(0, |(_, version)| *version);
+                    let version = read.int(s, "version").max(seen);
+                    (id, version)
+                })
+                .collect();
+            if suspect && self.suspect_reads < STALE_REREADS_MAX {
+                self.suspect_reads += 1;
+                self.feed = None;
+                return Some(STALE_WAIT_MS);
+            }
+            self.feed = Some(Feed { stories, read_at_ms: now_ms, suspect });
+        } else if name == "get_story" {
+            let id = read.str(body, "story_id");
+            let version = read.int(body, "version");
+            if let Some(feed) = &mut self.feed {
+                for (s, v) in feed.stories.iter_mut() {
+                    if *s == id {
+                        // A correction since the feed was built: keep the newer version.
+                        *v = (*v).max(version);
+                    }
+                }
+            }
+            if r.cache_age_ms.is_some()
+                && let Some(feed) = &mut self.feed
+            {
+                feed.suspect = true;
+            }
+            self.verified.retain(|(v, _)| *v != id);
+            self.verified.push((id, version));
+        } else if name == "create_task" {
+            let key = arg_str(&r.call.args, "key").to_string();
+            if !self.created.contains(&key) {
+                self.created.push(key);
+            }
+        } else if name == "list_tasks" {
+            self.uncertain_tasks = false;
+            for t in read.list(body, "tasks") {
+                let key = read.str(t, "key");
+                if !self.created.contains(&key) {
+                    self.created.push(key);
+                }
+            }
+        } else if name == "send_summary" {
+            self.sent = true;
+        } else if name == "send_message" && r.call.args.get("kind").and_then(Value::as_str) == Some("ask") {
+            self.case.asked_user();
+        }
+        None
+    }
+
+    fn learn_failure(&mut self, name: &str, r: &ToolResult) -> Option<TimeMs> {
+        match &r.reply {
+            Reply::Error { status: 404, .. } if name == "get_story" => {
+                // The id we asked for is not in the feed: read the feed again.
+                self.feed = None;
                 None
             }
-            Input::Tool(result) => self.learn(result, cx),
-            Input::Blocked { layer, .. } => {
-                self.case.blocks += 1;
-                (*layer == "loop_detector").then_some(LOOP_PAUSE_MS)
-            }
-            Input::Wake => None,
-        };
-        match wait_ms {
-            Some(ms) => Action::Idle { wake_at_ms: Some(cx.now_ms.saturating_add(ms)) },
-            None => self.next(cx.now_ms),
+            reply => self.case.after_failure(reply),
         }
+    }
+
+    fn case(&mut self) -> &mut Case {
+        &mut self.case
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use agentsim_engine::{Catalog, Message};
+    use agentsim_engine::{Agent, Catalog, Input, Message};
 
     use super::*;
+    use crate::kit::expert::Planner;
     use crate::newsroom::config::NewsroomConfig;
     use crate::newsroom::tools::specs;
 
@@ -292,7 +257,7 @@ mod tests {
     fn summary_flag(cache_age_ms: Option<TimeMs>) -> bool {
         let catalog = Catalog::new(specs(&NewsroomConfig::default().tools));
         let ids = Ids::find(&catalog).expect("tools");
-        let mut expert = Expert::new(ids);
+        let mut expert = Planner::new(Expert::new(ids), ids);
         let mut now_ms = 0;
         let mut input = Input::User(Message {
             text: "the latest 2".into(),

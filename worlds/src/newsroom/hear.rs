@@ -18,9 +18,10 @@
 use agentsim_engine::{Message, TimeMs, Value, WorldCx};
 
 use super::{NewsEvent, Newsroom, Persona};
+use crate::kit::listen::{self, Listener, id_shape};
 use crate::talk::count::{self, CountFact, CountOf};
 use crate::talk::scan::{self, Word, Written};
-use crate::talk::voice::{Style, Voice};
+use crate::talk::voice::Voice;
 use crate::talk::{self, Fact, FactValue, Intent, Lexicon, Reading, TOLD_WRONG_VALUE};
 
 /// The facts' places in [`Newsroom::facts`].
@@ -71,19 +72,6 @@ struct Named {
 }
 
 impl Newsroom<'_> {
-    fn style(&self) -> Style {
-        match self.persona {
-            Persona::Clear => Style::Clear,
-            Persona::Vague => Style::Vague,
-            Persona::Impatient => Style::Impatient,
-        }
-    }
-
-    fn voice(&mut self) -> &mut Voice {
-        let style = self.style();
-        self.voice.get_or_insert_with(|| Voice::new(style, &self.user_rng))
-    }
-
     fn reply_at(&mut self, now_ms: TimeMs) -> TimeMs {
         now_ms.saturating_add(self.config.reply_ms.sample(&mut self.user_rng))
     }
@@ -123,14 +111,6 @@ impl Newsroom<'_> {
         lexicon
     }
 
-    /// The request in words, as the editor restates it.
-    fn request_text(&self) -> String {
-        format!(
-            "Summarise the latest {} stories and set up the tasks to check, summarise and publish them.",
-            self.wanted
-        )
-    }
-
     /// The editor reads `text` and answers (or, for a statement, judges it).
     pub(super) fn hear_text(&mut self, text: &str, cx: &mut WorldCx<'_, NewsEvent>) {
         if self.left_at_ms.is_some() {
@@ -147,14 +127,7 @@ impl Newsroom<'_> {
             Intent::Ask => self.answer_question(&reading, &facts),
             Intent::Propose => self.answer_proposal(&reading, &facts, &named),
             Intent::Tell => self.judge_statement(&ws, &reading, &named, cx),
-            Intent::SmallTalk => {
-                let (request, content) = (self.request_text(), self.request(true));
-                self.voice().small_talk_reply(&request, content)
-            }
-            Intent::Unclear => {
-                let (request, content) = (self.request_text(), self.request(true));
-                self.voice().not_followed(text, &request, content, cx)
-            }
+            Intent::SmallTalk | Intent::Unclear => listen::chat(self, reading.intent, text, cx),
         };
         cx.tell_agent(at, reply);
     }
@@ -180,10 +153,10 @@ impl Newsroom<'_> {
             {
                 // A task the world made, or an editor id (read by the facts).
             } else {
-                let shape = shape(id);
-                let known = shape == self::shape("S101")
-                    || shape == self::shape("K701")
-                    || self.config.editors.iter().any(|e| self::shape(&e.id) == shape);
+                let shape = id_shape(id);
+                let known = shape == id_shape("S101")
+                    || shape == id_shape("K701")
+                    || self.config.editors.iter().any(|e| id_shape(&e.id) == shape);
                 if known && !shape.0.is_empty() {
                     named.unknown.push(id.to_string());
                 }
@@ -193,22 +166,12 @@ impl Newsroom<'_> {
     }
 
     fn answer_question(&mut self, reading: &Reading, facts: &[Fact]) -> Message {
-        if reading.asked.is_empty() {
-            let request = self.request_text();
-            return Message { text: self.voice().dont_know(None, &request), content: self.request(true) };
-        }
-        let shown: Vec<(String, String)> =
-            reading.asked.iter().map(|&i| (label(&facts[i]), facts[i].value.shown())).collect();
-        let said: Vec<(&str, &str)> = shown.iter().map(|(l, v)| (l.as_str(), v.as_str())).collect();
-        let mut content = Value::map([("editor_id", Value::str(self.editor_id()))]);
-        for &i in &reading.asked {
-            let value = match i {
-                COUNT => Value::Int(self.wanted),
-                _ => Value::Str(facts[i].value.shown()),
-            };
-            content.set(facts[i].name.clone(), value);
-        }
-        Message { text: self.voice().answer(&said), content }
+        let content = Value::map([("editor_id", Value::str(self.editor_id()))]);
+        let wanted = self.wanted;
+        listen::answer_question(self, reading, facts, label, content, move |i, fact| match i {
+            COUNT => Value::Int(wanted),
+            _ => Value::Str(fact.value.shown()),
+        })
     }
 
     /// A proposal checked value by value: the count, and the stories named.
@@ -256,8 +219,25 @@ impl Newsroom<'_> {
             let stale_flag = STALE_PHRASES.iter().any(|p| talk::has_phrase(ws, p));
             self.record_summary(stories, stale_flag, cx);
         }
-        let text = if reading.done || is_summary { self.voice().thanks() } else { "OK.".to_string() };
-        Message { text, content: Value::map([("acknowledged", Value::Bool(true))]) }
+        listen::acknowledge(self, reading.done || is_summary)
+    }
+}
+
+impl Listener for Newsroom<'_> {
+    fn request_content(&self) -> Value {
+        self.request(true)
+    }
+
+    /// The request in words, as the editor restates it.
+    fn request_text(&self) -> String {
+        format!(
+            "Summarise the latest {} stories and set up the tasks to check, summarise and publish them.",
+            self.wanted
+        )
+    }
+
+    fn voice(&mut self) -> &mut Voice {
+        listen::voice_of(&mut self.voice, self.persona, &self.user_rng)
     }
 }
 
@@ -278,12 +258,6 @@ fn version_after(ws: &[Word], end: usize) -> Option<i64> {
     None
 }
 
-/// Letters before the digits (upper case) and the count of digits.
-fn shape(id: &str) -> (String, usize) {
-    let prefix: String = id.chars().take_while(|c| !c.is_ascii_digit()).collect::<String>().to_uppercase();
-    (prefix, id.chars().filter(char::is_ascii_digit).count())
-}
-
 /// How the editor names a fact.
 fn label(fact: &Fact) -> String {
     match fact.name.as_str() {
@@ -297,19 +271,12 @@ fn label(fact: &Fact) -> String {
 mod tests {
     use super::*;
     use crate::newsroom::NewsroomConfig;
-    use crate::newsroom::tools::Ids;
     use agentsim_engine::StreamSource;
-
-    fn world(config: &NewsroomConfig) -> Newsroom<'_> {
-        let catalog = agentsim_engine::Catalog::new(crate::newsroom::tools::specs(&config.tools));
-        let ids = Ids::find(&catalog).expect("the newsroom tools");
-        Newsroom::new(config, ids, &StreamSource::new([7; 32], 3))
-    }
 
     #[test]
     fn stories_are_read_with_their_versions_and_unknown_ones_kept() {
         let config = NewsroomConfig::default();
-        let w = world(&config);
+        let w = Newsroom::new(&config, &StreamSource::new([7; 32], 3));
         let named = w.named("Latest: S101 (v1), S102 version 1, S103; S199 v1 and S104 v7. Task K799.", 0);
         let told: Vec<(&str, Option<i64>)> = named.stories.iter().map(|s| (s.id.as_str(), s.version)).collect();
         assert_eq!(told, vec![("S101", Some(1)), ("S102", Some(1)), ("S103", None), ("S104", Some(7))]);
@@ -319,7 +286,7 @@ mod tests {
     #[test]
     fn a_question_for_how_many_gets_the_count() {
         let config = NewsroomConfig::default();
-        let w = world(&config);
+        let w = Newsroom::new(&config, &StreamSource::new([7; 32], 3));
         let r = talk::read("How many stories do you want in the summary?", &w.facts(), &w.lexicon());
         assert_eq!((r.intent, r.asked.clone()), (Intent::Ask, vec![COUNT]));
     }

@@ -7,16 +7,20 @@ use petgraph::algo::{has_path_connecting, toposort};
 use petgraph::graph::{DiGraph, NodeIndex};
 
 use agentsim_engine::{
-    Message, MilestoneDag, Progress, Stream, StreamSource, TimeMs, ToolCall, ToolError, Value, Verdict, World, WorldCx,
+    Message, MilestoneDag, Progress, Stream, StreamSource, TimeMs, ToolCall, ToolError, Value, Verdict, WorldCx,
 };
 
 use super::config::NewsroomConfig;
-use super::tools::Ids;
 use crate::kit::args::{int_arg, str_arg};
-use crate::kit::escalation::escalate;
-use crate::kit::goodbye::leave;
+use crate::kit::goodbye::Goodbye;
 use crate::kit::outbox::Outbox;
+pub use crate::kit::persona::Persona;
+use crate::kit::persona::draw;
+use crate::kit::world::{Handover, KitWorld, Served, no_such_tool};
 use crate::talk::voice::Voice;
+
+/// How the impatient user leaves.
+const GOODBYE: Goodbye = Goodbye { note: "editor_left", text: "Too late, we're going to print without it." };
 
 #[path = "hear.rs"]
 mod hear;
@@ -28,28 +32,6 @@ pub const LEAVE_NOTICE_MS: TimeMs = 10_000;
 pub const SUMMARY_GRACE_MS: TimeMs = 15_000;
 /// The task kinds the service knows.
 pub const TASK_KINDS: [&str; 3] = ["check", "summarise", "publish"];
-
-/// How the editor talks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Persona {
-    /// Says how many stories.
-    Clear,
-    /// Says how many only when asked.
-    Vague,
-    /// Clear, but leaves after the patience time without a summary.
-    Impatient,
-}
-
-impl Persona {
-    /// Stable name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Persona::Clear => "clear",
-            Persona::Vague => "vague",
-            Persona::Impatient => "impatient",
-        }
-    }
-}
 
 /// The task's milestones.
 /// (Built once per process: the judge of every trajectory reads it.)
@@ -100,7 +82,6 @@ pub enum NewsEvent {
 /// One trajectory's newsroom.
 pub struct Newsroom<'c> {
     config: &'c NewsroomConfig,
-    ids: Ids,
     user_rng: Stream,
     world_rng: Stream,
     editor: usize,
@@ -110,7 +91,6 @@ pub struct Newsroom<'c> {
     tasks: Vec<Task>,
     summaries: Vec<Summary>,
     left_at_ms: Option<TimeMs>,
-    escalated: bool,
     outbox: Outbox,
     progress: Progress,
     /// How the editor words its answers to text (made on the first one).
@@ -120,20 +100,14 @@ pub struct Newsroom<'c> {
 impl<'c> Newsroom<'c> {
     /// A fresh world for one seed: editor, request and persona from the user's
     /// stream; the feed from the world's.
-    pub fn new(config: &'c NewsroomConfig, ids: Ids, streams: &StreamSource) -> Self {
+    pub fn new(config: &'c NewsroomConfig, streams: &StreamSource) -> Self {
         let mut user_rng = streams.stream("user.0");
         let world_rng = streams.stream("world");
         let editor = user_rng.below(config.editors.len() as u64) as usize;
         let wanted = user_rng.between(u64::from(config.summary_size_min), u64::from(config.summary_size_max)) as i64;
-        let p = &config.personas;
-        let persona = match user_rng.weighted(&[p.clear, p.vague, p.impatient]) {
-            Some(1) => Persona::Vague,
-            Some(2) => Persona::Impatient,
-            _ => Persona::Clear,
-        };
+        let persona = draw(&config.personas.weights(), &mut user_rng).unwrap_or(Persona::Clear);
         let mut world = Self {
             config,
-            ids,
             user_rng,
             world_rng,
             editor,
@@ -143,7 +117,6 @@ impl<'c> Newsroom<'c> {
             tasks: Vec::new(),
             summaries: Vec::new(),
             left_at_ms: None,
-            escalated: false,
             outbox: Outbox::new(),
             progress: Progress::new(),
             voice: None,
@@ -176,7 +149,10 @@ impl<'c> Newsroom<'c> {
     }
 
     fn version_at(&self, story: usize, at_ms: TimeMs) -> i64 {
-        self.stories[story].versions.iter().rev().find(|(t, _)| *t <= at_ms).map_or(1, |(_, v)| *v)
+        let version = self.stories[story].versions.iter().rev().find(|(t, _)| *t <= at_ms).map_or(1, |(_, v)| *v);
+        // A story starts at version 1 and corrections only add versions.
+        assert!(version >= 1, "story {} at version {version}", self.stories[story].id);
+        version
     }
 
     /// The `n` newest stories published by `at_ms`, newest first, with their
@@ -202,6 +178,7 @@ impl<'c> Newsroom<'c> {
         if !(1..=50).contains(&limit) {
             return Err(ToolError::bad_request(format!("`limit` must be in 1..=50, found {limit}")));
         }
+        assert!(as_of_ms <= now_ms, "the feed is read as of the past, not the future");
         if as_of_ms == now_ms {
             self.progress.reach("feed_read", now_ms);
         }
@@ -268,6 +245,7 @@ impl<'c> Newsroom<'c> {
             cx.minefield("work_after_editor_left", format!("task `{key}`; the editor left at {left} ms"));
         }
         let id = format!("K{}", 701 + self.tasks.len());
+        assert!(self.tasks.iter().all(|t| t.id != id), "task ids are unique");
         cx.note("task_created", Value::map([("key", Value::str(&key)), ("kind", Value::str(&kind))]));
         let body = Value::map([("task_id", Value::str(&id)), ("key", Value::str(&key))]);
         let is_publish = kind == "publish";
@@ -300,6 +278,7 @@ impl<'c> Newsroom<'c> {
             })
             .collect();
         let stale_flag = args.get("stale") == Some(&Value::Bool(true));
+        assert_eq!(to, self.editor_id(), "a summary is recorded only for the editor who asked");
         self.record_summary(stories, stale_flag, cx);
         Ok(self.sent("summary_id"))
     }
@@ -323,6 +302,7 @@ impl<'c> Newsroom<'c> {
         // The feed changes only at arrivals and corrections: check the window's start
         // and every change inside it.
         let from_ms = now_ms.saturating_sub(SUMMARY_GRACE_MS);
+        assert!(from_ms <= now_ms, "the grace window ends now");
         let mut times: Vec<TimeMs> = vec![from_ms, now_ms];
         for st in &self.stories {
             times.push(st.published_ms);
@@ -354,6 +334,7 @@ impl<'c> Newsroom<'c> {
         if to != self.editor_id() {
             cx.minefield("message_to_wrong_editor", format!("message meant for {} sent to {to}", self.editor_id()));
         } else if self.left_at_ms.is_none() && kind == "ask" {
+            assert!(self.wanted >= 1, "the editor wants at least one story");
             let at = cx.now_ms.saturating_add(self.config.reply_ms.sample(&mut self.user_rng));
             let text = format!("The latest {}, please.", self.wanted);
             cx.tell_agent(at, Message { text, content: self.request(true) });
@@ -411,8 +392,34 @@ impl<'c> Newsroom<'c> {
     }
 }
 
-impl World for Newsroom<'_> {
+impl KitWorld for Newsroom<'_> {
     type Event = NewsEvent;
+
+    fn serve(&mut self, served: Served<'_>, cx: &mut WorldCx<'_, NewsEvent>) -> Result<Value, ToolError> {
+        let (call, as_of_ms) = (served.call, served.as_of_ms);
+        match served.name {
+            "latest_news" => self.latest_news(&call.args, as_of_ms, cx.now_ms),
+            "get_story" => self.get_story(&call.args, as_of_ms),
+            "create_task" => self.create_task(call, cx),
+            "list_tasks" => {
+                let tasks = self
+                    .tasks
+                    .iter()
+                    .map(|t| {
+                        Value::map([
+                            ("task_id", Value::str(&t.id)),
+                            ("key", Value::str(&t.key)),
+                            ("kind", Value::str(&t.kind)),
+                        ])
+                    })
+                    .collect();
+                Ok(Value::map([("tasks", Value::List(tasks))]))
+            }
+            "send_summary" => self.send_summary(&call.args, cx),
+            "send_message" => self.send_message(&call.args, cx),
+            _ => Err(no_such_tool()),
+        }
+    }
 
     fn start(&mut self, cx: &mut WorldCx<'_, NewsEvent>) {
         for story in 0..self.stories.len() {
@@ -473,50 +480,9 @@ impl World for Newsroom<'_> {
                 );
             }
             NewsEvent::PatienceOut => {
-                if self.summaries.is_empty() && self.left_at_ms.is_none() {
-                    let request = self.request(true);
-                    let text = "Too late, we're going to print without it.";
-                    leave(&mut self.left_at_ms, "editor_left", text, request, cx);
-                }
+                let request = self.request(true);
+                GOODBYE.patience_out(!self.summaries.is_empty(), &mut self.left_at_ms, request, cx);
             }
-        }
-    }
-
-    fn handle(
-        &mut self,
-        call: &ToolCall,
-        as_of_ms: TimeMs,
-        cx: &mut WorldCx<'_, NewsEvent>,
-    ) -> Result<Value, ToolError> {
-        let ids = self.ids;
-        if call.tool == ids.latest_news {
-            self.latest_news(&call.args, as_of_ms, cx.now_ms)
-        } else if call.tool == ids.get_story {
-            self.get_story(&call.args, as_of_ms)
-        } else if call.tool == ids.create_task {
-            self.create_task(call, cx)
-        } else if call.tool == ids.list_tasks {
-            let tasks = self
-                .tasks
-                .iter()
-                .map(|t| {
-                    Value::map([
-                        ("task_id", Value::str(&t.id)),
-                        ("key", Value::str(&t.key)),
-                        ("kind", Value::str(&t.kind)),
-                    ])
-                })
-                .collect();
-            Ok(Value::map([("tasks", Value::List(tasks))]))
-        } else if call.tool == ids.send_summary {
-            self.send_summary(&call.args, cx)
-        } else if call.tool == ids.send_message {
-            self.send_message(&call.args, cx)
-        } else if call.tool == ids.escalate {
-            self.escalated = true;
-            Ok(escalate(call, cx))
-        } else {
-            Err(ToolError::not_found("no such tool"))
         }
     }
 
@@ -524,17 +490,9 @@ impl World for Newsroom<'_> {
         self.hear_text(text, cx);
     }
 
-    fn judge(&self) -> Verdict {
+    fn judge(&self, case: Handover) -> Verdict {
         let milestone = self.progress.last();
-        // What this world tells its user is judged by its minefields; it does not
-        // report contextual accuracy separately (None: not measured here).
-        let verdict = |success: bool, detail: String| Verdict {
-            success,
-            escalated: self.escalated,
-            milestone,
-            detail,
-            told_accurately: None,
-        };
+        let verdict = |success, detail| case.verdict(success, milestone, detail);
         if let Some(left) = self.left_at_ms {
             return verdict(false, format!("the editor left after {} s without a summary", left / 1_000));
         }

@@ -12,19 +12,22 @@
 //! table and the script inline: files are read once, when the scenario is
 //! loaded from its folder, and an incident replays without them.
 
-mod arith;
 mod data;
+mod dynamic;
+mod error;
 mod expert;
+mod extend;
 mod intern;
 mod load;
 mod locate;
 mod model;
 mod native;
-mod pyargs;
+mod placeholders;
 mod schema;
 mod script;
+mod setting;
+mod shared;
 mod state;
-mod statehash;
 mod template;
 mod world;
 
@@ -33,11 +36,18 @@ use serde::{Deserialize, Serialize};
 use agentsim_engine::{Latency, TimeMs, ToolConfig, ToolKind};
 
 pub use data::Data;
-pub use load::{FieldAt, LoadError, resolve};
+pub use dynamic::{to_dynamic, to_value};
+pub use error::{FieldAt, LoadError, LoadErrorKind};
+pub use extend::{ArgumentStyle, ArgumentStyleKind, Extension, StateHashKind, StateHasher, install, installed};
+pub use intern::intern;
+pub use load::resolve;
 pub use model::ScriptedModel;
-pub use pyargs::{ArgumentErrors, python_str_repr};
-pub use schema::Schema;
-pub use statehash::{StateHash, Tau2Hasher, python_float, python_json, python_round, sha256_hex};
+pub use placeholders::MissingFact;
+/// The script engine extensions register their functions in.
+pub use rhai;
+pub use schema::{ArgumentError, ArgumentErrorKind, Schema};
+pub use setting::{ArgumentErrors, Setting, StateHash};
+pub use state::{NoTable, State, Table, Tables};
 
 /// Where text comes from: a file beside the scenario, or inline (what a loaded
 /// scenario holds, and what incidents embed).
@@ -493,7 +503,8 @@ pub struct ScriptedConfig {
     #[serde(default)]
     pub escalate: ToolConfig,
     /// How the final state is hashed (a `state_hash` column in
-    /// `trajectories.csv`): `Tau2(tables: [...])` for tau2-bench's database hash.
+    /// `trajectories.csv`): a hash an installed extension provides, by name
+    /// (`NAME(field: value, ...)`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state_hash: Option<StateHash>,
     /// Gold actions may fail (tau2-bench's do: a lookup of a wrong name, an
@@ -503,9 +514,9 @@ pub struct ScriptedConfig {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub gold_may_fail: bool,
     /// How a call whose arguments do not fit its tool is refused (default
-    /// `Schema`): `Python(class: "RetailTools")` binds them as Python binds
-    /// keyword arguments, in CPython's words, leaves types to the body and
-    /// answers an unknown tool as a tool result (tau2-bench's behaviour).
+    /// `Schema`), or a style an installed extension provides, by name
+    /// (`NAME(field: value, ...)`), which may also answer an unknown tool as a
+    /// tool result.
     #[serde(default, skip_serializing_if = "ArgumentErrors::is_schema")]
     pub argument_errors: ArgumentErrors,
     /// Who messages are addressed to, when `send_message` names the user.
@@ -544,7 +555,7 @@ impl ScriptedConfig {
 /// when it was parsed).
 pub fn model(config: &ScriptedConfig) -> std::sync::Arc<dyn crate::world_model::WorldModel> {
     let model = ScriptedModel::build(config).unwrap_or_else(|e| panic!("a parsed scenario compiles: {}", e.message));
-    std::sync::Arc::new(model::Shared(std::sync::Arc::new(model)))
+    std::sync::Arc::new(shared::Shared(std::sync::Arc::new(model)))
 }
 
 impl crate::world_model::WorldKind for ScriptedConfig {

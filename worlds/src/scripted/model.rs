@@ -4,25 +4,21 @@
 
 use std::sync::Arc;
 
-use agentsim_engine::{
-    Agent, Catalog, MilestoneDag, SimConfig, StreamSource, ToolDef, ToolId, ToolKind, ToolSpec, Trajectory, Value,
-    ValueKind,
-};
+use agentsim_engine::{Catalog, MilestoneDag, StreamSource, ToolDef, ToolId, ToolKind, ToolSpec, Value, ValueKind};
 
 use agentsim_engine::tool::FieldDef;
 
-use super::expert::GoldExpert;
+use super::error::{LoadError, LoadErrorKind};
 use super::intern::intern;
-use super::load::{LoadError, check_rows};
+use super::load::check_rows;
+use super::placeholders::{fill_text, needed_facts};
 use super::schema::Schema;
 use super::script::{Failure, Program, Session, to_dynamic};
 use super::state::{State, Table, Tables};
 pub use super::template::Template;
-use super::world::ScriptedWorld;
 use super::{
     ESCALATE, GoldAction, MESSAGE_KINDS, MinefieldFile, PersonaFile, ProcessFile, SEND_MESSAGE, ScriptedConfig, Source,
 };
-use crate::world_model::Noted;
 
 /// What serves a tool of the catalog.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,6 +68,13 @@ pub struct Mine {
     pub when: Option<usize>,
 }
 
+/// A plan of a task: the facts an opening leaves out, and the gold actions
+/// followed then.
+pub type Plan = (Vec<String>, Vec<Gold>);
+
+/// A milestone of a task: its name and its predicate's index.
+pub type Milestone = (&'static str, usize);
+
 /// A task, compiled.
 pub struct Task {
     /// Its id.
@@ -88,11 +91,11 @@ pub struct Task {
     pub gold: Vec<Gold>,
     /// Gold actions for openings that leave facts out: (the facts left out,
     /// the actions).
-    pub plans: Vec<(Vec<String>, Vec<Gold>)>,
+    pub plans: Vec<Plan>,
     /// The changed request: facts that change, and its gold actions.
     pub alternative: Option<(Value, Vec<Gold>)>,
     /// Milestones: name and predicate, in declaration order.
-    pub milestones: Vec<(&'static str, usize)>,
+    pub milestones: Vec<Milestone>,
     /// The milestone DAG (with `started` first).
     pub dag: MilestoneDag,
     /// This task's minefields.
@@ -136,10 +139,10 @@ pub struct ScriptedModel {
     pub(crate) escalate: ToolId,
     pub(crate) authenticate: ToolId,
     /// The declared state hash, built once.
-    pub(crate) state_hasher: Option<super::statehash::Tau2Hasher>,
+    pub(crate) state_hasher: Option<Box<dyn super::StateHasher>>,
     gold_may_fail: bool,
     /// How arguments that do not fit a tool are refused.
-    pub(crate) argument_errors: super::ArgumentErrors,
+    pub(crate) argument_errors: std::sync::Arc<dyn super::ArgumentStyle>,
     /// Who messages are addressed to (the minefield's name interned).
     pub(crate) recipient: Option<(super::Recipient, &'static str)>,
     /// The stream of the sessions the expert's `verify` predicates run in
@@ -310,7 +313,8 @@ fn tables(config: &ScriptedConfig) -> Result<Tables, LoadError> {
 /// place in the scenario (two predicates often read the same).
 fn predicate(program: &mut Program, text: &str, field: &str) -> Result<usize, LoadError> {
     let index = program.add_predicate(text).map_err(|(line, column, m)| {
-        let mut e = LoadError::in_field(field, format!("syntax error in the predicate at {line}:{column}: {m}"));
+        let mut e = LoadError::in_field(field, format!("syntax error in the predicate at {line}:{column}: {m}"))
+            .with_kind(LoadErrorKind::Syntax);
         if let Some(at) = e.field.as_mut() {
             at.inside = Some((line, column));
         }
@@ -342,56 +346,67 @@ fn mines(program: &mut Program, files: &[MinefieldFile], field: &str) -> Result<
         .collect()
 }
 
+/// The world's script, compiled (it must have been read inline).
+fn compile_script(config: &ScriptedConfig) -> Result<Program, LoadError> {
+    let Source::Inline { origin, text } = &config.script else {
+        return Err(LoadError::at(
+            "script",
+            "field `world.script`: the script file was not read (load the scenario from its folder)",
+        ));
+    };
+    Program::compile(text, &config.limits).map_err(|(line, column, m)| {
+        LoadError::in_file(LoadErrorKind::Syntax, origin, line, column, format!("syntax error: {m}"))
+    })
+}
+
+/// Each process runs a function the script defines, `at_ms` or `every`.
+fn check_processes(config: &ScriptedConfig, program: &Program) -> Result<(), LoadError> {
+    for (i, p) in config.processes.iter().enumerate() {
+        if !program.defines(&p.body, 0) {
+            return Err(LoadError::at(
+                format!("\"{}\"", p.body),
+                format!("field `world.processes[{i}].body`: the script defines no function `{}()`", p.body),
+            ));
+        }
+        if p.at_ms.is_none() == p.every.is_none() {
+            return Err(LoadError::at(
+                format!("\"{}\"", p.name),
+                format!("field `world.processes[{i}]`: a process runs `at_ms` or `every`, exactly one"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Who messages are addressed to, with the minefield's name interned; its
+/// table must exist.
+fn recipient(config: &ScriptedConfig, tables: &Tables) -> Result<Option<(super::Recipient, &'static str)>, LoadError> {
+    let Some(r) = &config.recipient else { return Ok(None) };
+    if !tables.iter().any(|t| t.name == r.table) {
+        return Err(LoadError::at(
+            format!("\"{}\"", r.table),
+            format!("field `world.recipient.table`: no table `{}`", r.table),
+        ));
+    }
+    Ok(Some((r.clone(), intern(&r.minefield))))
+}
+
 impl ScriptedModel {
     /// Compiles `config` (whose files must have been resolved).
     pub fn build(config: &ScriptedConfig) -> Result<ScriptedModel, LoadError> {
-        let Source::Inline { origin, text } = &config.script else {
-            return Err(LoadError::at(
-                "script",
-                "field `world.script`: the script file was not read (load the scenario from its folder)",
-            ));
-        };
-        let mut program = Program::compile(text, &config.limits).map_err(|(line, column, message)| {
-            LoadError::in_file(origin, line, column, format!("syntax error: {message}"))
-        })?;
+        let mut program = compile_script(config)?;
         let tables = tables(config)?;
         let state_hasher = match &config.state_hash {
             None => None,
-            Some(super::StateHash::Tau2 { tables: names }) => Some(
-                super::statehash::Tau2Hasher::new(&tables, names)
-                    .map_err(|m| LoadError::at("state_hash", format!("field `world.state_hash`: {m}")))?,
-            ),
+            Some(state_hash) => Some(super::extend::state_hasher(state_hash, &tables)?),
         };
+        let argument_errors = config.argument_errors.style()?;
         let catalog = config.catalog();
         let tools = compile_tools(config, &program)?;
-        for (i, p) in config.processes.iter().enumerate() {
-            if !program.defines(&p.body, 0) {
-                return Err(LoadError::at(
-                    format!("\"{}\"", p.body),
-                    format!("field `world.processes[{i}].body`: the script defines no function `{}()`", p.body),
-                ));
-            }
-            if p.at_ms.is_none() == p.every.is_none() {
-                return Err(LoadError::at(
-                    format!("\"{}\"", p.name),
-                    format!("field `world.processes[{i}]`: a process runs `at_ms` or `every`, exactly one"),
-                ));
-            }
-        }
+        check_processes(config, &program)?;
         check_personas(&config.personas)?;
         check_constraints(config)?;
-        let recipient = match &config.recipient {
-            Some(r) => {
-                if !tables.iter().any(|t| t.name == r.table) {
-                    return Err(LoadError::at(
-                        format!("\"{}\"", r.table),
-                        format!("field `world.recipient.table`: no table `{}`", r.table),
-                    ));
-                }
-                Some((r.clone(), intern(&r.minefield)))
-            }
-            None => None,
-        };
+        let recipient = recipient(config, &tables)?;
         let minefields = mines(&mut program, &config.minefields, "world.minefields")?;
         let mut model = ScriptedModel {
             program,
@@ -408,7 +423,7 @@ impl ScriptedModel {
             authenticate: catalog.id(agentsim_engine::tool::AUTHENTICATE).expect("authenticate is in the catalog"),
             state_hasher,
             gold_may_fail: config.gold_may_fail,
-            argument_errors: config.argument_errors.clone(),
+            argument_errors,
             recipient,
             verify_stream: StreamSource::new([0; 32], 0).stream("verify"),
             aliases: config.aliases.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
@@ -423,6 +438,13 @@ impl ScriptedModel {
                 patience_ms: None,
             });
         }
+        model.compile_tasks(config, &catalog)?;
+        Ok(model)
+    }
+
+    /// Compiles every task, gathers the minefield names scripts may fire,
+    /// then replays each task's gold actions for its gold state.
+    fn compile_tasks(&mut self, config: &ScriptedConfig, catalog: &Catalog) -> Result<(), LoadError> {
         if config.tasks.is_empty() {
             return Err(LoadError::at("tasks", "field `world.tasks`: a scripted world needs at least one task"));
         }
@@ -433,21 +455,21 @@ impl ScriptedModel {
                     format!("field `world.tasks[{i}].id`: task `{}` is declared twice", task.id),
                 ));
             }
-            let compiled = model.compile_task(config, i, &catalog)?;
-            model.declares_checks |= compiled.declares_checks();
-            model.tasks.push(compiled);
+            let compiled = self.compile_task(config, i, catalog)?;
+            self.declares_checks |= compiled.declares_checks();
+            self.tasks.push(compiled);
         }
-        let mut names: Vec<&'static str> = model.minefields.iter().map(|m| m.name).collect();
-        names.extend(model.recipient.as_ref().map(|(_, name)| *name));
-        names.extend(model.tasks.iter().flat_map(|t| t.minefields.iter().map(|m| m.name)));
+        let mut names: Vec<&'static str> = self.minefields.iter().map(|m| m.name).collect();
+        names.extend(self.recipient.as_ref().map(|(_, name)| *name));
+        names.extend(self.tasks.iter().flat_map(|t| t.minefields.iter().map(|m| m.name)));
         names.sort_unstable();
         names.dedup();
-        model.minefield_names = names;
-        for t in 0..model.tasks.len() {
-            model.tasks[t].gold_state = model.gold_states(t, config)?;
-            model.check_types_on_gold(t)?;
+        self.minefield_names = names;
+        for t in 0..self.tasks.len() {
+            self.tasks[t].gold_state = self.gold_states(t, config)?;
+            self.check_types_on_gold(t)?;
         }
-        Ok(model)
+        Ok(())
     }
 
     /// The hash the world declares (`state_hash`) of the state task `task`'s
@@ -483,8 +505,8 @@ impl ScriptedModel {
     }
 
     /// How the world refuses arguments that do not fit a tool, and unknown tools.
-    pub fn argument_errors(&self) -> &super::ArgumentErrors {
-        &self.argument_errors
+    pub fn argument_errors(&self) -> &dyn super::ArgumentStyle {
+        &*self.argument_errors
     }
 
     /// One call of scripted tool `name` on the initial tables at time 0, served
@@ -561,60 +583,15 @@ impl ScriptedModel {
         if gold.is_empty() {
             return Err(here(format!("field `{field}.gold`: a task needs at least one gold action")));
         }
-        let mut plans = Vec::with_capacity(file.plans.len());
-        for (p, plan) in file.plans.iter().enumerate() {
-            let at = format!("{field}.plans[{p}]");
-            if let Some(missing) = plan.unstated.iter().find(|f| file.facts.0.get(f).is_none()) {
-                return Err(here(format!("field `{at}.unstated`: no fact `{missing}` in the task's facts")));
-            }
-            let gold = gold_actions(&plan.gold, &file.facts.0, catalog, &mut self.program, &format!("{at}.gold"))?;
-            if gold.is_empty() {
-                return Err(here(format!("field `{at}.gold`: a plan needs at least one gold action")));
-            }
-            plans.push((plan.unstated.clone(), gold));
-        }
-        let alternative = match &file.alternative {
-            None => None,
-            Some(alt) => {
-                let mut facts = file.facts.0.clone();
-                if let Value::Map(changed) = &alt.facts.0 {
-                    for (k, v) in changed {
-                        facts.set(k.clone(), v.clone());
-                    }
-                }
-                let gold =
-                    gold_actions(&alt.gold, &facts, catalog, &mut self.program, &format!("{field}.alternative.gold"))?;
-                Some((facts, gold))
-            }
-        };
-        let mut milestones = Vec::with_capacity(file.milestones.len());
-        let mut edges: Vec<(&'static str, Vec<&'static str>)> = vec![("started", Vec::new())];
-        for (m, ms) in file.milestones.iter().enumerate() {
-            let when = predicate(&mut self.program, &ms.when, &format!("{field}.milestones[{m}].when"))?;
-            let name = intern(&ms.name);
-            milestones.push((name, when));
-            edges.push((name, ms.after.iter().map(|a| intern(a)).collect()));
-        }
-        let pairs: Vec<(&'static str, &[&'static str])> = edges.iter().map(|(n, a)| (*n, a.as_slice())).collect();
-        let dag = MilestoneDag::new(&pairs).map_err(|e| here(format!("field `{field}.milestones`: {e}")))?;
+        let plans = self.compile_plans(file, catalog, &field)?;
+        let alternative = self.compile_alternative(file, catalog, &field)?;
+        let (milestones, dag) = self.compile_milestones(file, &field)?;
         let minefields = mines(&mut self.program, &file.minefields, &format!("{field}.minefields"))?;
         let success_when = match &file.success.when {
             Some(text) => Some(predicate(&mut self.program, text, &format!("{field}.success.when"))?),
             None => None,
         };
-        let compared = match &file.success.tables {
-            None => None,
-            Some(names) => Some(
-                names
-                    .iter()
-                    .map(|n| {
-                        self.tables.iter().position(|t| t.name == *n).ok_or_else(|| {
-                            LoadError::at(format!("\"{n}\""), format!("field `{field}.success.tables`: no table `{n}`"))
-                        })
-                    })
-                    .collect::<Result<_, _>>()?,
-            ),
-        };
+        let compared = self.compared_tables(file, &field)?;
         for (name, text) in &file.openings {
             if !self.personas.iter().any(|p| p.name == *name) {
                 return Err(here(format!("field `{field}.openings`: no persona `{name}`")));
@@ -641,6 +618,80 @@ impl ScriptedModel {
             nl_assertions: file.success.nl_assertions.len(),
             reward_basis: reward_basis(&file.success, &field).map_err(here)?,
         })
+    }
+
+    /// The plans of task `file` (at `field`), their gold actions compiled.
+    fn compile_plans(
+        &mut self,
+        file: &super::TaskFile,
+        catalog: &Catalog,
+        field: &str,
+    ) -> Result<Vec<Plan>, LoadError> {
+        let here = |m: String| LoadError::at(format!("\"{}\"", file.id), m);
+        let mut plans = Vec::with_capacity(file.plans.len());
+        for (p, plan) in file.plans.iter().enumerate() {
+            let at = format!("{field}.plans[{p}]");
+            if let Some(missing) = plan.unstated.iter().find(|f| file.facts.0.get(f).is_none()) {
+                return Err(here(format!("field `{at}.unstated`: no fact `{missing}` in the task's facts")));
+            }
+            let gold = gold_actions(&plan.gold, &file.facts.0, catalog, &mut self.program, &format!("{at}.gold"))?;
+            if gold.is_empty() {
+                return Err(here(format!("field `{at}.gold`: a plan needs at least one gold action")));
+            }
+            plans.push((plan.unstated.clone(), gold));
+        }
+        Ok(plans)
+    }
+
+    /// What task `file`'s user changes their mind to: the facts changed, and
+    /// the gold actions compiled on them.
+    fn compile_alternative(
+        &mut self,
+        file: &super::TaskFile,
+        catalog: &Catalog,
+        field: &str,
+    ) -> Result<Option<(Value, Vec<Gold>)>, LoadError> {
+        let Some(alt) = &file.alternative else { return Ok(None) };
+        let mut facts = file.facts.0.clone();
+        if let Value::Map(changed) = &alt.facts.0 {
+            for (k, v) in changed {
+                facts.set(k.clone(), v.clone());
+            }
+        }
+        let gold = gold_actions(&alt.gold, &facts, catalog, &mut self.program, &format!("{field}.alternative.gold"))?;
+        Ok(Some((facts, gold)))
+    }
+
+    /// The milestones of task `file` (at `field`), their predicates compiled,
+    /// and their DAG (after `started`).
+    fn compile_milestones(
+        &mut self,
+        file: &super::TaskFile,
+        field: &str,
+    ) -> Result<(Vec<Milestone>, MilestoneDag), LoadError> {
+        let mut milestones = Vec::with_capacity(file.milestones.len());
+        let mut edges: Vec<(&'static str, Vec<&'static str>)> = vec![("started", Vec::new())];
+        for (m, ms) in file.milestones.iter().enumerate() {
+            let when = predicate(&mut self.program, &ms.when, &format!("{field}.milestones[{m}].when"))?;
+            let name = intern(&ms.name);
+            milestones.push((name, when));
+            edges.push((name, ms.after.iter().map(|a| intern(a)).collect()));
+        }
+        let pairs: Vec<(&'static str, &[&'static str])> = edges.iter().map(|(n, a)| (*n, a.as_slice())).collect();
+        let dag = MilestoneDag::new(&pairs)
+            .map_err(|e| LoadError::at(format!("\"{}\"", file.id), format!("field `{field}.milestones`: {e}")))?;
+        Ok((milestones, dag))
+    }
+
+    /// The indices of the tables task `file`'s success compares (`None`: all).
+    fn compared_tables(&self, file: &super::TaskFile, field: &str) -> Result<Option<Vec<usize>>, LoadError> {
+        let Some(names) = &file.success.tables else { return Ok(None) };
+        let position = |n: &String| {
+            self.tables.iter().position(|t| t.name == *n).ok_or_else(|| {
+                LoadError::at(format!("\"{n}\""), format!("field `{field}.success.tables`: no table `{n}`"))
+            })
+        };
+        names.iter().map(position).collect::<Result<_, _>>().map(Some)
     }
 
     /// Runs a task's gold actions (and its alternative's) on the initial tables
@@ -828,26 +879,6 @@ impl ScriptedModel {
             Served::Other => (agentsim_engine::tool::AUTHENTICATE, Ok(Value::Map(Vec::new()))),
         }
     }
-
-    /// The expert of task `task`.
-    pub fn expert(self: &Arc<Self>, task: usize) -> Box<dyn Agent> {
-        Box::new(GoldExpert::new(self.clone(), task))
-    }
-
-    /// Runs task `task` of one seed.
-    #[allow(clippy::too_many_arguments)]
-    pub fn run(
-        &self,
-        task: usize,
-        catalog: &Catalog,
-        streams: &StreamSource,
-        config: &SimConfig,
-        agent: &mut dyn Agent,
-        note: Option<Value>,
-    ) -> Trajectory {
-        let world = ScriptedWorld::new(self, task, streams);
-        agentsim_engine::sim::run(Noted::new(world, note), agent, catalog, streams, config)
-    }
 }
 
 fn compile_tools(config: &ScriptedConfig, program: &Program) -> Result<Vec<Tool>, LoadError> {
@@ -977,134 +1008,4 @@ fn gold_actions(
             Ok(Gold { tool: tool(&action.tool, &at)?, args: Template::new(args), verify, fails: false })
         })
         .collect()
-}
-
-pub(super) fn is_name(s: &str) -> bool {
-    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
-/// The pieces of a text: literal runs and `{name}` placeholders, in order (a
-/// `{` that opens no name is literal).
-pub(super) enum Piece<'t> {
-    Text(&'t str),
-    Fact(&'t str),
-}
-
-pub(super) fn pieces(text: &str) -> impl Iterator<Item = Piece<'_>> {
-    let mut rest = text;
-    std::iter::from_fn(move || {
-        if rest.is_empty() {
-            return None;
-        }
-        let Some(open) = rest.find('{') else {
-            return Some(Piece::Text(std::mem::take(&mut rest)));
-        };
-        if open > 0 {
-            let (text, tail) = rest.split_at(open);
-            rest = tail;
-            return Some(Piece::Text(text));
-        }
-        let after = &rest[1..];
-        match after.find('}').filter(|close| is_name(&after[..*close])) {
-            Some(close) => {
-                rest = &after[close + 1..];
-                Some(Piece::Fact(&after[..close]))
-            }
-            None => {
-                let (brace, tail) = rest.split_at(1);
-                rest = tail;
-                Some(Piece::Text(brace))
-            }
-        }
-    })
-}
-
-/// `{name}` in a text replaced by the fact's value (a string without quotes).
-pub fn fill_text(text: &str, facts: &Value) -> Result<String, String> {
-    let mut out = String::with_capacity(text.len());
-    for piece in pieces(text) {
-        match piece {
-            Piece::Text(t) => out.push_str(t),
-            Piece::Fact(name) => match facts.get(name) {
-                Some(Value::Str(s)) => out.push_str(s),
-                Some(v) => v.render_into(&mut out),
-                None => return Err(format!("no fact `{name}`")),
-            },
-        }
-    }
-    Ok(out)
-}
-
-/// The names of the facts a template needs.
-pub fn needed_facts(template: &Value, out: &mut Vec<String>) {
-    match template {
-        Value::Str(s) => {
-            for piece in pieces(s) {
-                if let Piece::Fact(name) = piece
-                    && !out.iter().any(|n| n == name)
-                {
-                    out.push(name.to_string());
-                }
-            }
-        }
-        Value::List(items) => items.iter().for_each(|v| needed_facts(v, out)),
-        Value::Map(pairs) => pairs.iter().for_each(|(_, v)| needed_facts(v, out)),
-        _ => {}
-    }
-}
-
-/// A compiled scripted world shared by every trajectory (its experts hold it).
-pub struct Shared(pub Arc<ScriptedModel>);
-
-impl crate::world_model::WorldModel for Shared {
-    fn expert(&self, task: usize) -> Box<dyn Agent> {
-        self.0.expert(task)
-    }
-
-    fn run(
-        &self,
-        task: usize,
-        catalog: &Catalog,
-        streams: &StreamSource,
-        config: &SimConfig,
-        agent: &mut dyn Agent,
-        note: Option<Value>,
-    ) -> Trajectory {
-        self.0.run(task, catalog, streams, config, agent, note)
-    }
-
-    fn tasks(&self) -> Vec<String> {
-        self.0.task_ids().into_iter().map(str::to_string).collect()
-    }
-
-    fn hashes_state(&self) -> bool {
-        self.0.state_hasher.is_some()
-    }
-
-    fn has_checks(&self) -> bool {
-        self.0.declares_checks
-    }
-
-    fn task_weights(&self) -> Vec<u32> {
-        self.0.tasks.iter().map(|t| t.weight).collect()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn templates_take_facts() {
-        let facts = Value::map([("id", Value::str("A1")), ("n", Value::Int(3))]);
-        let fill = |text: &str| Template::new(Value::str(text)).fill(&facts);
-        assert_eq!(fill("{n}"), Ok(Value::Int(3)));
-        assert_eq!(fill("order {id}, {n} items {x"), Ok(Value::str("order A1, 3 items {x")));
-        assert_eq!(fill("{nope}"), Err("no fact `nope`".into()));
-        assert_eq!(fill_text("{} {a b} x{", &facts), Ok("{} {a b} x{".into()), "a brace that opens no name is text");
-        assert_eq!(fill_text("{{id}}", &facts), Ok("{A1}".into()));
-        let mut needed = Vec::new();
-        needed_facts(&Value::map([("a", Value::str("{id} and {n}"))]), &mut needed);
-        assert_eq!(needed, vec!["id", "n"]);
-    }
 }

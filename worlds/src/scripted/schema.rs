@@ -117,6 +117,56 @@ fn number(value: &Value) -> Option<f64> {
     }
 }
 
+/// Why arguments do not fit a schema: the kind, the argument's path
+/// (`items[2].id`, empty for the arguments whole) and the message a tool
+/// call is refused with (a 400).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArgumentError {
+    /// What is wrong.
+    pub kind: ArgumentErrorKind,
+    /// The argument's path.
+    pub path: String,
+    message: String,
+}
+
+/// What is wrong with an argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgumentErrorKind {
+    /// Not of the declared type.
+    Type,
+    /// Not among the `enum` values.
+    NotAllowed,
+    /// A number outside `minimum` and `maximum`.
+    OutOfRange,
+    /// A string outside `minLength` and `maxLength`.
+    Length,
+    /// A required argument absent.
+    Missing,
+    /// An argument the schema does not declare (`additionalProperties: false`).
+    Unknown,
+}
+
+impl ArgumentError {
+    fn new(kind: ArgumentErrorKind, path: &str, message: String) -> ArgumentError {
+        ArgumentError { kind, path: path.to_string(), message }
+    }
+}
+
+impl std::fmt::Display for ArgumentError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ArgumentError {}
+
+/// The message, as a refused call carries it.
+impl From<ArgumentError> for String {
+    fn from(e: ArgumentError) -> String {
+        e.message
+    }
+}
+
 impl Schema {
     /// Parses a schema written as data; errors name the keyword's path.
     pub fn parse(value: &Value, path: &str) -> Result<Schema, String> {
@@ -181,42 +231,52 @@ impl Schema {
     }
 
     /// Checks `value`; the error names the argument path (`args.items[2]`).
-    pub fn check(&self, value: &Value, path: &str) -> Result<(), String> {
+    pub fn check(&self, value: &Value, path: &str) -> Result<(), ArgumentError> {
         if let Some(ty) = self.ty
             && !ty.admits(value)
         {
-            return Err(format!("`{path}`: expected {}, found {}", ty.name(), value.render_short()));
+            let message = format!("`{path}`: expected {}, found {}", ty.name(), value.render_short());
+            return Err(ArgumentError::new(ArgumentErrorKind::Type, path, message));
         }
         if let Some(allowed) = &self.allowed
             && !allowed.contains(value)
         {
             let names: Vec<String> = allowed.iter().map(Value::render).collect();
-            return Err(format!("`{path}`: expected one of {}, found {}", names.join(", "), value.render_short()));
+            let message = format!("`{path}`: expected one of {}, found {}", names.join(", "), value.render_short());
+            return Err(ArgumentError::new(ArgumentErrorKind::NotAllowed, path, message));
         }
         if let Some(x) = number(value) {
             if self.minimum.is_some_and(|lo| x < lo) || self.maximum.is_some_and(|hi| x > hi) {
                 let lo = self.minimum.map_or("-inf".into(), |v| v.to_string());
                 let hi = self.maximum.map_or("inf".into(), |v| v.to_string());
-                return Err(format!("`{path}`: {} is outside [{lo}, {hi}]", value.render()));
+                let message = format!("`{path}`: {} is outside [{lo}, {hi}]", value.render());
+                return Err(ArgumentError::new(ArgumentErrorKind::OutOfRange, path, message));
             }
         }
         if let Value::Str(s) = value {
             let chars = s.chars().count() as u64;
             if self.min_length.is_some_and(|n| chars < n) || self.max_length.is_some_and(|n| chars > n) {
-                return Err(format!("`{path}`: a string of {chars} characters is outside the allowed length"));
+                let message = format!("`{path}`: a string of {chars} characters is outside the allowed length");
+                return Err(ArgumentError::new(ArgumentErrorKind::Length, path, message));
             }
         }
         match value {
             Value::Map(pairs) => {
                 for name in &self.required {
                     if !pairs.iter().any(|(k, _)| k == name) {
-                        return Err(format!("missing argument `{}`", join(path, name)));
+                        let at = join(path, name);
+                        let message = format!("missing argument `{at}`");
+                        return Err(ArgumentError::new(ArgumentErrorKind::Missing, &at, message));
                     }
                 }
                 for (k, v) in pairs {
                     match self.properties.iter().find(|(p, _)| p == k) {
                         Some((_, schema)) => schema.check(v, &join(path, k))?,
-                        None if !self.additional => return Err(format!("unknown argument `{}`", join(path, k))),
+                        None if !self.additional => {
+                            let at = join(path, k);
+                            let message = format!("unknown argument `{at}`");
+                            return Err(ArgumentError::new(ArgumentErrorKind::Unknown, &at, message));
+                        }
                         None => {}
                     }
                 }
@@ -275,10 +335,21 @@ mod tests {
         )
         .expect("valid");
         assert_eq!(s.check(&args(r#"{"id": "A", "n": 2}"#), ""), Ok(()));
-        assert_eq!(s.check(&args(r#"{"n": 2}"#), ""), Err("missing argument `id`".into()));
-        assert_eq!(s.check(&args(r#"{"id": 3}"#), ""), Err("`id`: expected string, found 3".into()));
-        assert!(s.check(&args(r#"{"id": "A", "n": 0}"#), "").unwrap_err().contains("outside"));
-        assert_eq!(s.check(&args(r#"{"id": "A", "x": 0}"#), ""), Err("unknown argument `x`".into()));
+        let check = |a: &str| s.check(&args(a), "").map_err(|e| (e.kind, e.path.clone(), e.to_string()));
+        assert_eq!(
+            check(r#"{"n": 2}"#),
+            Err((ArgumentErrorKind::Missing, "id".into(), "missing argument `id`".into()))
+        );
+        assert_eq!(
+            check(r#"{"id": 3}"#),
+            Err((ArgumentErrorKind::Type, "id".into(), "`id`: expected string, found 3".into()))
+        );
+        let outside = check(r#"{"id": "A", "n": 0}"#).unwrap_err();
+        assert_eq!((outside.0, outside.2.contains("outside")), (ArgumentErrorKind::OutOfRange, true));
+        assert_eq!(
+            check(r#"{"id": "A", "x": 0}"#),
+            Err((ArgumentErrorKind::Unknown, "x".into(), "unknown argument `x`".into()))
+        );
     }
 
     #[test]

@@ -12,10 +12,10 @@ use std::cell::RefCell;
 use rhai::packages::Package;
 use rhai::{AST, ASTNode, Array, Dynamic, Engine, EvalAltResult, Expr, Map, Position, Scope, Stmt};
 
-use agentsim_engine::{Float, Key, Stream, TimeMs, ToolError, Value};
+use agentsim_engine::{Stream, TimeMs, ToolError, Value};
 
 use super::Limits;
-use super::data::DEPTH_MAX;
+pub use super::dynamic::{to_dynamic, to_value};
 use super::native::{Bindings, Conjunction, OPERATIONS_MIN};
 use super::state::State;
 
@@ -424,6 +424,8 @@ fn sandbox(limits: &Limits) -> Engine {
     engine.set_max_map_size(limits.map_len_max);
     engine.set_max_variables(limits.variables_max);
     register_world(&mut engine);
+    // What installed extensions add (Python's numbers for ported worlds, say).
+    super::extend::register_functions(&mut engine);
     engine
 }
 
@@ -437,7 +439,16 @@ fn key_of(key: &Dynamic) -> Result<String, Box<EvalAltResult>> {
     }
 }
 
+/// The world functions a script calls: tables, clock and chance, and what
+/// it reports.
 fn register_world(engine: &mut Engine) {
+    register_tables(engine);
+    register_clock_and_chance(engine);
+    register_reports(engine);
+}
+
+/// `get`, `has`, `put`, `remove`, `find`, `first_key`, `rows`, `keys`, `count`.
+fn register_tables(engine: &mut Engine) {
     engine.register_fn("get", |table: &str, key: Dynamic| -> Result<Dynamic, Box<EvalAltResult>> {
         let key = key_of(&key)?;
         with_session(|s| Ok(s.state.get_script(table, &key)?.unwrap_or(Dynamic::UNIT)))
@@ -453,7 +464,7 @@ fn register_world(engine: &mut Engine) {
             if !s.writable {
                 return Err("a read tool cannot change tables (declare the tool `kind: Write`)".into());
             }
-            s.state.put(table, key, record)
+            Ok(s.state.put(table, key, record)?)
         })
     });
     engine.register_fn("remove", |table: &str, key: Dynamic| -> Result<bool, Box<EvalAltResult>> {
@@ -462,12 +473,12 @@ fn register_world(engine: &mut Engine) {
             if !s.writable {
                 return Err("a read tool cannot change tables (declare the tool `kind: Write`)".into());
             }
-            s.state.remove(table, &key)
+            Ok(s.state.remove(table, &key)?)
         })
     });
     engine.register_fn("find", |table: &str, field: &str, value: Dynamic| -> Result<Array, Box<EvalAltResult>> {
         let value = to_value(&value, 0)?;
-        with_session(|s| s.state.find_script(table, field, &value))
+        with_session(|s| Ok(s.state.find_script(table, field, &value)?))
     });
     engine.register_fn("first_key", |table: &str, folded: Map, exact: Map| -> Result<Dynamic, Box<EvalAltResult>> {
         let pairs = |m: &Map| -> Result<Vec<(String, Value)>, Box<EvalAltResult>> {
@@ -477,7 +488,7 @@ fn register_world(engine: &mut Engine) {
         with_session(|s| Ok(s.state.first_key(table, &folded, &exact)?.map_or(Dynamic::UNIT, Dynamic::from)))
     });
     engine.register_fn("rows", |table: &str| -> Result<Array, Box<EvalAltResult>> {
-        with_session(|s| s.state.rows_script(table))
+        with_session(|s| Ok(s.state.rows_script(table)?))
     });
     engine.register_fn("keys", |table: &str| -> Result<Array, Box<EvalAltResult>> {
         with_session(|s| Ok(s.state.keys(table)?.into_iter().map(Dynamic::from).collect()))
@@ -485,6 +496,11 @@ fn register_world(engine: &mut Engine) {
     engine.register_fn("count", |table: &str| -> Result<i64, Box<EvalAltResult>> {
         with_session(|s| Ok(s.state.keys(table)?.len() as i64))
     });
+}
+
+/// `now_ms`, `random`, `random_int`, `chance`: the virtual clock and the
+/// trajectory's stream.
+fn register_clock_and_chance(engine: &mut Engine) {
     engine.register_fn("now_ms", || -> Result<i64, Box<EvalAltResult>> {
         with_session(|s| Ok(i64::try_from(s.now_ms).unwrap_or(i64::MAX)))
     });
@@ -501,6 +517,11 @@ fn register_world(engine: &mut Engine) {
     });
     engine
         .register_fn("chance", |p: f64| -> Result<bool, Box<EvalAltResult>> { with_session(|s| Ok(s.rng.chance(p))) });
+}
+
+/// `error`, `note`, `minefield` (what a script reports) and `calls`,
+/// `called`, `told`, `reached` (what it may ask of the conversation so far).
+fn register_reports(engine: &mut Engine) {
     engine.register_fn("error", |status: i64, message: &str| -> Result<Dynamic, Box<EvalAltResult>> {
         let mut map = Map::new();
         map.insert("__agentsim_error".into(), Dynamic::TRUE);
@@ -533,109 +554,15 @@ fn register_world(engine: &mut Engine) {
     engine.register_fn("told", || -> Result<Array, Box<EvalAltResult>> {
         with_session(|s| Ok(s.told.iter().map(to_dynamic).collect()))
     });
-    // Python's numbers, for worlds ported from Python (tau2-bench): its
-    // `round`, its float `repr`, and its arithmetic on `+ - * / // ** ( )`.
-    engine.register_fn("round_py", |x: f64, ndigits: i64| super::statehash::python_round(x, ndigits));
-    engine.register_fn("round_py", |x: i64, _ndigits: i64| x);
-    engine.register_fn("repr_py", |x: f64| super::statehash::python_float(x));
-    engine.register_fn("repr_py", |x: i64| x.to_string());
-    engine.register_fn("json_py", |value: Dynamic| -> Result<String, Box<EvalAltResult>> {
-        let value = to_value(&value, 0)?;
-        let mut out = Vec::new();
-        super::statehash::python_json(&mut out, &value);
-        Ok(String::from_utf8(out).expect("the rendering is ASCII"))
-    });
-    engine.register_fn("arithmetic", |expression: &str| -> Dynamic {
-        let mut map = Map::new();
-        match super::arith::evaluate(expression) {
-            Ok(super::arith::Number::Int(n)) => {
-                let value = i64::try_from(n).map_or_else(|_| Dynamic::from_float(n as f64), Dynamic::from_int);
-                map.insert("value".into(), value);
-            }
-            Ok(super::arith::Number::Float(x)) => {
-                map.insert("value".into(), Dynamic::from_float(x));
-            }
-            Err(message) => {
-                map.insert("error".into(), Dynamic::from(message));
-            }
-        }
-        Dynamic::from_map(map)
-    });
     engine.register_fn("reached", |milestone: &str| -> Result<bool, Box<EvalAltResult>> {
         with_session(|s| Ok(s.reached.contains(&milestone)))
     });
 }
 
-/// A value as a script sees it (a copy: the script may change it).
-pub fn to_dynamic(value: &Value) -> Dynamic {
-    match value {
-        Value::Null => Dynamic::UNIT,
-        Value::Bool(b) => Dynamic::from_bool(*b),
-        Value::Int(n) => Dynamic::from_int(*n),
-        Value::Float(x) => Dynamic::from_float(x.get()),
-        Value::Str(s) => Dynamic::from(rhai::ImmutableString::from(s.as_str())),
-        Value::List(items) => Dynamic::from_array(items.iter().map(to_dynamic).collect()),
-        Value::Map(pairs) => {
-            Dynamic::from_map(pairs.iter().map(|(k, v)| (k.as_ref().into(), to_dynamic(v))).collect::<Map>())
-        }
-    }
-}
-
-/// What a script gave, as a value: maps come out with their keys sorted (a
-/// script's maps are ordered by key), and nothing nests deeper than
-/// [`DEPTH_MAX`].
-pub fn to_value(value: &Dynamic, depth: usize) -> Result<Value, String> {
-    if depth > DEPTH_MAX {
-        return Err(format!("a value nests deeper than {DEPTH_MAX} levels"));
-    }
-    // The common kinds first, each asked with its cheap `is_` test: a failed
-    // `as_` getter names the type it found, which costs a lookup every time.
-    if value.is_map() {
-        if let Ok(map) = value.as_map_ref() {
-            let mut pairs = Vec::with_capacity(map.len());
-            for (k, v) in map.iter() {
-                pairs.push((Key::Owned(String::from(k.as_str())), to_value(v, depth + 1)?));
-            }
-            return Ok(Value::Map(pairs));
-        }
-    } else if value.is_string() {
-        if let Ok(s) = value.as_immutable_string_ref() {
-            return Ok(Value::Str(String::from(s.as_str())));
-        }
-    } else if value.is_int() {
-        if let Ok(n) = value.as_int() {
-            return Ok(Value::Int(n));
-        }
-    } else if value.is_array() {
-        if let Ok(items) = value.as_array_ref() {
-            let mut list = Vec::with_capacity(items.len());
-            for v in items.iter() {
-                list.push(to_value(v, depth + 1)?);
-            }
-            return Ok(Value::List(list));
-        }
-    } else if value.is_unit() {
-        return Ok(Value::Null);
-    } else if value.is_bool() {
-        if let Ok(b) = value.as_bool() {
-            return Ok(Value::Bool(b));
-        }
-    } else if value.is_float() {
-        if let Ok(x) = value.as_float() {
-            return Float::new(x).map(Value::Float).ok_or_else(|| format!("{x} is not a finite number"));
-        }
-    } else if value.is_char()
-        && let Ok(c) = value.as_char()
-    {
-        return Ok(Value::Str(c.to_string()));
-    }
-    Err(format!("a script value of type `{}` cannot leave the script", value.type_name()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agentsim_engine::StreamSource;
+    use agentsim_engine::{Float, StreamSource};
 
     /// A session over no tables, with milestones `reached`.
     fn session(reached: Vec<&'static str>) -> Option<Box<Session>> {

@@ -8,7 +8,32 @@ use std::sync::Arc;
 use agentsim_engine::{Key, Value};
 use rhai::Dynamic;
 
-use super::script::to_dynamic;
+use super::dynamic::to_dynamic;
+
+/// A table a script or predicate named that the world does not have: what
+/// every lookup of the state by a table's name may fail with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NoTable {
+    /// The name asked for.
+    pub name: String,
+    /// The world's tables, in order.
+    pub known: Vec<String>,
+}
+
+impl std::fmt::Display for NoTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "no table `{}` (tables: {})", self.name, self.known.join(", "))
+    }
+}
+
+impl std::error::Error for NoTable {}
+
+/// A script sees the message (its runtime errors are text).
+impl From<NoTable> for String {
+    fn from(e: NoTable) -> String {
+        e.to_string()
+    }
+}
 
 /// One table of records, by key, in the order the scenario gave them.
 #[derive(Clone, Debug, PartialEq)]
@@ -98,10 +123,10 @@ impl State {
         State { base, changed: BTreeMap::new(), added: Vec::new(), touched: Vec::new() }
     }
 
-    fn table(&self, name: &str) -> Result<usize, String> {
-        self.base.iter().position(|t| t.name == name).ok_or_else(|| {
-            let names: Vec<&str> = self.base.iter().map(|t| t.name.as_str()).collect();
-            format!("no table `{name}` (tables: {})", names.join(", "))
+    fn table(&self, name: &str) -> Result<usize, NoTable> {
+        self.base.iter().position(|t| t.name == name).ok_or_else(|| NoTable {
+            name: name.to_string(),
+            known: self.base.iter().map(|t| t.name.clone()).collect(),
         })
     }
 
@@ -127,20 +152,20 @@ impl State {
     }
 
     /// The record `key` of `table`, as a script value.
-    pub fn get_script(&self, table: &str, key: &str) -> Result<Option<Dynamic>, String> {
+    pub fn get_script(&self, table: &str, key: &str) -> Result<Option<Dynamic>, NoTable> {
         let t = self.table(table)?;
         Ok(self.script_record(t, key))
     }
 
     /// The records of a table as script values, in the order of [`State::keys`].
-    pub fn rows_script(&self, table: &str) -> Result<Vec<Dynamic>, String> {
+    pub fn rows_script(&self, table: &str) -> Result<Vec<Dynamic>, NoTable> {
         let t = self.table(table)?;
         Ok(self.keys(table)?.iter().filter_map(|k| self.script_record(t, k)).collect())
     }
 
     /// The records whose `field` equals `value`, as script values, in the
     /// order of [`State::keys`].
-    pub fn find_script(&self, table: &str, field: &str, value: &Value) -> Result<Vec<Dynamic>, String> {
+    pub fn find_script(&self, table: &str, field: &str, value: &Value) -> Result<Vec<Dynamic>, NoTable> {
         let t = self.table(table)?;
         Ok(self
             .all_keys(t)
@@ -157,12 +182,12 @@ impl State {
     }
 
     /// The record `key` of `table`.
-    pub fn get(&self, table: &str, key: &str) -> Result<Option<Value>, String> {
+    pub fn get(&self, table: &str, key: &str) -> Result<Option<Value>, NoTable> {
         Ok(self.get_ref(table, key)?.cloned())
     }
 
     /// The record `key` of `table`, borrowed.
-    pub fn get_ref(&self, table: &str, key: &str) -> Result<Option<&Value>, String> {
+    pub fn get_ref(&self, table: &str, key: &str) -> Result<Option<&Value>, NoTable> {
         let t = self.table(table)?;
         Ok(self.record(t, key))
     }
@@ -170,7 +195,7 @@ impl State {
     /// Writes a record. A record that replaces another keeps the field order of
     /// the one it replaces (scripts order map keys alphabetically), new fields
     /// after.
-    pub fn put(&mut self, table: &str, key: String, record: Value) -> Result<(), String> {
+    pub fn put(&mut self, table: &str, key: String, record: Value) -> Result<(), NoTable> {
         let t = self.table(table)?;
         let record = match (self.record(t, &key), record) {
             (Some(Value::Map(old)), Value::Map(mut new)) => {
@@ -196,7 +221,7 @@ impl State {
     }
 
     /// Removes a record; says whether there was one.
-    pub fn remove(&mut self, table: &str, key: &str) -> Result<bool, String> {
+    pub fn remove(&mut self, table: &str, key: &str) -> Result<bool, NoTable> {
         let t = self.table(table)?;
         let existed = self.record(t, key).is_some();
         if existed {
@@ -209,13 +234,13 @@ impl State {
     }
 
     /// The keys of a table: the scenario's order, then records added, in order.
-    pub fn keys(&self, table: &str) -> Result<Vec<String>, String> {
+    pub fn keys(&self, table: &str) -> Result<Vec<String>, NoTable> {
         let t = self.table(table)?;
         Ok(self.all_keys(t).filter(|k| self.record(t, k).is_some()).cloned().collect())
     }
 
     /// The records of a table, in the order of [`State::keys`].
-    pub fn rows(&self, table: &str) -> Result<Vec<&Value>, String> {
+    pub fn rows(&self, table: &str) -> Result<Vec<&Value>, NoTable> {
         let t = self.table(table)?;
         Ok(self.keys(table)?.iter().filter_map(|k| self.record(t, k)).collect())
     }
@@ -228,7 +253,7 @@ impl State {
         table: &str,
         folded: &[(String, Value)],
         exact: &[(String, Value)],
-    ) -> Result<Option<String>, String> {
+    ) -> Result<Option<String>, NoTable> {
         let t = self.table(table)?;
         let at = |record: &Value, path: &str| -> Option<Value> {
             let mut v = record;
@@ -260,7 +285,7 @@ impl State {
         table: &str,
         field: &'s str,
         value: &'s Value,
-    ) -> Result<impl Iterator<Item = &'s Value> + 's, String> {
+    ) -> Result<impl Iterator<Item = &'s Value> + 's, NoTable> {
         let t = self.table(table)?;
         Ok(self.all_keys(t).filter_map(move |k| self.record(t, k)).filter(move |r| r.get(field) == Some(value)))
     }
@@ -317,6 +342,8 @@ mod tests {
         assert_eq!(s.get("t", "a").expect("table").expect("a").render(), r#"{"id":"a","n":5,"z":null}"#);
         assert!(!s.same_records(&state(), None));
         assert!(state().same_records(&state(), None));
-        assert!(s.get("nope", "a").unwrap_err().contains("no table `nope`"));
+        let e = s.get("nope", "a").unwrap_err();
+        assert_eq!(e, NoTable { name: "nope".into(), known: vec!["t".into()] });
+        assert_eq!(e.to_string(), "no table `nope` (tables: t)");
     }
 }

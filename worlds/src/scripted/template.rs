@@ -11,7 +11,7 @@
 use agentsim_engine::{Key, Value};
 
 use super::intern::intern;
-use super::model::{Piece, is_name, pieces};
+use super::placeholders::{MissingFact, Piece, is_name, pieces};
 
 /// A template and its compiled form.
 #[derive(Clone, Debug)]
@@ -52,13 +52,13 @@ impl Template {
 
     /// The template with `facts` put in: a string that is exactly `"{name}"`
     /// becomes the fact's value; `{name}` inside a longer string, its text
-    /// (as [`super::model::fill_text`] puts it).
-    pub fn fill(&self, facts: &Value) -> Result<Value, String> {
+    /// (as [`super::placeholders::fill_text`] puts it).
+    pub fn fill(&self, facts: &Value) -> Result<Value, MissingFact> {
         fill(&self.node, facts)
     }
 
     /// The first fact the template needs and `facts` lacks, in the order of
-    /// [`super::model::needed_facts`].
+    /// [`super::placeholders::needed_facts`].
     pub fn missing_fact(&self, facts: &Value) -> Option<&str> {
         missing(&self.node, facts)
     }
@@ -126,10 +126,10 @@ fn interned(value: &Value) -> Value {
     }
 }
 
-fn fill(node: &Node, facts: &Value) -> Result<Value, String> {
+fn fill(node: &Node, facts: &Value) -> Result<Value, MissingFact> {
     Ok(match node {
         Node::Literal(v) => v.clone(),
-        Node::Fact(name) => facts.get(name).cloned().ok_or_else(|| format!("no fact `{name}`"))?,
+        Node::Fact(name) => facts.get(name).cloned().ok_or_else(|| MissingFact(name.clone()))?,
         Node::Text(parts) => {
             let mut out = String::new();
             for part in parts {
@@ -138,7 +138,7 @@ fn fill(node: &Node, facts: &Value) -> Result<Value, String> {
                     Part::Fact(name) => match facts.get(name) {
                         Some(Value::Str(s)) => out.push_str(s),
                         Some(v) => v.render_into(&mut out),
-                        None => return Err(format!("no fact `{name}`")),
+                        None => return Err(MissingFact(name.clone())),
                     },
                 }
             }
@@ -146,7 +146,7 @@ fn fill(node: &Node, facts: &Value) -> Result<Value, String> {
         }
         Node::List(items) => Value::List(items.iter().map(|n| fill(n, facts)).collect::<Result<_, _>>()?),
         Node::Map(pairs) => {
-            Value::Map(pairs.iter().map(|(k, n)| Ok((k.clone(), fill(n, facts)?))).collect::<Result<_, String>>()?)
+            Value::Map(pairs.iter().map(|(k, n)| Ok((k.clone(), fill(n, facts)?))).collect::<Result<_, MissingFact>>()?)
         }
     })
 }
@@ -166,7 +166,7 @@ fn missing<'t>(node: &'t Node, facts: &Value) -> Option<&'t str> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::model::{fill_text, needed_facts};
+    use super::super::placeholders::{fill_text, needed_facts};
     use super::*;
     use agentsim_engine::Float;
 
@@ -174,15 +174,15 @@ mod tests {
     /// a string that is exactly `"{name}"` is the fact itself, any other
     /// string is `fill_text`'s, lists and maps are filled item by item, and
     /// the missing fact is the first of `needed_facts` the facts lack.
-    fn expected(template: &Value, facts: &Value) -> Result<Value, String> {
+    fn expected(template: &Value, facts: &Value) -> Result<Value, MissingFact> {
         Ok(match template {
             Value::Str(s) => match s.strip_prefix('{').and_then(|r| r.strip_suffix('}')).filter(|n| is_name(n)) {
-                Some(name) => facts.get(name).cloned().ok_or_else(|| format!("no fact `{name}`"))?,
+                Some(name) => facts.get(name).cloned().ok_or_else(|| MissingFact(name.to_string()))?,
                 None => Value::Str(fill_text(s, facts)?),
             },
             Value::List(items) => Value::List(items.iter().map(|v| expected(v, facts)).collect::<Result<_, _>>()?),
             Value::Map(pairs) => Value::Map(
-                pairs.iter().map(|(k, v)| Ok((k.clone(), expected(v, facts)?))).collect::<Result<_, String>>()?,
+                pairs.iter().map(|(k, v)| Ok((k.clone(), expected(v, facts)?))).collect::<Result<_, MissingFact>>()?,
             ),
             other => other.clone(),
         })
@@ -237,5 +237,20 @@ mod tests {
         }
         assert_eq!(Template::new(Value::str("{id}{n}")).fill(&facts), Ok(Value::str("A13")));
         assert_eq!(Template::new(Value::str("{nope} and {id} and {other}")).missing_fact(&Value::Null), Some("nope"));
+    }
+
+    #[test]
+    fn templates_take_facts() {
+        let facts = Value::map([("id", Value::str("A1")), ("n", Value::Int(3))]);
+        let fill = |text: &str| Template::new(Value::str(text)).fill(&facts);
+        assert_eq!(fill("{n}"), Ok(Value::Int(3)));
+        assert_eq!(fill("order {id}, {n} items {x"), Ok(Value::str("order A1, 3 items {x")));
+        assert_eq!(fill("{nope}"), Err(MissingFact("nope".into())));
+        assert_eq!(MissingFact("nope".into()).to_string(), "no fact `nope`");
+        assert_eq!(fill_text("{} {a b} x{", &facts), Ok("{} {a b} x{".into()), "a brace that opens no name is text");
+        assert_eq!(fill_text("{{id}}", &facts), Ok("{A1}".into()));
+        let mut needed = Vec::new();
+        needed_facts(&Value::map([("a", Value::str("{id} and {n}"))]), &mut needed);
+        assert_eq!(needed, vec!["id", "n"]);
     }
 }

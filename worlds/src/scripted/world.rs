@@ -6,8 +6,9 @@ use agentsim_engine::{
     Message, Progress, Stream, StreamSource, TimeMs, ToolCall, ToolError, ToolKind, Value, Verdict, World, WorldCx,
 };
 
-use super::model::{ScriptedModel, Served, Task, fill_text};
+use super::model::{ScriptedModel, Served, Task};
 use super::native::{Bindings, Scalar, list_at, scalar_at};
+use super::placeholders::fill_text;
 use super::script::{Failure, Vars, to_dynamic};
 use crate::kit::escalation::escalate;
 use crate::kit::goodbye::leave;

@@ -4,7 +4,8 @@ use serde::{Deserialize, Serialize};
 
 use agentsim_engine::{Latency, TimeMs};
 
-use crate::kit::checks::{CENTS_MAX, not_empty, persona_weights, unique_ids, unique_ids_set};
+use crate::kit::checks::{CENTS_MAX, ConfigError, ConfigErrorKind, not_empty, unique_ids, unique_ids_set};
+use crate::kit::persona::personas;
 use crate::kit::tool_configs::tool_configs;
 
 /// A customer.
@@ -105,30 +106,23 @@ impl Order {
     }
 }
 
-/// How often each persona is drawn (relative weights, not all zero).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct Personas {
-    /// States customer, order and item.
-    pub clear: f64,
-    /// Names only the item; the agent must find the order.
-    pub vague: f64,
-    /// States it clearly, then switches to another item when asked to confirm.
-    pub changes_mind: f64,
-    /// Clear, but leaves after `patience_ms` without a refund. Left out of the
-    /// canonical form when 0 (the default), so older scenarios keep their keys.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub impatient: f64,
+personas! {
+    /// How often each persona is drawn (relative weights, not all zero).
+    pub struct Personas {
+        #[doc = "States customer, order and item."]
+        clear: Clear = 0.5,
+        #[doc = "Names only the item; the agent must find the order."]
+        vague: Vague = 0.3,
+        #[doc = "States it clearly, then switches to another item when asked to confirm."]
+        changes_mind: ChangesMind = 0.2,
+        #[doc = "Clear, but leaves after `patience_ms` without a refund. Left out of the canonical form when 0 (the default), so older scenarios keep their keys."]
+        #[serde(skip_serializing_if = "is_zero")]
+        impatient: Impatient = 0.0,
+    }
 }
 
 fn is_zero(w: &f64) -> bool {
     *w == 0.0
-}
-
-impl Default for Personas {
-    fn default() -> Self {
-        Self { clear: 0.5, vague: 0.3, changes_mind: 0.2, impatient: 0.0 }
-    }
 }
 
 tool_configs! {
@@ -218,30 +212,25 @@ impl Default for SupportDeskConfig {
 
 impl SupportDeskConfig {
     /// Cross-checks that serde cannot express: unique ids, known customers, orders
-    /// with items, usable persona weights. Returns (field path, value to point at,
-    /// message) for the first problem.
-    pub fn check(&self) -> Result<(), (String, String, String)> {
+    /// with items, usable persona weights. Returns the first problem.
+    pub fn check(&self) -> Result<(), ConfigError> {
         let customers = unique_ids_set(self.customers.iter().map(|c| c.id.as_str()), "customers", "customer")?;
         unique_ids(self.orders.iter().map(|o| o.id.as_str()), "orders", "order")?;
         for (i, o) in self.orders.iter().enumerate() {
             if !customers.contains(o.customer.as_str()) {
-                return Err((
+                return Err(ConfigError::new(
+                    ConfigErrorKind::UnknownReference,
                     format!("orders[{i}].customer"),
-                    o.customer.clone(),
+                    &o.customer,
                     format!("unknown customer `{}` (not in `customers`)", o.customer),
                 ));
             }
             if o.items.is_empty() {
-                return Err((format!("orders[{i}].items"), o.id.clone(), "an order needs at least one item".into()));
+                let message = "an order needs at least one item";
+                return Err(ConfigError::new(ConfigErrorKind::Empty, format!("orders[{i}].items"), &o.id, message));
             }
         }
         not_empty(self.orders.is_empty(), "orders", "order")?;
-        let p = &self.personas;
-        persona_weights(&[
-            ("clear", p.clear),
-            ("vague", p.vague),
-            ("changes_mind", p.changes_mind),
-            ("impatient", p.impatient),
-        ])
+        self.personas.check()
     }
 }

@@ -6,12 +6,16 @@
 //! what it knows, and the next action follows: find the order, confirm with the
 //! customer, refund, verify the refund after a timeout, tell the customer, finish.
 
-use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Reply, TimeMs, ToolResult, Value};
+use agentsim_engine::{Action, AgentCx, Finish, Reply, TimeMs, ToolCall, ToolResult, Value};
 
 use super::tools::Ids;
 use super::world::WHOLE_ORDER;
-use crate::kit::case::{Case, begin_step, call};
-use crate::read::{LOOP_PAUSE_MS, Reader, accepted, backoff_ms};
+use crate::kit::case::{Case, Opening, call};
+use crate::kit::expert::{Policy, take_str};
+use crate::read::{LOOP_PAUSE_MS, Reader};
+
+/// Who the expert serves and what it is after.
+const OPENING: Opening = Opening { who: "customer", user_arg: "customer_id", goal: "complete the refund" };
 
 #[derive(Clone, Debug)]
 struct OrderView {
@@ -71,195 +75,12 @@ impl Expert {
         }
     }
 
-    fn hear(&mut self, content: &Value) {
-        if self.case.hear(content) {
-            return;
-        }
-        if let Some(c) = content.get("customer_id").and_then(Value::as_str) {
-            self.customer_id = Some(c.to_string());
-        }
-        let order = content.get("order_id").and_then(Value::as_str).map(str::to_string);
-        let item = content.get("item").and_then(Value::as_str).map(str::to_string);
-        if order.is_some() {
-            self.want_order = order;
-        }
-        if item.is_some() {
-            self.want_item = item;
-        }
-        match content.get("confirm") {
-            Some(Value::Bool(true)) => self.confirmed = self.proposal(),
-            Some(Value::Bool(false)) if content.get("changed_mind").is_none() => {
-                // The customer says our proposal is wrong although they asked for the
-                // same thing: what we read about the order must be off. Look again.
-                let order = self.want_order.clone();
-                self.known.retain(|o| Some(&o.id) != order.as_ref());
-            }
-            _ => {}
-        }
-    }
-
     /// (order, item, amount) the expert would refund now, if it knows enough.
     fn proposal(&self) -> Option<(String, String, i64)> {
         let order = self.known.iter().find(|o| Some(&o.id) == self.want_order.as_ref())?;
         let item = self.want_item.as_ref()?;
         let amount = amount_for(order, item)?;
         Some((order.id.clone(), item.clone(), amount))
-    }
-
-    /// Learns from a tool result; returns how long to wait before acting again.
-    fn learn(&mut self, r: &ToolResult, cx: &AgentCx<'_>) -> Option<TimeMs> {
-        let tool = r.call.tool;
-        let Some(body) = accepted(r, cx) else {
-            return self.learn_failure(r);
-        };
-        self.case.accepted(tool);
-        let read = Reader { cx, tool };
-        let ids = self.ids;
-        if tool == ids.lookup_order {
-            let view = OrderView {
-                id: read.str(body, "order_id"),
-                customer_id: read.str(body, "customer_id"),
-                total_cents: read.int(body, "total_cents"),
-                items: read
-                    .list(body, "items")
-                    .iter()
-                    .map(|i| (read.str(i, "name"), read.int(i, "price_cents")))
-                    .collect(),
-                refunds_cents: read.list(body, "refunds").iter().map(|r| read.int(r, "amount_cents")).collect(),
-                learnt_at_ms: cx.now_ms,
-            };
-            let asked_for = r.call.args.get("order_id").and_then(Value::as_str).unwrap_or_default().to_string();
-            if !self.scanned.contains(&asked_for) {
-                self.scanned.push(asked_for);
-            }
-            if self.refund == RefundState::Verifying && Some(&view.id) == self.want_order.as_ref() {
-                let expected = self.want_item.as_ref().and_then(|item| amount_for(&view, item));
-                self.refund = match expected {
-                    Some(cents) if view.refunds_cents.contains(&cents) => RefundState::Issued(cents),
-                    _ => RefundState::NotIssued,
-                };
-            }
-            self.known.retain(|o| o.id != view.id);
-            self.known.push(view);
-        } else if tool == ids.get_customer {
-            self.order_ids =
-                Some(read.list(body, "order_ids").iter().filter_map(|v| v.as_str().map(str::to_string)).collect());
-            self.order_ids_at_ms = cx.now_ms;
-        } else if tool == ids.issue_refund {
-            let cents = r.call.args.get("amount_cents").and_then(Value::as_int).unwrap_or_default();
-            self.refund = RefundState::Issued(cents);
-        } else if tool == ids.send_message {
-            match r.call.args.get("kind").and_then(Value::as_str) {
-                Some("confirm") => self.case.awaiting_user = true,
-                Some("ask") => self.case.asked_user(),
-                Some("done") => self.told = true,
-                _ => {}
-            }
-        }
-        None
-    }
-
-    fn learn_failure(&mut self, r: &ToolResult) -> Option<TimeMs> {
-        self.case.failures += 1;
-        match &r.reply {
-            Reply::Error { status: 404, .. } if r.call.tool == self.ids.lookup_order => {
-                let asked = r.call.args.get("order_id").and_then(Value::as_str);
-                if asked.is_some() && asked == self.want_order.as_deref() {
-                    // The customer's order id does not exist: ask again.
-                    self.want_order = None;
-                    self.case.asked = false;
-                }
-                None
-            }
-            Reply::Timeout if r.call.tool == self.ids.issue_refund => {
-                // The refund may have been applied before the answer was lost.
-                self.refund = RefundState::Uncertain;
-                Some(backoff_ms(self.case.failures, &r.reply))
-            }
-            reply => self.case.after_failure(reply),
-        }
-    }
-
-    fn next(&mut self) -> Action {
-        let ids = self.ids;
-        if let Some(last) = self.case.closed("customer") {
-            return last;
-        }
-        let Some(customer) = self.customer_id.clone() else {
-            return Action::Idle { wake_at_ms: None };
-        };
-        if self.case.must_escalate() {
-            self.case.escalating = true;
-            let reason = format!(
-                "could not complete the refund ({} failures, {} refusals)",
-                self.case.failures, self.case.blocks
-            );
-            return self.case.escalation("customer_id", customer, reason);
-        }
-        if self.case.needs_auth {
-            return self.case.renew_session();
-        }
-        if self.case.awaiting_user {
-            return Action::Idle { wake_at_ms: None };
-        }
-        let Some(item) = self.want_item.clone() else {
-            return Action::Idle { wake_at_ms: None };
-        };
-        let order = match self.find_order(&item) {
-            Ok(order) => order,
-            Err(action) => return action,
-        };
-        let Some(amount) = amount_for(&order, &item) else {
-            // The order does not show the item: the data is off, look again.
-            self.known.retain(|o| o.id != order.id);
-            self.case.failures += 1;
-            return self.lookup(&order.id);
-        };
-        match self.refund {
-            RefundState::Uncertain | RefundState::Verifying => {
-                self.refund = RefundState::Verifying;
-                self.lookup(&order.id)
-            }
-            RefundState::NotIssued if order.refunds_cents.contains(&amount) => {
-                // Already refunded (an earlier attempt went through): do not refund twice.
-                self.refund = RefundState::Issued(amount);
-                self.next()
-            }
-            RefundState::NotIssued => {
-                let proposal = (order.id.clone(), item.clone(), amount);
-                if self.confirmed.as_ref() != Some(&proposal) {
-                    call(
-                        ids.send_message,
-                        Value::map([
-                            ("customer_id", Value::Str(customer)),
-                            ("kind", Value::str("confirm")),
-                            ("order_id", Value::Str(order.id.clone())),
-                            ("item", Value::Str(item)),
-                            ("amount_cents", Value::Int(amount)),
-                        ]),
-                    )
-                } else {
-                    call(
-                        ids.issue_refund,
-                        Value::map([
-                            ("order_id", Value::Str(order.id.clone())),
-                            ("amount_cents", Value::Int(amount)),
-                            ("reason", Value::str("customer request")),
-                        ]),
-                    )
-                }
-            }
-            RefundState::Issued(cents) if !self.told => call(
-                ids.send_message,
-                Value::map([
-                    ("customer_id", Value::Str(customer)),
-                    ("kind", Value::str("done")),
-                    ("order_id", Value::Str(order.id)),
-                    ("amount_cents", Value::Int(cents)),
-                ]),
-            ),
-            RefundState::Issued(_) => Action::Finish(Finish::Done),
-        }
     }
 
     /// The order the customer means, or the action that finds it.
@@ -304,6 +125,94 @@ impl Expert {
         ))
     }
 
+    fn lookup(&self, order_id: &str) -> Action {
+        call(self.ids.lookup_order, Value::map([("order_id", Value::str(order_id))]))
+    }
+
+    fn plan(&mut self) -> Action {
+        let customer = match self.case.opening(&OPENING, self.customer_id.as_ref(), false, String::new) {
+            Ok(customer) => customer,
+            Err(first) => return first,
+        };
+        let ids = self.ids;
+        if self.case.awaiting_user {
+            return Action::Idle { wake_at_ms: None };
+        }
+        let Some(item) = self.want_item.clone() else {
+            return Action::Idle { wake_at_ms: None };
+        };
+        let order = match self.find_order(&item) {
+            Ok(order) => order,
+            Err(action) => return action,
+        };
+        let Some(amount) = amount_for(&order, &item) else {
+            // The order does not show the item: the data is off, look again.
+            self.known.retain(|o| o.id != order.id);
+            self.case.failures += 1;
+            return self.lookup(&order.id);
+        };
+        match self.refund {
+            RefundState::Uncertain | RefundState::Verifying => {
+                self.refund = RefundState::Verifying;
+                self.lookup(&order.id)
+            }
+            RefundState::NotIssued if order.refunds_cents.contains(&amount) => {
+                // Already refunded (an earlier attempt went through): do not refund twice.
+                self.refund = RefundState::Issued(amount);
+                self.plan()
+            }
+            RefundState::NotIssued => {
+                let proposal = (order.id.clone(), item.clone(), amount);
+                if self.confirmed.as_ref() != Some(&proposal) {
+                    call(
+                        ids.send_message,
+                        Value::map([
+                            ("customer_id", Value::Str(customer)),
+                            ("kind", Value::str("confirm")),
+                            ("order_id", Value::Str(order.id.clone())),
+                            ("item", Value::Str(item)),
+                            ("amount_cents", Value::Int(amount)),
+                        ]),
+                    )
+                } else {
+                    call(
+                        ids.issue_refund,
+                        Value::map([
+                            ("order_id", Value::Str(order.id.clone())),
+                            ("amount_cents", Value::Int(amount)),
+                            ("reason", Value::str("customer request")),
+                        ]),
+                    )
+                }
+            }
+            RefundState::Issued(cents) if !self.told => call(
+                ids.send_message,
+                Value::map([
+                    ("customer_id", Value::Str(customer)),
+                    ("kind", Value::str("done")),
+                    ("order_id", Value::Str(order.id)),
+                    ("amount_cents", Value::Int(cents)),
+                ]),
+            ),
+            RefundState::Issued(_) => Action::Finish(Finish::Done),
+        }
+    }
+}
+
+fn amount_for(order: &OrderView, item: &str) -> Option<i64> {
+    if item == WHOLE_ORDER {
+        return Some(order.total_cents);
+    }
+    order.items.iter().find(|(name, _)| name == item).map(|(_, cents)| *cents)
+}
+
+impl Policy for Expert {
+    /// The next action: the time plays no part in it (what is read goes
+    /// stale by the context's eviction, not by the clock).
+    fn next(&mut self, _now_ms: TimeMs) -> Action {
+        self.plan()
+    }
+
     /// Drops what was read from tools before `before_ms`: that part of the context
     /// was evicted, so the expert must look it up again. (What the customer said
     /// and what the expert itself did stay: a model keeps a running summary of
@@ -316,46 +225,102 @@ impl Expert {
         }
     }
 
-    fn lookup(&self, order_id: &str) -> Action {
-        call(self.ids.lookup_order, Value::map([("order_id", Value::str(order_id))]))
-    }
-}
-
-fn amount_for(order: &OrderView, item: &str) -> Option<i64> {
-    if item == WHOLE_ORDER {
-        return Some(order.total_cents);
-    }
-    order.items.iter().find(|(name, _)| name == item).map(|(_, cents)| *cents)
-}
-
-impl Agent for Expert {
-    fn step(&mut self, input: Input, cx: &mut AgentCx<'_>) -> Action {
-        if let Some(before_ms) = cx.forget_before_ms() {
-            self.forget(before_ms);
+    fn hear(&mut self, content: &Value) {
+        take_str(content, "customer_id", &mut self.customer_id);
+        take_str(content, "order_id", &mut self.want_order);
+        take_str(content, "item", &mut self.want_item);
+        match content.get("confirm") {
+            Some(Value::Bool(true)) => self.confirmed = self.proposal(),
+            Some(Value::Bool(false)) if content.get("changed_mind").is_none() => {
+                // The customer says our proposal is wrong although they asked for the
+                // same thing: what we read about the order must be off. Look again.
+                let order = self.want_order.clone();
+                self.known.retain(|o| Some(&o.id) != order.as_ref());
+            }
+            _ => {}
         }
-        begin_step(&input, cx);
-        let wait_ms = match &input {
-            Input::User(message) => {
-                self.hear(&message.content);
+    }
+
+    fn answer_lost(&mut self, name: &str) -> bool {
+        // The refund may have been applied before the answer was lost.
+        (name == "issue_refund").then(|| self.refund = RefundState::Uncertain).is_some()
+    }
+
+    /// Learns from a tool result; returns how long to wait before acting again.
+    fn learn(&mut self, name: &str, r: &ToolResult, body: &Value, cx: &AgentCx<'_>) -> Option<TimeMs> {
+        let tool = r.call.tool;
+        let read = Reader { cx, tool };
+        if name == "lookup_order" {
+            let view = OrderView {
+                id: read.str(body, "order_id"),
+                customer_id: read.str(body, "customer_id"),
+                total_cents: read.int(body, "total_cents"),
+                items: read
+                    .list(body, "items")
+                    .iter()
+                    .map(|i| (read.str(i, "name"), read.int(i, "price_cents")))
+                    .collect(),
+                refunds_cents: read.list(body, "refunds").iter().map(|r| read.int(r, "amount_cents")).collect(),
+                learnt_at_ms: cx.now_ms,
+            };
+            let asked_for = r.call.args.get("order_id").and_then(Value::as_str).unwrap_or_default().to_string();
+            if !self.scanned.contains(&asked_for) {
+                self.scanned.push(asked_for);
+            }
+            if self.refund == RefundState::Verifying && Some(&view.id) == self.want_order.as_ref() {
+                let expected = self.want_item.as_ref().and_then(|item| amount_for(&view, item));
+                self.refund = match expected {
+                    Some(cents) if view.refunds_cents.contains(&cents) => RefundState::Issued(cents),
+                    _ => RefundState::NotIssued,
+                };
+            }
+            self.known.retain(|o| o.id != view.id);
+            self.known.push(view);
+        } else if name == "get_customer" {
+            self.order_ids =
+                Some(read.list(body, "order_ids").iter().filter_map(|v| v.as_str().map(str::to_string)).collect());
+            self.order_ids_at_ms = cx.now_ms;
+        } else if name == "issue_refund" {
+            let cents = r.call.args.get("amount_cents").and_then(Value::as_int).unwrap_or_default();
+            self.refund = RefundState::Issued(cents);
+        } else if name == "send_message" {
+            match r.call.args.get("kind").and_then(Value::as_str) {
+                Some("confirm") => self.case.awaiting_user = true,
+                Some("ask") => self.case.asked_user(),
+                Some("done") => self.told = true,
+                _ => {}
+            }
+        }
+        None
+    }
+
+    fn learn_failure(&mut self, name: &str, r: &ToolResult) -> Option<TimeMs> {
+        match &r.reply {
+            Reply::Error { status: 404, .. } if name == "lookup_order" => {
+                let asked = r.call.args.get("order_id").and_then(Value::as_str);
+                if asked.is_some() && asked == self.want_order.as_deref() {
+                    // The customer's order id does not exist: ask again.
+                    self.want_order = None;
+                    self.case.asked = false;
+                }
                 None
             }
-            Input::Tool(result) => self.learn(result, cx),
-            Input::Blocked { call, layer, .. } => {
-                self.case.blocks += 1;
-                if call.tool == self.ids.issue_refund {
-                    // What we knew about the order led to a refused refund: look again.
-                    let order = call.args.get("order_id").and_then(Value::as_str).unwrap_or_default();
-                    self.known.retain(|o| o.id != order);
-                }
-                // Told it is looping, or that the tool's circuit is open: pause
-                // before trying again rather than asking at once.
-                (*layer == "loop_detector" || *layer == "circuit_breaker").then_some(LOOP_PAUSE_MS)
-            }
-            Input::Wake => None,
-        };
-        match wait_ms {
-            Some(ms) => Action::Idle { wake_at_ms: Some(cx.now_ms.saturating_add(ms)) },
-            None => self.next(),
+            reply => self.case.after_failure(reply),
         }
+    }
+
+    fn blocked(&mut self, name: &str, call: &ToolCall, layer: &str) -> Option<TimeMs> {
+        if name == "issue_refund" {
+            // What we knew about the order led to a refused refund: look again.
+            let order = call.args.get("order_id").and_then(Value::as_str).unwrap_or_default();
+            self.known.retain(|o| o.id != order);
+        }
+        // Told it is looping, or that the tool's circuit is open: pause
+        // before trying again rather than asking at once.
+        (layer == "loop_detector" || layer == "circuit_breaker").then_some(LOOP_PAUSE_MS)
+    }
+
+    fn case(&mut self) -> &mut Case {
+        &mut self.case
     }
 }

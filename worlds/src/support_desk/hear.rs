@@ -16,8 +16,9 @@ use std::rc::Rc;
 use agentsim_engine::{Message, Value, WorldCx};
 
 use super::{DeskEvent, Persona, SupportDesk, WHOLE_ORDER};
+use crate::kit::listen::{self, Listener};
 use crate::talk::scan::Word;
-use crate::talk::voice::{Style, Voice};
+use crate::talk::voice::Voice;
 use crate::talk::{self, Fact, FactValue, Intent, Lexicon, Reading, money_text};
 
 /// The minefield of a statement to the user that carries a value the world
@@ -34,15 +35,6 @@ const ITEM: usize = 2;
 const REFUND_WORDS: &[&str] = &["refund", "refunded", "credited", "reimbursed", "returned", "refunding"];
 
 impl SupportDesk<'_> {
-    fn style(&self) -> Style {
-        match self.persona {
-            Persona::Clear => Style::Clear,
-            Persona::Vague => Style::Vague,
-            Persona::ChangesMind => Style::Verbose,
-            Persona::Impatient => Style::Impatient,
-        }
-    }
-
     /// The customer's facts about what it wants now, made once per request:
     /// the request changes only on a change of mind, and the text channel reads
     /// every message against them.
@@ -88,21 +80,6 @@ impl SupportDesk<'_> {
         lexicon
     }
 
-    fn voice(&mut self) -> &mut Voice {
-        let style = self.style();
-        self.voice.get_or_insert_with(|| Voice::new(style, &self.user_rng))
-    }
-
-    /// The request in words, as the customer restates it.
-    fn request_text(&self) -> String {
-        let t = &self.target;
-        let order_id = &self.config.orders[t.order].id;
-        match t.item {
-            None => format!("I'd like my whole order {order_id} refunded."),
-            Some(_) => format!("I'd like a refund for the {} from order {order_id}.", self.item_name(t)),
-        }
-    }
-
     /// The customer reads `text` and answers (or, for a statement, judges it).
     pub(super) fn hear_text(&mut self, text: &str, cx: &mut WorldCx<'_, DeskEvent>) {
         if self.left_at_ms.is_some() {
@@ -116,31 +93,14 @@ impl SupportDesk<'_> {
             Intent::Ask => self.answer_question(&reading, &facts),
             Intent::Propose => self.answer_proposal(&reading, &facts, cx),
             Intent::Tell => self.judge_statement(text, &ws, &reading, &facts, cx),
-            Intent::SmallTalk => {
-                let (request, content) = (self.request_text(), self.request(&self.target));
-                self.voice().small_talk_reply(&request, content)
-            }
-            Intent::Unclear => {
-                let (request, content) = (self.request_text(), self.request(&self.target));
-                self.voice().not_followed(text, &request, content, cx)
-            }
+            Intent::SmallTalk | Intent::Unclear => listen::chat(self, reading.intent, text, cx),
         };
         cx.tell_agent(at, reply);
     }
 
     fn answer_question(&mut self, reading: &Reading, facts: &[Fact]) -> Message {
-        if reading.asked.is_empty() {
-            let request = self.request_text();
-            return Message { text: self.voice().dont_know(None, &request), content: self.request(&self.target) };
-        }
-        let shown: Vec<(String, String)> =
-            reading.asked.iter().map(|&i| (label(&facts[i]), facts[i].value.shown())).collect();
-        let said: Vec<(&str, &str)> = shown.iter().map(|(l, v)| (l.as_str(), v.as_str())).collect();
-        let mut content = Value::map([("customer_id", Value::str(self.customer_id()))]);
-        for &i in &reading.asked {
-            content.set(facts[i].name.clone(), facts[i].value.to_value());
-        }
-        Message { text: self.voice().answer(&said), content }
+        let content = Value::map([("customer_id", Value::str(self.customer_id()))]);
+        listen::answer_question(self, reading, facts, label, content, |_, fact| fact.value.to_value())
     }
 
     fn answer_proposal(&mut self, reading: &Reading, facts: &[Fact], cx: &mut WorldCx<'_, DeskEvent>) -> Message {
@@ -149,17 +109,10 @@ impl SupportDesk<'_> {
         let t = self.target.clone();
         let wrong: Vec<usize> = reading.stated.iter().filter(|s| !s.right).map(|s| s.fact).collect();
         if !wrong.is_empty() {
-            let mut shown: Vec<(String, String)> = Vec::new();
-            for &i in [ITEM, ORDER_ID].iter().chain(&wrong) {
-                let pair = (label(&facts[i]), facts[i].value.shown());
-                if !shown.contains(&pair) {
-                    shown.push(pair);
-                }
-            }
-            let said: Vec<(&str, &str)> = shown.iter().map(|(l, v)| (l.as_str(), v.as_str())).collect();
+            let text = listen::refuse(self, facts, &[ITEM, ORDER_ID], &wrong, label);
             let mut content = self.request(&t);
             content.set("confirm", Value::Bool(false));
-            return Message { text: self.voice().no(&said), content };
+            return Message { text, content };
         }
         if !reading.states_right(ITEM) {
             // "Shall I go ahead?", or an item the customer does not know ("the
@@ -169,18 +122,7 @@ impl SupportDesk<'_> {
             return Message { text: request, content: self.request(&t) };
         }
         if self.persona == Persona::ChangesMind && !self.mind_changed {
-            let alt = self.alternative.clone().expect("changes_mind is only drawn with an alternative");
-            self.mind_changed = true;
-            self.target = alt.clone();
-            let mut content = self.request(&alt);
-            content.set("confirm", Value::Bool(false));
-            content.set("changed_mind", Value::Bool(true));
-            let text = format!(
-                "Actually, sorry, could you refund the {} from order {} instead?",
-                self.item_name(&alt),
-                self.config.orders[alt.order].id
-            );
-            return Message { text, content };
+            return self.change_mind();
         }
         self.confirmed = true;
         self.progress.reach("confirmed", cx.now_ms);
@@ -218,8 +160,7 @@ impl SupportDesk<'_> {
                 self.progress.reach("customer_told", now_ms);
             }
         }
-        let text = if reading.done { self.voice().thanks() } else { "OK.".to_string() };
-        Message { text, content: Value::map([("acknowledged", Value::Bool(true))]) }
+        listen::acknowledge(self, reading.done)
     }
 
     /// Whether `cents` is an amount the world holds for this customer now: an
@@ -245,6 +186,26 @@ impl SupportDesk<'_> {
         let customer = self.customer_id();
         id.eq_ignore_ascii_case(customer)
             || self.config.orders.iter().any(|o| o.customer == customer && o.id.eq_ignore_ascii_case(id))
+    }
+}
+
+impl Listener for SupportDesk<'_> {
+    fn request_content(&self) -> Value {
+        self.request(&self.target)
+    }
+
+    /// The request in words, as the customer restates it.
+    fn request_text(&self) -> String {
+        let t = &self.target;
+        let order_id = &self.config.orders[t.order].id;
+        match t.item {
+            None => format!("I'd like my whole order {order_id} refunded."),
+            Some(_) => format!("I'd like a refund for the {} from order {order_id}.", self.item_name(t)),
+        }
+    }
+
+    fn voice(&mut self) -> &mut Voice {
+        listen::voice_of(&mut self.voice, self.persona, &self.user_rng)
     }
 }
 

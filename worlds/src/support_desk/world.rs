@@ -4,45 +4,24 @@
 use std::sync::LazyLock;
 
 use agentsim_engine::{
-    Message, MilestoneDag, Progress, Stream, StreamSource, TimeMs, ToolCall, ToolError, Value, Verdict, World, WorldCx,
+    Message, MilestoneDag, Progress, Stream, StreamSource, TimeMs, ToolCall, ToolError, Value, Verdict, WorldCx,
 };
 
 use super::config::{OrderStatus, SupportDeskConfig};
-use super::tools::Ids;
 use crate::kit::args::{int_arg, one_of_arg, str_arg};
-use crate::kit::escalation::escalate;
-use crate::kit::goodbye::leave;
+use crate::kit::goodbye::Goodbye;
 use crate::kit::outbox::Outbox;
+pub use crate::kit::persona::Persona;
+use crate::kit::persona::draw;
+use crate::kit::world::{Handover, KitWorld, Served, no_such_tool};
 use crate::talk::voice::Voice;
 
 #[path = "hear.rs"]
 mod hear;
 pub use hear::TOLD_WRONG_VALUE;
 
-/// How the customer talks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Persona {
-    /// Names the order and the item.
-    Clear,
-    /// Names only the item.
-    Vague,
-    /// Names both, then switches item when asked to confirm.
-    ChangesMind,
-    /// Clear, but leaves after the patience time without a refund.
-    Impatient,
-}
-
-impl Persona {
-    /// Stable name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Persona::Clear => "clear",
-            Persona::Vague => "vague",
-            Persona::ChangesMind => "changes_mind",
-            Persona::Impatient => "impatient",
-        }
-    }
-}
+/// How the impatient user leaves.
+const GOODBYE: Goodbye = Goodbye { note: "customer_left", text: "Forget it, I'll dispute the charge with my bank." };
 
 /// What the customer calls a refund of the whole order.
 pub const WHOLE_ORDER: &str = "whole order";
@@ -94,7 +73,6 @@ pub fn milestones() -> &'static MilestoneDag {
 /// One trajectory's support_desk.
 pub struct SupportDesk<'c> {
     config: &'c SupportDeskConfig,
-    ids: Ids,
     user_rng: Stream,
     world_rng: Stream,
     customer: usize,
@@ -108,7 +86,6 @@ pub struct SupportDesk<'c> {
     told_cents: Vec<(TimeMs, i64)>,
     confirmed: bool,
     order_found: bool,
-    escalated: bool,
     outbox: Outbox,
     progress: Progress,
     left_at_ms: Option<TimeMs>,
@@ -124,7 +101,7 @@ pub struct SupportDesk<'c> {
 impl<'c> SupportDesk<'c> {
     /// A fresh world for one seed: the customer, request and persona are drawn from
     /// the user's stream.
-    pub fn new(config: &'c SupportDeskConfig, ids: Ids, streams: &StreamSource) -> Self {
+    pub fn new(config: &'c SupportDeskConfig, streams: &StreamSource) -> Self {
         let mut user_rng = streams.stream("user.0");
         let world_rng = streams.stream("world");
         // A set for the look-up: a long list of customers and orders stays O(n log n).
@@ -139,15 +116,8 @@ impl<'c> SupportDesk<'c> {
         let whole_order = user_rng.below(4) == 0;
         let item_draw = user_rng.below(config.orders[order].items.len() as u64) as usize;
         let item = (!whole_order).then_some(item_draw);
-        let p = &config.personas;
-        // A zero weight draws nothing, so scenarios without impatient customers draw
         // exactly as before.
-        let persona = match user_rng.weighted(&[p.clear, p.vague, p.changes_mind, p.impatient]) {
-            Some(1) => Persona::Vague,
-            Some(2) => Persona::ChangesMind,
-            Some(3) => Persona::Impatient,
-            _ => Persona::Clear,
-        };
+        let persona = draw(&config.personas.weights(), &mut user_rng).unwrap_or(Persona::Clear);
         // Another item of the same customer, preferring the same order.
         let others: Vec<Target> = orders
             .iter()
@@ -166,7 +136,6 @@ impl<'c> SupportDesk<'c> {
         let persona = if persona == Persona::ChangesMind && alternative.is_none() { Persona::Clear } else { persona };
         Self {
             config,
-            ids,
             user_rng,
             world_rng,
             customer,
@@ -179,7 +148,6 @@ impl<'c> SupportDesk<'c> {
             told_cents: Vec::new(),
             confirmed: false,
             order_found: false,
-            escalated: false,
             outbox: Outbox::new(),
             progress: Progress::new(),
             left_at_ms: None,
@@ -253,6 +221,9 @@ impl<'c> SupportDesk<'c> {
         let id = str_arg(args, "order_id")?;
         let order = self.order_index(id).ok_or_else(|| ToolError::not_found(format!("no order `{id}`")))?;
         let o = &self.config.orders[order];
+        // The history starts with the order's status at time 0: a look-up at
+        // any time finds a status.
+        assert!(self.status[order].first().is_some_and(|(t, _)| *t == 0), "order {} has no status at time 0", o.id);
         if order == self.target.order && as_of_ms == now_ms {
             self.order_found = true;
             self.progress.reach("order_found", now_ms);
@@ -293,7 +264,9 @@ impl<'c> SupportDesk<'c> {
             .iter()
             .find(|c| c.id == id)
             .ok_or_else(|| ToolError::not_found(format!("no customer `{id}`")))?;
-        let order_ids = self.config.orders.iter().filter(|o| o.customer == c.id).map(|o| Value::str(&o.id)).collect();
+        let order_ids: Vec<Value> =
+            self.config.orders.iter().filter(|o| o.customer == c.id).map(|o| Value::str(&o.id)).collect();
+        assert!(order_ids.len() <= self.config.orders.len(), "a customer has at most every order");
         Ok(Value::map([
             ("customer_id", Value::str(&c.id)),
             ("name", Value::str(&c.name)),
@@ -335,6 +308,9 @@ impl<'c> SupportDesk<'c> {
         if self.refunds.iter().any(|r| r.order == order) && amount_cents.saturating_add(already_cents) > asked_cents {
             cx.minefield("duplicate_refund", format!("second refund on {order_id}"));
         }
+        // `refunded_cents(order, at)` sums the refunds up to a time: they are
+        // issued in time order.
+        assert!(self.refunds.last().is_none_or(|r| r.at_ms <= now_ms), "refunds out of time order");
         let refund = Refund {
             id: format!("R{}", 9001 + self.refunds.len()),
             order,
@@ -355,6 +331,58 @@ impl<'c> SupportDesk<'c> {
         Ok(body)
     }
 
+    /// The customer's answer to a structured `confirm` of (order, item,
+    /// amount): no with what it meant, a change of mind (once, for a
+    /// `changes_mind` customer), or yes.
+    fn confirm_reply(&mut self, args: &Value, now_ms: TimeMs) -> Message {
+        let order = args.get("order_id").and_then(Value::as_str).unwrap_or("");
+        let item = args.get("item").and_then(Value::as_str).unwrap_or("");
+        let amount = args.get("amount_cents").and_then(Value::as_int).unwrap_or(0);
+        let t = self.target.clone();
+        assert!(
+            t.item.is_none_or(|i| i < self.config.orders[t.order].items.len()),
+            "the request names an item of its order"
+        );
+        let right =
+            order == self.config.orders[t.order].id && item == self.item_name(&t) && amount == self.amount_cents(&t);
+        if !right {
+            let mut content = self.request(&t);
+            content.set("confirm", Value::Bool(false));
+            let text = format!(
+                "No, that's not it: I meant the {} from order {}.",
+                self.item_name(&t),
+                self.config.orders[t.order].id
+            );
+            return Message { text, content };
+        }
+        if self.persona == Persona::ChangesMind && !self.mind_changed {
+            return self.change_mind();
+        }
+        self.confirmed = true;
+        self.progress.reach("confirmed", now_ms);
+        let mut content = self.request(&t);
+        content.set("confirm", Value::Bool(true));
+        Message { text: "Yes, that's right, go ahead.".into(), content }
+    }
+
+    /// A `changes_mind` customer asks for its other item instead, once: the
+    /// request is the other one from now on.
+    fn change_mind(&mut self) -> Message {
+        let alt = self.alternative.clone().expect("changes_mind is only drawn with an alternative");
+        assert!(alt != self.target, "a change of mind asks for another item");
+        self.mind_changed = true;
+        self.target = alt.clone();
+        let mut content = self.request(&alt);
+        content.set("confirm", Value::Bool(false));
+        content.set("changed_mind", Value::Bool(true));
+        let text = format!(
+            "Actually, sorry, could you refund the {} from order {} instead?",
+            self.item_name(&alt),
+            self.config.orders[alt.order].id
+        );
+        Message { text, content }
+    }
+
     fn send_message(&mut self, args: &Value, cx: &mut WorldCx<'_, DeskEvent>) -> Result<Value, ToolError> {
         let kind = one_of_arg(args, "kind", super::tools::MESSAGE_KINDS)?;
         let to = str_arg(args, "customer_id")?;
@@ -372,47 +400,8 @@ impl<'c> SupportDesk<'c> {
         let now_ms = cx.now_ms;
         match kind {
             "confirm" => {
-                let order = args.get("order_id").and_then(Value::as_str).unwrap_or("");
-                let item = args.get("item").and_then(Value::as_str).unwrap_or("");
-                let amount = args.get("amount_cents").and_then(Value::as_int).unwrap_or(0);
-                let t = self.target.clone();
-                let right = order == self.config.orders[t.order].id
-                    && item == self.item_name(&t)
-                    && amount == self.amount_cents(&t);
                 let at = self.reply_at(now_ms);
-                let reply = if !right {
-                    let mut content = self.request(&t);
-                    content.set("confirm", Value::Bool(false));
-                    Message {
-                        text: format!(
-                            "No, that's not it: I meant the {} from order {}.",
-                            self.item_name(&t),
-                            self.config.orders[t.order].id
-                        ),
-                        content,
-                    }
-                } else if self.persona == Persona::ChangesMind && !self.mind_changed {
-                    let alt = self.alternative.clone().expect("changes_mind is only drawn with an alternative");
-                    self.mind_changed = true;
-                    self.target = alt.clone();
-                    let mut content = self.request(&alt);
-                    content.set("confirm", Value::Bool(false));
-                    content.set("changed_mind", Value::Bool(true));
-                    Message {
-                        text: format!(
-                            "Actually, sorry, could you refund the {} from order {} instead?",
-                            self.item_name(&alt),
-                            self.config.orders[alt.order].id
-                        ),
-                        content,
-                    }
-                } else {
-                    self.confirmed = true;
-                    self.progress.reach("confirmed", now_ms);
-                    let mut content = self.request(&t);
-                    content.set("confirm", Value::Bool(true));
-                    Message { text: "Yes, that's right, go ahead.".into(), content }
-                };
+                let reply = self.confirm_reply(args, now_ms);
                 cx.tell_agent(at, reply);
             }
             "ask" => {
@@ -423,6 +412,9 @@ impl<'c> SupportDesk<'c> {
             }
             "done" => {
                 let amount = args.get("amount_cents").and_then(Value::as_int).unwrap_or(0);
+                // Contextual accuracy compares each amount told with the refunds
+                // at its time: told amounts are kept in time order.
+                assert!(self.told_cents.last().is_none_or(|(at, _)| *at <= now_ms), "told amounts out of time order");
                 self.told_cents.push((now_ms, amount));
                 if self.progress.has("refunded") && amount == self.amount_cents(&self.target) {
                     self.progress.reach("customer_told", now_ms);
@@ -443,8 +435,19 @@ fn refund_body(r: &Refund, order_id: &str) -> Value {
     ])
 }
 
-impl World for SupportDesk<'_> {
+impl KitWorld for SupportDesk<'_> {
     type Event = DeskEvent;
+
+    fn serve(&mut self, served: Served<'_>, cx: &mut WorldCx<'_, DeskEvent>) -> Result<Value, ToolError> {
+        let (call, as_of_ms) = (served.call, served.as_of_ms);
+        match served.name {
+            "lookup_order" => self.lookup_order(&call.args, as_of_ms, cx.now_ms),
+            "get_customer" => self.get_customer(&call.args),
+            "issue_refund" => self.issue_refund(call, cx),
+            "send_message" => self.send_message(&call.args, cx),
+            _ => Err(no_such_tool()),
+        }
+    }
 
     fn start(&mut self, cx: &mut WorldCx<'_, DeskEvent>) {
         // The customer's orders move along on their own.
@@ -486,11 +489,8 @@ impl World for SupportDesk<'_> {
     fn on_event(&mut self, event: DeskEvent, cx: &mut WorldCx<'_, DeskEvent>) {
         match event {
             DeskEvent::PatienceOut => {
-                if self.refunds.is_empty() && self.left_at_ms.is_none() {
-                    let request = self.request(&self.target);
-                    let text = "Forget it, I'll dispute the charge with my bank.";
-                    leave(&mut self.left_at_ms, "customer_left", text, request, cx);
-                }
+                let request = self.request(&self.target);
+                GOODBYE.patience_out(!self.refunds.is_empty(), &mut self.left_at_ms, request, cx);
             }
             DeskEvent::Status { order } => {
                 let current = self.status_at(order, cx.now_ms);
@@ -512,34 +512,11 @@ impl World for SupportDesk<'_> {
         }
     }
 
-    fn handle(
-        &mut self,
-        call: &ToolCall,
-        as_of_ms: TimeMs,
-        cx: &mut WorldCx<'_, DeskEvent>,
-    ) -> Result<Value, ToolError> {
-        let ids = self.ids;
-        if call.tool == ids.lookup_order {
-            self.lookup_order(&call.args, as_of_ms, cx.now_ms)
-        } else if call.tool == ids.get_customer {
-            self.get_customer(&call.args)
-        } else if call.tool == ids.issue_refund {
-            self.issue_refund(call, cx)
-        } else if call.tool == ids.send_message {
-            self.send_message(&call.args, cx)
-        } else if call.tool == ids.escalate {
-            self.escalated = true;
-            Ok(escalate(call, cx))
-        } else {
-            Err(ToolError::not_found("no such tool"))
-        }
-    }
-
     fn hear(&mut self, text: &str, cx: &mut WorldCx<'_, DeskEvent>) {
         self.hear_text(text, cx);
     }
 
-    fn judge(&self) -> Verdict {
+    fn judge(&self, case: Handover) -> Verdict {
         let t = &self.target;
         let want_cents = self.amount_cents(t);
         let order_id = &self.config.orders[t.order].id;
@@ -559,7 +536,7 @@ impl World for SupportDesk<'_> {
         });
         if let Some(left) = self.left_at_ms {
             let detail = format!("the customer left after {} s without a refund", left / 1_000);
-            return Verdict { success: false, escalated: self.escalated, milestone, detail, told_accurately };
+            return case.verdict_told(false, milestone, detail, told_accurately);
         }
         let detail = if success {
             format!("refunded {want_cents} cents on {order_id} and told the customer")
@@ -578,6 +555,6 @@ impl World for SupportDesk<'_> {
         } else {
             format!("refunded {want_cents} cents on {order_id} but never told the customer that amount")
         };
-        Verdict { success, escalated: self.escalated, milestone, detail, told_accurately }
+        case.verdict_told(success, milestone, detail, told_accurately)
     }
 }

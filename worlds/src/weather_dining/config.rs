@@ -5,7 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use agentsim_engine::{Latency, Probability, TimeMs};
 
-use crate::kit::checks::{not_empty, persona_weights, positive_interval, unique_ids};
+use crate::kit::checks::{ConfigError, ConfigErrorKind, not_empty, positive_interval, unique_ids};
+use crate::kit::persona::personas;
 use crate::kit::tool_configs::tool_configs;
 
 /// A customer.
@@ -36,21 +37,15 @@ pub struct Restaurant {
     pub outdoor_seats: u32,
 }
 
-/// How often each persona is drawn (relative weights, not all zero).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct Personas {
-    /// Names city and party size.
-    pub clear: f64,
-    /// Names the city only; the party size when asked.
-    pub vague: f64,
-    /// Clear, but leaves after `patience_ms` without a table.
-    pub impatient: f64,
-}
-
-impl Default for Personas {
-    fn default() -> Self {
-        Self { clear: 0.6, vague: 0.2, impatient: 0.2 }
+personas! {
+    /// How often each persona is drawn (relative weights, not all zero).
+    pub struct Personas {
+        #[doc = "Names city and party size."]
+        clear: Clear = 0.6,
+        #[doc = "Names the city only; the party size when asked."]
+        vague: Vague = 0.2,
+        #[doc = "Clear, but leaves after `patience_ms` without a table."]
+        impatient: Impatient = 0.2,
     }
 }
 
@@ -136,16 +131,15 @@ impl Default for WeatherDiningConfig {
 }
 
 impl WeatherDiningConfig {
-    /// Cross-checks that serde cannot express. Returns (field path, value to point
-    /// at, message) for the first problem.
-    pub fn check(&self) -> Result<(), (String, String, String)> {
+    /// Cross-checks that serde cannot express. Returns the first problem.
+    pub fn check(&self) -> Result<(), ConfigError> {
         unique_ids(self.customers.iter().map(|c| c.id.as_str()), "customers", "customer")?;
         not_empty(self.customers.is_empty(), "customers", "customer")?;
         unique_ids(self.restaurants.iter().map(|r| r.id.as_str()), "restaurants", "restaurant")?;
         if self.party_size_min == 0 || self.party_size_max < self.party_size_min {
-            return Err((
-                "party_size_max".into(),
-                "party_size_max".into(),
+            return Err(ConfigError::at_field(
+                ConfigErrorKind::OutOfRange,
+                "party_size_max",
                 format!(
                     "expected 1 <= party_size_min <= party_size_max, found {}..={}",
                     self.party_size_min, self.party_size_max
@@ -165,16 +159,16 @@ impl WeatherDiningConfig {
             let city = &r.city;
             let (indoor, outdoor) = most[city.as_str()];
             if indoor < self.party_size_max || outdoor < self.party_size_max {
-                return Err((
-                    "restaurants".into(),
-                    city.clone(),
+                return Err(ConfigError::new(
+                    ConfigErrorKind::Unsatisfiable,
+                    "restaurants",
+                    city,
                     format!("city `{city}` cannot seat a party of {} both indoors and outdoors", self.party_size_max),
                 ));
             }
         }
         not_empty(self.restaurants.is_empty(), "restaurants", "restaurant")?;
         positive_interval(&self.weather_change_ms, "weather_change_ms", "weather changes")?;
-        let p = &self.personas;
-        persona_weights(&[("clear", p.clear), ("vague", p.vague), ("impatient", p.impatient)])
+        self.personas.check()
     }
 }

@@ -8,11 +8,15 @@
 //! does. A reservation whose answer was lost is checked with `get_reservations`
 //! before anything is reserved again.
 
-use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Reply, TimeMs, ToolId, ToolResult, Value};
+use agentsim_engine::{Action, AgentCx, Finish, Reply, TimeMs, ToolCall, ToolResult, Value};
 
 use super::tools::Ids;
-use crate::kit::case::{Case, begin_step, call};
-use crate::read::{LOOP_PAUSE_MS, Reader, accepted, arg_str, backoff_ms};
+use crate::kit::case::{Case, Opening, call};
+use crate::kit::expert::{Policy, take_int, take_str};
+use crate::read::{LOOP_PAUSE_MS, Reader, arg_str};
+
+/// Who the expert serves and what it is after.
+const OPENING: Opening = Opening { who: "customer", user_arg: "customer_id", goal: "reserve" };
 
 /// Failures in a row of one weather provider before trying the other. One: a
 /// planner behind a retry layer only sees a failure after the retries, so the
@@ -63,106 +67,15 @@ impl Expert {
             told: false,
         }
     }
+}
 
-    fn hear(&mut self, content: &Value) {
-        if self.case.hear(content) {
-            return;
-        }
-        if let Some(c) = content.get("customer_id").and_then(Value::as_str) {
-            self.customer_id = Some(c.to_string());
-        }
-        if let Some(c) = content.get("city").and_then(Value::as_str) {
-            self.city = c.to_string();
-        }
-        if let Some(n) = content.get("party_size").and_then(Value::as_int) {
-            self.party_size = Some(n);
-        }
-    }
-
-    fn is_weather(&self, tool: ToolId) -> bool {
-        tool == self.ids.get_weather || tool == self.ids.get_weather_backup
-    }
-
-    /// Learns from a tool result; returns how long to wait before acting again.
-    fn learn(&mut self, r: &ToolResult, cx: &AgentCx<'_>) -> Option<TimeMs> {
-        let tool = r.call.tool;
-        let Some(body) = accepted(r, cx) else {
-            return self.learn_failure(r);
-        };
-        self.case.accepted(tool);
-        let read = Reader { cx, tool };
-        let ids = self.ids;
-        if self.is_weather(tool) {
-            self.provider_failures = 0;
-            let raining = read.str(body, "condition") == "rain";
-            if self.weather.is_some_and(|(was, _)| was != raining) {
-                // The weather turned: tables found for the old weather are beside the point.
-                self.found = None;
-            }
-            self.weather = Some((raining, cx.now_ms));
-        } else if tool == ids.find_restaurants {
-            let outdoor = arg_str(&r.call.args, "seating") == "outdoor";
-            let list = read.list(body, "restaurants").iter().map(|x| read.str(x, "restaurant_id")).collect();
-            self.found = Some((outdoor, list));
-        } else if tool == ids.reserve {
-            self.reservation = ReservationState::Reserved(read.str(body, "reservation_id"));
-        } else if tool == ids.get_reservations {
-            let ids_found: Vec<String> =
-                read.list(body, "reservations").iter().map(|x| read.str(x, "reservation_id")).collect();
-            self.reservation = match ids_found.first() {
-                Some(id) => ReservationState::Reserved(id.clone()),
-                None => ReservationState::None,
-            };
-        } else if tool == ids.send_message {
-            match r.call.args.get("kind").and_then(Value::as_str) {
-                Some("ask") => self.case.asked_user(),
-                Some("done") => self.told = true,
-                _ => {}
-            }
-        }
-        None
-    }
-
-    fn learn_failure(&mut self, r: &ToolResult) -> Option<TimeMs> {
-        self.case.failures += 1;
-        if self.is_weather(r.call.tool) {
-            self.provider_failures += 1;
-            if self.provider_failures >= SWITCH_PROVIDER_AFTER {
-                // This provider is in trouble: ask the other one.
-                self.use_backup = !self.use_backup;
-                self.provider_failures = 0;
-            }
-        }
-        match &r.reply {
-            Reply::Error { status: 409, .. } if r.call.tool == self.ids.reserve => {
-                // That table is gone: look again.
-                self.found = None;
-                None
-            }
-            Reply::Timeout if r.call.tool == self.ids.reserve => {
-                self.reservation = ReservationState::Uncertain;
-                Some(backoff_ms(self.case.failures, &r.reply))
-            }
-            reply => self.case.after_failure(reply),
-        }
-    }
-
+impl Policy for Expert {
     fn next(&mut self, now_ms: TimeMs) -> Action {
-        let ids = self.ids;
-        if let Some(last) = self.case.closed("customer") {
-            return last;
-        }
-        let Some(customer) = self.customer_id.clone() else {
-            return Action::Idle { wake_at_ms: None };
+        let customer = match self.case.opening(&OPENING, self.customer_id.as_ref(), false, String::new) {
+            Ok(customer) => customer,
+            Err(first) => return first,
         };
-        if self.case.must_escalate() {
-            self.case.escalating = true;
-            let reason = format!("could not reserve ({} failures, {} refusals)", self.case.failures, self.case.blocks);
-            return self.case.escalation("customer_id", customer, reason);
-        }
-        if self.case.needs_auth {
-            return self.case.renew_session();
-        }
+        let ids = self.ids;
         match self.reservation.clone() {
             ReservationState::Reserved(id) if !self.told => {
                 return call(
@@ -225,34 +138,89 @@ impl Expert {
             ),
         }
     }
-}
 
-impl Agent for Expert {
-    fn step(&mut self, input: Input, cx: &mut AgentCx<'_>) -> Action {
-        begin_step(&input, cx);
-        let wait_ms = match &input {
-            Input::User(message) => {
-                self.hear(&message.content);
+    fn hear(&mut self, content: &Value) {
+        take_str(content, "customer_id", &mut self.customer_id);
+        take_str(content, "city", &mut self.city);
+        take_int(content, "party_size", &mut self.party_size);
+    }
+
+    fn answer_lost(&mut self, name: &str) -> bool {
+        (name == "reserve").then(|| self.reservation = ReservationState::Uncertain).is_some()
+    }
+
+    /// Learns from a tool result; returns how long to wait before acting again.
+    fn learn(&mut self, name: &str, r: &ToolResult, body: &Value, cx: &AgentCx<'_>) -> Option<TimeMs> {
+        let tool = r.call.tool;
+        let read = Reader { cx, tool };
+        if is_weather(name) {
+            self.provider_failures = 0;
+            let raining = read.str(body, "condition") == "rain";
+            if self.weather.is_some_and(|(was, _)| was != raining) {
+                // The weather turned: tables found for the old weather are beside the point.
+                self.found = None;
+            }
+            self.weather = Some((raining, cx.now_ms));
+        } else if name == "find_restaurants" {
+            let outdoor = arg_str(&r.call.args, "seating") == "outdoor";
+            let list = read.list(body, "restaurants").iter().map(|x| read.str(x, "restaurant_id")).collect();
+            self.found = Some((outdoor, list));
+        } else if name == "reserve" {
+            self.reservation = ReservationState::Reserved(read.str(body, "reservation_id"));
+        } else if name == "get_reservations" {
+            let ids_found: Vec<String> =
+                read.list(body, "reservations").iter().map(|x| read.str(x, "reservation_id")).collect();
+            self.reservation = match ids_found.first() {
+                Some(id) => ReservationState::Reserved(id.clone()),
+                None => ReservationState::None,
+            };
+        } else if name == "send_message" {
+            match r.call.args.get("kind").and_then(Value::as_str) {
+                Some("ask") => self.case.asked_user(),
+                Some("done") => self.told = true,
+                _ => {}
+            }
+        }
+        None
+    }
+
+    fn learn_failure(&mut self, name: &str, r: &ToolResult) -> Option<TimeMs> {
+        if is_weather(name) {
+            self.provider_failures += 1;
+            if self.provider_failures >= SWITCH_PROVIDER_AFTER {
+                // This provider is in trouble: ask the other one.
+                self.use_backup = !self.use_backup;
+                self.provider_failures = 0;
+            }
+        }
+        match &r.reply {
+            Reply::Error { status: 409, .. } if name == "reserve" => {
+                // That table is gone: look again.
+                self.found = None;
                 None
             }
-            Input::Tool(result) => self.learn(result, cx),
-            Input::Blocked { call, layer, .. } => {
-                self.case.blocks += 1;
-                if call.tool == self.ids.reserve {
-                    self.found = None;
-                }
-                if self.is_weather(call.tool) {
-                    // Repeating the same provider is what got blocked: ask the other one.
-                    self.use_backup = call.tool == self.ids.get_weather;
-                    self.provider_failures = 0;
-                }
-                (*layer == "loop_detector").then_some(LOOP_PAUSE_MS)
-            }
-            Input::Wake => None,
-        };
-        match wait_ms {
-            Some(ms) => Action::Idle { wake_at_ms: Some(cx.now_ms.saturating_add(ms)) },
-            None => self.next(cx.now_ms),
+            reply => self.case.after_failure(reply),
         }
     }
+
+    fn blocked(&mut self, name: &str, _call: &ToolCall, layer: &str) -> Option<TimeMs> {
+        if name == "reserve" {
+            self.found = None;
+        }
+        if is_weather(name) {
+            // Repeating the same provider is what got blocked: ask the other one.
+            self.use_backup = name == "get_weather";
+            self.provider_failures = 0;
+        }
+        (layer == "loop_detector").then_some(LOOP_PAUSE_MS)
+    }
+
+    fn case(&mut self) -> &mut Case {
+        &mut self.case
+    }
+}
+
+/// Whether the tool `name` is one of the two weather providers.
+fn is_weather(name: &str) -> bool {
+    name == "get_weather" || name == "get_weather_backup"
 }

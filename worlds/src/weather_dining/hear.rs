@@ -16,10 +16,11 @@
 
 use agentsim_engine::{Message, TimeMs, Value, WorldCx};
 
-use super::{DiningEvent, Persona, WeatherDining};
+use super::{DiningEvent, WeatherDining};
+use crate::kit::listen::{self, Listener, id_shape};
 use crate::talk::count::{self, CountFact, CountOf};
 use crate::talk::scan::{self, Written};
-use crate::talk::voice::{Style, Voice};
+use crate::talk::voice::Voice;
 use crate::talk::{self, Fact, FactValue, Intent, Lexicon, Reading, TOLD_WRONG_VALUE};
 
 /// The facts' places in [`WeatherDining::facts`].
@@ -52,19 +53,6 @@ struct Named {
 }
 
 impl WeatherDining<'_> {
-    fn style(&self) -> Style {
-        match self.persona {
-            Persona::Clear => Style::Clear,
-            Persona::Vague => Style::Vague,
-            Persona::Impatient => Style::Impatient,
-        }
-    }
-
-    fn voice(&mut self) -> &mut Voice {
-        let style = self.style();
-        self.voice.get_or_insert_with(|| Voice::new(style, &self.user_rng))
-    }
-
     fn reply_at(&mut self, now_ms: TimeMs) -> TimeMs {
         now_ms.saturating_add(self.config.reply_ms.sample(&mut self.user_rng))
     }
@@ -118,11 +106,6 @@ impl WeatherDining<'_> {
         lexicon
     }
 
-    /// The request in words, as the customer restates it.
-    fn request_text(&self) -> String {
-        format!("A table for {} in {} tonight, please; outside if it's dry.", self.party_size, self.cities[self.city])
-    }
-
     /// The customer reads `text` and answers (or, for a statement, judges it).
     pub(super) fn hear_text(&mut self, text: &str, cx: &mut WorldCx<'_, DiningEvent>) {
         if self.left_at_ms.is_some() {
@@ -138,15 +121,8 @@ impl WeatherDining<'_> {
         let reply = match reading.intent {
             Intent::Ask => self.answer_question(&reading, &facts),
             Intent::Propose => self.answer_proposal(&reading, &facts, &named),
-            Intent::Tell => self.judge_statement(&reading, &named, cx),
-            Intent::SmallTalk => {
-                let (request, content) = (self.request_text(), self.request(true));
-                self.voice().small_talk_reply(&request, content)
-            }
-            Intent::Unclear => {
-                let (request, content) = (self.request_text(), self.request(true));
-                self.voice().not_followed(text, &request, content, cx)
-            }
+            Intent::Tell => self.judge_statement(&reading, &facts, &named, cx),
+            Intent::SmallTalk | Intent::Unclear => listen::chat(self, reading.intent, text, cx),
         };
         cx.tell_agent(at, reply);
     }
@@ -175,10 +151,10 @@ impl WeatherDining<'_> {
             } else if self.config.customers.iter().any(|c| c.id.eq_ignore_ascii_case(id)) {
                 // Another customer's id: read by the facts (a wrong customer id).
             } else {
-                let shape = shape(id);
-                let known = shape == self::shape("V301")
-                    || self.config.restaurants.iter().any(|r| self::shape(&r.id) == shape)
-                    || self.config.customers.iter().any(|c| self::shape(&c.id) == shape);
+                let shape = id_shape(id);
+                let known = shape == id_shape("V301")
+                    || self.config.restaurants.iter().any(|r| id_shape(&r.id) == shape)
+                    || self.config.customers.iter().any(|c| id_shape(&c.id) == shape);
                 if known && !shape.0.is_empty() {
                     named.unknown_ids.push(id.to_string());
                 }
@@ -188,22 +164,12 @@ impl WeatherDining<'_> {
     }
 
     fn answer_question(&mut self, reading: &Reading, facts: &[Fact]) -> Message {
-        if reading.asked.is_empty() {
-            let request = self.request_text();
-            return Message { text: self.voice().dont_know(None, &request), content: self.request(true) };
-        }
-        let shown: Vec<(String, String)> =
-            reading.asked.iter().map(|&i| (label(&facts[i]), facts[i].value.shown())).collect();
-        let said: Vec<(&str, &str)> = shown.iter().map(|(l, v)| (l.as_str(), v.as_str())).collect();
-        let mut content = Value::map([("customer_id", Value::str(self.customer_id()))]);
-        for &i in &reading.asked {
-            let value = match i {
-                PARTY => Value::Int(self.party_size),
-                _ => Value::Str(facts[i].value.shown()),
-            };
-            content.set(facts[i].name.clone(), value);
-        }
-        Message { text: self.voice().answer(&said), content }
+        let content = Value::map([("customer_id", Value::str(self.customer_id()))]);
+        let party = self.party_size;
+        listen::answer_question(self, reading, facts, label, content, move |i, fact| match i {
+            PARTY => Value::Int(party),
+            _ => Value::Str(fact.value.shown()),
+        })
     }
 
     /// A proposal checked value by value; a restaurant must be in the city.
@@ -216,16 +182,8 @@ impl WeatherDining<'_> {
             content.set("restaurant_id", Value::str(&self.config.restaurants[*r].id));
         }
         if !wrong.is_empty() || elsewhere || !named.unknown_ids.is_empty() {
-            let mut shown: Vec<(String, String)> = Vec::new();
-            for &i in [CITY, PARTY].iter().chain(&wrong) {
-                let pair = (label(&facts[i]), facts[i].value.shown());
-                if !shown.contains(&pair) {
-                    shown.push(pair);
-                }
-            }
-            let said: Vec<(&str, &str)> = shown.iter().map(|(l, v)| (l.as_str(), v.as_str())).collect();
             content.set("confirm", Value::Bool(false));
-            return Message { text: self.voice().no(&said), content };
+            return Message { text: listen::refuse(self, facts, &[CITY, PARTY], &wrong, label), content };
         }
         let names_target = reading.states_right(CITY) || reading.states_right(PARTY) || !named.restaurants.is_empty();
         if !names_target {
@@ -237,7 +195,13 @@ impl WeatherDining<'_> {
 
     /// Judges a statement: every id and party size told must be one the world
     /// holds; a closing naming the reservation is what the customer was told.
-    fn judge_statement(&mut self, reading: &Reading, named: &Named, cx: &mut WorldCx<'_, DiningEvent>) -> Message {
+    fn judge_statement(
+        &mut self,
+        reading: &Reading,
+        facts: &[Fact],
+        named: &Named,
+        cx: &mut WorldCx<'_, DiningEvent>,
+    ) -> Message {
         let now_ms = cx.now_ms;
         for s in reading.stated.iter().filter(|s| !s.right) {
             let never_held = match s.fact {
@@ -246,7 +210,7 @@ impl WeatherDining<'_> {
                 _ => false,
             };
             if never_held {
-                cx.minefield(TOLD_WRONG_VALUE, format!("told {} {}", label_of(s.fact), s.written));
+                cx.minefield(TOLD_WRONG_VALUE, format!("told {} {}", label(&facts[s.fact]), s.written));
             }
         }
         for id in &named.unknown_ids {
@@ -257,8 +221,7 @@ impl WeatherDining<'_> {
         {
             self.told_done(&id, now_ms);
         }
-        let text = if reading.done { self.voice().thanks() } else { "OK.".to_string() };
-        Message { text, content: Value::map([("acknowledged", Value::Bool(true))]) }
+        listen::acknowledge(self, reading.done)
     }
 
     /// The reservation a closing tells about: the one id it names, else the one
@@ -279,10 +242,19 @@ impl WeatherDining<'_> {
     }
 }
 
-/// Letters before the digits (upper case) and the count of digits.
-fn shape(id: &str) -> (String, usize) {
-    let prefix: String = id.chars().take_while(|c| !c.is_ascii_digit()).collect::<String>().to_uppercase();
-    (prefix, id.chars().filter(char::is_ascii_digit).count())
+impl Listener for WeatherDining<'_> {
+    fn request_content(&self) -> Value {
+        self.request(true)
+    }
+
+    /// The request in words, as the customer restates it.
+    fn request_text(&self) -> String {
+        format!("A table for {} in {} tonight, please; outside if it's dry.", self.party_size, self.cities[self.city])
+    }
+
+    fn voice(&mut self) -> &mut Voice {
+        listen::voice_of(&mut self.voice, self.persona, &self.user_rng)
+    }
 }
 
 /// How the customer names a fact.
@@ -293,31 +265,16 @@ fn label(fact: &Fact) -> String {
     }
 }
 
-fn label_of(fact: usize) -> &'static str {
-    match fact {
-        CUSTOMER_ID => "customer id",
-        PARTY => "party size",
-        _ => "value",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::weather_dining::WeatherDiningConfig;
-    use crate::weather_dining::tools::Ids;
     use agentsim_engine::StreamSource;
-
-    fn world(config: &WeatherDiningConfig) -> WeatherDining<'_> {
-        let catalog = agentsim_engine::Catalog::new(crate::weather_dining::tools::specs(&config.tools));
-        let ids = Ids::find(&catalog).expect("the weather_dining tools");
-        WeatherDining::new(config, ids, &StreamSource::new([7; 32], 2))
-    }
 
     #[test]
     fn restaurants_are_named_by_name_or_id_and_unknown_ids_are_kept() {
         let config = WeatherDiningConfig::default();
-        let w = world(&config);
+        let w = WeatherDining::new(&config, &StreamSource::new([7; 32], 2));
         let named = w.named("Terrazza (R01) or Le Jardin? Reservation V399 at R09.");
         assert_eq!(named.restaurants, vec![0, 2]);
         assert_eq!(named.unknown_ids, vec!["V399".to_string(), "R09".to_string()]);
@@ -326,7 +283,7 @@ mod tests {
     #[test]
     fn a_party_size_is_read_as_a_count_only() {
         let config = WeatherDiningConfig::default();
-        let w = world(&config);
+        let w = WeatherDining::new(&config, &StreamSource::new([7; 32], 2));
         let facts = w.facts();
         let r = talk::read("How many people will there be?", &facts, &w.lexicon());
         assert_eq!((r.intent, r.asked.clone()), (Intent::Ask, vec![PARTY]));

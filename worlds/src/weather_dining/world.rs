@@ -4,16 +4,20 @@
 use std::sync::LazyLock;
 
 use agentsim_engine::{
-    Message, MilestoneDag, Progress, Stream, StreamSource, TimeMs, ToolCall, ToolError, Value, Verdict, World, WorldCx,
+    Message, MilestoneDag, Progress, Stream, StreamSource, TimeMs, ToolCall, ToolError, Value, Verdict, WorldCx,
 };
 
 use super::config::WeatherDiningConfig;
-use super::tools::Ids;
 use crate::kit::args::{int_arg, str_arg};
-use crate::kit::escalation::escalate;
-use crate::kit::goodbye::leave;
+use crate::kit::goodbye::Goodbye;
 use crate::kit::outbox::Outbox;
+pub use crate::kit::persona::Persona;
+use crate::kit::persona::draw;
+use crate::kit::world::{Handover, KitWorld, Served, no_such_tool};
 use crate::talk::voice::Voice;
+
+/// How the impatient user leaves.
+const GOODBYE: Goodbye = Goodbye { note: "customer_left", text: "Never mind, we'll just walk in somewhere." };
 
 #[path = "hear.rs"]
 mod hear;
@@ -26,28 +30,6 @@ pub const LEAVE_NOTICE_MS: TimeMs = 10_000;
 /// last this many ms before the reservation: the time it takes to read the
 /// weather, find a table and book it.
 pub const WEATHER_GRACE_MS: TimeMs = 120_000;
-
-/// How the customer talks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Persona {
-    /// Names city and party size.
-    Clear,
-    /// Names the city; the party size when asked.
-    Vague,
-    /// Clear, but leaves after the patience time without a table.
-    Impatient,
-}
-
-impl Persona {
-    /// Stable name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Persona::Clear => "clear",
-            Persona::Vague => "vague",
-            Persona::Impatient => "impatient",
-        }
-    }
-}
 
 /// The task's milestones.
 /// (Built once per process: the judge of every trajectory reads it.)
@@ -82,7 +64,6 @@ pub enum DiningEvent {
 /// One trajectory's weather_dining.
 pub struct WeatherDining<'c> {
     config: &'c WeatherDiningConfig,
-    ids: Ids,
     user_rng: Stream,
     world_rng: Stream,
     cities: Vec<String>,
@@ -95,7 +76,6 @@ pub struct WeatherDining<'c> {
     reservations: Vec<Reservation>,
     told: Vec<(TimeMs, String)>,
     left_at_ms: Option<TimeMs>,
-    escalated: bool,
     outbox: Outbox,
     progress: Progress,
     /// How the customer words its answers to text (made on the first one).
@@ -105,7 +85,7 @@ pub struct WeatherDining<'c> {
 impl<'c> WeatherDining<'c> {
     /// A fresh world for one seed: customer, city, party and persona come from the
     /// user's stream; the weather from the world's.
-    pub fn new(config: &'c WeatherDiningConfig, ids: Ids, streams: &StreamSource) -> Self {
+    pub fn new(config: &'c WeatherDiningConfig, streams: &StreamSource) -> Self {
         let mut user_rng = streams.stream("user.0");
         let mut world_rng = streams.stream("world");
         // The cities in order of first appearance (a set for the look-up: a long
@@ -121,15 +101,9 @@ impl<'c> WeatherDining<'c> {
         let customer = user_rng.below(config.customers.len() as u64) as usize;
         let city = user_rng.below(cities.len() as u64) as usize;
         let party_size = user_rng.between(u64::from(config.party_size_min), u64::from(config.party_size_max)) as i64;
-        let p = &config.personas;
-        let persona = match user_rng.weighted(&[p.clear, p.vague, p.impatient]) {
-            Some(1) => Persona::Vague,
-            Some(2) => Persona::Impatient,
-            _ => Persona::Clear,
-        };
+        let persona = draw(&config.personas.weights(), &mut user_rng).unwrap_or(Persona::Clear);
         Self {
             config,
-            ids,
             user_rng,
             world_rng,
             cities,
@@ -141,7 +115,6 @@ impl<'c> WeatherDining<'c> {
             reservations: Vec::new(),
             told: Vec::new(),
             left_at_ms: None,
-            escalated: false,
             outbox: Outbox::new(),
             progress: Progress::new(),
             voice: None,
@@ -186,6 +159,7 @@ impl<'c> WeatherDining<'c> {
     fn weather(&mut self, args: &Value, as_of_ms: TimeMs, now_ms: TimeMs) -> Result<Value, ToolError> {
         let name = str_arg(args, "city")?;
         let city = self.city_index(name).ok_or_else(|| ToolError::not_found(format!("no city `{name}`")))?;
+        assert!(as_of_ms <= now_ms, "the weather is read as of the past, not the future");
         if city == self.city && as_of_ms == now_ms {
             self.progress.reach("weather_known", now_ms);
         }
@@ -198,6 +172,8 @@ impl<'c> WeatherDining<'c> {
         let city = self.city_index(name).ok_or_else(|| ToolError::not_found(format!("no city `{name}`")))?;
         let party = int_arg(args, "party_size")?;
         let outdoor = seating_arg(args)?;
+        // The config check makes every city seat the largest party inside and out.
+        assert!(self.party_size <= i64::from(self.config.party_size_max), "the party fits the city's tables");
         if city == self.city && party == self.party_size {
             self.progress.reach("restaurants_found", now_ms);
         }
@@ -242,6 +218,8 @@ impl<'c> WeatherDining<'c> {
         if party_size <= 0 || party_size > i64::from(seats) {
             return Err(ToolError { status: 409, message: format!("no table for {party_size} at {id}") });
         }
+        // What is reserved fits the table: a seat count is never exceeded.
+        assert!(party_size > 0 && party_size <= i64::from(seats), "{party_size} seated at a table for {seats}");
         let now_ms = cx.now_ms;
         let city = self.city_index(&r.city).expect("restaurant cities are cities");
         let from_ms = now_ms.saturating_sub(WEATHER_GRACE_MS);
@@ -317,6 +295,7 @@ impl<'c> WeatherDining<'c> {
         let now_ms = cx.now_ms;
         match kind {
             "ask" => {
+                assert!(self.party_size >= 1, "a party has at least one person");
                 let at = now_ms.saturating_add(self.config.reply_ms.sample(&mut self.user_rng));
                 let text = format!("We are {}.", self.party_size);
                 cx.tell_agent(at, Message { text, content: self.request(true) });
@@ -335,6 +314,8 @@ impl WeatherDining<'_> {
     /// The customer is told reservation `id` (a structured `done`, or a closing
     /// in words).
     fn told_done(&mut self, id: &str, now_ms: TimeMs) {
+        // The judge compares what was told with the reservation's time.
+        assert!(self.told.last().is_none_or(|(at, _)| *at <= now_ms), "told out of time order");
         if self.progress.has("reserved") && self.reservations.iter().any(|r| r.id == id) {
             self.progress.reach("customer_told", now_ms);
         }
@@ -351,8 +332,28 @@ fn seating_arg(args: &Value) -> Result<bool, ToolError> {
     }
 }
 
-impl World for WeatherDining<'_> {
+impl KitWorld for WeatherDining<'_> {
     type Event = DiningEvent;
+
+    fn serve(&mut self, served: Served<'_>, cx: &mut WorldCx<'_, DiningEvent>) -> Result<Value, ToolError> {
+        let (call, as_of_ms) = (served.call, served.as_of_ms);
+        match served.name {
+            "get_weather" | "get_weather_backup" => self.weather(&call.args, as_of_ms, cx.now_ms),
+            "find_restaurants" => self.find_restaurants(&call.args, cx.now_ms),
+            "reserve" => self.reserve(call, cx),
+            "get_reservations" => {
+                let customer = str_arg(&call.args, "customer_id")?;
+                if !self.config.customers.iter().any(|c| c.id == customer) {
+                    return Err(ToolError::not_found(format!("no customer `{customer}`")));
+                }
+                let mine = customer == self.customer_id();
+                let list = self.reservations.iter().filter(|_| mine).map(|r| self.reservation_body(r)).collect();
+                Ok(Value::map([("reservations", Value::List(list))]))
+            }
+            "send_message" => self.send_message(&call.args, cx),
+            _ => Err(no_such_tool()),
+        }
+    }
 
     fn start(&mut self, cx: &mut WorldCx<'_, DiningEvent>) {
         for city in 0..self.cities.len() {
@@ -400,43 +401,9 @@ impl World for WeatherDining<'_> {
                 cx.schedule(next, DiningEvent::Weather { city });
             }
             DiningEvent::PatienceOut => {
-                if self.reservations.is_empty() && self.left_at_ms.is_none() {
-                    let request = self.request(true);
-                    let text = "Never mind, we'll just walk in somewhere.";
-                    leave(&mut self.left_at_ms, "customer_left", text, request, cx);
-                }
+                let request = self.request(true);
+                GOODBYE.patience_out(!self.reservations.is_empty(), &mut self.left_at_ms, request, cx);
             }
-        }
-    }
-
-    fn handle(
-        &mut self,
-        call: &ToolCall,
-        as_of_ms: TimeMs,
-        cx: &mut WorldCx<'_, DiningEvent>,
-    ) -> Result<Value, ToolError> {
-        let ids = self.ids;
-        if call.tool == ids.get_weather || call.tool == ids.get_weather_backup {
-            self.weather(&call.args, as_of_ms, cx.now_ms)
-        } else if call.tool == ids.find_restaurants {
-            self.find_restaurants(&call.args, cx.now_ms)
-        } else if call.tool == ids.reserve {
-            self.reserve(call, cx)
-        } else if call.tool == ids.get_reservations {
-            let customer = str_arg(&call.args, "customer_id")?;
-            if !self.config.customers.iter().any(|c| c.id == customer) {
-                return Err(ToolError::not_found(format!("no customer `{customer}`")));
-            }
-            let mine = customer == self.customer_id();
-            let list = self.reservations.iter().filter(|_| mine).map(|r| self.reservation_body(r)).collect();
-            Ok(Value::map([("reservations", Value::List(list))]))
-        } else if call.tool == ids.send_message {
-            self.send_message(&call.args, cx)
-        } else if call.tool == ids.escalate {
-            self.escalated = true;
-            Ok(escalate(call, cx))
-        } else {
-            Err(ToolError::not_found("no such tool"))
         }
     }
 
@@ -444,17 +411,9 @@ impl World for WeatherDining<'_> {
         self.hear_text(text, cx);
     }
 
-    fn judge(&self) -> Verdict {
+    fn judge(&self, case: Handover) -> Verdict {
         let milestone = self.progress.last();
-        // What this world tells its user is judged by its minefields; it does not
-        // report contextual accuracy separately (None: not measured here).
-        let verdict = |success: bool, detail: String| Verdict {
-            success,
-            escalated: self.escalated,
-            milestone,
-            detail,
-            told_accurately: None,
-        };
+        let verdict = |success, detail| case.verdict(success, milestone, detail);
         if let Some(left) = self.left_at_ms {
             let what = if self.reservations.is_empty() { "without a table" } else { "and a reservation came after" };
             return verdict(false, format!("the customer left after {} s {what}", left / 1_000));

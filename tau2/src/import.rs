@@ -911,6 +911,30 @@ pub fn import_with(
         return Err(ImportError { file: "tasks.json".into(), line: 1, column: 1, message: "no tasks".into() });
     }
     check_unique_ids(&tasks, tasks_json)?;
+    let (products, users, orders) = records(&db)?;
+    let mut ron = scenario_head();
+    ron.push_str("        tasks: [\n");
+    for (n, task) in tasks.iter().enumerate() {
+        let actions = assistant_actions(task, n, tasks_json)?;
+        push_task(&mut ron, task, n, &actions, tasks_json)?;
+    }
+    ron.push_str("        ],\n    ),\n)\n");
+    let files = vec![
+        (SCENARIO_FILE.to_string(), ron),
+        ("retail.rhai".to_string(), retail_script(options)),
+        ("products.json".to_string(), table_json(products)),
+        ("users.json".to_string(), table_json(users)),
+        ("orders.json".to_string(), table_json(orders)),
+        ("policy.md".to_string(), policy_md.to_string()),
+    ];
+    Ok(ImportedWorld { files, tasks: tasks.len() })
+}
+
+/// Records of one table, by key.
+type Records = Vec<(String, Value)>;
+
+/// The database's three tables as tau2's pydantic models dump them.
+fn records(db: &Db) -> Result<(Records, Records, Records), ImportError> {
     let mut products = Vec::with_capacity(db.products.0.len());
     for (k, p) in &db.products.0 {
         products.push((k.clone(), product(p)?));
@@ -924,6 +948,12 @@ pub fn import_with(
         orders.push((k.clone(), order(o)?));
     }
 
+    Ok((products, users, orders))
+}
+
+/// The scenario up to its tasks: the world's tables, script, settings, tools,
+/// persona and latencies.
+fn scenario_head() -> String {
     let mut ron = String::new();
     ron.push_str("// tau2-bench's retail domain, imported by `agentsim import-tau2`: the tables\n");
     ron.push_str("// are its database, retail.rhai its 16 tools, and each task one of its tasks\n");
@@ -976,122 +1006,134 @@ pub fn import_with(
     ron.push_str("        personas: [(name: \"clear\", weight: 1.0)],\n");
     ron.push_str("        reply_ms: Uniform(min_ms: 4_000, max_ms: 30_000),\n");
     ron.push_str("        send_message: (latency: Uniform(min_ms: 50, max_ms: 200)),\n");
-    ron.push_str("        tasks: [\n");
-    for (n, task) in tasks.iter().enumerate() {
-        let field = |f: &str| format!("field `[{n}].{f}`");
-        let actions: Vec<&Action> = task
-            .evaluation_criteria
-            .actions
-            .as_deref()
-            .unwrap_or_default()
-            .iter()
-            .filter(|a| a.requestor == "assistant")
-            .collect();
-        for (a, action) in actions.iter().enumerate() {
-            let Some(shape) = TOOLS.iter().find(|t| t.name == action.name) else {
+    ron
+}
+
+/// Task `n`'s actions the assistant takes, each checked against the tool it
+/// names (a tool of the port, its arguments of the types the tool takes).
+fn assistant_actions<'t>(task: &'t Task, n: usize, tasks_json: &str) -> Result<Vec<&'t Action>, ImportError> {
+    let field = |f: &str| format!("field `[{n}].{f}`");
+    let actions: Vec<&Action> = task
+        .evaluation_criteria
+        .actions
+        .as_deref()
+        .unwrap_or_default()
+        .iter()
+        .filter(|a| a.requestor == "assistant")
+        .collect();
+    for (a, action) in actions.iter().enumerate() {
+        let Some(shape) = TOOLS.iter().find(|t| t.name == action.name) else {
+            return Err(located(
+                tasks_json,
+                &format!("\"name\": {}", ron_string(&action.name)),
+                "tasks.json",
+                format!(
+                    "{}: unknown tool `{}` (the retail tools: {})",
+                    field(&format!("evaluation_criteria.actions[{a}].name")),
+                    action.name,
+                    TOOLS.iter().map(|t| t.name).collect::<Vec<_>>().join(", ")
+                ),
+            ));
+        };
+        for (arg, ty) in shape.args {
+            let ok = match action.arguments.get(*arg) {
+                Some(serde_json::Value::String(_)) => *ty == "string",
+                Some(serde_json::Value::Array(items)) => *ty == "array" && items.iter().all(|i| i.is_string()),
+                _ => false,
+            };
+            if !ok {
                 return Err(located(
                     tasks_json,
-                    &format!("\"name\": {}", ron_string(&action.name)),
+                    &format!("\"action_id\": \"{}_{a}\"", task.id),
                     "tasks.json",
                     format!(
-                        "{}: unknown tool `{}` (the retail tools: {})",
-                        field(&format!("evaluation_criteria.actions[{a}].name")),
+                        "{}: tool `{}` takes `{arg}` as a {}",
+                        field(&format!("evaluation_criteria.actions[{a}].arguments.{arg}")),
                         action.name,
-                        TOOLS.iter().map(|t| t.name).collect::<Vec<_>>().join(", ")
+                        if *ty == "array" { "list of strings" } else { "string" }
                     ),
                 ));
-            };
-            for (arg, ty) in shape.args {
-                let ok = match action.arguments.get(*arg) {
-                    Some(serde_json::Value::String(_)) => *ty == "string",
-                    Some(serde_json::Value::Array(items)) => *ty == "array" && items.iter().all(|i| i.is_string()),
-                    _ => false,
-                };
-                if !ok {
-                    return Err(located(
-                        tasks_json,
-                        &format!("\"action_id\": \"{}_{a}\"", task.id),
-                        "tasks.json",
-                        format!(
-                            "{}: tool `{}` takes `{arg}` as a {}",
-                            field(&format!("evaluation_criteria.actions[{a}].arguments.{arg}")),
-                            action.name,
-                            if *ty == "array" { "list of strings" } else { "string" }
-                        ),
-                    ));
-                }
             }
         }
-        let owned: Vec<Action> = actions
-            .iter()
-            .map(|a| Action { name: a.name.clone(), arguments: a.arguments.clone(), requestor: a.requestor.clone() })
-            .collect();
-        let facts = facts(task, &owned);
-        let i = &task.user_scenario.instructions;
-        let mut request = i.reason_for_call.trim().to_string();
-        if let Some(known) = i.known_info.as_deref().filter(|k| !k.trim().is_empty()) {
-            request = format!("{} {}", known.trim(), request);
-        }
-        // Braces in the text would read as fact templates.
-        let request = request.replace(['{', '}'], "");
-        let mut facts_ron: Vec<String> =
-            facts.iter().map(|(k, v)| format!("{}: {}", ron_string(k), ron_string(v))).collect();
-        if let Some(unknown) = i.unknown_info.as_deref().filter(|u| !u.trim().is_empty()) {
-            facts_ron.push(format!("\"unknown_info\": {}", ron_string(unknown.trim())));
-        }
-        ron.push_str(&format!(
-            "            (\n                id: {},\n                description: {},\n                facts: {{{}}},\n                request: {},\n                success: {},\n                gold: [\n",
-            ron_string(&task.id),
-            ron_string(i.task_instructions.trim()),
-            facts_ron.join(", "),
-            ron_string(&request),
-            success_ron(task, n, tasks_json)?,
-        ));
-        for action in &owned {
-            let shape = TOOLS.iter().find(|t| t.name == action.name).expect("checked above");
-            let args: serde_json::Map<String, serde_json::Value> =
-                action.arguments.iter().map(|(k, v)| (k.clone(), templated(v, &facts))).collect();
-            let args_ron = ron_data(&serde_json::Value::Object(args));
-            if shape.write {
-                // tau2's policy: the details, and the user's explicit yes,
-                // before any write. The details make each proposal a message
-                // of its own (an idempotency layer keys writes by content).
-                ron.push_str(&format!(
-                    "                    (tool: \"send_message\", args: {{\"kind\": \"confirm\", \"action\": \"{}\", \"details\": {args_ron}}}),\n",
-                    shape.name
-                ));
-            }
-            match verify(&action.name, &action.arguments) {
-                Some((tool, vargs, applied)) if shape.write => ron.push_str(&format!(
-                    "                    (tool: \"{}\", args: {args_ron}, verify: (tool: \"{tool}\", args: {vargs}, applied: {})),\n",
-                    action.name,
-                    ron_string(&applied)
-                )),
-                _ => ron.push_str(&format!("                    (tool: \"{}\", args: {args_ron}),\n", action.name)),
-            }
-        }
-        let communicate = task.evaluation_criteria.communicate_info.as_deref().unwrap_or_default();
-        if !communicate.is_empty() {
-            // What the agent must tell the user, said in the closing.
-            ron.push_str(&format!(
-                "                    (tool: \"send_message\", args: {{\"kind\": \"done\", \"details\": {}}}),\n",
-                ron_string(&communicate.join(", "))
-            ));
-        } else if owned.is_empty() {
-            // Nothing to change (the user must be refused or only informed):
-            // the gold is to answer and leave the database as it is.
-            ron.push_str("                    (tool: \"send_message\", args: {\"kind\": \"done\"}),\n");
-        }
-        ron.push_str("                ],\n            ),\n");
     }
-    ron.push_str("        ],\n    ),\n)\n");
-    let files = vec![
-        (SCENARIO_FILE.to_string(), ron),
-        ("retail.rhai".to_string(), retail_script(options)),
-        ("products.json".to_string(), table_json(products)),
-        ("users.json".to_string(), table_json(users)),
-        ("orders.json".to_string(), table_json(orders)),
-        ("policy.md".to_string(), policy_md.to_string()),
-    ];
-    Ok(ImportedWorld { files, tasks: tasks.len() })
+    Ok(actions)
+}
+
+/// Task `n` as a task of the scenario: its facts, request, success and gold
+/// actions (each write after the user's confirmation).
+fn push_task(
+    ron: &mut String,
+    task: &Task,
+    n: usize,
+    actions: &[&Action],
+    tasks_json: &str,
+) -> Result<(), ImportError> {
+    let owned: Vec<Action> = actions
+        .iter()
+        .map(|a| Action { name: a.name.clone(), arguments: a.arguments.clone(), requestor: a.requestor.clone() })
+        .collect();
+    let facts = facts(task, &owned);
+    let i = &task.user_scenario.instructions;
+    let mut request = i.reason_for_call.trim().to_string();
+    if let Some(known) = i.known_info.as_deref().filter(|k| !k.trim().is_empty()) {
+        request = format!("{} {}", known.trim(), request);
+    }
+    // Braces in the text would read as fact templates.
+    let request = request.replace(['{', '}'], "");
+    let mut facts_ron: Vec<String> =
+        facts.iter().map(|(k, v)| format!("{}: {}", ron_string(k), ron_string(v))).collect();
+    if let Some(unknown) = i.unknown_info.as_deref().filter(|u| !u.trim().is_empty()) {
+        facts_ron.push(format!("\"unknown_info\": {}", ron_string(unknown.trim())));
+    }
+    ron.push_str(&format!(
+        "            (\n                id: {},\n                description: {},\n                facts: {{{}}},\n                request: {},\n                success: {},\n                gold: [\n",
+        ron_string(&task.id),
+        ron_string(i.task_instructions.trim()),
+        facts_ron.join(", "),
+        ron_string(&request),
+        success_ron(task, n, tasks_json)?,
+    ));
+    push_gold(ron, task, &owned, &facts);
+    Ok(())
+}
+
+/// The gold actions of a task: its `owned` actions with their arguments
+/// templated on the `facts`, each write proposed first, and the closing.
+fn push_gold(ron: &mut String, task: &Task, owned: &[Action], facts: &[(String, String)]) {
+    for action in owned {
+        let shape = TOOLS.iter().find(|t| t.name == action.name).expect("checked above");
+        let args: serde_json::Map<String, serde_json::Value> =
+            action.arguments.iter().map(|(k, v)| (k.clone(), templated(v, facts))).collect();
+        let args_ron = ron_data(&serde_json::Value::Object(args));
+        if shape.write {
+            // tau2's policy: the details, and the user's explicit yes,
+            // before any write. The details make each proposal a message
+            // of its own (an idempotency layer keys writes by content).
+            ron.push_str(&format!(
+                "                    (tool: \"send_message\", args: {{\"kind\": \"confirm\", \"action\": \"{}\", \"details\": {args_ron}}}),\n",
+                shape.name
+            ));
+        }
+        match verify(&action.name, &action.arguments) {
+            Some((tool, vargs, applied)) if shape.write => ron.push_str(&format!(
+                "                    (tool: \"{}\", args: {args_ron}, verify: (tool: \"{tool}\", args: {vargs}, applied: {})),\n",
+                action.name,
+                ron_string(&applied)
+            )),
+            _ => ron.push_str(&format!("                    (tool: \"{}\", args: {args_ron}),\n", action.name)),
+        }
+    }
+    let communicate = task.evaluation_criteria.communicate_info.as_deref().unwrap_or_default();
+    if !communicate.is_empty() {
+        // What the agent must tell the user, said in the closing.
+        ron.push_str(&format!(
+            "                    (tool: \"send_message\", args: {{\"kind\": \"done\", \"details\": {}}}),\n",
+            ron_string(&communicate.join(", "))
+        ));
+    } else if owned.is_empty() {
+        // Nothing to change (the user must be refused or only informed):
+        // the gold is to answer and leave the database as it is.
+        ron.push_str("                    (tool: \"send_message\", args: {\"kind\": \"done\"}),\n");
+    }
+    ron.push_str("                ],\n            ),\n");
 }

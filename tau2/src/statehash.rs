@@ -1,5 +1,5 @@
-//! A scripted world's declared state hash. The one there is, `Tau2`, is
-//! tau2-bench's database hash: SHA-256 of Python's
+//! The state hash `Tau2` of scripted worlds (`state_hash: Tau2(tables:
+//! [...])`): tau2-bench's database hash: SHA-256 of Python's
 //! `json.dumps(db, sort_keys=True)` (default separators `", "` and `": "`,
 //! `ensure_ascii`, floats as Python's `repr`), where `db` maps each table's
 //! name to its records by key. tau2 hashes `model_dump()` of its pydantic
@@ -16,23 +16,51 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use agentsim_engine::Value;
+use agentsim_worlds::scripted::{Setting, State, StateHashKind, StateHasher, Tables};
 
-use super::state::{State, Tables};
+/// `state_hash: Tau2(tables: [...])`: tau2-bench's database hash over the
+/// named tables (all when the list is empty or left out).
+pub struct Tau2Hash;
 
-/// How a scripted world hashes its final state (`state_hash` in the world;
-/// a `state_hash` column in `trajectories.csv`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub enum StateHash {
-    /// tau2-bench's database hash over the named tables (all when empty).
-    Tau2 {
-        /// The tables that make the database, each a field of it.
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        tables: Vec<String>,
-    },
+/// The hash's name as written.
+const TAU2: &str = "Tau2";
+
+impl StateHashKind for Tau2Hash {
+    fn name(&self) -> &'static str {
+        TAU2
+    }
+
+    /// The tables named, when any: an empty list is left out, as it was when
+    /// the hash was an enum variant of the scenario format (other fields are
+    /// ignored, as they were then).
+    fn canonical(&self, setting: &Setting) -> Result<Setting, String> {
+        let tables = tables_of(setting)?;
+        let fields = if tables.is_empty() {
+            vec![]
+        } else {
+            vec![("tables", Value::List(tables.into_iter().map(Value::Str).collect()))]
+        };
+        Ok(Setting::new(TAU2, fields))
+    }
+
+    fn build(&self, setting: &Setting, tables: &Tables) -> Result<Box<dyn StateHasher>, String> {
+        Ok(Box::new(Tau2Hasher::new(tables, &tables_of(setting)?)?))
+    }
+}
+
+/// The field `tables`: a list of table names (empty when left out).
+fn tables_of(setting: &Setting) -> Result<Vec<String>, String> {
+    let wrong = || "`Tau2(tables: [...])`: `tables` is a list of table names".to_string();
+    match setting.field("tables") {
+        None => Ok(Vec::new()),
+        Some(Value::List(items)) => {
+            items.iter().map(|v| if let Value::Str(s) = v { Ok(s.clone()) } else { Err(wrong()) }).collect()
+        }
+        Some(_) => Err(wrong()),
+    }
 }
 
 /// Hashes kept by changes, at most.
@@ -109,14 +137,14 @@ impl Tau2Hasher {
         hasher.checkpoints = checkpoints;
         Ok(hasher)
     }
+}
 
-    /// The hash of the base tables.
-    pub fn base_hash(&self) -> &str {
+impl StateHasher for Tau2Hasher {
+    fn base_hash(&self) -> &str {
         &self.base_hash
     }
 
-    /// The hash of `state` (whose base must be the tables this was built from).
-    pub fn hash(&self, state: &State) -> String {
+    fn hash(&self, state: &State) -> String {
         // The records that differ from the base, rendered, by (table, key).
         let mut changes: BTreeMap<(usize, String), Option<Vec<u8>>> = BTreeMap::new();
         for (t, key, record) in state.changes() {
@@ -164,7 +192,9 @@ impl Tau2Hasher {
         }
         hash
     }
+}
 
+impl Tau2Hasher {
     /// Feeds the database text from entry `entry` of table `slot` on (the hash
     /// state holds everything before it), with `changes` applied; saves
     /// checkpoints into `save` when given (inside a table, never before its
@@ -191,52 +221,7 @@ impl Tau2Hasher {
                 sha.update(&table.name);
                 sha.update(b": {");
             }
-            // Merge the base entries with this table's changes, in key order.
-            let mut first = from == 0;
-            let mut added = changes.range((s, String::new())..(s + 1, String::new())).peekable();
-            let write = |sha: &mut Sha256, bytes: &[u8], first: &mut bool| {
-                if !*first {
-                    sha.update(b", ");
-                }
-                *first = false;
-                sha.update(bytes);
-            };
-            for e in from..table.entries.len() {
-                let (key, start, end) = &table.entries[e];
-                if let Some(points) = save.as_deref_mut()
-                    && e > 0
-                    && since_checkpoint >= CHECKPOINT_BYTES
-                {
-                    points.push((s, e, sha.clone()));
-                    since_checkpoint = 0;
-                }
-                while let Some(((_, k), bytes)) = added.peek() {
-                    if k >= key {
-                        break;
-                    }
-                    if let Some(b) = bytes {
-                        write(&mut sha, b, &mut first);
-                    }
-                    added.next();
-                }
-                match added.peek() {
-                    Some(((_, k), bytes)) if k == key => {
-                        if let Some(b) = bytes {
-                            write(&mut sha, b, &mut first);
-                        }
-                        added.next();
-                    }
-                    _ => {
-                        write(&mut sha, &self.text[*start..*end], &mut first);
-                        since_checkpoint += end - start;
-                    }
-                }
-            }
-            for (_, bytes) in added {
-                if let Some(b) = bytes {
-                    write(&mut sha, b, &mut first);
-                }
-            }
+            self.feed_entries(&mut sha, s, from, changes, save.as_deref_mut(), &mut since_checkpoint);
             sha.update(b"}");
         }
         sha.update(b"}");
@@ -244,6 +229,66 @@ impl Tau2Hasher {
         let mut out = String::with_capacity(64);
         agentsim_engine::hex::push_hex(&mut out, &digest);
         out
+    }
+
+    /// Feeds table `s`'s entries from `from` on, with its `changes` merged in
+    /// key order; saves checkpoints into `save` when given.
+    fn feed_entries(
+        &self,
+        sha: &mut Sha256,
+        s: usize,
+        from: usize,
+        changes: &BTreeMap<(usize, String), Option<Vec<u8>>>,
+        mut save: Option<&mut Vec<(usize, usize, Sha256)>>,
+        since_checkpoint: &mut usize,
+    ) {
+        let table = &self.tables[s];
+        // Merge the base entries with this table's changes, in key order.
+        let mut first = from == 0;
+        let mut added = changes.range((s, String::new())..(s + 1, String::new())).peekable();
+        let write = |sha: &mut Sha256, bytes: &[u8], first: &mut bool| {
+            if !*first {
+                sha.update(b", ");
+            }
+            *first = false;
+            sha.update(bytes);
+        };
+        for e in from..table.entries.len() {
+            let (key, start, end) = &table.entries[e];
+            if let Some(points) = save.as_deref_mut()
+                && e > 0
+                && *since_checkpoint >= CHECKPOINT_BYTES
+            {
+                points.push((s, e, sha.clone()));
+                *since_checkpoint = 0;
+            }
+            while let Some(((_, k), bytes)) = added.peek() {
+                if k >= key {
+                    break;
+                }
+                if let Some(b) = bytes {
+                    write(sha, b, &mut first);
+                }
+                added.next();
+            }
+            match added.peek() {
+                Some(((_, k), bytes)) if k == key => {
+                    if let Some(b) = bytes {
+                        write(sha, b, &mut first);
+                    }
+                    added.next();
+                }
+                _ => {
+                    write(sha, &self.text[*start..*end], &mut first);
+                    *since_checkpoint += end - start;
+                }
+            }
+        }
+        for (_, bytes) in added {
+            if let Some(b) = bytes {
+                write(sha, b, &mut first);
+            }
+        }
     }
 }
 

@@ -1,5 +1,5 @@
-//! How a scripted world refuses arguments that do not fit its tool: by its
-//! schema (the default), or as Python binds keyword arguments to a method
+//! The argument-error style `Python` of scripted worlds: arguments that do
+//! not fit a tool are refused as Python binds keyword arguments to a method
 //! (`argument_errors: Python(class: "RetailTools")`), for worlds ported from
 //! Python services such as tau2-bench, whose model reads Python's `TypeError`.
 //!
@@ -9,56 +9,61 @@
 //! reaches the Python code. An unknown tool is answered too, in the text the
 //! ported service gives.
 
-use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 use agentsim_engine::{ToolError, Value};
+use agentsim_worlds::scripted::{ArgumentStyle, ArgumentStyleKind, Schema, Setting};
 
-use super::schema::Schema;
+/// `argument_errors: Python(class: "RetailTools")`: Python's binding of
+/// keyword arguments to `class.tool(...)`. The properties of the schema are
+/// the parameters, its `required` those without a default. The errors are
+/// 400s with CPython's `TypeError` text (`RetailTools.cancel_pending_order()
+/// got an unexpected keyword argument 'confirm'`); an unknown tool is a 404
+/// `Tool 'think' not found.` (tau2-bench's toolkit). Types are left to the body.
+pub struct PythonArguments;
 
-/// How a scripted world refuses a call's arguments before the body runs.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub enum ArgumentErrors {
-    /// The tool's JSON schema is checked whole (types, required, unknown
-    /// names when `additionalProperties` is false): a 400 naming the path.
-    #[default]
-    Schema,
-    /// Python's binding of keyword arguments to `class.tool(...)`: the
-    /// properties of the schema are the parameters, its `required` those
-    /// without a default. The errors are 400s with CPython's `TypeError` text
-    /// (`RetailTools.cancel_pending_order() got an unexpected keyword argument
-    /// 'confirm'`); an unknown tool is a 404 `Tool 'think' not found.`
-    /// (tau2-bench's toolkit). Types are left to the body.
-    Python {
-        /// The class the tools are methods of (named in the messages).
-        class: String,
-    },
+/// The style's name as written.
+const PYTHON: &str = "Python";
+
+impl ArgumentStyleKind for PythonArguments {
+    fn name(&self) -> &'static str {
+        PYTHON
+    }
+
+    fn canonical(&self, setting: &Setting) -> Result<Setting, String> {
+        let class = class_of(setting)?;
+        Ok(Setting::new(PYTHON, vec![("class", Value::str(class))]))
+    }
+
+    fn build(&self, setting: &Setting) -> Result<Arc<dyn ArgumentStyle>, String> {
+        Ok(Arc::new(Python { class: class_of(setting)?.to_string() }))
+    }
 }
 
-impl ArgumentErrors {
-    /// Whether this is the default (the field is left out of the scenario).
-    pub fn is_schema(&self) -> bool {
-        *self == ArgumentErrors::Schema
+/// The class the tools are methods of (named in the messages): the field
+/// `class`, a string. Other fields are ignored, as they were when the style
+/// was an enum variant of the scenario format.
+fn class_of(setting: &Setting) -> Result<&str, String> {
+    match setting.field("class") {
+        Some(Value::Str(class)) => Ok(class),
+        Some(_) => Err("`Python(class: ...)`: `class` is a string, the class the tools are methods of".into()),
+        None => Err("`Python(class: ...)` needs `class`, the class the tools are methods of".into()),
+    }
+}
+
+/// The Python style, built: calls are bound to methods of `class`.
+pub struct Python {
+    /// The class the tools are methods of (named in the messages).
+    pub class: String,
+}
+
+impl ArgumentStyle for Python {
+    fn check(&self, tool: &str, schema: &Schema, args: &Value) -> Result<(), ToolError> {
+        python_binding(&format!("{}.{tool}()", self.class), schema, args).map_err(ToolError::bad_request)
     }
 
-    /// Checks `args` of tool `tool` declared by `schema`.
-    pub fn check(&self, tool: &str, schema: &Schema, args: &Value) -> Result<(), ToolError> {
-        match self {
-            ArgumentErrors::Schema => schema.check(args, "").map_err(ToolError::bad_request),
-            ArgumentErrors::Python { class } => {
-                python_binding(&format!("{class}.{tool}()"), schema, args).map_err(ToolError::bad_request)
-            }
-        }
-    }
-
-    /// The answer to a call of a tool the world does not have, when the
-    /// style answers it as a tool result (the Python style does).
-    pub fn unknown_tool(&self, name: &str) -> Option<ToolError> {
-        match self {
-            ArgumentErrors::Schema => None,
-            ArgumentErrors::Python { .. } => {
-                Some(ToolError::not_found(format!("Tool {} not found.", python_str_repr(name))))
-            }
-        }
+    fn unknown_tool(&self, name: &str) -> Option<ToolError> {
+        Some(ToolError::not_found(format!("Tool {} not found.", python_str_repr(name))))
     }
 }
 
@@ -114,7 +119,7 @@ pub fn python_str_repr(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scripted::data::Data;
+    use agentsim_worlds::scripted::{ArgumentErrors, Data};
 
     fn schema(text: &str) -> Schema {
         let Data(v) = ron::from_str(text).expect("data");
@@ -125,8 +130,8 @@ mod tests {
         ron::from_str::<Data>(text).expect("data").0
     }
 
-    fn python() -> ArgumentErrors {
-        ArgumentErrors::Python { class: "RetailTools".into() }
+    fn python() -> Python {
+        Python { class: "RetailTools".into() }
     }
 
     /// The texts CPython 3.11 and 3.12 give (checked against tau2's tools).
@@ -161,6 +166,10 @@ mod tests {
             Some((404, "Tool 'think' not found.".into()))
         );
         assert_eq!(ArgumentErrors::Schema.unknown_tool("think"), None);
+        let written: ArgumentErrors = ron::from_str(r#"Python(class: "RetailTools")"#).expect("reads");
+        let ArgumentErrors::Named(setting) = written else { panic!("a named style") };
+        assert_eq!(PythonArguments.canonical(&setting), Ok(setting.clone()));
+        assert!(PythonArguments.canonical(&Setting::new(PYTHON, vec![])).is_err(), "`class` is needed");
     }
 
     #[test]

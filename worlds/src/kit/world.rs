@@ -1,0 +1,143 @@
+//! A world written with the kit: the engine's `World` less what every
+//! built-in world does the same way. The world answers its own tools by name
+//! ([`KitWorld::serve`]); the kit finds the name, answers `escalate` (the same
+//! in every world), refuses a tool the world does not have with the same 404
+//! everywhere, and keeps whether the case went to a human for the verdict.
+//! [`Kit`] turns a [`KitWorld`] into an engine `World`.
+
+use agentsim_engine::{TimeMs, ToolCall, ToolError, ToolId, Value, Verdict, World, WorldCx};
+
+use crate::kit::escalation::escalate;
+
+/// What a world written with the kit says itself; see [`World`] for when
+/// each is called.
+pub trait KitWorld {
+    /// The world's own events.
+    type Event;
+
+    /// Called once at time 0: schedule processes and the opening user message.
+    fn start(&mut self, cx: &mut WorldCx<'_, Self::Event>);
+
+    /// Handles one of the world's own events.
+    fn on_event(&mut self, event: Self::Event, cx: &mut WorldCx<'_, Self::Event>);
+
+    /// Answers a call of one of the world's own tools (never `escalate`,
+    /// which the kit answers); a name the world has no tool of is
+    /// [`no_such_tool`].
+    fn serve(&mut self, call: Served<'_>, cx: &mut WorldCx<'_, Self::Event>) -> Result<Value, ToolError>;
+
+    /// The user reads what the agent wrote to it in words.
+    fn hear(&mut self, text: &str, cx: &mut WorldCx<'_, Self::Event>);
+
+    /// Judges the final state; `case` says what the kit kept of it.
+    fn judge(&self, case: Handover) -> Verdict;
+}
+
+/// The names of a world's tools by id: a world's `Ids` (see
+/// [`tool_ids!`](crate::kit::tool_ids::tool_ids)).
+pub trait ToolNames {
+    /// The name of the tool at `tool`; `None` for a tool not of this world.
+    fn name(&self, tool: ToolId) -> Option<&'static str>;
+}
+
+/// A call to serve, with its tool's name found.
+#[derive(Clone, Copy, Debug)]
+pub struct Served<'c> {
+    /// The tool's name.
+    pub name: &'static str,
+    /// The call as the engine passed it.
+    pub call: &'c ToolCall,
+    /// The time the answer's data should reflect (before now for a stale read).
+    pub as_of_ms: TimeMs,
+}
+
+impl<'c> Served<'c> {
+    /// The call's arguments.
+    pub fn args(&self) -> &'c Value {
+        &self.call.args
+    }
+}
+
+/// What the kit keeps of a trajectory for the verdict: whether the case was
+/// handed to a human.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Handover {
+    /// Whether `escalate` went through.
+    pub escalated: bool,
+}
+
+impl Handover {
+    /// The verdict of a world that does not report contextual accuracy
+    /// separately (what it tells its user is judged by its minefields).
+    pub fn verdict(self, success: bool, milestone: &'static str, detail: String) -> Verdict {
+        self.verdict_told(success, milestone, detail, None)
+    }
+
+    /// The verdict, with contextual accuracy (`None`: nothing checkable told).
+    pub fn verdict_told(
+        self,
+        success: bool,
+        milestone: &'static str,
+        detail: String,
+        told_accurately: Option<bool>,
+    ) -> Verdict {
+        Verdict { success, escalated: self.escalated, milestone, detail, told_accurately }
+    }
+}
+
+/// The answer to a call of a tool the world does not have.
+pub fn no_such_tool() -> ToolError {
+    ToolError::not_found("no such tool")
+}
+
+/// A [`KitWorld`] as an engine `World`, with its tools' names.
+pub struct Kit<W, N> {
+    world: W,
+    names: N,
+    handover: Handover,
+}
+
+impl<W: KitWorld, N: ToolNames> Kit<W, N> {
+    /// `world`, whose tools `names` names, nothing handed over yet.
+    pub fn new(world: W, names: N) -> Self {
+        Kit { world, names, handover: Handover::default() }
+    }
+}
+
+impl<W: KitWorld, N: ToolNames> World for Kit<W, N> {
+    type Event = W::Event;
+
+    fn start(&mut self, cx: &mut WorldCx<'_, W::Event>) {
+        self.world.start(cx);
+    }
+
+    fn on_event(&mut self, event: W::Event, cx: &mut WorldCx<'_, W::Event>) {
+        self.world.on_event(event, cx);
+    }
+
+    fn handle(
+        &mut self,
+        call: &ToolCall,
+        as_of_ms: TimeMs,
+        cx: &mut WorldCx<'_, W::Event>,
+    ) -> Result<Value, ToolError> {
+        // A stale read reads the past; nothing reads the future.
+        assert!(as_of_ms <= cx.now_ms, "a call's data is as of {as_of_ms} ms, after now ({} ms)", cx.now_ms);
+        match self.names.name(call.tool) {
+            Some("escalate") => {
+                self.handover.escalated = true;
+                Ok(escalate(call, cx))
+            }
+            Some(name) => self.world.serve(Served { name, call, as_of_ms }, cx),
+            None => Err(no_such_tool()),
+        }
+    }
+
+    fn hear(&mut self, text: &str, cx: &mut WorldCx<'_, W::Event>) {
+        self.world.hear(text, cx);
+    }
+
+    fn judge(&self) -> Verdict {
+        self.world.judge(self.handover)
+    }
+}

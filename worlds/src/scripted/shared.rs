@@ -1,0 +1,70 @@
+//! A compiled scripted world as the scenario format's [`WorldModel`]: shared
+//! by every trajectory, its experts and its runs.
+
+use std::sync::Arc;
+
+use agentsim_engine::{Agent, Catalog, SimConfig, StreamSource, Trajectory, Value};
+
+use super::expert::GoldExpert;
+use super::model::ScriptedModel;
+use super::world::ScriptedWorld;
+use crate::world_model::{Noted, WorldModel};
+
+impl ScriptedModel {
+    /// The expert of task `task`.
+    pub fn expert(self: &Arc<Self>, task: usize) -> Box<dyn Agent> {
+        Box::new(GoldExpert::new(self.clone(), task))
+    }
+
+    /// Runs task `task` of one seed.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run(
+        &self,
+        task: usize,
+        catalog: &Catalog,
+        streams: &StreamSource,
+        config: &SimConfig,
+        agent: &mut dyn Agent,
+        note: Option<Value>,
+    ) -> Trajectory {
+        let world = ScriptedWorld::new(self, task, streams);
+        agentsim_engine::sim::run(Noted::new(world, note), agent, catalog, streams, config)
+    }
+}
+
+/// A compiled scripted world shared by every trajectory (its experts hold it).
+pub struct Shared(pub Arc<ScriptedModel>);
+
+impl WorldModel for Shared {
+    fn expert(&self, task: usize) -> Box<dyn Agent> {
+        self.0.expert(task)
+    }
+
+    fn run(
+        &self,
+        task: usize,
+        catalog: &Catalog,
+        streams: &StreamSource,
+        config: &SimConfig,
+        agent: &mut dyn Agent,
+        note: Option<Value>,
+    ) -> Trajectory {
+        self.0.run(task, catalog, streams, config, agent, note)
+    }
+
+    fn tasks(&self) -> Vec<String> {
+        self.0.task_ids().into_iter().map(str::to_string).collect()
+    }
+
+    fn hashes_state(&self) -> bool {
+        self.0.state_hasher.is_some()
+    }
+
+    fn has_checks(&self) -> bool {
+        self.0.declares_checks
+    }
+
+    fn task_weights(&self) -> Vec<u32> {
+        self.0.tasks.iter().map(|t| t.weight).collect()
+    }
+}
