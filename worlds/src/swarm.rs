@@ -177,7 +177,7 @@ impl TryFrom<MsRangeUnchecked> for MsRange {
             return Err(empty_range(r.max, r.min));
         }
         agentsim_engine::time::check_ms("max", r.max)
-            .map_err(|message| SwarmError::in_range(SwarmErrorKind::OutOfRange, "max", message))?;
+            .map_err(|message| SwarmError::in_range(SwarmErrorKind::OutOfRange, "max", message.into()))?;
         Ok(MsRange { min: r.min, max: r.max })
     }
 }
