@@ -689,13 +689,6 @@ pub struct FaultPathError {
     pub message: String,
 }
 
-impl FaultPathError {
-    /// The tool, the text to point at and the message.
-    pub fn into_parts(self) -> (String, String, String) {
-        (self.tool, self.needle, self.message)
-    }
-}
-
 impl std::fmt::Display for FaultPathError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.message)

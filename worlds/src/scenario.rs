@@ -103,7 +103,7 @@ registry! {
 }
 
 impl WorldConfig {
-    fn check(&self) -> Result<(), (String, String, String)> {
+    fn check(&self) -> Result<(), crate::world_model::ConfigError> {
         self.kind().check()
     }
 
@@ -278,14 +278,16 @@ impl Scenario {
             let (line, column) = locate(text, &needle);
             ScenarioError { origin: origin.to_string(), line, column, message: format!("field `{field}`: {message}") }
         };
-        scenario.world.check().map_err(|(field, value, message)| located(format!("world.{field}"), value, message))?;
-        scenario.catalog().check_fault_paths().map_err(|e| e.into_parts()).map_err(|(tool, path, message)| {
-            // Point at the path inside the tool's section.
-            let start = text.find(&format!("{tool}:")).unwrap_or(0);
-            let offset = text[start..].find(&format!("\"{path}\"")).map_or(start, |o| start + o);
-            let (line, column) = position_of(text, offset);
-            ScenarioError { origin: origin.to_string(), line, column, message: format!("tool `{tool}`: {message}") }
-        })?;
+        scenario.world.check().map_err(|e| located(format!("world.{}", e.field), e.needle, e.message))?;
+        scenario.catalog().check_fault_paths().map_err(
+            |agentsim_engine::tool::FaultPathError { tool, needle: path, message, .. }| {
+                // Point at the path inside the tool's section.
+                let start = text.find(&format!("{tool}:")).unwrap_or(0);
+                let offset = text[start..].find(&format!("\"{path}\"")).map_or(start, |o| start + o);
+                let (line, column) = position_of(text, offset);
+                ScenarioError { origin: origin.to_string(), line, column, message: format!("tool `{tool}`: {message}") }
+            },
+        )?;
         scenario.swarm.check(&scenario.catalog()).map_err(|e| {
             // Point at the tool's name inside the swarm section.
             let start = text.find("swarm:").unwrap_or(0);

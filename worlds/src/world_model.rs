@@ -15,9 +15,9 @@ use agentsim_engine::{
 
 /// What a world kind's configuration (a scenario's `world` section) provides.
 pub trait WorldKind {
-    /// Cross-checks serde cannot express: (field path, value to point at,
-    /// message) for the first problem.
-    fn check(&self) -> Result<(), (String, String, String)>;
+    /// Cross-checks serde cannot express: the first problem, located by its
+    /// field path and the value to point at.
+    fn check(&self) -> Result<(), ConfigError>;
     /// The tools.
     fn catalog(&self) -> Catalog;
     /// Every tool's configuration, by tool name (to make a fault schedule
@@ -34,10 +34,11 @@ pub trait WorldKind {
 pub struct NamedWorld(pub String);
 
 impl WorldKind for NamedWorld {
-    fn check(&self) -> Result<(), (String, String, String)> {
+    fn check(&self) -> Result<(), ConfigError> {
         let name = &self.0;
-        Err((
-            String::new(),
+        Err(ConfigError::new(
+            ConfigErrorKind::NotBuiltIn,
+            "",
             name.clone(),
             format!(
                 "world `{name}` is not built in: a world written in Rust outside agentsim runs through Prepared::from_model, not from a file"
@@ -130,6 +131,9 @@ pub enum ConfigErrorKind {
     /// The values are each fine, but together a seed could draw a task that
     /// cannot be done.
     Unsatisfiable,
+    /// A world named by a file is not built in (a world written in Rust
+    /// outside this crate runs only from code).
+    NotBuiltIn,
 }
 
 /// A problem in a world's configuration: its kind, the field path it is
@@ -161,12 +165,6 @@ impl ConfigError {
     /// A problem of `kind` at `field`, pointed at by the field's own name.
     pub fn at_field(kind: ConfigErrorKind, field: &str, message: impl Into<String>) -> Self {
         Self::new(kind, field, field, message)
-    }
-
-    /// (field path, value to point at, message): the form
-    /// [`WorldKind::check`] returns.
-    pub fn into_parts(self) -> (String, String, String) {
-        (self.field, self.needle, self.message)
     }
 }
 
@@ -226,8 +224,8 @@ impl<C: BuiltinWorld> WorldModel for Builtin<C, C::Ids> {
 }
 
 impl<C: BuiltinWorld> WorldKind for C {
-    fn check(&self) -> Result<(), (String, String, String)> {
-        BuiltinWorld::check(self).map_err(ConfigError::into_parts)
+    fn check(&self) -> Result<(), ConfigError> {
+        BuiltinWorld::check(self)
     }
 
     fn catalog(&self) -> Catalog {

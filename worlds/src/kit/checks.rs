@@ -85,7 +85,10 @@ mod tests {
     fn a_repeated_id_is_reported_at_its_second_place() {
         let err = unique_ids(["C1", "C2", "C1"], "customers", "customer").unwrap_err();
         assert_eq!(err.kind, ConfigErrorKind::DuplicateId);
-        assert_eq!(err.into_parts(), ("customers[2].id".into(), "C1".into(), "duplicate customer id `C1`".into()));
+        assert_eq!(
+            (err.field.as_str(), err.needle.as_str(), err.message.as_str()),
+            ("customers[2].id", "C1", "duplicate customer id `C1`")
+        );
         assert!(unique_ids(["C1", "C2"], "customers", "customer").is_ok());
     }
 

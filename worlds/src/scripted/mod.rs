@@ -562,7 +562,7 @@ impl crate::world_model::WorldKind for ScriptedConfig {
     /// A scripted world checks itself while it is loaded
     /// ([`crate::Scenario::parse_in`]), where its errors can name the files
     /// beside the scenario; nothing is left to check here.
-    fn check(&self) -> Result<(), (String, String, String)> {
+    fn check(&self) -> Result<(), crate::world_model::ConfigError> {
         Ok(())
     }
 
