@@ -93,19 +93,28 @@ fn installed_names() -> String {
     if names.is_empty() { "none".to_string() } else { names.join(", ") }
 }
 
-fn state_hash_kind(name: &str) -> Result<&'static dyn StateHashKind, String> {
+/// The state hash named `name`, or a [`LoadErrorKind::NoExtension`] error at `field`.
+fn state_hash_kind(name: &str, field: &str) -> Result<&'static dyn StateHashKind, LoadError> {
     let found = installed().into_iter().flat_map(|e| e.state_hashes.iter()).find(|k| k.name() == name);
     found.copied().ok_or_else(|| {
-        format!("no installed extension provides the state hash `{name}` (extensions installed: {})", installed_names())
+        let installed = installed_names();
+        no_extension(
+            field,
+            format!("no installed extension provides the state hash `{name}` (extensions installed: {installed})"),
+        )
     })
 }
 
-fn argument_style_kind(name: &str) -> Result<&'static dyn ArgumentStyleKind, String> {
+/// The argument-error style named `name`, or a [`LoadErrorKind::NoExtension`] error at `field`.
+fn argument_style_kind(name: &str, field: &str) -> Result<&'static dyn ArgumentStyleKind, LoadError> {
     let found = installed().into_iter().flat_map(|e| e.argument_styles.iter()).find(|k| k.name() == name);
     found.copied().ok_or_else(|| {
-        format!(
-            "no installed extension provides the argument-error style `{name}` (extensions installed: {})",
-            installed_names()
+        let installed = installed_names();
+        no_extension(
+            field,
+            format!(
+                "no installed extension provides the argument-error style `{name}` (extensions installed: {installed})"
+            ),
         )
     })
 }
@@ -126,12 +135,12 @@ pub(super) fn canonicalise(
 ) -> Result<(), LoadError> {
     if let Some(StateHash(setting)) = state_hash {
         let field = "world.state_hash";
-        let kind = state_hash_kind(setting.name).map_err(|m| no_extension(field, m))?;
+        let kind = state_hash_kind(setting.name, field)?;
         *setting = kind.canonical(setting).map_err(|m| refused(field, m))?;
     }
     if let ArgumentErrors::Named(setting) = argument_errors {
         let field = "world.argument_errors";
-        let kind = argument_style_kind(setting.name).map_err(|m| no_extension(field, m))?;
+        let kind = argument_style_kind(setting.name, field)?;
         *setting = kind.canonical(setting).map_err(|m| refused(field, m))?;
     }
     Ok(())
@@ -140,7 +149,7 @@ pub(super) fn canonicalise(
 /// The hasher a world declares, over its base `tables`.
 pub(super) fn state_hasher(state_hash: &StateHash, tables: &Tables) -> Result<Box<dyn StateHasher>, LoadError> {
     let field = "world.state_hash";
-    let kind = state_hash_kind(state_hash.0.name).map_err(|m| no_extension(field, m))?;
+    let kind = state_hash_kind(state_hash.0.name, field)?;
     // Pointed at by the field's name, as before settings had extensions.
     kind.build(&state_hash.0, tables)
         .map_err(|m| LoadError::at("state_hash", format!("field `{field}`: {m}")).with_kind(LoadErrorKind::Extension))
@@ -166,7 +175,7 @@ impl ArgumentErrors {
             ArgumentErrors::Schema => Ok(Arc::new(SchemaStyle)),
             ArgumentErrors::Named(setting) => {
                 let field = "world.argument_errors";
-                let kind = argument_style_kind(setting.name).map_err(|m| no_extension(field, m))?;
+                let kind = argument_style_kind(setting.name, field)?;
                 kind.build(setting).map_err(|m| refused(field, m))
             }
         }

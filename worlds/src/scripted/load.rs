@@ -15,22 +15,28 @@ pub const FILE_BYTES_MAX: u64 = 16 << 20;
 /// Records in one table, at most.
 pub const ROWS_MAX: usize = 1_000_000;
 
-/// A relative path that stays inside the scenario's folder, or why not.
-fn inside(name: &str) -> Result<&Path, String> {
+/// A relative path that stays inside the scenario's folder, or why not (an
+/// [`LoadErrorKind::Unreadable`] error at `field`, pointed at by the name).
+fn inside<'n>(name: &'n str, field: &str) -> Result<&'n Path, LoadError> {
+    let refused = |m: String| {
+        LoadError::at(format!("\"{name}\""), format!("field `{field}`: {m}")).with_kind(LoadErrorKind::Unreadable)
+    };
     let path = Path::new(name);
     if path.is_absolute() {
-        return Err(format!("`{name}` is an absolute path: files a scenario names are relative to its folder"));
+        return Err(refused(format!(
+            "`{name}` is an absolute path: files a scenario names are relative to its folder"
+        )));
     }
     if path.components().any(|c| !matches!(c, Component::Normal(_) | Component::CurDir)) {
-        return Err(format!("`{name}` leaves the scenario's folder: a scenario reads only files beside or below it"));
+        return Err(refused(format!(
+            "`{name}` leaves the scenario's folder: a scenario reads only files beside or below it"
+        )));
     }
     Ok(path)
 }
 
 fn read(dir: &Path, name: &str, field: &str) -> Result<String, LoadError> {
-    let relative = inside(name).map_err(|m| {
-        LoadError::at(format!("\"{name}\""), format!("field `{field}`: {m}")).with_kind(LoadErrorKind::Unreadable)
-    })?;
+    let relative = inside(name, field)?;
     let path = dir.join(relative);
     let shown = path.display().to_string();
     let cannot = |m: String| {
@@ -113,19 +119,21 @@ pub fn resolve(config: &mut ScriptedConfig, dir: Option<&Path>) -> Result<(), Lo
     super::extend::canonicalise(&mut config.state_hash, &mut config.argument_errors)
 }
 
-/// Checks the shape of inline data: depth and size.
-pub fn check_rows(rows: &Value, field: &str) -> Result<(), String> {
+/// Checks the shape of inline data: depth and size (an error at `field`,
+/// pointed at by `needle`).
+pub fn check_rows(rows: &Value, field: &str, needle: &str) -> Result<(), LoadError> {
+    let wrong = |m: String| LoadError::at(needle, format!("field `{field}`: {m}"));
     let count = match rows {
         Value::List(items) => items.len(),
         Value::Map(pairs) => pairs.len(),
         Value::Null => 0,
-        _ => return Err(format!("field `{field}`: expected a list of records or a map of records by key")),
+        _ => return Err(wrong("expected a list of records or a map of records by key".to_string())),
     };
     if count > ROWS_MAX {
-        return Err(format!("field `{field}`: {count} records, more than the {ROWS_MAX} a table may hold"));
+        return Err(wrong(format!("{count} records, more than the {ROWS_MAX} a table may hold")));
     }
     if depth(rows) > DEPTH_MAX + 1 {
-        return Err(format!("field `{field}`: records nest deeper than {DEPTH_MAX} levels"));
+        return Err(wrong(format!("records nest deeper than {DEPTH_MAX} levels")));
     }
     Ok(())
 }

@@ -270,7 +270,7 @@ fn tables(config: &ScriptedConfig) -> Result<Tables, LoadError> {
                 format!("field `{field}.name`: table `{}` is declared twice", t.name),
             ));
         }
-        check_rows(&t.rows.0, &format!("{field}.rows")).map_err(|m| LoadError::at(format!("\"{}\"", t.name), m))?;
+        check_rows(&t.rows.0, &format!("{field}.rows"), &format!("\"{}\"", t.name))?;
         let rows: Vec<(String, Value)> = match &t.rows.0 {
             Value::Null => Vec::new(),
             Value::Map(pairs) => pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
