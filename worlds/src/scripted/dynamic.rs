@@ -22,12 +22,43 @@ pub fn to_dynamic(value: &Value) -> Dynamic {
     }
 }
 
+/// Why a script's value cannot leave the script.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ValueError {
+    /// It nests deeper than [`DEPTH_MAX`] levels.
+    TooDeep,
+    /// A float that is NaN or infinite (the value, as Rust prints it).
+    NotFinite(String),
+    /// A type with no value counterpart (its Rhai name).
+    Unsupported(String),
+}
+
+impl std::fmt::Display for ValueError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ValueError::TooDeep => write!(f, "a value nests deeper than {DEPTH_MAX} levels"),
+            ValueError::NotFinite(x) => write!(f, "{x} is not a finite number"),
+            ValueError::Unsupported(ty) => write!(f, "a script value of type `{ty}` cannot leave the script"),
+        }
+    }
+}
+
+impl std::error::Error for ValueError {}
+
+/// A script's runtime error with the message, so that a registered function
+/// can `?` a conversion.
+impl From<ValueError> for Box<rhai::EvalAltResult> {
+    fn from(e: ValueError) -> Self {
+        e.to_string().into()
+    }
+}
+
 /// What a script gave, as a value: maps come out with their keys sorted (a
 /// script's maps are ordered by key), and nothing nests deeper than
 /// [`DEPTH_MAX`].
-pub fn to_value(value: &Dynamic, depth: usize) -> Result<Value, String> {
+pub fn to_value(value: &Dynamic, depth: usize) -> Result<Value, ValueError> {
     if depth > DEPTH_MAX {
-        return Err(format!("a value nests deeper than {DEPTH_MAX} levels"));
+        return Err(ValueError::TooDeep);
     }
     // The common kinds first, each asked with its cheap `is_` test: a failed
     // `as_` getter names the type it found, which costs a lookup every time.
@@ -63,12 +94,12 @@ pub fn to_value(value: &Dynamic, depth: usize) -> Result<Value, String> {
         }
     } else if value.is_float() {
         if let Ok(x) = value.as_float() {
-            return Float::new(x).map(Value::Float).ok_or_else(|| format!("{x} is not a finite number"));
+            return Float::new(x).map(Value::Float).ok_or_else(|| ValueError::NotFinite(x.to_string()));
         }
     } else if value.is_char()
         && let Ok(c) = value.as_char()
     {
         return Ok(Value::Str(c.to_string()));
     }
-    Err(format!("a script value of type `{}` cannot leave the script", value.type_name()))
+    Err(ValueError::Unsupported(value.type_name().to_string()))
 }

@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 use agentsim_engine::{Latency, TimeMs, ToolConfig, ToolKind};
 
 pub use data::Data;
-pub use dynamic::{to_dynamic, to_value};
+pub use dynamic::{ValueError, to_dynamic, to_value};
 pub use error::{FieldAt, LoadError, LoadErrorKind};
 pub use extend::{ArgumentStyle, ArgumentStyleKind, Extension, StateHashKind, StateHasher, install, installed};
 pub use intern::intern;

@@ -59,9 +59,9 @@ fn entered<R>(slot: &mut Option<Box<Session>>, f: impl FnOnce() -> R) -> R {
     result
 }
 
-fn with_session<R>(f: impl FnOnce(&mut Session) -> Result<R, String>) -> Result<R, Box<EvalAltResult>> {
+fn with_session<R>(f: impl FnOnce(&mut Session) -> Result<R, Box<EvalAltResult>>) -> Result<R, Box<EvalAltResult>> {
     SESSION.with(|s| match s.borrow_mut().as_mut() {
-        Some(session) => f(session).map_err(Into::into),
+        Some(session) => f(session),
         None => Err("this function is only available while a tool, process or predicate runs".into()),
     })
 }
@@ -175,7 +175,7 @@ impl Program {
             self.engine.call_fn::<Dynamic>(&mut scope, &self.ast, name, args)
         });
         match result {
-            Ok(value) => to_value(&value, 0).map_err(|message| Failure::Script { message, limit: false }),
+            Ok(value) => to_value(&value, 0).map_err(|e| Failure::Script { message: e.to_string(), limit: false }),
             Err(e) => Err(failure(&e, &self.ast)),
         }
     }

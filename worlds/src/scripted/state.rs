@@ -35,6 +35,14 @@ impl From<NoTable> for String {
     }
 }
 
+/// A script's runtime error with the message, so that a registered function
+/// can `?` a table lookup.
+impl From<NoTable> for Box<rhai::EvalAltResult> {
+    fn from(e: NoTable) -> Self {
+        e.to_string().into()
+    }
+}
+
 /// One table of records, by key, in the order the scenario gave them.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Table {
