@@ -16,6 +16,40 @@ pub(super) fn normalised(text: &str) -> String {
     text.to_lowercase().replace(',', "")
 }
 
+/// Why the final state does not meet the task (the `db` check), in the
+/// order the judge asks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Unmet {
+    /// The user left, after this many seconds.
+    UserLeft {
+        /// Whole seconds into the run.
+        after_s: u64,
+    },
+    /// The final tables differ from the gold state.
+    TablesDiffer,
+    /// The milestones were reached out of the DAG's order (why, in words).
+    MilestonesOutOfOrder(String),
+    /// A milestone was never reached (its name).
+    MilestoneMissing(String),
+    /// The success predicate of the task (its id) does not hold.
+    SuccessFalse(String),
+    /// The success predicate of the task (its id) failed.
+    SuccessFailed(String, crate::scripted::script::PredicateError),
+}
+
+impl std::fmt::Display for Unmet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unmet::UserLeft { after_s } => write!(f, "the user left after {after_s} s"),
+            Unmet::TablesDiffer => f.write_str("the final tables differ from those the gold actions produce"),
+            Unmet::MilestonesOutOfOrder(why) => write!(f, "milestones out of order: {why}"),
+            Unmet::MilestoneMissing(name) => write!(f, "milestone `{name}` not reached"),
+            Unmet::SuccessFalse(task) => write!(f, "task `{task}`: the success predicate does not hold"),
+            Unmet::SuccessFailed(task, e) => write!(f, "task `{task}`: the success predicate failed: {e}"),
+        }
+    }
+}
+
 impl ScriptedWorld<'_> {
     fn basis(&self) -> &[Basis] {
         self.task.reward_basis.as_deref().unwrap_or(&DEFAULT_BASIS)
@@ -52,26 +86,26 @@ impl ScriptedWorld<'_> {
     /// The final state: the user stayed, the tables, the milestones and the
     /// success predicate. `Err` says why not. Judged once: the verdict and the
     /// checks both read it.
-    fn judge_state(&self) -> &Result<(), String> {
+    fn judge_state(&self) -> &Result<(), Unmet> {
         self.state_judged.get_or_init(|| self.judge_state_now())
     }
 
-    fn judge_state_now(&self) -> Result<(), String> {
+    fn judge_state_now(&self) -> Result<(), Unmet> {
         if let Some(left) = self.left_at_ms {
-            return Err(format!("the user left after {} s", left / 1_000));
+            return Err(Unmet::UserLeft { after_s: left / 1_000 });
         }
         self.state_ok()?;
         if let Err(why) = self.progress.check(&self.task.dag) {
-            return Err(format!("milestones out of order: {why}"));
+            return Err(Unmet::MilestonesOutOfOrder(why.to_string()));
         }
         if let Some(missing) = self.task.milestones.iter().find(|(m, _)| !self.progress.has(m)) {
-            return Err(format!("milestone `{}` not reached", missing.0));
+            return Err(Unmet::MilestoneMissing(missing.0.to_string()));
         }
         if let Some(when) = self.task.success_when {
             match self.success_holds(when) {
                 Ok(true) => {}
-                Ok(false) => return Err(format!("task `{}`: the success predicate does not hold", self.task.id)),
-                Err(e) => return Err(format!("task `{}`: the success predicate failed: {e}", self.task.id)),
+                Ok(false) => return Err(Unmet::SuccessFalse(self.task.id.clone())),
+                Err(e) => return Err(Unmet::SuccessFailed(self.task.id.clone(), e)),
             }
         }
         Ok(())
@@ -91,7 +125,7 @@ impl ScriptedWorld<'_> {
         if let Err(why) = state
             && basis.contains(&Basis::Db)
         {
-            return verdict(false, why.clone());
+            return verdict(false, why.to_string());
         }
         if basis.contains(&Basis::Communicate)
             && let Some(info) = self.unsaid()

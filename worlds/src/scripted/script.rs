@@ -195,7 +195,7 @@ impl Program {
         session: &mut Option<Box<Session>>,
         index: usize,
         vars: &[(&'static str, &Value)],
-    ) -> Result<bool, String> {
+    ) -> Result<bool, PredicateError> {
         let reached = session.as_ref().map_or(&[][..], |s| s.reached.as_slice());
         if let Some(holds) = self.native(index, &Vars(vars), reached) {
             return Ok(holds);
@@ -214,17 +214,51 @@ impl Program {
         session: &mut Option<Box<Session>>,
         scope: &mut Scope<'static>,
         index: usize,
-    ) -> Result<bool, String> {
+    ) -> Result<bool, PredicateError> {
         let result = entered(session, || self.engine.eval_ast_with_scope::<Dynamic>(scope, &self.predicates[index]));
-        match result {
-            Ok(v) => v.as_bool().map_err(|t| format!("a predicate gives true or false, this one gave a {t}")),
-            Err(e) => Err(match failure(&e, &self.predicates[index]) {
-                Failure::Tool(err) => err.message,
-                Failure::Script { message, .. } => message,
-            }),
-        }
+        let (kind, message) = match result {
+            Ok(v) => match v.as_bool() {
+                Ok(holds) => return Ok(holds),
+                Err(t) => {
+                    (PredicateErrorKind::NotBoolean, format!("a predicate gives true or false, this one gave a {t}"))
+                }
+            },
+            Err(e) => match failure(&e, &self.predicates[index]) {
+                Failure::Tool(err) => (PredicateErrorKind::Tool, err.message),
+                Failure::Script { message, .. } => (PredicateErrorKind::Script, message),
+            },
+        };
+        Err(PredicateError { kind, message })
     }
 }
+
+/// Why a predicate did not decide: what kind of failure, and its message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PredicateError {
+    /// What kind of failure.
+    pub kind: PredicateErrorKind,
+    /// What went wrong, as the `predicate_error` note and the verdict give it.
+    pub message: String,
+}
+
+/// What kind of failure a [`PredicateError`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PredicateErrorKind {
+    /// The predicate ran and gave something other than a boolean.
+    NotBoolean,
+    /// It called `error(status, message)`.
+    Tool,
+    /// A runtime error or a limit hit.
+    Script,
+}
+
+impl std::fmt::Display for PredicateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for PredicateError {}
 
 /// Named values as a predicate's variables.
 pub struct Vars<'v>(pub &'v [(&'static str, &'v Value)]);
@@ -820,7 +854,7 @@ mod tests {
         let index = program.add_predicate("facts.nmae + 1 > 1").expect("a predicate");
         let facts = Value::map([("name", Value::str("x"))]);
         let answer = program.predicate(&mut session(Vec::new()), index, &[("facts", &facts)]);
-        assert!(answer.as_ref().is_err_and(|m| m.contains("no field `nmae`")), "{answer:?}");
+        assert!(answer.as_ref().is_err_and(|e| e.message.contains("no field `nmae`")), "{answer:?}");
     }
 
     #[test]

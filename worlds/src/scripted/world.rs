@@ -56,7 +56,7 @@ pub struct ScriptedWorld<'m> {
     said: Vec<String>,
     /// The judgement of the final state, made once when the trajectory ends
     /// (`judge` and `checks` both read it).
-    state_judged: std::cell::OnceCell<Result<(), String>>,
+    state_judged: std::cell::OnceCell<Result<(), judge::Unmet>>,
 }
 
 /// Snapshots kept for stale reads, at most (the oldest go first; the call
@@ -147,8 +147,8 @@ impl<'m> ScriptedWorld<'m> {
         let scope = scope.get_or_insert_with(|| view.scope());
         match program.predicate_in(&mut self.session, scope, index) {
             Ok(holds) => holds,
-            Err(message) => {
-                cx.note("predicate_error", Value::map([("of", Value::str(what)), ("message", Value::Str(message))]));
+            Err(e) => {
+                cx.note("predicate_error", Value::map([("of", Value::str(what)), ("message", Value::Str(e.message))]));
                 false
             }
         }
@@ -345,12 +345,12 @@ impl<'m> ScriptedWorld<'m> {
     }
 
     /// Whether the task's success conditions hold now, apart from milestones.
-    fn state_ok(&self) -> Result<(), String> {
+    fn state_ok(&self) -> Result<(), judge::Unmet> {
         let state = &self.session.as_ref().expect("the session is home").state;
         if let Some((gold, alternative)) = &self.task.gold_state {
             let target = if self.changed_mind { alternative.as_ref().unwrap_or(gold) } else { gold };
             if !state.same_records(target, self.task.compared.as_deref()) {
-                return Err("the final tables differ from those the gold actions produce".into());
+                return Err(judge::Unmet::TablesDiffer);
             }
         }
         Ok(())
@@ -359,7 +359,7 @@ impl<'m> ScriptedWorld<'m> {
 
 impl ScriptedWorld<'_> {
     /// The success predicate `when` on the final state.
-    fn success_holds(&self, when: usize) -> Result<bool, String> {
+    fn success_holds(&self, when: usize) -> Result<bool, crate::scripted::script::PredicateError> {
         let home = self.session.as_ref().expect("the session is home");
         let vars = [("facts", &self.facts)];
         if let Some(holds) = self.model.program.native(when, &Vars(&vars), &home.reached) {
