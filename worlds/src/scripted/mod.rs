@@ -45,7 +45,7 @@ pub use model::ScriptedModel;
 pub use placeholders::MissingFact;
 /// The script engine extensions register their functions in.
 pub use rhai;
-pub use schema::{ArgumentError, ArgumentErrorKind, Schema};
+pub use schema::{ArgumentError, ArgumentErrorKind, Schema, SchemaError, SchemaErrorKind};
 pub use setting::{ArgumentErrors, Setting, StateHash};
 pub use state::{NoTable, State, Table, Tables};
 

@@ -167,65 +167,142 @@ impl From<ArgumentError> for String {
     }
 }
 
+/// Why a schema written as data cannot be used: the kind, the keyword's
+/// path (`args.properties.id.type`) and what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SchemaError {
+    /// What is wrong.
+    pub kind: SchemaErrorKind,
+    /// The keyword's path.
+    pub path: String,
+    /// What is wrong, in words (without the path).
+    pub message: String,
+}
+
+/// What is wrong with a schema.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SchemaErrorKind {
+    /// A schema that is not a map.
+    NotAMap,
+    /// A keyword's value of the wrong shape.
+    WrongValue,
+    /// A `type` that is not a JSON Schema type.
+    UnknownType,
+    /// A keyword this subset does not support.
+    UnsupportedKeyword,
+    /// A `required` name the properties do not declare.
+    UnknownRequired,
+    /// A `minimum` above the `maximum`.
+    Bounds,
+}
+
+impl SchemaError {
+    fn new(kind: SchemaErrorKind, path: &str, message: impl Into<String>) -> SchemaError {
+        SchemaError { kind, path: path.to_string(), message: message.into() }
+    }
+}
+
+/// `` `PATH`: MESSAGE ``, as a scenario's error shows it.
+impl std::fmt::Display for SchemaError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "`{}`: {}", self.path, self.message)
+    }
+}
+
+impl std::error::Error for SchemaError {}
+
 impl Schema {
     /// Parses a schema written as data; errors name the keyword's path.
-    pub fn parse(value: &Value, path: &str) -> Result<Schema, String> {
+    pub fn parse(value: &Value, path: &str) -> Result<Schema, SchemaError> {
         let Value::Map(pairs) = value else {
-            return Err(format!("`{path}`: a schema is a map such as {{\"type\": \"string\"}}"));
+            return Err(SchemaError::new(
+                SchemaErrorKind::NotAMap,
+                path,
+                "a schema is a map such as {\"type\": \"string\"}",
+            ));
         };
         let mut schema = Schema { additional: true, ..Schema::default() };
         for (key, v) in pairs {
             let at = format!("{path}.{key}");
             match key.as_ref() {
                 "type" => {
-                    let name = v.as_str().ok_or_else(|| format!("`{at}`: expected a type name"))?;
+                    let name = v
+                        .as_str()
+                        .ok_or_else(|| SchemaError::new(SchemaErrorKind::WrongValue, &at, "expected a type name"))?;
                     schema.ty = Some(Type::parse(name).ok_or_else(|| {
-                        format!("`{at}`: unknown type `{name}` (string, integer, number, boolean, array, object, null)")
+                        let types = "string, integer, number, boolean, array, object, null";
+                        SchemaError::new(SchemaErrorKind::UnknownType, &at, format!("unknown type `{name}` ({types})"))
                     })?);
                 }
                 "properties" => {
-                    let Value::Map(props) = v else { return Err(format!("`{at}`: expected a map of schemas")) };
+                    let Value::Map(props) = v else {
+                        return Err(SchemaError::new(SchemaErrorKind::WrongValue, &at, "expected a map of schemas"));
+                    };
                     for (name, prop) in props {
                         schema.properties.push((name.to_string(), Schema::parse(prop, &format!("{at}.{name}"))?));
                     }
                 }
                 "required" => {
                     for item in v.as_list() {
-                        let name = item.as_str().ok_or_else(|| format!("`{at}`: expected a list of names"))?;
+                        let name = item.as_str().ok_or_else(|| {
+                            SchemaError::new(SchemaErrorKind::WrongValue, &at, "expected a list of names")
+                        })?;
                         schema.required.push(name.to_string());
                     }
                 }
                 "additionalProperties" => {
-                    let Value::Bool(b) = v else { return Err(format!("`{at}`: expected true or false")) };
+                    let Value::Bool(b) = v else {
+                        return Err(SchemaError::new(SchemaErrorKind::WrongValue, &at, "expected true or false"));
+                    };
                     schema.additional = *b;
                 }
                 "items" => schema.items = Some(Box::new(Schema::parse(v, &at)?)),
                 "enum" => schema.allowed = Some(v.as_list().to_vec()),
-                "minimum" => schema.minimum = Some(number(v).ok_or_else(|| format!("`{at}`: expected a number"))?),
-                "maximum" => schema.maximum = Some(number(v).ok_or_else(|| format!("`{at}`: expected a number"))?),
+                "minimum" => {
+                    schema.minimum = Some(
+                        number(v)
+                            .ok_or_else(|| SchemaError::new(SchemaErrorKind::WrongValue, &at, "expected a number"))?,
+                    )
+                }
+                "maximum" => {
+                    schema.maximum = Some(
+                        number(v)
+                            .ok_or_else(|| SchemaError::new(SchemaErrorKind::WrongValue, &at, "expected a number"))?,
+                    )
+                }
                 "minLength" | "maxLength" => {
                     let n = v.as_int().and_then(|n| u64::try_from(n).ok());
-                    let n = n.ok_or_else(|| format!("`{at}`: expected a non-negative integer"))?;
+                    let n = n.ok_or_else(|| {
+                        SchemaError::new(SchemaErrorKind::WrongValue, &at, "expected a non-negative integer")
+                    })?;
                     if key == "minLength" { schema.min_length = Some(n) } else { schema.max_length = Some(n) }
                 }
                 "description" => schema.description = v.as_str().map(str::to_string),
                 other => {
-                    return Err(format!(
-                        "`{at}`: keyword `{other}` is not supported (type, properties, required, \
+                    return Err(SchemaError::new(
+                        SchemaErrorKind::UnsupportedKeyword,
+                        &at,
+                        format!(
+                            "keyword `{other}` is not supported (type, properties, required, \
                          additionalProperties, items, enum, minimum, maximum, minLength, maxLength, description)"
+                        ),
                     ));
                 }
             }
         }
         for name in &schema.required {
             if !schema.properties.is_empty() && !schema.properties.iter().any(|(p, _)| p == name) {
-                return Err(format!("`{path}.required`: `{name}` is not among the properties"));
+                return Err(SchemaError::new(
+                    SchemaErrorKind::UnknownRequired,
+                    &format!("{path}.required"),
+                    format!("`{name}` is not among the properties"),
+                ));
             }
         }
         if let (Some(lo), Some(hi)) = (schema.minimum, schema.maximum)
             && lo > hi
         {
-            return Err(format!("`{path}`: minimum {lo} is above maximum {hi}"));
+            return Err(SchemaError::new(SchemaErrorKind::Bounds, path, format!("minimum {lo} is above maximum {hi}")));
         }
         Ok(schema)
     }
@@ -318,7 +395,7 @@ mod tests {
     use super::*;
     use crate::scripted::data::Data;
 
-    fn schema(text: &str) -> Result<Schema, String> {
+    fn schema(text: &str) -> Result<Schema, SchemaError> {
         let Data(v) = ron::from_str(text).expect("data");
         Schema::parse(&v, "args")
     }
@@ -354,9 +431,9 @@ mod tests {
 
     #[test]
     fn refuses_what_it_cannot_check() {
-        assert!(schema(r#"{"type": "strng"}"#).unwrap_err().contains("unknown type"));
-        assert!(schema(r#"{"pattern": "^a"}"#).unwrap_err().contains("not supported"));
-        assert!(schema(r#"{"properties": {"a": {}}, "required": ["b"]}"#).unwrap_err().contains("`b`"));
-        assert!(schema(r#"{"minimum": 3, "maximum": 1}"#).unwrap_err().contains("above"));
+        assert!(schema(r#"{"type": "strng"}"#).unwrap_err().to_string().contains("unknown type"));
+        assert!(schema(r#"{"pattern": "^a"}"#).unwrap_err().to_string().contains("not supported"));
+        assert!(schema(r#"{"properties": {"a": {}}, "required": ["b"]}"#).unwrap_err().to_string().contains("`b`"));
+        assert!(schema(r#"{"minimum": 3, "maximum": 1}"#).unwrap_err().to_string().contains("above"));
     }
 }
