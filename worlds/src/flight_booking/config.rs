@@ -46,12 +46,13 @@ struct FlightUnchecked {
 }
 
 impl TryFrom<FlightUnchecked> for Flight {
-    type Error = String;
-    fn try_from(f: FlightUnchecked) -> Result<Self, String> {
+    type Error = ConfigError;
+    fn try_from(f: FlightUnchecked) -> Result<Self, Self::Error> {
         if f.fare_cents <= 0 || f.fare_cents > FARE_CENTS_MAX {
-            return Err(format!(
-                "field `fare_cents`: expected a positive fare in cents up to {FARE_CENTS_MAX}, found {}",
-                f.fare_cents
+            return Err(ConfigError::at_field(
+                ConfigErrorKind::OutOfRange,
+                "fare_cents",
+                format!("expected a positive fare in cents up to {FARE_CENTS_MAX}, found {}", f.fare_cents),
             ));
         }
         Ok(Flight { id: f.id, origin: f.origin, destination: f.destination, date: f.date, fare_cents: f.fare_cents })

@@ -39,12 +39,13 @@ struct ItemUnchecked {
 }
 
 impl TryFrom<ItemUnchecked> for Item {
-    type Error = String;
-    fn try_from(i: ItemUnchecked) -> Result<Self, String> {
+    type Error = ConfigError;
+    fn try_from(i: ItemUnchecked) -> Result<Self, Self::Error> {
         if i.price_cents <= 0 || i.price_cents > CENTS_MAX {
-            return Err(format!(
-                "field `price_cents`: expected a positive price in cents up to {CENTS_MAX}, found {}",
-                i.price_cents
+            return Err(ConfigError::at_field(
+                ConfigErrorKind::OutOfRange,
+                "price_cents",
+                format!("expected a positive price in cents up to {CENTS_MAX}, found {}", i.price_cents),
             ));
         }
         Ok(Item { sku: i.sku, name: i.name, price_cents: i.price_cents })
