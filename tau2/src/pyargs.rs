@@ -12,7 +12,7 @@
 use std::sync::Arc;
 
 use agentsim_engine::{ToolError, Value};
-use agentsim_worlds::scripted::{ArgumentStyle, ArgumentStyleKind, Schema, Setting};
+use agentsim_worlds::scripted::{ArgumentStyle, ArgumentStyleKind, Schema, Setting, SettingError};
 
 /// `argument_errors: Python(class: "RetailTools")`: Python's binding of
 /// keyword arguments to `class.tool(...)`. The properties of the schema are
@@ -30,12 +30,12 @@ impl ArgumentStyleKind for PythonArguments {
         PYTHON
     }
 
-    fn canonical(&self, setting: &Setting) -> Result<Setting, String> {
+    fn canonical(&self, setting: &Setting) -> Result<Setting, SettingError> {
         let class = class_of(setting)?;
         Ok(Setting::new(PYTHON, vec![("class", Value::str(class))]))
     }
 
-    fn build(&self, setting: &Setting) -> Result<Arc<dyn ArgumentStyle>, String> {
+    fn build(&self, setting: &Setting) -> Result<Arc<dyn ArgumentStyle>, SettingError> {
         Ok(Arc::new(Python { class: class_of(setting)?.to_string() }))
     }
 }

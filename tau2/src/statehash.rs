@@ -19,7 +19,7 @@ use std::sync::Mutex;
 use sha2::{Digest, Sha256};
 
 use agentsim_engine::Value;
-use agentsim_worlds::scripted::{Setting, State, StateHashKind, StateHasher, Tables};
+use agentsim_worlds::scripted::{Setting, SettingError, State, StateHashKind, StateHasher, Tables};
 
 /// `state_hash: Tau2(tables: [...])`: tau2-bench's database hash over the
 /// named tables (all when the list is empty or left out).
@@ -36,7 +36,7 @@ impl StateHashKind for Tau2Hash {
     /// The tables named, when any: an empty list is left out, as it was when
     /// the hash was an enum variant of the scenario format (other fields are
     /// ignored, as they were then).
-    fn canonical(&self, setting: &Setting) -> Result<Setting, String> {
+    fn canonical(&self, setting: &Setting) -> Result<Setting, SettingError> {
         let tables = tables_of(setting)?;
         let fields = if tables.is_empty() {
             vec![]
@@ -46,7 +46,7 @@ impl StateHashKind for Tau2Hash {
         Ok(Setting::new(TAU2, fields))
     }
 
-    fn build(&self, setting: &Setting, tables: &Tables) -> Result<Box<dyn StateHasher>, String> {
+    fn build(&self, setting: &Setting, tables: &Tables) -> Result<Box<dyn StateHasher>, SettingError> {
         Ok(Box::new(Tau2Hasher::new(tables, &tables_of(setting)?)?))
     }
 }

@@ -14,6 +14,30 @@ use super::schema::Schema;
 use super::setting::{ArgumentErrors, Setting, StateHash};
 use super::state::{State, Tables};
 
+/// Why an extension refused its setting (or could not build what it names):
+/// the message names the setting's field at fault. Loading reports it as a
+/// [`LoadErrorKind::Extension`] error at the setting.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SettingError {
+    /// What is wrong, in words.
+    pub message: String,
+}
+
+impl std::fmt::Display for SettingError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for SettingError {}
+
+/// An extension's own checks give their message.
+impl From<String> for SettingError {
+    fn from(message: String) -> SettingError {
+        SettingError { message }
+    }
+}
+
 /// A world's state hash, built once per process from its base tables.
 pub trait StateHasher: Send + Sync {
     /// The hash of the base tables.
@@ -28,9 +52,9 @@ pub trait StateHashKind: Send + Sync {
     fn name(&self) -> &'static str;
     /// `setting` (named [`Self::name`]) checked and in its canonical form: what
     /// the scenario's key covers. The message names what is wrong.
-    fn canonical(&self, setting: &Setting) -> Result<Setting, String>;
+    fn canonical(&self, setting: &Setting) -> Result<Setting, SettingError>;
     /// The hasher over `tables`.
-    fn build(&self, setting: &Setting, tables: &Tables) -> Result<Box<dyn StateHasher>, String>;
+    fn build(&self, setting: &Setting, tables: &Tables) -> Result<Box<dyn StateHasher>, SettingError>;
 }
 
 /// How a world refuses a call's arguments before the body runs.
@@ -47,9 +71,9 @@ pub trait ArgumentStyleKind: Send + Sync {
     /// Its name as written (`Python`).
     fn name(&self) -> &'static str;
     /// `setting` checked and in its canonical form (see [`StateHashKind::canonical`]).
-    fn canonical(&self, setting: &Setting) -> Result<Setting, String>;
+    fn canonical(&self, setting: &Setting) -> Result<Setting, SettingError>;
     /// The style.
-    fn build(&self, setting: &Setting) -> Result<Arc<dyn ArgumentStyle>, String>;
+    fn build(&self, setting: &Setting) -> Result<Arc<dyn ArgumentStyle>, SettingError>;
 }
 
 /// What one extension adds to scripted worlds.
@@ -123,7 +147,7 @@ fn no_extension(field: &str, message: String) -> LoadError {
     LoadError::in_field(field, message).with_kind(LoadErrorKind::NoExtension)
 }
 
-fn refused(field: &str, message: String) -> LoadError {
+fn refused(field: &str, message: SettingError) -> LoadError {
     LoadError::in_field(field, message).with_kind(LoadErrorKind::Extension)
 }
 

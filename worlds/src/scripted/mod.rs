@@ -38,7 +38,9 @@ use agentsim_engine::{Latency, TimeMs, ToolConfig, ToolKind};
 pub use data::Data;
 pub use dynamic::{ValueError, to_dynamic, to_value};
 pub use error::{FieldAt, LoadError, LoadErrorKind};
-pub use extend::{ArgumentStyle, ArgumentStyleKind, Extension, StateHashKind, StateHasher, install, installed};
+pub use extend::{
+    ArgumentStyle, ArgumentStyleKind, Extension, SettingError, StateHashKind, StateHasher, install, installed,
+};
 pub use intern::intern;
 pub use load::resolve;
 pub use model::ScriptedModel;
