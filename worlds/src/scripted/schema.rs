@@ -224,71 +224,7 @@ impl Schema {
         let mut schema = Schema { additional: true, ..Schema::default() };
         for (key, v) in pairs {
             let at = format!("{path}.{key}");
-            match key.as_ref() {
-                "type" => {
-                    let name = v
-                        .as_str()
-                        .ok_or_else(|| SchemaError::new(SchemaErrorKind::WrongValue, &at, "expected a type name"))?;
-                    schema.ty = Some(Type::parse(name).ok_or_else(|| {
-                        let types = "string, integer, number, boolean, array, object, null";
-                        SchemaError::new(SchemaErrorKind::UnknownType, &at, format!("unknown type `{name}` ({types})"))
-                    })?);
-                }
-                "properties" => {
-                    let Value::Map(props) = v else {
-                        return Err(SchemaError::new(SchemaErrorKind::WrongValue, &at, "expected a map of schemas"));
-                    };
-                    for (name, prop) in props {
-                        schema.properties.push((name.to_string(), Schema::parse(prop, &format!("{at}.{name}"))?));
-                    }
-                }
-                "required" => {
-                    for item in v.as_list() {
-                        let name = item.as_str().ok_or_else(|| {
-                            SchemaError::new(SchemaErrorKind::WrongValue, &at, "expected a list of names")
-                        })?;
-                        schema.required.push(name.to_string());
-                    }
-                }
-                "additionalProperties" => {
-                    let Value::Bool(b) = v else {
-                        return Err(SchemaError::new(SchemaErrorKind::WrongValue, &at, "expected true or false"));
-                    };
-                    schema.additional = *b;
-                }
-                "items" => schema.items = Some(Box::new(Schema::parse(v, &at)?)),
-                "enum" => schema.allowed = Some(v.as_list().to_vec()),
-                "minimum" => {
-                    schema.minimum = Some(
-                        number(v)
-                            .ok_or_else(|| SchemaError::new(SchemaErrorKind::WrongValue, &at, "expected a number"))?,
-                    )
-                }
-                "maximum" => {
-                    schema.maximum = Some(
-                        number(v)
-                            .ok_or_else(|| SchemaError::new(SchemaErrorKind::WrongValue, &at, "expected a number"))?,
-                    )
-                }
-                "minLength" | "maxLength" => {
-                    let n = v.as_int().and_then(|n| u64::try_from(n).ok());
-                    let n = n.ok_or_else(|| {
-                        SchemaError::new(SchemaErrorKind::WrongValue, &at, "expected a non-negative integer")
-                    })?;
-                    if key == "minLength" { schema.min_length = Some(n) } else { schema.max_length = Some(n) }
-                }
-                "description" => schema.description = v.as_str().map(str::to_string),
-                other => {
-                    return Err(SchemaError::new(
-                        SchemaErrorKind::UnsupportedKeyword,
-                        &at,
-                        format!(
-                            "keyword `{other}` is not supported (type, properties, required, \
-                         additionalProperties, items, enum, minimum, maximum, minLength, maxLength, description)"
-                        ),
-                    ));
-                }
-            }
+            schema.keyword(key.as_ref(), v, &at)?;
         }
         for name in &schema.required {
             if !schema.properties.is_empty() && !schema.properties.iter().any(|(p, _)| p == name) {
@@ -305,6 +241,74 @@ impl Schema {
             return Err(SchemaError::new(SchemaErrorKind::Bounds, path, format!("minimum {lo} is above maximum {hi}")));
         }
         Ok(schema)
+    }
+
+    /// Reads one keyword of a schema written as data (`at`: its path).
+    fn keyword(&mut self, key: &str, v: &Value, at: &str) -> Result<(), SchemaError> {
+        match key {
+            "type" => {
+                let name = v
+                    .as_str()
+                    .ok_or_else(|| SchemaError::new(SchemaErrorKind::WrongValue, at, "expected a type name"))?;
+                self.ty = Some(Type::parse(name).ok_or_else(|| {
+                    let types = "string, integer, number, boolean, array, object, null";
+                    SchemaError::new(SchemaErrorKind::UnknownType, at, format!("unknown type `{name}` ({types})"))
+                })?);
+            }
+            "properties" => {
+                let Value::Map(props) = v else {
+                    return Err(SchemaError::new(SchemaErrorKind::WrongValue, at, "expected a map of schemas"));
+                };
+                for (name, prop) in props {
+                    self.properties.push((name.to_string(), Schema::parse(prop, &format!("{at}.{name}"))?));
+                }
+            }
+            "required" => {
+                for item in v.as_list() {
+                    let name = item
+                        .as_str()
+                        .ok_or_else(|| SchemaError::new(SchemaErrorKind::WrongValue, at, "expected a list of names"))?;
+                    self.required.push(name.to_string());
+                }
+            }
+            "additionalProperties" => {
+                let Value::Bool(b) = v else {
+                    return Err(SchemaError::new(SchemaErrorKind::WrongValue, at, "expected true or false"));
+                };
+                self.additional = *b;
+            }
+            "items" => self.items = Some(Box::new(Schema::parse(v, at)?)),
+            "enum" => self.allowed = Some(v.as_list().to_vec()),
+            "minimum" => {
+                self.minimum = Some(
+                    number(v).ok_or_else(|| SchemaError::new(SchemaErrorKind::WrongValue, at, "expected a number"))?,
+                )
+            }
+            "maximum" => {
+                self.maximum = Some(
+                    number(v).ok_or_else(|| SchemaError::new(SchemaErrorKind::WrongValue, at, "expected a number"))?,
+                )
+            }
+            "minLength" | "maxLength" => {
+                let n = v.as_int().and_then(|n| u64::try_from(n).ok());
+                let n = n.ok_or_else(|| {
+                    SchemaError::new(SchemaErrorKind::WrongValue, at, "expected a non-negative integer")
+                })?;
+                if key == "minLength" { self.min_length = Some(n) } else { self.max_length = Some(n) }
+            }
+            "description" => self.description = v.as_str().map(str::to_string),
+            other => {
+                return Err(SchemaError::new(
+                    SchemaErrorKind::UnsupportedKeyword,
+                    at,
+                    format!(
+                        "keyword `{other}` is not supported (type, properties, required, \
+                 additionalProperties, items, enum, minimum, maximum, minLength, maxLength, description)"
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Checks `value`; the error names the argument path (`args.items[2]`).
