@@ -111,7 +111,15 @@ impl std::error::Error for Error {}
 impl From<agentsim_stats::rows_file::RowsError> for Error {
     fn from(e: agentsim_stats::rows_file::RowsError) -> Self {
         let line = e.line.unwrap_or(0) as usize;
-        Error::content(e.to_string()).at(e.origin, line, 0)
+        let field = match &e.kind {
+            agentsim_stats::rows_file::RowsErrorKind::Column(c) if !c.column.is_empty() => Some(c.column.clone()),
+            _ => None,
+        };
+        let error = Error::content(e.to_string()).at(e.origin, line, 0);
+        match field {
+            Some(field) => error.in_field(field),
+            None => error,
+        }
     }
 }
 
