@@ -74,6 +74,9 @@ pub struct SweepBuilder<'w> {
 
 /// The agent a sweep was given: refused only when the sweep starts, so the
 /// builder's methods chain without a `Result` each.
+// One per builder, and the large variant is the usual one: boxing it would
+// save nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone)]
 enum AgentChoice {
     /// A label (in `summary.json`) and its stack.
