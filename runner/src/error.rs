@@ -128,3 +128,20 @@ impl From<agentsim_worlds::ScenarioError> for Error {
         Error::content(e.to_string()).at(e.origin, e.line, e.column)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agentsim_stats::rows::{ColumnError, ColumnErrorKind};
+    use agentsim_stats::rows_file::{RowsError, RowsErrorKind};
+
+    #[test]
+    fn a_row_error_keeps_its_line_and_column() {
+        let column = ColumnError::new("digest", ColumnErrorKind::Malformed, "column `digest`: bad".into());
+        let rows = RowsError { origin: "t.csv".into(), line: Some(3), kind: RowsErrorKind::Column(column) };
+        let error = Error::from(rows);
+        assert_eq!(error.message, "t.csv:3: column `digest`: bad");
+        let position = error.position.expect("a place");
+        assert_eq!((position.file.as_str(), position.line, position.field.as_deref()), ("t.csv", 3, Some("digest")));
+    }
+}

@@ -476,3 +476,33 @@ pub fn parse_usd(text: &str) -> Option<u64> {
 pub fn usd(micro_usd: u64) -> String {
     format!("{}.{:06}", micro_usd / 1_000_000, micro_usd % 1_000_000)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A row with a valid `check` whose other fields are `fields`.
+    fn row(fields: &str) -> csv::StringRecord {
+        let mut line = format!("{fields}\n").into_bytes();
+        append_check(&mut line);
+        let text = String::from_utf8(line).unwrap();
+        csv::StringRecord::from(text.trim_end().split(',').collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn a_column_error_names_its_column_and_kind() {
+        let header = csv::StringRecord::from(vec!["seed", "outcome", CHECK_COLUMN]);
+        let err = Record::from_csv(&header, &row("5,bogus")).unwrap_err();
+        assert_eq!((err.column.as_str(), err.kind), ("outcome", ColumnErrorKind::Malformed));
+        assert_eq!(err.to_string(), "column `outcome`: unknown outcome `bogus`");
+
+        let err =
+            Record::from_csv(&csv::StringRecord::from(vec!["seed"]), &csv::StringRecord::from(vec!["5"])).unwrap_err();
+        assert_eq!((err.column.as_str(), err.kind), (CHECK_COLUMN, ColumnErrorKind::NoColumn));
+
+        let mut edited = row("5,bogus");
+        edited = csv::StringRecord::from(vec!["6", "bogus", edited.get(2).unwrap()]);
+        let err = Record::from_csv(&header, &edited).unwrap_err();
+        assert_eq!(err.kind, ColumnErrorKind::Checksum);
+    }
+}
