@@ -301,27 +301,8 @@ impl Record {
         let digest = Digest::from_hex(digest_text).ok_or_else(|| {
             ColumnError::malformed("digest", format!("column `digest`: expected 32 hex digits, found `{digest_text}`"))
         })?;
-        let told_accurately = match field("told_accurately")? {
-            "" => None,
-            "1" => Some(true),
-            "0" => Some(false),
-            other => {
-                return Err(ColumnError::malformed(
-                    "told_accurately",
-                    format!("column `told_accurately`: expected 1, 0 or nothing, found `{other}`"),
-                ));
-            }
-        };
-        let decisions = list("decisions")?
-            .into_iter()
-            .map(|d| {
-                let bad =
-                    || ColumnError::malformed("decisions", format!("column `decisions`: `{d}` is not name=times"));
-                let (name, times) = d.split_once('=').ok_or_else(bad)?;
-                let times = times.parse().map_err(|_| bad())?;
-                Ok((name.to_string(), times))
-            })
-            .collect::<Result<Vec<_>, ColumnError>>()?;
+        let told_accurately = told_accurately(field("told_accurately")?)?;
+        let decisions = list("decisions")?.iter().map(|d| decision(d)).collect::<Result<Vec<_>, ColumnError>>()?;
         Ok(Record {
             seed: number("seed")?,
             outcome,
@@ -345,6 +326,27 @@ impl Record {
                 .map_err(|message| ColumnError::malformed("checks", message))?,
         })
     }
+}
+
+/// The `told_accurately` column: 1, 0 or nothing (not measured).
+fn told_accurately(text: &str) -> Result<Option<bool>, ColumnError> {
+    match text {
+        "" => Ok(None),
+        "1" => Ok(Some(true)),
+        "0" => Ok(Some(false)),
+        other => Err(ColumnError::malformed(
+            "told_accurately",
+            format!("column `told_accurately`: expected 1, 0 or nothing, found `{other}`"),
+        )),
+    }
+}
+
+/// One `name=times` of the `decisions` column.
+fn decision(d: &str) -> Result<(String, u64), ColumnError> {
+    let bad = || ColumnError::malformed("decisions", format!("column `decisions`: `{d}` is not name=times"));
+    let (name, times) = d.split_once('=').ok_or_else(bad)?;
+    let times = times.parse().map_err(|_| bad())?;
+    Ok((name.to_string(), times))
 }
 
 /// Columns that state the same fact twice must agree: a row that says both

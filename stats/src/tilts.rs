@@ -294,12 +294,7 @@ pub fn parse_tilts(text: &str, origin: &str, catalog: &Catalog, fault_scale: f64
     }
     plan.check_support().map_err(|e| {
         let m = &e.message;
-        let listed = match &e.kind {
-            SupportErrorKind::LostValue { tool, rule } | SupportErrorKind::CertainFault { tool, rule } => {
-                file.rules.iter().position(|e| &e.tool == tool && e.rule == *rule)
-            }
-            SupportErrorKind::Scale => None,
-        };
+        let listed = e.rule().and_then(|(tool, rule)| file.rules.iter().position(|e| e.tool == tool && e.rule == rule));
         match listed {
             Some(listed) => at("tool", listed, format!("field `rules[{listed}]`: {m}")),
             None => at("scale", 0, format!("field `scale`: {m}")),
@@ -361,6 +356,18 @@ pub enum SupportErrorKind {
         /// The index of the rule in the tool's `faults`.
         rule: usize,
     },
+}
+
+impl SupportError {
+    /// The tool and the index of the rule at fault, when one is.
+    pub fn rule(&self) -> Option<(&str, usize)> {
+        match &self.kind {
+            SupportErrorKind::LostValue { tool, rule } | SupportErrorKind::CertainFault { tool, rule } => {
+                Some((tool, *rule))
+            }
+            SupportErrorKind::Scale => None,
+        }
+    }
 }
 
 impl std::fmt::Display for SupportError {
