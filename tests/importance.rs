@@ -182,7 +182,7 @@ fn tilting_changes_the_draws_and_only_adds_the_weight() {
 fn a_tilt_that_makes_a_fault_certain_is_refused() {
     let prepared = default_scenario();
     // lookup_order's 503 has probability 0.2: a tilt of 5 makes it certain.
-    let err = agentsim::importance::check_support(&prepared.catalog, 1.0, 5.0).unwrap_err();
+    let err = agentsim::importance::check_support(&prepared.catalog, 1.0, 5.0).unwrap_err().message;
     assert!(err.contains("lookup_order") && err.contains("biased"), "{err}");
     assert!(agentsim::importance::check_support(&prepared.catalog, 1.0, 2.5).is_ok());
     assert!(agentsim::importance::check_support(&prepared.catalog, 1.0, 0.0).is_err());

@@ -64,7 +64,7 @@ pub struct SweepBuilder<'w> {
     has_expert: bool,
     /// The agent's label (in `summary.json`) and its stack, or the preset
     /// name not found.
-    agent: Result<(String, StackSpec), String>,
+    agent: AgentChoice,
     seeds: Range<u64>,
     trials: u32,
     fault_scale: f64,
@@ -72,12 +72,25 @@ pub struct SweepBuilder<'w> {
     swarm: bool,
 }
 
+/// The agent a sweep was given: refused only when the sweep starts, so the
+/// builder's methods chain without a `Result` each.
+// One per builder, and the large variant is the usual one: boxing it would
+// save nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone)]
+enum AgentChoice {
+    /// A label (in `summary.json`) and its stack.
+    Stack(String, StackSpec),
+    /// A preset name that names no preset.
+    UnknownPreset(String),
+}
+
 /// The sweep of `world` with the defaults of `agentsim sweep`.
 pub fn sweep<W: Sweepable + ?Sized>(world: &W) -> SweepBuilder<'_> {
     SweepBuilder {
         prepared: world.prepared(),
         has_expert: world.has_expert(),
-        agent: Ok(("resilient".to_string(), agentsim_agents::preset("resilient").expect("a preset"))),
+        agent: AgentChoice::Stack("resilient".to_string(), agentsim_agents::preset("resilient").expect("a preset")),
         seeds: 0..1000,
         trials: 1,
         fault_scale: 1.0,
@@ -139,14 +152,17 @@ fn refused(kind: SweepErrorKind, message: String) -> SweepError {
 impl<'w> SweepBuilder<'w> {
     /// The agent: a preset by name (`oracle`, `naive`, `resilient`, ...).
     pub fn agent(mut self, preset: &str) -> Self {
-        self.agent = agentsim_agents::preset(preset).map(|stack| (preset.to_string(), stack)).ok_or(preset.to_string());
+        self.agent = match agentsim_agents::preset(preset) {
+            Some(stack) => AgentChoice::Stack(preset.to_string(), stack),
+            None => AgentChoice::UnknownPreset(preset.to_string()),
+        };
         self
     }
 
     /// The agent: any stack (layers around a planner), labelled `label` in
     /// the summary.
     pub fn stack(mut self, label: &str, stack: StackSpec) -> Self {
-        self.agent = Ok((label.to_string(), stack));
+        self.agent = AgentChoice::Stack(label.to_string(), stack);
         self
     }
 
@@ -187,8 +203,8 @@ impl<'w> SweepBuilder<'w> {
     /// The agent's label and stack, once every argument is checked.
     fn checked(&self) -> Result<(&str, &StackSpec), SweepError> {
         let (label, stack) = match &self.agent {
-            Ok((label, stack)) => (label.as_str(), stack),
-            Err(name) => {
+            AgentChoice::Stack(label, stack) => (label.as_str(), stack),
+            AgentChoice::UnknownPreset(name) => {
                 let names: Vec<&str> = agentsim_agents::PRESETS.iter().map(|(n, _)| *n).collect();
                 let message = format!("agent: unknown preset `{name}` (presets: {})", names.join(", "));
                 return Err(refused(SweepErrorKind::UnknownAgent, message));
@@ -268,7 +284,7 @@ impl<'w> SweepBuilder<'w> {
         SweepBuilder {
             prepared: self.prepared,
             has_expert: self.has_expert,
-            agent: Err(String::new()),
+            agent: AgentChoice::UnknownPreset(String::new()),
             seeds: self.seeds.clone(),
             trials: self.trials,
             fault_scale: self.fault_scale,

@@ -523,7 +523,7 @@ impl<W: Write> Server<'_, W> {
         self.add_think_ms(&mut decision);
         let (action, decision) = match bridge::decide(decision, &cx) {
             Ok(decided) => decided,
-            Err(e) => return Ok(Err((INVALID_PARAMS, e))),
+            Err(e) => return Ok(Err((INVALID_PARAMS, e.to_string()))),
         };
         let Some(observation) = self.exchange(Command::Act(action, decision)) else {
             return Ok(Ok(ended_result()));
@@ -594,7 +594,7 @@ impl<W: Write> Server<'_, W> {
         let cx = agentsim_engine::AgentCx::new(0, self.catalog);
         let (action, decision) = match bridge::decide(decision, &cx) {
             Ok(decided) => decided,
-            Err(e) => return Ok(Err((INVALID_PARAMS, e))),
+            Err(e) => return Ok(Err((INVALID_PARAMS, e.to_string()))),
         };
         let Some(observation) = self.exchange(Command::Act(action, decision)) else {
             return Ok(Ok(ended_result()));

@@ -119,12 +119,13 @@ impl Bridge {
 }
 
 /// Turns an action in the external protocol's JSON into the action and the decision
-/// to record, exactly as the replayed agent will parse it again.
-pub fn decide(mut action: Json, cx: &AgentCx<'_>) -> Result<(Action, Value), String> {
+/// to record, exactly as the replayed agent will parse it again; an error is the
+/// protocol's (its kind and the field at fault).
+pub fn decide(mut action: Json, cx: &AgentCx<'_>) -> Result<(Action, Value), protocol::ProtocolError> {
     if let Json::Object(map) = &mut action {
         map.insert("protocol".into(), Json::String(protocol::PROTOCOL.into()));
     }
-    protocol::parse_action(action.to_string().as_bytes(), cx.catalog).map_err(|e| e.to_string())
+    protocol::parse_action(action.to_string().as_bytes(), cx.catalog)
 }
 
 impl Agent for Bridge {
@@ -153,7 +154,7 @@ impl Agent for Bridge {
                         cx.note("external", "decision", decision);
                         action
                     }
-                    Err(reason) => Action::Finish(Finish::Failed { reason }),
+                    Err(e) => Action::Finish(Finish::Failed { reason: e.to_string() }),
                 };
             }
             (_, input) => {
@@ -186,7 +187,7 @@ impl Agent for Bridge {
                 cx.note("external", "decision", decision);
                 action
             }
-            Err(reason) => Action::Finish(Finish::Failed { reason }),
+            Err(e) => Action::Finish(Finish::Failed { reason: e.to_string() }),
         }
     }
 }

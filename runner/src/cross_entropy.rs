@@ -68,18 +68,21 @@ pub enum Target {
 
 impl Target {
     /// `failure`, an outcome's name, or else a minefield's name.
-    pub fn parse(name: &str) -> Result<Target, String> {
+    /// An error is of kind [`ErrorKind::Argument`](crate::ErrorKind::Argument).
+    pub fn parse(name: &str) -> Result<Target, Error> {
         if name == "failure" {
             return Ok(Target::Failure);
         }
         if name == "success" || name == "completion" {
-            return Err(format!("`{name}` is not a failure mode: name one (gave_up, violation, ...), or `failure`"));
+            return Err(Error::argument(format!(
+                "`{name}` is not a failure mode: name one (gave_up, violation, ...), or `failure`"
+            )));
         }
         if let Some(outcome) = Outcome::ALL.into_iter().find(|o| o.name() == name) {
             return Ok(Target::Outcome(outcome));
         }
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            return Err(format!("`{name}` is neither `failure`, an outcome nor a minefield name"));
+            return Err(Error::argument(format!("`{name}` is neither `failure`, an outcome nor a minefield name")));
         }
         Ok(Target::Minefield(name.to_string()))
     }

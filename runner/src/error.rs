@@ -111,12 +111,37 @@ impl std::error::Error for Error {}
 impl From<agentsim_stats::rows_file::RowsError> for Error {
     fn from(e: agentsim_stats::rows_file::RowsError) -> Self {
         let line = e.line.unwrap_or(0) as usize;
-        Error::content(e.to_string()).at(e.origin, line, 0)
+        let field = match &e.kind {
+            agentsim_stats::rows_file::RowsErrorKind::Column(c) if !c.column.is_empty() => Some(c.column.clone()),
+            _ => None,
+        };
+        let error = Error::content(e.to_string()).at(e.origin, line, 0);
+        match field {
+            Some(field) => error.in_field(field),
+            None => error,
+        }
     }
 }
 
 impl From<agentsim_worlds::ScenarioError> for Error {
     fn from(e: agentsim_worlds::ScenarioError) -> Self {
         Error::content(e.to_string()).at(e.origin, e.line, e.column)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agentsim_stats::rows::{ColumnError, ColumnErrorKind};
+    use agentsim_stats::rows_file::{RowsError, RowsErrorKind};
+
+    #[test]
+    fn a_row_error_keeps_its_line_and_column() {
+        let column = ColumnError::new("digest", ColumnErrorKind::Malformed, "column `digest`: bad".into());
+        let rows = RowsError { origin: "t.csv".into(), line: Some(3), kind: RowsErrorKind::Column(column) };
+        let error = Error::from(rows);
+        assert_eq!(error.message, "t.csv:3: column `digest`: bad");
+        let position = error.position.expect("a place");
+        assert_eq!((position.file.as_str(), position.line, position.field.as_deref()), ("t.csv", 3, Some("digest")));
     }
 }

@@ -165,33 +165,42 @@ impl Incident {
     /// The incident as RON text, refused when it is larger than
     /// [`INCIDENT_BYTES_MAX`] or when [`Incident::parse`] would refuse it: what
     /// every command that writes an incident uses.
-    pub fn to_ron_bounded(&self) -> Result<String, String> {
+    pub fn to_ron_bounded(&self) -> Result<String, WriteError> {
         self.to_ron_within(INCIDENT_BYTES_MAX)
     }
 
-    fn to_ron_within(&self, bytes_max: u64) -> Result<String, String> {
+    fn to_ron_within(&self, bytes_max: u64) -> Result<String, WriteError> {
+        let refuse = |kind: WriteErrorKind, message: String| WriteError { seed: self.seed, kind, message };
         if self.agent.chars().count() > AGENT_CHARS_MAX {
-            return Err(format!(
-                "the agent label of the incident of seed {} is longer than {AGENT_CHARS_MAX} characters: not written",
-                self.seed
+            return Err(refuse(
+                WriteErrorKind::AgentLabel,
+                format!(
+                    "the agent label of the incident of seed {} is longer than {AGENT_CHARS_MAX} characters: not written",
+                    self.seed
+                ),
             ));
         }
         let text = ron_text(self);
         if text.len() as u64 > bytes_max {
-            return Err(format!(
-                "the incident of seed {} would be {} bytes, more than the {} MiB an incident may have to be read back \
+            return Err(refuse(
+                WriteErrorKind::TooLarge { bytes: text.len() as u64, bytes_max },
+                format!(
+                    "the incident of seed {} would be {} bytes, more than the {} MiB an incident may have to be read back \
                  (its scenario is {} bytes and its timeline {} lines): not written",
-                self.seed,
-                text.len(),
-                bytes_max >> 20,
-                ron_text(&self.scenario).len(),
-                self.timeline.len()
+                    self.seed,
+                    text.len(),
+                    bytes_max >> 20,
+                    ron_text(&self.scenario).len(),
+                    self.timeline.len()
+                ),
             ));
         }
         // Read back as `replay` reads it: a command never reports an incident
         // written that its reader then refuses.
         Incident::parse(&text, "the incident").map_err(|e| {
-            format!("the incident of seed {} would be refused when read back ({e}): not written", self.seed)
+            let message =
+                format!("the incident of seed {} would be refused when read back ({e}): not written", self.seed);
+            refuse(WriteErrorKind::RefusedOnReadBack(e), message)
         })?;
         Ok(text)
     }
@@ -297,6 +306,42 @@ pub fn unhex(text: &str) -> Option<[u8; 32]> {
     Some(key)
 }
 
+/// An incident that is not written: its seed, why, and the text shown to the
+/// user.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WriteError {
+    /// The incident's seed.
+    pub seed: u64,
+    /// Why it is not written.
+    pub kind: WriteErrorKind,
+    /// The text shown to the user.
+    pub message: String,
+}
+
+/// Why an incident is not written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WriteErrorKind {
+    /// Its agent label is longer than its reader accepts.
+    AgentLabel,
+    /// Its text is larger than its reader accepts.
+    TooLarge {
+        /// The text's size.
+        bytes: u64,
+        /// The size its reader accepts.
+        bytes_max: u64,
+    },
+    /// Its reader would refuse it, for this reason.
+    RefusedOnReadBack(ScenarioError),
+}
+
+impl std::fmt::Display for WriteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for WriteError {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -311,12 +356,14 @@ mod tests {
         let size = incident.to_ron().len() as u64;
         assert_eq!(incident.to_ron_within(size).unwrap(), incident.to_ron());
         let err = incident.to_ron_within(size - 1).unwrap_err();
+        assert!(matches!(err.kind, WriteErrorKind::TooLarge { .. }), "{err}");
+        let err = err.to_string();
         assert!(err.contains("not written") && err.contains(&format!("{size} bytes")), "{err}");
 
         // The agent label: refused when written and when read.
         let mut long = incident.clone();
         long.agent = "x".repeat(AGENT_CHARS_MAX + 1);
-        assert!(long.to_ron_bounded().unwrap_err().contains("agent label"));
+        assert!(long.to_ron_bounded().unwrap_err().to_string().contains("agent label"));
         let err = Incident::parse(&long.to_ron(), "long.ron").unwrap_err();
         assert!(err.message.contains("field `agent`"), "{err}");
         long.agent.pop();
@@ -331,7 +378,7 @@ mod tests {
         let t = Runner::new(&prepared, &stack, true, 1.0).run(0);
         let mut incident = Incident::record(&prepared, None, 0, 1.0, "oracle", &stack, &t);
         incident.digest = "not hex".into();
-        let err = incident.to_ron_bounded().unwrap_err();
+        let err = incident.to_ron_bounded().unwrap_err().to_string();
         assert!(err.contains("refused when read back") && err.contains("field `digest`"), "{err}");
     }
 }

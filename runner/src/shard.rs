@@ -7,6 +7,8 @@ use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
 
+use crate::Error;
+
 /// The manifest format this build writes and reads.
 pub const SHARD_FORMAT: u32 = 1;
 
@@ -53,15 +55,17 @@ pub struct ShardManifest {
 }
 
 /// Parses `K/N` (K from 0, below N).
-pub fn parse_shard(text: &str) -> Result<(u32, u32), String> {
-    let (k, n) = text.split_once('/').ok_or_else(|| format!("expected K/N like 0/8, found `{text}`"))?;
-    let k: u32 = k.trim().parse().map_err(|_| format!("`{k}` is not a shard index (0, 1, ...)"))?;
-    let n: u32 = n.trim().parse().map_err(|_| format!("`{n}` is not a number of shards"))?;
+/// An error is of kind [`ErrorKind::Argument`](crate::ErrorKind::Argument).
+pub fn parse_shard(text: &str) -> Result<(u32, u32), Error> {
+    let (k, n) =
+        text.split_once('/').ok_or_else(|| Error::argument(format!("expected K/N like 0/8, found `{text}`")))?;
+    let k: u32 = k.trim().parse().map_err(|_| Error::argument(format!("`{k}` is not a shard index (0, 1, ...)")))?;
+    let n: u32 = n.trim().parse().map_err(|_| Error::argument(format!("`{n}` is not a number of shards")))?;
     if n == 0 {
-        return Err("the number of shards must be at least 1".into());
+        return Err(Error::argument("the number of shards must be at least 1"));
     }
     if k >= n {
-        return Err(format!("shard {k} of {n} does not exist: shards are numbered 0..{n}"));
+        return Err(Error::argument(format!("shard {k} of {n} does not exist: shards are numbered 0..{n}")));
     }
     Ok((k, n))
 }

@@ -208,7 +208,7 @@ impl Sweep<'_> {
         }
         if let Some(importance) = self.importance {
             agentsim_stats::importance::check_support(&self.prepared.catalog, fault_scale, importance)
-                .map_err(Error::argument)?;
+                .map_err(|e| Error::argument(e.message))?;
         }
         if let Some(plan) = self.importance_plan {
             plan.check_support().map_err(|m| Error::argument(format!("--importance: {m}")))?;

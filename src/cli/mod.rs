@@ -338,7 +338,7 @@ pub enum Importance {
 }
 
 fn parse_target(text: &str) -> Result<agentsim::cross_entropy::Target, String> {
-    agentsim::cross_entropy::Target::parse(text)
+    agentsim::cross_entropy::Target::parse(text).map_err(|e| e.message)
 }
 
 fn parse_seeds(text: &str) -> Result<Range<u64>, String> {

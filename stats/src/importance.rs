@@ -690,24 +690,34 @@ fn max_k(a: Option<f64>, b: Option<f64>) -> Option<f64> {
 /// Refuses a tilt under which some fault decision would lose a value it can take
 /// nominally: a rule with nominal probability below 1 tilted to 1 never draws
 /// "no fault", so the runs without it, which the estimate must weigh, are never
-/// sampled and the estimate would be biased. Returns the reason.
-pub fn check_support(catalog: &Catalog, fault_scale: f64, importance: f64) -> Result<(), String> {
+/// sampled and the estimate would be biased. Returns the rule and the reason.
+pub fn check_support(catalog: &Catalog, fault_scale: f64, importance: f64) -> Result<(), crate::tilts::SupportError> {
+    use crate::tilts::{SupportError, SupportErrorKind};
     if !(importance.is_finite() && importance > 0.0) {
-        return Err(format!("--importance: expected a finite scale above 0, found {importance}"));
+        return Err(SupportError {
+            kind: SupportErrorKind::Scale,
+            message: format!("--importance: expected a finite scale above 0, found {importance}"),
+        });
     }
     let sampled_scale = crate::tilts::tilted_scale(fault_scale, importance);
     for spec in catalog.specs() {
-        for rule in spec.config.faults.iter().filter(|r| !matches!(r.fault, Fault::RateLimit { .. })) {
+        for (index, rule) in
+            spec.config.faults.iter().enumerate().filter(|(_, r)| !matches!(r.fault, Fault::RateLimit { .. }))
+        {
             let p = rule.probability.get();
             if chance_threshold(p * fault_scale) < CHANCE_ONE && chance_threshold(p * sampled_scale) == CHANCE_ONE {
-                return Err(format!(
+                let message = format!(
                     "--importance {importance}: tool `{}`'s fault {:?} (probability {p} at fault scale {fault_scale}) \
                      would be drawn with probability 1, so runs without it would never be sampled and the estimate \
                      would be biased; use a scale below {}",
                     spec.def.name,
                     rule.fault,
                     1.0 / (p * fault_scale)
-                ));
+                );
+                return Err(SupportError {
+                    kind: SupportErrorKind::CertainFault { tool: spec.def.name.to_string(), rule: index },
+                    message,
+                });
             }
         }
     }

@@ -136,24 +136,37 @@ pub fn append_check(line: &mut Vec<u8>) {
 /// Checks a row read back against its `check` column: the other fields (but
 /// `trial`, which the order of the rows checks), written again as agentsim writes
 /// them, must give the same checksum.
-fn verify_check(header: &csv::StringRecord, row: &csv::StringRecord) -> Result<(), String> {
-    let at = header
-        .iter()
-        .position(|h| h == CHECK_COLUMN)
-        .ok_or_else(|| format!("no column `{CHECK_COLUMN}` (a file from an older agentsim? run the sweep again)"))?;
-    let stated = row.get(at).ok_or_else(|| format!("column `{CHECK_COLUMN}` is missing in this row"))?;
+fn verify_check(header: &csv::StringRecord, row: &csv::StringRecord) -> Result<(), ColumnError> {
+    let at = header.iter().position(|h| h == CHECK_COLUMN).ok_or_else(|| {
+        ColumnError::new(
+            CHECK_COLUMN,
+            ColumnErrorKind::NoColumn,
+            format!("no column `{CHECK_COLUMN}` (a file from an older agentsim? run the sweep again)"),
+        )
+    })?;
+    let stated = row.get(at).ok_or_else(|| ColumnError::missing_in_row(CHECK_COLUMN))?;
     if row.len() != header.len() {
-        return Err(format!("expected {} columns, found {}", header.len(), row.len()));
+        return Err(ColumnError::new(
+            "",
+            ColumnErrorKind::Width,
+            format!("expected {} columns, found {}", header.len(), row.len()),
+        ));
     }
     let mut w = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
     let trial = header.iter().position(|h| h == "trial");
     w.write_record(row.iter().enumerate().filter(|(i, _)| *i != at && Some(*i) != trial).map(|(_, f)| f))
-        .map_err(|e| format!("cannot encode the row: {e}"))?;
-    let mut line = w.into_inner().map_err(|e| format!("cannot encode the row: {e}"))?;
+        .map_err(|e| ColumnError::new("", ColumnErrorKind::Encode, format!("cannot encode the row: {e}")))?;
+    let mut line = w
+        .into_inner()
+        .map_err(|e| ColumnError::new("", ColumnErrorKind::Encode, format!("cannot encode the row: {e}")))?;
     line.pop();
     if row_check(&line) != stated {
-        return Err(format!(
-            "column `{CHECK_COLUMN}`: the row's fields do not match its checksum `{stated}` (edited after agentsim wrote it?)"
+        return Err(ColumnError::new(
+            CHECK_COLUMN,
+            ColumnErrorKind::Checksum,
+            format!(
+                "column `{CHECK_COLUMN}`: the row's fields do not match its checksum `{stated}` (edited after agentsim wrote it?)"
+            ),
         ));
     }
     Ok(())
@@ -249,54 +262,53 @@ impl Record {
 
     /// The record of one `trajectories.csv` row, given the header; an error names
     /// the column.
-    pub fn from_csv(header: &csv::StringRecord, row: &csv::StringRecord) -> Result<Record, String> {
+    pub fn from_csv(header: &csv::StringRecord, row: &csv::StringRecord) -> Result<Record, ColumnError> {
         verify_check(header, row)?;
-        let field = |name: &str| -> Result<&str, String> {
-            let i = header.iter().position(|h| h == name).ok_or_else(|| format!("no column `{name}`"))?;
-            row.get(i).ok_or_else(|| format!("column `{name}` is missing in this row"))
+        let field = |name: &str| -> Result<&str, ColumnError> {
+            let i = header
+                .iter()
+                .position(|h| h == name)
+                .ok_or_else(|| ColumnError::new(name, ColumnErrorKind::NoColumn, format!("no column `{name}`")))?;
+            row.get(i).ok_or_else(|| ColumnError::missing_in_row(name))
         };
-        let number = |name: &str| -> Result<u64, String> {
+        let number = |name: &str| -> Result<u64, ColumnError> {
             let text = field(name)?;
-            text.parse().map_err(|_| format!("column `{name}`: expected a non-negative integer, found `{text}`"))
+            text.parse().map_err(|_| {
+                ColumnError::malformed(
+                    name,
+                    format!("column `{name}`: expected a non-negative integer, found `{text}`"),
+                )
+            })
         };
-        let list = |name: &str| -> Result<Vec<String>, String> {
+        let list = |name: &str| -> Result<Vec<String>, ColumnError> {
             Ok(field(name)?.split(';').filter(|p| !p.is_empty()).map(str::to_string).collect())
         };
         let outcome_name = field("outcome")?;
-        let outcome = Outcome::ALL
-            .into_iter()
-            .find(|o| o.name() == outcome_name)
-            .ok_or_else(|| format!("column `outcome`: unknown outcome `{outcome_name}`"))?;
+        let outcome = Outcome::ALL.into_iter().find(|o| o.name() == outcome_name).ok_or_else(|| {
+            ColumnError::malformed("outcome", format!("column `outcome`: unknown outcome `{outcome_name}`"))
+        })?;
         let (success, recovered, faults_seen, violations) =
             (number("success")?, number("recovered")?, number("faults_seen")?, number("violations")?);
         agree_with_outcome(outcome, success, recovered, faults_seen, violations)?;
         let cost = field("cost_usd")?;
-        let cost_micro_usd = parse_usd(cost)
-            .ok_or_else(|| format!("column `cost_usd`: expected dollars like 0.012345, found `{cost}`"))?;
+        let cost_micro_usd = parse_usd(cost).ok_or_else(|| {
+            ColumnError::malformed(
+                "cost_usd",
+                format!("column `cost_usd`: expected dollars like 0.012345, found `{cost}`"),
+            )
+        })?;
         let digest_text = field("digest")?;
-        let digest = Digest::from_hex(digest_text)
-            .ok_or_else(|| format!("column `digest`: expected 32 hex digits, found `{digest_text}`"))?;
-        let told_accurately = match field("told_accurately")? {
-            "" => None,
-            "1" => Some(true),
-            "0" => Some(false),
-            other => return Err(format!("column `told_accurately`: expected 1, 0 or nothing, found `{other}`")),
-        };
-        let decisions = list("decisions")?
-            .into_iter()
-            .map(|d| {
-                let (name, times) =
-                    d.split_once('=').ok_or_else(|| format!("column `decisions`: `{d}` is not name=times"))?;
-                let times = times.parse().map_err(|_| format!("column `decisions`: `{d}` is not name=times"))?;
-                Ok((name.to_string(), times))
-            })
-            .collect::<Result<Vec<_>, String>>()?;
+        let digest = Digest::from_hex(digest_text).ok_or_else(|| {
+            ColumnError::malformed("digest", format!("column `digest`: expected 32 hex digits, found `{digest_text}`"))
+        })?;
+        let told_accurately = told_accurately(field("told_accurately")?)?;
+        let decisions = list("decisions")?.iter().map(|d| decision(d)).collect::<Result<Vec<_>, ColumnError>>()?;
         Ok(Record {
             seed: number("seed")?,
             outcome,
-            faults_seen: u32::try_from(faults_seen).map_err(|_| "column `faults_seen`: too large".to_string())?,
+            faults_seen: u32::try_from(faults_seen).map_err(|_| ColumnError::too_large("faults_seen"))?,
             recovered: recovered == 1,
-            violations: u32::try_from(violations).map_err(|_| "column `violations`: too large".to_string())?,
+            violations: u32::try_from(violations).map_err(|_| ColumnError::too_large("violations"))?,
             minefields: list("minefields")?,
             decisions,
             turns: number("turns")?,
@@ -310,9 +322,31 @@ impl Record {
             fault_kinds: list("fault_kinds")?,
             log_weight: log_weight(header, row)?,
             task: optional(header, row, "task")?.map(str::to_string),
-            checks: crate::checks::parse_column(optional(header, row, "checks")?.unwrap_or_default())?,
+            checks: crate::checks::parse_column(optional(header, row, "checks")?.unwrap_or_default())
+                .map_err(|message| ColumnError::malformed("checks", message))?,
         })
     }
+}
+
+/// The `told_accurately` column: 1, 0 or nothing (not measured).
+fn told_accurately(text: &str) -> Result<Option<bool>, ColumnError> {
+    match text {
+        "" => Ok(None),
+        "1" => Ok(Some(true)),
+        "0" => Ok(Some(false)),
+        other => Err(ColumnError::malformed(
+            "told_accurately",
+            format!("column `told_accurately`: expected 1, 0 or nothing, found `{other}`"),
+        )),
+    }
+}
+
+/// One `name=times` of the `decisions` column.
+fn decision(d: &str) -> Result<(String, u64), ColumnError> {
+    let bad = || ColumnError::malformed("decisions", format!("column `decisions`: `{d}` is not name=times"));
+    let (name, times) = d.split_once('=').ok_or_else(bad)?;
+    let times = times.parse().map_err(|_| bad())?;
+    Ok((name.to_string(), times))
 }
 
 /// Columns that state the same fact twice must agree: a row that says both
@@ -323,39 +357,113 @@ fn agree_with_outcome(
     recovered: u64,
     faults_seen: u64,
     violations: u64,
-) -> Result<(), String> {
+) -> Result<(), ColumnError> {
     let name = outcome.name();
+    let contradiction =
+        |column: &str, message: String| ColumnError::new(column, ColumnErrorKind::Contradiction, message);
     if success != u64::from(outcome == Outcome::Success) {
-        return Err(format!("column `success`: {success} contradicts the outcome `{name}`"));
+        return Err(contradiction("success", format!("column `success`: {success} contradicts the outcome `{name}`")));
     }
     if recovered != u64::from(faults_seen > 0 && outcome.is_safe_end()) {
-        return Err(format!(
-            "column `recovered`: {recovered} contradicts the outcome `{name}` with {faults_seen} faults seen"
+        return Err(contradiction(
+            "recovered",
+            format!("column `recovered`: {recovered} contradicts the outcome `{name}` with {faults_seen} faults seen"),
         ));
     }
     if (violations > 0) != (outcome == Outcome::Violation) {
-        return Err(format!("column `violations`: {violations} contradicts the outcome `{name}`"));
+        return Err(contradiction(
+            "violations",
+            format!("column `violations`: {violations} contradicts the outcome `{name}`"),
+        ));
     }
     Ok(())
 }
 
 /// An optional column of a row: `None` when the file has no such column.
-fn optional<'r>(header: &csv::StringRecord, row: &'r csv::StringRecord, name: &str) -> Result<Option<&'r str>, String> {
+fn optional<'r>(
+    header: &csv::StringRecord,
+    row: &'r csv::StringRecord,
+    name: &str,
+) -> Result<Option<&'r str>, ColumnError> {
     let Some(i) = header.iter().position(|h| h == name) else { return Ok(None) };
-    row.get(i).map(Some).ok_or_else(|| format!("column `{name}` is missing in this row"))
+    row.get(i).map(Some).ok_or_else(|| ColumnError::missing_in_row(name))
 }
 
 /// The `log_weight` column of a row, 0 when the file has none (a sweep without
 /// `--importance`). Rust's float display is the shortest text that reads back to
 /// the same number, so the weight read is the weight written.
-fn log_weight(header: &csv::StringRecord, row: &csv::StringRecord) -> Result<f64, String> {
+fn log_weight(header: &csv::StringRecord, row: &csv::StringRecord) -> Result<f64, ColumnError> {
     let Some(i) = header.iter().position(|h| h == "log_weight") else { return Ok(0.0) };
-    let text = row.get(i).ok_or_else(|| "column `log_weight` is missing in this row".to_string())?;
+    let text = row.get(i).ok_or_else(|| ColumnError::missing_in_row("log_weight"))?;
     match text.parse::<f64>() {
         Ok(w) if !w.is_nan() && w != f64::INFINITY => Ok(w),
-        _ => Err(format!("column `log_weight`: expected a number or -inf, found `{text}`")),
+        _ => Err(ColumnError::malformed(
+            "log_weight",
+            format!("column `log_weight`: expected a number or -inf, found `{text}`"),
+        )),
     }
 }
+
+/// A row of `trajectories.csv` that cannot be read back: the column at fault
+/// (empty when the fault is the row's, as a wrong number of fields), what is
+/// wrong, and the text shown to the user, which names the column.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ColumnError {
+    /// The column at fault, or empty for the row as a whole.
+    pub column: String,
+    /// What is wrong.
+    pub kind: ColumnErrorKind,
+    /// The text shown to the user.
+    pub message: String,
+}
+
+/// What is wrong with a row's column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColumnErrorKind {
+    /// The header has no such column.
+    NoColumn,
+    /// The header has it but this row has too few fields to reach it.
+    MissingInRow,
+    /// The row has a different number of fields than the header.
+    Width,
+    /// The field does not parse as the column's type.
+    Malformed,
+    /// The field is a number too large for the column.
+    TooLarge,
+    /// Two columns that state the same fact disagree.
+    Contradiction,
+    /// The fields do not match the row's `check` column.
+    Checksum,
+    /// The row could not be encoded again to verify its checksum.
+    Encode,
+}
+
+impl ColumnError {
+    /// An error of `kind` in `column`, shown as `message`.
+    pub fn new(column: &str, kind: ColumnErrorKind, message: String) -> ColumnError {
+        ColumnError { column: column.to_string(), kind, message }
+    }
+
+    fn malformed(column: &str, message: String) -> ColumnError {
+        ColumnError::new(column, ColumnErrorKind::Malformed, message)
+    }
+
+    fn missing_in_row(column: &str) -> ColumnError {
+        ColumnError::new(column, ColumnErrorKind::MissingInRow, format!("column `{column}` is missing in this row"))
+    }
+
+    fn too_large(column: &str) -> ColumnError {
+        ColumnError::new(column, ColumnErrorKind::TooLarge, format!("column `{column}`: too large"))
+    }
+}
+
+impl std::fmt::Display for ColumnError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ColumnError {}
 
 /// Millionths of a dollar from `usd`'s format (`12.000345`), exactly.
 pub fn parse_usd(text: &str) -> Option<u64> {
@@ -369,4 +477,34 @@ pub fn parse_usd(text: &str) -> Option<u64> {
 /// Formats millionths of a dollar as dollars with six decimals, exactly.
 pub fn usd(micro_usd: u64) -> String {
     format!("{}.{:06}", micro_usd / 1_000_000, micro_usd % 1_000_000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A row with a valid `check` whose other fields are `fields`.
+    fn row(fields: &str) -> csv::StringRecord {
+        let mut line = format!("{fields}\n").into_bytes();
+        append_check(&mut line);
+        let text = String::from_utf8(line).unwrap();
+        csv::StringRecord::from(text.trim_end().split(',').collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn a_column_error_names_its_column_and_kind() {
+        let header = csv::StringRecord::from(vec!["seed", "outcome", CHECK_COLUMN]);
+        let err = Record::from_csv(&header, &row("5,bogus")).unwrap_err();
+        assert_eq!((err.column.as_str(), err.kind), ("outcome", ColumnErrorKind::Malformed));
+        assert_eq!(err.to_string(), "column `outcome`: unknown outcome `bogus`");
+
+        let err =
+            Record::from_csv(&csv::StringRecord::from(vec!["seed"]), &csv::StringRecord::from(vec!["5"])).unwrap_err();
+        assert_eq!((err.column.as_str(), err.kind), (CHECK_COLUMN, ColumnErrorKind::NoColumn));
+
+        let mut edited = row("5,bogus");
+        edited = csv::StringRecord::from(vec!["6", "bogus", edited.get(2).unwrap()]);
+        let err = Record::from_csv(&header, &edited).unwrap_err();
+        assert_eq!(err.kind, ColumnErrorKind::Checksum);
+    }
 }

@@ -11,7 +11,7 @@ use std::ops::Range;
 
 use agentsim_engine::Outcome;
 
-use crate::rows::Record;
+use crate::rows::{ColumnError, Record};
 
 /// A row file that could not be read back: where, and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,8 +31,8 @@ pub enum RowsErrorKind {
     Header(String),
     /// A line is not CSV (the CSV reader's reason).
     Csv(String),
-    /// A column of a row is wrong; the message names the column.
-    Column(String),
+    /// A column of a row is wrong; the error names the column.
+    Column(ColumnError),
     /// The file does not end with a newline: its last row was cut off.
     CutOff,
     /// A row's seed is not the next one.

@@ -144,8 +144,8 @@ impl Plan {
     }
 
     /// Refuses a plan under which a value that can happen nominally is never
-    /// drawn (see the module's documentation). Returns the reason.
-    pub fn check_support(&self) -> Result<(), String> {
+    /// drawn (see the module's documentation). Returns the rule and the reason.
+    pub fn check_support(&self) -> Result<(), SupportError> {
         for t in &self.tilts {
             let nominal = chance_threshold(t.nominal);
             let sampled = chance_threshold(t.sampled);
@@ -153,14 +153,18 @@ impl Plan {
             let (hit_nominal, miss_nominal) = possible(nominal);
             let (hit_sampled, miss_sampled) = possible(sampled);
             if (hit_nominal && !hit_sampled) || (miss_nominal && !miss_sampled) {
-                return Err(format!(
+                let message = format!(
                     "{}: sampled probability {} where the nominal one is {}: runs {} it, which the estimate \
                      must weigh, would never be drawn, so the estimate would be biased",
                     t.name(),
                     t.sampled,
                     t.nominal,
                     if hit_nominal && !hit_sampled { "with" } else { "without" }
-                ));
+                );
+                return Err(SupportError {
+                    kind: SupportErrorKind::LostValue { tool: t.tool.clone(), rule: t.rule },
+                    message,
+                });
             }
         }
         Ok(())
@@ -288,10 +292,10 @@ pub fn parse_tilts(text: &str, origin: &str, catalog: &Catalog, fault_scale: f64
         }
         tilt.sampled = sampled;
     }
-    plan.check_support().map_err(|m| {
-        let i = plan.tilts.iter().position(|t| m.starts_with(&t.name())).unwrap_or(0);
-        let (tool, rule) = (&plan.tilts[i].tool, plan.tilts[i].rule);
-        match file.rules.iter().position(|e| &e.tool == tool && e.rule == rule) {
+    plan.check_support().map_err(|e| {
+        let m = &e.message;
+        let listed = e.rule().and_then(|(tool, rule)| file.rules.iter().position(|e| e.tool == tool && e.rule == rule));
+        match listed {
             Some(listed) => at("tool", listed, format!("field `rules[{listed}]`: {m}")),
             None => at("scale", 0, format!("field `scale`: {m}")),
         }
@@ -322,3 +326,54 @@ fn nth_field(text: &str, name: &str, nth: usize) -> Option<usize> {
     }
     None
 }
+
+/// A tilt that would bias the estimate: what it would lose, and the text shown
+/// to the user, which names the rule.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SupportError {
+    /// What is wrong.
+    pub kind: SupportErrorKind,
+    /// The text shown to the user.
+    pub message: String,
+}
+
+/// Why a tilt would bias the estimate.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SupportErrorKind {
+    /// The `--importance` scale is not a finite number above 0.
+    Scale,
+    /// A rule's sampled probability never draws a value its nominal one can.
+    LostValue {
+        /// The tool.
+        tool: String,
+        /// The index of the rule in the tool's `faults`.
+        rule: usize,
+    },
+    /// The scale makes a fault that is uncertain nominally certain.
+    CertainFault {
+        /// The tool.
+        tool: String,
+        /// The index of the rule in the tool's `faults`.
+        rule: usize,
+    },
+}
+
+impl SupportError {
+    /// The tool and the index of the rule at fault, when one is.
+    pub fn rule(&self) -> Option<(&str, usize)> {
+        match &self.kind {
+            SupportErrorKind::LostValue { tool, rule } | SupportErrorKind::CertainFault { tool, rule } => {
+                Some((tool, *rule))
+            }
+            SupportErrorKind::Scale => None,
+        }
+    }
+}
+
+impl std::fmt::Display for SupportError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for SupportError {}

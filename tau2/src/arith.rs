@@ -9,6 +9,11 @@
 //! Integers past 128 bits are kept as an approximation (a float, possibly
 //! infinite): enough for Python's verdict on them (`int too large to convert
 //! to float`), not for exact digits beyond a float's.
+//!
+//! The `String` errors here are deliberate, unlike the rest of agentsim's:
+//! they are not library errors but CPython's error texts, the result a script
+//! receives as data (`arithmetic` gives it to the world's code, which shows it
+//! to the agent as Python would); nothing matches on them.
 
 /// A result of [`evaluate`]: what `float()` accepts.
 #[derive(Clone, Copy, Debug, PartialEq)]

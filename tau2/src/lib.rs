@@ -23,8 +23,13 @@ use agentsim_worlds::scripted::{self, ArgumentStyleKind, Extension, StateHashKin
 
 pub use arith::{Number, evaluate};
 pub use import::*;
-pub use pyargs::{Python, PythonArguments, python_str_repr};
-pub use statehash::{Tau2Hash, Tau2Hasher, python_float, python_json, python_round, sha256_hex};
+pub use pyargs::{
+    BindingError, BindingErrorKind, ClassError, ClassErrorKind, Python, PythonArguments, python_binding,
+    python_str_repr,
+};
+pub use statehash::{
+    TablesError, TablesErrorKind, Tau2Hash, Tau2Hasher, python_float, python_json, python_round, sha256_hex,
+};
 
 /// tau2's additions to scripted worlds.
 pub static EXTENSION: Extension = Extension {

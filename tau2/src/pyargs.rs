@@ -31,25 +31,58 @@ impl ArgumentStyleKind for PythonArguments {
     }
 
     fn canonical(&self, setting: &Setting) -> Result<Setting, SettingError> {
-        let class = class_of(setting)?;
+        let class = class_of(setting).map_err(|e| SettingError::from(e.message))?;
         Ok(Setting::new(PYTHON, vec![("class", Value::str(class))]))
     }
 
     fn build(&self, setting: &Setting) -> Result<Arc<dyn ArgumentStyle>, SettingError> {
-        Ok(Arc::new(Python { class: class_of(setting)?.to_string() }))
+        Ok(Arc::new(Python { class: class_of(setting).map_err(|e| SettingError::from(e.message))?.to_string() }))
     }
 }
 
 /// The class the tools are methods of (named in the messages): the field
 /// `class`, a string. Other fields are ignored, as they were when the style
 /// was an enum variant of the scenario format.
-fn class_of(setting: &Setting) -> Result<&str, String> {
+fn class_of(setting: &Setting) -> Result<&str, ClassError> {
     match setting.field("class") {
         Some(Value::Str(class)) => Ok(class),
-        Some(_) => Err("`Python(class: ...)`: `class` is a string, the class the tools are methods of".into()),
-        None => Err("`Python(class: ...)` needs `class`, the class the tools are methods of".into()),
+        Some(_) => Err(ClassError {
+            kind: ClassErrorKind::NotAString,
+            message: "`Python(class: ...)`: `class` is a string, the class the tools are methods of".into(),
+        }),
+        None => Err(ClassError {
+            kind: ClassErrorKind::Missing,
+            message: "`Python(class: ...)` needs `class`, the class the tools are methods of".into(),
+        }),
     }
 }
+
+/// The field `class` of `Python(class: ...)` refused: what is wrong, and the
+/// text shown to the user.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClassError {
+    /// What is wrong.
+    pub kind: ClassErrorKind,
+    /// The text shown to the user.
+    pub message: String,
+}
+
+/// What is wrong with the field `class`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClassErrorKind {
+    /// The setting has no `class`.
+    Missing,
+    /// `class` is not a string.
+    NotAString,
+}
+
+impl std::fmt::Display for ClassError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ClassError {}
 
 /// The Python style, built: calls are bound to methods of `class`.
 pub struct Python {
@@ -59,7 +92,7 @@ pub struct Python {
 
 impl ArgumentStyle for Python {
     fn check(&self, tool: &str, schema: &Schema, args: &Value) -> Result<(), ToolError> {
-        python_binding(&format!("{}.{tool}()", self.class), schema, args).map_err(ToolError::bad_request)
+        python_binding(&format!("{}.{tool}()", self.class), schema, args).map_err(|e| ToolError::bad_request(e.message))
     }
 
     fn unknown_tool(&self, name: &str) -> Option<ToolError> {
@@ -70,18 +103,22 @@ impl ArgumentStyle for Python {
 /// CPython's check of keyword arguments bound to `function` (named as its
 /// qualified name and `()`): the first name not among the parameters, then
 /// every required parameter missing.
-fn python_binding(function: &str, schema: &Schema, args: &Value) -> Result<(), String> {
+pub fn python_binding(function: &str, schema: &Schema, args: &Value) -> Result<(), BindingError> {
     let given: Vec<&str> = match args {
         Value::Map(pairs) => pairs.iter().map(|(k, _)| k.as_ref()).collect(),
         _ => Vec::new(),
     };
     if let Some(extra) = given.iter().find(|k| !schema.properties.iter().any(|(p, _)| p == *k)) {
-        return Err(format!("{function} got an unexpected keyword argument {}", python_str_repr(extra)));
+        return Err(BindingError {
+            kind: BindingErrorKind::Unexpected(extra.to_string()),
+            message: format!("{function} got an unexpected keyword argument {}", python_str_repr(extra)),
+        });
     }
-    let missing: Vec<String> = (schema.properties.iter())
+    let missing_names: Vec<String> = (schema.properties.iter())
         .filter(|(p, _)| schema.required.contains(p) && !given.contains(&p.as_str()))
-        .map(|(p, _)| python_str_repr(p))
+        .map(|(p, _)| p.clone())
         .collect();
+    let missing: Vec<String> = missing_names.iter().map(|p| python_str_repr(p)).collect();
     let names = match missing.as_slice() {
         [] => return Ok(()),
         [one] => one.clone(),
@@ -89,8 +126,38 @@ fn python_binding(function: &str, schema: &Schema, args: &Value) -> Result<(), S
         [rest @ .., last] => format!("{}, and {last}", rest.join(", ")),
     };
     let (n, noun) = (missing.len(), if missing.len() == 1 { "argument" } else { "arguments" });
-    Err(format!("{function} missing {n} required positional {noun}: {names}"))
+    Err(BindingError {
+        kind: BindingErrorKind::Missing(missing_names),
+        message: format!("{function} missing {n} required positional {noun}: {names}"),
+    })
 }
+
+/// Arguments Python would not bind to a method: which, and the text of the
+/// `TypeError` CPython raises (what the tool answers).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BindingError {
+    /// Why they do not bind.
+    pub kind: BindingErrorKind,
+    /// CPython's `TypeError` text.
+    pub message: String,
+}
+
+/// Why the arguments do not bind.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BindingErrorKind {
+    /// An argument the method does not declare (the first).
+    Unexpected(String),
+    /// Required parameters not given, in declaration order.
+    Missing(Vec<String>),
+}
+
+impl std::fmt::Display for BindingError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for BindingError {}
 
 /// Python's `repr` of a string: single quotes unless the text has one and no
 /// double quote; backslashes, the quote and control characters escaped.

@@ -37,7 +37,7 @@ impl StateHashKind for Tau2Hash {
     /// the hash was an enum variant of the scenario format (other fields are
     /// ignored, as they were then).
     fn canonical(&self, setting: &Setting) -> Result<Setting, SettingError> {
-        let tables = tables_of(setting)?;
+        let tables = tables_of(setting).map_err(|e| SettingError::from(e.message))?;
         let fields = if tables.is_empty() {
             vec![]
         } else {
@@ -47,13 +47,18 @@ impl StateHashKind for Tau2Hash {
     }
 
     fn build(&self, setting: &Setting, tables: &Tables) -> Result<Box<dyn StateHasher>, SettingError> {
-        Ok(Box::new(Tau2Hasher::new(tables, &tables_of(setting)?)?))
+        let names = tables_of(setting).map_err(|e| SettingError::from(e.message))?;
+        Ok(Box::new(Tau2Hasher::new(tables, &names).map_err(|e| SettingError::from(e.message))?))
     }
 }
 
 /// The field `tables`: a list of table names (empty when left out).
-fn tables_of(setting: &Setting) -> Result<Vec<String>, String> {
-    let wrong = || "`Tau2(tables: [...])`: `tables` is a list of table names".to_string();
+fn tables_of(setting: &Setting) -> Result<Vec<String>, TablesError> {
+    let wrong = || TablesError {
+        table: None,
+        kind: TablesErrorKind::NotAList,
+        message: "`Tau2(tables: [...])`: `tables` is a list of table names".to_string(),
+    };
     match setting.field("tables") {
         None => Ok(Vec::new()),
         Some(Value::List(items)) => {
@@ -62,6 +67,37 @@ fn tables_of(setting: &Setting) -> Result<Vec<String>, String> {
         Some(_) => Err(wrong()),
     }
 }
+
+/// The field `tables` of `Tau2(tables: [...])` refused: the table at fault
+/// (when one is), what is wrong, and the text shown to the user.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TablesError {
+    /// The table named, when the fault is one name's.
+    pub table: Option<String>,
+    /// What is wrong.
+    pub kind: TablesErrorKind,
+    /// The text shown to the user.
+    pub message: String,
+}
+
+/// What is wrong with the field `tables`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TablesErrorKind {
+    /// It is not a list of strings.
+    NotAList,
+    /// It names a table the world does not have.
+    Unknown,
+    /// It names a table twice.
+    Twice,
+}
+
+impl std::fmt::Display for TablesError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for TablesError {}
 
 /// Hashes kept by changes, at most.
 const CACHE_MAX: usize = 1 << 16;
@@ -92,7 +128,7 @@ pub struct Tau2Hasher {
 
 impl Tau2Hasher {
     /// Renders `tables` (the named ones, all when empty).
-    pub fn new(base: &Tables, names: &[String]) -> Result<Tau2Hasher, String> {
+    pub fn new(base: &Tables, names: &[String]) -> Result<Tau2Hasher, TablesError> {
         let mut chosen: Vec<usize> = Vec::new();
         if names.is_empty() {
             chosen.extend(0..base.len());
@@ -100,10 +136,18 @@ impl Tau2Hasher {
             for name in names {
                 let i = base.iter().position(|t| t.name == *name).ok_or_else(|| {
                     let known: Vec<&str> = base.iter().map(|t| t.name.as_str()).collect();
-                    format!("no table `{name}` (tables: {})", known.join(", "))
+                    TablesError {
+                        table: Some(name.clone()),
+                        kind: TablesErrorKind::Unknown,
+                        message: format!("no table `{name}` (tables: {})", known.join(", ")),
+                    }
                 })?;
                 if chosen.contains(&i) {
-                    return Err(format!("table `{name}` is named twice"));
+                    return Err(TablesError {
+                        table: Some(name.clone()),
+                        kind: TablesErrorKind::Twice,
+                        message: format!("table `{name}` is named twice"),
+                    });
                 }
                 chosen.push(i);
             }
