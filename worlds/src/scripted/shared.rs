@@ -8,36 +8,14 @@ use agentsim_engine::{Agent, Catalog, SimConfig, StreamSource, Trajectory, Value
 use super::expert::GoldExpert;
 use super::model::ScriptedModel;
 use super::world::ScriptedWorld;
-use crate::world_model::{Noted, WorldModel};
-
-impl ScriptedModel {
-    /// The expert of task `task`.
-    pub fn expert(self: &Arc<Self>, task: usize) -> Box<dyn Agent> {
-        Box::new(GoldExpert::new(self.clone(), task))
-    }
-
-    /// Runs task `task` of one seed.
-    #[allow(clippy::too_many_arguments)]
-    pub fn run(
-        &self,
-        task: usize,
-        catalog: &Catalog,
-        streams: &StreamSource,
-        config: &SimConfig,
-        agent: &mut dyn Agent,
-        note: Option<Value>,
-    ) -> Trajectory {
-        let world = ScriptedWorld::new(self, task, streams);
-        agentsim_engine::sim::run(Noted::new(world, note), agent, catalog, streams, config)
-    }
-}
+use crate::world_model::{WorldModel, run_world};
 
 /// A compiled scripted world shared by every trajectory (its experts hold it).
 pub struct Shared(pub Arc<ScriptedModel>);
 
 impl WorldModel for Shared {
     fn expert(&self, task: usize) -> Box<dyn Agent> {
-        self.0.expert(task)
+        Box::new(GoldExpert::new(Arc::clone(&self.0), task))
     }
 
     fn run(
@@ -49,7 +27,8 @@ impl WorldModel for Shared {
         agent: &mut dyn Agent,
         note: Option<Value>,
     ) -> Trajectory {
-        self.0.run(task, catalog, streams, config, agent, note)
+        let world = ScriptedWorld::new(&self.0, task, streams);
+        run_world(world, catalog, streams, config, agent, note)
     }
 
     fn tasks(&self) -> Vec<String> {
