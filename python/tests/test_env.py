@@ -59,7 +59,7 @@ def test_the_example_agent_meets_the_world_of_the_external_protocol(example_agen
     reward, terminated, truncated, info, steps = drive(env, 1, example_agent())
     assert (reward, terminated, truncated, steps) == (1.0, True, False, 8)
     assert info["outcome"] == "success"
-    assert info["digest"] == "d202fb9e9e96dc43825037753e185d86"
+    assert info["digest"] == "91df7ee41dc931ed13fad8bbd1bda262"
     assert info["milestone"] == "customer_told"
     assert info["minefields"] == ""
     assert info["tool_calls"] == 5 and info["turns"] == 8

@@ -86,6 +86,30 @@ pub struct TableConfig {
     pub rows: Data,
 }
 
+/// A tool body the engine runs itself: one record of `table`, keyed by the
+/// argument `key` (a string, or an integer read as its decimal digits, as the
+/// script's `get` and `put` take keys).
+///
+/// - A `Read` tool answers the record, or 404 `no record `KEY` in `TABLE``:
+///   what `fn t(args) { let r = get(TABLE, args.KEY); if r == () { error(404,
+///   ...) } else { r } }` does.
+/// - A `Write` tool writes its arguments as the record and answers them: what
+///   `fn t(args) { put(TABLE, args.KEY, args); args }` does.
+///
+/// One difference: a script's maps are ordered by key, while a record body
+/// keeps the order of the table's record and of the arguments as sent. Where
+/// that order is the keys' order (or a map has one key) the tables, answers and
+/// trajectories are the script's, byte for byte; the interpreter does not run,
+/// so the body costs a look-up.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordBody {
+    /// The table.
+    pub table: String,
+    /// The argument that holds the record's key (a required argument).
+    pub key: String,
+}
+
 /// A tool of a scripted world.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -116,6 +140,11 @@ pub struct ToolFile {
     /// one parameter, the arguments, and returns a value or `error(status, message)`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
+    /// Instead of a script function: the tool reads (a `Read` tool) or writes
+    /// (a `Write` tool) one record of a table, by the key an argument holds, and
+    /// the engine serves it without the script (see [`RecordBody`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record: Option<RecordBody>,
     /// Latency, timeout, faults, drift: as for every tool.
     #[serde(default)]
     pub config: ToolConfig,

@@ -41,8 +41,23 @@ pub struct Tool {
     pub kind: ToolKind,
     /// Its argument schema.
     pub schema: Schema,
-    /// The script function that serves it.
-    pub body: String,
+    /// What serves it.
+    pub body: Body,
+}
+
+/// What serves a scripted tool.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Body {
+    /// The script function of this name.
+    Script(String),
+    /// The engine: one record of table `table` (its index), keyed by argument
+    /// `key` ([`super::RecordBody`]).
+    Record {
+        /// The table's name, for the 404.
+        table: String,
+        /// The argument holding the key.
+        key: String,
+    },
 }
 
 /// A gold action with its tool resolved.
@@ -528,7 +543,7 @@ impl ScriptedModel {
                     if let Some(s) = session.as_mut() {
                         s.writable = tool.kind == ToolKind::Write;
                     }
-                    match self.program.call(&mut session, &tool.body, vec![to_dynamic(args)]) {
+                    match self.run_body(&mut session, tool, args) {
                         Ok(body @ Value::Map(_)) => Ok(body),
                         Ok(other) => Ok(Value::map([("result", other)])),
                         Err(Failure::Tool(e)) => Err(e),
@@ -542,6 +557,45 @@ impl ScriptedModel {
         };
         let hash = (self.state_hasher.as_ref().zip(session.as_ref())).map(|(h, s)| h.hash(&s.state));
         (reply, hash)
+    }
+
+    /// Runs `tool`'s body on `args` in `session` (whose `writable` the caller
+    /// set): its script function, or the engine's record read or write.
+    pub(crate) fn run_body(
+        &self,
+        session: &mut Option<Box<Session>>,
+        tool: &Tool,
+        args: &Value,
+    ) -> Result<Value, Failure> {
+        let (table, key_arg) = match &tool.body {
+            Body::Script(name) => return self.program.call(session, name, vec![to_dynamic(args)]),
+            Body::Record { table, key } => (table, key),
+        };
+        let key = match args.get(key_arg) {
+            Some(Value::Str(s)) => s.clone(),
+            Some(Value::Int(n)) => n.to_string(),
+            _ => {
+                let message = format!("a record key is a string or an integer: `{key_arg}`");
+                return Err(Failure::Tool(agentsim_engine::ToolError::bad_request(message)));
+            }
+        };
+        let session = session.as_mut().expect("a body runs in a session");
+        let unknown = |e: super::state::NoTable| Failure::Script { message: e.to_string(), limit: false };
+        if tool.kind == ToolKind::Write {
+            if !session.writable {
+                // What the script's `put` says where tables cannot change.
+                let message = "a read tool cannot change tables (declare the tool `kind: Write`)".to_string();
+                return Err(Failure::Script { message, limit: false });
+            }
+            session.state.put(table, key, args.clone()).map_err(unknown)?;
+            return Ok(args.clone());
+        }
+        match session.state.get(table, &key).map_err(unknown)? {
+            Some(record) => Ok(record),
+            None => {
+                Err(Failure::Tool(agentsim_engine::ToolError::not_found(format!("no record `{key}` in `{table}`"))))
+            }
+        }
     }
 
     /// A fresh session over the initial tables.
@@ -753,7 +807,7 @@ impl ScriptedModel {
             // gold call that breaks its tool's schema gets the 400 an agent would.
             let result = match self.argument_errors.check(&tool.name, &tool.schema, &args) {
                 Err(e) => Err(Failure::Tool(e)),
-                Ok(()) => self.program.call(&mut session, &tool.body, vec![to_dynamic(&args)]),
+                Ok(()) => self.run_body(&mut session, tool, &args),
             };
             if self.gold_may_fail && matches!(result, Err(Failure::Tool(_))) {
                 failed.push(g);
@@ -865,7 +919,7 @@ impl ScriptedModel {
                 }
                 let reply = match self.argument_errors.check(&tool.name, &tool.schema, args) {
                     Err(e) => Err(e.status),
-                    Ok(()) => self.program.call(session, &tool.body, vec![to_dynamic(args)]).map_err(|f| match f {
+                    Ok(()) => self.run_body(session, tool, args).map_err(|f| match f {
                         Failure::Tool(e) => e.status,
                         Failure::Script { .. } => 500,
                     }),
@@ -908,13 +962,40 @@ fn compile_tools(config: &ScriptedConfig, program: &Program) -> Result<Vec<Tool>
         if !matches!(t.annotations.0, Value::Null | Value::Map(_)) {
             return Err(here(format!("field `{field}.annotations`: expected a map (MCP's `title`, hints)")));
         }
-        let body = t.body.clone().unwrap_or_else(|| t.name.clone());
-        if !program.defines(&body, 1) {
-            return Err(here(format!("field `{field}.body`: the script defines no function `{body}(args)`")));
-        }
+        let body = match &t.record {
+            Some(record) => record_body(config, t, record, &schema).map_err(|m| here(format!("field `{field}.{m}")))?,
+            None => {
+                let body = t.body.clone().unwrap_or_else(|| t.name.clone());
+                if !program.defines(&body, 1) {
+                    return Err(here(format!("field `{field}.body`: the script defines no function `{body}(args)`")));
+                }
+                Body::Script(body)
+            }
+        };
         tools.push(Tool { name: t.name.clone(), kind: t.kind, schema, body });
     }
     Ok(tools)
+}
+
+/// A record body names a table of the world and a required argument, and no
+/// script function beside it. The error is the rest of a field message.
+fn record_body(
+    config: &ScriptedConfig,
+    tool: &super::ToolFile,
+    record: &super::RecordBody,
+    schema: &Schema,
+) -> Result<Body, String> {
+    if tool.body.is_some() {
+        return Err("record`: a tool is served by its `body` or by its `record`, not both".into());
+    }
+    if !config.tables.iter().any(|t| t.name == record.table) {
+        let known: Vec<&str> = config.tables.iter().map(|t| t.name.as_str()).collect();
+        return Err(format!("record.table`: no table `{}` (tables: {})", record.table, known.join(", ")));
+    }
+    if !schema.required.iter().any(|r| *r == record.key) {
+        return Err(format!("record.key`: `{}` is not a required argument of the tool", record.key));
+    }
+    Ok(Body::Record { table: record.table.clone(), key: record.key.clone() })
 }
 
 /// Each constraint names arguments its tool has, and a source tool that exists.

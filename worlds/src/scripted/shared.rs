@@ -27,7 +27,7 @@ impl WorldModel for Shared {
         agent: &mut dyn Agent,
         note: Option<Value>,
     ) -> Trajectory {
-        let world = ScriptedWorld::new(&self.0, task, streams);
+        let world = ScriptedWorld::new(&self.0, task, streams, catalog);
         run_world(world, catalog, streams, config, agent, note)
     }
 

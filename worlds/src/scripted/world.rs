@@ -3,7 +3,8 @@
 //! judge (milestones, minefields, the gold state, the success predicate).
 
 use agentsim_engine::{
-    Message, Progress, Stream, StreamSource, TimeMs, ToolCall, ToolError, ToolKind, Value, Verdict, World, WorldCx,
+    Catalog, Message, Progress, Stream, StreamSource, TimeMs, ToolCall, ToolError, ToolKind, Value, Verdict, World,
+    WorldCx,
 };
 
 use super::model::{ScriptedModel, Served, Task};
@@ -49,6 +50,9 @@ pub struct ScriptedWorld<'m> {
     /// The tables before each write (a write tool or a process), with the time
     /// of the write: what a stale read (a `Stale` fault) sees.
     history: Vec<(TimeMs, super::state::State)>,
+    /// Whether a stale read can happen in this run (the catalog has a `Stale`
+    /// fault): without one, `history` stays empty and no write copies the tables.
+    keeps_history: bool,
     /// How the user words its answers to text (made on the first one).
     voice: Option<Voice>,
     /// What the agent said to the user, as the communicate check compares it
@@ -66,7 +70,7 @@ const HISTORY_MAX: usize = 1_024;
 impl<'m> ScriptedWorld<'m> {
     /// A fresh world for one seed, on task `task`; the persona is drawn from the
     /// user's stream.
-    pub fn new(model: &'m ScriptedModel, task: usize, streams: &StreamSource) -> Self {
+    pub fn new(model: &'m ScriptedModel, task: usize, streams: &StreamSource, catalog: &Catalog) -> Self {
         let mut user_rng = streams.stream("user.0");
         let weights: Vec<f64> = model.personas.iter().map(|p| p.weight).collect();
         let persona = user_rng.weighted(&weights).unwrap_or(0);
@@ -86,6 +90,7 @@ impl<'m> ScriptedWorld<'m> {
             left_at_ms: None,
             keyed: Vec::new(),
             history: Vec::new(),
+            keeps_history: catalog.may_serve_stale(),
             voice: None,
             said: Vec::new(),
             state_judged: std::cell::OnceCell::new(),
@@ -203,6 +208,9 @@ impl<'m> ScriptedWorld<'m> {
 
     /// Keeps the tables as they are before a write at `now_ms`.
     fn snapshot(&mut self, now_ms: TimeMs) {
+        if !self.keeps_history {
+            return;
+        }
         if self.history.len() == HISTORY_MAX {
             self.history.remove(0);
         }
@@ -233,7 +241,7 @@ impl<'m> ScriptedWorld<'m> {
         let session = self.session();
         session.now_ms = cx.now_ms;
         session.writable = tool.kind == ToolKind::Write;
-        let result = self.model.program.call(&mut self.session, &tool.body, vec![to_dynamic(&call.args)]);
+        let result = self.model.run_body(&mut self.session, tool, &call.args);
         if let Some(current) = current {
             self.session().state = current;
         }
