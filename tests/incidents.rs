@@ -306,3 +306,26 @@ fn summarize_refuses_a_session_counted_twice_and_links_out_of_the_folder() {
     std::fs::remove_file(sessions.join("s9.ron")).unwrap();
     assert!(summarize().status.success());
 }
+
+/// An incident recorded before digests became XXH3 (version 1, a BLAKE3 digest)
+/// is still read and replays its events and outcome; the replay fails on the
+/// digest alone and says so, with the digest to pin.
+#[test]
+fn an_incident_of_digest_format_1_says_only_its_digest_differs() {
+    let path = format!("{}/tests/legacy_recordings/digest_format_1.ron", env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let output = crate::common::agentsim(dir.path(), &["replay", "--json", &path], &[]);
+    assert_eq!(output.status.code(), Some(1), "{}", crate::common::text(&output));
+    let doc: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let result = &doc["results"][0];
+    assert_eq!(result["outcome"], "violation");
+    let detail = result["detail"].as_str().unwrap();
+    assert!(detail.contains("same timeline") && detail.contains("digest format 1"), "{detail}");
+    // The digest it names is the one the same incident pins in format 2.
+    let current = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/incidents/double_refund_after_lost_answer.ron"),
+    )
+    .unwrap();
+    let digest = result["digest"].as_str().unwrap();
+    assert!(detail.ends_with(digest) && current.contains(&format!("digest: \"{digest}\"")), "{detail}");
+}

@@ -11,6 +11,7 @@
 
 pub mod agent;
 pub mod call;
+mod chacha_block;
 pub mod config;
 pub mod corrupt;
 pub mod fault;

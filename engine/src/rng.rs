@@ -92,7 +92,7 @@ impl StreamSource {
         for piece in name {
             hasher.update(piece);
         }
-        Stream { rng: ChaCha8Rng::from_seed(*hasher.finalize().as_bytes()) }
+        Stream { rng: Generator::Stream(ChaCha8Rng::from_seed(*hasher.finalize().as_bytes())) }
     }
 }
 
@@ -111,7 +111,18 @@ pub fn chance_threshold(p: f64) -> u64 {
 /// that their values are fixed by this code, not by a dependency's minor version.
 #[derive(Clone, Debug)]
 pub struct Stream {
-    rng: ChaCha8Rng,
+    rng: Generator,
+}
+
+/// A stream's generator: `rand_chacha`'s for a component's stream (long, read
+/// four blocks at a time with SIMD), and one block at a time for a sub-stream,
+/// which most often serves a few draws (a tool call's fault rules and latency):
+/// `rand_chacha` would compute four blocks to serve them. Both give the same
+/// words for the same key and stream, a test checks it.
+#[derive(Clone, Debug)]
+enum Generator {
+    Stream(ChaCha8Rng),
+    Sub(crate::chacha_block::BlockStream),
 }
 
 impl Stream {
@@ -120,16 +131,23 @@ impl Stream {
     /// Sub-streams are counter-based: the draws of call n do not depend on how many
     /// draws earlier calls consumed.
     pub fn substream(&self, index: u64) -> Stream {
-        let mut rng = ChaCha8Rng::from_seed(self.rng.get_seed());
-        // Stream 0 is the parent's own sequence; sub-streams start at 1.
+        // Stream 0 is the parent's own sequence; sub-streams start at 1. The
+        // words are those of `ChaCha8Rng::from_seed(key)` after
+        // `set_stream(index + 1)`.
         assert!(index < u64::MAX, "sub-stream indices never wrap onto the parent's stream");
-        rng.set_stream(index + 1);
-        Stream { rng }
+        let key = match &self.rng {
+            Generator::Stream(rng) => rng.get_seed(),
+            Generator::Sub(sub) => sub.key(),
+        };
+        Stream { rng: Generator::Sub(crate::chacha_block::BlockStream::new(key, index + 1)) }
     }
 
     /// A uniform 64-bit draw.
     pub fn next_u64(&mut self) -> u64 {
-        self.rng.next_u64()
+        match &mut self.rng {
+            Generator::Stream(rng) => rng.next_u64(),
+            Generator::Sub(sub) => sub.next_u64(),
+        }
     }
 
     /// A uniform draw in `[0, 1)` with 53 bits of precision.
@@ -245,6 +263,25 @@ mod tests {
         }
         assert_eq!(fresh.substream(5).next_u64(), used.substream(5).next_u64());
         assert_ne!(fresh.substream(5).next_u64(), fresh.substream(6).next_u64());
+    }
+
+    #[test]
+    fn substreams_draw_what_rand_chacha_draws() {
+        for (seed, index) in [(0u64, 0u64), (1, 1), (7, 41), (99, u64::MAX - 1), (1 << 40, 1 << 33)] {
+            let parent = source(seed).stream("tool.a");
+            let mut ours = parent.substream(index);
+            let Generator::Stream(rng) = &parent.rng else { panic!("a component's stream") };
+            let mut theirs = ChaCha8Rng::from_seed(rng.get_seed());
+            theirs.set_stream(index + 1);
+            // Several blocks, so the block counter's carry is crossed too.
+            for draw in 0..100 {
+                assert_eq!(ours.next_u64(), theirs.next_u64(), "seed {seed}, index {index}, draw {draw}");
+            }
+            let mut nested = ours.substream(3);
+            theirs.set_stream(4);
+            theirs.set_word_pos(0);
+            assert_eq!(nested.next_u64(), theirs.next_u64(), "a sub-stream's sub-stream");
+        }
     }
 
     #[test]

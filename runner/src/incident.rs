@@ -19,8 +19,14 @@ use agentsim_worlds::{Prepared, Scenario, ScenarioError};
 
 use crate::{Runner, timeline};
 
-/// The incident file format version this build writes and reads.
-pub const INCIDENT_VERSION: u32 = 1;
+/// The incident file format version this build writes. Version 2 (2026-12-03)
+/// pins digests of format 2 (XXH3-128); a version 1 file, whose digest is of
+/// format 1 (BLAKE3), is still read: it replays its events and outcome, and its
+/// replay says that only the digest's format differs.
+pub const INCIDENT_VERSION: u32 = 2;
+
+/// The oldest incident version this build reads.
+pub const INCIDENT_VERSION_MIN: u32 = 1;
 
 /// The largest incident file written and read back: the same bound on both sides,
 /// so that agentsim never writes an incident it then refuses. It holds what the
@@ -121,9 +127,9 @@ impl Incident {
             let field = message.split('`').nth(1).unwrap_or("").to_string();
             fail_at(&field, message)
         };
-        if incident.version != INCIDENT_VERSION {
+        if !(INCIDENT_VERSION_MIN..=INCIDENT_VERSION).contains(&incident.version) {
             return Err(fail(format!(
-                "field `version`: this build reads incident version {INCIDENT_VERSION}, found {}",
+                "field `version`: this build reads incident versions {INCIDENT_VERSION_MIN} to {INCIDENT_VERSION}, found {}",
                 incident.version
             )));
         }

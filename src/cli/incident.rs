@@ -79,6 +79,15 @@ fn replay_one(file: &str, incident: &Incident, agent: Option<&str>) -> Result<Re
                 format!(
                     "replayed {outcome} (digest {digest}) as recorded, but its timeline differs from the one the file holds (edited?)"
                 )
+            } else if incident.version < agentsim::incident::INCIDENT_VERSION
+                && outcome == incident.outcome
+                && first_difference.is_none()
+            {
+                // Recorded before digests became XXH3: the same events, another hash.
+                format!(
+                    "replayed {outcome} with the same timeline as recorded; only the digest differs, because it was recorded with digest format {} (BLAKE3, before 2026-12-03): record it again to pin its digest {digest}",
+                    incident.version
+                )
             } else {
                 format!(
                     "recorded {} (digest {}), replayed {outcome} (digest {digest})",

@@ -119,52 +119,59 @@ impl CircuitBreaker {
         self.config.tools.is_empty() || self.config.tools.contains(&catalog::name(cx.catalog, tool))
     }
 
+    /// The tool's name, for a note (written only when a circuit changes).
+    fn name(tool: ToolId, cx: &AgentCx<'_>) -> Value {
+        Value::str(catalog::name(cx.catalog, tool))
+    }
+
     fn circuit(&mut self, tool: ToolId) -> &mut Circuit {
         self.circuits.entry(tool).or_insert_with(|| Circuit { state: State::Closed, window: VecDeque::new() })
     }
 
     /// Records the outcome of a call that came back.
     fn record(&mut self, tool: ToolId, failed: bool, cx: &mut AgentCx<'_>) {
-        let config = self.config.clone();
-        let name = catalog::name(cx.catalog, tool);
+        // Copied out, so the circuit can be borrowed from `self` (the tool list
+        // is not needed here, and cloning it was an allocation per answer).
+        let BreakerConfig { window, minimum_throughput, failure_rate_pct, break_ms, half_open_probes, .. } =
+            self.config;
         let now_ms = cx.now_ms;
         let circuit = self.circuit(tool);
         match circuit.state {
             State::Closed => {
                 circuit.window.push_back(failed);
-                while circuit.window.len() > config.window.max(1) as usize {
+                while circuit.window.len() > window.max(1) as usize {
                     circuit.window.pop_front();
                 }
                 let calls = circuit.window.len() as u64;
                 let failures = circuit.window.iter().filter(|f| **f).count() as u64;
-                if calls >= u64::from(config.minimum_throughput.max(1))
-                    && failures * 100 >= u64::from(config.failure_rate_pct) * calls
+                if calls >= u64::from(minimum_throughput.max(1))
+                    && failures * 100 >= u64::from(failure_rate_pct) * calls
                 {
-                    circuit.state = State::Open { until_ms: now_ms.saturating_add(config.break_ms) };
+                    circuit.state = State::Open { until_ms: now_ms.saturating_add(break_ms) };
                     circuit.window.clear();
                     cx.note(
                         "circuit_breaker",
                         "opened",
                         Value::map([
-                            ("tool", Value::str(name)),
+                            ("tool", Self::name(tool, cx)),
                             ("failures", notes::int(failures)),
                             ("calls", notes::int(calls)),
-                            ("until_ms", notes::int(now_ms.saturating_add(config.break_ms))),
+                            ("until_ms", notes::int(now_ms.saturating_add(break_ms))),
                         ]),
                     );
                 }
             }
             State::HalfOpen { sent, succeeded } => {
                 if failed {
-                    circuit.state = State::Open { until_ms: now_ms.saturating_add(config.break_ms) };
+                    circuit.state = State::Open { until_ms: now_ms.saturating_add(break_ms) };
                     cx.note(
                         "circuit_breaker",
                         "opened",
-                        Value::map([("tool", Value::str(name)), ("probe", Value::Bool(true))]),
+                        Value::map([("tool", Self::name(tool, cx)), ("probe", Value::Bool(true))]),
                     );
-                } else if succeeded + 1 >= config.half_open_probes.max(1) {
+                } else if succeeded + 1 >= half_open_probes.max(1) {
                     circuit.state = State::Closed;
-                    cx.note("circuit_breaker", "closed", Value::map([("tool", Value::str(name))]));
+                    cx.note("circuit_breaker", "closed", Value::map([("tool", Self::name(tool, cx))]));
                 } else {
                     circuit.state = State::HalfOpen { sent, succeeded: succeeded + 1 };
                 }
@@ -181,19 +188,18 @@ impl CircuitBreaker {
         }
         let probes = self.config.half_open_probes.max(1);
         let now_ms = cx.now_ms;
-        let name = catalog::name(cx.catalog, call.tool);
         let circuit = self.circuit(call.tool);
         if let State::Open { until_ms } = circuit.state {
             if now_ms < until_ms {
-                return Err(Refusal::Open { tool: name, until_ms });
+                return Err(Refusal::Open { tool: catalog::name(cx.catalog, call.tool), until_ms });
             }
             circuit.state = State::HalfOpen { sent: 0, succeeded: 0 };
-            cx.note("circuit_breaker", "half_open", Value::map([("tool", Value::str(name.clone()))]));
+            cx.note("circuit_breaker", "half_open", Value::map([("tool", Self::name(call.tool, cx))]));
         }
         let circuit = self.circuit(call.tool);
         if let State::HalfOpen { sent, succeeded } = circuit.state {
             if sent >= probes {
-                return Err(Refusal::HalfOpen { tool: name });
+                return Err(Refusal::HalfOpen { tool: catalog::name(cx.catalog, call.tool) });
             }
             circuit.state = State::HalfOpen { sent: sent + 1, succeeded };
         }

@@ -992,7 +992,7 @@ fn record_body(
         let known: Vec<&str> = config.tables.iter().map(|t| t.name.as_str()).collect();
         return Err(format!("record.table`: no table `{}` (tables: {})", record.table, known.join(", ")));
     }
-    if !schema.required.iter().any(|r| *r == record.key) {
+    if !schema.required.contains(&record.key) {
         return Err(format!("record.key`: `{}` is not a required argument of the tool", record.key));
     }
     Ok(Body::Record { table: record.table.clone(), key: record.key.clone() })

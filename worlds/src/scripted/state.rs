@@ -318,12 +318,38 @@ impl State {
     /// Whether two states of the same base tables hold the same records in the
     /// tables named by `tables` (all when `None`).
     pub fn same_records(&self, other: &State, tables: Option<&[usize]>) -> bool {
-        let compared = |t: usize| tables.is_none_or(|list| list.contains(&t));
-        self.changed
-            .keys()
-            .chain(other.changed.keys())
-            .filter(|(t, _)| compared(*t))
-            .all(|(t, k)| self.record(*t, k) == other.record(*t, k))
+        assert_eq!(self.base.len(), other.base.len(), "states of the same base tables");
+        let compared = |((t, _), _): &(&(usize, String), &Option<Value>)| tables.is_none_or(|list| list.contains(t));
+        // Both overlays are sorted by (table, key): walked side by side, a
+        // record changed on one side only is compared with the other's base
+        // record (no key is copied to look it up).
+        let mut mine = self.changed.iter().filter(compared).peekable();
+        let mut theirs = other.changed.iter().filter(compared).peekable();
+        loop {
+            let same = match (mine.peek(), theirs.peek()) {
+                (None, None) => return true,
+                (Some((a, x)), Some((b, y))) if a == b => {
+                    let same = x == y;
+                    mine.next();
+                    theirs.next();
+                    same
+                }
+                (Some((a, x)), next) if next.is_none_or(|(b, _)| a < b) => {
+                    let same = x.as_ref() == self.base[a.0].records.get(&a.1);
+                    mine.next();
+                    same
+                }
+                (_, Some((b, y))) => {
+                    let same = self.base[b.0].records.get(&b.1) == y.as_ref();
+                    theirs.next();
+                    same
+                }
+                (Some(_), None) => unreachable!("a record of mine alone is taken by the arm above"),
+            };
+            if !same {
+                return false;
+            }
+        }
     }
 }
 
