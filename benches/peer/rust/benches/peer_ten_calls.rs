@@ -16,6 +16,9 @@ use agentsim_peer::{built, minimal, scripted};
 // The allocator the `agentsim` binary runs with, so the benches time what it runs.
 use agentsim_alloc as _;
 
+/// One side of a paired comparison: its name, and what runs a block of seeds.
+type Side<'a> = (&'static str, Box<dyn FnMut(Range<u64>) + 'a>);
+
 /// Seeds cycle over this many, so the median is over a mix of trajectories.
 const SEEDS: u64 = 10_000;
 
@@ -50,7 +53,7 @@ fn trajectories(c: &mut Criterion) {
     });
     group.finish();
 
-    let mut sides: [(&str, Box<dyn FnMut(Range<u64>)>); 3] = [
+    let mut sides: [Side<'_>; 3] = [
         (
             "minimal_loop",
             Box::new(|seeds| {
@@ -93,10 +96,10 @@ fn thread_cpu_ns() -> u64 {
 /// rotating order, so a slow spell of the machine falls on all sides of a
 /// round. Prints the median over rounds of each side's time and of each ratio
 /// (with quartiles).
-fn paired_ratios(label: &str, sides: &mut [(&str, Box<dyn FnMut(Range<u64>)>)]) {
+fn paired_ratios(label: &str, sides: &mut [Side<'_>]) {
     const ROUNDS: u64 = 40;
     const SEEDS_PER_ROUND: u64 = 250;
-    let mut cpu_ns = |side: &mut Box<dyn FnMut(Range<u64>)>, seeds: Range<u64>| {
+    let cpu_ns = |side: &mut Box<dyn FnMut(Range<u64>) + '_>, seeds: Range<u64>| {
         let started = thread_cpu_ns();
         side(seeds);
         (thread_cpu_ns() - started) as f64
