@@ -19,7 +19,9 @@ and the peer bench (`benches/peer/rust`) in the given profile, runs every
 implementation on the same number of trajectories, REPEATS rounds, each round
 running them in turn (the order rotated from round to round, so all see the
 same machine load), one thread each, and prints the median time per trajectory
-of each, its ratio to SimPy, and the completion rates with Wilson intervals.
+of each (CPU time, user and system, and wall clock), its speed relative to
+SimPy in CPU time (other processes on a loaded machine do not enter it), and
+the completion rates with Wilson intervals.
 Exit 1 if a check of the completion rates fails.
 
 Usage: python3 benches/peer/run.py [TRAJECTORIES] [REPEATS] [--model ten_calls|refund|all]
@@ -30,6 +32,7 @@ import argparse
 import json
 import math
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -81,23 +84,33 @@ class Side:
 
     def __init__(self, label, run):
         self.label, self.run = label, run
-        self.seconds = []
+        self.seconds, self.cpu_seconds = [], []
         self.successes = None
         self.virtual_ms = None
 
     def measure(self, n):
-        successes, seconds, virtual_ms = self.run(n)
+        successes, seconds, virtual_ms, cpu_seconds = self.run(n)
         self.seconds.append(seconds)
+        self.cpu_seconds.append(cpu_seconds)
         self.successes, self.virtual_ms = successes, virtual_ms
 
     def us_per_trajectory(self, n):
+        """Wall clock."""
         return statistics.median(self.seconds) / n * 1e6
 
+    def cpu_us_per_trajectory(self, n):
+        return statistics.median(self.cpu_seconds) / n * 1e6
 
-def printed_four(cmd):
-    """Runs a command that prints `successes n seconds virtual_ms`."""
+
+def printed_five(cmd):
+    """Runs a command that prints `successes n seconds virtual_ms cpu_seconds`."""
     out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=ONE_THREAD).stdout.split()
-    return int(out[0]), float(out[2]), int(out[3])
+    return int(out[0]), float(out[2]), int(out[3]), float(out[4])
+
+
+def children_cpu_s():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def agentsim_sweep(binary, scenario, stack, out_dir):
@@ -106,12 +119,12 @@ def agentsim_sweep(binary, scenario, stack, out_dir):
     def run(n):
         cmd = [binary, "sweep", scenario, "--agent", stack, "--seeds", f"0..{n}", "--out", out_dir,
                "--quiet", "--failures", "0"]
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), children_cpu_s()
         subprocess.run(cmd, check=True, capture_output=True, env=ONE_THREAD)
-        elapsed_s = time.perf_counter() - start
+        elapsed_s, cpu_s = time.perf_counter() - start, children_cpu_s() - start_cpu
         with open(os.path.join(out_dir, "summary.json")) as f:
             summary = json.load(f)
-        return summary["completion"]["count"], elapsed_s, round(summary["virtual_ms"]["mean"] * n)
+        return summary["completion"]["count"], elapsed_s, round(summary["virtual_ms"]["mean"] * n), cpu_s
 
     return run
 
@@ -124,28 +137,28 @@ def run_rounds(sides, n, repeats):
 
 
 def report(title, sides, n, repeats, profile):
-    simpy_us = sides[0].us_per_trajectory(n)
+    simpy_cpu_us = sides[0].cpu_us_per_trajectory(n)
     print(f"{title}: {n} trajectories each, median of {repeats} rounds (order rotated), one thread, "
-          f"`{profile}` profile")
-    print(f"  {'':38} {'us/trajectory':>13} {'SimPy/this':>10}  {'completion [95% Wilson]':<26} mean virtual time")
+          f"`{profile}` profile; us per trajectory in CPU time (the ratio's) and wall clock")
+    print(f"  {'':38} {'CPU us':>9} {'SimPy/this':>10} {'wall us':>9}  {'completion [95% Wilson]':<26} mean virtual time")
     for side in sides:
-        us = side.us_per_trajectory(n)
+        cpu_us = side.cpu_us_per_trajectory(n)
         lo, hi = wilson(side.successes, n)
-        print(f"  {side.label:38} {us:13.2f} {simpy_us / us:9.1f}x  "
+        print(f"  {side.label:38} {cpu_us:9.2f} {simpy_cpu_us / cpu_us:9.1f}x {side.us_per_trajectory(n):9.2f}  "
               f"{side.successes / n:.4f} [{lo:.4f}, {hi:.4f}]   {side.virtual_ms / n / 1000:.1f} s")
 
 
 def ten_calls(python, target, n, repeats, profile, out_dir):
     peer = os.path.join(target, "peer-ten-calls")
     sides = [
-        Side("(a) SimPy", lambda n: printed_four(
+        Side("(a) SimPy", lambda n: printed_five(
             [python, os.path.join(TEN_CALLS, "ten_calls_simpy.py"), str(n)])),
         Side("(b) agentsim, files: whole process", agentsim_sweep(
             os.path.join(target, "agentsim"), os.path.join(TEN_CALLS, "ten_calls.ron"),
             os.path.join(TEN_CALLS, "stack.ron"), out_dir)),
-        Side("(b) agentsim, files: the sweep alone", lambda n: printed_four([peer, "scripted", str(n)])),
-        Side("(c) agentsim, Rust: the sweep alone", lambda n: printed_four([peer, "rust", str(n)])),
-        Side("(d) minimal Rust loop", lambda n: printed_four([peer, "loop", str(n)])),
+        Side("(b) agentsim, files: the sweep alone", lambda n: printed_five([peer, "scripted", str(n)])),
+        Side("(c) agentsim, Rust: the sweep alone", lambda n: printed_five([peer, "rust", str(n)])),
+        Side("(d) minimal Rust loop", lambda n: printed_five([peer, "loop", str(n)])),
     ]
     run_rounds(sides, n, repeats)
     report("10-call model", sides, n, repeats, profile)
@@ -162,7 +175,7 @@ def ten_calls(python, target, n, repeats, profile, out_dir):
 
 def refund(python, target, n, repeats, profile, out_dir):
     sides = [
-        Side("(a) SimPy", lambda n: printed_four([python, os.path.join(HERE, "reference_simpy.py"), str(n)])),
+        Side("(a) SimPy", lambda n: printed_five([python, os.path.join(HERE, "reference_simpy.py"), str(n)])),
         Side("agentsim, support_desk: whole process", agentsim_sweep(
             os.path.join(target, "agentsim"), os.path.join(HERE, "reference.ron"),
             os.path.join(HERE, "stack.ron"), out_dir)),

@@ -11,7 +11,7 @@ failure it gives up on. A trajectory succeeds when all ten calls succeed.
 One process (the agent) per trajectory, a timeout per think, latency and
 backoff, a fresh environment per trajectory.
 
-Usage: python ten_calls_simpy.py N [SEED]  -> prints "successes n seconds virtual_ms"
+Usage: python ten_calls_simpy.py N [SEED]  -> prints "successes n seconds virtual_ms cpu_seconds"
 """
 
 import random
@@ -59,6 +59,7 @@ def main():
     n = int(sys.argv[1])
     rng = random.Random(int(sys.argv[2]) if len(sys.argv) > 2 else 0)
     start = time.perf_counter()
+    start_cpu = time.process_time()
     successes = 0
     virtual_ms = 0
     for _ in range(n):
@@ -66,7 +67,8 @@ def main():
         successes += ok
         virtual_ms += end_ms
     elapsed_s = time.perf_counter() - start
-    print(successes, n, f"{elapsed_s:.6f}", virtual_ms)
+    cpu_s = time.process_time() - start_cpu
+    print(successes, n, f"{elapsed_s:.6f}", virtual_ms, f"{cpu_s:.6f}")
 
 
 if __name__ == "__main__":
