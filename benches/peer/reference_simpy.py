@@ -9,7 +9,7 @@ probability 0.2; the refund API is a token bucket (2 tokens, one more every
 jitter, waiting at least Retry-After; the planner itself tries again after a
 failure the layer gave up on; the run may send at most 6 tool calls.
 
-Usage: python reference_simpy.py N [SEED]  -> prints "successes n seconds"
+Usage: python reference_simpy.py N [SEED]  -> prints "successes n seconds virtual_ms cpu_seconds"
 """
 
 import random
@@ -129,6 +129,7 @@ def main():
     n = int(sys.argv[1])
     rng = random.Random(int(sys.argv[2]) if len(sys.argv) > 2 else 0)
     start = time.perf_counter()
+    start_cpu = time.process_time()
     successes = 0
     virtual_ms = 0
     for _ in range(n):
@@ -136,7 +137,8 @@ def main():
         successes += ok
         virtual_ms += end_ms
     elapsed_s = time.perf_counter() - start
-    print(successes, n, f"{elapsed_s:.6f}", virtual_ms)
+    cpu_s = time.process_time() - start_cpu
+    print(successes, n, f"{elapsed_s:.6f}", virtual_ms, f"{cpu_s:.6f}")
 
 
 if __name__ == "__main__":

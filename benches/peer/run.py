@@ -1,19 +1,38 @@
 #!/usr/bin/env python3
-"""The peer comparison: the same reference trajectory in SimPy and in agentsim.
+"""The peer comparison: the same models in SimPy and in agentsim, in one run.
 
-Creates a virtual environment with SimPy (benches/peer/.venv), builds agentsim in
-release mode, runs both on the same number of trajectories, alternately, REPEATS
-times, and prints the median time per trajectory of each, the ratio, and both
-completion rates with Wilson 95% intervals, checking that each rate lies in the
-other's interval (the same model must give the same answer). Exit 1 if not.
+Two models (benches/peer/README.md describes both and why every implementation
+decides completion the same way):
 
-Usage: python3 benches/peer/run.py [TRAJECTORIES] [REPEATS]   (default 20000 3)
-Both run on one thread: SimPy has no parallel mode, so the ratio is per core.
+- `ten_calls`: ten tool calls in sequence, 20% 503s, up to 3 retries with
+  full-jitter exponential backoff. Run five ways: (a) SimPy; (b) agentsim with
+  the world as files (`ten_calls/`), timed as the whole `agentsim sweep`
+  process and again swept in process; (c) agentsim with the world as Rust code
+  against the public API; (d) a minimal Rust loop over a `BinaryHeap`, no
+  engine (the practical limit). Each completion rate is checked against the
+  closed form (1 - 0.2^4)^10 with a 99.9% Wilson interval.
+- `refund`: the support_desk refund (`reference.ron`, `stack.ron`) against
+  `reference_simpy.py`; the two rates must each lie in the other's 95% interval.
+
+Creates a virtual environment with SimPy (benches/peer/.venv), builds agentsim
+and the peer bench (`benches/peer/rust`) in the given profile, runs every
+implementation on the same number of trajectories, REPEATS rounds, each round
+running them in turn (the order rotated from round to round, so all see the
+same machine load), one thread each, and prints the median time per trajectory
+of each (CPU time, user and system, and wall clock), its speed relative to
+SimPy in CPU time (other processes on a loaded machine do not enter it), and
+the completion rates with Wilson intervals.
+Exit 1 if a check of the completion rates fails.
+
+Usage: python3 benches/peer/run.py [TRAJECTORIES] [REPEATS] [--model ten_calls|refund|all]
+                                   [--profile release|dist]      (default 20000 3 all release)
 """
 
+import argparse
 import json
 import math
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -24,8 +43,15 @@ import venv
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 VENV = os.path.join(HERE, ".venv")
+TEN_CALLS = os.path.join(HERE, "ten_calls")
 SIMPY = "simpy==4.1.2"
 Z_95 = 1.959963984540054
+Z_999 = 3.290526731491926
+# The 10-call model's completion rate: a call fails only when all 4 attempts
+# fail, and a trajectory needs all 10 calls.
+TEN_CALLS_CLOSED_FORM = (1 - 0.2**4) ** 10
+# One thread everywhere: SimPy has no parallel mode, so ratios are per core.
+ONE_THREAD = dict(os.environ, RAYON_NUM_THREADS="1")
 
 
 def wilson(count, n, z=Z_95):
@@ -45,53 +71,145 @@ def python_with_simpy():
     return python
 
 
-def run_simpy(python, n):
-    out = subprocess.run(
-        [python, os.path.join(HERE, "reference_simpy.py"), str(n)], check=True, capture_output=True, text=True
-    ).stdout.split()
-    return int(out[0]), float(out[2]), int(out[3])
+def build(profile):
+    """Builds `agentsim` and `peer-ten-calls`; returns the folder they are in."""
+    for package, binary in [("agentsim-cli", "agentsim"), ("agentsim-peer", "peer-ten-calls")]:
+        cmd = ["cargo", "build", "--profile", profile, "--quiet", "-p", package, "--bin", binary]
+        subprocess.run(cmd, cwd=ROOT, check=True)
+    return os.path.join(ROOT, "target", profile)
 
 
-def run_agentsim(binary, n, out_dir):
-    cmd = [
-        binary, "sweep", os.path.join(HERE, "reference.ron"),
-        "--agent", os.path.join(HERE, "stack.ron"),
-        "--seeds", f"0..{n}", "--out", out_dir, "--quiet", "--failures", "0",
+class Side:
+    """One implementation: how to run it, and what its runs came to."""
+
+    def __init__(self, label, run):
+        self.label, self.run = label, run
+        self.seconds, self.cpu_seconds = [], []
+        self.successes = None
+        self.virtual_ms = None
+
+    def measure(self, n):
+        successes, seconds, virtual_ms, cpu_seconds = self.run(n)
+        self.seconds.append(seconds)
+        self.cpu_seconds.append(cpu_seconds)
+        self.successes, self.virtual_ms = successes, virtual_ms
+
+    def us_per_trajectory(self, n):
+        """Wall clock."""
+        return statistics.median(self.seconds) / n * 1e6
+
+    def cpu_us_per_trajectory(self, n):
+        return statistics.median(self.cpu_seconds) / n * 1e6
+
+
+def printed_five(cmd):
+    """Runs a command that prints `successes n seconds virtual_ms cpu_seconds`."""
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=ONE_THREAD).stdout.split()
+    return int(out[0]), float(out[2]), int(out[3]), float(out[4])
+
+
+def children_cpu_s():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def agentsim_sweep(binary, scenario, stack, out_dir):
+    """The whole `agentsim sweep` process (start-up, CSV and summary written), timed."""
+
+    def run(n):
+        cmd = [binary, "sweep", scenario, "--agent", stack, "--seeds", f"0..{n}", "--out", out_dir,
+               "--quiet", "--failures", "0"]
+        start, start_cpu = time.perf_counter(), children_cpu_s()
+        subprocess.run(cmd, check=True, capture_output=True, env=ONE_THREAD)
+        elapsed_s, cpu_s = time.perf_counter() - start, children_cpu_s() - start_cpu
+        with open(os.path.join(out_dir, "summary.json")) as f:
+            summary = json.load(f)
+        return summary["completion"]["count"], elapsed_s, round(summary["virtual_ms"]["mean"] * n), cpu_s
+
+    return run
+
+
+def run_rounds(sides, n, repeats):
+    for round_ in range(repeats):  # in turn, so all see the same machine load
+        k = round_ % len(sides)
+        for side in sides[k:] + sides[:k]:
+            side.measure(n)
+
+
+def report(title, sides, n, repeats, profile):
+    simpy_cpu_us = sides[0].cpu_us_per_trajectory(n)
+    print(f"{title}: {n} trajectories each, median of {repeats} rounds (order rotated), one thread, "
+          f"`{profile}` profile; us per trajectory in CPU time (the ratio's) and wall clock")
+    print(f"  {'':38} {'CPU us':>9} {'SimPy/this':>10} {'wall us':>9}  {'completion [95% Wilson]':<26} mean virtual time")
+    for side in sides:
+        cpu_us = side.cpu_us_per_trajectory(n)
+        lo, hi = wilson(side.successes, n)
+        print(f"  {side.label:38} {cpu_us:9.2f} {simpy_cpu_us / cpu_us:9.1f}x {side.us_per_trajectory(n):9.2f}  "
+              f"{side.successes / n:.4f} [{lo:.4f}, {hi:.4f}]   {side.virtual_ms / n / 1000:.1f} s")
+
+
+def ten_calls(python, target, n, repeats, profile, out_dir):
+    peer = os.path.join(target, "peer-ten-calls")
+    sides = [
+        Side("(a) SimPy", lambda n: printed_five(
+            [python, os.path.join(TEN_CALLS, "ten_calls_simpy.py"), str(n)])),
+        Side("(b) agentsim, files: whole process", agentsim_sweep(
+            os.path.join(target, "agentsim"), os.path.join(TEN_CALLS, "ten_calls.ron"),
+            os.path.join(TEN_CALLS, "stack.ron"), out_dir)),
+        Side("(b) agentsim, files: the sweep alone", lambda n: printed_five([peer, "scripted", str(n)])),
+        Side("(c) agentsim, Rust: the sweep alone", lambda n: printed_five([peer, "rust", str(n)])),
+        Side("(d) minimal Rust loop", lambda n: printed_five([peer, "loop", str(n)])),
     ]
-    env = dict(os.environ, RAYON_NUM_THREADS="1")
-    start = time.perf_counter()
-    subprocess.run(cmd, check=True, capture_output=True, env=env)
-    elapsed_s = time.perf_counter() - start
-    with open(os.path.join(out_dir, "summary.json")) as f:
-        summary = json.load(f)
-    return summary["completion"]["count"], elapsed_s, summary["virtual_ms"]["mean"] * n
+    run_rounds(sides, n, repeats)
+    report("10-call model", sides, n, repeats, profile)
+    closed = TEN_CALLS_CLOSED_FORM
+    intervals = [(side.label, wilson(side.successes, n, Z_999)) for side in sides]
+    misses = [label for label, (lo, hi) in intervals if not lo <= closed <= hi]
+    if misses:
+        print(f"  completion DISAGREES with the closed form {closed:.4f} (outside the 99.9% interval): "
+              + ", ".join(misses))
+    else:
+        print(f"  completion agrees: the closed form {closed:.4f} lies in every 99.9% Wilson interval")
+    return not misses
+
+
+def refund(python, target, n, repeats, profile, out_dir):
+    sides = [
+        Side("(a) SimPy", lambda n: printed_five([python, os.path.join(HERE, "reference_simpy.py"), str(n)])),
+        Side("agentsim, support_desk: whole process", agentsim_sweep(
+            os.path.join(target, "agentsim"), os.path.join(HERE, "reference.ron"),
+            os.path.join(HERE, "stack.ron"), out_dir)),
+    ]
+    run_rounds(sides, n, repeats)
+    report("refund model", sides, n, repeats, profile)
+    (s_ok, a_ok) = (sides[0].successes, sides[1].successes)
+    s_lo, s_hi = wilson(s_ok, n)
+    a_lo, a_hi = wilson(a_ok, n)
+    agree = a_lo <= s_ok / n <= a_hi and s_lo <= a_ok / n <= s_hi
+    print("  completion agrees: each rate lies in the other's 95% interval" if agree
+          else "  completion DISAGREES: a rate lies outside the other's 95% interval")
+    return agree
 
 
 def main():
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 20_000
-    repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("trajectories", nargs="?", type=int, default=20_000)
+    parser.add_argument("repeats", nargs="?", type=int, default=3)
+    parser.add_argument("--model", choices=["ten_calls", "refund", "all"], default="all")
+    parser.add_argument("--profile", choices=["release", "dist"], default="release")
+    args = parser.parse_args()
+    if args.trajectories < 1 or args.repeats < 1:
+        parser.error("TRAJECTORIES and REPEATS are at least 1")
     python = python_with_simpy()
-    subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
-    binary = os.path.join(ROOT, "target", "release", "agentsim")
-    simpy_s, agentsim_s = [], []
+    target = build(args.profile)
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    agree = True
     with tempfile.TemporaryDirectory() as out_dir:
-        for _ in range(repeats):  # alternate, so both see the same machine load
-            simpy_ok, s, simpy_virtual_ms = run_simpy(python, n)
-            simpy_s.append(s)
-            agentsim_ok, s, agentsim_virtual_ms = run_agentsim(binary, n, out_dir)
-            agentsim_s.append(s)
-    simpy_us = statistics.median(simpy_s) / n * 1e6
-    agentsim_us = statistics.median(agentsim_s) / n * 1e6
-    s_lo, s_hi = wilson(simpy_ok, n)
-    a_lo, a_hi = wilson(agentsim_ok, n)
-    print(f"{n} trajectories each, median of {repeats} alternating runs, one thread")
-    print(f"simpy     {simpy_us:9.2f} us/trajectory  completion {simpy_ok / n:.4f} [{s_lo:.4f}, {s_hi:.4f}]"
-          f"  mean virtual time {simpy_virtual_ms / n / 1000:.1f} s")
-    print(f"agentsim  {agentsim_us:9.2f} us/trajectory  completion {agentsim_ok / n:.4f} [{a_lo:.4f}, {a_hi:.4f}]"
-          f"  mean virtual time {agentsim_virtual_ms / n / 1000:.1f} s  (whole process: CSV and summary written)")
-    print(f"agentsim is {simpy_us / agentsim_us:.1f}x faster per trajectory (target: at least 100x)")
-    agree = a_lo <= simpy_ok / n <= a_hi and s_lo <= agentsim_ok / n <= s_hi
-    print("completion rates agree: each lies in the other's interval" if agree else "completion rates DISAGREE")
+        if args.model in ("ten_calls", "all"):
+            agree &= ten_calls(python, target, args.trajectories, args.repeats, args.profile, out_dir)
+        if args.model in ("refund", "all"):
+            agree &= refund(python, target, args.trajectories, args.repeats, args.profile, out_dir)
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     sys.exit(0 if agree else 1)
 
 
