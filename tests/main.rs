@@ -39,6 +39,7 @@ mod stacks;
 mod support_desk;
 mod swarm;
 mod tau2;
+mod tau2_airline;
 mod transcripts;
 mod validation;
 mod verify_write;

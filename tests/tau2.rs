@@ -355,23 +355,27 @@ const RECORDED_CALLS: &str = include_str!("tau2/retail_calls.jsonl");
 /// How many of the recorded calls the port decides as tau2 does, per kind
 /// of call: (calls, same success or error, same database after, same text).
 #[derive(Default)]
-struct Agreement {
-    calls: usize,
-    decision: usize,
-    effect: usize,
-    text: usize,
+pub(crate) struct Agreement {
+    pub(crate) calls: usize,
+    pub(crate) decision: usize,
+    pub(crate) effect: usize,
+    pub(crate) text: usize,
 }
 
 /// The answer as tau2's environment hands it to the model, in the recorder's
 /// canonical form: `Error: ` and the message; a string result as itself;
-/// anything else as `json.dumps(value, sort_keys=True)`.
+/// anything else (a list, an object) as `json.dumps(value, sort_keys=True)`.
 fn canonical(reply: &Result<agentsim_engine::Value, agentsim_engine::ToolError>) -> String {
     use agentsim_engine::Value;
     match reply {
         Err(e) => format!("Error: {}", e.message),
         Ok(Value::Map(pairs)) if pairs.len() == 1 && pairs[0].0.as_ref() == "result" => match &pairs[0].1 {
             Value::Str(s) => s.clone(),
-            other => other.render(),
+            other => {
+                let mut out = Vec::new();
+                agentsim::tau2::python_json(&mut out, other);
+                String::from_utf8(out).expect("JSON is UTF-8")
+            }
         },
         Ok(value) => {
             let mut out = Vec::new();
@@ -381,14 +385,15 @@ fn canonical(reply: &Result<agentsim_engine::Value, agentsim_engine::ToolError>)
     }
 }
 
-/// Replays the recorded corpus through the imported world's tools; the
-/// agreement per kind and the first disagreements, described.
-fn replay_recorded_calls(model: &ScriptedModel) -> (Vec<(String, Agreement)>, Vec<String>) {
+/// Replays a recorded corpus (JSON lines, as `tests/tau2/record_calls.py`
+/// writes them) through the imported world's tools; the agreement per kind
+/// and the disagreements, described.
+pub(crate) fn replay_recorded_calls(model: &ScriptedModel, corpus: &str) -> (Vec<(String, Agreement)>, Vec<String>) {
     let base = model.initial_hash().expect("the world hashes its state");
     let mut kinds: Vec<(String, Agreement)> = Vec::new();
     let mut differ = Vec::new();
     let mut texts = Vec::new();
-    for (n, line) in RECORDED_CALLS.lines().enumerate() {
+    for (n, line) in corpus.lines().enumerate() {
         let call: serde_json::Value = serde_json::from_str(line).expect("a recorded call");
         let args = agentsim_agents::external::protocol::from_json(&call["args"], "args").expect("args");
         let (reply, hash) = model.call_once(call["tool"].as_str().unwrap(), &args);
@@ -438,7 +443,7 @@ fn single_calls_are_decided_as_tau2_decides_them() {
     let Some(prepared) = prepared() else { return };
     let WorldConfig::Scripted(config) = &prepared.scenario.world else { panic!("a scripted world") };
     let model = ScriptedModel::build(config).unwrap_or_else(|e| panic!("{}", e.message));
-    let (kinds, differ) = replay_recorded_calls(&model);
+    let (kinds, differ) = replay_recorded_calls(&model, RECORDED_CALLS);
     let total: usize = kinds.iter().map(|(_, a)| a.calls).sum();
     assert!(total >= 1_000, "the corpus has {total} calls");
     for (kind, a) in &kinds {

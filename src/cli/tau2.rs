@@ -12,7 +12,7 @@ use super::{Failure, load};
 /// Arguments of `import-tau2`.
 #[derive(clap::Args, Debug)]
 pub struct ImportTau2Args {
-    /// The tau2-bench domain folder (data/tau2/domains/retail): db.json, tasks.json, policy.md.
+    /// The tau2-bench domain folder (data/tau2/domains/retail or airline): db.json, tasks.json, policy.md.
     #[arg(value_name = "DIR")]
     dir: String,
     /// The folder to write the world into (a new path, or an empty folder).
@@ -20,7 +20,7 @@ pub struct ImportTau2Args {
     out: String,
     /// Give each item of a multi-item `modify_pending_order_items` its own new
     /// variant's price and options, where tau2's code (the default) gives every
-    /// item the last new variant's (docs/tau2.md).
+    /// item the last new variant's (docs/tau2.md). Retail only.
     #[arg(long)]
     corrected: bool,
 }
@@ -47,7 +47,7 @@ pub fn import_tau2(args: &ImportTau2Args) -> Result<std::process::ExitCode, Fail
         "{}: {} tasks; run `agentsim sweep {} --agent oracle --fault-scale 0`",
         out.display(),
         world.tasks,
-        out.join(agentsim::tau2::SCENARIO_FILE).display()
+        out.join(&world.scenario_file).display()
     )?;
     Ok(std::process::ExitCode::SUCCESS)
 }
@@ -85,7 +85,7 @@ fn write_checked(world: &agentsim::tau2::ImportedWorld, out: &Path) -> Result<()
             let mut f = std::fs::File::create(&path).map_err(|e| io_failure(&out.join(file), &e))?;
             f.write_all(text.as_bytes()).and_then(|()| f.sync_all()).map_err(|e| io_failure(&out.join(file), &e))?;
         }
-        let scenario = temp.join(agentsim::tau2::SCENARIO_FILE).display().to_string();
+        let scenario = temp.join(&world.scenario_file).display().to_string();
         if let Err(e) = load::scenario(&scenario) {
             // Named where it would have been: the temporary folder is gone.
             let message = e.message.replace(&temp.display().to_string(), &out.display().to_string());

