@@ -16,8 +16,8 @@ use serde_json::{Value as Json, json};
 
 use crate::common::{agentsim, text};
 
-/// Faults the fake server puts on the first request it sees of each episode
-/// (its first request: two messages), once per distinct request.
+/// Faults the fake server puts on the first request it sees of each episode's
+/// agent and user (their first request: two messages), once per distinct request.
 #[derive(Clone, Copy, Default)]
 struct Faults {
     /// A 429 with `Retry-After: 0`.
@@ -111,14 +111,14 @@ fn serve(stream: TcpStream, faults: Faults, count: &AtomicUsize, seen: &Mutex<BT
 fn respond(request: &Json, faults: Faults, seen: &Mutex<BTreeSet<String>>) -> (&'static str, String, Json) {
     let messages = request["messages"].as_array().unwrap();
     let first_sight =
-        |fault: &str| messages.len() == 2 && seen.lock().unwrap().insert(format!("{fault} {}", messages[1]["content"]));
+        |fault: &str| messages.len() == 2 && seen.lock().unwrap().insert(format!("{fault} {}", request["messages"]));
     if faults.rate_limit && first_sight("429") {
         return ("429 Too Many Requests", "Retry-After: 0\r\n".into(), json!({"error": {"message": "slow down"}}));
     }
     if faults.server_error && first_sight("500") {
         return ("500 Internal Server Error", String::new(), json!({"error": {"message": "oops"}}));
     }
-    let mut answer = script(messages);
+    let mut answer = if request.get("tools").is_some() { script(messages) } else { customer(messages) };
     if faults.malformed && first_sight("malformed") {
         answer = json!({"tool_calls": [{"id": "bad", "type": "function",
             "function": {"name": "lookup_order", "arguments": "{\"order_id\": "}}]});
@@ -180,6 +180,36 @@ fn script(messages: &[Json]) -> Json {
         return call(messages, "issue_refund", args);
     }
     say(&format!("Shall I refund the {item} from order {order_id}, {money}?"))
+}
+
+/// The scripted customer (a request without tools is the user's): states the
+/// reason for the call from its instructions, gives its known info when asked,
+/// agrees to a proposal, and ends with tau2's stop token once told it is done.
+fn customer(messages: &[Json]) -> Json {
+    let system = messages[0]["content"].as_str().unwrap_or_default();
+    assert!(system.starts_with("# User Simulation Guidelines") && system.contains("<scenario>"), "{system}");
+    let line_after = |heading: &str| {
+        system.split(heading).nth(1).and_then(|rest| rest.lines().nth(1)).unwrap_or_default().trim().to_string()
+    };
+    let agent = messages.last().and_then(|m| m["content"].as_str()).unwrap_or_default();
+    let words = if agent == "Hi! How can I help you today?" {
+        line_after("Reason for call:")
+    } else if agent.starts_with("Shall I") {
+        "Yes, please go ahead.".to_string()
+    } else if agent.starts_with("I've refunded") {
+        "Thank you, that's all. ###STOP###".to_string()
+    } else if agent.contains('?') {
+        let known = system.split("Known info:\n").nth(1).unwrap_or_default();
+        let facts: Vec<String> = known
+            .lines()
+            .take_while(|l| l.starts_with("\t\t"))
+            .map(|l| l.trim().replacen(": ", " is ", 1).replace('_', " "))
+            .collect();
+        format!("My {}.", facts.join(", my "))
+    } else {
+        "OK.".to_string()
+    };
+    json!({"role": "assistant", "content": words})
 }
 
 fn say(text: &str) -> Json {
@@ -379,4 +409,157 @@ fn a_stack_file_names_the_model_and_layers_wrap_it_as_they_wrap_a_preset() {
     let with_layers = run(&["--agent", "llm:fake", "--layers", &layers], "layers");
     assert_eq!(from_file, with_layers, "the same model behind the same layers");
     assert!(from_file.contains("idempotency"), "the layers acted: {from_file}");
+}
+
+#[test]
+fn a_failing_episode_replays_and_shrinks_offline_from_its_incident() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = Fake::start(Faults::default());
+    let recorded = sweep(dir.path(), Some(&fake), Some(("cassette", "record-missing")), "recorded", "4");
+    drop(fake);
+    // No server, no cassette: the incidents alone must do.
+    std::fs::remove_dir_all(dir.path().join("cassette")).unwrap();
+    let mut incidents: Vec<_> = std::fs::read_dir(dir.path().join("recorded/failures"))
+        .expect("the sweep kept its failing seeds")
+        .map(|e| e.unwrap().path())
+        .collect();
+    incidents.sort();
+    assert!(!incidents.is_empty(), "{recorded}");
+    for file in &incidents {
+        let text = std::fs::read_to_string(file).unwrap();
+        assert!(text.contains("answers: ["), "the incident carries its answers: {text}");
+        let digest = text.split("digest: \"").nth(1).unwrap().split('"').next().unwrap();
+        let name = file.to_str().unwrap();
+        let replayed = agentsim(dir.path(), &["replay", name], &[("OPENAI_API_KEY", "")]);
+        let all = text_of(&replayed);
+        assert!(replayed.status.success(), "{all}");
+        assert!(all.contains(&format!("(digest {digest})")), "the recorded digest: {all}");
+    }
+    // `shrink` of an incident runs offline too, and its incident replays.
+    let first = incidents[0].to_str().unwrap();
+    let shrunk = agentsim(dir.path(), &["shrink", "--incident", first, "--out", "shrunk.ron"], &[]);
+    assert!(shrunk.status.success(), "{}", text_of(&shrunk));
+    let again = agentsim(dir.path(), &["replay", "shrunk.ron"], &[]);
+    assert!(again.status.success(), "{}", text_of(&again));
+}
+
+fn text_of(output: &std::process::Output) -> String {
+    text(output)
+}
+
+/// `agentsim sweep` of support_desk with the fake model as the agent and the
+/// user, into `out`; the CSV and the summary.
+fn sweep_both(dir: &Path, fake: Option<&Fake>, mode: &str, out: &str, threads: &str) -> String {
+    let base_url = fake.map_or("http://127.0.0.1:9/v1".to_string(), |f| f.base_url.clone());
+    let args = [
+        "sweep",
+        "support_desk",
+        "--agent",
+        "llm:fake",
+        "--user",
+        "llm:fake",
+        "--seeds",
+        "0..12",
+        "--out",
+        out,
+        "--llm-base-url",
+        &base_url,
+        "--cassette",
+        "both",
+        "--cassette-mode",
+        mode,
+    ];
+    let env = [("RAYON_NUM_THREADS", threads), ("OPENAI_API_KEY", ""), ("AGENTSIM_LLM_BACKOFF_MS", "10")];
+    let output = agentsim(dir, &args, &env);
+    assert!(output.status.success(), "{}", text(&output));
+    let read = |file: &str| std::fs::read_to_string(dir.join(out).join(file)).unwrap();
+    read("trajectories.csv") + read("summary.json").as_str()
+}
+
+#[test]
+fn a_model_plays_the_user_records_and_replays_offline_on_1_and_4_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = Fake::start(Faults { rate_limit: false, server_error: false, malformed: false });
+    let recorded = sweep_both(dir.path(), Some(&fake), "record", "recorded", "4");
+    let successes = outcomes(&recorded).iter().filter(|o| *o == "success").count();
+    assert!(successes >= 6, "the scripted model and customer complete most episodes: {:?}", outcomes(&recorded));
+    assert!(recorded.contains("llm_user.answer="), "the user's requests are noted: {recorded}");
+    // The user's requests are in the same cassette, under keys of their own.
+    let entries: Vec<Json> = std::fs::read_dir(dir.path().join("both"))
+        .unwrap()
+        .map(|e| serde_json::from_str(&std::fs::read_to_string(e.unwrap().path()).unwrap()).unwrap())
+        .collect();
+    let users = entries.iter().filter(|e| e["request"].get("tools").is_none()).count();
+    assert!(users >= 12 && users < entries.len(), "{users} of {} entries are the user's", entries.len());
+    drop(fake);
+
+    let one = sweep_both(dir.path(), None, "replay", "one", "1");
+    let four = sweep_both(dir.path(), None, "replay", "four", "4");
+    assert_eq!(one, four, "the same bytes on 1 and 4 threads");
+    assert_eq!(one, recorded, "the replay is the recording");
+
+    // The user speaks the model's words; the world's user still judges.
+    let run = agentsim(
+        dir.path(),
+        &[
+            "run",
+            "support_desk",
+            "--agent",
+            "llm:fake",
+            "--user",
+            "llm:fake",
+            "--seed",
+            "1",
+            "--cassette",
+            "both",
+            "--cassette-mode",
+            "replay",
+        ],
+        &[],
+    );
+    let timeline = text(&run);
+    assert!(timeline.contains("Yes, please go ahead."), "{timeline}");
+    assert!(timeline.contains("user_stopped"), "{timeline}");
+    assert!(!timeline.contains("###STOP###"), "the stop token is not said: {timeline}");
+}
+
+#[test]
+fn the_users_provider_failures_are_its_own_and_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    let clean = Fake::start(Faults::default());
+    let expected = sweep_both(dir.path(), Some(&clean), "record", "clean", "4");
+    drop(clean);
+    std::fs::remove_dir_all(dir.path().join("both")).unwrap();
+    // The faults hit each episode's first request of the user (two messages: the
+    // system prompt and the greeting) and of the agent.
+    let faulty = Fake::start(Faults { rate_limit: true, server_error: true, malformed: false });
+    let got = sweep_both(dir.path(), Some(&faulty), "record", "faulty", "4");
+    assert_eq!(outcomes(&got), outcomes(&expected));
+    assert!(got.contains("llm_user.retry=2"), "{got}");
+    drop(faulty);
+    let replayed = sweep_both(dir.path(), None, "replay", "replayed", "1");
+    assert_eq!(replayed, got);
+    // A user's answer missing in replay ends the episode, naming the user's model.
+    std::fs::remove_dir_all(dir.path().join("both")).unwrap();
+    std::fs::create_dir(dir.path().join("both")).unwrap();
+    let run = agentsim(
+        dir.path(),
+        &[
+            "run",
+            "support_desk",
+            "--agent",
+            "llm:fake",
+            "--user",
+            "llm:fake",
+            "--cassette",
+            "both",
+            "--cassette-mode",
+            "replay",
+        ],
+        &[],
+    );
+    let all = text(&run);
+    assert!(all.contains("outcome: agent_error"), "{all}");
+    assert!(all.contains("the user's model failed: replay: the cassette has no answer"), "{all}");
+    assert!(all.contains("llm_user      error.missing_answer"), "{all}");
 }

@@ -190,6 +190,11 @@ pub struct Event {
     pub at_ms: TimeMs,
     /// What.
     pub kind: EventKind,
+    /// A diagnostic (the wall-clock latency of a model's answer, an external
+    /// agent's stderr): kept for the reader, outside the digest, and left out
+    /// of an incident's timeline (a replay need not repeat it).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub diagnostic: bool,
 }
 
 /// A 128-bit digest, printed as 32 hex digits.
@@ -412,7 +417,7 @@ impl Recorder {
     /// diagnostic (see `AgentCx::diagnose`), outside the digest by design.
     pub fn keep_unhashed(&mut self, at_ms: TimeMs, kind: EventKind) {
         if let Some(events) = &mut self.events {
-            events.push(Event { at_ms, kind });
+            events.push(Event { at_ms, kind, diagnostic: true });
         }
     }
 
@@ -426,7 +431,7 @@ impl Recorder {
         }
         self.count += 1;
         if let Some(events) = &mut self.events {
-            events.push(Event { at_ms, kind });
+            events.push(Event { at_ms, kind, diagnostic: false });
         }
     }
 
@@ -442,7 +447,7 @@ impl Recorder {
         }
         self.count += 1;
         if let Some(events) = &mut self.events {
-            events.push(Event { at_ms, kind: kind.to_owned() });
+            events.push(Event { at_ms, kind: kind.to_owned(), diagnostic: false });
         }
     }
 

@@ -10,8 +10,19 @@ const BODY_CHARS_MAX: usize = 110;
 
 /// One line per event: virtual time, what, details.
 pub fn render(t: &Trajectory, catalog: &Catalog) -> String {
+    render_events(t, catalog, true)
+}
+
+/// [`render`] without the diagnostics (a model's wall-clock latency, where its
+/// answer came from, an agent's stderr): the timeline an incident keeps, which
+/// its replay must repeat line for line.
+pub fn render_replayable(t: &Trajectory, catalog: &Catalog) -> String {
+    render_events(t, catalog, false)
+}
+
+fn render_events(t: &Trajectory, catalog: &Catalog, diagnostics: bool) -> String {
     let mut out = String::new();
-    for event in &t.events {
+    for event in t.events.iter().filter(|e| diagnostics || !e.diagnostic) {
         let time = format_time(event.at_ms);
         let (what, detail) = match &event.kind {
             EventKind::User(m) => ("user".to_string(), m.text.clone()),

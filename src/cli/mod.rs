@@ -143,6 +143,11 @@ struct Setup {
     /// each task k times; the task is the `task` column of trajectories.csv.
     #[arg(long)]
     tasks: Option<String>,
+    /// Who speaks for the world's user: `rules` (its documented rules, the
+    /// default unless the scenario names a model) or llm:MODEL (a model told
+    /// the task, over the same endpoint and cassette as --agent llm:MODEL).
+    #[arg(long, value_name = "SPEC")]
+    user: Option<String>,
     #[command(flatten)]
     llm: llm::LlmArgs,
 }

@@ -33,7 +33,7 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode, Failure> {
     let setup = &args.setup;
     let mut prepared = load::scenario(&setup.scenario)?;
     load::select_tasks(&mut prepared, setup.tasks.as_deref())?;
-    let stack = load::setup_agent(setup, &prepared)?;
+    let stack = load::setup_agent(setup, &mut prepared)?;
     load::check_swarm(setup, &prepared)?;
     // Before the output directory is touched: a bad tilts file leaves nothing.
     let plan = importance_plan(args, &prepared, &stack)?;
