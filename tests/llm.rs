@@ -118,7 +118,14 @@ fn respond(request: &Json, faults: Faults, seen: &Mutex<BTreeSet<String>>) -> (&
     if faults.server_error && first_sight("500") {
         return ("500 Internal Server Error", String::new(), json!({"error": {"message": "oops"}}));
     }
-    let mut answer = if request.get("tools").is_some() { script(messages) } else { customer(messages) };
+    let tau2 = request["tools"]
+        .as_array()
+        .is_some_and(|t| t.iter().any(|f| f["function"]["name"] == "find_user_id_by_name_zip"));
+    let mut answer = match request.get("tools") {
+        Some(_) if tau2 => tau2_agent(messages),
+        Some(_) => script(messages),
+        None => customer(messages),
+    };
     if faults.malformed && first_sight("malformed") {
         answer = json!({"tool_calls": [{"id": "bad", "type": "function",
             "function": {"name": "lookup_order", "arguments": "{\"order_id\": "}}]});
@@ -196,7 +203,7 @@ fn customer(messages: &[Json]) -> Json {
         line_after("Reason for call:")
     } else if agent.starts_with("Shall I") {
         "Yes, please go ahead.".to_string()
-    } else if agent.starts_with("I've refunded") {
+    } else if agent.starts_with("I've refunded") || agent.starts_with("I found your account") {
         "Thank you, that's all. ###STOP###".to_string()
     } else if agent.contains('?') {
         let known = system.split("Known info:\n").nth(1).unwrap_or_default();
@@ -210,6 +217,36 @@ fn customer(messages: &[Json]) -> Json {
         "OK.".to_string()
     };
     json!({"role": "assistant", "content": words})
+}
+
+/// A tau2 retail agent that finds the customer by name and zip code, tells
+/// them, and ends the conversation (it changes nothing: tasks whose gold
+/// database is the initial one succeed, the others fail as tau2 judges them).
+fn tau2_agent(messages: &[Json]) -> Json {
+    let user: Vec<&str> =
+        messages.iter().filter(|m| m["role"] == "user").filter_map(|m| m["content"].as_str()).collect();
+    let fact = |name: &str| {
+        let said = format!("{name} is ");
+        user.iter().find_map(|t| t.split(&said).nth(1)).map(|rest| rest.split([',', '.']).next().unwrap_or("").trim())
+    };
+    let found = tool_results(messages);
+    if let Some((_, result)) = found.first() {
+        if messages.last().is_some_and(|m| m["role"] == "user") {
+            return call(messages, "end_conversation", json!({"outcome": "done"}));
+        }
+        return match result["ok"] == true {
+            true => say(&format!("I found your account {}.", result["body"].as_str().unwrap_or("?"))),
+            false => call(messages, "end_conversation", json!({"outcome": "gave_up", "reason": "not found"})),
+        };
+    }
+    if let (Some(first), Some(last), Some(zip)) = (fact("first name"), fact("last name"), fact("zip")) {
+        return call(messages, "find_user_id_by_name_zip", json!({"first_name": first, "last_name": last, "zip": zip}));
+    }
+    let asked = messages.iter().filter(|m| m["role"] == "assistant" && m["content"].is_string()).count();
+    if asked >= 2 {
+        return call(messages, "end_conversation", json!({"outcome": "gave_up", "reason": "no name and zip"}));
+    }
+    say("Could you tell me your first name, last name and zip code?")
 }
 
 fn say(text: &str) -> Json {
@@ -562,4 +599,71 @@ fn the_users_provider_failures_are_its_own_and_replay() {
     assert!(all.contains("outcome: agent_error"), "{all}");
     assert!(all.contains("the user's model failed: replay: the cassette has no answer"), "{all}");
     assert!(all.contains("llm_user      error.missing_answer"), "{all}");
+}
+
+/// The tau2 retail data, or `None` (after saying so) when it is missing and not
+/// under CI (see tests/tau2.rs).
+fn tau2_data() -> Option<std::path::PathBuf> {
+    let dir = std::env::var_os("AGENTSIM_TAU2_RETAIL")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/tau2-retail"));
+    if dir.join("db.json").is_file() && dir.join("tasks.json").is_file() && dir.join("policy.md").is_file() {
+        return Some(dir);
+    }
+    crate::common::skip("llm on tau2 retail", &format!("no tau2-bench retail data at `{}`", dir.display()));
+    None
+}
+
+/// docs/llm.md's done-when: `agentsim sweep retail/retail.ron --agent llm:MODEL
+/// --user llm:MODEL --seeds A..B --trials K --cassette c/` gives tau2-style
+/// results (Wilson intervals, pass^k, tau2's checks), and the same command
+/// with the full cassette and no server gives the same bytes, on 1 and 4 threads.
+#[test]
+fn the_tau2_retail_sweep_with_models_replays_byte_for_byte_without_a_server() {
+    let Some(data) = tau2_data() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let imported = agentsim(dir.path(), &["import-tau2", data.to_str().unwrap(), "--out", "retail"], &[]);
+    assert!(imported.status.success(), "{}", text(&imported));
+    let fake = Fake::start(Faults::default());
+    let run = |base_url: &str, out: &str, threads: &str| {
+        let args = [
+            "sweep",
+            "retail/retail.ron",
+            "--agent",
+            "llm:fake",
+            "--user",
+            "llm:fake",
+            "--seeds",
+            "0..4",
+            "--trials",
+            "2",
+            "--cassette",
+            "c",
+            "--llm-base-url",
+            base_url,
+            "--out",
+            out,
+        ];
+        let output = agentsim(dir.path(), &args, &[("RAYON_NUM_THREADS", threads), ("OPENAI_API_KEY", "")]);
+        assert!(output.status.success(), "{}", text(&output));
+        let read = |file: &str| std::fs::read_to_string(dir.path().join(out).join(file)).unwrap();
+        (read("trajectories.csv"), read("summary.json"))
+    };
+    let (csv, summary) = run(&fake.base_url.clone(), "live", "4");
+    let requests = fake.requests();
+    drop(fake);
+    let json: Json = serde_json::from_str(&summary).unwrap();
+    let completion = &json["completion"];
+    assert!(completion["low"].as_f64() <= completion["rate"].as_f64(), "a Wilson interval: {completion}");
+    assert!(json["pass_k"].is_object(), "pass^k with --trials 2: {summary}");
+    assert!(csv.contains("llm_user.answer=") && csv.contains("llm.answer="), "{csv}");
+    assert!(csv.lines().count() == 9, "4 seeds of 2 trials: {csv}");
+    assert!(requests > 12, "the agent and the user asked the server: {requests}");
+    let outcomes: BTreeSet<&str> = csv.lines().skip(1).filter_map(|l| l.split(',').nth(2)).collect();
+    assert!(outcomes.len() >= 2, "tasks are judged by tau2's databases: {outcomes:?}");
+
+    // The same command, the server gone: the cassette answers, byte for byte.
+    let offline = "http://127.0.0.1:9/v1";
+    assert_eq!(run(offline, "one", "1"), (csv.clone(), summary.clone()), "on 1 thread");
+    assert_eq!(run(offline, "four", "4"), (csv, summary), "on 4 threads");
 }

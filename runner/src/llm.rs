@@ -103,6 +103,19 @@ pub fn endpoint(options: &LlmOptions) -> Result<Endpoint, Error> {
     Ok(endpoint)
 }
 
+/// Episodes in flight by default when a model is asked live.
+pub const IN_FLIGHT_DEFAULT: usize = 64;
+
+/// How many episodes a sweep keeps in flight by default: [`IN_FLIGHT_DEFAULT`]
+/// when a model plays the agent or the user and is asked live (its threads
+/// wait on the network, not on the cores), `None` (one per core) otherwise,
+/// replaying a cassette included.
+pub fn in_flight_default(stack: &StackSpec, prepared: &Prepared, options: &LlmOptions) -> Option<usize> {
+    let model = matches!(stack.planner, PlannerSpec::Llm(_)) || prepared.has_user_voice();
+    let replaying = options.cassette.is_some() && options.cassette_mode.as_deref() == Some("replay");
+    (model && !replaying).then_some(IN_FLIGHT_DEFAULT)
+}
+
 /// Reads `--user`: `rules` (the world's user) or `llm:MODEL`.
 pub fn parse_user(spec: &str) -> Result<UserSpec, Error> {
     match spec.strip_prefix("llm:") {
