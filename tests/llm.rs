@@ -487,8 +487,13 @@ fn text_of(output: &std::process::Output) -> String {
 /// `agentsim sweep` of support_desk with the fake model as the agent and the
 /// user, into `out`; the CSV and the summary.
 fn sweep_both(dir: &Path, fake: Option<&Fake>, mode: &str, out: &str, threads: &str) -> String {
+    sweep_both_with(dir, fake, mode, out, threads, &[])
+}
+
+/// [`sweep_both`] with more arguments.
+fn sweep_both_with(dir: &Path, fake: Option<&Fake>, mode: &str, out: &str, threads: &str, more: &[&str]) -> String {
     let base_url = fake.map_or("http://127.0.0.1:9/v1".to_string(), |f| f.base_url.clone());
-    let args = [
+    let mut args = vec![
         "sweep",
         "support_desk",
         "--agent",
@@ -506,6 +511,7 @@ fn sweep_both(dir: &Path, fake: Option<&Fake>, mode: &str, out: &str, threads: &
         "--cassette-mode",
         mode,
     ];
+    args.extend_from_slice(more);
     let env = [("RAYON_NUM_THREADS", threads), ("OPENAI_API_KEY", ""), ("AGENTSIM_LLM_BACKOFF_MS", "10")];
     let output = agentsim(dir, &args, &env);
     assert!(output.status.success(), "{}", text(&output));
@@ -533,7 +539,9 @@ fn a_model_plays_the_user_records_and_replays_offline_on_1_and_4_threads() {
     let one = sweep_both(dir.path(), None, "replay", "one", "1");
     let four = sweep_both(dir.path(), None, "replay", "four", "4");
     assert_eq!(one, four, "the same bytes on 1 and 4 threads");
-    assert_eq!(one, recorded, "the replay is the recording");
+    assert_eq!(one, recorded, "the replay is the recording (64 episodes were in flight)");
+    let in_flight = sweep_both_with(dir.path(), None, "replay", "in-flight", "1", &["--in-flight", "5"]);
+    assert_eq!(in_flight, recorded, "the same bytes with 5 episodes in flight");
 
     // The user speaks the model's words; the world's user still judges.
     let run = agentsim(
