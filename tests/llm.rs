@@ -675,3 +675,28 @@ fn the_tau2_retail_sweep_with_models_replays_byte_for_byte_without_a_server() {
     assert_eq!(run(offline, "one", "1"), (csv.clone(), summary.clone()), "on 1 thread");
     assert_eq!(run(offline, "four", "4"), (csv, summary), "on 4 threads");
 }
+
+#[test]
+fn a_scenario_names_its_user_model_without_changing_its_world() {
+    let source = include_str!("../seeds/support_desk.ron");
+    let with_user = source.replacen(
+        "    world: SupportDesk(",
+        "    user: Llm(model: \"fake\", temperature: 0.5),\n    world: SupportDesk(",
+        1,
+    );
+    let plain = agentsim_worlds::Scenario::parse(source, "support_desk.ron").unwrap();
+    let voiced = agentsim_worlds::Scenario::parse(&with_user, "voiced.ron").unwrap();
+    let agentsim_worlds::UserSpec::Llm(model) = &voiced.user else { panic!("a model as the user") };
+    assert_eq!((model.model.as_str(), model.temperature), ("fake", Some(0.5)));
+    assert_eq!(plain.key(), voiced.key(), "who plays the user is not part of the world's key");
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bad.ron"), with_user.replace("Llm(model:", "Llm(modle:")).unwrap();
+    let output = agentsim(dir.path(), &["run", "bad.ron"], &[]);
+    let all = text(&output);
+    assert_eq!(output.status.code(), Some(2), "{all}");
+    assert!(all.contains("bad.ron:") && all.contains("modle"), "{all}");
+    let output = agentsim(dir.path(), &["run", "support_desk", "--user", "someone"], &[]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert!(text(&output).contains("--user: expected `rules` or `llm:MODEL`, found `someone`"), "{}", text(&output));
+}
