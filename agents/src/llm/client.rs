@@ -267,13 +267,25 @@ mod transport {
         (seconds.is_finite() && seconds >= 0.0).then_some((seconds * 1000.0) as u64)
     }
 
+    /// Idle connections kept open for the next requests (per host, and in all).
+    #[cfg(feature = "http")]
+    const IDLE_CONNECTIONS_MAX: usize = 256;
+
     #[cfg(feature = "http")]
     pub fn post(url: &str, api_key: Option<&str>, body: &str, timeout_ms: u64) -> Result<HttpAnswer, SendError> {
         use std::sync::LazyLock;
         use std::time::Duration;
-        // One agent per process: its connection pool serves every episode.
-        static AGENT: LazyLock<ureq::Agent> =
-            LazyLock::new(|| ureq::Agent::config_builder().http_status_as_error(false).build().into());
+        // One agent per process: its connection pool serves every episode,
+        // with room for every episode in flight (`--in-flight`, 64 by default)
+        // to keep its connection (ureq keeps 3 per host unless told).
+        static AGENT: LazyLock<ureq::Agent> = LazyLock::new(|| {
+            ureq::Agent::config_builder()
+                .http_status_as_error(false)
+                .max_idle_connections(IDLE_CONNECTIONS_MAX)
+                .max_idle_connections_per_host(IDLE_CONNECTIONS_MAX)
+                .build()
+                .into()
+        });
         if url.starts_with("https:") && !cfg!(feature = "tls") {
             return Err(SendError::Unsupported(format!(
                 "{url}: this build has no TLS; rebuild with `--features llm-tls`, or use a plain-HTTP endpoint"
