@@ -191,8 +191,8 @@ pub struct Event {
     /// What.
     pub kind: EventKind,
     /// A diagnostic (the wall-clock latency of a model's answer, an external
-    /// agent's stderr): kept for the reader, outside the digest, and left out
-    /// of an incident's timeline (a replay need not repeat it).
+    /// agent's stderr): kept for the reader, outside the digest (an incident's
+    /// timeline leaves a model's out: its replay does not repeat them).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub diagnostic: bool,
 }

@@ -287,11 +287,7 @@ impl Incident {
     pub fn check(&self, prepared: &Prepared, replayed: &Trajectory) -> Replay {
         let digest = replayed.digest.to_string();
         let rendered = timeline::render_replayable(replayed, &prepared.catalog);
-        // Incidents written before diagnostics were left out of the timeline
-        // hold them (an external agent's stderr, which its replay repeats).
-        let same = |text: &str| self.timeline.iter().map(String::as_str).eq(text.lines());
-        let same_timeline =
-            self.timeline.is_empty() || same(&rendered) || same(&timeline::render(replayed, &prepared.catalog));
+        let same_timeline = self.timeline.is_empty() || self.timeline.iter().map(String::as_str).eq(rendered.lines());
         if replayed.outcome == self.outcome && digest == self.digest && same_timeline {
             return Replay::Match;
         }

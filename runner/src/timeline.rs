@@ -13,16 +13,23 @@ pub fn render(t: &Trajectory, catalog: &Catalog) -> String {
     render_events(t, catalog, true)
 }
 
-/// [`render`] without the diagnostics (a model's wall-clock latency, where its
-/// answer came from, an agent's stderr): the timeline an incident keeps, which
-/// its replay must repeat line for line.
+/// [`render`] without a model's diagnostics (its wall-clock latency, where its
+/// answer came from, why an attempt failed), which a replay from a cassette or
+/// an incident does not repeat: the timeline an incident keeps, which its
+/// replay must repeat line for line. Other diagnostics (an external agent's
+/// stderr, which its recorded decisions replay) stay.
 pub fn render_replayable(t: &Trajectory, catalog: &Catalog) -> String {
     render_events(t, catalog, false)
 }
 
-fn render_events(t: &Trajectory, catalog: &Catalog, diagnostics: bool) -> String {
+/// Whether an event is a model's diagnostic (see [`render_replayable`]).
+fn models_diagnostic(event: &agentsim_engine::Event) -> bool {
+    event.diagnostic && matches!(&event.kind, EventKind::Note(n) if n.source == "llm" || n.source == "llm_user")
+}
+
+fn render_events(t: &Trajectory, catalog: &Catalog, models_diagnostics: bool) -> String {
     let mut out = String::new();
-    for event in t.events.iter().filter(|e| diagnostics || !e.diagnostic) {
+    for event in t.events.iter().filter(|e| models_diagnostics || !models_diagnostic(e)) {
         let time = format_time(event.at_ms);
         let (what, detail) = match &event.kind {
             EventKind::User(m) => ("user".to_string(), m.text.clone()),
