@@ -16,8 +16,8 @@ use serde_json::{Value as Json, json};
 
 use crate::common::{agentsim, text};
 
-/// Faults the fake server puts on the first request it sees of each episode
-/// (its first request: two messages), once per distinct request.
+/// Faults the fake server puts on the first request it sees of each episode's
+/// agent and user (their first request: two messages), once per distinct request.
 #[derive(Clone, Copy, Default)]
 struct Faults {
     /// A 429 with `Retry-After: 0`.
@@ -111,14 +111,21 @@ fn serve(stream: TcpStream, faults: Faults, count: &AtomicUsize, seen: &Mutex<BT
 fn respond(request: &Json, faults: Faults, seen: &Mutex<BTreeSet<String>>) -> (&'static str, String, Json) {
     let messages = request["messages"].as_array().unwrap();
     let first_sight =
-        |fault: &str| messages.len() == 2 && seen.lock().unwrap().insert(format!("{fault} {}", messages[1]["content"]));
+        |fault: &str| messages.len() == 2 && seen.lock().unwrap().insert(format!("{fault} {}", request["messages"]));
     if faults.rate_limit && first_sight("429") {
         return ("429 Too Many Requests", "Retry-After: 0\r\n".into(), json!({"error": {"message": "slow down"}}));
     }
     if faults.server_error && first_sight("500") {
         return ("500 Internal Server Error", String::new(), json!({"error": {"message": "oops"}}));
     }
-    let mut answer = script(messages);
+    let tau2 = request["tools"]
+        .as_array()
+        .is_some_and(|t| t.iter().any(|f| f["function"]["name"] == "find_user_id_by_name_zip"));
+    let mut answer = match request.get("tools") {
+        Some(_) if tau2 => tau2_agent(messages),
+        Some(_) => script(messages),
+        None => customer(messages),
+    };
     if faults.malformed && first_sight("malformed") {
         answer = json!({"tool_calls": [{"id": "bad", "type": "function",
             "function": {"name": "lookup_order", "arguments": "{\"order_id\": "}}]});
@@ -180,6 +187,66 @@ fn script(messages: &[Json]) -> Json {
         return call(messages, "issue_refund", args);
     }
     say(&format!("Shall I refund the {item} from order {order_id}, {money}?"))
+}
+
+/// The scripted customer (a request without tools is the user's): states the
+/// reason for the call from its instructions, gives its known info when asked,
+/// agrees to a proposal, and ends with tau2's stop token once told it is done.
+fn customer(messages: &[Json]) -> Json {
+    let system = messages[0]["content"].as_str().unwrap_or_default();
+    assert!(system.starts_with("# User Simulation Guidelines") && system.contains("<scenario>"), "{system}");
+    let line_after = |heading: &str| {
+        system.split(heading).nth(1).and_then(|rest| rest.lines().nth(1)).unwrap_or_default().trim().to_string()
+    };
+    let agent = messages.last().and_then(|m| m["content"].as_str()).unwrap_or_default();
+    let words = if agent == "Hi! How can I help you today?" {
+        line_after("Reason for call:")
+    } else if agent.starts_with("Shall I") {
+        "Yes, please go ahead.".to_string()
+    } else if agent.starts_with("I've refunded") || agent.starts_with("I found your account") {
+        "Thank you, that's all. ###STOP###".to_string()
+    } else if agent.contains('?') {
+        let known = system.split("Known info:\n").nth(1).unwrap_or_default();
+        let facts: Vec<String> = known
+            .lines()
+            .take_while(|l| l.starts_with("\t\t"))
+            .map(|l| l.trim().replacen(": ", " is ", 1).replace('_', " "))
+            .collect();
+        format!("My {}.", facts.join(", my "))
+    } else {
+        "OK.".to_string()
+    };
+    json!({"role": "assistant", "content": words})
+}
+
+/// A tau2 retail agent that finds the customer by name and zip code, tells
+/// them, and ends the conversation (it changes nothing: tasks whose gold
+/// database is the initial one succeed, the others fail as tau2 judges them).
+fn tau2_agent(messages: &[Json]) -> Json {
+    let user: Vec<&str> =
+        messages.iter().filter(|m| m["role"] == "user").filter_map(|m| m["content"].as_str()).collect();
+    let fact = |name: &str| {
+        let said = format!("{name} is ");
+        user.iter().find_map(|t| t.split(&said).nth(1)).map(|rest| rest.split([',', '.']).next().unwrap_or("").trim())
+    };
+    let found = tool_results(messages);
+    if let Some((_, result)) = found.first() {
+        if messages.last().is_some_and(|m| m["role"] == "user") {
+            return call(messages, "end_conversation", json!({"outcome": "done"}));
+        }
+        return match result["ok"] == true {
+            true => say(&format!("I found your account {}.", result["body"].as_str().unwrap_or("?"))),
+            false => call(messages, "end_conversation", json!({"outcome": "gave_up", "reason": "not found"})),
+        };
+    }
+    if let (Some(first), Some(last), Some(zip)) = (fact("first name"), fact("last name"), fact("zip")) {
+        return call(messages, "find_user_id_by_name_zip", json!({"first_name": first, "last_name": last, "zip": zip}));
+    }
+    let asked = messages.iter().filter(|m| m["role"] == "assistant" && m["content"].is_string()).count();
+    if asked >= 2 {
+        return call(messages, "end_conversation", json!({"outcome": "gave_up", "reason": "no name and zip"}));
+    }
+    say("Could you tell me your first name, last name and zip code?")
 }
 
 fn say(text: &str) -> Json {
@@ -379,4 +446,257 @@ fn a_stack_file_names_the_model_and_layers_wrap_it_as_they_wrap_a_preset() {
     let with_layers = run(&["--agent", "llm:fake", "--layers", &layers], "layers");
     assert_eq!(from_file, with_layers, "the same model behind the same layers");
     assert!(from_file.contains("idempotency"), "the layers acted: {from_file}");
+}
+
+#[test]
+fn a_failing_episode_replays_and_shrinks_offline_from_its_incident() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = Fake::start(Faults::default());
+    let recorded = sweep(dir.path(), Some(&fake), Some(("cassette", "record-missing")), "recorded", "4");
+    drop(fake);
+    // No server, no cassette: the incidents alone must do.
+    std::fs::remove_dir_all(dir.path().join("cassette")).unwrap();
+    let mut incidents: Vec<_> = std::fs::read_dir(dir.path().join("recorded/failures"))
+        .expect("the sweep kept its failing seeds")
+        .map(|e| e.unwrap().path())
+        .collect();
+    incidents.sort();
+    assert!(!incidents.is_empty(), "{recorded}");
+    for file in &incidents {
+        let text = std::fs::read_to_string(file).unwrap();
+        assert!(text.contains("answers: ["), "the incident carries its answers: {text}");
+        let digest = text.split("digest: \"").nth(1).unwrap().split('"').next().unwrap();
+        let name = file.to_str().unwrap();
+        let replayed = agentsim(dir.path(), &["replay", name], &[("OPENAI_API_KEY", "")]);
+        let all = text_of(&replayed);
+        assert!(replayed.status.success(), "{all}");
+        assert!(all.contains(&format!("(digest {digest})")), "the recorded digest: {all}");
+    }
+    // `shrink` of an incident runs offline too, and its incident replays.
+    let first = incidents[0].to_str().unwrap();
+    let shrunk = agentsim(dir.path(), &["shrink", "--incident", first, "--out", "shrunk.ron"], &[]);
+    assert!(shrunk.status.success(), "{}", text_of(&shrunk));
+    let again = agentsim(dir.path(), &["replay", "shrunk.ron"], &[]);
+    assert!(again.status.success(), "{}", text_of(&again));
+}
+
+fn text_of(output: &std::process::Output) -> String {
+    text(output)
+}
+
+/// `agentsim sweep` of support_desk with the fake model as the agent and the
+/// user, into `out`; the CSV and the summary.
+fn sweep_both(dir: &Path, fake: Option<&Fake>, mode: &str, out: &str, threads: &str) -> String {
+    sweep_both_with(dir, fake, mode, out, threads, &[])
+}
+
+/// [`sweep_both`] with more arguments.
+fn sweep_both_with(dir: &Path, fake: Option<&Fake>, mode: &str, out: &str, threads: &str, more: &[&str]) -> String {
+    let base_url = fake.map_or("http://127.0.0.1:9/v1".to_string(), |f| f.base_url.clone());
+    let mut args = vec![
+        "sweep",
+        "support_desk",
+        "--agent",
+        "llm:fake",
+        "--user",
+        "llm:fake",
+        "--seeds",
+        "0..12",
+        "--out",
+        out,
+        "--llm-base-url",
+        &base_url,
+        "--cassette",
+        "both",
+        "--cassette-mode",
+        mode,
+    ];
+    args.extend_from_slice(more);
+    let env = [("RAYON_NUM_THREADS", threads), ("OPENAI_API_KEY", ""), ("AGENTSIM_LLM_BACKOFF_MS", "10")];
+    let output = agentsim(dir, &args, &env);
+    assert!(output.status.success(), "{}", text(&output));
+    let read = |file: &str| std::fs::read_to_string(dir.join(out).join(file)).unwrap();
+    read("trajectories.csv") + read("summary.json").as_str()
+}
+
+#[test]
+fn a_model_plays_the_user_records_and_replays_offline_on_1_and_4_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = Fake::start(Faults { rate_limit: false, server_error: false, malformed: false });
+    let recorded = sweep_both(dir.path(), Some(&fake), "record", "recorded", "4");
+    let successes = outcomes(&recorded).iter().filter(|o| *o == "success").count();
+    assert!(successes >= 6, "the scripted model and customer complete most episodes: {:?}", outcomes(&recorded));
+    assert!(recorded.contains("llm_user.answer="), "the user's requests are noted: {recorded}");
+    // The user's requests are in the same cassette, under keys of their own.
+    let entries: Vec<Json> = std::fs::read_dir(dir.path().join("both"))
+        .unwrap()
+        .map(|e| serde_json::from_str(&std::fs::read_to_string(e.unwrap().path()).unwrap()).unwrap())
+        .collect();
+    let users = entries.iter().filter(|e| e["request"].get("tools").is_none()).count();
+    assert!(users >= 12 && users < entries.len(), "{users} of {} entries are the user's", entries.len());
+    drop(fake);
+
+    let one = sweep_both(dir.path(), None, "replay", "one", "1");
+    let four = sweep_both(dir.path(), None, "replay", "four", "4");
+    assert_eq!(one, four, "the same bytes on 1 and 4 threads");
+    assert_eq!(one, recorded, "the replay is the recording (64 episodes were in flight)");
+    let in_flight = sweep_both_with(dir.path(), None, "replay", "in-flight", "1", &["--in-flight", "5"]);
+    assert_eq!(in_flight, recorded, "the same bytes with 5 episodes in flight");
+
+    // The user speaks the model's words; the world's user still judges.
+    let run = agentsim(
+        dir.path(),
+        &[
+            "run",
+            "support_desk",
+            "--agent",
+            "llm:fake",
+            "--user",
+            "llm:fake",
+            "--seed",
+            "1",
+            "--cassette",
+            "both",
+            "--cassette-mode",
+            "replay",
+        ],
+        &[],
+    );
+    let timeline = text(&run);
+    assert!(timeline.contains("Yes, please go ahead."), "{timeline}");
+    assert!(timeline.contains("user_stopped"), "{timeline}");
+    assert!(!timeline.contains("###STOP###"), "the stop token is not said: {timeline}");
+}
+
+#[test]
+fn the_users_provider_failures_are_its_own_and_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    let clean = Fake::start(Faults::default());
+    let expected = sweep_both(dir.path(), Some(&clean), "record", "clean", "4");
+    drop(clean);
+    std::fs::remove_dir_all(dir.path().join("both")).unwrap();
+    // The faults hit each episode's first request of the user (two messages: the
+    // system prompt and the greeting) and of the agent.
+    let faulty = Fake::start(Faults { rate_limit: true, server_error: true, malformed: false });
+    let got = sweep_both(dir.path(), Some(&faulty), "record", "faulty", "4");
+    assert_eq!(outcomes(&got), outcomes(&expected));
+    assert!(got.contains("llm_user.retry=2"), "{got}");
+    drop(faulty);
+    let replayed = sweep_both(dir.path(), None, "replay", "replayed", "1");
+    assert_eq!(replayed, got);
+    // A user's answer missing in replay ends the episode, naming the user's model.
+    std::fs::remove_dir_all(dir.path().join("both")).unwrap();
+    std::fs::create_dir(dir.path().join("both")).unwrap();
+    let run = agentsim(
+        dir.path(),
+        &[
+            "run",
+            "support_desk",
+            "--agent",
+            "llm:fake",
+            "--user",
+            "llm:fake",
+            "--cassette",
+            "both",
+            "--cassette-mode",
+            "replay",
+        ],
+        &[],
+    );
+    let all = text(&run);
+    assert!(all.contains("outcome: agent_error"), "{all}");
+    assert!(all.contains("the user's model failed: replay: the cassette has no answer"), "{all}");
+    assert!(all.contains("llm_user      error.missing_answer"), "{all}");
+}
+
+/// The tau2 retail data, or `None` (after saying so) when it is missing and not
+/// under CI (see tests/tau2.rs).
+fn tau2_data() -> Option<std::path::PathBuf> {
+    let dir = std::env::var_os("AGENTSIM_TAU2_RETAIL")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/tau2-retail"));
+    if dir.join("db.json").is_file() && dir.join("tasks.json").is_file() && dir.join("policy.md").is_file() {
+        return Some(dir);
+    }
+    crate::common::skip("llm on tau2 retail", &format!("no tau2-bench retail data at `{}`", dir.display()));
+    None
+}
+
+/// docs/llm.md's done-when: `agentsim sweep retail/retail.ron --agent llm:MODEL
+/// --user llm:MODEL --seeds A..B --trials K --cassette c/` gives tau2-style
+/// results (Wilson intervals, pass^k, tau2's checks), and the same command
+/// with the full cassette and no server gives the same bytes, on 1 and 4 threads.
+#[test]
+fn the_tau2_retail_sweep_with_models_replays_byte_for_byte_without_a_server() {
+    let Some(data) = tau2_data() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let imported = agentsim(dir.path(), &["import-tau2", data.to_str().unwrap(), "--out", "retail"], &[]);
+    assert!(imported.status.success(), "{}", text(&imported));
+    let fake = Fake::start(Faults::default());
+    let run = |base_url: &str, out: &str, threads: &str| {
+        let args = [
+            "sweep",
+            "retail/retail.ron",
+            "--agent",
+            "llm:fake",
+            "--user",
+            "llm:fake",
+            "--seeds",
+            "0..4",
+            "--trials",
+            "2",
+            "--cassette",
+            "c",
+            "--llm-base-url",
+            base_url,
+            "--out",
+            out,
+        ];
+        let output = agentsim(dir.path(), &args, &[("RAYON_NUM_THREADS", threads), ("OPENAI_API_KEY", "")]);
+        assert!(output.status.success(), "{}", text(&output));
+        let read = |file: &str| std::fs::read_to_string(dir.path().join(out).join(file)).unwrap();
+        (read("trajectories.csv"), read("summary.json"))
+    };
+    let (csv, summary) = run(&fake.base_url.clone(), "live", "4");
+    let requests = fake.requests();
+    drop(fake);
+    let json: Json = serde_json::from_str(&summary).unwrap();
+    let completion = &json["completion"];
+    assert!(completion["low"].as_f64() <= completion["rate"].as_f64(), "a Wilson interval: {completion}");
+    assert!(json["pass_k"].is_object(), "pass^k with --trials 2: {summary}");
+    assert!(csv.contains("llm_user.answer=") && csv.contains("llm.answer="), "{csv}");
+    assert!(csv.lines().count() == 9, "4 seeds of 2 trials: {csv}");
+    assert!(requests > 12, "the agent and the user asked the server: {requests}");
+    let outcomes: BTreeSet<&str> = csv.lines().skip(1).filter_map(|l| l.split(',').nth(2)).collect();
+    assert!(outcomes.len() >= 2, "tasks are judged by tau2's databases: {outcomes:?}");
+
+    // The same command, the server gone: the cassette answers, byte for byte.
+    let offline = "http://127.0.0.1:9/v1";
+    assert_eq!(run(offline, "one", "1"), (csv.clone(), summary.clone()), "on 1 thread");
+    assert_eq!(run(offline, "four", "4"), (csv, summary), "on 4 threads");
+}
+
+#[test]
+fn a_scenario_names_its_user_model_without_changing_its_world() {
+    let source = include_str!("../seeds/support_desk.ron");
+    let with_user = source.replacen(
+        "    world: SupportDesk(",
+        "    user: Llm(model: \"fake\", temperature: 0.5),\n    world: SupportDesk(",
+        1,
+    );
+    let plain = agentsim_worlds::Scenario::parse(source, "support_desk.ron").unwrap();
+    let voiced = agentsim_worlds::Scenario::parse(&with_user, "voiced.ron").unwrap();
+    let agentsim_worlds::UserSpec::Llm(model) = &voiced.user else { panic!("a model as the user") };
+    assert_eq!((model.model.as_str(), model.temperature), ("fake", Some(0.5)));
+    assert_eq!(plain.key(), voiced.key(), "who plays the user is not part of the world's key");
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bad.ron"), with_user.replace("Llm(model:", "Llm(modle:")).unwrap();
+    let output = agentsim(dir.path(), &["run", "bad.ron"], &[]);
+    let all = text(&output);
+    assert_eq!(output.status.code(), Some(2), "{all}");
+    assert!(all.contains("bad.ron:") && all.contains("modle"), "{all}");
+    let output = agentsim(dir.path(), &["run", "support_desk", "--user", "someone"], &[]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert!(text(&output).contains("--user: expected `rules` or `llm:MODEL`, found `someone`"), "{}", text(&output));
 }

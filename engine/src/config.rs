@@ -138,6 +138,9 @@ pub struct SimConfig {
     /// table instead of at `fault_scale` (which then only says whether faults
     /// are injected at all). `None`: every rule at `fault_scale`.
     pub sampled_probabilities: Option<crate::likelihood::RuleProbabilities>,
+    /// Who speaks for the world's user: its rules (the default), or a voice
+    /// (a model, see [`crate::voice`]).
+    pub user_voice: crate::voice::VoiceSlot,
 }
 
 impl Default for SimConfig {
@@ -150,6 +153,7 @@ impl Default for SimConfig {
             fault_scale: 1.0,
             nominal_fault_scale: None,
             sampled_probabilities: None,
+            user_voice: crate::voice::VoiceSlot::default(),
         }
     }
 }

@@ -32,6 +32,7 @@ pub mod time;
 pub mod tool;
 pub mod trajectory;
 pub mod value;
+pub mod voice;
 pub mod world;
 
 pub use agent::{Action, Agent, AgentCx, Finish, Input, Lens, Message, Note, Usage};
@@ -50,4 +51,5 @@ pub use tool::{
 };
 pub use trajectory::{Digest, DigestChain, Event, EventKind, Metrics, Outcome, RealisedFault, Trajectory};
 pub use value::{Float, Key, Value, ValueKind};
+pub use voice::{UserVoice, VoiceCx, VoiceFactory, VoiceSlot, Voiced};
 pub use world::{Check, Minefield, Verdict, World, WorldCx};

@@ -18,6 +18,7 @@ use crate::time::TimeMs;
 use crate::tool::Catalog;
 use crate::trajectory::{EventKind, EventKindRef, Metrics, Outcome, RealisedFault, Recorder, Trajectory};
 use crate::value::Value;
+use crate::voice::{UserVoice, VoiceCx, Voiced};
 use crate::world::{Minefield, Scheduled, World, WorldCx};
 
 /// Consecutive identical failing calls after which a budget-exhausted run is
@@ -69,6 +70,10 @@ enum AgentState {
 
 enum End {
     Finished(Finish),
+    /// The model playing the user failed for good (see [`crate::voice`]).
+    UserFailed(String),
+    /// Nothing left to happen after the user's model ended the conversation.
+    UserStopped,
     Budget(&'static str),
     Horizon,
     Stalled,
@@ -113,6 +118,10 @@ pub fn run<W: World>(
         injections: Vec::new(),
         named: crate::recipient::Named::for_catalog(catalog),
         refused_by: None,
+        voice: None,
+        answering: None,
+        user_stopped: false,
+        user_failed: None,
     };
     let end = sim.run(&mut world, agent);
     sim.finish(&world, end, streams.seed())
@@ -150,6 +159,14 @@ struct Sim<'a, E> {
     injections: Vec<(crate::tool::ToolId, u64, crate::inject::Injected)>,
     /// The budget that ended the run, once one did: nothing is charged after.
     refused_by: Option<&'static str>,
+    /// The voice speaking for the world's user, when a model plays it.
+    voice: Option<Box<dyn UserVoice>>,
+    /// The agent's words the world's user is reading now (what the voice answers).
+    answering: Option<String>,
+    /// The voice ended the conversation: the user says nothing more.
+    user_stopped: bool,
+    /// The voice failed for good: the run ends.
+    user_failed: Option<String>,
 }
 
 impl<'a, E> Sim<'a, E> {
@@ -158,9 +175,17 @@ impl<'a, E> Sim<'a, E> {
             let mut cx = WorldCx::new(0, &mut self.scheduled, &mut self.minefields, &mut self.world_notes);
             world.start(&mut cx);
         }
+        if let Some(factory) = &self.config.user_voice.0 {
+            self.voice = Some(factory.voice(world.user_instructions()));
+        }
         self.flush_world();
         loop {
-            let Some((at_ms, _seq, ev)) = self.queue.pop() else { return End::Stalled };
+            if let Some(reason) = self.user_failed.take() {
+                return End::UserFailed(reason);
+            }
+            let Some((at_ms, _seq, ev)) = self.queue.pop() else {
+                return if self.user_stopped { End::UserStopped } else { End::Stalled };
+            };
             if at_ms > self.config.horizon_ms {
                 self.now_ms = self.config.horizon_ms;
                 return End::Horizon;
@@ -234,17 +259,8 @@ impl<'a, E> Sim<'a, E> {
         self.context_tokens += u64::from(cx.read_tokens());
         self.context_tokens = self.context_tokens.saturating_sub(u64::from(cx.evicted_tokens()));
         let call_timeout_ms = cx.call_timeout_ms();
-        for note in cx.take_notes() {
-            let key = (note.source, note.what);
-            match self.decisions.binary_search_by(|(s, w, _)| (*s, *w).cmp(&key)) {
-                Ok(i) => self.decisions[i].2 = self.decisions[i].2.saturating_add(1),
-                Err(i) => self.decisions.insert(i, (key.0, key.1, 1)),
-            }
-            self.recorder.record(self.now_ms, EventKind::Note(note));
-        }
-        for note in cx.take_diagnostics() {
-            self.recorder.keep_unhashed(self.now_ms, EventKind::Note(note));
-        }
+        let (notes, diagnostics) = (cx.take_notes(), cx.take_diagnostics());
+        self.record_notes(notes, diagnostics);
         let mut think_ms: TimeMs = 0;
         for _ in 0..cx.turns() {
             think_ms = think_ms.saturating_add(self.charge_turn(cx.think_ms(), cx.usage()));
@@ -375,8 +391,12 @@ impl<'a, E> Sim<'a, E> {
             let mut cx = WorldCx::new(self.now_ms, &mut self.scheduled, &mut self.minefields, &mut self.world_notes);
             world.hear(&text, &mut cx);
         }
+        if self.voice.is_some() {
+            self.answering = Some(text.clone());
+        }
         self.recorder.record(self.now_ms, EventKind::Said { text });
         self.flush_world();
+        self.answering = None;
     }
 
     fn new_token(&mut self) -> u64 {
@@ -544,11 +564,82 @@ impl<'a, E> Sim<'a, E> {
             }
             self.recorder.record(self.now_ms, EventKind::Minefield(minefield));
         }
-        for (at_ms, item) in self.scheduled.drain(..) {
+        if self.voice.is_none() {
+            for (at_ms, item) in self.scheduled.drain(..) {
+                match item {
+                    Scheduled::World(event) => self.queue.push(at_ms, Ev::World(event)),
+                    Scheduled::ToAgent(message) => self.queue.push(at_ms, Ev::User(message)),
+                };
+            }
+            return;
+        }
+        // A voice speaks for the user: what it says is recorded as it goes.
+        let mut scheduled = std::mem::take(&mut self.scheduled);
+        for (at_ms, item) in scheduled.drain(..) {
             match item {
-                Scheduled::World(event) => self.queue.push(at_ms, Ev::World(event)),
-                Scheduled::ToAgent(message) => self.queue.push(at_ms, Ev::User(message)),
-            };
+                Scheduled::World(event) => {
+                    self.queue.push(at_ms, Ev::World(event));
+                }
+                Scheduled::ToAgent(message) => {
+                    if let Some(message) = self.voiced(message) {
+                        self.queue.push(at_ms, Ev::User(message));
+                    }
+                }
+            }
+        }
+        // The buffer's capacity is kept for the next flush.
+        self.scheduled = scheduled;
+    }
+
+    /// The message the world's user sends, in the voice's words when a model
+    /// speaks for it (see [`crate::voice`]); `None` when nothing is said (the
+    /// voice ended the conversation, or failed).
+    fn voiced(&mut self, mut message: crate::agent::Message) -> Option<crate::agent::Message> {
+        let Some(voice) = self.voice.as_mut() else { return Some(message) };
+        if self.user_stopped || self.user_failed.is_some() {
+            return None;
+        }
+        let said = self.answering.take();
+        let mut cx = VoiceCx::default();
+        let voiced = voice.speak(said.as_deref(), &message, &mut cx);
+        let (notes, diagnostics) = cx.take();
+        self.record_notes(notes, diagnostics);
+        let text = match voiced {
+            Voiced::Say(text) => text,
+            Voiced::Stop(text) => {
+                self.user_stopped = true;
+                self.recorder.record(self.now_ms, EventKind::World { what: "user_stopped", detail: Value::Null });
+                if text.trim().is_empty() {
+                    return None;
+                }
+                text
+            }
+            Voiced::Failed(reason) => {
+                self.user_failed = Some(reason);
+                return None;
+            }
+        };
+        if text != message.text {
+            // A model's words carry no structured content of the world's.
+            message.content = Value::Null;
+            message.text = text;
+        }
+        Some(message)
+    }
+
+    /// Records notes (counted in the `decisions` column) and diagnostics
+    /// (outside the digest).
+    fn record_notes(&mut self, notes: Vec<crate::agent::Note>, diagnostics: Vec<crate::agent::Note>) {
+        for note in notes {
+            let key = (note.source, note.what);
+            match self.decisions.binary_search_by(|(s, w, _)| (*s, *w).cmp(&key)) {
+                Ok(i) => self.decisions[i].2 = self.decisions[i].2.saturating_add(1),
+                Err(i) => self.decisions.insert(i, (key.0, key.1, 1)),
+            }
+            self.recorder.record(self.now_ms, EventKind::Note(note));
+        }
+        for note in diagnostics {
+            self.recorder.keep_unhashed(self.now_ms, EventKind::Note(note));
         }
     }
 
@@ -594,6 +685,8 @@ fn classify(end: &End, verdict: &crate::world::Verdict, violations: u32, repeat_
         End::Finished(Finish::GaveUp { reason }) => format!("agent gave up: {reason}"),
         End::Finished(Finish::Halted { layer, reason }) => format!("halted by {layer}: {reason}"),
         End::Finished(Finish::Failed { reason }) => format!("agent failed: {reason}"),
+        End::UserFailed(reason) => format!("the user's model failed: {reason}"),
+        End::UserStopped => "the user ended the conversation".to_string(),
         End::Budget(which) => format!("{which} budget exhausted"),
         End::Horizon => "horizon reached".to_string(),
         End::Stalled => "nothing left to happen".to_string(),
@@ -606,10 +699,10 @@ fn classify(end: &End, verdict: &crate::world::Verdict, violations: u32, repeat_
         Outcome::Escalated
     } else {
         match end {
-            End::Finished(Finish::Done) => Outcome::WrongResult,
+            End::Finished(Finish::Done) | End::UserStopped => Outcome::WrongResult,
             End::Finished(Finish::GaveUp { .. }) => Outcome::GaveUp,
             End::Finished(Finish::Halted { .. }) => Outcome::Looped,
-            End::Finished(Finish::Failed { .. }) => Outcome::AgentError,
+            End::Finished(Finish::Failed { .. }) | End::UserFailed(_) => Outcome::AgentError,
             End::Budget(_) if repeat_run >= LOOP_REPEATS_MIN => Outcome::Looped,
             End::Budget(_) => Outcome::BudgetExhausted,
             End::Horizon | End::Stalled => Outcome::Horizon,

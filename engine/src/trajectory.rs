@@ -188,6 +188,11 @@ pub struct Event {
     pub at_ms: TimeMs,
     /// What.
     pub kind: EventKind,
+    /// A diagnostic (the wall-clock latency of a model's answer, an external
+    /// agent's stderr): kept for the reader, outside the digest (an incident's
+    /// timeline leaves a model's out: its replay does not repeat them).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub diagnostic: bool,
 }
 
 /// A 128-bit digest, printed as 32 hex digits.
@@ -409,7 +414,7 @@ impl Recorder {
     /// diagnostic (see `AgentCx::diagnose`), outside the digest by design.
     pub fn keep_unhashed(&mut self, at_ms: TimeMs, kind: EventKind) {
         if let Some(events) = &mut self.events {
-            events.push(Event { at_ms, kind });
+            events.push(Event { at_ms, kind, diagnostic: true });
         }
     }
 
@@ -423,7 +428,7 @@ impl Recorder {
         }
         self.count += 1;
         if let Some(events) = &mut self.events {
-            events.push(Event { at_ms, kind });
+            events.push(Event { at_ms, kind, diagnostic: false });
         }
     }
 
@@ -439,7 +444,7 @@ impl Recorder {
         }
         self.count += 1;
         if let Some(events) = &mut self.events {
-            events.push(Event { at_ms, kind: kind.to_owned() });
+            events.push(Event { at_ms, kind: kind.to_owned(), diagnostic: false });
         }
     }
 

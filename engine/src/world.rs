@@ -129,6 +129,14 @@ pub trait World {
     /// Judges the final state.
     fn judge(&self) -> Verdict;
 
+    /// What a model playing the user is told of its task (its facts, persona
+    /// and what it wants), once the world has started; `None`: the voice
+    /// makes its instructions from the opening message (see
+    /// [`crate::voice`]).
+    fn user_instructions(&self) -> Option<String> {
+        None
+    }
+
     /// A hash of the final state, for worlds that declare one (an imported
     /// tau2-bench domain hashes its database as tau2 does); `None` otherwise.
     /// Not part of the digest: it is a function of the state the events built.

@@ -70,6 +70,7 @@ pub struct SweepBuilder<'w> {
     fault_scale: f64,
     failures: usize,
     swarm: bool,
+    in_flight: Option<usize>,
 }
 
 /// The agent a sweep was given: refused only when the sweep starts, so the
@@ -96,6 +97,7 @@ pub fn sweep<W: Sweepable + ?Sized>(world: &W) -> SweepBuilder<'_> {
         fault_scale: 1.0,
         failures: 3,
         swarm: false,
+        in_flight: None,
     }
 }
 
@@ -200,6 +202,14 @@ impl<'w> SweepBuilder<'w> {
         self
     }
 
+    /// Episodes in flight on threads of their own, for an agent or user that
+    /// waits on a network (a model asked live); `None` (the default): one per
+    /// core. The output does not depend on it.
+    pub fn in_flight(mut self, threads: Option<usize>) -> Self {
+        self.in_flight = threads;
+        self
+    }
+
     /// The agent's label and stack, once every argument is checked.
     fn checked(&self) -> Result<(&str, &StackSpec), SweepError> {
         let (label, stack) = match &self.agent {
@@ -247,11 +257,15 @@ impl<'w> SweepBuilder<'w> {
             record.task.clone_from(&row.task);
             (row, record)
         };
-        runner.sweep_mapped(self.seeds.clone(), self.trials, reduce, |(row, record)| {
-            builder.add_record(&record);
-            rows.push(row);
-            Ok::<(), SweepError>(())
-        })?;
+        let seeds = self.seeds.clone();
+        let run = || {
+            runner.sweep_mapped(seeds, self.trials, reduce, |(row, record)| {
+                builder.add_record(&record);
+                rows.push(row);
+                Ok::<(), SweepError>(())
+            })
+        };
+        crate::ordered::in_flight(self.in_flight, run).map_err(|e| refused(SweepErrorKind::BadArgument, e))??;
         let summary = builder.finish(&prepared.scenario.name, label, self.seeds.clone(), self.fault_scale);
         Ok(SweepOutput { summary, rows })
     }
@@ -290,6 +304,7 @@ impl<'w> SweepBuilder<'w> {
             fault_scale: self.fault_scale,
             failures: self.failures,
             swarm: self.swarm,
+            in_flight: self.in_flight,
         }
     }
 
@@ -315,6 +330,7 @@ impl<'w> SweepBuilder<'w> {
             importance: None,
             importance_plan: None,
             chunk_seeds: (crate::ordered::CHUNK_SEEDS / u64::from(self.trials)).max(1),
+            in_flight: self.in_flight,
             stop: &stop,
         };
         let manifest = sweep.manifest(self.fault_scale, 0, 1);

@@ -69,6 +69,27 @@ class Evaluation:
     def finish(self) -> Tuple[str, str]:
         """(summary.json, the rows as a JSON list), as text."""
 
+def sweep(
+    scenario: str,
+    agent: str,
+    seed_start: int,
+    seed_end: int,
+    fault_scale: float = 1.0,
+    layers: Optional[str] = None,
+    tasks: Optional[str] = None,
+    trials: int = 1,
+    failures: int = 3,
+    out: Optional[Union[str, os.PathLike[str]]] = None,
+    user: Optional[str] = None,
+    llm_base_url: Optional[str] = None,
+    llm_api_key_env: Optional[str] = None,
+    cassette: Optional[Union[str, os.PathLike[str]]] = None,
+    cassette_mode: Optional[str] = None,
+    in_flight: Optional[int] = None,
+) -> Tuple[str, Optional[str]]:
+    """A sweep whose agent runs in Rust (``llm:MODEL``, a preset, a stack
+    file), as ``agentsim sweep`` runs it: ``(summary, rows)`` as JSON text
+    (``rows`` is ``None`` with ``out``)."""
 def builtin_scenarios() -> List[str]: ...
 def presets() -> List[str]: ...
 def explain_error(error: str) -> str: ...

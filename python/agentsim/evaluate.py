@@ -98,6 +98,20 @@ class EvaluateOptions:
     #: Every episode as an incident under ``out/episodes/``, each replayable by
     #: ``agentsim replay`` without Python.
     record_all: bool = False
+    #: Attempts per seed, for pass^k (an agent given by name only).
+    trials: int = 1
+    #: Who speaks for the user: ``"rules"`` (the world's) or ``"llm:MODEL"``
+    #: (an agent given by name only; docs/llm.md).
+    user: Optional[str] = None
+    #: A model's endpoint, up to ``/chat/completions`` (default
+    #: ``$OPENAI_BASE_URL``, else https://api.openai.com/v1).
+    llm_base_url: Optional[str] = None
+    #: The environment variable holding the API key (default ``OPENAI_API_KEY``).
+    llm_api_key_env: Optional[str] = None
+    #: The cassette folder of the model's answers.
+    cassette: Optional[Union[str, Path]] = None
+    #: ``"record"``, ``"replay"`` or ``"record-missing"`` (the default).
+    cassette_mode: Optional[str] = None
 
     @classmethod
     def of(cls, options: Dict[str, Any]) -> "EvaluateOptions":
@@ -317,6 +331,10 @@ async def evaluate_async(
     (a synchronous agent runs as :func:`evaluate` runs it, on a thread of the
     loop's default executor). ``options`` are :class:`EvaluateOptions`' fields."""
     opts = EvaluateOptions.of(options)
+    if isinstance(agent, str):
+        run = functools.partial(_evaluate_named, agent, scenario, seeds, opts)
+        return await asyncio.get_running_loop().run_in_executor(None, run)
+    _python_agent_only(opts)
     if not _Policy(agent, True).is_async:
         run = functools.partial(_evaluate_sync, agent, scenario, seeds, opts)
         return await asyncio.get_running_loop().run_in_executor(None, run)
@@ -405,6 +423,9 @@ def evaluate(agent: AgentLike, scenario: str = "support_desk", seeds: Union[rang
     Returns a :class:`Result`.
     """
     opts = EvaluateOptions.of(options)
+    if isinstance(agent, str):
+        return _evaluate_named(agent, scenario, seeds, opts)
+    _python_agent_only(opts)
     if not _Policy(agent, True).is_async:
         return _evaluate_sync(agent, scenario, seeds, opts)
     coroutine = evaluate_async(agent, scenario, seeds, **dataclasses.asdict(opts))
@@ -430,6 +451,54 @@ def evaluate(agent: AgentLike, scenario: str = "support_desk", seeds: Union[rang
     if "error" in box:
         raise box["error"]
     return box["result"]
+
+
+_NAMED_ONLY = ("trials", "user", "llm_base_url", "llm_api_key_env", "cassette", "cassette_mode")
+
+
+def _python_agent_only(opts: "EvaluateOptions") -> None:
+    """Refuses the options of an agent given by name for a Python agent."""
+    defaults = EvaluateOptions()
+    for name in _NAMED_ONLY:
+        if getattr(opts, name) != getattr(defaults, name):
+            raise ValueError(f"{name}: only for an agent given by name (\"llm:MODEL\", a preset, a stack file)")
+
+
+def _evaluate_named(agent: str, scenario: str, seeds: Union[range, int], opts: "EvaluateOptions") -> Result:
+    """An agent given by name runs in Rust, as ``agentsim sweep`` runs it:
+    ``"llm:MODEL"`` (a model behind an OpenAI-compatible endpoint, docs/llm.md),
+    a preset or a stack file; ``concurrency`` episodes in flight (default: 64
+    for a model asked live, else one per core). The GIL is released meanwhile."""
+    if opts.record_all or opts.resume or opts.shared:
+        raise ValueError("record_all, resume, shared: only for a Python agent")
+    if isinstance(seeds, int):
+        seeds = range(seeds)
+    if not isinstance(seeds, range) or seeds.step != 1 or len(seeds) == 0 or seeds.start < 0:
+        raise ValueError(f"seeds: expected a non-empty range of non-negative seeds with step 1, found {seeds!r}")
+    if not isinstance(opts.concurrency, int) or opts.concurrency < 1:
+        raise ValueError(f"concurrency: expected an integer >= 1, found {opts.concurrency!r}")
+    if not isinstance(opts.trials, int) or not 1 <= opts.trials <= 64:
+        raise ValueError(f"trials: expected an integer in 1..=64, found {opts.trials!r}")
+    if opts.cassette_mode not in (None, "record", "replay", "record-missing"):
+        raise ValueError(f"cassette_mode: expected record, replay or record-missing, found {opts.cassette_mode!r}")
+    if opts.cassette_mode is not None and opts.cassette is None:
+        raise ValueError("cassette_mode: needs cassette, the folder")
+    out = None if opts.out is None else str(opts.out)
+    summary, rows = _native.sweep(
+        scenario, agent, seeds.start, seeds.stop, float(opts.fault_scale), opts.layers, opts.tasks, opts.trials,
+        opts.failures, out, opts.user, opts.llm_base_url, opts.llm_api_key_env,
+        None if opts.cassette is None else str(opts.cassette), opts.cassette_mode,
+        # The default concurrency (1) leaves the choice to agentsim.
+        opts.concurrency if opts.concurrency > 1 else None,
+    )
+    if rows is None:
+        import csv
+
+        with open(Path(out) / "trajectories.csv", newline="") as f:
+            parsed = [dict(row) for row in csv.DictReader(f)]
+    else:
+        parsed = json.loads(rows)
+    return Result(json.loads(summary), parsed, None if out is None else Path(out))
 
 
 def _evaluate_sync(agent: AgentLike, scenario: str, seeds: Union[range, int], opts: "EvaluateOptions") -> Result:

@@ -330,6 +330,7 @@ impl Evaluation {
                     importance: None,
                     importance_plan: None,
                     chunk_seeds: 1,
+                    in_flight: None,
                     stop: &stop,
                 };
                 let manifest = sweep.manifest(w.fault_scale, 0, 1);
@@ -459,6 +460,110 @@ impl Evaluation {
     }
 }
 
+/// A sweep whose agent runs in Rust (`agent`: `llm:MODEL`, a preset or a
+/// stack file), as `agentsim sweep` runs it, with the GIL released: a model as
+/// the agent or the user (`user`: `rules` or `llm:MODEL`), asked at
+/// `llm_base_url` (else `OPENAI_BASE_URL`) with the key in `llm_api_key_env`,
+/// recorded in `cassette` (mode `cassette_mode`), `in_flight` episodes at
+/// once (default 64 for a model asked live). With `out`, the folder
+/// `agentsim sweep --out` writes; returns `(summary, rows)` as JSON text (the
+/// rows: `None` with `out`, whose trajectories.csv holds them).
+#[pyfunction]
+#[pyo3(signature = (scenario, agent, seed_start, seed_end, fault_scale=1.0, layers=None, tasks=None, trials=1,
+    failures=3, out=None, user=None, llm_base_url=None, llm_api_key_env=None, cassette=None, cassette_mode=None,
+    in_flight=None))]
+#[allow(clippy::too_many_arguments)]
+fn sweep(
+    py: Python<'_>,
+    scenario: &str,
+    agent: &str,
+    seed_start: u64,
+    seed_end: u64,
+    fault_scale: f64,
+    layers: Option<&str>,
+    tasks: Option<&str>,
+    trials: u32,
+    failures: usize,
+    out: Option<PathBuf>,
+    user: Option<&str>,
+    llm_base_url: Option<String>,
+    llm_api_key_env: Option<String>,
+    cassette: Option<PathBuf>,
+    cassette_mode: Option<String>,
+    in_flight: Option<usize>,
+) -> PyResult<(String, Option<String>)> {
+    let options =
+        agentsim::llm::LlmOptions { base_url: llm_base_url, api_key_env: llm_api_key_env, cassette, cassette_mode };
+    let (prepared, stack) = model_setup(scenario, agent, layers, tasks, user, &options)?;
+    if in_flight == Some(0) {
+        return Err(value_error("concurrency", "expected an integer >= 1, found 0"));
+    }
+    let in_flight = in_flight.or_else(|| agentsim::llm::in_flight_default(&stack, &prepared, &options));
+    let builder = agentsim::sweep_builder::sweep(&prepared)
+        .stack(agent, stack)
+        .seeds(seed_start..seed_end)
+        .trials(trials)
+        .fault_scale(fault_scale)
+        .failures(failures)
+        .in_flight(in_flight);
+    let failed = |e: serde_json::Error| PyRuntimeError::new_err(e.to_string());
+    match out {
+        Some(out) => {
+            let summary = py.detach(|| builder.write_to(&out)).map_err(|e| value_error("out", e))?;
+            Ok((serde_json::to_string(&summary).map_err(failed)?, None))
+        }
+        None => {
+            let swept = py.detach(|| builder.run()).map_err(|e| value_error("agent", e))?;
+            let summary = serde_json::to_string(&swept.summary).map_err(failed)?;
+            Ok((summary, Some(serde_json::to_string(&swept.rows).map_err(failed)?)))
+        }
+    }
+}
+
+/// The scenario (with its user set up) and the stack of a Rust-run agent.
+fn model_setup(
+    scenario: &str,
+    agent: &str,
+    layers: Option<&str>,
+    tasks: Option<&str>,
+    user: Option<&str>,
+    options: &agentsim::llm::LlmOptions,
+) -> PyResult<(Prepared, StackSpec)> {
+    let mut prepared = agentsim::load::scenario(scenario).map_err(|e| value_error("scenario", e))?;
+    agentsim::load::select_tasks(&mut prepared, tasks).map_err(|e| value_error("tasks", e))?;
+    if let Some(user) = user {
+        prepared.scenario.user = agentsim::llm::parse_user(user).map_err(|e| value_error("user", e))?;
+    }
+    if !prepared.scenario.user.is_rules() {
+        let endpoint = agentsim::llm::endpoint(options).map_err(|e| value_error("llm", e))?;
+        agentsim::llm::configure_user(&mut prepared, &endpoint);
+    }
+    let mut stack = match agent.strip_prefix("llm:") {
+        Some(model) if model.trim().is_empty() => {
+            return Err(value_error("agent", "llm:MODEL: the model name is empty"));
+        }
+        Some(model) => {
+            StackSpec { planner: PlannerSpec::Llm(agentsim_agents::LlmConfig::new(model.trim())), layers: Vec::new() }
+        }
+        None => match agentsim_agents::preset(agent) {
+            Some(stack) => stack,
+            None => {
+                let text = agentsim::files::read_text(agent, "stack file").map_err(|e| value_error("agent", e))?;
+                agentsim::spec::parse_stack(&text, agent).map_err(|e| value_error("agent", e))?
+            }
+        },
+    };
+    if let Some(layers) = layers {
+        stack.layers = match agentsim_agents::preset(layers) {
+            Some(preset) => preset.layers,
+            None => agentsim::load::layers(layers, &prepared).map_err(|e| value_error("layers", e))?,
+        };
+    }
+    agentsim::load::check_tools(&stack, agent, &prepared, None).map_err(|e| value_error("layers", e))?;
+    agentsim::llm::configure(&mut stack, options, &prepared, scenario).map_err(|e| value_error("llm", e))?;
+    Ok((prepared, stack))
+}
+
 /// The built-in scenarios' names.
 #[pyfunction]
 fn builtin_scenarios() -> Vec<&'static str> {
@@ -499,6 +604,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Episode>()?;
     m.add_class::<Evaluation>()?;
     m.add_function(wrap_pyfunction!(builtin_scenarios, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(explain_error, m)?)?;
     m.add_function(wrap_pyfunction!(write_atomic, m)?)?;

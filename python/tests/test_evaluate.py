@@ -327,7 +327,8 @@ def test_the_package_is_typed_and_evaluate_s_options_are_written_once():
             assert f"class {name}" in stub or f"def {name}" in stub or f"{name}:" in stub, name
     fields = [f.name for f in dataclasses.fields(agentsim.EvaluateOptions)]
     assert fields == ["concurrency", "layers", "out", "fault_scale", "tasks", "failures", "resume", "label",
-                      "shared", "record_all"]
+                      "shared", "record_all", "trials", "user", "llm_base_url", "llm_api_key_env", "cassette",
+                      "cassette_mode"]
     # evaluate and evaluate_async take them as keywords, not as parameters of their own.
     for fn in (agentsim.evaluate, agentsim.evaluate_async):
         assert list(inspect.signature(fn).parameters) == ["agent", "scenario", "seeds", "options"]

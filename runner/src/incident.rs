@@ -11,9 +11,13 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use std::sync::Arc;
+
 use agentsim_agents::external::replayed::recorded_steps;
+use agentsim_agents::llm::cassette::Entry;
+use agentsim_agents::llm::{Answers, Endpoint, memory};
 use agentsim_agents::{PlannerSpec, StackSpec};
-use agentsim_engine::{Outcome, Trajectory};
+use agentsim_engine::{EventKind, Outcome, Trajectory};
 use agentsim_worlds::scenario::{ron_error, ron_options};
 use agentsim_worlds::{Prepared, Scenario, ScenarioError};
 
@@ -78,6 +82,25 @@ pub struct Incident {
     /// incident is replayed with `--agent`.
     #[serde(default)]
     pub expect: BTreeMap<String, Outcome>,
+    /// The model answers the episode used (its agent's and its user's, when
+    /// models play them), so that it replays with no cassette and no network
+    /// (docs/llm.md, "Incidents carry their answers"). Left out when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub answers: Vec<CarriedAnswer>,
+}
+
+/// One model answer an incident carries: what a cassette entry holds but the
+/// request (the key stands for it).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CarriedAnswer {
+    /// The request's cassette key (64 hex digits).
+    pub key: String,
+    /// The provider's response body, as JSON text.
+    pub response: String,
+    /// Why each failed attempt before it failed (`http 429`), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retries: Vec<String>,
 }
 
 fn one() -> f64 {
@@ -107,8 +130,9 @@ impl Incident {
             stack: replayable(stack, trajectory),
             outcome: trajectory.outcome,
             digest: trajectory.digest.to_string(),
-            timeline: timeline::render(trajectory, &prepared.catalog).lines().map(str::to_string).collect(),
+            timeline: timeline::render_replayable(trajectory, &prepared.catalog).lines().map(str::to_string).collect(),
             expect: BTreeMap::new(),
+            answers: carried(trajectory, stack),
         }
     }
 
@@ -154,6 +178,20 @@ impl Incident {
         }
         if agentsim_engine::Digest::from_hex(&incident.digest).is_none() {
             return Err(fail(format!("field `digest`: expected 32 hex digits, found `{}`", incident.digest)));
+        }
+        for answer in &incident.answers {
+            if answer.key.len() != 64 || !answer.key.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(fail_at(
+                    "key",
+                    format!("field `answers`: a key must be 64 hex digits, found `{}`", answer.key),
+                ));
+            }
+            if let Err(e) = serde_json::from_str::<serde_json::Value>(&answer.response) {
+                return Err(fail_at(
+                    "response",
+                    format!("field `answers`: the response of {} is not JSON: {e}", answer.key),
+                ));
+            }
         }
         crate::spec::check_layers(&incident.stack, text, origin)?;
         // The embedded scenario gets the same checks as a scenario file.
@@ -211,18 +249,41 @@ impl Incident {
         Ok(text)
     }
 
-    /// The scenario prepared with the incident's stream key.
+    /// The scenario prepared with the incident's stream key; a model playing
+    /// its user answers from the incident's answers alone (offline).
     pub fn prepared(&self) -> Prepared {
-        match self.stream_key.as_deref().and_then(unhex) {
+        let mut prepared = match self.stream_key.as_deref().and_then(unhex) {
             Some(key) => Prepared::with_key(self.scenario.clone(), key),
             None => Prepared::new(self.scenario.clone()),
+        };
+        crate::llm::configure_user(&mut prepared, &self.offline_endpoint());
+        prepared
+    }
+
+    /// Where the incident's models answer from on replay: its own answers,
+    /// and never the network.
+    pub fn offline_endpoint(&self) -> Endpoint {
+        let answers = self.answers.iter().filter_map(|a| {
+            let response = serde_json::from_str(&a.response).ok()?;
+            Some((a.key.clone(), Entry { response, retries: a.retries.clone() }))
+        });
+        Endpoint { answers: Answers(Arc::new(answers.collect())), offline: true, ..Endpoint::default() }
+    }
+
+    /// `stack` as it replays the incident: a model as its planner answers from
+    /// the incident's answers alone (offline).
+    pub fn offline_stack(&self, stack: &StackSpec) -> StackSpec {
+        let mut stack = stack.clone();
+        if let PlannerSpec::Llm(config) = &mut stack.planner {
+            config.endpoint = self.offline_endpoint();
         }
+        stack
     }
 
     /// Replays the incident with its own stack (or `stack` when given), recording.
     pub fn replay(&self, prepared: &Prepared, stack: Option<&StackSpec>) -> Trajectory {
-        let stack = stack.unwrap_or(&self.stack);
-        Runner::new(prepared, stack, true, self.fault_scale).with_swarm(self.swarm).run(self.seed)
+        let stack = self.offline_stack(stack.unwrap_or(&self.stack));
+        Runner::new(prepared, &stack, true, self.fault_scale).with_swarm(self.swarm).run(self.seed)
     }
 
     /// Compares a replay with its own stack against the record: the outcome, the
@@ -231,7 +292,7 @@ impl Incident {
     /// the file while the replay passed).
     pub fn check(&self, prepared: &Prepared, replayed: &Trajectory) -> Replay {
         let digest = replayed.digest.to_string();
-        let rendered = timeline::render(replayed, &prepared.catalog);
+        let rendered = timeline::render_replayable(replayed, &prepared.catalog);
         let same_timeline = self.timeline.is_empty() || self.timeline.iter().map(String::as_str).eq(rendered.lines());
         if replayed.outcome == self.outcome && digest == self.digest && same_timeline {
             return Replay::Match;
@@ -258,6 +319,40 @@ fn replayable(stack: &StackSpec, trajectory: &Trajectory) -> StackSpec {
         }
         _ => stack.clone(),
     }
+}
+
+/// The answers a recorded trajectory's models used (the notes `llm.answer`
+/// and `llm_user.answer` name their keys), in the order first used: from this
+/// process's memory, else from the stack's cassette folder. An answer found
+/// in neither is left out (its replay then ends naming the request).
+fn carried(trajectory: &Trajectory, stack: &StackSpec) -> Vec<CarriedAnswer> {
+    let cassette = match &stack.planner {
+        PlannerSpec::Llm(config) => config.endpoint.cassette.as_ref().map(|(dir, _)| dir.clone()),
+        _ => None,
+    };
+    let mut keys: Vec<&str> = Vec::new();
+    for event in &trajectory.events {
+        if let EventKind::Note(note) = &event.kind
+            && matches!(note.source, "llm" | agentsim_agents::llm::user::NOTE_SOURCE)
+            && note.what == "answer"
+            && let Some(key) = note.detail.as_str()
+            && !keys.contains(&key)
+        {
+            keys.push(key);
+        }
+    }
+    keys.into_iter()
+        .filter_map(|key| {
+            let entry = memory::recall(key).or_else(|| {
+                cassette.as_deref().and_then(|dir| agentsim_agents::llm::cassette::load(dir, key).ok()?)
+            })?;
+            Some(CarriedAnswer {
+                key: key.to_string(),
+                response: agentsim_agents::llm::request::canonical(&entry.response),
+                retries: entry.retries,
+            })
+        })
+        .collect()
 }
 
 /// How a replay compares with its record.

@@ -3,9 +3,12 @@
 
 use std::path::{Path, PathBuf};
 
-use agentsim_agents::llm::{API_KEY_ENV_DEFAULT, BASE_URL_DEFAULT, CassetteMode};
+use std::sync::Arc;
+
+use agentsim_agents::llm::user::LlmUserFactory;
+use agentsim_agents::llm::{API_KEY_ENV_DEFAULT, BASE_URL_DEFAULT, CassetteMode, Endpoint, LlmConfig};
 use agentsim_agents::{PlannerSpec, StackSpec};
-use agentsim_worlds::Prepared;
+use agentsim_worlds::{Prepared, UserModel, UserSpec};
 
 use crate::Error;
 
@@ -47,14 +50,24 @@ pub fn configure(
     scenario: &str,
 ) -> Result<(), Error> {
     let PlannerSpec::Llm(config) = &mut stack.planner else {
-        if options.any() {
+        if options.any() && prepared.scenario.user.is_rules() {
             return Err(Error::argument(
-                "--llm-base-url, --llm-api-key-env, --cassette and --cassette-mode: only with a model as the agent (--agent llm:MODEL, or a stack file whose planner is Llm(..))",
+                "--llm-base-url, --llm-api-key-env, --cassette and --cassette-mode: only with a model as the agent or the user (--agent llm:MODEL, --user llm:MODEL, or a stack file whose planner is Llm(..))",
             ));
         }
         return Ok(());
     };
-    let endpoint = &mut config.endpoint;
+    config.endpoint = endpoint(options)?;
+    if config.system.is_empty() {
+        config.system = system_prompt(prepared, scenario)?;
+    }
+    Ok(())
+}
+
+/// Where a model is served and how its answers are recorded, from `options`
+/// and the environment: the agent's and the user's are made alike.
+pub fn endpoint(options: &LlmOptions) -> Result<Endpoint, Error> {
+    let mut endpoint = Endpoint::default();
     let from_env = std::env::var(BASE_URL_ENV).ok().filter(|u| !u.trim().is_empty());
     endpoint.base_url = options.base_url.clone().or(from_env).unwrap_or_else(|| BASE_URL_DEFAULT.to_string());
     if !(endpoint.base_url.starts_with("http://") || endpoint.base_url.starts_with("https://")) {
@@ -87,10 +100,47 @@ pub fn configure(
     {
         return Err(Error::argument(format!("--cassette {}: no such folder to replay", dir.display())));
     }
-    if config.system.is_empty() {
-        config.system = system_prompt(prepared, scenario)?;
+    Ok(endpoint)
+}
+
+/// Episodes in flight by default when a model is asked live.
+pub const IN_FLIGHT_DEFAULT: usize = 64;
+
+/// How many episodes a sweep keeps in flight by default: [`IN_FLIGHT_DEFAULT`]
+/// when a model plays the agent or the user and is asked live (its threads
+/// wait on the network, not on the cores), `None` (one per core) otherwise,
+/// replaying a cassette included.
+pub fn in_flight_default(stack: &StackSpec, prepared: &Prepared, options: &LlmOptions) -> Option<usize> {
+    let model = matches!(stack.planner, PlannerSpec::Llm(_)) || prepared.has_user_voice();
+    let replaying = options.cassette.is_some() && options.cassette_mode.as_deref() == Some("replay");
+    (model && !replaying).then_some(IN_FLIGHT_DEFAULT)
+}
+
+/// Reads `--user`: `rules` (the world's user) or `llm:MODEL`.
+pub fn parse_user(spec: &str) -> Result<UserSpec, Error> {
+    match spec.strip_prefix("llm:") {
+        Some(model) if model.trim().is_empty() => Err(Error::argument("--user llm:MODEL: the model name is empty")),
+        Some(model) => Ok(UserSpec::Llm(UserModel::new(model.trim()))),
+        None if spec == "rules" => Ok(UserSpec::Rules),
+        None => Err(Error::argument(format!("--user: expected `rules` or `llm:MODEL`, found `{spec}`"))),
     }
-    Ok(())
+}
+
+/// Sets up who speaks for the user of `prepared`: when its scenario names a
+/// model (`user: Llm(..)`, or `--user llm:MODEL` put there), a voice over
+/// `endpoint` (made by [`endpoint`], or an incident's offline one).
+pub fn configure_user(prepared: &mut Prepared, endpoint: &Endpoint) {
+    let UserSpec::Llm(model) = &prepared.scenario.user else {
+        prepared.set_user_voice(None);
+        return;
+    };
+    let mut config = LlmConfig::new(&model.model);
+    config.temperature = model.temperature;
+    config.seed = model.seed;
+    config.max_tokens = model.max_tokens;
+    config.system = model.instructions.clone();
+    config.endpoint = endpoint.clone();
+    prepared.set_user_voice(Some(Arc::new(LlmUserFactory { config })));
 }
 
 /// The model's system prompt for the scenario `spec` names: the `policy.md`

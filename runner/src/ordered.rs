@@ -38,6 +38,20 @@ where
     Ok(())
 }
 
+/// Runs `op` on a pool of `threads` threads of its own, or on the current
+/// pool when `None`: episodes whose agent or user waits on a network (a model
+/// asked live) keep that many in flight, their threads mostly asleep. What
+/// `op` computes in order stays in order; only the scheduling changes.
+pub fn in_flight<R: Send>(threads: Option<usize>, op: impl FnOnce() -> R + Send) -> Result<R, String> {
+    let Some(threads) = threads else { return Ok(op()) };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("agentsim-in-flight-{i}"))
+        .build()
+        .map_err(|e| format!("{threads} episodes in flight: the threads could not be started: {e}"))?;
+    Ok(pool.install(op))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

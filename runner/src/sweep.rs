@@ -67,6 +67,11 @@ pub struct Sweep<'a> {
     pub importance_plan: Option<&'a agentsim_stats::tilts::Plan>,
     /// Seeds per chunk: the granularity of an interruption.
     pub chunk_seeds: u64,
+    /// Episodes in flight for a network-bound agent or user (a model asked
+    /// live): the sweep runs on a pool of this many threads of its own, which
+    /// mostly wait on the network; `None`: rayon's pool, one thread per core.
+    /// Output is the same bytes either way (results are taken in seed order).
+    pub in_flight: Option<usize>,
     /// Set by a signal handler: the sweep stops between chunks.
     pub stop: &'a AtomicBool,
 }
@@ -272,7 +277,9 @@ impl Sweep<'_> {
                 return Ok(done_until);
             }
         }
-        runner.sweep_mapped_until(seeds, trials, self.chunk_seeds, self.stop, swept, sink)
+        let (runner, chunk_seeds, stop) = (&runner, self.chunk_seeds, self.stop);
+        let run = move || runner.sweep_mapped_until(seeds, trials, chunk_seeds, stop, swept, sink);
+        crate::ordered::in_flight(self.in_flight, run).map_err(Error::run)?
     }
 }
 

@@ -10,8 +10,26 @@ const BODY_CHARS_MAX: usize = 110;
 
 /// One line per event: virtual time, what, details.
 pub fn render(t: &Trajectory, catalog: &Catalog) -> String {
+    render_events(t, catalog, true)
+}
+
+/// [`render`] without a model's diagnostics (its wall-clock latency, where its
+/// answer came from, why an attempt failed), which a replay from a cassette or
+/// an incident does not repeat: the timeline an incident keeps, which its
+/// replay must repeat line for line. Other diagnostics (an external agent's
+/// stderr, which its recorded decisions replay) stay.
+pub fn render_replayable(t: &Trajectory, catalog: &Catalog) -> String {
+    render_events(t, catalog, false)
+}
+
+/// Whether an event is a model's diagnostic (see [`render_replayable`]).
+fn models_diagnostic(event: &agentsim_engine::Event) -> bool {
+    event.diagnostic && matches!(&event.kind, EventKind::Note(n) if n.source == "llm" || n.source == "llm_user")
+}
+
+fn render_events(t: &Trajectory, catalog: &Catalog, models_diagnostics: bool) -> String {
     let mut out = String::new();
-    for event in &t.events {
+    for event in t.events.iter().filter(|e| models_diagnostics || !models_diagnostic(e)) {
         let time = format_time(event.at_ms);
         let (what, detail) = match &event.kind {
             EventKind::User(m) => ("user".to_string(), m.text.clone()),

@@ -155,11 +155,12 @@ pub fn shrink(
     let (prepared, stack, seed, fault_scale, agent) = match from_incident {
         Some(file) => {
             let incident = load_incident(file)?;
-            (incident.prepared(), incident.stack.clone(), incident.seed, incident.fault_scale, incident.agent.clone())
+            let stack = incident.offline_stack(&incident.stack);
+            (incident.prepared(), stack, incident.seed, incident.fault_scale, incident.agent.clone())
         }
         None => {
-            let prepared = load::scenario(&setup.scenario)?;
-            let stack = load::setup_agent(setup, &prepared)?;
+            let mut prepared = load::scenario(&setup.scenario)?;
+            let stack = load::setup_agent(setup, &mut prepared)?;
             let seed = seed.ok_or_else(|| Failure::input("shrink: give --seed N or --incident FILE"))?;
             (prepared, stack, seed, setup.fault_scale.single("shrink")?, setup.agent.clone())
         }

@@ -71,10 +71,18 @@ pub fn agent(spec: &str, prepared: &Prepared, turn_limit_ms: u64, layers: Option
 }
 
 /// The stack `setup` names ([`agent`]), with its model (if it is one) set up
-/// from the `--llm-*` and `--cassette*` flags.
-pub fn setup_agent(setup: &super::Setup, prepared: &Prepared) -> Result<StackSpec, Failure> {
+/// from the `--llm-*` and `--cassette*` flags; first, who speaks for the user
+/// (`--user`, else the scenario's `user`), set up from the same flags.
+pub fn setup_agent(setup: &super::Setup, prepared: &mut Prepared) -> Result<StackSpec, Failure> {
+    let options = setup.llm.options();
+    if let Some(user) = &setup.user {
+        prepared.scenario.user = agentsim::llm::parse_user(user)?;
+    }
+    if !prepared.scenario.user.is_rules() {
+        agentsim::llm::configure_user(prepared, &agentsim::llm::endpoint(&options)?);
+    }
     let mut stack = agent(&setup.agent, prepared, setup.turn_limit_ms, setup.layers.as_deref())?;
-    agentsim::llm::configure(&mut stack, &setup.llm.options(), prepared, &setup.scenario)?;
+    agentsim::llm::configure(&mut stack, &options, prepared, &setup.scenario)?;
     Ok(stack)
 }
 

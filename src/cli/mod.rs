@@ -143,6 +143,11 @@ struct Setup {
     /// each task k times; the task is the `task` column of trajectories.csv.
     #[arg(long)]
     tasks: Option<String>,
+    /// Who speaks for the world's user: `rules` (its documented rules, the
+    /// default unless the scenario names a model) or llm:MODEL (a model told
+    /// the task, over the same endpoint and cassette as --agent llm:MODEL).
+    #[arg(long, value_name = "SPEC")]
+    user: Option<String>,
     #[command(flatten)]
     llm: llm::LlmArgs,
 }
@@ -324,6 +329,12 @@ struct SweepArgs {
     /// on seeds from 2^63 on, apart from the sweep's own). Default: 1000.
     #[arg(long, value_name = "SEEDS", value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     importance_pilot: Option<u64>,
+    /// Episodes in flight at once, on threads of their own that wait on the
+    /// network (default: 64 when a model plays the agent or the user and is
+    /// asked live, i.e. not --cassette-mode replay; else one per core). The
+    /// output does not depend on it.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
+    in_flight: Option<u64>,
 }
 
 /// What `--importance` was given.

@@ -28,7 +28,7 @@ pub fn run(
     }
     let mut prepared = load::scenario(&setup.scenario)?;
     load::select_tasks(&mut prepared, setup.tasks.as_deref())?;
-    let stack = load::setup_agent(setup, &prepared)?;
+    let stack = load::setup_agent(setup, &mut prepared)?;
     load::check_swarm(setup, &prepared)?;
     let fault_scale = setup.fault_scale.single("run")?;
     let runner = Runner::new(&prepared, &stack, true, fault_scale).with_swarm(setup.swarm);

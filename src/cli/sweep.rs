@@ -33,7 +33,7 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode, Failure> {
     let setup = &args.setup;
     let mut prepared = load::scenario(&setup.scenario)?;
     load::select_tasks(&mut prepared, setup.tasks.as_deref())?;
-    let stack = load::setup_agent(setup, &prepared)?;
+    let stack = load::setup_agent(setup, &mut prepared)?;
     load::check_swarm(setup, &prepared)?;
     // Before the output directory is touched: a bad tilts file leaves nothing.
     let plan = importance_plan(args, &prepared, &stack)?;
@@ -50,7 +50,11 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode, Failure> {
     // Held to the end: a second sweep into the same directory is refused.
     let _lock = lock_dir(out, !resume)?;
     let stop = interrupt::install();
-    let sweep = Sweep { prepared: &prepared, stack: &stack, args, chunk_seeds, stop, plan: plan.as_ref() };
+    let in_flight = args
+        .in_flight
+        .map(|n| n as usize)
+        .or_else(|| agentsim::llm::in_flight_default(&stack, &prepared, &setup.llm.options()));
+    let sweep = Sweep { prepared: &prepared, stack: &stack, args, chunk_seeds, in_flight, stop, plan: plan.as_ref() };
     if let Some((shard, shards)) = args.shard {
         return sweep.run_shard(shard, shards, out, resume);
     }
@@ -174,6 +178,7 @@ struct Sweep<'a> {
     stack: &'a StackSpec,
     args: &'a SweepArgs,
     chunk_seeds: u64,
+    in_flight: Option<usize>,
     stop: &'a AtomicBool,
     /// The tilts of `--importance FILE.ron|auto`.
     plan: Option<&'a Plan>,
@@ -220,6 +225,7 @@ impl Sweep<'_> {
             },
             importance_plan: self.plan,
             chunk_seeds: self.chunk_seeds,
+            in_flight: self.in_flight,
             stop: self.stop,
         }
     }

@@ -19,7 +19,9 @@ pub mod scripted;
 pub mod support_desk;
 pub mod swarm;
 pub mod talk;
+pub mod user_spec;
 pub mod weather_dining;
 pub mod world_model;
 
 pub use scenario::{BuiltinWorld, NamedWorld, Prepared, Scenario, ScenarioError, WorldConfig, WorldKind, WorldModel};
+pub use user_spec::{UserModel, UserSpec};

@@ -15,6 +15,7 @@ use crate::newsroom::NewsroomConfig;
 use crate::scripted::{self, ScriptedConfig};
 use crate::support_desk::SupportDeskConfig;
 use crate::swarm::{Swarm, SwarmDraw};
+use crate::user_spec::UserSpec;
 use crate::weather_dining::WeatherDiningConfig;
 pub use crate::world_model::{Builtin, BuiltinWorld, NamedWorld, WorldKind, WorldModel, run_world};
 
@@ -43,6 +44,11 @@ pub struct Scenario {
     /// keep their keys.
     #[serde(default, skip_serializing_if = "Swarm::is_empty")]
     pub swarm: Swarm,
+    /// Who speaks for the user: the world's rules (the default, left out of
+    /// the canonical form), or a model (docs/llm.md). Not part of the key:
+    /// a model playing the user meets the same world as the rules do.
+    #[serde(default, skip_serializing_if = "UserSpec::is_rules")]
+    pub user: UserSpec,
 }
 
 /// The longest scenario `name`, in characters.
@@ -223,6 +229,7 @@ impl Scenario {
             model: ModelConfig::default(),
             world: WorldConfig::Named(NamedWorld(world.to_string())),
             swarm: Swarm::default(),
+            user: UserSpec::Rules,
         }
     }
 
@@ -341,7 +348,11 @@ impl Scenario {
     /// The key from which every stream of this scenario derives: a digest of its
     /// canonical form, so editing any value changes every trajectory.
     pub fn key(&self) -> [u8; 32] {
-        agentsim_engine::rng::key_of(self)
+        if self.user.is_rules() {
+            return agentsim_engine::rng::key_of(self);
+        }
+        let ruled = Scenario { user: UserSpec::Rules, ..self.clone() };
+        agentsim_engine::rng::key_of(&ruled)
     }
 
     /// Every tool's configuration, by tool name, for editing (making a realised
@@ -360,6 +371,7 @@ impl Scenario {
             fault_scale,
             nominal_fault_scale: None,
             sampled_probabilities: None,
+            user_voice: agentsim_engine::VoiceSlot::default(),
         }
     }
 }
@@ -374,6 +386,9 @@ pub struct Prepared {
     pub catalog: Catalog,
     key: [u8; 32],
     model: Arc<dyn WorldModel>,
+    /// Who speaks for the user when the scenario names a model
+    /// ([`Prepared::set_user_voice`]); empty: the world's rules.
+    voice: agentsim_engine::VoiceSlot,
     /// The task of each seed, in turn (seed `s` runs `tasks[s % len]`; a task
     /// of weight `w` appears `w` times in a row); empty for a world without
     /// named tasks.
@@ -434,7 +449,7 @@ impl Prepared {
 
     fn assemble(scenario: Scenario, catalog: Catalog, key: [u8; 32], model: Arc<dyn WorldModel>) -> Prepared {
         let tasks = weighted(&*model, 0..model.tasks().len());
-        Prepared { scenario, catalog, key, model, tasks }
+        Prepared { scenario, catalog, key, model, tasks, voice: agentsim_engine::VoiceSlot::default() }
     }
 
     /// Runs only the named tasks (`all` or none: every task), seed `s` taking
@@ -567,7 +582,23 @@ impl Prepared {
         let streams = self.streams(seed).with_trial(trial);
         let task = self.task_index(seed);
         let mut agent = agent(self.model.expert(task), &streams);
+        if self.voice.0.is_some() && config.user_voice.0.is_none() {
+            let voiced = SimConfig { user_voice: self.voice.clone(), ..config.clone() };
+            return self.model.run(task, catalog, &streams, &voiced, &mut *agent, swarm_note);
+        }
         self.model.run(task, catalog, &streams, config, &mut *agent, swarm_note)
+    }
+
+    /// Sets who speaks for the user in every run: a voice made by `factory`
+    /// (a model, set up from the scenario's `user` by the runner), or the
+    /// world's rules (`None`).
+    pub fn set_user_voice(&mut self, factory: Option<Arc<dyn agentsim_engine::VoiceFactory>>) {
+        self.voice = agentsim_engine::VoiceSlot(factory);
+    }
+
+    /// Whether a voice speaks for the user ([`Prepared::set_user_voice`]).
+    pub fn has_user_voice(&self) -> bool {
+        self.voice.0.is_some()
     }
 }
 

@@ -297,6 +297,10 @@ impl<W: World> World for Noted<W> {
         self.world.judge()
     }
 
+    fn user_instructions(&self) -> Option<String> {
+        self.world.user_instructions()
+    }
+
     fn state_hash(&self) -> Option<String> {
         self.world.state_hash()
     }

@@ -7,7 +7,7 @@ use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Value};
 use serde_json::{Value as Json, json};
 
 use super::answer::PlannedCall;
-use super::client::{self, Asked, Source};
+use super::client::{self, Asked};
 use super::error::LlmError;
 use super::{LlmConfig, request};
 use crate::external::protocol;
@@ -74,10 +74,8 @@ impl LlmAgent {
             cx.diagnose("llm", "retry_reason", Value::str(why.clone()));
         }
         cx.note("llm", "answer", Value::str(key));
-        match source {
-            Source::Cassette => cx.diagnose("llm", "source", Value::str("cassette")),
-            Source::Live { latency_ms } => cx.diagnose("llm", "latency_ms", Value::Int(latency_ms as i64)),
-        }
+        let (what, detail) = source.diagnostic();
+        cx.diagnose("llm", what, detail);
         if let Some(usage) = answer.usage {
             cx.set_usage(usage);
         }

@@ -57,6 +57,27 @@ pub struct Entry {
     pub retries: Vec<String>,
 }
 
+/// Answers carried with a run, by request key: an incident's
+/// (`Incident::answers`), given to its replay so that it needs no cassette
+/// folder and no network.
+#[derive(Clone, Debug, Default)]
+pub struct Answers(pub std::sync::Arc<std::collections::BTreeMap<String, Entry>>);
+
+impl Answers {
+    /// The answer to `key`, if carried.
+    pub fn get(&self, key: &str) -> Option<&Entry> {
+        self.0.get(key)
+    }
+}
+
+impl PartialEq for Answers {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0) || self.0 == other.0
+    }
+}
+
+impl Eq for Answers {}
+
 /// The file of `key` in the cassette folder `dir`.
 pub fn path(dir: &Path, key: &str) -> PathBuf {
     dir.join(format!("{key}.json"))
@@ -117,55 +138,38 @@ fn bad(file: &Path, what: &str) -> LlmError {
     LlmError::new(LlmErrorKind::Cassette, format!("cassette entry `{}` {what}", file.display()))
 }
 
-/// Entries being recorded in this process, and entries recorded by it (which
-/// `record` mode reads back instead of asking again).
+/// Requests being asked in this process (by key): another asker of the same
+/// key waits, then reads the answer from the memory (see [`super::memory`]).
 struct Keys {
-    busy: BTreeSet<PathBuf>,
-    recorded: BTreeSet<PathBuf>,
+    busy: BTreeSet<String>,
 }
 
-static KEYS: Mutex<Keys> = Mutex::new(Keys { busy: BTreeSet::new(), recorded: BTreeSet::new() });
+static KEYS: Mutex<Keys> = Mutex::new(Keys { busy: BTreeSet::new() });
 static FREED: Condvar = Condvar::new();
 
-/// The right to record one entry, held while its request is asked: others of
-/// the same key wait for it.
+/// The right to ask one request, held while it is asked: others of the same
+/// key wait for it, so that every episode of a process gets one answer.
 pub struct Recording {
-    file: PathBuf,
-    done: bool,
+    key: String,
 }
 
 impl Recording {
-    /// Waits until no other episode of this process records the entry of `key`,
-    /// then takes the right to.
-    pub fn begin(dir: &Path, key: &str) -> Recording {
-        let file = path(dir, key);
+    /// Waits until no other episode of this process asks the request of
+    /// `key`, then takes the right to.
+    pub fn begin(key: &str) -> Recording {
         let mut keys = KEYS.lock().unwrap_or_else(|p| p.into_inner());
-        while keys.busy.contains(&file) {
+        while keys.busy.contains(key) {
             keys = FREED.wait(keys).unwrap_or_else(|p| p.into_inner());
         }
-        keys.busy.insert(file.clone());
-        Recording { file, done: false }
-    }
-
-    /// Whether this process already recorded the entry (so that `record` mode
-    /// gives every episode of one run the same answer to the same request).
-    pub fn recorded_here(&self) -> bool {
-        KEYS.lock().unwrap_or_else(|p| p.into_inner()).recorded.contains(&self.file)
-    }
-
-    /// Marks the entry recorded by this process.
-    pub fn finish(mut self) {
-        self.done = true;
+        keys.busy.insert(key.to_string());
+        Recording { key: key.to_string() }
     }
 }
 
 impl Drop for Recording {
     fn drop(&mut self) {
         let mut keys = KEYS.lock().unwrap_or_else(|p| p.into_inner());
-        keys.busy.remove(&self.file);
-        if self.done {
-            keys.recorded.insert(self.file.clone());
-        }
+        keys.busy.remove(&self.key);
         FREED.notify_all();
     }
 }

@@ -18,7 +18,7 @@ use super::Endpoint;
 use super::answer::{self, Answer};
 use super::cassette::{self, CassetteMode, Entry, Recording};
 use super::error::{LlmError, LlmErrorKind};
-use super::request;
+use super::{memory, request};
 
 /// The largest response body read, in bytes.
 pub const BODY_BYTES_MAX: u64 = 8 << 20;
@@ -28,6 +28,10 @@ pub const BODY_BYTES_MAX: u64 = 8 << 20;
 pub enum Source {
     /// The cassette had it.
     Cassette,
+    /// The run carried it (an incident's answers).
+    Carried,
+    /// This process had it already (see [`super::memory`]).
+    Memory,
     /// The provider gave it, after this much wall-clock time (all attempts).
     Live {
         /// Milliseconds of wall clock.
@@ -35,11 +39,25 @@ pub enum Source {
     },
 }
 
+impl Source {
+    /// The diagnostic the trajectory keeps of it: `("source", where)` or
+    /// `("latency_ms", wall-clock milliseconds)`.
+    pub fn diagnostic(&self) -> (&'static str, agentsim_engine::Value) {
+        use agentsim_engine::Value;
+        match self {
+            Source::Cassette => ("source", Value::str("cassette")),
+            Source::Carried => ("source", Value::str("incident")),
+            Source::Memory => ("source", Value::str("memory")),
+            Source::Live { latency_ms } => ("latency_ms", Value::Int(*latency_ms as i64)),
+        }
+    }
+}
+
 /// An answer and how it was had.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Asked {
+pub struct Asked<A = Answer> {
     /// The answer.
-    pub answer: Answer,
+    pub answer: A,
     /// The request's cassette key.
     pub key: String,
     /// Why each failed attempt failed (`http 429`, `timeout`), in order.
@@ -50,41 +68,85 @@ pub struct Asked {
 
 /// Asks for the answer to `body` (a request made by [`request::body`]).
 pub fn ask(endpoint: &Endpoint, body: &Json, catalog: &Catalog) -> Result<Asked, LlmError> {
+    ask_with(endpoint, body, |response| answer::read(response, catalog))
+}
+
+/// Asks for the answer to `body`, read by `read` (an answer it refuses is
+/// malformed, and retried when live). The answer comes from the first that has
+/// it: the run's carried answers, this process's memory, the cassette, the
+/// model; every answer given is kept in the memory.
+pub fn ask_with<A>(
+    endpoint: &Endpoint,
+    body: &Json,
+    read: impl Fn(&Json) -> Result<A, answer::AnswerError>,
+) -> Result<Asked<A>, LlmError> {
     let key = request::key(body);
-    let Some((dir, mode)) = &endpoint.cassette else {
-        let (answer, _, retries, latency_ms) = live(endpoint, body, &key, catalog)?;
-        return Ok(Asked { answer, key, retries, source: Source::Live { latency_ms } });
-    };
-    if *mode == CassetteMode::Replay {
-        return match cassette::load(dir, &key)? {
-            Some(entry) => replayed(entry, key, dir, catalog),
-            None => Err(LlmError::new(
-                LlmErrorKind::MissingAnswer,
-                format!(
-                    "replay: the cassette has no answer for request {key} (no file `{}`)",
-                    cassette::path(dir, &key).display()
-                ),
-            )),
-        };
+    if let Some(entry) = endpoint.answers.get(&key) {
+        return replayed(entry.clone(), key, Source::Carried, "the incident's answer", &read);
     }
-    let recording = Recording::begin(dir, &key);
-    if (*mode == CassetteMode::RecordMissing || recording.recorded_here())
-        && let Some(entry) = cassette::load(dir, &key)?
+    if let Some(entry) = memory::recall(&key) {
+        return replayed(entry, key, Source::Memory, "an answer of this run", &read);
+    }
+    if endpoint.offline {
+        return Err(LlmError::new(
+            LlmErrorKind::MissingAnswer,
+            format!("offline: the incident carries no answer for request {key} (its replay asks no model)"),
+        ));
+    }
+    // One asker per key in this process; the others then read its answer.
+    let _asking = Recording::begin(&key);
+    if let Some(entry) = memory::recall(&key) {
+        return replayed(entry, key, Source::Memory, "an answer of this run", &read);
+    }
+    let cassette = endpoint.cassette.as_ref();
+    if let Some((dir, mode)) = cassette
+        && *mode != CassetteMode::Record
     {
-        return replayed(entry, key, dir, catalog);
+        match cassette::load(dir, &key)? {
+            Some(entry) => {
+                let file = cassette::path(dir, &key);
+                let asked = replayed(
+                    entry.clone(),
+                    key,
+                    Source::Cassette,
+                    &format!("cassette entry `{}`", file.display()),
+                    &read,
+                )?;
+                memory::keep(&asked.key, &entry);
+                return Ok(asked);
+            }
+            None if *mode == CassetteMode::Replay => {
+                return Err(LlmError::new(
+                    LlmErrorKind::MissingAnswer,
+                    format!(
+                        "replay: the cassette has no answer for request {key} (no file `{}`)",
+                        cassette::path(dir, &key).display()
+                    ),
+                ));
+            }
+            None => {}
+        }
     }
-    let (answer, response, retries, latency_ms) = live(endpoint, body, &key, catalog)?;
-    cassette::store(dir, &key, body, &Entry { response, retries: retries.clone() })?;
-    recording.finish();
+    let (answer, response, retries, latency_ms) = live(endpoint, body, &key, &read)?;
+    let entry = Entry { response, retries: retries.clone() };
+    if let Some((dir, _)) = cassette {
+        cassette::store(dir, &key, body, &entry)?;
+    }
+    memory::keep(&key, &entry);
     Ok(Asked { answer, key, retries, source: Source::Live { latency_ms } })
 }
 
-fn replayed(entry: Entry, key: String, dir: &std::path::Path, catalog: &Catalog) -> Result<Asked, LlmError> {
-    let answer = answer::read(&entry.response, catalog).map_err(|e| {
-        let file = cassette::path(dir, &key);
-        LlmError::new(LlmErrorKind::Cassette, format!("cassette entry `{}`: {e}", file.display()))
-    })?;
-    Ok(Asked { answer, key, retries: entry.retries, source: Source::Cassette })
+fn replayed<A>(
+    entry: Entry,
+    key: String,
+    source: Source,
+    origin: &str,
+    read: &impl Fn(&Json) -> Result<A, answer::AnswerError>,
+) -> Result<Asked<A>, LlmError> {
+    let answer = read(&entry.response)
+        .map_err(|e| LlmError::new(LlmErrorKind::Cassette, format!("{origin} for request {key}: {e}")))?;
+    memory::keep(&key, &entry);
+    Ok(Asked { answer, key, retries: entry.retries, source })
 }
 
 /// One failed attempt: why (as recorded), how long the provider asked us to
@@ -97,12 +159,12 @@ struct Failed {
 
 /// Asks the provider, retrying its failures: the answer, the response body,
 /// the failed attempts' reasons and the wall-clock time taken.
-fn live(
+fn live<A>(
     endpoint: &Endpoint,
     body: &Json,
     key: &str,
-    catalog: &Catalog,
-) -> Result<(Answer, Json, Vec<String>, u64), LlmError> {
+    read: &impl Fn(&Json) -> Result<A, answer::AnswerError>,
+) -> Result<(A, Json, Vec<String>, u64), LlmError> {
     let url = format!("{}/chat/completions", endpoint.base_url.trim_end_matches('/'));
     let text = body.to_string();
     let api_key = std::env::var(&endpoint.api_key_env).ok().filter(|k| !k.trim().is_empty());
@@ -110,7 +172,7 @@ fn live(
     let mut failures: Vec<Failed> = Vec::new();
     for attempt in 1..=endpoint.attempts_max.max(1) {
         let failed = match transport::post(&url, api_key.as_deref(), &text, endpoint.request_timeout_ms) {
-            Ok(http) if (200..300).contains(&http.status) => match read_body(&http.body, catalog) {
+            Ok(http) if (200..300).contains(&http.status) => match read_body(&http.body, read) {
                 Ok((answer, response)) => {
                     let reasons = failures.into_iter().map(|f| f.why).collect();
                     return Ok((answer, response, reasons, started.elapsed().as_millis() as u64));
@@ -140,9 +202,12 @@ fn live(
     Err(exhausted(&failures, key, &url))
 }
 
-fn read_body(body: &str, catalog: &Catalog) -> Result<(Answer, Json), answer::AnswerError> {
+fn read_body<A>(
+    body: &str,
+    read: &impl Fn(&Json) -> Result<A, answer::AnswerError>,
+) -> Result<(A, Json), answer::AnswerError> {
     let response: Json = serde_json::from_str(body).map_err(answer::AnswerError::not_json)?;
-    Ok((answer::read(&response, catalog)?, response))
+    Ok((read(&response)?, response))
 }
 
 /// Exponential backoff: `base`, `2 base`, `4 base`, ... (capped by the caller).
@@ -202,13 +267,25 @@ mod transport {
         (seconds.is_finite() && seconds >= 0.0).then_some((seconds * 1000.0) as u64)
     }
 
+    /// Idle connections kept open for the next requests (per host, and in all).
+    #[cfg(feature = "http")]
+    const IDLE_CONNECTIONS_MAX: usize = 256;
+
     #[cfg(feature = "http")]
     pub fn post(url: &str, api_key: Option<&str>, body: &str, timeout_ms: u64) -> Result<HttpAnswer, SendError> {
         use std::sync::LazyLock;
         use std::time::Duration;
-        // One agent per process: its connection pool serves every episode.
-        static AGENT: LazyLock<ureq::Agent> =
-            LazyLock::new(|| ureq::Agent::config_builder().http_status_as_error(false).build().into());
+        // One agent per process: its connection pool serves every episode,
+        // with room for every episode in flight (`--in-flight`, 64 by default)
+        // to keep its connection (ureq keeps 3 per host unless told).
+        static AGENT: LazyLock<ureq::Agent> = LazyLock::new(|| {
+            ureq::Agent::config_builder()
+                .http_status_as_error(false)
+                .max_idle_connections(IDLE_CONNECTIONS_MAX)
+                .max_idle_connections_per_host(IDLE_CONNECTIONS_MAX)
+                .build()
+                .into()
+        });
         if url.starts_with("https:") && !cfg!(feature = "tls") {
             return Err(SendError::Unsupported(format!(
                 "{url}: this build has no TLS; rebuild with `--features llm-tls`, or use a plain-HTTP endpoint"

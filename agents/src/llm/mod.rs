@@ -27,12 +27,14 @@ pub mod answer;
 pub mod cassette;
 pub mod client;
 pub mod error;
+pub mod memory;
 pub mod request;
+pub mod user;
 
 use serde::{Deserialize, Serialize};
 
 pub use agent::LlmAgent;
-pub use cassette::{CASSETTE_FORMAT, CASSETTE_VERSION, CassetteMode};
+pub use cassette::{Answers, CASSETTE_FORMAT, CASSETTE_VERSION, CassetteMode};
 pub use error::{LlmError, LlmErrorKind};
 
 /// The function the model calls to end the conversation (added to the world's
@@ -96,6 +98,11 @@ pub struct Endpoint {
     pub api_key_env: String,
     /// The cassette folder and mode; `None`: every request asks the model.
     pub cassette: Option<(std::path::PathBuf, CassetteMode)>,
+    /// Answers given with the run (an incident's), consulted first.
+    pub answers: Answers,
+    /// Never ask the model: a request no answer source has ends the episode
+    /// as a missing answer (an incident's replay, offline).
+    pub offline: bool,
     /// Attempts per request before the episode ends as `agent_error`.
     pub attempts_max: u32,
     /// Wall-clock limit of one attempt, in milliseconds.
@@ -117,6 +124,8 @@ impl Default for Endpoint {
             base_url: BASE_URL_DEFAULT.to_string(),
             api_key_env: API_KEY_ENV_DEFAULT.to_string(),
             cassette: None,
+            answers: Answers::default(),
+            offline: false,
             attempts_max: 6,
             request_timeout_ms: 120_000,
             backoff_base_ms: 500,

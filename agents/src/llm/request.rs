@@ -76,6 +76,23 @@ pub fn body(config: &LlmConfig, messages: &[Json], tools: &Json) -> Json {
     body
 }
 
+/// The request body of a model playing the user: `messages` (its system
+/// message first) and the sampling parameters, without tools (so that its key
+/// never equals an agent's, whose requests always carry tools).
+pub fn user_body(config: &LlmConfig, messages: &[Json]) -> Json {
+    let mut body = json!({"model": config.model, "messages": messages});
+    if let Some(t) = config.temperature {
+        body["temperature"] = json!(t);
+    }
+    if let Some(seed) = config.seed {
+        body["seed"] = json!(seed);
+    }
+    if let Some(n) = config.max_tokens {
+        body["max_tokens"] = json!(n);
+    }
+    body
+}
+
 /// `value` in the canonical encoding: object keys sorted (whatever order the
 /// map kept them in), no whitespace.
 pub fn canonical(value: &Json) -> String {

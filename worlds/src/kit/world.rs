@@ -31,6 +31,11 @@ pub trait KitWorld {
 
     /// Judges the final state; `case` says what the kit kept of it.
     fn judge(&self, case: Handover) -> Verdict;
+
+    /// What a model playing the user is told (see `World::user_instructions`).
+    fn user_instructions(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The names of a world's tools by id: a world's `Ids` (see
@@ -139,5 +144,9 @@ impl<W: KitWorld, N: ToolNames> World for Kit<W, N> {
 
     fn judge(&self) -> Verdict {
         self.world.judge(self.handover)
+    }
+
+    fn user_instructions(&self) -> Option<String> {
+        self.world.user_instructions()
     }
 }

@@ -94,6 +94,8 @@ pub type Milestone = (&'static str, usize);
 pub struct Task {
     /// Its id.
     pub id: String,
+    /// What it is about (a tau2 task's own instructions for its user).
+    pub description: String,
     /// The user's facts.
     pub facts: Value,
     /// The opening message template.
@@ -655,6 +657,7 @@ impl ScriptedModel {
         fill_text(&file.request, &file.facts.0).map_err(|m| here(format!("field `{field}.request`: {m}")))?;
         Ok(Task {
             id: file.id.clone(),
+            description: file.description.clone(),
             facts: file.facts.0.clone(),
             request: file.request.clone(),
             openings: file.openings.clone(),

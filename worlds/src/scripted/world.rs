@@ -461,8 +461,42 @@ impl Bindings for CallView<'_> {
     }
 }
 
+/// The facts a model playing the user is told it knows, one `name: value`
+/// per line (`unknown_info`, tau2's, is said apart).
+fn known_lines(facts: &Value) -> String {
+    let Value::Map(pairs) = facts else { return String::new() };
+    let shown = |v: &Value| v.as_str().map_or_else(|| v.render(), str::to_string);
+    pairs
+        .iter()
+        .filter(|(k, _)| k.as_ref() != "unknown_info")
+        .map(|(k, v)| format!("\t\t{k}: {}\n", shown(v)))
+        .collect()
+}
+
 impl World for ScriptedWorld<'_> {
     type Event = ScriptEvent;
+
+    /// tau2's layout of a user scenario (`Instructions:` with the reason for
+    /// the call, the known and unknown info and the task's instructions),
+    /// from the task's request, facts and description.
+    fn user_instructions(&self) -> Option<String> {
+        let persona = &self.model.personas[self.persona];
+        let request = fill_text(&self.task.request, &self.facts).unwrap_or_else(|_| self.task.request.clone());
+        let mut out =
+            format!("Persona:\n\t{}\nInstructions:\n\tReason for call:\n\t\t{}\n", persona.name, request.trim());
+        let known = known_lines(&self.facts);
+        if !known.is_empty() {
+            out.push_str("\tKnown info:\n");
+            out.push_str(&known);
+        }
+        if let Some(unknown) = self.facts.get("unknown_info").and_then(Value::as_str) {
+            out.push_str(&format!("\tUnknown info:\n\t\t{}\n", unknown.trim()));
+        }
+        if !self.task.description.trim().is_empty() {
+            out.push_str(&format!("\tTask instructions:\n\t\t{}\n", self.task.description.trim()));
+        }
+        Some(out)
+    }
 
     fn start(&mut self, cx: &mut WorldCx<'_, ScriptEvent>) {
         for (i, process) in self.model.processes.iter().enumerate() {

@@ -438,6 +438,23 @@ fn refund_body(r: &Refund, order_id: &str) -> Value {
 impl KitWorld for SupportDesk<'_> {
     type Event = DeskEvent;
 
+    /// The customer's persona, what it wants refunded, and every fact it holds
+    /// (whatever its persona states in its opening).
+    fn user_instructions(&self) -> Option<String> {
+        let t = &self.target;
+        let order_id = &self.config.orders[t.order].id;
+        let wanted = match t.item {
+            None => format!("your whole order {order_id}"),
+            Some(_) => format!("the {} from order {order_id}", self.item_name(t)),
+        };
+        Some(format!(
+            "Persona:\n\t{}\nInstructions:\n\tReason for call:\n\t\tYou want a refund of {wanted}.\n\tKnown info:\n\t\tcustomer_id: {}\n\t\torder_id: {order_id}\n\t\titem: {}\n",
+            self.persona.name(),
+            self.customer_id(),
+            self.item_name(t),
+        ))
+    }
+
     fn serve(&mut self, served: Served<'_>, cx: &mut WorldCx<'_, DeskEvent>) -> Result<Value, ToolError> {
         let (call, as_of_ms) = (served.call, served.as_of_ms);
         match served.name {
