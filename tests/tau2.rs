@@ -27,18 +27,27 @@ const TASK_0_HASH: &str = "a109be174767fde0ebb50fe3be37cdb2f1ce017fefd7bd29ea3e4
 /// not under CI. The scenarios the tests parse themselves name tau2's
 /// extension: it is installed first, as agentsim's loader installs it.
 fn data() -> Option<PathBuf> {
+    domain_data("retail", "tau2 parity")
+}
+
+/// The folder of tau2-bench's `domain` (`retail`, `airline`): from
+/// `AGENTSIM_TAU2_RETAIL` (`..._AIRLINE`), else `shared/tau2-DOMAIN` beside the
+/// checkout; `None` (after saying so, as `what`) when it is missing and not
+/// under CI. tau2's extension is installed first, as agentsim's loader does.
+pub fn domain_data(domain: &str, what: &str) -> Option<PathBuf> {
     agentsim::load::install_extensions();
-    let dir = std::env::var_os("AGENTSIM_TAU2_RETAIL")
+    let variable = format!("AGENTSIM_TAU2_{}", domain.to_uppercase());
+    let dir = std::env::var_os(&variable)
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/tau2-retail"));
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../shared/tau2-{domain}")));
     if dir.join("db.json").is_file() && dir.join("tasks.json").is_file() && dir.join("policy.md").is_file() {
         return Some(dir);
     }
     let why = format!(
-        "no tau2-bench retail data at `{}` (set AGENTSIM_TAU2_RETAIL to a folder with db.json, tasks.json, policy.md)",
+        "no tau2-bench {domain} data at `{}` (set {variable} to a folder with db.json, tasks.json, policy.md)",
         dir.display()
     );
-    crate::common::skip("tau2 parity", &why);
+    crate::common::skip(what, &why);
     None
 }
 

@@ -30,19 +30,7 @@ const TASK_11_HASH: &str = "1e46d540ec2e530b9388347f5be682742e76f9c7cdd32c1c5843
 /// The tau2 airline folder, or `None` (after saying so) when it is missing
 /// and not under CI.
 fn data() -> Option<PathBuf> {
-    agentsim::load::install_extensions();
-    let dir = std::env::var_os("AGENTSIM_TAU2_AIRLINE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/tau2-airline"));
-    if dir.join("db.json").is_file() && dir.join("tasks.json").is_file() && dir.join("policy.md").is_file() {
-        return Some(dir);
-    }
-    let why = format!(
-        "no tau2-bench airline data at `{}` (set AGENTSIM_TAU2_AIRLINE to a folder with db.json, tasks.json, policy.md)",
-        dir.display()
-    );
-    crate::common::skip("tau2 airline parity", &why);
-    None
+    crate::tau2::domain_data("airline", "tau2 airline parity")
 }
 
 /// The imported world's folder (imported once per test process).
