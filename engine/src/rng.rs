@@ -273,7 +273,7 @@ mod tests {
             let Generator::Stream(rng) = &parent.rng else { panic!("a component's stream") };
             let mut theirs = ChaCha8Rng::from_seed(rng.get_seed());
             theirs.set_stream(index + 1);
-            // Several blocks, so the block counter's carry is crossed too.
+            // Several blocks: the block counter advances as rand_chacha's does.
             for draw in 0..100 {
                 assert_eq!(ours.next_u64(), theirs.next_u64(), "seed {seed}, index {index}, draw {draw}");
             }
