@@ -91,9 +91,8 @@ impl Named {
     fn a_word_is(&self, recipient: &str) -> bool {
         let text = self.texts.as_str();
         text.match_indices(recipient).any(|(at, _)| {
-            let start = text[..at]
-                .rfind(char::is_whitespace)
-                .map_or(0, |i| i + text[i..].chars().next().map_or(1, char::len_utf8));
+            let start =
+                text[..at].char_indices().rev().find(|(_, c)| c.is_whitespace()).map_or(0, |(i, c)| i + c.len_utf8());
             let end = text[at..].find(char::is_whitespace).map_or(text.len(), |i| at + i);
             text[start..end].trim_matches(is_trimmed) == recipient
         })

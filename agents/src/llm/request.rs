@@ -58,29 +58,25 @@ pub fn tools(catalog: &Catalog) -> Json {
 
 /// The request body for `messages` (the system message first).
 pub fn body(config: &LlmConfig, messages: &[Json], tools: &Json) -> Json {
-    let mut body = json!({
+    let body = json!({
         "model": config.model,
         "messages": messages,
         "tools": tools,
         "tool_choice": "auto",
     });
-    if let Some(t) = config.temperature {
-        body["temperature"] = json!(t);
-    }
-    if let Some(seed) = config.seed {
-        body["seed"] = json!(seed);
-    }
-    if let Some(n) = config.max_tokens {
-        body["max_tokens"] = json!(n);
-    }
-    body
+    with_sampling(config, body)
 }
 
 /// The request body of a model playing the user: `messages` (its system
 /// message first) and the sampling parameters, without tools (so that its key
 /// never equals an agent's, whose requests always carry tools).
 pub fn user_body(config: &LlmConfig, messages: &[Json]) -> Json {
-    let mut body = json!({"model": config.model, "messages": messages});
+    with_sampling(config, json!({"model": config.model, "messages": messages}))
+}
+
+/// `body` with the sampling parameters `config` sets (temperature, seed, most
+/// tokens), the same for the agent's requests and the user's.
+fn with_sampling(config: &LlmConfig, mut body: Json) -> Json {
     if let Some(t) = config.temperature {
         body["temperature"] = json!(t);
     }
