@@ -286,6 +286,12 @@ pub trait Agent: Send {
     fn step(&mut self, input: Input, cx: &mut AgentCx<'_>) -> Action;
 }
 
+impl<A: Agent + ?Sized> Agent for &mut A {
+    fn step(&mut self, input: Input, cx: &mut AgentCx<'_>) -> Action {
+        (**self).step(input, cx)
+    }
+}
+
 impl<A: Agent + ?Sized> Agent for Box<A> {
     fn step(&mut self, input: Input, cx: &mut AgentCx<'_>) -> Action {
         (**self).step(input, cx)

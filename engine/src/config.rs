@@ -141,6 +141,9 @@ pub struct SimConfig {
     /// Who speaks for the world's user: its rules (the default), or a voice
     /// (a model, see [`crate::voice`]).
     pub user_voice: crate::voice::VoiceSlot,
+    /// How many sessions share the world, when they arrive and what they share
+    /// of the model (one session by default: see [`crate::sessions`]).
+    pub sessions: crate::sessions::Sessions,
 }
 
 impl Default for SimConfig {
@@ -154,6 +157,7 @@ impl Default for SimConfig {
             nominal_fault_scale: None,
             sampled_probabilities: None,
             user_voice: crate::voice::VoiceSlot::default(),
+            sessions: crate::sessions::Sessions::default(),
         }
     }
 }

@@ -26,6 +26,7 @@ pub mod queue;
 pub mod recipient;
 pub mod rng;
 pub mod runtime;
+pub mod sessions;
 pub mod sim;
 pub mod task;
 pub mod time;
@@ -49,7 +50,10 @@ pub use time::{TIME_MS_MAX, TimeMs};
 pub use tool::{
     CallFault, Catalog, Constraint, Drift, DriftChange, ToolConfig, ToolDef, ToolId, ToolKind, ToolSpec, TracedCall,
 };
-pub use trajectory::{Digest, DigestChain, Event, EventKind, Metrics, Outcome, RealisedFault, Trajectory};
+pub use sessions::{Arrival, ModelCapacity, SessionId, Sessions};
+pub use trajectory::{
+    Digest, DigestChain, Event, EventKind, Metrics, Outcome, RealisedFault, SessionResult, Trajectory,
+};
 pub use value::{Float, Key, Value, ValueKind};
 pub use voice::{UserVoice, VoiceCx, VoiceFactory, VoiceSlot, Voiced};
 pub use world::{Check, Minefield, Verdict, World, WorldCx};

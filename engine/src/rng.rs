@@ -29,13 +29,15 @@ pub struct StreamSource {
     scenario_key: [u8; 32],
     seed: u64,
     trial: u32,
+    /// The session whose agent streams these are (0 in a run of one).
+    session: u32,
 }
 
 impl StreamSource {
     /// Streams for `seed` of the scenario identified by `scenario_key` (a digest of
     /// the scenario's canonical form, so two different scenarios never share streams).
     pub fn new(scenario_key: [u8; 32], seed: u64) -> Self {
-        Self { scenario_key, seed, trial: 0 }
+        Self { scenario_key, seed, trial: 0, session: 0 }
     }
 
     /// The same seed's streams for the `trial`-th independent attempt of the agent:
@@ -44,6 +46,20 @@ impl StreamSource {
     /// plain seed. This is what pass^k measures.
     pub fn with_trial(&self, trial: u32) -> Self {
         Self { trial, ..self.clone() }
+    }
+
+    /// The streams of session `session`'s agent in a run of many sessions:
+    /// agent streams ([`StreamSource::agent_stream`]) differ per session, and
+    /// session 0's are the plain ones; the world's side stays the same (one
+    /// world; a world names its users' streams `"user.N"` itself).
+    pub fn with_session(&self, session: u32) -> Self {
+        Self { session, ..self.clone() }
+    }
+
+    /// The session of the agent streams (0 unless set with
+    /// [`StreamSource::with_session`]).
+    pub fn session(&self) -> u32 {
+        self.session
     }
 
     /// The trial number (0 unless set with [`StreamSource::with_trial`]).
@@ -74,10 +90,13 @@ impl StreamSource {
     /// `"stack.retry"`): it differs between trials of the same seed, and equals
     /// [`StreamSource::stream`] in trial 0.
     pub fn agent_stream(&self, component: &str) -> Stream {
-        if self.trial > 0 {
-            self.derive(&[component.as_bytes(), b"\0trial", &self.trial.to_le_bytes()])
-        } else {
-            self.derive(&[component.as_bytes()])
+        let trial = self.trial.to_le_bytes();
+        let session = self.session.to_le_bytes();
+        match (self.trial > 0, self.session > 0) {
+            (false, false) => self.derive(&[component.as_bytes()]),
+            (true, false) => self.derive(&[component.as_bytes(), b"\0trial", &trial]),
+            (false, true) => self.derive(&[component.as_bytes(), b"\0session", &session]),
+            (true, true) => self.derive(&[component.as_bytes(), b"\0trial", &trial, b"\0session", &session]),
         }
     }
 

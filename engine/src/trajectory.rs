@@ -145,6 +145,25 @@ pub enum EventKind {
         /// What the agent wrote.
         text: String,
     },
+    /// In a run of many sessions: the events that follow are session
+    /// `session`'s (`None`: the world's own). Recorded only when the acting
+    /// session changes, and never in a run of one session.
+    Session {
+        /// The session acting from here on.
+        session: Option<crate::sessions::SessionId>,
+    },
+    /// A model request waited in line for the model's shared capacity
+    /// (`ModelCapacity`) before it started.
+    Queued {
+        /// How long it waited.
+        queue_ms: TimeMs,
+    },
+    /// In a run of many sessions: the session ended (its agent finished, or a
+    /// budget of its own ran out).
+    SessionEnd {
+        /// Why it stopped.
+        reason: String,
+    },
 }
 
 /// The first variants of [`EventKind`] with their payloads borrowed. Serde numbers
@@ -193,6 +212,11 @@ pub struct Event {
     /// timeline leaves a model's out: its replay does not repeat them).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub diagnostic: bool,
+    /// In a run of many sessions, the session acting (`None`: the world's
+    /// own, or a run of one session). The digest has it from the `Session`
+    /// events.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<crate::sessions::SessionId>,
 }
 
 /// A 128-bit digest, printed as 32 hex digits.
@@ -363,6 +387,43 @@ pub struct Trajectory {
     /// [`crate::likelihood::RuleDraws`]); empty otherwise. Not in the digest.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub rule_draws: Vec<crate::likelihood::RuleDraws>,
+    /// In a run of many sessions, each session's outcome, in session order;
+    /// empty in a run of one. The trajectory's own outcome is then the run's
+    /// (see `sim::sessions_outcome`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sessions: Vec<SessionResult>,
+}
+
+/// One session of a run of many: what its user saw.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SessionResult {
+    /// The session's number, from 0 in order of arrival.
+    pub session: crate::sessions::SessionId,
+    /// When its user arrived.
+    pub arrived_ms: TimeMs,
+    /// When it ended (its agent finished, a budget of its own ran out, or the
+    /// run ended).
+    pub ended_ms: TimeMs,
+    /// Its judged outcome.
+    pub outcome: Outcome,
+    /// The world's verdict on its task.
+    pub verdict: Verdict,
+    /// Why it stopped.
+    pub end_reason: String,
+    /// Its counts (`events` and `virtual_ms` are the run's).
+    pub metrics: Metrics,
+    /// Time its model requests waited in line for the shared capacity.
+    pub model_queue_ms: TimeMs,
+    /// The first other session whose action made a minefield of this one's
+    /// (a race, [`crate::WorldCx::race`]), if any.
+    pub hurt_by: Option<crate::sessions::SessionId>,
+}
+
+impl SessionResult {
+    /// How long its user waited from arrival to the end.
+    pub fn latency_ms(&self) -> TimeMs {
+        self.ended_ms - self.arrived_ms
+    }
 }
 
 fn is_zero(x: &f64) -> bool {
@@ -393,6 +454,16 @@ pub struct Recorder {
     /// The time of the latest event digested: events are fed in time order,
     /// the digest's canonical order.
     last_at_ms: TimeMs,
+    /// In a run of many sessions, the session acting (see
+    /// [`Recorder::enter`]); `None` in a run of one.
+    sessions: Option<Acting>,
+}
+
+/// Which session acts, and which the digest was last told of.
+#[derive(Clone, Copy)]
+struct Acting {
+    acting: Option<crate::sessions::SessionId>,
+    marked: Option<crate::sessions::SessionId>,
 }
 
 /// Encoded bytes buffered before they are hashed: 16 BLAKE3 chunks.
@@ -407,19 +478,55 @@ impl Recorder {
             events: keep.then(Vec::new),
             count: 0,
             last_at_ms: 0,
+            sessions: None,
         }
+    }
+
+    /// Marks the run as one of many sessions: [`Recorder::enter`] then
+    /// records which session acts.
+    pub fn with_sessions(mut self) -> Self {
+        self.sessions = Some(Acting { acting: None, marked: None });
+        self
+    }
+
+    /// The events from here on are `session`'s (`None`: the world's own). In a
+    /// run of many sessions, the next event recorded after a change is
+    /// preceded by an `EventKind::Session` event; in a run of one this does
+    /// nothing.
+    pub fn enter(&mut self, session: Option<crate::sessions::SessionId>) {
+        if let Some(sessions) = &mut self.sessions {
+            sessions.acting = session;
+        }
+    }
+
+    /// Records the change of session before an event, when there is one.
+    fn mark(&mut self, at_ms: TimeMs) {
+        if let Some(sessions) = &mut self.sessions
+            && sessions.acting != sessions.marked
+        {
+            sessions.marked = sessions.acting;
+            let kind = EventKind::Session { session: sessions.acting };
+            self.record(at_ms, kind);
+        }
+    }
+
+    /// The session acting, in a run of many sessions.
+    fn acting(&self) -> Option<crate::sessions::SessionId> {
+        self.sessions.as_ref().and_then(|s| s.acting)
     }
 
     /// Keeps one event when events are kept, without hashing or counting it: a
     /// diagnostic (see `AgentCx::diagnose`), outside the digest by design.
     pub fn keep_unhashed(&mut self, at_ms: TimeMs, kind: EventKind) {
+        let session = self.acting();
         if let Some(events) = &mut self.events {
-            events.push(Event { at_ms, kind, diagnostic: true });
+            events.push(Event { at_ms, kind, diagnostic: true, session });
         }
     }
 
     /// Records one event.
     pub fn record(&mut self, at_ms: TimeMs, kind: EventKind) {
+        self.mark(at_ms);
         self.check_order(at_ms);
         self.encode(&(at_ms, &kind));
         if self.buf.len() >= HASH_BATCH_BYTES {
@@ -427,8 +534,9 @@ impl Recorder {
             self.buf.clear();
         }
         self.count += 1;
+        let session = self.acting();
         if let Some(events) = &mut self.events {
-            events.push(Event { at_ms, kind, diagnostic: false });
+            events.push(Event { at_ms, kind, diagnostic: false, session });
         }
     }
 
@@ -436,6 +544,7 @@ impl Recorder {
     /// [`Recorder::record`] of its owned form, which is built only when events are
     /// kept.
     pub(crate) fn record_ref(&mut self, at_ms: TimeMs, kind: EventKindRef<'_>) {
+        self.mark(at_ms);
         self.check_order(at_ms);
         self.encode(&(at_ms, &kind));
         if self.buf.len() >= HASH_BATCH_BYTES {
@@ -443,8 +552,9 @@ impl Recorder {
             self.buf.clear();
         }
         self.count += 1;
+        let session = self.acting();
         if let Some(events) = &mut self.events {
-            events.push(Event { at_ms, kind: kind.to_owned(), diagnostic: false });
+            events.push(Event { at_ms, kind: kind.to_owned(), diagnostic: false, session });
         }
     }
 

@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use crate::agent::Message;
 use crate::call::{ToolCall, ToolError};
+use crate::sessions::SessionId;
 use crate::time::TimeMs;
 use crate::value::Value;
 
@@ -12,6 +13,9 @@ use crate::value::Value;
 pub struct WorldCx<'a, E> {
     /// Virtual time now.
     pub now_ms: TimeMs,
+    /// The session whose call or words the world is handling; `None` while it
+    /// starts or handles its own events.
+    session: Option<SessionId>,
     scheduled: &'a mut Vec<(TimeMs, Scheduled<E>)>,
     minefields: &'a mut Vec<Minefield>,
     notes: &'a mut Vec<(&'static str, Value)>,
@@ -21,8 +25,8 @@ pub struct WorldCx<'a, E> {
 pub enum Scheduled<E> {
     /// One of the world's own events (a price tick, a status change).
     World(E),
-    /// A user message delivered to the agent.
-    ToAgent(Message),
+    /// A user message delivered to the agent of a session.
+    ToAgent(SessionId, Message),
 }
 
 /// An action that must never happen, and did.
@@ -32,17 +36,34 @@ pub struct Minefield {
     pub name: &'static str,
     /// What exactly happened.
     pub detail: String,
+    /// The session it fired in, when the world named one
+    /// ([`WorldCx::race`]); otherwise the session acting when it fired. Not
+    /// encoded: a many-session run's events say which session acts.
+    #[serde(skip)]
+    pub session: Option<SessionId>,
+    /// The other session whose earlier action made this one's a collision (a
+    /// race between sessions), when the world says so ([`WorldCx::race`]).
+    #[serde(skip)]
+    pub against: Option<SessionId>,
 }
 
 impl<'a, E> WorldCx<'a, E> {
     /// A context; the engine makes these.
     pub fn new(
         now_ms: TimeMs,
+        session: Option<SessionId>,
         scheduled: &'a mut Vec<(TimeMs, Scheduled<E>)>,
         minefields: &'a mut Vec<Minefield>,
         notes: &'a mut Vec<(&'static str, Value)>,
     ) -> Self {
-        Self { now_ms, scheduled, minefields, notes }
+        Self { now_ms, session, scheduled, minefields, notes }
+    }
+
+    /// The session whose call or words are being handled (`None` while the
+    /// world starts or handles its own events). A world of one user can ignore
+    /// it: there is only session 0.
+    pub fn session(&self) -> Option<SessionId> {
+        self.session
     }
 
     /// Schedules a world event at `at_ms` (not before now).
@@ -50,14 +71,32 @@ impl<'a, E> WorldCx<'a, E> {
         self.scheduled.push((at_ms.max(self.now_ms), Scheduled::World(event)));
     }
 
-    /// Delivers a user message to the agent at `at_ms` (not before now).
+    /// Delivers a user message at `at_ms` (not before now) to the agent of
+    /// the session being handled, or of session 0 while none is.
     pub fn tell_agent(&mut self, at_ms: TimeMs, message: Message) {
-        self.scheduled.push((at_ms.max(self.now_ms), Scheduled::ToAgent(message)));
+        let session = self.session.unwrap_or(0);
+        self.tell_session(session, at_ms, message);
     }
 
-    /// Records that a minefield fired.
+    /// Delivers a user message to the agent of `session` at `at_ms` (not
+    /// before now).
+    pub fn tell_session(&mut self, session: SessionId, at_ms: TimeMs, message: Message) {
+        self.scheduled.push((at_ms.max(self.now_ms), Scheduled::ToAgent(session, message)));
+    }
+
+    /// Records that a minefield fired (in the session being handled).
     pub fn minefield(&mut self, name: &'static str, detail: impl Into<String>) {
-        self.minefields.push(Minefield { name, detail: detail.into() });
+        self.minefields.push(Minefield { name, detail: detail.into(), session: None, against: None });
+    }
+
+    /// Records that a minefield fired in `session` because `against`, another
+    /// session, acted on the same state first: a race between sessions (two
+    /// refunds of one order, a seat sold twice). `session` counts as hurt by
+    /// another.
+    pub fn race(&mut self, name: &'static str, detail: impl Into<String>, session: SessionId, against: SessionId) {
+        assert_ne!(session, against, "a race is between two sessions");
+        let minefield = Minefield { name, detail: detail.into(), session: Some(session), against: Some(against) };
+        self.minefields.push(minefield);
     }
 
     /// Records a world change in the trajectory.
@@ -128,6 +167,38 @@ pub trait World {
 
     /// Judges the final state.
     fn judge(&self) -> Verdict;
+
+    /// How many sessions the world can hold at once: 1 for a world of one
+    /// user. A world that holds more keeps a user (and a task) per session,
+    /// shares everything else, and implements [`World::start_session`] and
+    /// [`World::judge_session`].
+    fn sessions_max(&self) -> u32 {
+        1
+    }
+
+    /// Session `session` (1 or more; [`World::start`] opens session 0)
+    /// arrives now: make its user and schedule its opening message
+    /// ([`WorldCx::tell_agent`] reaches it). Called only for worlds whose
+    /// [`World::sessions_max`] is above `session`.
+    fn start_session(&mut self, session: SessionId, cx: &mut WorldCx<'_, Self::Event>) {
+        let _ = (session, cx);
+        unreachable!("a world of one user is never asked to start another session");
+    }
+
+    /// Judges the final state for one session's task (in a run of many
+    /// sessions); a world of one user judges its only session with
+    /// [`World::judge`].
+    fn judge_session(&self, session: SessionId) -> Verdict {
+        let _ = session;
+        self.judge()
+    }
+
+    /// What a model playing session `session`'s user is told (see
+    /// [`World::user_instructions`], which session 0's is by default).
+    fn session_instructions(&self, session: SessionId) -> Option<String> {
+        let _ = session;
+        self.user_instructions()
+    }
 
     /// What a model playing the user is told of its task (its facts, persona
     /// and what it wants), once the world has started; `None`: the voice

@@ -29,7 +29,13 @@ fn models_diagnostic(event: &agentsim_engine::Event) -> bool {
 
 fn render_events(t: &Trajectory, catalog: &Catalog, models_diagnostics: bool) -> String {
     let mut out = String::new();
+    // A run of many sessions names the session of each line; the events that
+    // only say which session acts are that column.
+    let many = !t.sessions.is_empty();
     for event in t.events.iter().filter(|e| models_diagnostics || !models_diagnostic(e)) {
+        if matches!(event.kind, EventKind::Session { .. }) {
+            continue;
+        }
         let time = format_time(event.at_ms);
         let (what, detail) = match &event.kind {
             EventKind::User(m) => ("user".to_string(), m.text.clone()),
@@ -56,7 +62,16 @@ fn render_events(t: &Trajectory, catalog: &Catalog, models_diagnostics: bool) ->
                 "END".to_string(),
                 format!("{outcome} ({reason}; milestone {}): {}", verdict.milestone, verdict.detail),
             ),
+            EventKind::Queued { queue_ms } => ("queued".to_string(), format!("{queue_ms} ms for the model's capacity")),
+            EventKind::SessionEnd { reason } => ("session end".to_string(), reason.clone()),
+            EventKind::Session { .. } => unreachable!("skipped above"),
         };
+        if many {
+            let session = event.session.map_or_else(|| "world".to_string(), |s| format!("s{s}"));
+            let _ = write!(out, "{time}  {session:<6}");
+            let _ = writeln!(out, "{what:<13} {}", printable(&detail));
+            continue;
+        }
         let _ = writeln!(out, "{time}  {what:<13} {}", printable(&detail));
     }
     out

@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use agentsim_engine::{Agent, Budgets, Catalog, ModelConfig, SimConfig, StreamSource, TimeMs, Trajectory, Value};
+use agentsim_engine::{
+    Agent, Budgets, Catalog, ModelConfig, SessionId, SimConfig, StreamSource, TimeMs, Trajectory, Value,
+};
 
 use crate::flight_booking::FlightBookingConfig;
 use crate::newsroom::NewsroomConfig;
@@ -49,6 +51,16 @@ pub struct Scenario {
     /// a model playing the user meets the same world as the rules do.
     #[serde(default, skip_serializing_if = "UserSpec::is_rules")]
     pub user: UserSpec,
+    /// How many sessions share one world in each run, when they arrive and
+    /// what they share of the model (see `agentsim_engine::sessions`; one
+    /// session by default). Left out of the canonical form when it is the
+    /// default, so scenarios without it keep their keys.
+    #[serde(default, skip_serializing_if = "is_one_session")]
+    pub sessions: agentsim_engine::Sessions,
+}
+
+fn is_one_session(sessions: &agentsim_engine::Sessions) -> bool {
+    *sessions == agentsim_engine::Sessions::default()
 }
 
 /// The longest scenario `name`, in characters.
@@ -111,6 +123,12 @@ registry! {
 impl WorldConfig {
     fn check(&self) -> Result<(), crate::world_model::ConfigError> {
         self.kind().check()
+    }
+
+    /// How many sessions one run of this world can hold (see
+    /// [`WorldKind::sessions_max`]).
+    pub fn sessions_max(&self) -> u32 {
+        self.kind().sessions_max()
     }
 
     fn catalog(&self) -> Catalog {
@@ -230,6 +248,7 @@ impl Scenario {
             world: WorldConfig::Named(NamedWorld(world.to_string())),
             swarm: Swarm::default(),
             user: UserSpec::Rules,
+            sessions: agentsim_engine::Sessions::default(),
         }
     }
 
@@ -304,7 +323,30 @@ impl Scenario {
             ScenarioError { origin: origin.to_string(), line, column, message: e.message }
         })?;
         Scenario::check_bounds(&scenario, text, origin)?;
+        Scenario::check_sessions(&scenario, text, origin)?;
         Ok(scenario)
+    }
+
+    /// The sessions section: its own consistency, and no more sessions than
+    /// the world can hold.
+    fn check_sessions(scenario: &Scenario, text: &str, origin: &str) -> Result<(), ScenarioError> {
+        let at = |needle: &str, message: String| {
+            let start = text.find("sessions:").unwrap_or(0);
+            let offset = text[start..].find(needle).map_or(start, |o| start + o);
+            let (line, column) = position_of(text, offset);
+            ScenarioError { origin: origin.into(), line, column, message }
+        };
+        scenario.sessions.check().map_err(|e| at("arrival:", format!("field `sessions`: {e}")))?;
+        let max = scenario.world.sessions_max();
+        if scenario.sessions.count > max {
+            let message = if max == 1 {
+                "field `sessions.count`: this world holds one session (one user per run); the worlds that share their state between sessions are listed in docs/sessions.md".to_string()
+            } else {
+                format!("field `sessions.count`: this world holds at most {max} sessions, found {}", scenario.sessions.count)
+            };
+            return Err(at("count:", message));
+        }
+        Ok(())
     }
 
     /// The scenario's own bounds: a name short enough to copy everywhere, a
@@ -372,6 +414,7 @@ impl Scenario {
             nominal_fault_scale: None,
             sampled_probabilities: None,
             user_voice: agentsim_engine::VoiceSlot::default(),
+            sessions: self.sessions.clone(),
         }
     }
 }
@@ -570,6 +613,51 @@ impl Prepared {
         }
     }
 
+    /// Runs the `trial`-th attempt at one seed with an agent per session,
+    /// each made by `agent` from its session's expert and streams: a run of
+    /// many sessions (`sessions` in the scenario), or of one. Swarm mode when
+    /// `swarm` is set (see [`Prepared::run_swarm`]).
+    pub fn run_each(
+        &self,
+        seed: u64,
+        trial: u32,
+        swarm: bool,
+        config: &SimConfig,
+        agent: &dyn Fn(Box<dyn Agent>, &StreamSource) -> Box<dyn Agent>,
+    ) -> Trajectory {
+        let draw = if swarm { self.swarm_draw(seed) } else { None };
+        let (catalog, note) = match &draw {
+            Some(draw) => (&draw.catalog, Some(draw.note())),
+            None => (&self.catalog, None),
+        };
+        if config.sessions.count == 1 {
+            return self.run_with(seed, trial, config, catalog, note, agent);
+        }
+        assert!(
+            config.sessions.count <= self.model.sessions_max(),
+            "the world holds at most {} sessions (checked when the scenario is read)",
+            self.model.sessions_max()
+        );
+        let streams = self.streams(seed).with_trial(trial);
+        let task_of = |session: SessionId| self.session_task(seed, session);
+        let mut each = |session: SessionId| agent(self.model.expert(task_of(session)), &streams.with_session(session));
+        let voiced;
+        let config = if self.voice.0.is_some() && config.user_voice.0.is_none() {
+            voiced = SimConfig { user_voice: self.voice.clone(), ..config.clone() };
+            &voiced
+        } else {
+            config
+        };
+        self.model.run_sessions(&task_of, catalog, &streams, config, &mut each, note)
+    }
+
+    /// The task session `session` of seed `seed` runs: the task seed
+    /// `seed + session` would run alone, so the sessions of one run take the
+    /// tasks in turn.
+    pub fn session_task(&self, seed: u64, session: SessionId) -> usize {
+        self.task_index(seed.wrapping_add(u64::from(session)))
+    }
+
     fn run_with(
         &self,
         seed: u64,
@@ -579,6 +667,10 @@ impl Prepared {
         swarm_note: Option<Value>,
         agent: impl FnOnce(Box<dyn Agent>, &StreamSource) -> Box<dyn Agent>,
     ) -> Trajectory {
+        assert_eq!(
+            config.sessions.count, 1,
+            "a run of many sessions makes an agent per session (Prepared::run_each)"
+        );
         let streams = self.streams(seed).with_trial(trial);
         let task = self.task_index(seed);
         let mut agent = agent(self.model.expert(task), &streams);

@@ -10,8 +10,12 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use agentsim_engine::{
-    Agent, Catalog, SimConfig, StreamSource, TimeMs, ToolCall, ToolError, Trajectory, Value, Verdict, World, WorldCx,
+    Agent, Catalog, SessionId, SimConfig, StreamSource, TimeMs, ToolCall, ToolError, Trajectory, Value, Verdict, World,
+    WorldCx,
 };
+
+/// What makes each session's agent in a run of many sessions.
+pub type SessionAgents<'a> = dyn FnMut(SessionId) -> Box<dyn Agent> + 'a;
 
 /// What a world kind's configuration (a scenario's `world` section) provides.
 pub trait WorldKind {
@@ -25,6 +29,11 @@ pub trait WorldKind {
     fn tool_configs_mut(&mut self) -> Vec<(String, &mut agentsim_engine::ToolConfig)>;
     /// The world, ready to run, over `catalog` (built by [`WorldKind::catalog`]).
     fn model(&self, catalog: &Catalog) -> Arc<dyn WorldModel>;
+    /// How many sessions one run can hold: 1 for a world of one user (see
+    /// `World::sessions_max`).
+    fn sessions_max(&self) -> u32 {
+        1
+    }
 }
 
 /// The name of a world written in Rust outside this crate
@@ -78,6 +87,28 @@ pub trait WorldModel: Send + Sync {
         agent: &mut dyn Agent,
         note: Option<Value>,
     ) -> Trajectory;
+
+    /// How many sessions one run can hold: 1 for a world of one user.
+    fn sessions_max(&self) -> u32 {
+        1
+    }
+
+    /// Runs a run of many sessions (the scenario's `sessions`): session `s`
+    /// does task `task_of(s)` with the agent `agents(s)`; `note` as in
+    /// [`WorldModel::run`]. Called only when [`WorldModel::sessions_max`]
+    /// allows the sessions asked for.
+    fn run_sessions(
+        &self,
+        task_of: &dyn Fn(SessionId) -> usize,
+        catalog: &Catalog,
+        streams: &StreamSource,
+        config: &SimConfig,
+        agents: &mut SessionAgents<'_>,
+        note: Option<Value>,
+    ) -> Trajectory {
+        let _ = (task_of, catalog, streams, config, agents, note);
+        unreachable!("a world of one session is never asked to run many")
+    }
 
     /// The ids of the world's tasks, in order; empty for a world with one
     /// implicit task (the built-in worlds draw theirs per seed).
@@ -203,6 +234,20 @@ pub trait BuiltinWorld: Clone + Sized + Send + Sync + 'static {
         agent: &mut dyn Agent,
         note: Option<Value>,
     ) -> Trajectory;
+    /// How many sessions one run can hold (1: one user per run).
+    fn sessions_max(&self) -> u32 {
+        1
+    }
+    /// Runs one seed of many sessions (see [`WorldModel::run_sessions`]).
+    fn run_sessions(
+        &self,
+        ids: Self::Ids,
+        catalog: &Catalog,
+        streams: &StreamSource,
+        config: &SimConfig,
+        agents: &mut SessionAgents<'_>,
+        note: Option<Value>,
+    ) -> Trajectory;
 }
 
 impl<C: BuiltinWorld> WorldModel for Builtin<C, C::Ids> {
@@ -220,6 +265,22 @@ impl<C: BuiltinWorld> WorldModel for Builtin<C, C::Ids> {
         note: Option<Value>,
     ) -> Trajectory {
         self.config.run(self.ids, catalog, streams, config, agent, note)
+    }
+
+    fn sessions_max(&self) -> u32 {
+        BuiltinWorld::sessions_max(&self.config)
+    }
+
+    fn run_sessions(
+        &self,
+        _task_of: &dyn Fn(SessionId) -> usize,
+        catalog: &Catalog,
+        streams: &StreamSource,
+        config: &SimConfig,
+        agents: &mut SessionAgents<'_>,
+        note: Option<Value>,
+    ) -> Trajectory {
+        self.config.run_sessions(self.ids, catalog, streams, config, agents, note)
     }
 }
 
@@ -240,6 +301,10 @@ impl<C: BuiltinWorld> WorldKind for C {
         let ids = C::ids(catalog).expect("a built-in world's catalog has its tools");
         Arc::new(Builtin { config: self.clone(), ids })
     }
+
+    fn sessions_max(&self) -> u32 {
+        BuiltinWorld::sessions_max(self)
+    }
 }
 
 /// Runs a built-in world's trajectory: the one line each world's `run` is.
@@ -252,6 +317,20 @@ pub fn run_world<W: World>(
     note: Option<Value>,
 ) -> Trajectory {
     agentsim_engine::sim::run(Noted::new(world, note), agent, catalog, streams, config)
+}
+
+/// Runs a built-in world's trajectory of many sessions.
+pub fn run_world_sessions<W: World>(
+    world: W,
+    catalog: &Catalog,
+    streams: &StreamSource,
+    config: &SimConfig,
+    agents: &mut SessionAgents<'_>,
+    note: Option<Value>,
+) -> Trajectory {
+    let mut each = |session: SessionId| -> Box<dyn Agent + '_> { agents(session) };
+    let agents = agentsim_engine::sim::Agents::Each(&mut each);
+    agentsim_engine::sim::run_sessions(Noted::new(world, note), agents, catalog, streams, config)
 }
 
 /// A world that first records a note at t=0 (the swarm draw), then is `W`.
@@ -295,6 +374,22 @@ impl<W: World> World for Noted<W> {
 
     fn judge(&self) -> Verdict {
         self.world.judge()
+    }
+
+    fn sessions_max(&self) -> u32 {
+        self.world.sessions_max()
+    }
+
+    fn start_session(&mut self, session: SessionId, cx: &mut WorldCx<'_, W::Event>) {
+        self.world.start_session(session, cx);
+    }
+
+    fn judge_session(&self, session: SessionId) -> Verdict {
+        self.world.judge_session(session)
+    }
+
+    fn session_instructions(&self, session: SessionId) -> Option<String> {
+        self.world.session_instructions(session)
     }
 
     fn user_instructions(&self) -> Option<String> {

@@ -43,6 +43,23 @@ macro_rules! builtin_world {
                 let world = $crate::kit::world::Kit::new($world::new(self, streams), ids);
                 $crate::world_model::run_world(world, catalog, streams, config, agent, note)
             }
+
+            fn sessions_max(&self) -> u32 {
+                <$world<'_> as $crate::kit::world::KitWorld>::SESSIONS_MAX
+            }
+
+            fn run_sessions(
+                &self,
+                ids: Ids,
+                catalog: &agentsim_engine::Catalog,
+                streams: &agentsim_engine::StreamSource,
+                config: &agentsim_engine::SimConfig,
+                agents: &mut $crate::world_model::SessionAgents<'_>,
+                note: Option<agentsim_engine::Value>,
+            ) -> agentsim_engine::Trajectory {
+                let world = $crate::kit::world::Kit::new($world::new(self, streams), ids);
+                $crate::world_model::run_world_sessions(world, catalog, streams, config, agents, note)
+            }
         }
     };
 }

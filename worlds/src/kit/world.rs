@@ -5,7 +5,7 @@
 //! everywhere, and keeps whether the case went to a human for the verdict.
 //! [`Kit`] turns a [`KitWorld`] into an engine `World`.
 
-use agentsim_engine::{TimeMs, ToolCall, ToolError, ToolId, Value, Verdict, World, WorldCx};
+use agentsim_engine::{SessionId, TimeMs, ToolCall, ToolError, ToolId, Value, Verdict, World, WorldCx};
 
 use crate::kit::escalation::escalate;
 
@@ -35,6 +35,28 @@ pub trait KitWorld {
     /// What a model playing the user is told (see `World::user_instructions`).
     fn user_instructions(&self) -> Option<String> {
         None
+    }
+
+    /// How many sessions one run can hold (see `World::sessions_max`): a
+    /// world that holds more than one implements the three methods below.
+    const SESSIONS_MAX: u32 = 1;
+
+    /// Session `session` (1 or more) arrives: see `World::start_session`.
+    fn start_session(&mut self, session: SessionId, cx: &mut WorldCx<'_, Self::Event>) {
+        let _ = (session, cx);
+        unreachable!("a world of one user is never asked to start another session");
+    }
+
+    /// Judges one session's task: see `World::judge_session`.
+    fn judge_session(&self, session: SessionId, case: Handover) -> Verdict {
+        let _ = session;
+        self.judge(case)
+    }
+
+    /// What a model playing session `session`'s user is told.
+    fn session_instructions(&self, session: SessionId) -> Option<String> {
+        let _ = session;
+        self.user_instructions()
     }
 }
 
@@ -99,13 +121,14 @@ pub fn no_such_tool() -> ToolError {
 pub struct Kit<W, N> {
     world: W,
     names: N,
-    handover: Handover,
+    /// Per session (session 0 first): whether its case went to a human.
+    handovers: Vec<Handover>,
 }
 
 impl<W: KitWorld, N: ToolNames> Kit<W, N> {
     /// `world`, whose tools `names` names, nothing handed over yet.
     pub fn new(world: W, names: N) -> Self {
-        Kit { world, names, handover: Handover::default() }
+        Kit { world, names, handovers: vec![Handover::default()] }
     }
 }
 
@@ -130,7 +153,11 @@ impl<W: KitWorld, N: ToolNames> World for Kit<W, N> {
         assert!(as_of_ms <= cx.now_ms, "a call's data is as of {as_of_ms} ms, after now ({} ms)", cx.now_ms);
         match self.names.name(call.tool) {
             Some("escalate") => {
-                self.handover.escalated = true;
+                let session = cx.session().unwrap_or(0) as usize;
+                if self.handovers.len() <= session {
+                    self.handovers.resize(session + 1, Handover::default());
+                }
+                self.handovers[session].escalated = true;
                 Ok(escalate(call, cx))
             }
             Some(name) => self.world.serve(Served { name, call, as_of_ms }, cx),
@@ -143,10 +170,27 @@ impl<W: KitWorld, N: ToolNames> World for Kit<W, N> {
     }
 
     fn judge(&self) -> Verdict {
-        self.world.judge(self.handover)
+        self.world.judge(self.handovers[0])
     }
 
     fn user_instructions(&self) -> Option<String> {
         self.world.user_instructions()
+    }
+
+    fn sessions_max(&self) -> u32 {
+        W::SESSIONS_MAX
+    }
+
+    fn start_session(&mut self, session: SessionId, cx: &mut WorldCx<'_, W::Event>) {
+        self.world.start_session(session, cx);
+    }
+
+    fn judge_session(&self, session: SessionId) -> Verdict {
+        let case = self.handovers.get(session as usize).copied().unwrap_or_default();
+        self.world.judge_session(session, case)
+    }
+
+    fn session_instructions(&self, session: SessionId) -> Option<String> {
+        self.world.session_instructions(session)
     }
 }

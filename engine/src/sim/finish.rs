@@ -1,0 +1,179 @@
+//! The end of a run: the world judges its final state, each session's end is
+//! classified into an outcome, and the trajectory is assembled.
+
+use crate::agent::Finish;
+use crate::sessions::SessionId;
+use crate::trajectory::{EventKind, Metrics, Outcome, SessionResult, Trajectory};
+use crate::world::{Verdict, World};
+
+use super::session::Ended;
+use super::{End, LOOP_REPEATS_MIN, Sim};
+
+impl<E> Sim<'_, E> {
+    pub(super) fn finish<W: World<Event = E>>(mut self, world: &W, seed: u64) -> Trajectory {
+        assert_eq!(self.open, 0, "every session has ended before the run is judged");
+        let state_hash = world.state_hash();
+        let checks = world.checks();
+        let (outcome, reason, verdict, metrics, sessions) = if self.single {
+            let verdict = world.judge();
+            assert!(
+                !verdict.success || checks.iter().all(|c| !c.in_reward || c.passed != Some(false)),
+                "a success whose reward basis failed a check: {checks:?}"
+            );
+            let session = &self.sessions[0];
+            let ended = session.ended.as_ref().expect("session 0 ended");
+            let (outcome, reason) = classify(&ended.end, &verdict, session.violations, ended.repeat_run);
+            let mut metrics = ended.metrics.clone();
+            metrics.violations = session.violations;
+            metrics.cost_micro_usd = micro_usd(ended.cost_usd);
+            (outcome, reason, verdict, metrics, Vec::new())
+        } else {
+            self.finish_sessions(world)
+        };
+        let mut metrics = metrics;
+        metrics.virtual_ms = self.now_ms;
+        self.enter(None);
+        self.recorder.record(self.now_ms, EventKind::End { outcome, reason: reason.clone(), verdict: verdict.clone() });
+        metrics.events = self.recorder.count();
+        let (digest, events) = self.recorder.finish();
+        Trajectory {
+            seed,
+            outcome,
+            verdict,
+            end_reason: reason,
+            metrics,
+            fault_kinds: self.fault_kinds,
+            minefields: self.minefield_names,
+            realised_faults: self.realised_faults,
+            decisions: self.decisions,
+            digest,
+            events,
+            state_hash,
+            checks,
+            log_weight: self.tools.log_weight().ln(),
+            rule_draws: self.tools.rule_draws().to_vec(),
+            sessions,
+        }
+    }
+
+    /// Judges every session of a run of many and the run as a whole: its
+    /// outcome, reason, verdict and the sum of the sessions' counts.
+    fn finish_sessions<W: World<Event = E>>(
+        &self,
+        world: &W,
+    ) -> (Outcome, String, Verdict, Metrics, Vec<SessionResult>) {
+        let mut metrics = Metrics::default();
+        let mut results = Vec::with_capacity(self.sessions.len());
+        for (s, session) in self.sessions.iter().enumerate() {
+            let ended = session.ended.as_ref().expect("every session ended");
+            let verdict = world.judge_session(s as SessionId);
+            let (outcome, end_reason) = classify(&ended.end, &verdict, session.violations, ended.repeat_run);
+            let mut own = ended.metrics.clone();
+            own.violations = session.violations;
+            own.cost_micro_usd = micro_usd(ended.cost_usd);
+            add_counts(&mut metrics, &own);
+            results.push(result(s as SessionId, session.arrived_ms, ended, outcome, verdict, end_reason, own));
+            results.last_mut().expect("just pushed").hurt_by = session.hurt_by;
+        }
+        metrics.violations += self.world_violations;
+        let outcome = sessions_outcome(&results, self.world_violations);
+        let succeeded = results.iter().filter(|r| r.outcome == Outcome::Success).count();
+        let hurt = results.iter().filter(|r| r.hurt_by.is_some()).count();
+        let reason = format!("{succeeded} of {} sessions succeeded, {hurt} hurt by another", results.len());
+        let verdict = Verdict {
+            success: succeeded == results.len(),
+            escalated: results.iter().any(|r| r.verdict.escalated),
+            milestone: "sessions",
+            detail: reason.clone(),
+            told_accurately: None,
+        };
+        (outcome, reason, verdict, metrics, results)
+    }
+}
+
+fn result(
+    session: SessionId,
+    arrived_ms: crate::time::TimeMs,
+    ended: &Ended,
+    outcome: Outcome,
+    verdict: Verdict,
+    end_reason: String,
+    metrics: Metrics,
+) -> SessionResult {
+    SessionResult {
+        session,
+        arrived_ms,
+        ended_ms: ended.at_ms,
+        outcome,
+        verdict,
+        end_reason,
+        metrics,
+        model_queue_ms: ended.model_queue_ms,
+        hurt_by: None,
+    }
+}
+
+fn micro_usd(usd: f64) -> u64 {
+    (usd * 1e6).round() as u64
+}
+
+/// Adds one session's counts to the run's.
+fn add_counts(sum: &mut Metrics, one: &Metrics) {
+    sum.turns = sum.turns.saturating_add(one.turns);
+    sum.tool_calls = sum.tool_calls.saturating_add(one.tool_calls);
+    sum.failed_calls = sum.failed_calls.saturating_add(one.failed_calls);
+    sum.faults_seen = sum.faults_seen.saturating_add(one.faults_seen);
+    sum.violations = sum.violations.saturating_add(one.violations);
+    sum.prompt_tokens = sum.prompt_tokens.saturating_add(one.prompt_tokens);
+    sum.completion_tokens = sum.completion_tokens.saturating_add(one.completion_tokens);
+    sum.cost_micro_usd = sum.cost_micro_usd.saturating_add(one.cost_micro_usd);
+    sum.rejected_calls = sum.rejected_calls.saturating_add(one.rejected_calls);
+}
+
+/// The outcome of a run of many sessions: a violation if a minefield fired
+/// anywhere, success if every session succeeded, otherwise the outcome of the
+/// first session (in order of arrival) that did not.
+pub fn sessions_outcome(sessions: &[SessionResult], world_violations: u32) -> Outcome {
+    if world_violations > 0 || sessions.iter().any(|s| s.outcome == Outcome::Violation) {
+        return Outcome::Violation;
+    }
+    sessions.iter().map(|s| s.outcome).find(|&o| o != Outcome::Success).unwrap_or(Outcome::Success)
+}
+
+/// Why a session stopped, in words.
+pub(super) fn reason(end: &End) -> String {
+    match end {
+        End::Finished(Finish::Done) => "agent finished".to_string(),
+        End::Finished(Finish::GaveUp { reason }) => format!("agent gave up: {reason}"),
+        End::Finished(Finish::Halted { layer, reason }) => format!("halted by {layer}: {reason}"),
+        End::Finished(Finish::Failed { reason }) => format!("agent failed: {reason}"),
+        End::UserFailed(reason) => format!("the user's model failed: {reason}"),
+        End::UserStopped => "the user ended the conversation".to_string(),
+        End::Budget(which) => format!("{which} budget exhausted"),
+        End::Horizon => "horizon reached".to_string(),
+        End::Stalled => "nothing left to happen".to_string(),
+    }
+}
+
+/// Judges the outcome: the world's state first (violations, success), then how the
+/// session stopped.
+fn classify(end: &End, verdict: &Verdict, violations: u32, repeat_run: u32) -> (Outcome, String) {
+    let outcome = if violations > 0 {
+        Outcome::Violation
+    } else if verdict.success {
+        Outcome::Success
+    } else if verdict.escalated {
+        Outcome::Escalated
+    } else {
+        match end {
+            End::Finished(Finish::Done) | End::UserStopped => Outcome::WrongResult,
+            End::Finished(Finish::GaveUp { .. }) => Outcome::GaveUp,
+            End::Finished(Finish::Halted { .. }) => Outcome::Looped,
+            End::Finished(Finish::Failed { .. }) | End::UserFailed(_) => Outcome::AgentError,
+            End::Budget(_) if repeat_run >= LOOP_REPEATS_MIN => Outcome::Looped,
+            End::Budget(_) => Outcome::BudgetExhausted,
+            End::Horizon | End::Stalled => Outcome::Horizon,
+        }
+    };
+    (outcome, reason(end))
+}
