@@ -45,12 +45,12 @@ pub use inject::{Injected, InjectedArg, InjectionStyle};
 pub use input_error::{InputError, InputErrorKind};
 pub use latency::Latency;
 pub use rng::{Stream, StreamSource};
+pub use sessions::{Arrival, ModelCapacity, SessionId, Sessions};
 pub use task::{DagError, MilestoneDag, OrderError, Progress};
 pub use time::{TIME_MS_MAX, TimeMs};
 pub use tool::{
     CallFault, Catalog, Constraint, Drift, DriftChange, ToolConfig, ToolDef, ToolId, ToolKind, ToolSpec, TracedCall,
 };
-pub use sessions::{Arrival, ModelCapacity, SessionId, Sessions};
 pub use trajectory::{
     Digest, DigestChain, Event, EventKind, Metrics, Outcome, RealisedFault, SessionResult, Trajectory,
 };

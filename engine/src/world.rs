@@ -84,9 +84,17 @@ impl<'a, E> WorldCx<'a, E> {
         self.scheduled.push((at_ms.max(self.now_ms), Scheduled::ToAgent(session, message)));
     }
 
+    /// Acts for `session` from here on while handling one of the world's own
+    /// events (a user's patience running out): its messages and minefields
+    /// are that session's.
+    pub fn act_for(&mut self, session: SessionId) {
+        self.session = Some(session);
+    }
+
     /// Records that a minefield fired (in the session being handled).
     pub fn minefield(&mut self, name: &'static str, detail: impl Into<String>) {
-        self.minefields.push(Minefield { name, detail: detail.into(), session: None, against: None });
+        let minefield = Minefield { name, detail: detail.into(), session: self.session, against: None };
+        self.minefields.push(minefield);
     }
 
     /// Records that a minefield fired in `session` because `against`, another

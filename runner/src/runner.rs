@@ -64,23 +64,15 @@ impl<'a> Runner<'a> {
 
     /// Runs one seed.
     pub fn run(&self, seed: u64) -> Trajectory {
-        let agent = |expert, streams: &_| self.stack.build(expert, streams);
-        if self.swarm {
-            self.prepared.run_swarm(seed, &self.config, agent)
-        } else {
-            self.prepared.run(seed, &self.config, agent)
-        }
+        self.run_trial(seed, 0)
     }
 
     /// Runs the `trial`-th independent attempt at one seed (pass^k); trial 0 is
     /// [`Runner::run`].
     pub fn run_trial(&self, seed: u64, trial: u32) -> Trajectory {
+        // One agent per session (one in a run of one), each its own stack.
         let agent = |expert, streams: &_| self.stack.build(expert, streams);
-        if self.swarm {
-            self.prepared.run_swarm_trial(seed, trial, &self.config, agent)
-        } else {
-            self.prepared.run_trial(seed, trial, &self.config, agent)
-        }
+        self.prepared.run_each(seed, trial, self.swarm, &self.config, &agent)
     }
 
     /// Runs `trials` attempts at every seed of `seeds` in parallel and hands

@@ -342,7 +342,10 @@ impl Scenario {
             let message = if max == 1 {
                 "field `sessions.count`: this world holds one session (one user per run); the worlds that share their state between sessions are listed in docs/sessions.md".to_string()
             } else {
-                format!("field `sessions.count`: this world holds at most {max} sessions, found {}", scenario.sessions.count)
+                format!(
+                    "field `sessions.count`: this world holds at most {max} sessions, found {}",
+                    scenario.sessions.count
+                )
             };
             return Err(at("count:", message));
         }
@@ -667,10 +670,7 @@ impl Prepared {
         swarm_note: Option<Value>,
         agent: impl FnOnce(Box<dyn Agent>, &StreamSource) -> Box<dyn Agent>,
     ) -> Trajectory {
-        assert_eq!(
-            config.sessions.count, 1,
-            "a run of many sessions makes an agent per session (Prepared::run_each)"
-        );
+        assert_eq!(config.sessions.count, 1, "a run of many sessions makes an agent per session (Prepared::run_each)");
         let streams = self.streams(seed).with_trial(trial);
         let task = self.task_index(seed);
         let mut agent = agent(self.model.expert(task), &streams);

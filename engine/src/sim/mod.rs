@@ -342,8 +342,13 @@ impl<'a, E> Sim<'a, E> {
             return; // the world opens session 0 when it starts
         }
         {
-            let mut cx =
-                WorldCx::new(self.now_ms, Some(session), &mut self.scheduled, &mut self.minefields, &mut self.world_notes);
+            let mut cx = WorldCx::new(
+                self.now_ms,
+                Some(session),
+                &mut self.scheduled,
+                &mut self.minefields,
+                &mut self.world_notes,
+            );
             world.start_session(session, &mut cx);
         }
         if self.config.user_voice.0.is_some() {
@@ -461,9 +466,7 @@ impl<'a, E> Sim<'a, E> {
         let turn = live.metrics.turns;
         let asked_ms = now_ms.saturating_add(after_ms);
         let queue_ms = match &mut self.capacity {
-            Some(line) => {
-                line.admit(asked_ms, u64::from(prompt_tokens) + u64::from(completion_tokens)) - asked_ms
-            }
+            Some(line) => line.admit(asked_ms, u64::from(prompt_tokens) + u64::from(completion_tokens)) - asked_ms,
             None => 0,
         };
         if queue_ms > 0 {
@@ -563,8 +566,13 @@ impl<'a, E> Sim<'a, E> {
         }
         assert!(text.len() <= SAID_BYTES_MAX, "what the agent says is bounded");
         {
-            let mut cx =
-                WorldCx::new(self.now_ms, Some(session), &mut self.scheduled, &mut self.minefields, &mut self.world_notes);
+            let mut cx = WorldCx::new(
+                self.now_ms,
+                Some(session),
+                &mut self.scheduled,
+                &mut self.minefields,
+                &mut self.world_notes,
+            );
             world.hear(&text, &mut cx);
         }
         let live = self.live(session).expect("a live session says");

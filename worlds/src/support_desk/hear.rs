@@ -39,19 +39,19 @@ impl SupportDesk<'_> {
     /// the request changes only on a change of mind, and the text channel reads
     /// every message against them.
     fn facts(&mut self) -> Rc<[Fact]> {
-        match &self.facts {
-            Some((target, facts)) if *target == self.target => Rc::clone(facts),
+        match &self.user.facts {
+            Some((target, facts)) if *target == self.user.target => Rc::clone(facts),
             _ => {
                 let facts: Rc<[Fact]> = self.make_facts().into();
-                self.facts = Some((self.target.clone(), Rc::clone(&facts)));
+                self.user.facts = Some((self.user.target.clone(), Rc::clone(&facts)));
                 facts
             }
         }
     }
 
     fn make_facts(&self) -> Vec<Fact> {
-        let t = &self.target;
-        let c = &self.config.customers[self.customer];
+        let t = &self.user.target;
+        let c = &self.config.customers[self.user.customer];
         vec![
             Fact::new("customer_id", FactValue::Id(c.id.clone())).alias("customer number").alias("account"),
             Fact::new("order_id", FactValue::Id(self.config.orders[t.order].id.clone())),
@@ -62,10 +62,10 @@ impl SupportDesk<'_> {
     }
 
     fn lexicon(&mut self) -> &Lexicon {
-        if self.lexicon.is_none() {
-            self.lexicon = Some(self.known_names());
+        if self.user.lexicon.is_none() {
+            self.user.lexicon = Some(self.known_names());
         }
-        self.lexicon.as_ref().expect("just made")
+        self.user.lexicon.as_ref().expect("just made")
     }
 
     /// Every item of the desk, and `whole order`: the names the customer knows.
@@ -82,7 +82,7 @@ impl SupportDesk<'_> {
 
     /// The customer reads `text` and answers (or, for a statement, judges it).
     pub(super) fn hear_text(&mut self, text: &str, cx: &mut WorldCx<'_, DeskEvent>) {
-        if self.left_at_ms.is_some() {
+        if self.user.left_at_ms.is_some() {
             return;
         }
         let facts = self.facts();
@@ -106,7 +106,7 @@ impl SupportDesk<'_> {
     fn answer_proposal(&mut self, reading: &Reading, facts: &[Fact], cx: &mut WorldCx<'_, DeskEvent>) -> Message {
         // Drawn nothing here that the structured `confirm` does not draw: the
         // change of mind is the persona's, once, as there.
-        let t = self.target.clone();
+        let t = self.user.target.clone();
         let wrong: Vec<usize> = reading.stated.iter().filter(|s| !s.right).map(|s| s.fact).collect();
         if !wrong.is_empty() {
             let text = listen::refuse(self, facts, &[ITEM, ORDER_ID], &wrong, label);
@@ -121,11 +121,11 @@ impl SupportDesk<'_> {
             let request = self.request_text();
             return Message { text: request, content: self.request(&t) };
         }
-        if self.persona == Persona::ChangesMind && !self.mind_changed {
+        if self.user.persona == Persona::ChangesMind && !self.user.mind_changed {
             return self.change_mind();
         }
-        self.confirmed = true;
-        self.progress.reach("confirmed", cx.now_ms);
+        self.user.confirmed = true;
+        self.user.progress.reach("confirmed", cx.now_ms);
         let mut content = self.request(&t);
         content.set("confirm", Value::Bool(true));
         Message { text: self.voice().yes(), content }
@@ -155,9 +155,9 @@ impl SupportDesk<'_> {
         if reading.done
             && let Some(cents) = refund_told(text, ws)
         {
-            self.told_cents.push((now_ms, cents));
-            if self.progress.has("refunded") && cents == self.amount_cents(&self.target) {
-                self.progress.reach("customer_told", now_ms);
+            self.user.told_cents.push((now_ms, cents));
+            if self.user.progress.has("refunded") && cents == self.amount_cents(&self.user.target) {
+                self.user.progress.reach("customer_told", now_ms);
             }
         }
         listen::acknowledge(self, reading.done)
@@ -191,12 +191,12 @@ impl SupportDesk<'_> {
 
 impl Listener for SupportDesk<'_> {
     fn request_content(&self) -> Value {
-        self.request(&self.target)
+        self.request(&self.user.target)
     }
 
     /// The request in words, as the customer restates it.
     fn request_text(&self) -> String {
-        let t = &self.target;
+        let t = &self.user.target;
         let order_id = &self.config.orders[t.order].id;
         match t.item {
             None => format!("I'd like my whole order {order_id} refunded."),
@@ -205,7 +205,7 @@ impl Listener for SupportDesk<'_> {
     }
 
     fn voice(&mut self) -> &mut Voice {
-        listen::voice_of(&mut self.voice, self.persona, &self.user_rng)
+        listen::voice_of(&mut self.user.voice, self.user.persona, &self.user.user_rng)
     }
 }
 

@@ -4,7 +4,8 @@
 use std::sync::LazyLock;
 
 use agentsim_engine::{
-    Message, MilestoneDag, Progress, Stream, StreamSource, TimeMs, ToolCall, ToolError, Value, Verdict, WorldCx,
+    Message, MilestoneDag, Progress, SessionId, Stream, StreamSource, TimeMs, ToolCall, ToolError, Value, Verdict,
+    WorldCx,
 };
 
 use super::config::{OrderStatus, SupportDeskConfig};
@@ -34,6 +35,8 @@ struct Target {
 }
 
 struct Refund {
+    /// The session whose agent issued it.
+    session: SessionId,
     id: String,
     order: usize,
     amount_cents: i64,
@@ -49,7 +52,10 @@ pub enum DeskEvent {
         order: usize,
     },
     /// An impatient customer's patience runs out.
-    PatienceOut,
+    PatienceOut {
+        /// Whose.
+        session: SessionId,
+    },
 }
 
 /// The task's milestones. The customer's confirmation is a milestone of its own but
@@ -70,19 +76,35 @@ pub fn milestones() -> &'static MilestoneDag {
     &MILESTONES
 }
 
-/// One trajectory's support_desk.
+/// One trajectory's support_desk: the orders and refunds every session
+/// shares, and a customer per session.
 pub struct SupportDesk<'c> {
     config: &'c SupportDeskConfig,
-    user_rng: Stream,
     world_rng: Stream,
+    /// Per order: (time, status) changes, oldest first.
+    status: Vec<Vec<(TimeMs, OrderStatus)>>,
+    /// The run's streams, for the customers of sessions that arrive later.
+    streams: StreamSource,
+    /// Per order: whether its status changes are already scheduled (two
+    /// sessions of one customer move its orders once).
+    moving: Vec<bool>,
+    refunds: Vec<Refund>,
+    /// The customer of the session being handled.
+    user: Customer,
+    /// The session `user` belongs to.
+    current: SessionId,
+    /// The other sessions' customers, by session (`None` at `current`).
+    parked: Vec<Option<Customer>>,
+}
+
+/// One session's customer: who, what they want, and what they were told.
+pub(super) struct Customer {
+    user_rng: Stream,
     customer: usize,
     persona: Persona,
     target: Target,
     alternative: Option<Target>,
     mind_changed: bool,
-    /// Per order: (time, status) changes, oldest first.
-    status: Vec<Vec<(TimeMs, OrderStatus)>>,
-    refunds: Vec<Refund>,
     told_cents: Vec<(TimeMs, i64)>,
     confirmed: bool,
     order_found: bool,
@@ -98,12 +120,11 @@ pub struct SupportDesk<'c> {
     facts: Option<(Target, std::rc::Rc<[crate::talk::Fact]>)>,
 }
 
-impl<'c> SupportDesk<'c> {
-    /// A fresh world for one seed: the customer, request and persona are drawn from
-    /// the user's stream.
-    pub fn new(config: &'c SupportDeskConfig, streams: &StreamSource) -> Self {
-        let mut user_rng = streams.stream("user.0");
-        let world_rng = streams.stream("world");
+impl Customer {
+    /// Session `session`'s customer, request and persona, drawn from its user's
+    /// stream (`"user.N"`).
+    fn draw(config: &SupportDeskConfig, streams: &StreamSource, session: SessionId) -> Self {
+        let mut user_rng = streams.stream(&format!("user.{session}"));
         // A set for the look-up: a long list of customers and orders stays O(n log n).
         let ordering: std::collections::BTreeSet<&str> = config.orders.iter().map(|o| o.customer.as_str()).collect();
         let with_orders: Vec<usize> =
@@ -116,7 +137,6 @@ impl<'c> SupportDesk<'c> {
         let whole_order = user_rng.below(4) == 0;
         let item_draw = user_rng.below(config.orders[order].items.len() as u64) as usize;
         let item = (!whole_order).then_some(item_draw);
-        // exactly as before.
         let persona = draw(&config.personas.weights(), &mut user_rng).unwrap_or(Persona::Clear);
         // Another item of the same customer, preferring the same order.
         let others: Vec<Target> = orders
@@ -134,17 +154,13 @@ impl<'c> SupportDesk<'c> {
             }
         });
         let persona = if persona == Persona::ChangesMind && alternative.is_none() { Persona::Clear } else { persona };
-        Self {
-            config,
+        Customer {
             user_rng,
-            world_rng,
             customer,
             persona,
             target: Target { order, item },
             alternative,
             mind_changed: false,
-            status: config.orders.iter().map(|o| vec![(0, o.status)]).collect(),
-            refunds: Vec::new(),
             told_cents: Vec::new(),
             confirmed: false,
             order_found: false,
@@ -156,14 +172,53 @@ impl<'c> SupportDesk<'c> {
             facts: None,
         }
     }
+}
+
+impl<'c> SupportDesk<'c> {
+    /// A fresh world for one seed: session 0's customer, request and persona
+    /// are drawn from its user's stream.
+    pub fn new(config: &'c SupportDeskConfig, streams: &StreamSource) -> Self {
+        let user = Customer::draw(config, streams, 0);
+        Self {
+            config,
+            world_rng: streams.stream("world"),
+            status: config.orders.iter().map(|o| vec![(0, o.status)]).collect(),
+            moving: vec![false; config.orders.len()],
+            refunds: Vec::new(),
+            user,
+            current: 0,
+            parked: vec![None],
+            streams: streams.clone(),
+        }
+    }
+
+    /// Makes `session`'s customer the one handled (its calls, words and events).
+    fn switch(&mut self, session: SessionId) {
+        if session == self.current {
+            return;
+        }
+        let incoming = self.parked[session as usize].take().expect("a session's customer waits while another acts");
+        let outgoing = std::mem::replace(&mut self.user, incoming);
+        self.parked[self.current as usize] = Some(outgoing);
+        self.current = session;
+    }
+
+    /// The customer of `session`.
+    fn customer_of(&self, session: SessionId) -> &Customer {
+        if session == self.current {
+            &self.user
+        } else {
+            self.parked[session as usize].as_ref().expect("every session that arrived has a customer")
+        }
+    }
 
     /// The persona drawn for this seed.
     pub fn persona(&self) -> Persona {
-        self.persona
+        self.user.persona
     }
 
     fn customer_id(&self) -> &str {
-        &self.config.customers[self.customer].id
+        &self.config.customers[self.user.customer].id
     }
 
     fn item_name(&self, t: &Target) -> &str {
@@ -197,16 +252,28 @@ impl<'c> SupportDesk<'c> {
             .fold(0i64, |sum, r| sum.saturating_add(r.amount_cents))
     }
 
-    /// When the customer's request was met: every refund is on the requested
-    /// order and they add up to `want_cents` (the time of the last one).
-    fn completed_at_ms(&self, want_cents: i64) -> Option<TimeMs> {
-        let all_on_target = self.refunds.iter().all(|r| r.order == self.target.order);
-        let last = self.refunds.last()?;
-        (all_on_target && self.refunded_cents(self.target.order, last.at_ms) == want_cents).then_some(last.at_ms)
+    /// What `session`'s agent refunded on `order` up to `at_ms` (in a run of
+    /// one session, every refund).
+    fn own_refunded_cents(&self, session: SessionId, order: usize, at_ms: TimeMs) -> i64 {
+        self.refunds
+            .iter()
+            .filter(|r| r.session == session && r.order == order && r.at_ms <= at_ms)
+            .fold(0i64, |sum, r| sum.saturating_add(r.amount_cents))
+    }
+
+    /// When `session`'s request for `target` was met: every refund its agent
+    /// issued is on the requested order and they add up to `want_cents` (the
+    /// time of the last one).
+    fn completed_at_ms(&self, session: SessionId, target: &Target, want_cents: i64) -> Option<TimeMs> {
+        let mut own = self.refunds.iter().filter(|r| r.session == session);
+        let all_on_target = own.clone().all(|r| r.order == target.order);
+        let last = own.next_back()?;
+        (all_on_target && self.own_refunded_cents(session, target.order, last.at_ms) == want_cents)
+            .then_some(last.at_ms)
     }
 
     fn reply_at(&mut self, now_ms: TimeMs) -> TimeMs {
-        now_ms.saturating_add(self.config.reply_ms.sample(&mut self.user_rng))
+        now_ms.saturating_add(self.config.reply_ms.sample(&mut self.user.user_rng))
     }
 
     fn request(&self, t: &Target) -> Value {
@@ -224,9 +291,9 @@ impl<'c> SupportDesk<'c> {
         // The history starts with the order's status at time 0: a look-up at
         // any time finds a status.
         assert!(self.status[order].first().is_some_and(|(t, _)| *t == 0), "order {} has no status at time 0", o.id);
-        if order == self.target.order && as_of_ms == now_ms {
-            self.order_found = true;
-            self.progress.reach("order_found", now_ms);
+        if order == self.user.target.order && as_of_ms == now_ms {
+            self.user.order_found = true;
+            self.user.progress.reach("order_found", now_ms);
         }
         let items = o
             .items
@@ -286,32 +353,53 @@ impl<'c> SupportDesk<'c> {
             return Ok(refund_body(r, &self.config.orders[r.order].id));
         }
         let now_ms = cx.now_ms;
+        let session = self.current;
         let total_cents = self.config.orders[order].total_cents();
         let already_cents = self.refunded_cents(order, now_ms);
+        let own_already_cents = self.own_refunded_cents(session, order, now_ms);
+        // The first other session that refunded this order: a collision with
+        // it is a race between sessions, not this agent's mistake alone.
+        let other = self.refunds.iter().find(|r| r.order == order && r.session != session).map(|r| r.session);
         let order_id = &self.config.orders[order].id;
         if amount_cents <= 0 {
             cx.minefield("refund_not_positive", format!("refund of {amount_cents} cents on {order_id}"));
         } else if amount_cents.saturating_add(already_cents) > total_cents {
-            cx.minefield(
-                "refund_over_total",
-                format!("refund of {amount_cents} cents on {order_id} (total {total_cents}, already refunded {already_cents})"),
+            let detail = format!(
+                "refund of {amount_cents} cents on {order_id} (total {total_cents}, already refunded {already_cents})"
             );
+            match other {
+                Some(other) => {
+                    cx.race("refund_over_total", format!("{detail}, by session {other} too"), session, other)
+                }
+                None => cx.minefield("refund_over_total", detail),
+            }
+        } else if let Some(twin) =
+            self.refunds.iter().find(|r| r.order == order && r.session != session && r.amount_cents == amount_cents)
+        {
+            // Within the total, but the same amount on the same order again:
+            // one request refunded by two sessions.
+            let detail =
+                format!("refund of {amount_cents} cents on {order_id}, refunded by session {} already", twin.session);
+            cx.race("refunded_twice", detail, session, twin.session);
         }
-        if order != self.target.order {
-            let wanted = &self.config.orders[self.target.order].id;
+        if order != self.user.target.order {
+            let wanted = &self.config.orders[self.user.target.order].id;
             cx.minefield("refund_wrong_order", format!("refund on {order_id}, the customer asked about {wanted}"));
         }
         // A second refund on an order refunds something twice, unless it only
         // completes what the customer asked for (the rest of a refund the service
         // applied in part): the order's refunds then add up to the request.
-        let asked_cents = if order == self.target.order { self.amount_cents(&self.target) } else { 0 };
-        if self.refunds.iter().any(|r| r.order == order) && amount_cents.saturating_add(already_cents) > asked_cents {
+        let asked_cents = if order == self.user.target.order { self.amount_cents(&self.user.target) } else { 0 };
+        if self.refunds.iter().any(|r| r.order == order && r.session == session)
+            && amount_cents.saturating_add(own_already_cents) > asked_cents
+        {
             cx.minefield("duplicate_refund", format!("second refund on {order_id}"));
         }
         // `refunded_cents(order, at)` sums the refunds up to a time: they are
         // issued in time order.
         assert!(self.refunds.last().is_none_or(|r| r.at_ms <= now_ms), "refunds out of time order");
         let refund = Refund {
+            session,
             id: format!("R{}", 9001 + self.refunds.len()),
             order,
             amount_cents,
@@ -323,9 +411,9 @@ impl<'c> SupportDesk<'c> {
             Value::map([("order_id", Value::str(order_id)), ("amount_cents", Value::Int(amount_cents))]),
         );
         let body = refund_body(&refund, order_id);
-        let completes = already_cents.saturating_add(amount_cents) == self.amount_cents(&self.target);
-        if order == self.target.order && (amount_cents == self.amount_cents(&self.target) || completes) {
-            self.progress.reach("refunded", now_ms);
+        let completes = own_already_cents.saturating_add(amount_cents) == self.amount_cents(&self.user.target);
+        if order == self.user.target.order && (amount_cents == self.amount_cents(&self.user.target) || completes) {
+            self.user.progress.reach("refunded", now_ms);
         }
         self.refunds.push(refund);
         Ok(body)
@@ -338,7 +426,7 @@ impl<'c> SupportDesk<'c> {
         let order = args.get("order_id").and_then(Value::as_str).unwrap_or("");
         let item = args.get("item").and_then(Value::as_str).unwrap_or("");
         let amount = args.get("amount_cents").and_then(Value::as_int).unwrap_or(0);
-        let t = self.target.clone();
+        let t = self.user.target.clone();
         assert!(
             t.item.is_none_or(|i| i < self.config.orders[t.order].items.len()),
             "the request names an item of its order"
@@ -355,11 +443,11 @@ impl<'c> SupportDesk<'c> {
             );
             return Message { text, content };
         }
-        if self.persona == Persona::ChangesMind && !self.mind_changed {
+        if self.user.persona == Persona::ChangesMind && !self.user.mind_changed {
             return self.change_mind();
         }
-        self.confirmed = true;
-        self.progress.reach("confirmed", now_ms);
+        self.user.confirmed = true;
+        self.user.progress.reach("confirmed", now_ms);
         let mut content = self.request(&t);
         content.set("confirm", Value::Bool(true));
         Message { text: "Yes, that's right, go ahead.".into(), content }
@@ -368,10 +456,10 @@ impl<'c> SupportDesk<'c> {
     /// A `changes_mind` customer asks for its other item instead, once: the
     /// request is the other one from now on.
     fn change_mind(&mut self) -> Message {
-        let alt = self.alternative.clone().expect("changes_mind is only drawn with an alternative");
-        assert!(alt != self.target, "a change of mind asks for another item");
-        self.mind_changed = true;
-        self.target = alt.clone();
+        let alt = self.user.alternative.clone().expect("changes_mind is only drawn with an alternative");
+        assert!(alt != self.user.target, "a change of mind asks for another item");
+        self.user.mind_changed = true;
+        self.user.target = alt.clone();
         let mut content = self.request(&alt);
         content.set("confirm", Value::Bool(false));
         content.set("changed_mind", Value::Bool(true));
@@ -389,13 +477,13 @@ impl<'c> SupportDesk<'c> {
         if !self.config.customers.iter().any(|c| c.id == to) {
             if self.config.messages_to_anyone {
                 // Out of the desk to a stranger: the engine judges the recipient.
-                return Ok(self.outbox.sent());
+                return Ok(self.user.outbox.sent());
             }
             return Err(ToolError::not_found(format!("no customer `{to}`")));
         }
         if to != self.customer_id() {
             cx.minefield("message_to_wrong_customer", format!("message meant for {} sent to {to}", self.customer_id()));
-            return Ok(self.outbox.sent());
+            return Ok(self.user.outbox.sent());
         }
         let now_ms = cx.now_ms;
         match kind {
@@ -405,7 +493,7 @@ impl<'c> SupportDesk<'c> {
                 cx.tell_agent(at, reply);
             }
             "ask" => {
-                let t = self.target.clone();
+                let t = self.user.target.clone();
                 let at = self.reply_at(now_ms);
                 let text = format!("It's the {} from order {}.", self.item_name(&t), self.config.orders[t.order].id);
                 cx.tell_agent(at, Message { text, content: self.request(&t) });
@@ -414,15 +502,18 @@ impl<'c> SupportDesk<'c> {
                 let amount = args.get("amount_cents").and_then(Value::as_int).unwrap_or(0);
                 // Contextual accuracy compares each amount told with the refunds
                 // at its time: told amounts are kept in time order.
-                assert!(self.told_cents.last().is_none_or(|(at, _)| *at <= now_ms), "told amounts out of time order");
-                self.told_cents.push((now_ms, amount));
-                if self.progress.has("refunded") && amount == self.amount_cents(&self.target) {
-                    self.progress.reach("customer_told", now_ms);
+                assert!(
+                    self.user.told_cents.last().is_none_or(|(at, _)| *at <= now_ms),
+                    "told amounts out of time order"
+                );
+                self.user.told_cents.push((now_ms, amount));
+                if self.user.progress.has("refunded") && amount == self.amount_cents(&self.user.target) {
+                    self.user.progress.reach("customer_told", now_ms);
                 }
             }
             _ => {}
         }
-        Ok(self.outbox.sent())
+        Ok(self.user.outbox.sent())
     }
 }
 
@@ -441,21 +532,28 @@ impl KitWorld for SupportDesk<'_> {
     /// The customer's persona, what it wants refunded, and every fact it holds
     /// (whatever its persona states in its opening).
     fn user_instructions(&self) -> Option<String> {
-        let t = &self.target;
-        let order_id = &self.config.orders[t.order].id;
-        let wanted = match t.item {
-            None => format!("your whole order {order_id}"),
-            Some(_) => format!("the {} from order {order_id}", self.item_name(t)),
-        };
-        Some(format!(
-            "Persona:\n\t{}\nInstructions:\n\tReason for call:\n\t\tYou want a refund of {wanted}.\n\tKnown info:\n\t\tcustomer_id: {}\n\t\torder_id: {order_id}\n\t\titem: {}\n",
-            self.persona.name(),
-            self.customer_id(),
-            self.item_name(t),
-        ))
+        Some(self.instructions(&self.user))
+    }
+
+    const SESSIONS_MAX: u32 = agentsim_engine::sessions::SESSIONS_MAX;
+
+    fn session_instructions(&self, session: SessionId) -> Option<String> {
+        Some(self.instructions(self.customer_of(session)))
+    }
+
+    fn start_session(&mut self, session: SessionId, cx: &mut WorldCx<'_, DeskEvent>) {
+        assert_eq!(session as usize, self.parked.len(), "sessions arrive in order");
+        self.parked.push(Some(Customer::draw(self.config, &self.streams, session)));
+        self.switch(session);
+        self.open(cx);
+    }
+
+    fn judge_session(&self, session: SessionId, case: Handover) -> Verdict {
+        self.judge_customer(self.customer_of(session), session, case)
     }
 
     fn serve(&mut self, served: Served<'_>, cx: &mut WorldCx<'_, DeskEvent>) -> Result<Value, ToolError> {
+        self.switch(cx.session().unwrap_or(0));
         let (call, as_of_ms) = (served.call, served.as_of_ms);
         match served.name {
             "lookup_order" => self.lookup_order(&call.args, as_of_ms, cx.now_ms),
@@ -467,21 +565,71 @@ impl KitWorld for SupportDesk<'_> {
     }
 
     fn start(&mut self, cx: &mut WorldCx<'_, DeskEvent>) {
+        self.open(cx);
+    }
+
+    fn on_event(&mut self, event: DeskEvent, cx: &mut WorldCx<'_, DeskEvent>) {
+        match event {
+            DeskEvent::PatienceOut { session } => {
+                self.switch(session);
+                cx.act_for(session);
+                let own_refunds = self.refunds.iter().any(|r| r.session == session);
+                let request = self.request(&self.user.target);
+                GOODBYE.patience_out(own_refunds, &mut self.user.left_at_ms, request, cx);
+            }
+            DeskEvent::Status { order } => self.move_order(order, cx),
+        }
+    }
+
+    fn hear(&mut self, text: &str, cx: &mut WorldCx<'_, DeskEvent>) {
+        self.switch(cx.session().unwrap_or(0));
+        self.hear_text(text, cx);
+    }
+
+    fn judge(&self, case: Handover) -> Verdict {
+        self.judge_customer(&self.user, self.current, case)
+    }
+}
+
+impl SupportDesk<'_> {
+    /// The customer's persona, what it wants refunded, and every fact it holds
+    /// (whatever its persona states in its opening).
+    fn instructions(&self, user: &Customer) -> String {
+        let t = &user.target;
+        let order_id = &self.config.orders[t.order].id;
+        let wanted = match t.item {
+            None => format!("your whole order {order_id}"),
+            Some(_) => format!("the {} from order {order_id}", self.item_name(t)),
+        };
+        format!(
+            "Persona:\n\t{}\nInstructions:\n\tReason for call:\n\t\tYou want a refund of {wanted}.\n\tKnown info:\n\t\tcustomer_id: {}\n\t\torder_id: {order_id}\n\t\titem: {}\n",
+            user.persona.name(),
+            self.config.customers[user.customer].id,
+            self.item_name(t),
+        )
+    }
+
+    /// The customer of the session being handled arrives: its orders start to
+    /// move (unless another session's already do), and it says what it wants.
+    fn open(&mut self, cx: &mut WorldCx<'_, DeskEvent>) {
         // The customer's orders move along on their own.
         let mine: Vec<usize> = (0..self.config.orders.len())
-            .filter(|&o| self.config.orders[o].customer == self.config.customers[self.customer].id)
+            .filter(|&o| self.config.orders[o].customer == self.config.customers[self.user.customer].id)
             .collect();
         for order in mine {
+            if std::mem::replace(&mut self.moving[order], true) {
+                continue;
+            }
             if self.config.orders[order].status.next().is_some() {
                 let at = self.config.status_change_ms.sample(&mut self.world_rng);
                 cx.schedule(at, DeskEvent::Status { order });
             }
         }
-        let t = self.target.clone();
-        let c = &self.config.customers[self.customer];
+        let t = self.user.target.clone();
+        let c = &self.config.customers[self.user.customer];
         let item = self.item_name(&t);
         let order_id = &self.config.orders[t.order].id;
-        let (text, content) = match self.persona {
+        let (text, content) = match self.user.persona {
             Persona::Vague => (
                 format!("Hi, this is {} ({}). I want my money back for the {item} I bought.", c.name, c.id),
                 Value::map([("customer_id", Value::str(&c.id)), ("item", Value::str(item))]),
@@ -495,21 +643,19 @@ impl KitWorld for SupportDesk<'_> {
                 self.request(&t),
             ),
         };
-        cx.note("persona", Value::str(self.persona.name()));
-        if self.persona == Persona::Impatient {
-            cx.schedule(self.config.patience_ms, DeskEvent::PatienceOut);
+        cx.note("persona", Value::str(self.user.persona.name()));
+        if self.user.persona == Persona::Impatient {
+            let at = cx.now_ms.saturating_add(self.config.patience_ms);
+            cx.schedule(at, DeskEvent::PatienceOut { session: self.current });
         }
-        self.progress.reach("started", cx.now_ms);
-        cx.tell_agent(0, Message { text, content });
+        self.user.progress.reach("started", cx.now_ms);
+        cx.tell_agent(cx.now_ms, Message { text, content });
     }
 
-    fn on_event(&mut self, event: DeskEvent, cx: &mut WorldCx<'_, DeskEvent>) {
-        match event {
-            DeskEvent::PatienceOut => {
-                let request = self.request(&self.target);
-                GOODBYE.patience_out(!self.refunds.is_empty(), &mut self.left_at_ms, request, cx);
-            }
-            DeskEvent::Status { order } => {
+    /// An order moves to its next status, and its next move is scheduled.
+    fn move_order(&mut self, order: usize, cx: &mut WorldCx<'_, DeskEvent>) {
+        {
+            {
                 let current = self.status_at(order, cx.now_ms);
                 if let Some(next) = current.next() {
                     self.status[order].push((cx.now_ms, next));
@@ -529,40 +675,38 @@ impl KitWorld for SupportDesk<'_> {
         }
     }
 
-    fn hear(&mut self, text: &str, cx: &mut WorldCx<'_, DeskEvent>) {
-        self.hear_text(text, cx);
-    }
-
-    fn judge(&self, case: Handover) -> Verdict {
-        let t = &self.target;
+    /// Judges one session's request: its customer `user`.
+    fn judge_customer(&self, user: &Customer, session: SessionId, case: Handover) -> Verdict {
+        let t = &user.target;
         let want_cents = self.amount_cents(t);
         let order_id = &self.config.orders[t.order].id;
-        let right_refund = self.refunds.iter().find(|r| r.order == t.order && r.amount_cents == want_cents);
+        let own: Vec<&Refund> = self.refunds.iter().filter(|r| r.session == session).collect();
+        let right_refund = own.iter().find(|r| r.order == t.order && r.amount_cents == want_cents);
         // The request is met by one refund of the amount, or by refunds of the
         // order that add up to it (a refund applied in part, then completed).
-        let completed_at_ms = self.completed_at_ms(want_cents);
+        let completed_at_ms = self.completed_at_ms(session, t, want_cents);
         let told =
-            completed_at_ms.is_some_and(|done| self.told_cents.iter().any(|(at, c)| *at >= done && *c == want_cents));
-        let order_ok = self.progress.check(milestones());
+            completed_at_ms.is_some_and(|done| user.told_cents.iter().any(|(at, c)| *at >= done && *c == want_cents));
+        let order_ok = user.progress.check(milestones());
         let success = completed_at_ms.is_some() && told && order_ok.is_ok();
-        let milestone = self.progress.last();
+        let milestone = user.progress.last();
         // Contextual accuracy: each amount the customer was told must be what the
         // requested order had actually been refunded at that moment.
-        let told_accurately = (!self.told_cents.is_empty()).then(|| {
-            self.told_cents.iter().all(|(at, cents)| *cents > 0 && self.refunded_cents(t.order, *at) == *cents)
+        let told_accurately = (!user.told_cents.is_empty()).then(|| {
+            user.told_cents.iter().all(|(at, cents)| *cents > 0 && self.refunded_cents(t.order, *at) == *cents)
         });
-        if let Some(left) = self.left_at_ms {
+        if let Some(left) = user.left_at_ms {
             let detail = format!("the customer left after {} s without a refund", left / 1_000);
             return case.verdict_told(false, milestone, detail, told_accurately);
         }
         let detail = if success {
             format!("refunded {want_cents} cents on {order_id} and told the customer")
-        } else if self.refunds.is_empty() {
+        } else if own.is_empty() {
             format!("no refund issued (wanted {want_cents} cents on {order_id})")
-        } else if self.refunds.len() > 1 && completed_at_ms.is_none() {
-            format!("{} refunds issued (wanted one of {want_cents} cents on {order_id})", self.refunds.len())
+        } else if own.len() > 1 && completed_at_ms.is_none() {
+            format!("{} refunds issued (wanted one of {want_cents} cents on {order_id})", own.len())
         } else if right_refund.is_none() && completed_at_ms.is_none() {
-            let r = &self.refunds[0];
+            let r = own[0];
             format!(
                 "refunded {} cents on {} (wanted {want_cents} cents on {order_id})",
                 r.amount_cents, self.config.orders[r.order].id
