@@ -89,6 +89,7 @@ pub fn bare_record(seed: u64, outcome: agentsim_engine::Outcome, log_weight: f64
         log_weight,
         task: None,
         checks: Vec::new(),
+        sessions: None,
     }
 }
 

@@ -33,6 +33,7 @@ mod reliability;
 mod resume;
 mod robustness;
 mod scripted;
+mod sessions;
 mod shards;
 mod stack_files;
 mod stacks;

@@ -229,6 +229,7 @@ impl Sweep<'_> {
             state_hash: self.prepared.has_state_hash(),
             importance: self.importance.is_some() || self.importance_plan.is_some(),
             checks: self.prepared.has_checks(),
+            sessions: !self.prepared.scenario.sessions.is_single(),
         }
     }
 
@@ -536,11 +537,13 @@ pub struct Columns {
     pub importance: bool,
     /// `checks`: the world's checks (a world that reports them).
     pub checks: bool,
+    /// `sessions`: a run's sessions (a scenario of many sessions).
+    pub sessions: bool,
 }
 
 /// A row with every column `columns` asks for, for its header alone.
 fn header_row(columns: Columns) -> Row {
-    let Columns { swarm, task, state_hash, importance, checks } = columns;
+    let Columns { swarm, task, state_hash, importance, checks, sessions } = columns;
     Row {
         seed: 0,
         outcome: "",
@@ -566,13 +569,14 @@ fn header_row(columns: Columns) -> Row {
         state_hash: state_hash.then(String::new),
         checks: checks.then(String::new),
         log_weight: importance.then(String::new),
+        sessions: sessions.then(String::new),
     }
 }
 
 /// The header line of `trajectories.csv`: the row's fields, with `trial` after
 /// `seed` when there are several trials.
 pub fn csv_header(swarm: bool, task: bool, state_hash: bool, trials: u32) -> Result<Vec<u8>, Error> {
-    csv_header_of(Columns { swarm, task, state_hash, importance: false, checks: false }, trials)
+    csv_header_of(Columns { swarm, task, state_hash, importance: false, checks: false, sessions: false }, trials)
 }
 
 /// The header line of `trajectories.csv` with the optional `columns`, and `trial`

@@ -448,6 +448,14 @@ fn rate_rows(table: &mut Table, s: &Summary) {
         };
         table.add_row(vec![format!("check {name}"), value, interval]);
     }
+    if let Some(sessions) = &s.sessions {
+        for (name, rate) in
+            [("sessions completed", &sessions.completion), ("sessions hurt by another", &sessions.hurt_by_another)]
+        {
+            let (value, interval) = pct(rate);
+            table.add_row(vec![name.to_string(), value, interval]);
+        }
+    }
     if let Some(p) = &s.pass_k {
         let values: Vec<String> = p.values.iter().map(|(k, v)| format!("k={k} {}", percent(*v))).collect();
         let (_, interval) = pct(&p.all_trials);
@@ -455,12 +463,15 @@ fn rate_rows(table: &mut Table, s: &Summary) {
     }
 }
 
+/// One row of percentiles.
+fn spread_row(name: &str, p50: String, p90: String, p99: String) -> Vec<String> {
+    vec![name.to_string(), format!("p50 {p50}  p90 {p90}  p99 {p99}"), String::new()]
+}
+
 /// The rows of percentiles (turns, tool calls, cost, virtual time) and the
 /// cost per success.
 fn spread_rows(table: &mut Table, s: &Summary) {
-    let spread = |name: &str, p50: String, p90: String, p99: String| {
-        vec![name.to_string(), format!("p50 {p50}  p90 {p90}  p99 {p99}"), String::new()]
-    };
+    let spread = spread_row;
     table.add_row(spread("turns", s.turns.p50.to_string(), s.turns.p90.to_string(), s.turns.p99.to_string()));
     table.add_row(spread(
         "tool calls",
@@ -471,6 +482,15 @@ fn spread_rows(table: &mut Table, s: &Summary) {
     table.add_row(spread("cost ($)", usd(s.cost_micro_usd.p50), usd(s.cost_micro_usd.p90), usd(s.cost_micro_usd.p99)));
     let secs = |ms: u64| format!("{:.1}s", ms as f64 / 1000.0);
     table.add_row(spread("virtual time", secs(s.virtual_ms.p50), secs(s.virtual_ms.p90), secs(s.virtual_ms.p99)));
+    if let Some(sessions) = &s.sessions {
+        // Each a spread over runs of one run's figure.
+        let per_run = |name: &str, spread: &agentsim::summary::Spread| {
+            spread_row(name, secs(spread.p50), secs(spread.p90), secs(spread.p99))
+        };
+        table.add_row(per_run("task latency p50 (per run)", &sessions.latency_p50_ms));
+        table.add_row(per_run("task latency p99 (per run)", &sessions.latency_p99_ms));
+        table.add_row(per_run("model queue (per run)", &sessions.model_queue_ms));
+    }
     table.add_row(vec![
         "cost per success".to_string(),
         s.cost_usd_per_success.as_ref().map_or("n/a".to_string(), |c| format!("${c}")),

@@ -21,6 +21,7 @@ pub mod pass_k;
 pub mod rate;
 pub mod rows;
 pub mod rows_file;
+pub mod sessions;
 pub mod summary;
 pub mod surface;
 pub mod text;

@@ -71,6 +71,11 @@ pub struct Row {
     /// reads back exactly; the column is absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub log_weight: Option<String>,
+    /// In a run of many sessions, their counts
+    /// ([`crate::sessions::SessionCounts::to_column`]); the column is absent
+    /// otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sessions: Option<String>,
 }
 
 impl Row {
@@ -101,6 +106,7 @@ impl Row {
             state_hash: t.state_hash.clone(),
             checks: (!t.checks.is_empty()).then(|| crate::checks::column(&t.checks)),
             log_weight: None,
+            sessions: crate::sessions::SessionCounts::of(&t.sessions).map(|c| c.to_column()),
         }
     }
 }
@@ -232,6 +238,8 @@ pub struct Record {
     pub task: Option<String>,
     /// The world's checks (empty for a world that reports none).
     pub checks: Vec<crate::checks::RowCheck>,
+    /// In a run of many sessions, their counts.
+    pub sessions: Option<crate::sessions::SessionCounts>,
 }
 
 impl Record {
@@ -257,6 +265,7 @@ impl Record {
             log_weight: t.log_weight,
             task: None,
             checks: t.checks.iter().map(crate::checks::RowCheck::of).collect(),
+            sessions: crate::sessions::SessionCounts::of(&t.sessions),
         }
     }
 
@@ -324,6 +333,8 @@ impl Record {
             task: optional(header, row, "task")?.map(str::to_string),
             checks: crate::checks::parse_column(optional(header, row, "checks")?.unwrap_or_default())
                 .map_err(|message| ColumnError::malformed("checks", message))?,
+            sessions: crate::sessions::SessionCounts::parse_column(optional(header, row, "sessions")?.unwrap_or_default())
+                .map_err(|message| ColumnError::malformed("sessions", message))?,
         })
     }
 }

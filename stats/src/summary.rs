@@ -119,7 +119,7 @@ impl ValueCounts {
 }
 
 impl Spread {
-    fn of(values: &ValueCounts) -> Spread {
+    pub(crate) fn of(values: &ValueCounts) -> Spread {
         // Below 2^64 (any real sweep) `u128 as f64` rounds exactly as the u64 sum of
         // the samples did before, so the mean keeps its bytes; above, it stays right.
         let mean = if values.is_empty() { 0.0 } else { values.sum as f64 / values.len() as f64 };
@@ -218,6 +218,9 @@ pub struct Summary {
     /// passed, over all trajectories and per task.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub checks: Option<crate::checks::ChecksSummary>,
+    /// In a sweep of runs of many sessions: how the sessions fared.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sessions: Option<crate::sessions::SessionsSummary>,
     /// Present only when the sweep was interrupted (and so absent from a complete
     /// run's bytes): which seeds the other fields cover.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -352,6 +355,7 @@ pub struct SummaryBuilder {
     clusters: [ClusterSums; 3],
     seeds_closed: u64,
     checks: crate::checks::ChecksBuilder,
+    sessions: crate::sessions::SessionsBuilder,
 }
 
 impl Default for SummaryBuilder {
@@ -391,6 +395,7 @@ impl SummaryBuilder {
             clusters: [ClusterSums::default(); 3],
             seeds_closed: 0,
             checks: crate::checks::ChecksBuilder::default(),
+            sessions: crate::sessions::SessionsBuilder::default(),
         }
     }
 
@@ -500,6 +505,9 @@ impl SummaryBuilder {
         if let Some(importance) = &mut self.importance {
             importance.add(r);
         }
+        if let Some(sessions) = &r.sessions {
+            self.sessions.add(sessions);
+        }
     }
 
     /// The summary of everything added.
@@ -567,6 +575,7 @@ impl SummaryBuilder {
             design_effect,
             importance: self.importance.map(|i| i.finish(n)),
             checks: self.checks.finish(),
+            sessions: self.sessions.finish(),
             partial: None,
         }
     }

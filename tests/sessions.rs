@@ -1,0 +1,165 @@
+//! Many sessions in one world (docs/sessions.md): determinism across threads,
+//! the shape of a run's sessions, races between sessions, the shared model
+//! capacity, and a run of one session being exactly the run without a
+//! `sessions` section.
+
+use std::path::{Path, PathBuf};
+
+use agentsim::Runner;
+use agentsim_engine::Trajectory;
+use agentsim_worlds::{Prepared, Scenario};
+
+use crate::common::{agentsim, preset, sweep_on_threads, text};
+
+/// The fifty-session example scenario.
+const LOAD: &str = "seeds/support_desk_load.ron";
+
+fn seed_path(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(name)
+}
+
+fn seed_text(name: &str) -> String {
+    std::fs::read_to_string(seed_path(name)).unwrap()
+}
+
+fn prepare(text: &str) -> Prepared {
+    Prepared::new(Scenario::parse(text, "test").unwrap_or_else(|e| panic!("the scenario parses: {e}")))
+}
+
+/// Runs `seed` of `prepared` with the resilient preset at fault scale 1.
+fn run(prepared: &Prepared, seed: u64) -> Trajectory {
+    let stack = preset("resilient");
+    Runner::new(prepared, &stack, false, 1.0).run(seed)
+}
+
+/// The total time the sessions of seeds `seeds` waited for the model's capacity.
+fn queued_ms(prepared: &Prepared, seeds: std::ops::Range<u64>) -> u64 {
+    seeds.map(|seed| run(prepared, seed).sessions.iter().map(|s| s.model_queue_ms).sum::<u64>()).sum()
+}
+
+#[test]
+fn a_sweep_of_many_sessions_is_the_same_on_one_and_four_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let load = seed_path(LOAD).to_string_lossy().into_owned();
+    let runs =
+        sweep_on_threads(dir.path(), &[&load, "--agent", "resilient", "--seeds", "0..12"], &[("1", "8"), ("4", "3")]);
+    let (one, four) = (&runs[0], &runs[1]);
+    let digest = |stdout: &str| stdout.lines().find(|l| l.starts_with("digest ")).map(str::to_string);
+    assert!(digest(&one.0).is_some(), "a sweep prints its digest: {}", one.0);
+    assert_eq!(digest(&one.0), digest(&four.0), "the sweep's digest");
+    assert_eq!(one.1, four.1, "trajectories.csv");
+    assert_eq!(one.2, four.2, "summary.json");
+    // Twelve seeds, one row each (and the header).
+    assert_eq!(one.1.lines().count(), 13, "{}", one.1);
+}
+
+#[test]
+fn a_run_of_the_load_scenario_holds_fifty_sessions_in_order() {
+    let p = prepare(&seed_text(LOAD));
+    let t = run(&p, 0);
+    assert_eq!(t.sessions.len(), 50);
+    assert_eq!(t.sessions[0].arrived_ms, 0, "session 0 arrives at 0");
+    for (i, s) in t.sessions.iter().enumerate() {
+        assert_eq!(s.session as usize, i, "sessions are numbered in order of arrival");
+        assert!(s.ended_ms >= s.arrived_ms, "session {i} ends after it arrives: {s:?}");
+    }
+    assert!(t.sessions.windows(2).all(|w| w[0].arrived_ms <= w[1].arrived_ms), "arrivals never go back in time");
+    // Poisson arrivals at 10 a minute: not all at once.
+    assert!(t.sessions[49].arrived_ms > 0, "the last session arrives later than the first");
+    let turns: u32 = t.sessions.iter().map(|s| s.metrics.turns).sum();
+    assert_eq!(turns, t.metrics.turns, "the run's turns are its sessions' turns");
+    let tool_calls: u32 = t.sessions.iter().map(|s| s.metrics.tool_calls).sum();
+    assert_eq!(tool_calls, t.metrics.tool_calls, "the run's tool calls are its sessions' tool calls");
+}
+
+#[test]
+fn the_same_seed_of_many_sessions_runs_the_same_twice() {
+    let p = prepare(&seed_text(LOAD));
+    for seed in [0, 7] {
+        let (a, b) = (run(&p, seed), run(&p, seed));
+        assert_eq!(a.digest, b.digest, "seed {seed}");
+        assert_eq!(a.sessions.len(), b.sessions.len());
+        for (x, y) in a.sessions.iter().zip(&b.sessions) {
+            assert_eq!(
+                (x.arrived_ms, x.ended_ms, x.outcome, x.hurt_by),
+                (y.arrived_ms, y.ended_ms, y.outcome, y.hurt_by)
+            );
+        }
+    }
+    // And different seeds run differently.
+    assert_ne!(run(&p, 0).digest, run(&p, 1).digest);
+}
+
+#[test]
+fn sessions_race_on_one_order() {
+    let p = prepare(&seed_text(LOAD));
+    let (mut hurt, mut raced) = (0, 0);
+    for seed in 0..20 {
+        let t = run(&p, seed);
+        for s in &t.sessions {
+            if let Some(other) = s.hurt_by {
+                hurt += 1;
+                assert_ne!(other, s.session, "seed {seed}: a session is hurt by another");
+                assert!((other as usize) < t.sessions.len(), "seed {seed}: hurt by a session of the run");
+                assert_eq!(s.outcome.name(), "violation", "seed {seed}: a hurt session is a violation: {s:?}");
+            }
+        }
+        if t.minefields.iter().any(|m| *m == "refund_over_total" || *m == "refunded_twice") {
+            raced += 1;
+            assert_eq!(t.outcome.name(), "violation", "seed {seed}: a minefield makes the run a violation");
+        }
+        if t.sessions.iter().any(|s| s.hurt_by.is_some()) {
+            assert!(
+                t.minefields.iter().any(|m| *m == "refund_over_total" || *m == "refunded_twice"),
+                "seed {seed}: a session hurt by another names its race: {:?}",
+                t.minefields
+            );
+        }
+    }
+    assert!(hurt > 0, "no session of seeds 0..20 was hurt by another");
+    assert!(raced > 0, "no race fired in seeds 0..20");
+}
+
+#[test]
+fn a_smaller_model_capacity_makes_sessions_wait_longer() {
+    let text = seed_text(LOAD);
+    assert!(text.contains("requests_per_minute: 120"), "the load scenario gives the model 120 requests a minute");
+    let roomy = prepare(&text);
+    let tight = prepare(&text.replace("requests_per_minute: 120", "requests_per_minute: 20"));
+    let unlimited = prepare(&text.replace("model_capacity: (requests_per_minute: 120),", ""));
+    let (roomy_ms, tight_ms) = (queued_ms(&roomy, 0..3), queued_ms(&tight, 0..3));
+    assert!(tight_ms > roomy_ms, "20 requests a minute: {tight_ms} ms in line, 120: {roomy_ms} ms");
+    assert!(tight_ms > 0);
+    assert_eq!(queued_ms(&unlimited, 0..3), 0, "no capacity, no line");
+    // Waiting in line shows in the sessions' latency too.
+    let latency = |p: &Prepared| run(p, 0).sessions.iter().map(|s| s.latency_ms()).sum::<u64>();
+    assert!(latency(&tight) > latency(&roomy));
+}
+
+#[test]
+fn one_session_with_nothing_shared_is_the_run_without_sessions() {
+    let plain = seed_text("seeds/support_desk.ron");
+    let anchor = "    world: SupportDesk(";
+    assert_eq!(plain.matches(anchor).count(), 1, "the scenario has one world");
+    let one = plain.replacen(anchor, &format!("    sessions: (count: 1),\n{anchor}"), 1);
+    assert_ne!(one, plain);
+    let (plain, one) = (prepare(&plain), prepare(&one));
+    for seed in 0..10 {
+        let (a, b) = (run(&plain, seed), run(&one, seed));
+        assert_eq!(a.digest, b.digest, "seed {seed}");
+        assert!(b.sessions.is_empty(), "a run of one session records nothing about sessions");
+        assert_eq!(a.outcome, b.outcome);
+    }
+}
+
+#[test]
+fn the_timeline_names_each_lines_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let load = seed_path(LOAD).to_string_lossy().into_owned();
+    let output = agentsim(dir.path(), &["run", &load, "--agent", "resilient", "--seed", "0"], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.lines().any(|l| l.contains(" s1 ")), "a line of session 1: {stdout}");
+    assert!(stdout.lines().any(|l| l.contains("session end")), "a session's end: {stdout}");
+    assert!(stdout.lines().any(|l| l.contains(" world ") && l.contains("END")), "the run's end is the world's");
+}
