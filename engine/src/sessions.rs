@@ -48,8 +48,18 @@ impl Sessions {
         self.count == 1 && self.model_capacity.is_none()
     }
 
-    /// Cross-checks serde cannot express (an arrival list of the wrong length).
+    /// Cross-checks serde cannot express (an arrival list of the wrong length,
+    /// a capacity of nothing).
     pub fn check(&self) -> Result<(), InputError> {
+        if let Some(capacity) = &self.model_capacity
+            && (capacity.requests_per_minute == Some(0) || capacity.tokens_per_minute == Some(0))
+        {
+            return Err(InputError::at(
+                InputErrorKind::OutOfRange,
+                "model_capacity",
+                "a capacity of 0 admits nothing: give at least 1, or leave the limit out",
+            ));
+        }
         if let Arrival::At(times) = &self.arrival {
             if times.len() != self.count as usize {
                 return Err(InputError::at(
@@ -176,9 +186,13 @@ pub struct CapacityLine {
 impl CapacityLine {
     /// A line for `capacity`.
     pub fn new(capacity: &ModelCapacity) -> Self {
+        assert!(
+            capacity.requests_per_minute != Some(0) && capacity.tokens_per_minute != Some(0),
+            "a capacity of 0 is refused when the scenario is read"
+        );
         Self {
-            requests_per_minute: capacity.requests_per_minute.filter(|&n| n > 0),
-            tokens_per_minute: capacity.tokens_per_minute.filter(|&n| n > 0),
+            requests_per_minute: capacity.requests_per_minute,
+            tokens_per_minute: capacity.tokens_per_minute,
             ..Self::default()
         }
     }

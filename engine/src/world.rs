@@ -193,6 +193,14 @@ pub trait World {
         unreachable!("a world of one user is never asked to start another session");
     }
 
+    /// Session `session` ended (its agent finished, or a budget of its own ran
+    /// out): the world may drop what only its user's conversation needed,
+    /// keeping what [`World::judge_session`] reads, so a run's memory follows
+    /// the sessions in flight.
+    fn session_ended(&mut self, session: SessionId) {
+        let _ = session;
+    }
+
     /// Judges the final state for one session's task (in a run of many
     /// sessions); a world of one user judges its only session with
     /// [`World::judge`].

@@ -98,6 +98,7 @@ impl World {
     /// caller adds `tools_json()`, decoded once for all episodes).
     #[pyo3(signature = (seed, record=false, tools=true))]
     fn start(&self, seed: u64, record: bool, tools: bool) -> PyResult<Episode> {
+        self.prepared.one_session().map_err(|e| value_error("scenario", e))?;
         let setup = Setup {
             prepared: Arc::clone(&self.prepared),
             seed,

@@ -262,8 +262,11 @@ impl Sweep<'_> {
             rows.add(&swept?).map(|_| ())
         };
         // A persistent agent serves many episodes per process; one that does not
-        // greet runs a process per trajectory (nothing was handed on then).
-        if let agentsim_agents::PlannerSpec::External(config) = &stack.planner {
+        // greet runs a process per trajectory (nothing was handed on then). A
+        // run of many sessions runs a process per session.
+        if let agentsim_agents::PlannerSpec::External(config) = &stack.planner
+            && prepared.scenario.sessions.count == 1
+        {
             let run = crate::persistent::Persistent {
                 prepared,
                 config,

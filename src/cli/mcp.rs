@@ -74,6 +74,7 @@ pub fn mcp(args: &McpArgs) -> Result<ExitCode, Failure> {
         layers: layers.clone(),
         ..Options::new(args.seed)
     };
+    prepared.one_session().map_err(|e| Failure::input(format!("agentsim mcp: {e}")))?;
     errln!(
         "agentsim mcp: scenario {}, seed {}; serving {} tools on stdio",
         agentsim::timeline::printable(&prepared.scenario.name),

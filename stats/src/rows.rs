@@ -333,8 +333,10 @@ impl Record {
             task: optional(header, row, "task")?.map(str::to_string),
             checks: crate::checks::parse_column(optional(header, row, "checks")?.unwrap_or_default())
                 .map_err(|message| ColumnError::malformed("checks", message))?,
-            sessions: crate::sessions::SessionCounts::parse_column(optional(header, row, "sessions")?.unwrap_or_default())
-                .map_err(|message| ColumnError::malformed("sessions", message))?,
+            sessions: crate::sessions::SessionCounts::parse_column(
+                optional(header, row, "sessions")?.unwrap_or_default(),
+            )
+            .map_err(|message| ColumnError::malformed("sessions", message))?,
         })
     }
 }

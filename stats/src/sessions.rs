@@ -50,12 +50,7 @@ impl SessionCounts {
     pub fn to_column(&self) -> String {
         format!(
             "n={};ok={};hurt={};p50_ms={};p99_ms={};queue_ms={}",
-            self.sessions,
-            self.succeeded,
-            self.hurt,
-            self.latency_p50_ms,
-            self.latency_p99_ms,
-            self.model_queue_ms
+            self.sessions, self.succeeded, self.hurt, self.latency_p50_ms, self.latency_p99_ms, self.model_queue_ms
         )
     }
 

@@ -331,12 +331,24 @@ impl Scenario {
     /// the world can hold.
     fn check_sessions(scenario: &Scenario, text: &str, origin: &str) -> Result<(), ScenarioError> {
         let at = |needle: &str, message: String| {
-            let start = text.find("sessions:").unwrap_or(0);
+            // The section's own line, not a mention in a comment.
+            let mut offset = 0;
+            let start = text
+                .lines()
+                .find_map(|line| {
+                    let found = line.trim_start().starts_with("sessions:").then_some(offset);
+                    offset += line.len() + 1;
+                    found
+                })
+                .unwrap_or(0);
             let offset = text[start..].find(needle).map_or(start, |o| start + o);
             let (line, column) = position_of(text, offset);
             ScenarioError { origin: origin.into(), line, column, message }
         };
-        scenario.sessions.check().map_err(|e| at("arrival:", format!("field `sessions`: {e}")))?;
+        scenario.sessions.check().map_err(|e| {
+            let needle = if e.to_string().contains("model_capacity") { "model_capacity:" } else { "arrival:" };
+            at(needle, format!("field `sessions.{}", e.to_string().trim_start_matches("field `")))
+        })?;
         let max = scenario.world.sessions_max();
         if scenario.sessions.count > max {
             let message = if max == 1 {
@@ -652,6 +664,19 @@ impl Prepared {
             config
         };
         self.model.run_sessions(&task_of, catalog, &streams, config, &mut each, note)
+    }
+
+    /// Refuses a scenario of many sessions for an agent driven one step at a
+    /// time from outside (a Python agent's episodes, an MCP client): such an
+    /// agent is one session. The message says what runs instead.
+    pub fn one_session(&self) -> Result<(), String> {
+        if self.scenario.sessions.count == 1 {
+            return Ok(());
+        }
+        Err(format!(
+            "scenario `{}` runs {} sessions in one world; an agent driven one step at a time (a Python agent, an MCP client) is one session: sweep it with a preset, a stack file or --agent cmd:COMMAND (a process per session), or set `sessions: (count: 1)`",
+            self.scenario.name, self.scenario.sessions.count
+        ))
     }
 
     /// The task session `session` of seed `seed` runs: the task seed

@@ -388,6 +388,10 @@ impl<W: World> World for Noted<W> {
         self.world.judge_session(session)
     }
 
+    fn session_ended(&mut self, session: SessionId) {
+        self.world.session_ended(session);
+    }
+
     fn session_instructions(&self, session: SessionId) -> Option<String> {
         self.world.session_instructions(session)
     }

@@ -217,25 +217,25 @@ impl<'a, E> Sim<'a, E> {
         for session in std::mem::take(&mut self.user_failures) {
             let reason = self.live(session).and_then(|l| l.user_failed.take());
             if let Some(reason) = reason {
-                self.end_session(session, End::UserFailed(reason));
+                self.end_session(session, End::UserFailed(reason), world);
             }
         }
         if self.is_over() {
             return false;
         }
         let Some((at_ms, _seq, ev)) = self.queue.pop() else {
-            self.end_open(|live| if live.user_stopped { End::UserStopped } else { End::Stalled });
+            self.end_open(world, |live| if live.user_stopped { End::UserStopped } else { End::Stalled });
             return false;
         };
         if at_ms > self.config.horizon_ms {
             self.now_ms = self.config.horizon_ms;
-            self.end_open(|_| End::Horizon);
+            self.end_open(world, |_| End::Horizon);
             return false;
         }
         assert!(at_ms >= self.now_ms, "time never runs backwards");
         self.now_ms = at_ms;
         if self.recorder.count() >= self.events_max {
-            self.end_open(|_| End::Budget("events"));
+            self.end_open(world, |_| End::Budget("events"));
             return false;
         }
         self.dispatch(ev, world);
@@ -378,8 +378,9 @@ impl<'a, E> Sim<'a, E> {
         self.queue.push(at_ms.max(self.now_ms), Ev::Arrive(session));
     }
 
-    /// Ends `session` now; in a run of many, the end is recorded.
-    fn end_session(&mut self, session: SessionId, end: End) {
+    /// Ends `session` now; in a run of many, the end is recorded and the
+    /// world told.
+    fn end_session<W: World<Event = E>>(&mut self, session: SessionId, end: End, world: &mut W) {
         if !self.single {
             self.enter(Some(session));
             let reason = finish::reason(&end);
@@ -387,14 +388,17 @@ impl<'a, E> Sim<'a, E> {
         }
         self.sessions[session as usize].end(self.now_ms, end);
         self.open -= 1;
+        if !self.single {
+            world.session_ended(session);
+        }
     }
 
     /// Ends every open session, each for the end `why` gives it.
-    fn end_open(&mut self, why: impl Fn(&Live<'_>) -> End) {
+    fn end_open<W: World<Event = E>>(&mut self, world: &mut W, why: impl Fn(&Live<'_>) -> End) {
         for s in 0..self.sessions.len() {
             if let Some(live) = &self.sessions[s].live {
                 let end = why(live);
-                self.end_session(s as SessionId, end);
+                self.end_session(s as SessionId, end, world);
             }
         }
     }
@@ -423,7 +427,7 @@ impl<'a, E> Sim<'a, E> {
             think_ms = think_ms.saturating_add(self.charge_turn(session, think_ms, cx.think_ms(), cx.usage()));
         }
         if let Some(budget) = self.exhausted(session) {
-            self.refuse(session, budget);
+            self.refuse(session, budget, world);
             return;
         }
         if think_ms == 0 {
@@ -491,11 +495,11 @@ impl<'a, E> Sim<'a, E> {
     }
 
     /// Ends `session` on `budget`; nothing is charged after.
-    fn refuse(&mut self, session: SessionId, budget: &'static str) {
+    fn refuse<W: World<Event = E>>(&mut self, session: SessionId, budget: &'static str, world: &mut W) {
         let live = self.live(session).expect("a live session is refused");
         assert!(live.refused_by.is_none(), "a session is refused by one budget, once");
         live.refused_by = Some(budget);
-        self.end_session(session, End::Budget(budget));
+        self.end_session(session, End::Budget(budget), world);
     }
 
     fn act<W: World<Event = E>>(
@@ -511,7 +515,7 @@ impl<'a, E> Sim<'a, E> {
                 let tool_calls_max = self.config.budgets.tool_calls_max;
                 let live = self.live(session).expect("a live session acts");
                 if live.metrics.tool_calls >= tool_calls_max {
-                    return self.refuse(session, "tool_calls");
+                    return self.refuse(session, "tool_calls", world);
                 }
                 live.state = AgentState::Busy;
                 self.issue(session, call, call_timeout_ms, world);
@@ -532,7 +536,7 @@ impl<'a, E> Sim<'a, E> {
             }
             Action::Finish(finish) => {
                 self.recorder.record(now_ms, EventKind::Finish(finish.clone()));
-                self.end_session(session, End::Finished(finish));
+                self.end_session(session, End::Finished(finish), world);
             }
         }
     }

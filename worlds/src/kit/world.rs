@@ -47,6 +47,11 @@ pub trait KitWorld {
         unreachable!("a world of one user is never asked to start another session");
     }
 
+    /// Session `session` ended: see `World::session_ended`.
+    fn session_ended(&mut self, session: SessionId) {
+        let _ = session;
+    }
+
     /// Judges one session's task: see `World::judge_session`.
     fn judge_session(&self, session: SessionId, case: Handover) -> Verdict {
         let _ = session;
@@ -183,6 +188,10 @@ impl<W: KitWorld, N: ToolNames> World for Kit<W, N> {
 
     fn start_session(&mut self, session: SessionId, cx: &mut WorldCx<'_, W::Event>) {
         self.world.start_session(session, cx);
+    }
+
+    fn session_ended(&mut self, session: SessionId) {
+        self.world.session_ended(session);
     }
 
     fn judge_session(&self, session: SessionId) -> Verdict {

@@ -37,6 +37,9 @@ struct Target {
 struct Refund {
     /// The session whose agent issued it.
     session: SessionId,
+    /// Other sessions whose agents the service answered with it (the same
+    /// idempotency key again): their requests were served by it too.
+    served: Vec<SessionId>,
     id: String,
     order: usize,
     amount_cents: i64,
@@ -174,6 +177,13 @@ impl Customer {
     }
 }
 
+impl Refund {
+    /// Whether `session`'s agent issued it or was answered with it.
+    fn serves(&self, session: SessionId) -> bool {
+        self.session == session || self.served.contains(&session)
+    }
+}
+
 impl<'c> SupportDesk<'c> {
     /// A fresh world for one seed: session 0's customer, request and persona
     /// are drawn from its user's stream.
@@ -257,17 +267,25 @@ impl<'c> SupportDesk<'c> {
     fn own_refunded_cents(&self, session: SessionId, order: usize, at_ms: TimeMs) -> i64 {
         self.refunds
             .iter()
-            .filter(|r| r.session == session && r.order == order && r.at_ms <= at_ms)
+            .filter(|r| r.serves(session) && r.order == order && r.at_ms <= at_ms)
             .fold(0i64, |sum, r| sum.saturating_add(r.amount_cents))
     }
 
     /// When `session`'s request for `target` was met: every refund its agent
     /// issued is on the requested order and they add up to `want_cents` (the
     /// time of the last one).
+    ///
+    /// In a run of many sessions, a session whose agent issued no refund is
+    /// served when another session's refund of the same amount on the same
+    /// order met the request: the money reached the customer once.
     fn completed_at_ms(&self, session: SessionId, target: &Target, want_cents: i64) -> Option<TimeMs> {
-        let mut own = self.refunds.iter().filter(|r| r.session == session);
+        let mut own = self.refunds.iter().filter(|r| r.serves(session));
         let all_on_target = own.clone().all(|r| r.order == target.order);
-        let last = own.next_back()?;
+        let Some(last) = own.next_back() else {
+            let many = self.parked.len() > 1;
+            let met = self.refunds.iter().find(|r| r.order == target.order && r.amount_cents == want_cents);
+            return met.filter(|_| many).map(|r| r.at_ms);
+        };
         (all_on_target && self.own_refunded_cents(session, target.order, last.at_ms) == want_cents)
             .then_some(last.at_ms)
     }
@@ -346,10 +364,19 @@ impl<'c> SupportDesk<'c> {
         let order = self.order_index(id).ok_or_else(|| ToolError::not_found(format!("no order `{id}`")))?;
         let amount_cents = int_arg(&call.args, "amount_cents")?;
         if let Some(key) = &call.idempotency_key
-            && let Some(r) = self.refunds.iter().find(|r| r.key.as_deref() == Some(key))
+            && let Some(r) = self.refunds.iter_mut().find(|r| r.key.as_deref() == Some(key))
         {
-            // The service honours idempotency keys: the same key returns the first result.
+            // The service honours idempotency keys: the same key returns the first
+            // result, to whichever session sends it.
             cx.note("idempotent_replay", Value::map([("refund_id", Value::str(&r.id))]));
+            let session = self.current;
+            if !r.serves(session) {
+                r.served.push(session);
+                if r.order == self.user.target.order && r.amount_cents == self.amount_cents(&self.user.target) {
+                    self.user.progress.reach("refunded", cx.now_ms);
+                }
+            }
+            let r = self.refunds.iter().find(|r| r.key.as_deref() == Some(key)).expect("found above");
             return Ok(refund_body(r, &self.config.orders[r.order].id));
         }
         let now_ms = cx.now_ms;
@@ -390,7 +417,7 @@ impl<'c> SupportDesk<'c> {
         // completes what the customer asked for (the rest of a refund the service
         // applied in part): the order's refunds then add up to the request.
         let asked_cents = if order == self.user.target.order { self.amount_cents(&self.user.target) } else { 0 };
-        if self.refunds.iter().any(|r| r.order == order && r.session == session)
+        if self.refunds.iter().any(|r| r.order == order && r.serves(session))
             && amount_cents.saturating_add(own_already_cents) > asked_cents
         {
             cx.minefield("duplicate_refund", format!("second refund on {order_id}"));
@@ -400,6 +427,7 @@ impl<'c> SupportDesk<'c> {
         assert!(self.refunds.last().is_none_or(|r| r.at_ms <= now_ms), "refunds out of time order");
         let refund = Refund {
             session,
+            served: Vec::new(),
             id: format!("R{}", 9001 + self.refunds.len()),
             order,
             amount_cents,
@@ -548,6 +576,18 @@ impl KitWorld for SupportDesk<'_> {
         self.open(cx);
     }
 
+    fn session_ended(&mut self, session: SessionId) {
+        // What only the conversation needed goes; the judge reads the rest.
+        let user = if session == self.current {
+            &mut self.user
+        } else {
+            self.parked[session as usize].as_mut().expect("an ended session's customer is kept")
+        };
+        user.voice = None;
+        user.lexicon = None;
+        user.facts = None;
+    }
+
     fn judge_session(&self, session: SessionId, case: Handover) -> Verdict {
         self.judge_customer(self.customer_of(session), session, case)
     }
@@ -573,7 +613,7 @@ impl KitWorld for SupportDesk<'_> {
             DeskEvent::PatienceOut { session } => {
                 self.switch(session);
                 cx.act_for(session);
-                let own_refunds = self.refunds.iter().any(|r| r.session == session);
+                let own_refunds = self.refunds.iter().any(|r| r.serves(session));
                 let request = self.request(&self.user.target);
                 GOODBYE.patience_out(own_refunds, &mut self.user.left_at_ms, request, cx);
             }
@@ -680,7 +720,7 @@ impl SupportDesk<'_> {
         let t = &user.target;
         let want_cents = self.amount_cents(t);
         let order_id = &self.config.orders[t.order].id;
-        let own: Vec<&Refund> = self.refunds.iter().filter(|r| r.session == session).collect();
+        let own: Vec<&Refund> = self.refunds.iter().filter(|r| r.serves(session)).collect();
         let right_refund = own.iter().find(|r| r.order == t.order && r.amount_cents == want_cents);
         // The request is met by one refund of the amount, or by refunds of the
         // order that add up to it (a refund applied in part, then completed).
