@@ -54,7 +54,8 @@ pub enum LayerSpec {
     LoopDetector(LoopConfig),
     /// Refuses calls breaking documented tool rules ([`Guardrail`]).
     Guardrail(GuardrailConfig),
-    /// Adds idempotency keys to writes ([`Idempotency`]).
+    /// Adds idempotency keys to writes ([`Idempotency`]): the same write gets
+    /// the same key from every agent.
     Idempotency,
     /// A virtual-time deadline on every call ([`Timeout`]).
     Timeout(TimeoutConfig),
@@ -78,6 +79,10 @@ pub enum LayerSpec {
     /// Says the planner's structured messages to the user in words ([`Speak`]);
     /// place it last (outermost).
     Speak,
+    /// Adds idempotency keys of this agent's own to writes
+    /// ([`Idempotency::per_agent`]): retries share a key, other agents' (other
+    /// sessions') copies of the same write do not.
+    IdempotencyPerAgent,
 }
 
 impl LayerSpec {
@@ -88,6 +93,7 @@ impl LayerSpec {
             LayerSpec::LoopDetector(_) => "loop_detector",
             LayerSpec::Guardrail(_) => "guardrail",
             LayerSpec::Idempotency => "idempotency",
+            LayerSpec::IdempotencyPerAgent => "idempotency_per_agent",
             LayerSpec::Timeout(_) => "timeout",
             LayerSpec::CircuitBreaker(_) => "circuit_breaker",
             LayerSpec::Cache(_) => "cache",
@@ -154,6 +160,7 @@ impl StackSpec {
                 LayerSpec::LoopDetector(config) => Box::new(LoopDetector::new(agent, config.clone())),
                 LayerSpec::Guardrail(config) => Box::new(Guardrail::new(agent, config.clone())),
                 LayerSpec::Idempotency => Box::new(Idempotency::new(agent)),
+                LayerSpec::IdempotencyPerAgent => Box::new(Idempotency::per_agent(agent, stream().next_u64())),
                 LayerSpec::Timeout(config) => Box::new(Timeout::new(agent, config.clone())),
                 LayerSpec::CircuitBreaker(config) => Box::new(CircuitBreaker::new(agent, config.clone())),
                 LayerSpec::Cache(config) => Box::new(Cache::new(agent, config.clone())),

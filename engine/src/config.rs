@@ -144,6 +144,10 @@ pub struct SimConfig {
     /// How many sessions share the world, when they arrive and what they share
     /// of the model (one session by default: see [`crate::sessions`]).
     pub sessions: crate::sessions::Sessions,
+    /// The interleaving explored (see [`crate::sessions::Explore`]): 0 is the
+    /// seeded schedule; k >= 1 breaks ties at random and redraws think times
+    /// from the streams of interleaving k.
+    pub interleaving: u32,
 }
 
 impl Default for SimConfig {
@@ -158,6 +162,7 @@ impl Default for SimConfig {
             sampled_probabilities: None,
             user_voice: crate::voice::VoiceSlot::default(),
             sessions: crate::sessions::Sessions::default(),
+            interleaving: 0,
         }
     }
 }

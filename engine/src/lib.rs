@@ -45,7 +45,7 @@ pub use inject::{Injected, InjectedArg, InjectionStyle};
 pub use input_error::{InputError, InputErrorKind};
 pub use latency::Latency;
 pub use rng::{Stream, StreamSource};
-pub use sessions::{Arrival, ModelCapacity, SessionId, Sessions};
+pub use sessions::{Arrival, Explore, ModelCapacity, SessionId, Sessions};
 pub use task::{DagError, MilestoneDag, OrderError, Progress};
 pub use time::{TIME_MS_MAX, TimeMs};
 pub use tool::{

@@ -16,6 +16,9 @@ use crate::time::TimeMs;
 
 struct Entry {
     at_ms: TimeMs,
+    /// Among events at the same time, lower ranks pop first (0 unless the run
+    /// explores interleavings: see `EventQueue::push_ranked`).
+    rank: u32,
     seq: u64,
     /// Where the event waits in the slab.
     slot: u32,
@@ -23,7 +26,7 @@ struct Entry {
 
 impl PartialEq for Entry {
     fn eq(&self, other: &Self) -> bool {
-        self.at_ms == other.at_ms && self.seq == other.seq
+        self.at_ms == other.at_ms && self.rank == other.rank && self.seq == other.seq
     }
 }
 impl Eq for Entry {}
@@ -35,7 +38,7 @@ impl PartialOrd for Entry {
 impl Ord for Entry {
     fn cmp(&self, other: &Self) -> Ordering {
         // Reversed: BinaryHeap is a max-heap and we want the earliest event first.
-        (other.at_ms, other.seq).cmp(&(self.at_ms, self.seq))
+        (other.at_ms, other.rank, other.seq).cmp(&(self.at_ms, self.rank, self.seq))
     }
 }
 
@@ -63,6 +66,13 @@ impl<E> EventQueue<E> {
 
     /// Schedules `event` at `at_ms`; returns its sequence number.
     pub fn push(&mut self, at_ms: TimeMs, event: E) -> u64 {
+        self.push_ranked(at_ms, 0, event)
+    }
+
+    /// Schedules `event` at `at_ms` with `rank`: among events at the same time,
+    /// lower ranks pop first, then the order of scheduling. A run that
+    /// explores interleavings draws the ranks; every other run ranks all 0.
+    pub fn push_ranked(&mut self, at_ms: TimeMs, rank: u32, event: E) -> u64 {
         let seq = self.next_seq;
         // Sequence numbers strictly increase: the tie-break of equal times.
         self.next_seq = seq.checked_add(1).expect("sequence numbers increase without wrapping");
@@ -77,7 +87,7 @@ impl<E> EventQueue<E> {
                 u32::try_from(self.slots.len() - 1).expect("fewer than 2^32 pending events")
             }
         };
-        self.heap.push(Entry { at_ms, seq, slot });
+        self.heap.push(Entry { at_ms, rank, seq, slot });
         assert_eq!(self.heap.len() + self.free.len(), self.slots.len(), "every slot is pending or free");
         seq
     }
@@ -121,5 +131,16 @@ mod tests {
         q.push(5, "first");
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(t, _, e)| (t, e)).collect();
         assert_eq!(order, vec![(5, "first"), (10, "a"), (10, "b"), (20, "c")]);
+    }
+
+    #[test]
+    fn ranks_order_events_at_the_same_time_only() {
+        let mut q = EventQueue::new();
+        q.push_ranked(10, 7, "late rank");
+        q.push_ranked(10, 2, "early rank");
+        q.push_ranked(5, 9, "earlier time");
+        q.push_ranked(10, 2, "early rank, pushed later");
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(_, _, e)| e).collect();
+        assert_eq!(order, vec!["earlier time", "early rank", "early rank, pushed later", "late rank"]);
     }
 }

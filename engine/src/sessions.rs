@@ -33,12 +33,30 @@ pub struct Sessions {
     pub arrival: Arrival,
     /// What the sessions' agents share of their model, if anything.
     pub model_capacity: Option<ModelCapacity>,
+    /// What the trials of a seed (`--trials K`) vary.
+    pub explore: Explore,
 }
 
 impl Default for Sessions {
     fn default() -> Self {
-        Self { count: 1, arrival: Arrival::Together, model_capacity: None }
+        Self { count: 1, arrival: Arrival::Together, model_capacity: None, explore: Explore::Agents }
     }
+}
+
+/// What the trials of one seed vary (see [`crate::StreamSource::with_trial`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Explore {
+    /// The agents: each trial draws the agents' streams anew (pass^k over
+    /// attempts of the same task).
+    #[default]
+    Agents,
+    /// The interleaving: every agent decides as in trial 0 (its planner's
+    /// streams are the same), the world, users and faults are the same, and
+    /// only the schedule changes: trial k >= 1 breaks ties between events at
+    /// the same time in an order drawn at random, and redraws every model's
+    /// think times from their distribution. pass^k is then "fails under no
+    /// interleaving", and a failure replays from its seed and trial.
+    Interleavings,
 }
 
 impl Sessions {
@@ -46,6 +64,11 @@ impl Sessions {
     /// exactly what it was before sessions existed).
     pub fn is_single(&self) -> bool {
         self.count == 1 && self.model_capacity.is_none()
+    }
+
+    /// Whether the trials of a seed vary the interleaving, not the agents.
+    pub fn explores_interleavings(&self) -> bool {
+        self.explore == Explore::Interleavings
     }
 
     /// Cross-checks serde cannot express (an arrival list of the wrong length,
@@ -262,11 +285,11 @@ mod tests {
 
     #[test]
     fn an_arrival_list_must_fit_its_count() {
-        let sessions = Sessions { count: 3, arrival: Arrival::At(vec![0, 5]), model_capacity: None };
+        let sessions = Sessions { count: 3, arrival: Arrival::At(vec![0, 5]), ..Sessions::default() };
         assert!(sessions.check().unwrap_err().to_string().contains("2 arrival times for 3 sessions"));
-        let late = Sessions { count: 2, arrival: Arrival::At(vec![5, 6]), model_capacity: None };
+        let late = Sessions { count: 2, arrival: Arrival::At(vec![5, 6]), ..Sessions::default() };
         assert!(late.check().is_err());
-        let back = Sessions { count: 3, arrival: Arrival::At(vec![0, 6, 5]), model_capacity: None };
+        let back = Sessions { count: 3, arrival: Arrival::At(vec![0, 6, 5]), ..Sessions::default() };
         assert!(back.check().is_err());
     }
 

@@ -266,6 +266,7 @@ impl Sweep<'_> {
         // run of many sessions runs a process per session.
         if let agentsim_agents::PlannerSpec::External(config) = &stack.planner
             && prepared.scenario.sessions.count == 1
+            && !prepared.scenario.sessions.explores_interleavings()
         {
             let run = crate::persistent::Persistent {
                 prepared,

@@ -405,11 +405,15 @@ impl Scenario {
     /// The key from which every stream of this scenario derives: a digest of its
     /// canonical form, so editing any value changes every trajectory.
     pub fn key(&self) -> [u8; 32] {
-        if self.user.is_rules() {
+        // What the trials explore is not part of the world: trial 0 of a
+        // scenario that explores interleavings is the plain scenario's run.
+        let explores = self.sessions.explore != agentsim_engine::Explore::Agents;
+        if self.user.is_rules() && !explores {
             return agentsim_engine::rng::key_of(self);
         }
-        let ruled = Scenario { user: UserSpec::Rules, ..self.clone() };
-        agentsim_engine::rng::key_of(&ruled)
+        let mut plain = Scenario { user: UserSpec::Rules, ..self.clone() };
+        plain.sessions.explore = agentsim_engine::Explore::Agents;
+        agentsim_engine::rng::key_of(&plain)
     }
 
     /// Every tool's configuration, by tool name, for editing (making a realised
@@ -430,6 +434,7 @@ impl Scenario {
             sampled_probabilities: None,
             user_voice: agentsim_engine::VoiceSlot::default(),
             sessions: self.sessions.clone(),
+            interleaving: 0,
         }
     }
 }
@@ -644,6 +649,14 @@ impl Prepared {
         let (catalog, note) = match &draw {
             Some(draw) => (&draw.catalog, Some(draw.note())),
             None => (&self.catalog, None),
+        };
+        // Trials explore interleavings (the agents as in trial 0), or the agents.
+        let explored;
+        let (config, trial) = if config.sessions.explores_interleavings() && trial > 0 {
+            explored = SimConfig { interleaving: trial, ..config.clone() };
+            (&explored, 0)
+        } else {
+            (config, trial)
         };
         if config.sessions.count == 1 {
             return self.run_with(seed, trial, config, catalog, note, agent);

@@ -22,7 +22,19 @@ const KEYS_NOTED_MAX: usize = 256;
 /// platform or the Rust version, so keys (and the trajectories that show them) are
 /// the same everywhere.
 pub fn idempotency_key(tool_name: &str, args: &Value) -> String {
+    keyed(Fnv1a(0xcbf2_9ce4_8422_2325), tool_name, args)
+}
+
+/// The key of a write for one agent's own keys ([`Idempotency::per_agent`]):
+/// [`idempotency_key`]'s hash with the agent's `salt` fed first, so that two
+/// agents asking for the same write get different keys.
+pub fn agent_idempotency_key(salt: u64, tool_name: &str, args: &Value) -> String {
     let mut fnv = Fnv1a(0xcbf2_9ce4_8422_2325);
+    fnv.bytes(&salt.to_le_bytes());
+    keyed(fnv, tool_name, args)
+}
+
+fn keyed(mut fnv: Fnv1a, tool_name: &str, args: &Value) -> String {
     fnv.bytes(tool_name.as_bytes());
     // The zero byte keeps ("ab", "c...") and ("a", "bc...") apart.
     fnv.bytes(&[0]);
@@ -59,12 +71,25 @@ impl std::fmt::Write for Fnv1a {
 pub struct Idempotency {
     inner: Box<dyn Agent>,
     noted: Vec<String>,
+    /// For keys of this agent's own: its salt (see [`Idempotency::per_agent`]).
+    salt: Option<u64>,
 }
 
 impl Idempotency {
-    /// Wraps `inner`. The layer draws no randomness.
+    /// Wraps `inner`. The layer draws no randomness: the same write gets the
+    /// same key from every agent, so a service that honours keys applies it
+    /// once however many agents (sessions) send it.
     pub fn new(inner: Box<dyn Agent>) -> Self {
-        Self { inner, noted: Vec::new() }
+        Self { inner, noted: Vec::new(), salt: None }
+    }
+
+    /// Wraps `inner` with keys of this agent's own, as a client that makes up
+    /// a key per request (a UUID) and keeps it across its retries: the retries
+    /// of one write share a key, but the same write sent by another agent (a
+    /// second session of the same customer) carries another, so the service
+    /// applies it again. `salt` is drawn from the layer's stream.
+    pub fn per_agent(inner: Box<dyn Agent>, salt: u64) -> Self {
+        Self { inner, noted: Vec::new(), salt: Some(salt) }
     }
 
     fn key(&mut self, call: &mut ToolCall, cx: &mut AgentCx<'_>) {
@@ -73,7 +98,10 @@ impl Idempotency {
         }
         // A write tool is in the catalog (checked above), so its name is at hand.
         let name = catalog::def(cx.catalog, call.tool).map_or("", |d| d.name.as_str());
-        let key = idempotency_key(name, &call.args);
+        let key = match self.salt {
+            None => idempotency_key(name, &call.args),
+            Some(salt) => agent_idempotency_key(salt, name, &call.args),
+        };
         if !self.noted.contains(&key) {
             cx.note("idempotency", "key", Value::map([("key", Value::str(key.clone()))]));
             if self.noted.len() >= KEYS_NOTED_MAX {
@@ -138,6 +166,27 @@ mod tests {
         let mut layer = Idempotency::new(inner);
         assert_eq!(step(&mut layer, &catalog, 0, testkit::user("a")).notes.len(), 1);
         assert_eq!(step(&mut layer, &catalog, 0, testkit::user("b")).notes.len(), 0);
+    }
+
+    #[test]
+    fn keys_per_agent_differ_between_agents_and_not_between_retries() {
+        let catalog = testkit::catalog();
+        let key_of = |salt: u64| {
+            let (inner, _) = Script::always(Action::Call(refund("o-1", 100)));
+            let mut layer = Idempotency::per_agent(inner, salt);
+            let mut keys = Vec::new();
+            for text in ["a", "b"] {
+                let Action::Call(call) = step(&mut layer, &catalog, 0, testkit::user(text)).action else {
+                    panic!("expected a call")
+                };
+                keys.push(call.idempotency_key.expect("a write gets a key"));
+            }
+            keys
+        };
+        let (one, other) = (key_of(1), key_of(2));
+        assert_eq!(one[0], one[1], "the same write of one agent keeps its key");
+        assert_ne!(one[0], other[0], "two agents' keys for the same write differ");
+        assert_ne!(one[0], keyed(refund("o-1", 100)).0.unwrap(), "and differ from the shared key");
     }
 
     #[test]

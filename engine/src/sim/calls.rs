@@ -50,7 +50,7 @@ impl<'a, E> Sim<'a, E> {
         self.count_outcome(session, now_ms, &call, &mut served);
         let result = ToolResult { call, reply: served.reply, latency_ms: served.latency_ms, cache_age_ms: None };
         let done = Ev::ToolDone { session, id, result, fault: served.fault };
-        self.queue.push(now_ms.saturating_add(served.latency_ms), done);
+        self.push(now_ms.saturating_add(served.latency_ms), done);
     }
 
     /// Runs `call` through the tools and the world: what was served, and whether

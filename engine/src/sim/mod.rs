@@ -141,6 +141,7 @@ pub fn run_sessions<'a, W: World>(
         open: 0,
         arrivals_rng: (!single).then(|| streams.stream("sessions")),
         capacity: config.sessions.model_capacity.as_ref().map(CapacityLine::new),
+        ranks: (config.interleaving > 0).then(|| streams.stream(&format!("interleaving.{}", config.interleaving))),
         events_max: config.budgets.events_max.saturating_mul(count),
         next_token: 0,
         next_call_id: 0,
@@ -180,6 +181,9 @@ struct Sim<'a, E> {
     arrivals_rng: Option<Stream>,
     /// The model's shared capacity, when the scenario gives one.
     capacity: Option<CapacityLine>,
+    /// Draws the rank of each event among those at the same time, when the
+    /// run explores an interleaving (`SimConfig::interleaving`).
+    ranks: Option<Stream>,
     /// Events the whole run may record: `events_max` per session.
     events_max: u32,
     next_token: u64,
@@ -306,6 +310,13 @@ impl<'a, E> Sim<'a, E> {
         }
     }
 
+    /// Schedules `ev` at `at_ms`: among events at the same time in the order
+    /// of scheduling, or of a drawn rank when the run explores an interleaving.
+    fn push(&mut self, at_ms: TimeMs, ev: Ev<E>) {
+        let rank = self.ranks.as_mut().map_or(0, |rng| rng.next_u64() as u32);
+        self.queue.push_ranked(at_ms, rank, ev);
+    }
+
     /// The events from here on are `session`'s (`None`: the world's own).
     fn enter(&mut self, session: Option<SessionId>) {
         self.acting = session;
@@ -333,7 +344,10 @@ impl<'a, E> Sim<'a, E> {
             }
             None => panic!("a run of one agent holds one session, not session {session}"),
         };
-        let model_rng = self.streams.with_session(session).agent_stream("model");
+        let model_rng = match self.config.interleaving {
+            0 => self.streams.with_session(session).agent_stream("model"),
+            k => self.streams.stream(&format!("interleaving.{k}.model.{session}")),
+        };
         let live = Live::new(agent, model_rng, crate::recipient::Named::for_catalog(self.catalog));
         self.sessions.push(Session::arrive(self.now_ms, live));
         self.open += 1;
@@ -375,7 +389,7 @@ impl<'a, E> Sim<'a, E> {
         let prev_ms = self.sessions.last().map_or(0, |s| s.arrived_ms);
         let rng = self.arrivals_rng.as_mut().expect("a run of many sessions draws its arrivals");
         let at_ms = self.config.sessions.arrival.next_ms(session, prev_ms, rng);
-        self.queue.push(at_ms.max(self.now_ms), Ev::Arrive(session));
+        self.push(at_ms.max(self.now_ms), Ev::Arrive(session));
     }
 
     /// Ends `session` now; in a run of many, the end is recorded and the
@@ -433,7 +447,7 @@ impl<'a, E> Sim<'a, E> {
         if think_ms == 0 {
             self.act(session, action, call_timeout_ms, world);
         } else {
-            self.queue.push(now_ms.saturating_add(think_ms), Ev::Act(session, action, call_timeout_ms));
+            self.push(now_ms.saturating_add(think_ms), Ev::Act(session, action, call_timeout_ms));
         }
     }
 
@@ -525,7 +539,7 @@ impl<'a, E> Sim<'a, E> {
                 let until_ms = until_ms.max(now_ms);
                 self.live(session).expect("a live session acts").state = AgentState::Sleeping(token);
                 self.recorder.record(now_ms, EventKind::Wait { until_ms: Some(until_ms) });
-                self.queue.push(until_ms, Ev::Wake(session, token));
+                self.push(until_ms, Ev::Wake(session, token));
             }
             Action::Idle { wake_at_ms } => self.idle(session, wake_at_ms),
             Action::Say { text } => {
@@ -547,11 +561,11 @@ impl<'a, E> Sim<'a, E> {
         // A user message that queued while the agent was busy arrived before
         // now: it goes first, ahead of a timer that is due now.
         if !self.live(session).expect("a live session idles").inbox.is_empty() {
-            self.queue.push(now_ms, Ev::Flush(session));
+            self.push(now_ms, Ev::Flush(session));
         }
         let token = wake_at_ms.map(|at| {
             let token = self.new_token();
-            self.queue.push(at.max(now_ms), Ev::Wake(session, token));
+            self.push(at.max(now_ms), Ev::Wake(session, token));
             token
         });
         self.live(session).expect("a live session idles").state = AgentState::Idle(token);
@@ -613,7 +627,7 @@ impl<'a, E> Sim<'a, E> {
         for (at_ms, item) in scheduled.drain(..) {
             match item {
                 Scheduled::World(event) => {
-                    self.queue.push(at_ms, Ev::World(event));
+                    self.push(at_ms, Ev::World(event));
                 }
                 Scheduled::ToAgent(session, message) => {
                     assert!(
@@ -621,7 +635,7 @@ impl<'a, E> Sim<'a, E> {
                         "a world tells only a session that has arrived (session {session})"
                     );
                     if let Some(message) = self.voiced(session, message) {
-                        self.queue.push(at_ms, Ev::User(session, message));
+                        self.push(at_ms, Ev::User(session, message));
                     }
                 }
             }
