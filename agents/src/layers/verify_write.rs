@@ -26,6 +26,11 @@
 //!   stops the agent (`Finish::Halted`), so the planner never tells the user a
 //!   total that is not true. Without an `escalate` tool it only stops.
 //!
+//! With a `cap` (`total_cents`), the read before the write is also a check: a
+//! write that would take the total past the cap (the record changed since the
+//! planner read it: another session refunded meanwhile) is not sent; the
+//! planner receives it as refused by the layer (`stale`) and looks again.
+//!
 //! A read-back that fails (an error, a timeout, a malformed body) is sent again,
 //! up to `reads_max` reads; when none succeeds the write goes out unverified, or
 //! its answer reaches the planner unverified (`unverified`). The cost is real
@@ -59,6 +64,13 @@ pub struct WriteCheck {
     pub read: String,
     /// The read's integer field that sums what writes applied (`refunded_cents`).
     pub total: String,
+    /// The read's integer field that bounds that sum (`total_cents`), if any: a
+    /// write the fresh read shows would take the sum past it is not sent, and
+    /// the planner is told it was refused (`stale`). The planner decided on
+    /// what it read earlier; another agent (another session) may have written
+    /// since: this is the check right before the write that closes that window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cap: Option<String>,
 }
 
 /// How the [`VerifyWrite`] layer checks.
@@ -158,13 +170,31 @@ impl VerifyWrite {
 
     /// The record's total in a read-back, if the answer is well formed.
     fn total(&self, result: &ToolResult, write: &ToolCall, cx: &AgentCx<'_>) -> Option<i64> {
+        self.field(result, write, cx, |check| Some(&check.total))
+    }
+
+    /// The record's cap in a read, when the check names one and the answer is
+    /// well formed.
+    fn cap(&self, result: &ToolResult, write: &ToolCall, cx: &AgentCx<'_>) -> Option<i64> {
+        self.field(result, write, cx, |check| check.cap.as_ref())
+    }
+
+    /// An integer field of a read (as the tool names it at this time), the one
+    /// `which` picks of the write's check.
+    fn field(
+        &self,
+        result: &ToolResult,
+        write: &ToolCall,
+        cx: &AgentCx<'_>,
+        which: impl Fn(&WriteCheck) -> Option<&String>,
+    ) -> Option<i64> {
         if !catalog::well_formed(cx.catalog, result.call.tool, cx.now_ms, &result.reply) {
             return None;
         }
         let Reply::Ok(body) = &result.reply else { return None };
         let write_name = catalog::name(cx.catalog, write.tool);
         let check = self.config.checks.iter().find(|c| c.write == write_name)?;
-        let field = catalog::field_name_at(cx.catalog, result.call.tool, &check.total, cx.now_ms)?;
+        let field = catalog::field_name_at(cx.catalog, result.call.tool, which(check)?, cx.now_ms)?;
         body.get(field).and_then(Value::as_int)
     }
 
@@ -182,7 +212,7 @@ impl VerifyWrite {
     /// planner receives.
     fn on_result(&mut self, result: ToolResult, cx: &mut AgentCx<'_>) -> Next {
         match std::mem::replace(&mut self.phase, Phase::Idle) {
-            Phase::Before { write, read, reads } => Next::Act(self.after_baseline(write, read, reads, &result, cx)),
+            Phase::Before { write, read, reads } => self.after_baseline(write, read, reads, &result, cx),
             Phase::Writing { mut job, sent } => {
                 if sent == job.write {
                     job.answer = Some(result);
@@ -199,7 +229,8 @@ impl VerifyWrite {
         }
     }
 
-    /// The baseline read came back: send the write (verified or not), or read again.
+    /// The baseline read came back: send the write (verified or not), read
+    /// again, or refuse a write past the record's cap.
     fn after_baseline(
         &mut self,
         write: ToolCall,
@@ -207,19 +238,30 @@ impl VerifyWrite {
         reads: u32,
         result: &ToolResult,
         cx: &mut AgentCx<'_>,
-    ) -> Action {
+    ) -> Next {
         let Some(baseline) = self.total(result, &write, cx) else {
             if reads < self.reads_max() {
                 self.phase = Phase::Before { write, read: read.clone(), reads: reads + 1 };
-                return Action::Call(read);
+                return Next::Act(Action::Call(read));
             }
             let job = self.job(write.clone(), read, 0, cx);
             Self::note(cx, "unverified", &job, None);
-            return Action::Call(write);
+            return Next::Act(Action::Call(write));
         };
+        let cap = self.cap(result, &write, cx);
         let job = self.job(write.clone(), read, baseline, cx);
+        if let Some(cap) = cap
+            && baseline.saturating_add(job.expected) > cap
+        {
+            Self::note(cx, "stale", &job, Some(baseline));
+            let reason = format!(
+                "the record changed since it was read: {baseline} of {cap} applied already, {} more would exceed it",
+                job.expected
+            );
+            return Next::Deliver(Input::Blocked { call: write, layer: LAYER, reason });
+        }
         self.phase = Phase::Writing { job, sent: write.clone() };
-        Action::Call(write)
+        Next::Act(Action::Call(write))
     }
 
     fn job(&self, write: ToolCall, read: ToolCall, baseline: i64, cx: &AgentCx<'_>) -> Job {
@@ -365,8 +407,37 @@ mod tests {
             amount: "amount_cents".into(),
             read: "lookup_order".into(),
             total: "total_cents".into(),
+            cap: None,
         };
         VerifyWrite::new(inner, VerifyWriteConfig { checks: vec![check], ..VerifyWriteConfig::default() })
+    }
+
+    #[test]
+    fn a_write_past_the_cap_of_a_fresh_read_is_refused_before_it_is_sent() {
+        // The cap is the running total's own field: any refund of the record
+        // the fresh read shows at 50 would take it past 50.
+        let catalog = testkit::catalog();
+        let (inner, seen) = Script::new([Action::Call(refund("o-1", 100))], testkit::idle());
+        let check = WriteCheck {
+            write: "refund_order".into(),
+            amount: "amount_cents".into(),
+            read: "lookup_order".into(),
+            total: "total_cents".into(),
+            cap: Some("total_cents".into()),
+        };
+        let mut layer = VerifyWrite::new(inner, VerifyWriteConfig { checks: vec![check], ..VerifyWriteConfig::default() });
+        let Action::Call(read) = step(&mut layer, &catalog, 0, testkit::user("refund o-1")).action else {
+            panic!("the layer reads first")
+        };
+        assert_eq!(read.tool, testkit::LOOKUP);
+        let s = step(&mut layer, &catalog, 10, ok(&read, order_body("o-1", 50)));
+        assert!(!matches!(&s.action, Action::Call(c) if c.tool != testkit::LOOKUP), "no write goes out: {:?}", s.action);
+        assert_eq!(s.notes.iter().map(|n| n.what).collect::<Vec<_>>(), vec!["stale"]);
+        let saw = testkit::seen(&seen);
+        assert!(
+            matches!(saw.last(), Some(Input::Blocked { layer: LAYER, reason, .. }) if reason.contains("50 of 50")),
+            "the planner hears the write was refused: {saw:?}"
+        );
     }
 
     /// Runs a planner that refunds 100 on o-1 once, answering the layer's calls

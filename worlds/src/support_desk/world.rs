@@ -276,15 +276,23 @@ impl<'c> SupportDesk<'c> {
     /// time of the last one).
     ///
     /// In a run of many sessions, a session whose agent issued no refund is
-    /// served when another session's refund of the same amount on the same
-    /// order met the request: the money reached the customer once.
+    /// served when another session's refunds met the request (one of the same
+    /// amount on the same order, or the whole order refunded): the money
+    /// reached the customer once.
     fn completed_at_ms(&self, session: SessionId, target: &Target, want_cents: i64) -> Option<TimeMs> {
         let mut own = self.refunds.iter().filter(|r| r.serves(session));
         let all_on_target = own.clone().all(|r| r.order == target.order);
         let Some(last) = own.next_back() else {
-            let many = self.parked.len() > 1;
-            let met = self.refunds.iter().find(|r| r.order == target.order && r.amount_cents == want_cents);
-            return met.filter(|_| many).map(|r| r.at_ms);
+            if self.parked.len() == 1 {
+                return None;
+            }
+            // Another session's refund of this amount, or the whole order's.
+            let total_cents = self.config.orders[target.order].total_cents();
+            let met = self.refunds.iter().find(|r| {
+                r.order == target.order
+                    && (r.amount_cents == want_cents || self.refunded_cents(target.order, r.at_ms) >= total_cents)
+            });
+            return met.map(|r| r.at_ms);
         };
         (all_on_target && self.own_refunded_cents(session, target.order, last.at_ms) == want_cents)
             .then_some(last.at_ms)
