@@ -1,6 +1,11 @@
 //! Shrinking a failing trajectory to the smallest fault schedule that still fails
 //! the same way.
 //!
+//! A run of many sessions first loses sessions: the fewest sessions, in order of
+//! arrival, that still fail the same way (each keeps its user, arrival time and
+//! luck: the streams stay keyed by the original scenario), found by doubling
+//! then bisecting the count. Its faults are then shrunk as below.
+//!
 //! The run's realised faults become an explicit schedule (`explicit_faults` on each
 //! tool), with the streams still keyed by the original scenario so that the world,
 //! the user and every draw stay the same. Then faults are removed by delta debugging
@@ -45,6 +50,10 @@ pub struct Shrunk {
     pub drift_before: usize,
     /// Drift entries kept.
     pub drift_after: usize,
+    /// Sessions of the original run (1 for a run of one).
+    pub sessions_before: u32,
+    /// Sessions of the minimal case.
+    pub sessions_after: u32,
     /// Events of the original trajectory.
     pub events_before: u32,
     /// Events of the minimal one.
@@ -113,15 +122,24 @@ pub fn shrink(prepared: &Prepared, stack: &StackSpec, seed: u64, fault_scale: f6
     if original.outcome == Outcome::Success {
         return Err(ShrinkError::NotAFailure);
     }
+    let sessions_before = prepared.scenario.sessions.count;
+    let fewer = FewerSessions { prepared, stack, seed, fault_scale, target: original.outcome };
+    let (reduced, sessions_runs) = fewer.find();
+    let (prepared, first) = match &reduced {
+        Some((fewer, t)) => (fewer, t),
+        None => (prepared, &original),
+    };
+    let sessions_after = prepared.scenario.sessions.count;
+    // A reduced scenario keeps the original's key (`Prepared::with_key`).
     let mut trial =
-        Trial { prepared, stack, seed, fault_scale, key: prepared.key(), target: original.outcome, runs: 0 };
-    let faults = realised(prepared, &original);
+        Trial { prepared, stack, seed, fault_scale, key: prepared.key(), target: original.outcome, runs: sessions_runs };
+    let faults = realised(prepared, first);
     let keep_drift = all_drift(prepared);
     let drift_before: usize = keep_drift.iter().map(|(_, k)| k.len()).sum();
     let Some(mut best) = trial.fails(&faults, &keep_drift) else {
         return Err(ShrinkError::NotReproduced(trial.unrecorded(&faults, &keep_drift)));
     };
-    let faults_before = faults.len();
+    let faults_before = realised(prepared, &original).len().max(faults.len());
     let faults = trial.ddmin_faults(faults, &keep_drift, &mut best);
     let keep_drift = trial.drop_drift(&faults, keep_drift, &mut best);
     let drift_after: usize = keep_drift.iter().map(|(_, k)| k.iter().filter(|x| **x).count()).sum();
@@ -133,11 +151,73 @@ pub fn shrink(prepared: &Prepared, stack: &StackSpec, seed: u64, fault_scale: f6
         faults_after: faults.len(),
         drift_before,
         drift_after,
+        sessions_before,
+        sessions_after,
         events_before: original.metrics.events,
         events_after: best.metrics.events,
         trajectory: best,
         runs: trial.runs,
     })
+}
+
+/// The search for the fewest sessions of a failing run that still fail the
+/// same way.
+struct FewerSessions<'a> {
+    prepared: &'a Prepared,
+    stack: &'a StackSpec,
+    seed: u64,
+    fault_scale: f64,
+    target: Outcome,
+}
+
+impl FewerSessions<'_> {
+    /// The scenario cut to the fewest sessions that still fail (and the
+    /// recorded run of it), `None` when all are needed or the run holds one;
+    /// with the runs spent.
+    fn find(&self) -> (Option<(Prepared, Trajectory)>, u32) {
+        let all = self.prepared.scenario.sessions.count;
+        let runs = std::cell::Cell::new(0u32);
+        let fails = |count: u32| {
+            runs.set(runs.get() + 1);
+            let prepared = self.with_sessions(count);
+            let t = Runner::new(&prepared, self.stack, true, self.fault_scale).run(self.seed);
+            (t.outcome == self.target).then_some((prepared, t))
+        };
+        // Doubling finds a failing count; bisection below it a smaller one
+        // (the smallest when failing is monotone in the count).
+        let (mut passes, mut failing) = (0u32, None);
+        let mut count = 1u32;
+        while count < all && runs.get() < RUNS_MAX {
+            match fails(count) {
+                Some(found) => {
+                    failing = Some((count, found));
+                    break;
+                }
+                None => passes = count,
+            }
+            count = count.saturating_mul(2);
+        }
+        let Some((mut fail_count, mut found)) = failing else { return (None, runs.get()) };
+        while fail_count - passes > 1 && runs.get() < RUNS_MAX {
+            let mid = passes + (fail_count - passes) / 2;
+            match fails(mid) {
+                Some(smaller) => (fail_count, found) = (mid, smaller),
+                None => passes = mid,
+            }
+        }
+        (Some(found), runs.get())
+    }
+
+    /// The scenario with its first `count` sessions, its streams keyed as the
+    /// original's (every remaining session meets the same user and luck).
+    fn with_sessions(&self, count: u32) -> Prepared {
+        let mut scenario = self.prepared.scenario.clone();
+        scenario.sessions.count = count;
+        if let agentsim_engine::Arrival::At(times) = &mut scenario.sessions.arrival {
+            times.truncate(count as usize);
+        }
+        Prepared::with_key(scenario, self.prepared.key())
+    }
 }
 
 /// Every drift entry of every tool, all kept.

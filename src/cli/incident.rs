@@ -180,6 +180,9 @@ pub fn shrink(
         incident.to_ron_bounded().map_err(|e| Failure::input(format!("{}: {e}", out.display())))?.as_bytes(),
     )?;
     outln!("shrunk seed {seed} with {agent} ({} kept), in {} runs:", shrunk.outcome, shrunk.runs)?;
+    if shrunk.sessions_before > 1 {
+        outln!("  sessions: {} -> {}", shrunk.sessions_before, shrunk.sessions_after)?;
+    }
     outln!("  faults: {} -> {}", shrunk.faults_before, shrunk.faults_after)?;
     outln!("  drift:  {} -> {}", shrunk.drift_before, shrunk.drift_after)?;
     outln!("  events: {} -> {}", shrunk.events_before, shrunk.events_after)?;
