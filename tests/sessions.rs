@@ -163,3 +163,102 @@ fn the_timeline_names_each_lines_session() {
     assert!(stdout.lines().any(|l| l.contains("session end")), "a session's end: {stdout}");
     assert!(stdout.lines().any(|l| l.contains(" world ") && l.contains("END")), "the run's end is the world's");
 }
+
+/// The ten-session race scenario (its trials explore interleavings).
+const RACE: &str = "seeds/support_desk_race.ron";
+
+/// The stack of a file under the repository.
+fn stack_file(name: &str) -> agentsim_agents::StackSpec {
+    let path = seed_path(name);
+    let text = std::fs::read_to_string(&path).unwrap();
+    agentsim::spec::parse_stack(&text, &path.to_string_lossy()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Runs `trial` of `seed` of `prepared` with the stack `stack`.
+fn run_trial(prepared: &Prepared, stack: &agentsim_agents::StackSpec, seed: u64, trial: u32) -> Trajectory {
+    Runner::new(prepared, stack, true, 1.0).run_trial(seed, trial)
+}
+
+#[test]
+fn trials_that_explore_interleavings_keep_the_agents_and_change_the_schedule() {
+    let race = prepare(&seed_text(RACE));
+    let plain = prepare(&seed_text(RACE).replace("        explore: Interleavings,\n", ""));
+    assert!(!plain.scenario.sessions.explores_interleavings(), "the section lost its explore line");
+    let stack = preset("resilient");
+    let mut schedules_differ = 0;
+    for seed in 0..4 {
+        // Trial 0 is the seeded schedule: the plain scenario's run, byte for byte.
+        let first = run_trial(&race, &stack, seed, 0);
+        assert_eq!(first.digest, run_trial(&plain, &stack, seed, 0).digest, "seed {seed}: trial 0");
+        let second = run_trial(&race, &stack, seed, 1);
+        assert_eq!(second.digest, run_trial(&race, &stack, seed, 1).digest, "seed {seed}: a trial replays");
+        schedules_differ += usize::from(second.digest != first.digest);
+        // The same sessions arrive at the same times: only the schedule moved.
+        let arrivals = |t: &Trajectory| t.sessions.iter().map(|s| s.arrived_ms).collect::<Vec<_>>();
+        assert_eq!(arrivals(&first), arrivals(&second), "seed {seed}: arrivals");
+        // Without `explore`, trial 1 varies the agents instead: another run.
+        assert_ne!(run_trial(&plain, &stack, seed, 1).digest, second.digest, "seed {seed}: what trials vary");
+    }
+    assert!(schedules_differ >= 3, "another interleaving is another run: {schedules_differ} of 4 seeds differ");
+}
+
+#[test]
+fn interleavings_are_the_same_on_one_and_four_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let race = seed_path(RACE).to_string_lossy().into_owned();
+    let args = [&race[..], "--agent", "resilient", "--seeds", "0..6", "--trials", "3"];
+    let runs = sweep_on_threads(dir.path(), &args, &[("1", "8"), ("4", "2")]);
+    assert_eq!(runs[0], runs[1], "stdout, trajectories.csv and summary.json");
+    assert!(runs[0].2.contains("\"pass_k\""), "trials of interleavings give pass^k: {}", runs[0].2);
+}
+
+#[test]
+fn keys_per_agent_let_two_sessions_refund_one_order_twice_and_shared_keys_do_not() {
+    let race = prepare(&seed_text(RACE));
+    let per_agent = stack_file("seeds/stacks/resilient_agent_keys.ron");
+    let shared = preset("resilient");
+    let twice = |stack: &agentsim_agents::StackSpec| {
+        (0..40).filter(|&seed| run_trial(&race, stack, seed, 0).minefields.contains(&"refunded_twice")).count()
+    };
+    assert!(twice(&per_agent) >= 2, "keys of each agent's own let a refund through twice");
+    assert_eq!(twice(&shared), 0, "content-derived keys make the second session's refund a replay");
+    // Alone, the two stacks cannot tell apart: one session never races.
+    let single = prepare(&seed_text("seeds/support_desk.ron"));
+    for seed in 0..20 {
+        let (a, b) = (run_trial(&single, &per_agent, seed, 0), run_trial(&single, &shared, seed, 0));
+        assert_eq!((a.outcome, a.minefields.clone()), (b.outcome, b.minefields.clone()), "seed {seed}");
+    }
+}
+
+#[test]
+fn shrink_keeps_the_fewest_sessions_that_still_fail_and_the_result_replays() {
+    let race = prepare(&seed_text(RACE));
+    let per_agent = stack_file("seeds/stacks/resilient_agent_keys.ron");
+    let shrunk = agentsim::shrink::shrink(&race, &per_agent, 0, 1.0).expect("seed 0 fails");
+    assert_eq!(shrunk.sessions_before, 10);
+    assert!(shrunk.sessions_after >= 2 && shrunk.sessions_after < 10, "{} sessions", shrunk.sessions_after);
+    assert_eq!(shrunk.scenario.sessions.count, shrunk.sessions_after);
+    assert!(shrunk.events_after < shrunk.events_before);
+    // The minimal case replays: same key, same failure, same digest.
+    let again = Prepared::with_key(shrunk.scenario.clone(), shrunk.key);
+    let replayed = Runner::new(&again, &per_agent, true, 1.0).run(0);
+    assert_eq!((replayed.outcome, replayed.digest), (shrunk.outcome, shrunk.trajectory.digest));
+    assert_eq!(replayed.sessions.len() as u32, shrunk.sessions_after);
+}
+
+#[test]
+fn an_incident_of_many_sessions_replays_from_its_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let race = seed_path(RACE).to_string_lossy().into_owned();
+    let out = agentsim(dir.path(), &["sweep", &race, "--agent", "resilient", "--seeds", "0..6", "--out", "swept"], &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let failures: Vec<_> =
+        std::fs::read_dir(dir.path().join("swept/failures")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert!(!failures.is_empty(), "six runs of ten racing sessions keep a failure");
+    for incident in failures {
+        let replay = agentsim(dir.path(), &["replay", &incident.to_string_lossy()], &[]);
+        assert!(replay.status.success(), "{}: {}", incident.display(), text(&replay));
+        let kept = std::fs::read_to_string(&incident).unwrap();
+        assert!(kept.contains("sessions:") && kept.contains(" s1 "), "the incident holds its sessions: {kept}");
+    }
+}

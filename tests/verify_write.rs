@@ -33,6 +33,7 @@ fn oracle_stack(verify: bool) -> StackSpec {
         amount: "amount_cents".into(),
         read: "lookup_order".into(),
         total: "refunded_cents".into(),
+        cap: None,
     };
     let mut layers = vec![LayerSpec::Idempotency];
     if verify {

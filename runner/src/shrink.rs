@@ -131,8 +131,15 @@ pub fn shrink(prepared: &Prepared, stack: &StackSpec, seed: u64, fault_scale: f6
     };
     let sessions_after = prepared.scenario.sessions.count;
     // A reduced scenario keeps the original's key (`Prepared::with_key`).
-    let mut trial =
-        Trial { prepared, stack, seed, fault_scale, key: prepared.key(), target: original.outcome, runs: sessions_runs };
+    let mut trial = Trial {
+        prepared,
+        stack,
+        seed,
+        fault_scale,
+        key: prepared.key(),
+        target: original.outcome,
+        runs: sessions_runs,
+    };
     let faults = realised(prepared, first);
     let keep_drift = all_drift(prepared);
     let drift_before: usize = keep_drift.iter().map(|(_, k)| k.len()).sum();

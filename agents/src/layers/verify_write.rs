@@ -425,13 +425,18 @@ mod tests {
             total: "total_cents".into(),
             cap: Some("total_cents".into()),
         };
-        let mut layer = VerifyWrite::new(inner, VerifyWriteConfig { checks: vec![check], ..VerifyWriteConfig::default() });
+        let mut layer =
+            VerifyWrite::new(inner, VerifyWriteConfig { checks: vec![check], ..VerifyWriteConfig::default() });
         let Action::Call(read) = step(&mut layer, &catalog, 0, testkit::user("refund o-1")).action else {
             panic!("the layer reads first")
         };
         assert_eq!(read.tool, testkit::LOOKUP);
         let s = step(&mut layer, &catalog, 10, ok(&read, order_body("o-1", 50)));
-        assert!(!matches!(&s.action, Action::Call(c) if c.tool != testkit::LOOKUP), "no write goes out: {:?}", s.action);
+        assert!(
+            !matches!(&s.action, Action::Call(c) if c.tool != testkit::LOOKUP),
+            "no write goes out: {:?}",
+            s.action
+        );
         assert_eq!(s.notes.iter().map(|n| n.what).collect::<Vec<_>>(), vec!["stale"]);
         let saw = testkit::seen(&seen);
         assert!(
