@@ -439,6 +439,10 @@ impl Scenario {
     }
 }
 
+/// What makes a session's agent from its expert and its streams (the expert
+/// itself, or a stack around a planner around it).
+pub type MakeAgent<'a> = dyn Fn(Box<dyn Agent>, &StreamSource) -> Box<dyn Agent> + 'a;
+
 /// A scenario ready to run many seeds: parsed once, with its catalog, key and
 /// world model.
 #[derive(Clone)]
@@ -643,7 +647,7 @@ impl Prepared {
         trial: u32,
         swarm: bool,
         config: &SimConfig,
-        agent: &dyn Fn(Box<dyn Agent>, &StreamSource) -> Box<dyn Agent>,
+        agent: &MakeAgent<'_>,
     ) -> Trajectory {
         let draw = if swarm { self.swarm_draw(seed) } else { None };
         let (catalog, note) = match &draw {
