@@ -16,6 +16,7 @@ pub mod checks;
 pub mod compare;
 pub mod gate;
 pub mod importance;
+pub mod measures;
 pub mod paired;
 pub mod pass_k;
 pub mod rate;

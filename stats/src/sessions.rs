@@ -8,8 +8,8 @@ use serde::Serialize;
 
 use agentsim_engine::{Outcome, SessionResult};
 
+use crate::measures::{ClusterSumsView, Spread, ValueCounts, clustered};
 use crate::rate::Rate;
-use crate::summary::{ClusterSumsView, Spread, ValueCounts, clustered};
 
 /// One run's sessions, reduced to what a row keeps.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -372,51 +372,15 @@ impl<'c> SupportDesk<'c> {
         let order = self.order_index(id).ok_or_else(|| ToolError::not_found(format!("no order `{id}`")))?;
         let amount_cents = int_arg(&call.args, "amount_cents")?;
         if let Some(key) = &call.idempotency_key
-            && let Some(r) = self.refunds.iter_mut().find(|r| r.key.as_deref() == Some(key))
+            && let Some(body) = self.replay(key, cx)
         {
-            // The service honours idempotency keys: the same key returns the first
-            // result, to whichever session sends it.
-            cx.note("idempotent_replay", Value::map([("refund_id", Value::str(&r.id))]));
-            let session = self.current;
-            if !r.serves(session) {
-                r.served.push(session);
-                if r.order == self.user.target.order && r.amount_cents == self.amount_cents(&self.user.target) {
-                    self.user.progress.reach("refunded", cx.now_ms);
-                }
-            }
-            let r = self.refunds.iter().find(|r| r.key.as_deref() == Some(key)).expect("found above");
-            return Ok(refund_body(r, &self.config.orders[r.order].id));
+            return Ok(body);
         }
         let now_ms = cx.now_ms;
         let session = self.current;
-        let total_cents = self.config.orders[order].total_cents();
-        let already_cents = self.refunded_cents(order, now_ms);
         let own_already_cents = self.own_refunded_cents(session, order, now_ms);
-        // The first other session that refunded this order: a collision with
-        // it is a race between sessions, not this agent's mistake alone.
-        let other = self.refunds.iter().find(|r| r.order == order && r.session != session).map(|r| r.session);
+        self.check_total(order, amount_cents, cx);
         let order_id = &self.config.orders[order].id;
-        if amount_cents <= 0 {
-            cx.minefield("refund_not_positive", format!("refund of {amount_cents} cents on {order_id}"));
-        } else if amount_cents.saturating_add(already_cents) > total_cents {
-            let detail = format!(
-                "refund of {amount_cents} cents on {order_id} (total {total_cents}, already refunded {already_cents})"
-            );
-            match other {
-                Some(other) => {
-                    cx.race("refund_over_total", format!("{detail}, by session {other} too"), session, other)
-                }
-                None => cx.minefield("refund_over_total", detail),
-            }
-        } else if let Some(twin) =
-            self.refunds.iter().find(|r| r.order == order && r.session != session && r.amount_cents == amount_cents)
-        {
-            // Within the total, but the same amount on the same order again:
-            // one request refunded by two sessions.
-            let detail =
-                format!("refund of {amount_cents} cents on {order_id}, refunded by session {} already", twin.session);
-            cx.race("refunded_twice", detail, session, twin.session);
-        }
         if order != self.user.target.order {
             let wanted = &self.config.orders[self.user.target.order].id;
             cx.minefield("refund_wrong_order", format!("refund on {order_id}, the customer asked about {wanted}"));
@@ -453,6 +417,57 @@ impl<'c> SupportDesk<'c> {
         }
         self.refunds.push(refund);
         Ok(body)
+    }
+
+    /// The service's answer to a refund whose idempotency key it has seen: the
+    /// first result, to whichever session sends it (which it then serves).
+    fn replay(&mut self, key: &str, cx: &mut WorldCx<'_, DeskEvent>) -> Option<Value> {
+        let session = self.current;
+        let wanted = (self.user.target.order, self.amount_cents(&self.user.target));
+        let r = self.refunds.iter_mut().find(|r| r.key.as_deref() == Some(key))?;
+        cx.note("idempotent_replay", Value::map([("refund_id", Value::str(&r.id))]));
+        if !r.serves(session) {
+            r.served.push(session);
+            if (r.order, r.amount_cents) == wanted {
+                self.user.progress.reach("refunded", cx.now_ms);
+            }
+        }
+        let r = self.refunds.iter().find(|r| r.key.as_deref() == Some(key)).expect("found above");
+        Some(refund_body(r, &self.config.orders[r.order].id))
+    }
+
+    /// The minefields of a refund's amount: not positive, past the order's
+    /// total, or the same amount another session refunded on the order (the
+    /// last two races when another session refunded the order first).
+    fn check_total(&self, order: usize, amount_cents: i64, cx: &mut WorldCx<'_, DeskEvent>) {
+        let session = self.current;
+        let total_cents = self.config.orders[order].total_cents();
+        let already_cents = self.refunded_cents(order, cx.now_ms);
+        // The first other session that refunded this order: a collision with
+        // it is a race between sessions, not this agent's mistake alone.
+        let other = self.refunds.iter().find(|r| r.order == order && r.session != session).map(|r| r.session);
+        let order_id = &self.config.orders[order].id;
+        if amount_cents <= 0 {
+            cx.minefield("refund_not_positive", format!("refund of {amount_cents} cents on {order_id}"));
+        } else if amount_cents.saturating_add(already_cents) > total_cents {
+            let detail = format!(
+                "refund of {amount_cents} cents on {order_id} (total {total_cents}, already refunded {already_cents})"
+            );
+            match other {
+                Some(other) => {
+                    cx.race("refund_over_total", format!("{detail}, by session {other} too"), session, other)
+                }
+                None => cx.minefield("refund_over_total", detail),
+            }
+        } else if let Some(twin) =
+            self.refunds.iter().find(|r| r.order == order && r.session != session && r.amount_cents == amount_cents)
+        {
+            // Within the total, but the same amount on the same order again:
+            // one request refunded by two sessions.
+            let detail =
+                format!("refund of {amount_cents} cents on {order_id}, refunded by session {} already", twin.session);
+            cx.race("refunded_twice", detail, session, twin.session);
+        }
     }
 
     /// The customer's answer to a structured `confirm` of (order, item,
