@@ -114,3 +114,133 @@ impl Booking {
         self.at_ms <= at_ms && self.cancelled_at_ms.is_none_or(|c| c > at_ms)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use agentsim_engine::world::{Minefield, Scheduled};
+    use agentsim_engine::{SessionId, StreamSource, ToolCall, ToolId, Value, WorldCx};
+
+    use super::super::{FlightBooking, FlightEvent};
+    use crate::flight_booking::FlightBookingConfig;
+    use crate::flight_booking::config::Flight;
+    use crate::kit::world::{KitWorld, Served};
+
+    /// Three sessions at one world whose flights `ZZ1` and `ZZ2` have one seat each.
+    struct Desk<'c> {
+        world: FlightBooking<'c>,
+        scheduled: Vec<(u64, Scheduled<FlightEvent>)>,
+        minefields: Vec<Minefield>,
+        notes: Vec<(&'static str, Value)>,
+    }
+
+    impl Desk<'_> {
+        fn call(&mut self, session: SessionId, now_ms: u64, name: &'static str, args: Value) -> Value {
+            let call = ToolCall::new(ToolId(0), args);
+            let mut cx =
+                WorldCx::new(now_ms, Some(session), &mut self.scheduled, &mut self.minefields, &mut self.notes);
+            self.world.serve(Served { name, call: &call, as_of_ms: now_ms }, &mut cx).expect("the call is served")
+        }
+
+        fn search(&mut self, session: SessionId, now_ms: u64) -> Value {
+            let args =
+                Value::map([("origin", Value::str("X")), ("destination", Value::str("Y")), ("date", Value::str("D1"))]);
+            self.call(session, now_ms, "search_flights", args)
+        }
+
+        fn book(&mut self, session: SessionId, now_ms: u64, flight: &str) {
+            let args = Value::map([
+                ("traveller_id", Value::str("T01")),
+                ("flight_id", Value::str(flight)),
+                ("fare_cents", Value::Int(10_000)),
+            ]);
+            self.call(session, now_ms, "book", args);
+        }
+
+        /// The minefields fired since the last look: (name, session, against).
+        fn fired(&mut self) -> Vec<(&'static str, Option<SessionId>, Option<SessionId>)> {
+            self.minefields
+                .drain(..)
+                .filter(|m| m.name != "booking_for_wrong_traveller" && m.name != "booking_over_budget")
+                .map(|m| (m.name, m.session, m.against))
+                .collect()
+        }
+    }
+
+    fn config(seats: Option<u32>) -> FlightBookingConfig {
+        let flight = |id: &str| Flight {
+            id: id.into(),
+            origin: "X".into(),
+            destination: "Y".into(),
+            date: "D1".into(),
+            fare_cents: 10_000,
+            seats,
+        };
+        FlightBookingConfig { flights: vec![flight("ZZ1"), flight("ZZ2")], ..FlightBookingConfig::default() }
+    }
+
+    fn desk(config: &FlightBookingConfig) -> Desk<'_> {
+        let mut desk = Desk {
+            world: FlightBooking::new(config, &StreamSource::new([3; 32], 1)),
+            scheduled: Vec::new(),
+            minefields: Vec::new(),
+            notes: Vec::new(),
+        };
+        let mut cx = WorldCx::new(0, None, &mut desk.scheduled, &mut desk.minefields, &mut desk.notes);
+        desk.world.start(&mut cx);
+        for session in 1..3 {
+            let mut cx = WorldCx::new(0, Some(session), &mut desk.scheduled, &mut desk.minefields, &mut desk.notes);
+            desk.world.start_session(session, &mut cx);
+        }
+        desk
+    }
+
+    #[test]
+    fn a_seat_taken_after_this_sessions_read_is_a_fare_honoured_after_sold_out() {
+        let config = config(Some(1));
+        let mut desk = desk(&config);
+        let shown = desk.search(1, 1_000);
+        let seats = shown.get("flights").map(|f| f.as_list()[0].get("seats_left").cloned());
+        assert_eq!(seats, Some(Some(Value::Int(1))), "a read shows the seats left: {shown:?}");
+        desk.book(0, 2_000, "ZZ1");
+        assert_eq!(desk.fired(), vec![], "the first booking takes the only seat");
+        desk.book(1, 3_000, "ZZ1");
+        assert_eq!(desk.fired(), vec![("fare_honoured_after_sold_out", Some(1), Some(0))]);
+    }
+
+    #[test]
+    fn a_seat_sold_again_without_a_read_showing_it_is_a_seat_sold_twice() {
+        let config = config(Some(1));
+        let mut desk = desk(&config);
+        desk.book(0, 2_000, "ZZ1");
+        // Session 2 never read ZZ1's seats; session 1 read them gone.
+        desk.book(2, 3_000, "ZZ1");
+        assert_eq!(desk.fired(), vec![("seat_sold_twice", Some(2), Some(0))]);
+        desk.search(1, 4_000);
+        desk.book(1, 5_000, "ZZ1");
+        // The latest booking holding a seat of another session is session 2's.
+        assert_eq!(desk.fired(), vec![("seat_sold_twice", Some(1), Some(2))]);
+    }
+
+    #[test]
+    fn overselling_with_only_ones_own_bookings_is_overbooked() {
+        let config = config(Some(1));
+        let mut desk = desk(&config);
+        desk.book(0, 2_000, "ZZ2");
+        desk.book(0, 3_000, "ZZ2");
+        let fired = desk.fired();
+        assert!(fired.contains(&("overbooked", Some(0), None)), "{fired:?}");
+        assert!(fired.iter().all(|(_, _, against)| against.is_none()), "no race: {fired:?}");
+    }
+
+    #[test]
+    fn without_seats_nothing_is_counted_shown_or_judged() {
+        let config = config(None);
+        let mut desk = desk(&config);
+        let shown = desk.search(1, 1_000);
+        assert!(!shown.render().contains("seats_left"), "{shown:?}");
+        for session in 0..3 {
+            desk.book(session, 2_000 + session as u64, "ZZ1");
+        }
+        assert_eq!(desk.fired(), vec![], "three bookings of one flight without seats");
+    }
+}
