@@ -614,8 +614,9 @@ impl FlightBooking<'_> {
     }
 
     /// Every fare takes one step of its random walk; the next tick is
-    /// scheduled. The note lists the fares of the traveller's trip (with many
-    /// sessions, of every flight: there is no one traveller's trip).
+    /// scheduled. The note lists the fares of the traveller's trip; once a
+    /// second session has arrived, of every flight (there is no one
+    /// traveller's trip then).
     fn fare_tick(&mut self, cx: &mut WorldCx<'_, FlightEvent>) {
         let step_max = self.config.fare_step_cents_max as u64;
         for f in 0..self.fares.len() {
