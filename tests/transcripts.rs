@@ -257,6 +257,11 @@ fn docs_conversation() {
 }
 
 #[test]
+fn docs_sessions() {
+    check_doc("docs/sessions.md");
+}
+
+#[test]
 fn docs_llm() {
     check_doc("docs/llm.md");
 }
@@ -285,6 +290,7 @@ fn every_doc_with_a_transcript_is_checked() {
         "docs/tau2.md",
         "docs/traces.md",
         "docs/llm.md",
+        "docs/sessions.md",
         "seeds/README.md",
     ];
     // BENCHMARKS.md's commands are measurements (timings), not transcripts.

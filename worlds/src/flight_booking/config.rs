@@ -33,6 +33,13 @@ pub struct Flight {
     pub date: String,
     /// Fare at time 0, in cents; positive.
     pub fare_cents: i64,
+    /// Seats for sale, when the scenario counts them: reads then show
+    /// `seats_left` and a booking beyond them is judged (`overbooked`, and
+    /// between sessions `seat_sold_twice` and `fare_honoured_after_sold_out`;
+    /// see `world::seats`). `None` (the default): seats are not counted,
+    /// not shown and not judged, as before seats existed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seats: Option<u32>,
 }
 
 #[derive(Deserialize)]
@@ -43,6 +50,8 @@ struct FlightUnchecked {
     destination: String,
     date: String,
     fare_cents: i64,
+    #[serde(default)]
+    seats: Option<u32>,
 }
 
 impl TryFrom<FlightUnchecked> for Flight {
@@ -55,9 +64,26 @@ impl TryFrom<FlightUnchecked> for Flight {
                 format!("expected a positive fare in cents up to {FARE_CENTS_MAX}, found {}", f.fare_cents),
             ));
         }
-        Ok(Flight { id: f.id, origin: f.origin, destination: f.destination, date: f.date, fare_cents: f.fare_cents })
+        if f.seats.is_some_and(|s| s > SEATS_MAX) {
+            return Err(ConfigError::at_field(
+                ConfigErrorKind::OutOfRange,
+                "seats",
+                format!("expected at most {SEATS_MAX} seats, found {}", f.seats.unwrap_or_default()),
+            ));
+        }
+        Ok(Flight {
+            id: f.id,
+            origin: f.origin,
+            destination: f.destination,
+            date: f.date,
+            fare_cents: f.fare_cents,
+            seats: f.seats,
+        })
     }
 }
+
+/// The most seats a flight may have for sale (more than any aircraft).
+pub const SEATS_MAX: u32 = 10_000;
 
 /// The largest fare or fare step a scenario may give, in cents ($10 million): far
 /// beyond any ticket, and far from overflowing a fare walk.
@@ -140,6 +166,7 @@ impl Default for FlightBookingConfig {
             destination: destination.into(),
             date: date.into(),
             fare_cents,
+            seats: None,
         };
         Self {
             travellers: vec![

@@ -7,6 +7,13 @@
 //! new fare and quote again. A booking whose answer was lost is checked with
 //! `get_bookings` before anything is booked again.
 //!
+//! When the scenario counts seats, it quotes no flight shown sold out, and
+//! reads a confirmed flight's seats again (`get_fare`) just before booking
+//! it unless it read them within the last few seconds: another session may
+//! have taken the last seat while the traveller made up their mind. That
+//! narrows the race (docs/sessions.md) but cannot close it: `book` does not
+//! check the seats.
+//!
 //! What it does not do: check how old a search replica's data is. A search that
 //! came back a few seconds ago looks fresh, so a lagging replica (`Stale` on
 //! `search_flights`) can make it quote a fare that is gone. That is the
@@ -28,6 +35,8 @@ const ESCALATE_AFTER_EMPTY_SEARCHES: u32 = 3;
 const FARE_FRESH_MS: TimeMs = 60_000;
 /// How long to wait for fares to come down when nothing fits the budget.
 const PRICE_WAIT_MS: TimeMs = 120_000;
+/// Counted seats read longer ago than this are read again before booking.
+const SEATS_FRESH_MS: TimeMs = 5_000;
 
 /// What the expert knows about a flight's fare.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -37,6 +46,8 @@ struct FareView {
     fare_cents: i64,
     /// When the expert read it (its own clock).
     read_at_ms: TimeMs,
+    /// Seats left, when the service counts them.
+    seats_left: Option<i64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -160,7 +171,7 @@ impl Expert {
         let candidate = self
             .fares
             .iter()
-            .filter(|f| !self.refused.contains(&f.flight_id) && f.fare_cents > 0)
+            .filter(|f| !self.refused.contains(&f.flight_id) && f.fare_cents > 0 && f.seats_left != Some(0))
             .min_by_key(|f| (f.fare_cents, f.flight_id.clone()))
             .cloned();
         let Some(best) = candidate else {
@@ -211,6 +222,19 @@ impl Policy for Expert {
             return self.message(&traveller, "ask", Vec::new());
         };
         if let Some((flight, fare)) = self.confirmed.clone() {
+            let view = self.fares.iter().find(|f| f.flight_id == flight);
+            if let Some(view) = view.filter(|v| v.seats_left.is_some()) {
+                if now_ms.saturating_sub(view.read_at_ms) > SEATS_FRESH_MS {
+                    return call(self.ids.get_fare, Value::map([("flight_id", Value::Str(flight))]));
+                }
+                if view.seats_left == Some(0) || view.fare_cents != fare {
+                    // Sold out, or the fare moved, while the traveller
+                    // decided: offer what there is now.
+                    self.confirmed = None;
+                    self.quoted = None;
+                    return self.find_fare(&traveller, date, now_ms);
+                }
+            }
             return call(
                 self.ids.book,
                 Value::map([
@@ -272,7 +296,8 @@ impl Policy for Expert {
                         flight_id: read.str(f, "flight_id"),
                         date: read.str(f, "date"),
                         fare_cents: read.int(f, "fare_cents"),
-                        read_at_ms: now_ms,
+                        read_at_ms: seats_read_at(f, now_ms),
+                        seats_left: seats_left(f),
                     })
                     .collect();
                 views.into_iter().for_each(|v| self.remember(v));
@@ -282,7 +307,8 @@ impl Policy for Expert {
                 flight_id: read.str(body, "flight_id"),
                 date: read.str(body, "date"),
                 fare_cents: read.int(body, "fare_cents"),
-                read_at_ms: now_ms,
+                read_at_ms: seats_read_at(body, now_ms),
+                seats_left: seats_left(body),
             };
             self.remember(view);
         } else if name == "book" {
@@ -356,5 +382,20 @@ impl Policy for Expert {
 
     fn case(&mut self) -> &mut Case {
         &mut self.case
+    }
+}
+
+/// The seats left a flight's read shows: `None` when the service does not
+/// count them; a count it cannot read is taken as none left until read again.
+fn seats_left(flight: &Value) -> Option<i64> {
+    flight.get("seats_left").map(|v| v.as_int().unwrap_or(0))
+}
+
+/// When a read counts as made: now, or never when its seat count could not
+/// be read (so it is read again before anything is booked on it).
+fn seats_read_at(flight: &Value, now_ms: TimeMs) -> TimeMs {
+    match flight.get("seats_left") {
+        Some(v) if v.as_int().is_none() => 0,
+        _ => now_ms,
     }
 }

@@ -55,22 +55,22 @@ struct Named {
 impl FlightBooking<'_> {
     /// The traveller's facts about the trip it wants now.
     fn facts(&self) -> Vec<Fact> {
-        let t = &self.config.travellers[self.traveller];
-        let date = match scan::iso_date(&self.trip.date) {
+        let t = &self.config.travellers[self.user.traveller];
+        let date = match scan::iso_date(&self.user.trip.date) {
             Some((year, month, day)) => FactValue::Date { year, month, day },
-            None => FactValue::Name(self.trip.date.clone()),
+            None => FactValue::Name(self.user.trip.date.clone()),
         };
         vec![
             Fact::new("traveller_id", FactValue::Id(t.id.clone())).alias("passenger id").alias("customer id"),
             Fact::new("name", FactValue::Name(t.name.clone())).alias("your name").alias("passenger name"),
-            Fact::new("origin", FactValue::Name(self.trip.origin.clone()))
+            Fact::new("origin", FactValue::Name(self.user.trip.origin.clone()))
                 .alias("flying from")
                 .alias("fly from")
                 .alias("leaving from")
                 .alias("departing from")
                 .alias("departure airport")
                 .alias("where from"),
-            Fact::new("destination", FactValue::Name(self.trip.destination.clone()))
+            Fact::new("destination", FactValue::Name(self.user.trip.destination.clone()))
                 .alias("flying to")
                 .alias("fly to")
                 .alias("going to")
@@ -82,7 +82,7 @@ impl FlightBooking<'_> {
                 .alias("travel date")
                 .alias("departure date")
                 .alias("which day"),
-            Fact::new("budget_cents", FactValue::Money(self.budget_cents))
+            Fact::new("budget_cents", FactValue::Money(self.user.budget_cents))
                 .alias("budget")
                 .alias("at most")
                 .alias("maximum")
@@ -105,7 +105,7 @@ impl FlightBooking<'_> {
 
     /// The traveller reads `text` and answers (or, for a statement, judges it).
     pub(super) fn hear_text(&mut self, text: &str, cx: &mut WorldCx<'_, FlightEvent>) {
-        if self.left_at_ms.is_some() {
+        if self.user.left_at_ms.is_some() {
             return;
         }
         let facts = self.facts();
@@ -117,7 +117,7 @@ impl FlightBooking<'_> {
         let budgets = named.budgets.clone();
         reading.stated.retain(|s| s.fact != BUDGET);
         for cents in budgets {
-            let right = cents == self.budget_cents;
+            let right = cents == self.user.budget_cents;
             reading.stated.push(talk::Stated {
                 fact: BUDGET,
                 right,
@@ -229,7 +229,7 @@ impl FlightBooking<'_> {
         match reply.content.get("confirm") {
             Some(Value::Bool(true)) => Message { text: self.voice().yes(), content: reply.content },
             _ if reply.content.get("over_budget").is_some() => {
-                let budget = money_text(self.budget_cents);
+                let budget = money_text(self.user.budget_cents);
                 Message { text: self.voice().no(&[("budget", budget.as_str())]), content: reply.content }
             }
             _ if reply.content.get("changed_mind").is_some() => reply,
@@ -327,15 +327,15 @@ impl Listener for FlightBooking<'_> {
     fn request_text(&self) -> String {
         format!(
             "I'd like a flight from {} to {} on {}, at most {}.",
-            self.trip.origin,
-            self.trip.destination,
-            self.trip.date,
-            money_text(self.budget_cents)
+            self.user.trip.origin,
+            self.user.trip.destination,
+            self.user.trip.date,
+            money_text(self.user.budget_cents)
         )
     }
 
     fn voice(&mut self) -> &mut Voice {
-        listen::voice_of(&mut self.voice, self.persona, &self.user_rng)
+        listen::voice_of(&mut self.user.voice, self.user.persona, &self.user.user_rng)
     }
 }
 
@@ -387,8 +387,8 @@ mod tests {
         let config = FlightBookingConfig::default();
         let w = FlightBooking::new(&config, &StreamSource::new([7; 32], 1));
         let facts = w.facts();
-        let other = if w.trip.destination == "JFK" { "LIS" } else { "JFK" };
-        let text = format!("Shall I book you from {} to {other}?", w.trip.origin);
+        let other = if w.user.trip.destination == "JFK" { "LIS" } else { "JFK" };
+        let text = format!("Shall I book you from {} to {other}?", w.user.trip.origin);
         let r = talk::read(&text, &facts, &w.lexicon());
         assert_eq!(r.intent, Intent::Propose);
         assert!(r.states_right(ORIGIN), "{r:?}");

@@ -8,6 +8,11 @@
 //! the traveller told it. Minefields: a stale fare told to the traveller
 //! (contextual accuracy, even if the booking later succeeds), a booking over
 //! budget, a second active booking, a booking after the traveller left.
+//!
+//! Many sessions share the flights, fares and bookings, each with a traveller
+//! of its own; when the scenario counts a flight's seats, a booking past the
+//! last one is judged, between sessions as a race (`seats.rs`,
+//! docs/sessions.md).
 
 pub mod config;
 pub mod expert;
