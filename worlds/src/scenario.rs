@@ -483,6 +483,10 @@ fn weighted(model: &dyn WorldModel, tasks: impl IntoIterator<Item = usize>) -> V
     tasks.into_iter().flat_map(|t| std::iter::repeat_n(t, weights.get(t).map_or(1, |w| *w as usize))).collect()
 }
 
+/// Makes a session's agent from its expert and its session's streams
+/// ([`Prepared::run_each`]).
+pub type MakeSessionAgent<'a> = dyn Fn(Box<dyn Agent>, &StreamSource) -> Box<dyn Agent> + 'a;
+
 impl Prepared {
     /// Prepares a parsed scenario.
     pub fn new(scenario: Scenario) -> Prepared {
@@ -643,7 +647,7 @@ impl Prepared {
         trial: u32,
         swarm: bool,
         config: &SimConfig,
-        agent: &dyn Fn(Box<dyn Agent>, &StreamSource) -> Box<dyn Agent>,
+        agent: &MakeSessionAgent<'_>,
     ) -> Trajectory {
         let draw = if swarm { self.swarm_draw(seed) } else { None };
         let (catalog, note) = match &draw {
