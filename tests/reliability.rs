@@ -4,7 +4,7 @@
 //! 4 threads and an end-to-end render in headless Chromium.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::common::{agentsim, text};
@@ -319,10 +319,13 @@ fn render_report(dir: &Path, threads: &str) -> (PathBuf, Vec<u8>) {
     run_ok(dir, &["sweep", "--agent", "resilient", "--seeds", "0..500", "--out", &sub("resilient")], &env, 0);
     run_ok(dir, &["sweep", "--agent", "naive", "--seeds", "0..300", "--trials", "3", "--out", &sub("naive")], &env, 0);
     run_ok(dir, &["sweep", "--seeds", "0..300", "--fault-scale", "0,1,2,4", "--out", &sub("surface")], &env, 0);
+    let race = repo().join("seeds/support_desk_race.ron");
+    let race_args = [race.to_str().unwrap(), "--agent", "resilient", "--seeds", "0..12", "--out", &sub("race")];
+    run_ok(dir, &[&["sweep"][..], &race_args].concat(), &env, 0);
     let compare = ["compare", "--baseline", "naive", "--candidate", "resilient", "--seeds", "0..300", "--out"];
     run_ok(dir, &[&compare[..], &[sub("compare").as_str()]].concat(), &env, 0);
     let html = sub("report.html");
-    let dirs = [sub("resilient"), sub("naive"), sub("surface"), sub("compare")];
+    let dirs = [sub("resilient"), sub("naive"), sub("surface"), sub("race"), sub("compare")];
     let args: Vec<&str> = ["report"].into_iter().chain(dirs.iter().map(String::as_str)).chain(["-o", &html]).collect();
     run_ok(dir, &args, &env, 0);
     let path = dir.join(&html);
@@ -343,11 +346,44 @@ fn the_report_is_self_contained_deterministic_and_shows_the_summary_numbers() {
     for forbidden in ["src=", "href=", "@import", "url(", "https:"] {
         assert!(!html.contains(forbidden), "the report must not load anything (`{forbidden}` found)");
     }
-    for id in
-        ["compare-0", "completion", "outcomes", "dimensions", "recovery", "turns-0", "cost-0", "surface", "pass-k"]
-    {
+    for id in [
+        "compare-0",
+        "completion",
+        "outcomes",
+        "dimensions",
+        "recovery",
+        "turns-0",
+        "cost-0",
+        "surface",
+        "pass-k",
+        "sessions-latency",
+        "sessions-in-flight",
+        "sessions-rates",
+    ] {
         assert!(html.contains(&format!("id=\"{id}\"")), "chart `{id}` missing");
     }
+    // The sweep of many sessions: its section, with each bucket's numbers as
+    // summary.json writes them.
+    assert!(html.contains("<h2>Sessions under load</h2>"));
+    let race = json(&dir.path().join("1/race/summary.json"));
+    let buckets = race["sessions"]["over_time"]["buckets"].as_array().expect("the race sweep has a series");
+    let keys = [
+        "start_minute",
+        "sessions",
+        "succeeded",
+        "success_share",
+        "latency_mean_ms",
+        "latency_p99_ms",
+        "model_queue_mean_ms",
+        "in_flight_mean",
+    ];
+    for bucket in buckets {
+        let cells: String =
+            keys.iter().map(|k| format!("<td>{}</td>", agentsim::report::table_number(&bucket[*k]))).collect();
+        assert!(html.contains(&format!("{cells}</tr>")), "bucket {cells} not in the report");
+    }
+    let latency = html.split("id=\"sessions-latency\"").nth(1).unwrap().split("</svg>").next().unwrap();
+    assert!(latency.matches("<polyline").count() >= 2, "mean and p99 lines: {latency}");
     // Every rate and spread in summary.json appears in the report's table, to
     // six significant digits (integers exactly).
     for sweep in ["resilient", "naive"] {
@@ -405,8 +441,12 @@ fn chromium() -> Option<PathBuf> {
 }
 
 /// Runs headless Chromium on `page` with `mode` (`--dump-dom` or
-/// `--screenshot=FILE`), killing it after a minute.
+/// `--screenshot=FILE`), killing it after a minute. Its output goes to files
+/// beside the profile, not to pipes: a page's DOM larger than a pipe's buffer
+/// would block Chromium until someone read it, and nobody would.
 fn headless(chromium: &Path, profile: &Path, mode: &str, page: &Path, width_px: u32) -> std::process::Output {
+    std::fs::create_dir_all(profile).unwrap();
+    let (stdout_path, stderr_path) = (profile.join("stdout.txt"), profile.join("stderr.txt"));
     let mut child = Command::new(chromium)
         .args([
             "--headless",
@@ -421,19 +461,22 @@ fn headless(chromium: &Path, profile: &Path, mode: &str, page: &Path, width_px: 
         .arg(format!("--user-data-dir={}", profile.display()))
         .arg(mode)
         .arg(format!("file://{}", page.display()))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stdout(std::fs::File::create(&stdout_path).unwrap())
+        .stderr(std::fs::File::create(&stderr_path).unwrap())
         .spawn()
         .expect("chromium starts");
     let deadline = Instant::now() + Duration::from_secs(60);
-    while child.try_wait().unwrap().is_none() {
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
         if Instant::now() > deadline {
             let _ = child.kill();
             panic!("chromium did not finish within a minute");
         }
         std::thread::sleep(Duration::from_millis(50));
-    }
-    child.wait_with_output().unwrap()
+    };
+    std::process::Output { status, stdout: read(&stdout_path), stderr: read(&stderr_path) }
 }
 
 #[test]
@@ -466,7 +509,10 @@ fn the_report_renders_in_headless_chromium() {
         .and_then(|rest| rest.split('"').next())
         .and_then(|n| n.parse().ok())
         .expect("the page counts its charts");
-    assert!(charts >= 10, "only {charts} charts rendered");
+    assert!(charts >= 13, "only {charts} charts rendered");
+    for id in ["sessions-latency", "sessions-in-flight", "sessions-rates"] {
+        assert!(dom.contains(&format!("id=\"{id}\"")), "chart `{id}` not in the rendered page");
+    }
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!stderr.contains("Uncaught"), "script error: {stderr}");
 

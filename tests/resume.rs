@@ -134,6 +134,14 @@ fn sigterm_to_a_shard_with_trials_then_resume_gives_the_bytes_of_one_run() {
     interrupt_then_resume(&args, libc::SIGTERM, 32);
 }
 
+/// The rows of a sweep of many sessions carry their buckets over virtual time:
+/// the resumed summary's `sessions.over_time` is the uninterrupted run's.
+#[test]
+fn sigint_to_a_sweep_of_many_sessions_then_resume_gives_the_bytes_of_one_run() {
+    let race = format!("{}/seeds/support_desk_race.ron", env!("CARGO_MANIFEST_DIR"));
+    interrupt_then_resume(&[&race, "--agent", "resilient", "--seeds", "0..160"], libc::SIGINT, 4);
+}
+
 #[test]
 fn sigint_to_a_surface_then_resume_gives_the_bytes_of_one_run() {
     interrupt_then_resume(&["--agent", "naive", "--seeds", "0..1500", "--fault-scale", "0,1"], libc::SIGINT, 32);

@@ -3,7 +3,7 @@
 
 use std::process::{Command, Stdio};
 
-use crate::common::{agentsim, text};
+use crate::common::{agentsim, sweep_on_threads, text};
 
 fn files(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
@@ -55,6 +55,47 @@ fn four_shard_processes_merge_into_the_bytes_of_one_run() {
             std::fs::remove_dir_all(dir.path().join(d)).unwrap();
         }
     }
+}
+
+/// A sweep of many sessions carries each run's sessions over virtual time in
+/// its rows (the `t=` of the `sessions` column), so that two shards merged
+/// give the summary of one run byte for byte, `sessions.over_time` included;
+/// and one run is the same on 1 and 4 threads.
+#[test]
+fn shards_of_a_sweep_of_many_sessions_merge_into_the_bytes_of_one_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let race = format!("{}/seeds/support_desk_race.ron", env!("CARGO_MANIFEST_DIR"));
+    let args = [race.as_str(), "--agent", "resilient", "--seeds", "0..16", "--quiet"];
+    let runs = sweep_on_threads(dir.path(), &args, &[("1", "16"), ("4", "3")]);
+    assert_eq!(runs[0].1, runs[1].1, "trajectories.csv on 1 and 4 threads");
+    assert_eq!(runs[0].2, runs[1].2, "summary.json on 1 and 4 threads");
+    for k in 0..2 {
+        let (shard, out) = (format!("{k}/2"), format!("shard-{k}"));
+        let shard_args: Vec<&str> =
+            ["sweep"].into_iter().chain(args).chain(["--shard", &shard, "--out", &out]).collect();
+        let output = agentsim(dir.path(), &shard_args, &[]);
+        assert!(output.status.success(), "{}", text(&output));
+    }
+    let output = agentsim(dir.path(), &["merge", "shard-1", "shard-0", "--out", "merged"], &[]);
+    assert!(output.status.success(), "{}", text(&output));
+    let (single, merged) = (files(&dir.path().join("out-1")), files(&dir.path().join("merged")));
+    assert_eq!(single.len(), merged.len());
+    for ((name, a), (other, b)) in single.iter().zip(&merged) {
+        assert_eq!(name, other);
+        assert!(a == b, "{name} differs between one run and the merged shards");
+    }
+    // The buckets are in the rows, and the summary's series is over every run.
+    let csv = String::from_utf8(single[0].1.clone()).unwrap();
+    assert_eq!(csv.lines().skip(1).filter(|row| row.contains(";t=1:")).count(), 16, "{csv}");
+    let summary: serde_json::Value = serde_json::from_slice(&single[1].1).unwrap();
+    let over_time = &summary["sessions"]["over_time"];
+    assert_eq!(over_time["runs"], 16);
+    assert_eq!(over_time["bucket_minutes"], 1);
+    let buckets = over_time["buckets"].as_array().expect("a series of buckets");
+    assert!(buckets.len() >= 2 && buckets.len() <= 120, "{} buckets", buckets.len());
+    let sessions: u64 = buckets.iter().map(|b| b["sessions"].as_u64().unwrap()).sum();
+    assert_eq!(sessions, summary["sessions"]["sessions"].as_u64().unwrap(), "every session in one bucket");
+    assert_eq!(buckets[0]["in_flight_mean"], 1.0, "session 0 of each run is in flight at 0");
 }
 
 #[test]

@@ -14,6 +14,7 @@ mod comparison;
 mod labels;
 mod page;
 mod sections;
+mod sessions;
 mod tables;
 mod text;
 
@@ -43,6 +44,7 @@ pub fn render(inputs: &[ReportInput], comparisons: &[Json]) -> String {
         sections::distributions_section(&mut out, inputs);
         sections::surface_section(&mut out, inputs);
         sections::pass_k_section(&mut out, inputs);
+        sessions::sessions_section(&mut out, inputs);
         tables::importance_section(&mut out, inputs);
         tables::numbers_section(&mut out, inputs);
     }

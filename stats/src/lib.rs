@@ -3,7 +3,8 @@
 //! What a sweep's numbers mean: rates with Wilson intervals and percentiles
 //! (`rate`), pass^k (`pass_k`), paired comparison of two stacks on the same
 //! seeds (`paired`, `compare`), the rows of `trajectories.csv` and their one
-//! path to `summary.json` (`rows`, `checks`, `summary`), importance-sampling
+//! path to `summary.json` (`rows`, `checks`, `summary`), runs of many sessions
+//! and their sessions over virtual time (`sessions`, `over_time`), importance-sampling
 //! estimates and their tilts (`importance`, `tilts`), gates (`gate`), fault
 //! surfaces (`surface`) and numbers as people read them (`text`).
 //!
@@ -17,6 +18,7 @@ pub mod compare;
 pub mod gate;
 pub mod importance;
 pub mod measures;
+pub mod over_time;
 pub mod paired;
 pub mod pass_k;
 pub mod rate;

@@ -13,7 +13,7 @@ mod line;
 pub(crate) use bars::{outcomes_chart, rates_chart};
 pub(crate) use difference::difference_chart;
 pub(crate) use histogram::histogram_chart;
-pub(crate) use line::{Series, line_chart};
+pub(crate) use line::{Series, TimeSeries, line_chart, time_chart};
 
 /// Chart width in SVG units.
 pub(crate) const WIDTH: f64 = 760.0;
