@@ -120,7 +120,8 @@ pub(super) struct Ended {
 /// One session of the run: live until it ends, then what is left of it.
 pub(super) struct Session<'a> {
     pub(super) arrived_ms: TimeMs,
-    pub(super) live: Option<Live<'a>>,
+    /// Boxed: once the session ended, its slot keeps a pointer's worth of it.
+    pub(super) live: Option<Box<Live<'a>>>,
     pub(super) ended: Option<Ended>,
     /// Minefields that fired in it.
     pub(super) violations: u32,
@@ -130,12 +131,12 @@ pub(super) struct Session<'a> {
 
 impl<'a> Session<'a> {
     pub(super) fn arrive(at_ms: TimeMs, live: Live<'a>) -> Self {
-        Session { arrived_ms: at_ms, live: Some(live), ended: None, violations: 0, hurt_by: None }
+        Session { arrived_ms: at_ms, live: Some(Box::new(live)), ended: None, violations: 0, hurt_by: None }
     }
 
     /// Ends the session at `at_ms` for `end`: its agent is dropped, its counts kept.
     pub(super) fn end(&mut self, at_ms: TimeMs, end: End) {
-        let live = self.live.take().expect("a session ends once");
+        let live = *self.live.take().expect("a session ends once");
         self.ended = Some(Ended {
             end,
             at_ms,
