@@ -149,7 +149,7 @@ impl Arrival {
 
 /// The model's capacity, shared by every session's agent: a turn that would
 /// exceed it waits until it would not (first come, first served).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ModelCapacity {
     /// Model requests that may start in any 60 s window; `None`: no limit.
@@ -157,12 +157,6 @@ pub struct ModelCapacity {
     /// Prompt plus completion tokens that may start in any 60 s window; `None`:
     /// no limit. A single request larger than this waits for an empty window.
     pub tokens_per_minute: Option<u64>,
-}
-
-impl Default for ModelCapacity {
-    fn default() -> Self {
-        Self { requests_per_minute: None, tokens_per_minute: None }
-    }
 }
 
 /// The window both limits count over.

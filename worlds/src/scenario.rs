@@ -478,6 +478,10 @@ fn weighted(model: &dyn WorldModel, tasks: impl IntoIterator<Item = usize>) -> V
     tasks.into_iter().flat_map(|t| std::iter::repeat_n(t, weights.get(t).map_or(1, |w| *w as usize))).collect()
 }
 
+/// What makes a session's agent from its expert and its streams (a stack
+/// around it, or another agent in its place).
+pub type WrapAgent<'a> = dyn Fn(Box<dyn Agent>, &StreamSource) -> Box<dyn Agent> + 'a;
+
 impl Prepared {
     /// Prepares a parsed scenario.
     pub fn new(scenario: Scenario) -> Prepared {
@@ -638,7 +642,7 @@ impl Prepared {
         trial: u32,
         swarm: bool,
         config: &SimConfig,
-        agent: &dyn Fn(Box<dyn Agent>, &StreamSource) -> Box<dyn Agent>,
+        agent: &WrapAgent<'_>,
     ) -> Trajectory {
         let draw = if swarm { self.swarm_draw(seed) } else { None };
         let (catalog, note) = match &draw {

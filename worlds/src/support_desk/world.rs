@@ -839,3 +839,19 @@ impl SupportDesk<'_> {
         case.verdict_told(success, milestone, detail, told_accurately)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What support_desk keeps of every session once it ended: its judge's
+    /// record (the customer, its conversation and its user's stream go).
+    #[test]
+    fn an_ended_session_keeps_its_record_only() {
+        let seat = std::mem::size_of::<Seat>();
+        let customer = std::mem::size_of::<Customer>();
+        eprintln!("Seat {seat} bytes, Record {} bytes, Customer {customer} bytes", std::mem::size_of::<Record>());
+        assert!(seat <= 160, "a session's seat is {seat} bytes");
+        assert!(customer > 2 * seat, "the customer ({customer} bytes) is what a closed seat no longer holds");
+    }
+}
