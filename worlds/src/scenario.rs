@@ -487,7 +487,6 @@ fn weighted(model: &dyn WorldModel, tasks: impl IntoIterator<Item = usize>) -> V
     tasks.into_iter().flat_map(|t| std::iter::repeat_n(t, weights.get(t).map_or(1, |w| *w as usize))).collect()
 }
 
-
 impl Prepared {
     /// Prepares a parsed scenario.
     pub fn new(scenario: Scenario) -> Prepared {

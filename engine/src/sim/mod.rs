@@ -325,7 +325,7 @@ impl<'a, E> Sim<'a, E> {
 
     /// The live state of `session`, or `None` once it ended.
     fn live(&mut self, session: SessionId) -> Option<&mut Live<'a>> {
-        self.sessions.get_mut(session as usize).and_then(|s| s.live.as_mut())
+        self.sessions.get_mut(session as usize).and_then(|s| s.live.as_deref_mut())
     }
 
     /// Session `session` arrives now: its agent is made, and for sessions after

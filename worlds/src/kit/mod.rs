@@ -15,6 +15,8 @@
 //! - [`checks`]: the cross-checks of a world's configuration that every world
 //!   makes (unique ids, lists not empty, event intervals, persona weights),
 //!   and the typed `ConfigError` they return.
+//! - [`derived`]: a value derived from a world's configuration once per
+//!   process (look-ups by id), beside the configuration.
 //! - [`escalation`]: what every world's `escalate` tool does.
 //! - [`expert`]: an expert's step (`Policy`, `step`): hearing, accepting
 //!   or counting results by tool name, pausing after a refusal.
@@ -36,6 +38,7 @@ pub mod builtin_world;
 pub mod case;
 pub mod catalog;
 pub mod checks;
+pub mod derived;
 pub mod escalation;
 pub mod expert;
 pub mod goodbye;

@@ -4,7 +4,9 @@ use serde::{Deserialize, Serialize};
 
 use agentsim_engine::{Latency, TimeMs};
 
+use super::index::DeskIndex;
 use crate::kit::checks::{CENTS_MAX, ConfigError, ConfigErrorKind, not_empty, unique_ids, unique_ids_set};
+use crate::kit::derived::Derived;
 use crate::kit::persona::personas;
 use crate::kit::tool_configs::tool_configs;
 
@@ -170,6 +172,9 @@ pub struct SupportDeskConfig {
     pub messages_to_anyone: bool,
     /// The tools.
     pub tools: Tools,
+    /// Look-ups by id, made on first use (not part of the scenario).
+    #[serde(skip)]
+    index: Derived<DeskIndex>,
 }
 
 /// The default patience of an impatient customer.
@@ -207,11 +212,19 @@ impl Default for SupportDeskConfig {
             patience_ms: PATIENCE_MS_DEFAULT,
             messages_to_anyone: false,
             tools: Tools::default(),
+            index: Derived::default(),
         }
     }
 }
 
 impl SupportDeskConfig {
+    /// The desk indexed by id (made once, on first use).
+    pub(super) fn index(&self) -> &DeskIndex {
+        let index = self.index.get_or_init(|| DeskIndex::new(self));
+        index.check(self);
+        index
+    }
+
     /// Cross-checks that serde cannot express: unique ids, known customers, orders
     /// with items, usable persona weights. Returns the first problem.
     pub fn check(&self) -> Result<(), ConfigError> {

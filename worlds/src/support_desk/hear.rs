@@ -15,7 +15,7 @@ use std::rc::Rc;
 
 use agentsim_engine::{Message, Value, WorldCx};
 
-use super::{DeskEvent, Persona, SupportDesk, WHOLE_ORDER};
+use super::{DeskEvent, Persona, SupportDesk};
 use crate::kit::listen::{self, Listener};
 use crate::talk::scan::Word;
 use crate::talk::voice::Voice;
@@ -34,24 +34,24 @@ const ITEM: usize = 2;
 /// Words that name the refund an amount is about.
 const REFUND_WORDS: &[&str] = &["refund", "refunded", "credited", "reimbursed", "returned", "refunding"];
 
-impl SupportDesk<'_> {
+impl<'c> SupportDesk<'c> {
     /// The customer's facts about what it wants now, made once per request:
     /// the request changes only on a change of mind, and the text channel reads
     /// every message against them.
     fn facts(&mut self) -> Rc<[Fact]> {
         match &self.user.facts {
-            Some((target, facts)) if *target == self.user.target => Rc::clone(facts),
+            Some((target, facts)) if *target == self.user.record.target => Rc::clone(facts),
             _ => {
                 let facts: Rc<[Fact]> = self.make_facts().into();
-                self.user.facts = Some((self.user.target.clone(), Rc::clone(&facts)));
+                self.user.facts = Some((self.user.record.target.clone(), Rc::clone(&facts)));
                 facts
             }
         }
     }
 
     fn make_facts(&self) -> Vec<Fact> {
-        let t = &self.user.target;
-        let c = &self.config.customers[self.user.customer];
+        let t = &self.user.record.target;
+        let c = &self.config.customers[self.user.record.customer];
         vec![
             Fact::new("customer_id", FactValue::Id(c.id.clone())).alias("customer number").alias("account"),
             Fact::new("order_id", FactValue::Id(self.config.orders[t.order].id.clone())),
@@ -61,28 +61,15 @@ impl SupportDesk<'_> {
         ]
     }
 
-    fn lexicon(&mut self) -> &Lexicon {
-        if self.user.lexicon.is_none() {
-            self.user.lexicon = Some(self.known_names());
-        }
-        self.user.lexicon.as_ref().expect("just made")
-    }
-
-    /// Every item of the desk, and `whole order`: the names the customer knows.
-    fn known_names(&self) -> Lexicon {
-        let mut lexicon = Lexicon::new();
-        for order in &self.config.orders {
-            for item in &order.items {
-                lexicon.add("item", &item.name);
-            }
-        }
-        lexicon.add("item", WHOLE_ORDER);
-        lexicon
+    /// Every item of the desk, and `whole order`: the names the customer knows
+    /// (the same for every customer, made once per process).
+    fn lexicon(&self) -> &'c Lexicon {
+        self.config.index().lexicon()
     }
 
     /// The customer reads `text` and answers (or, for a statement, judges it).
     pub(super) fn hear_text(&mut self, text: &str, cx: &mut WorldCx<'_, DeskEvent>) {
-        if self.user.left_at_ms.is_some() {
+        if self.user.record.left_at_ms.is_some() {
             return;
         }
         let facts = self.facts();
@@ -106,7 +93,7 @@ impl SupportDesk<'_> {
     fn answer_proposal(&mut self, reading: &Reading, facts: &[Fact], cx: &mut WorldCx<'_, DeskEvent>) -> Message {
         // Drawn nothing here that the structured `confirm` does not draw: the
         // change of mind is the persona's, once, as there.
-        let t = self.user.target.clone();
+        let t = self.user.record.target.clone();
         let wrong: Vec<usize> = reading.stated.iter().filter(|s| !s.right).map(|s| s.fact).collect();
         if !wrong.is_empty() {
             let text = listen::refuse(self, facts, &[ITEM, ORDER_ID], &wrong, label);
@@ -125,7 +112,7 @@ impl SupportDesk<'_> {
             return self.change_mind();
         }
         self.user.confirmed = true;
-        self.user.progress.reach("confirmed", cx.now_ms);
+        self.user.record.progress.reach("confirmed", cx.now_ms);
         let mut content = self.request(&t);
         content.set("confirm", Value::Bool(true));
         Message { text: self.voice().yes(), content }
@@ -155,9 +142,9 @@ impl SupportDesk<'_> {
         if reading.done
             && let Some(cents) = refund_told(text, ws)
         {
-            self.user.told_cents.push((now_ms, cents));
-            if self.user.progress.has("refunded") && cents == self.amount_cents(&self.user.target) {
-                self.user.progress.reach("customer_told", now_ms);
+            self.user.record.told_cents.push((now_ms, cents));
+            if self.user.record.progress.has("refunded") && cents == self.amount_cents(&self.user.record.target) {
+                self.user.record.progress.reach("customer_told", now_ms);
             }
         }
         listen::acknowledge(self, reading.done)
@@ -167,9 +154,8 @@ impl SupportDesk<'_> {
     /// item's price or an order's total, or what was refunded (one refund, or an
     /// order's refunds together).
     fn true_amount(&self, cents: i64, now_ms: agentsim_engine::TimeMs) -> bool {
-        let customer = self.customer_id();
-        let mine = self.config.orders.iter().enumerate().filter(|(_, o)| o.customer == customer);
-        for (i, order) in mine {
+        for &i in self.config.index().orders_of(self.user.record.customer) {
+            let order = &self.config.orders[i];
             if order.total_cents() == cents
                 || order.items.iter().any(|item| item.price_cents == cents)
                 || (cents > 0 && self.refunded_cents(i, now_ms) == cents)
@@ -177,26 +163,30 @@ impl SupportDesk<'_> {
                 return true;
             }
         }
-        self.refunds.iter().any(|r| r.amount_cents == cents)
+        self.refunded_amounts.contains(&cents)
     }
 
     /// Whether `id` is this customer's id or one of its orders'.
     fn own_id(&self, id: &str) -> bool {
         let id = id.trim_start_matches('#');
-        let customer = self.customer_id();
-        id.eq_ignore_ascii_case(customer)
-            || self.config.orders.iter().any(|o| o.customer == customer && o.id.eq_ignore_ascii_case(id))
+        id.eq_ignore_ascii_case(self.customer_id())
+            || self
+                .config
+                .index()
+                .orders_of(self.user.record.customer)
+                .iter()
+                .any(|&o| self.config.orders[o].id.eq_ignore_ascii_case(id))
     }
 }
 
 impl Listener for SupportDesk<'_> {
     fn request_content(&self) -> Value {
-        self.request(&self.user.target)
+        self.request(&self.user.record.target)
     }
 
     /// The request in words, as the customer restates it.
     fn request_text(&self) -> String {
-        let t = &self.user.target;
+        let t = &self.user.record.target;
         let order_id = &self.config.orders[t.order].id;
         match t.item {
             None => format!("I'd like my whole order {order_id} refunded."),

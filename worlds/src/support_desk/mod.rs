@@ -9,6 +9,7 @@
 
 pub mod config;
 pub mod expert;
+mod index;
 pub mod tools;
 pub mod world;
 

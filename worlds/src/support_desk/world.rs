@@ -34,17 +34,20 @@ struct Target {
     item: Option<usize>,
 }
 
+/// One refund issued; its id (`R9001`, ...) follows from its place in the
+/// desk's list of refunds, its idempotency key is in `refund_by_key`, and the
+/// sessions it serves hold its place (`Record::refunds`).
 struct Refund {
     /// The session whose agent issued it.
     session: SessionId,
-    /// Other sessions whose agents the service answered with it (the same
-    /// idempotency key again): their requests were served by it too.
-    served: Vec<SessionId>,
-    id: String,
     order: usize,
     amount_cents: i64,
     at_ms: TimeMs,
-    key: Option<String>,
+}
+
+/// The id of the refund at `place` in the desk's list.
+fn refund_id(place: usize) -> String {
+    format!("R{}", 9001 + place)
 }
 
 /// The world's own events.
@@ -91,33 +94,74 @@ pub struct SupportDesk<'c> {
     /// Per order: whether its status changes are already scheduled (two
     /// sessions of one customer move its orders once).
     moving: Vec<bool>,
+    /// Every refund issued, in time order.
     refunds: Vec<Refund>,
+    /// Per order: the places of its refunds in `refunds`, oldest first (a
+    /// look-up reads the order's refunds, not every refund of the run).
+    refunds_of: Vec<Vec<u32>>,
+    /// The refund each idempotency key made (only looked up).
+    refund_by_key: std::collections::HashMap<String, u32>,
+    /// Every amount refunded so far (what a customer may be told).
+    refunded_amounts: std::collections::BTreeSet<i64>,
     /// The customer of the session being handled.
-    user: Customer,
+    user: Box<Customer>,
     /// The session `user` belongs to.
     current: SessionId,
-    /// The other sessions' customers, by session (`None` at `current`).
-    parked: Vec<Option<Customer>>,
+    /// Every session's customer, by session.
+    parked: Vec<Seat>,
+}
+
+/// Where a session's customer is.
+enum Seat {
+    /// It is `user`, the customer being handled.
+    Here,
+    /// Its session is open and another is being handled.
+    Waiting(Box<Customer>),
+    /// Its session ended: what the judge reads is all that is kept (and what
+    /// a patience that runs out later changes).
+    Closed(Record),
+}
+
+/// What the judge reads of a session's customer, kept after the session ended.
+pub(super) struct Record {
+    customer: usize,
+    target: Target,
+    told_cents: Vec<(TimeMs, i64)>,
+    progress: Progress,
+    left_at_ms: Option<TimeMs>,
+    /// The refunds that serve the session (its agent's, and another's the
+    /// service answered it with, by the same idempotency key): their places in
+    /// the desk's `refunds`, ascending.
+    refunds: Vec<u32>,
+}
+
+impl Record {
+    /// A record of nothing (what `user` holds once its record was kept).
+    fn empty(customer: usize) -> Self {
+        Record {
+            customer,
+            target: Target { order: 0, item: None },
+            told_cents: Vec::new(),
+            progress: Progress::new(),
+            left_at_ms: None,
+            refunds: Vec::new(),
+        }
+    }
 }
 
 /// One session's customer: who, what they want, and what they were told.
 pub(super) struct Customer {
     user_rng: Stream,
-    customer: usize,
+    /// What the judge reads (kept when the session ends).
+    record: Record,
     persona: Persona,
-    target: Target,
     alternative: Option<Target>,
     mind_changed: bool,
-    told_cents: Vec<(TimeMs, i64)>,
     confirmed: bool,
     order_found: bool,
     outbox: Outbox,
-    progress: Progress,
-    left_at_ms: Option<TimeMs>,
     /// How the customer words its answers to text (made on the first one).
     voice: Option<Voice>,
-    /// The names the customer knows, made on the first text it reads.
-    lexicon: Option<crate::talk::Lexicon>,
     /// The customer's facts and the request they were made for: made anew only
     /// when the request changes (a change of mind), not for every text read.
     facts: Option<(Target, std::rc::Rc<[crate::talk::Fact]>)>,
@@ -128,13 +172,11 @@ impl Customer {
     /// stream (`"user.N"`).
     fn draw(config: &SupportDeskConfig, streams: &StreamSource, session: SessionId) -> Self {
         let mut user_rng = streams.stream(&format!("user.{session}"));
-        // A set for the look-up: a long list of customers and orders stays O(n log n).
-        let ordering: std::collections::BTreeSet<&str> = config.orders.iter().map(|o| o.customer.as_str()).collect();
-        let with_orders: Vec<usize> =
-            (0..config.customers.len()).filter(|&c| ordering.contains(config.customers[c].id.as_str())).collect();
+        // The index: a session's customer costs its own orders, not a pass over the desk.
+        let index = config.index();
+        let with_orders = index.with_orders();
         let customer = with_orders[user_rng.below(with_orders.len() as u64) as usize];
-        let orders: Vec<usize> =
-            (0..config.orders.len()).filter(|&o| config.orders[o].customer == config.customers[customer].id).collect();
+        let orders = index.orders_of(customer);
         let order = orders[user_rng.below(orders.len() as u64) as usize];
         // One request in four is for the whole order; otherwise one item of it.
         let whole_order = user_rng.below(4) == 0;
@@ -159,28 +201,23 @@ impl Customer {
         let persona = if persona == Persona::ChangesMind && alternative.is_none() { Persona::Clear } else { persona };
         Customer {
             user_rng,
-            customer,
+            record: Record {
+                customer,
+                target: Target { order, item },
+                told_cents: Vec::new(),
+                progress: Progress::new(),
+                left_at_ms: None,
+                refunds: Vec::new(),
+            },
             persona,
-            target: Target { order, item },
             alternative,
             mind_changed: false,
-            told_cents: Vec::new(),
             confirmed: false,
             order_found: false,
             outbox: Outbox::new(),
-            progress: Progress::new(),
-            left_at_ms: None,
             voice: None,
-            lexicon: None,
             facts: None,
         }
-    }
-}
-
-impl Refund {
-    /// Whether `session`'s agent issued it or was answered with it.
-    fn serves(&self, session: SessionId) -> bool {
-        self.session == session || self.served.contains(&session)
     }
 }
 
@@ -195,9 +232,12 @@ impl<'c> SupportDesk<'c> {
             status: config.orders.iter().map(|o| vec![(0, o.status)]).collect(),
             moving: vec![false; config.orders.len()],
             refunds: Vec::new(),
-            user,
+            refunds_of: vec![Vec::new(); config.orders.len()],
+            refund_by_key: std::collections::HashMap::new(),
+            refunded_amounts: std::collections::BTreeSet::new(),
+            user: Box::new(user),
             current: 0,
-            parked: vec![None],
+            parked: vec![Seat::Here],
             streams: streams.clone(),
         }
     }
@@ -207,18 +247,34 @@ impl<'c> SupportDesk<'c> {
         if session == self.current {
             return;
         }
-        let incoming = self.parked[session as usize].take().expect("a session's customer waits while another acts");
+        let Seat::Waiting(incoming) = std::mem::replace(&mut self.parked[session as usize], Seat::Here) else {
+            panic!("session {session}'s customer is handled only while its session is open");
+        };
         let outgoing = std::mem::replace(&mut self.user, incoming);
-        self.parked[self.current as usize] = Some(outgoing);
+        let seat = &mut self.parked[self.current as usize];
+        if matches!(seat, Seat::Here) {
+            *seat = Seat::Waiting(outgoing);
+        }
+        // A closed session's customer was kept as its record when it ended:
+        // the rest of it goes now.
         self.current = session;
     }
 
-    /// The customer of `session`.
+    /// The customer of `session`, whose session is open.
     fn customer_of(&self, session: SessionId) -> &Customer {
-        if session == self.current {
-            &self.user
-        } else {
-            self.parked[session as usize].as_ref().expect("every session that arrived has a customer")
+        match &self.parked[session as usize] {
+            Seat::Here => &self.user,
+            Seat::Waiting(customer) => customer,
+            Seat::Closed(_) => panic!("session {session} has ended"),
+        }
+    }
+
+    /// What the judge reads of `session`'s customer, open or ended.
+    fn record_of(&self, session: SessionId) -> &Record {
+        match &self.parked[session as usize] {
+            Seat::Here => &self.user.record,
+            Seat::Waiting(customer) => &customer.record,
+            Seat::Closed(record) => record,
         }
     }
 
@@ -228,7 +284,7 @@ impl<'c> SupportDesk<'c> {
     }
 
     fn customer_id(&self) -> &str {
-        &self.config.customers[self.user.customer].id
+        &self.config.customers[self.user.record.customer].id
     }
 
     fn item_name(&self, t: &Target) -> &str {
@@ -247,27 +303,33 @@ impl<'c> SupportDesk<'c> {
     }
 
     fn order_index(&self, id: &str) -> Option<usize> {
-        self.config.orders.iter().position(|o| o.id == id)
+        self.config.index().order(id)
     }
 
     fn status_at(&self, order: usize, at_ms: TimeMs) -> OrderStatus {
         self.status[order].iter().rev().find(|(t, _)| *t <= at_ms).map(|(_, s)| *s).unwrap_or_default()
     }
 
-    fn refunded_cents(&self, order: usize, at_ms: TimeMs) -> i64 {
-        // Saturating: the amounts are the agent's, any i64.
-        self.refunds
-            .iter()
-            .filter(|r| r.order == order && r.at_ms <= at_ms)
-            .fold(0i64, |sum, r| sum.saturating_add(r.amount_cents))
+    /// The refunds of `order`, oldest first.
+    fn refunds_on(&self, order: usize) -> impl Iterator<Item = &Refund> + Clone {
+        self.refunds_of[order].iter().map(|&r| &self.refunds[r as usize])
     }
 
-    /// What `session`'s agent refunded on `order` up to `at_ms` (in a run of
-    /// one session, every refund).
-    fn own_refunded_cents(&self, session: SessionId, order: usize, at_ms: TimeMs) -> i64 {
-        self.refunds
-            .iter()
-            .filter(|r| r.serves(session) && r.order == order && r.at_ms <= at_ms)
+    /// The refunds that serve the session of `record`, in the order they were issued.
+    fn refunds_serving<'a>(&'a self, record: &'a Record) -> impl DoubleEndedIterator<Item = &'a Refund> + Clone {
+        record.refunds.iter().map(|&r| &self.refunds[r as usize])
+    }
+
+    fn refunded_cents(&self, order: usize, at_ms: TimeMs) -> i64 {
+        // Saturating: the amounts are the agent's, any i64.
+        self.refunds_on(order).filter(|r| r.at_ms <= at_ms).fold(0i64, |sum, r| sum.saturating_add(r.amount_cents))
+    }
+
+    /// What the refunds serving the session of `record` refunded on `order`
+    /// up to `at_ms` (in a run of one session, every refund).
+    fn own_refunded_cents(&self, record: &Record, order: usize, at_ms: TimeMs) -> i64 {
+        self.refunds_serving(record)
+            .filter(|r| r.order == order && r.at_ms <= at_ms)
             .fold(0i64, |sum, r| sum.saturating_add(r.amount_cents))
     }
 
@@ -279,8 +341,9 @@ impl<'c> SupportDesk<'c> {
     /// served when another session's refunds met the request (one of the same
     /// amount on the same order, or the whole order refunded): the money
     /// reached the customer once.
-    fn completed_at_ms(&self, session: SessionId, target: &Target, want_cents: i64) -> Option<TimeMs> {
-        let mut own = self.refunds.iter().filter(|r| r.serves(session));
+    fn completed_at_ms(&self, record: &Record, want_cents: i64) -> Option<TimeMs> {
+        let target = &record.target;
+        let mut own = self.refunds_serving(record);
         let all_on_target = own.clone().all(|r| r.order == target.order);
         let Some(last) = own.next_back() else {
             if self.parked.len() == 1 {
@@ -288,14 +351,12 @@ impl<'c> SupportDesk<'c> {
             }
             // Another session's refund of this amount, or the whole order's.
             let total_cents = self.config.orders[target.order].total_cents();
-            let met = self.refunds.iter().find(|r| {
-                r.order == target.order
-                    && (r.amount_cents == want_cents || self.refunded_cents(target.order, r.at_ms) >= total_cents)
-            });
+            let met = self
+                .refunds_on(target.order)
+                .find(|r| r.amount_cents == want_cents || self.refunded_cents(target.order, r.at_ms) >= total_cents);
             return met.map(|r| r.at_ms);
         };
-        (all_on_target && self.own_refunded_cents(session, target.order, last.at_ms) == want_cents)
-            .then_some(last.at_ms)
+        (all_on_target && self.own_refunded_cents(record, target.order, last.at_ms) == want_cents).then_some(last.at_ms)
     }
 
     fn reply_at(&mut self, now_ms: TimeMs) -> TimeMs {
@@ -303,8 +364,18 @@ impl<'c> SupportDesk<'c> {
     }
 
     fn request(&self, t: &Target) -> Value {
+        self.request_by(self.user.record.customer, t)
+    }
+
+    /// The request of the customer of `record`.
+    fn request_of(&self, record: &Record) -> Value {
+        self.request_by(record.customer, &record.target)
+    }
+
+    /// Customer `customer`'s request for `t`.
+    fn request_by(&self, customer: usize, t: &Target) -> Value {
         Value::map([
-            ("customer_id", Value::str(self.customer_id())),
+            ("customer_id", Value::str(&self.config.customers[customer].id)),
             ("order_id", Value::str(&self.config.orders[t.order].id)),
             ("item", Value::str(self.item_name(t))),
         ])
@@ -317,9 +388,9 @@ impl<'c> SupportDesk<'c> {
         // The history starts with the order's status at time 0: a look-up at
         // any time finds a status.
         assert!(self.status[order].first().is_some_and(|(t, _)| *t == 0), "order {} has no status at time 0", o.id);
-        if order == self.user.target.order && as_of_ms == now_ms {
+        if order == self.user.record.target.order && as_of_ms == now_ms {
             self.user.order_found = true;
-            self.user.progress.reach("order_found", now_ms);
+            self.user.record.progress.reach("order_found", now_ms);
         }
         let items = o
             .items
@@ -332,11 +403,13 @@ impl<'c> SupportDesk<'c> {
                 ])
             })
             .collect();
-        let refunds = self
-            .refunds
+        let refunds = self.refunds_of[order]
             .iter()
-            .filter(|r| r.order == order && r.at_ms <= as_of_ms)
-            .map(|r| Value::map([("refund_id", Value::str(&r.id)), ("amount_cents", Value::Int(r.amount_cents))]))
+            .map(|&r| (r as usize, &self.refunds[r as usize]))
+            .filter(|(_, r)| r.at_ms <= as_of_ms)
+            .map(|(place, r)| {
+                Value::map([("refund_id", Value::Str(refund_id(place))), ("amount_cents", Value::Int(r.amount_cents))])
+            })
             .collect();
         Ok(Value::map([
             ("order_id", Value::str(&o.id)),
@@ -351,14 +424,11 @@ impl<'c> SupportDesk<'c> {
 
     fn get_customer(&self, args: &Value) -> Result<Value, ToolError> {
         let id = str_arg(args, "customer_id")?;
-        let c = self
-            .config
-            .customers
-            .iter()
-            .find(|c| c.id == id)
-            .ok_or_else(|| ToolError::not_found(format!("no customer `{id}`")))?;
+        let index = self.config.index();
+        let customer = index.customer(id).ok_or_else(|| ToolError::not_found(format!("no customer `{id}`")))?;
+        let c = &self.config.customers[customer];
         let order_ids: Vec<Value> =
-            self.config.orders.iter().filter(|o| o.customer == c.id).map(|o| Value::str(&o.id)).collect();
+            index.orders_of(customer).iter().map(|&o| Value::str(&self.config.orders[o].id)).collect();
         assert!(order_ids.len() <= self.config.orders.len(), "a customer has at most every order");
         Ok(Value::map([
             ("customer_id", Value::str(&c.id)),
@@ -378,18 +448,19 @@ impl<'c> SupportDesk<'c> {
         }
         let now_ms = cx.now_ms;
         let session = self.current;
-        let own_already_cents = self.own_refunded_cents(session, order, now_ms);
+        let own_already_cents = self.own_refunded_cents(&self.user.record, order, now_ms);
         self.check_total(order, amount_cents, cx);
         let order_id = &self.config.orders[order].id;
-        if order != self.user.target.order {
-            let wanted = &self.config.orders[self.user.target.order].id;
+        if order != self.user.record.target.order {
+            let wanted = &self.config.orders[self.user.record.target.order].id;
             cx.minefield("refund_wrong_order", format!("refund on {order_id}, the customer asked about {wanted}"));
         }
         // A second refund on an order refunds something twice, unless it only
         // completes what the customer asked for (the rest of a refund the service
         // applied in part): the order's refunds then add up to the request.
-        let asked_cents = if order == self.user.target.order { self.amount_cents(&self.user.target) } else { 0 };
-        if self.refunds.iter().any(|r| r.order == order && r.serves(session))
+        let asked_cents =
+            if order == self.user.record.target.order { self.amount_cents(&self.user.record.target) } else { 0 };
+        if self.refunds_serving(&self.user.record).any(|r| r.order == order)
             && amount_cents.saturating_add(own_already_cents) > asked_cents
         {
             cx.minefield("duplicate_refund", format!("second refund on {order_id}"));
@@ -397,24 +468,26 @@ impl<'c> SupportDesk<'c> {
         // `refunded_cents(order, at)` sums the refunds up to a time: they are
         // issued in time order.
         assert!(self.refunds.last().is_none_or(|r| r.at_ms <= now_ms), "refunds out of time order");
-        let refund = Refund {
-            session,
-            served: Vec::new(),
-            id: format!("R{}", 9001 + self.refunds.len()),
-            order,
-            amount_cents,
-            at_ms: now_ms,
-            key: call.idempotency_key.clone(),
-        };
+        let refund = Refund { session, order, amount_cents, at_ms: now_ms };
+        let place = u32::try_from(self.refunds.len()).expect("fewer than 2^32 refunds in a run");
         cx.note(
             "refund_issued",
             Value::map([("order_id", Value::str(order_id)), ("amount_cents", Value::Int(amount_cents))]),
         );
-        let body = refund_body(&refund, order_id);
-        let completes = own_already_cents.saturating_add(amount_cents) == self.amount_cents(&self.user.target);
-        if order == self.user.target.order && (amount_cents == self.amount_cents(&self.user.target) || completes) {
-            self.user.progress.reach("refunded", now_ms);
+        let body = refund_body(place as usize, &refund, order_id);
+        let completes = own_already_cents.saturating_add(amount_cents) == self.amount_cents(&self.user.record.target);
+        if order == self.user.record.target.order
+            && (amount_cents == self.amount_cents(&self.user.record.target) || completes)
+        {
+            self.user.record.progress.reach("refunded", now_ms);
         }
+        if let Some(key) = &call.idempotency_key {
+            self.refund_by_key.insert(key.clone(), place);
+        }
+        self.refunds_of[order].push(place);
+        self.refunded_amounts.insert(amount_cents);
+        // The newest refund: the session's list stays ascending.
+        self.user.record.refunds.push(place);
         self.refunds.push(refund);
         Ok(body)
     }
@@ -422,18 +495,18 @@ impl<'c> SupportDesk<'c> {
     /// The service's answer to a refund whose idempotency key it has seen: the
     /// first result, to whichever session sends it (which it then serves).
     fn replay(&mut self, key: &str, cx: &mut WorldCx<'_, DeskEvent>) -> Option<Value> {
-        let session = self.current;
-        let wanted = (self.user.target.order, self.amount_cents(&self.user.target));
-        let r = self.refunds.iter_mut().find(|r| r.key.as_deref() == Some(key))?;
-        cx.note("idempotent_replay", Value::map([("refund_id", Value::str(&r.id))]));
-        if !r.serves(session) {
-            r.served.push(session);
-            if (r.order, r.amount_cents) == wanted {
-                self.user.progress.reach("refunded", cx.now_ms);
+        let place = *self.refund_by_key.get(key)?;
+        let r = &self.refunds[place as usize];
+        cx.note("idempotent_replay", Value::map([("refund_id", Value::Str(refund_id(place as usize)))]));
+        let own = &mut self.user.record.refunds;
+        if let Err(at) = own.binary_search(&place) {
+            own.insert(at, place);
+            let target = &self.user.record.target;
+            if r.order == target.order && r.amount_cents == self.amount_cents(target) {
+                self.user.record.progress.reach("refunded", cx.now_ms);
             }
         }
-        let r = self.refunds.iter().find(|r| r.key.as_deref() == Some(key)).expect("found above");
-        Some(refund_body(r, &self.config.orders[r.order].id))
+        Some(refund_body(place as usize, r, &self.config.orders[r.order].id))
     }
 
     /// The minefields of a refund's amount: not positive, past the order's
@@ -445,7 +518,7 @@ impl<'c> SupportDesk<'c> {
         let already_cents = self.refunded_cents(order, cx.now_ms);
         // The first other session that refunded this order: a collision with
         // it is a race between sessions, not this agent's mistake alone.
-        let other = self.refunds.iter().find(|r| r.order == order && r.session != session).map(|r| r.session);
+        let other = self.refunds_on(order).find(|r| r.session != session).map(|r| r.session);
         let order_id = &self.config.orders[order].id;
         if amount_cents <= 0 {
             cx.minefield("refund_not_positive", format!("refund of {amount_cents} cents on {order_id}"));
@@ -460,7 +533,7 @@ impl<'c> SupportDesk<'c> {
                 None => cx.minefield("refund_over_total", detail),
             }
         } else if let Some(twin) =
-            self.refunds.iter().find(|r| r.order == order && r.session != session && r.amount_cents == amount_cents)
+            self.refunds_on(order).find(|r| r.session != session && r.amount_cents == amount_cents)
         {
             // Within the total, but the same amount on the same order again:
             // one request refunded by two sessions.
@@ -477,7 +550,7 @@ impl<'c> SupportDesk<'c> {
         let order = args.get("order_id").and_then(Value::as_str).unwrap_or("");
         let item = args.get("item").and_then(Value::as_str).unwrap_or("");
         let amount = args.get("amount_cents").and_then(Value::as_int).unwrap_or(0);
-        let t = self.user.target.clone();
+        let t = self.user.record.target.clone();
         assert!(
             t.item.is_none_or(|i| i < self.config.orders[t.order].items.len()),
             "the request names an item of its order"
@@ -498,7 +571,7 @@ impl<'c> SupportDesk<'c> {
             return self.change_mind();
         }
         self.user.confirmed = true;
-        self.user.progress.reach("confirmed", now_ms);
+        self.user.record.progress.reach("confirmed", now_ms);
         let mut content = self.request(&t);
         content.set("confirm", Value::Bool(true));
         Message { text: "Yes, that's right, go ahead.".into(), content }
@@ -508,9 +581,9 @@ impl<'c> SupportDesk<'c> {
     /// request is the other one from now on.
     fn change_mind(&mut self) -> Message {
         let alt = self.user.alternative.clone().expect("changes_mind is only drawn with an alternative");
-        assert!(alt != self.user.target, "a change of mind asks for another item");
+        assert!(alt != self.user.record.target, "a change of mind asks for another item");
         self.user.mind_changed = true;
-        self.user.target = alt.clone();
+        self.user.record.target = alt.clone();
         let mut content = self.request(&alt);
         content.set("confirm", Value::Bool(false));
         content.set("changed_mind", Value::Bool(true));
@@ -525,7 +598,7 @@ impl<'c> SupportDesk<'c> {
     fn send_message(&mut self, args: &Value, cx: &mut WorldCx<'_, DeskEvent>) -> Result<Value, ToolError> {
         let kind = one_of_arg(args, "kind", super::tools::MESSAGE_KINDS)?;
         let to = str_arg(args, "customer_id")?;
-        if !self.config.customers.iter().any(|c| c.id == to) {
+        if self.config.index().customer(to).is_none() {
             if self.config.messages_to_anyone {
                 // Out of the desk to a stranger: the engine judges the recipient.
                 return Ok(self.user.outbox.sent());
@@ -544,7 +617,7 @@ impl<'c> SupportDesk<'c> {
                 cx.tell_agent(at, reply);
             }
             "ask" => {
-                let t = self.user.target.clone();
+                let t = self.user.record.target.clone();
                 let at = self.reply_at(now_ms);
                 let text = format!("It's the {} from order {}.", self.item_name(&t), self.config.orders[t.order].id);
                 cx.tell_agent(at, Message { text, content: self.request(&t) });
@@ -554,12 +627,12 @@ impl<'c> SupportDesk<'c> {
                 // Contextual accuracy compares each amount told with the refunds
                 // at its time: told amounts are kept in time order.
                 assert!(
-                    self.user.told_cents.last().is_none_or(|(at, _)| *at <= now_ms),
+                    self.user.record.told_cents.last().is_none_or(|(at, _)| *at <= now_ms),
                     "told amounts out of time order"
                 );
-                self.user.told_cents.push((now_ms, amount));
-                if self.user.progress.has("refunded") && amount == self.amount_cents(&self.user.target) {
-                    self.user.progress.reach("customer_told", now_ms);
+                self.user.record.told_cents.push((now_ms, amount));
+                if self.user.record.progress.has("refunded") && amount == self.amount_cents(&self.user.record.target) {
+                    self.user.record.progress.reach("customer_told", now_ms);
                 }
             }
             _ => {}
@@ -568,9 +641,9 @@ impl<'c> SupportDesk<'c> {
     }
 }
 
-fn refund_body(r: &Refund, order_id: &str) -> Value {
+fn refund_body(place: usize, r: &Refund, order_id: &str) -> Value {
     Value::map([
-        ("refund_id", Value::str(&r.id)),
+        ("refund_id", Value::Str(refund_id(place))),
         ("order_id", Value::str(order_id)),
         ("amount_cents", Value::Int(r.amount_cents)),
         ("status", Value::str("issued")),
@@ -594,25 +667,28 @@ impl KitWorld for SupportDesk<'_> {
 
     fn start_session(&mut self, session: SessionId, cx: &mut WorldCx<'_, DeskEvent>) {
         assert_eq!(session as usize, self.parked.len(), "sessions arrive in order");
-        self.parked.push(Some(Customer::draw(self.config, &self.streams, session)));
+        self.parked.push(Seat::Waiting(Box::new(Customer::draw(self.config, &self.streams, session))));
         self.switch(session);
         self.open(cx);
     }
 
     fn session_ended(&mut self, session: SessionId) {
-        // What only the conversation needed goes; the judge reads the rest.
-        let user = if session == self.current {
-            &mut self.user
-        } else {
-            self.parked[session as usize].as_mut().expect("an ended session's customer is kept")
+        // Only what the judge reads is kept: a run's memory grows with the
+        // sessions in flight, and by a record per ended one.
+        let customer = self.user.record.customer;
+        let seat = &mut self.parked[session as usize];
+        let record = match std::mem::replace(seat, Seat::Here) {
+            Seat::Waiting(customer) => customer.record,
+            // The customer being handled stays `user` until the next switch
+            // drops it; its record is the one kept from now on.
+            Seat::Here => std::mem::replace(&mut self.user.record, Record::empty(customer)),
+            Seat::Closed(_) => panic!("session {session} ends once"),
         };
-        user.voice = None;
-        user.lexicon = None;
-        user.facts = None;
+        *seat = Seat::Closed(record);
     }
 
     fn judge_session(&self, session: SessionId, case: Handover) -> Verdict {
-        self.judge_customer(self.customer_of(session), session, case)
+        self.judge_customer(self.record_of(session), case)
     }
 
     fn serve(&mut self, served: Served<'_>, cx: &mut WorldCx<'_, DeskEvent>) -> Result<Value, ToolError> {
@@ -634,11 +710,16 @@ impl KitWorld for SupportDesk<'_> {
     fn on_event(&mut self, event: DeskEvent, cx: &mut WorldCx<'_, DeskEvent>) {
         match event {
             DeskEvent::PatienceOut { session } => {
-                self.switch(session);
                 cx.act_for(session);
-                let own_refunds = self.refunds.iter().any(|r| r.serves(session));
-                let request = self.request(&self.user.target);
-                GOODBYE.patience_out(own_refunds, &mut self.user.left_at_ms, request, cx);
+                if !matches!(self.parked[session as usize], Seat::Closed(_)) {
+                    self.switch(session);
+                }
+                let request = self.request_of(self.record_of(session));
+                let record = match &mut self.parked[session as usize] {
+                    Seat::Closed(record) => record,
+                    _ => &mut self.user.record,
+                };
+                GOODBYE.patience_out(!record.refunds.is_empty(), &mut record.left_at_ms, request, cx);
             }
             DeskEvent::Status { order } => self.move_order(order, cx),
         }
@@ -650,7 +731,7 @@ impl KitWorld for SupportDesk<'_> {
     }
 
     fn judge(&self, case: Handover) -> Verdict {
-        self.judge_customer(&self.user, self.current, case)
+        self.judge_customer(self.record_of(self.current), case)
     }
 }
 
@@ -658,7 +739,7 @@ impl SupportDesk<'_> {
     /// The customer's persona, what it wants refunded, and every fact it holds
     /// (whatever its persona states in its opening).
     fn instructions(&self, user: &Customer) -> String {
-        let t = &user.target;
+        let t = &user.record.target;
         let order_id = &self.config.orders[t.order].id;
         let wanted = match t.item {
             None => format!("your whole order {order_id}"),
@@ -667,7 +748,7 @@ impl SupportDesk<'_> {
         format!(
             "Persona:\n\t{}\nInstructions:\n\tReason for call:\n\t\tYou want a refund of {wanted}.\n\tKnown info:\n\t\tcustomer_id: {}\n\t\torder_id: {order_id}\n\t\titem: {}\n",
             user.persona.name(),
-            self.config.customers[user.customer].id,
+            self.config.customers[user.record.customer].id,
             self.item_name(t),
         )
     }
@@ -676,10 +757,7 @@ impl SupportDesk<'_> {
     /// move (unless another session's already do), and it says what it wants.
     fn open(&mut self, cx: &mut WorldCx<'_, DeskEvent>) {
         // The customer's orders move along on their own.
-        let mine: Vec<usize> = (0..self.config.orders.len())
-            .filter(|&o| self.config.orders[o].customer == self.config.customers[self.user.customer].id)
-            .collect();
-        for order in mine {
+        for &order in self.config.index().orders_of(self.user.record.customer) {
             if std::mem::replace(&mut self.moving[order], true) {
                 continue;
             }
@@ -688,8 +766,8 @@ impl SupportDesk<'_> {
                 cx.schedule(at, DeskEvent::Status { order });
             }
         }
-        let t = self.user.target.clone();
-        let c = &self.config.customers[self.user.customer];
+        let t = self.user.record.target.clone();
+        let c = &self.config.customers[self.user.record.customer];
         let item = self.item_name(&t);
         let order_id = &self.config.orders[t.order].id;
         let (text, content) = match self.user.persona {
@@ -711,7 +789,7 @@ impl SupportDesk<'_> {
             let at = cx.now_ms.saturating_add(self.config.patience_ms);
             cx.schedule(at, DeskEvent::PatienceOut { session: self.current });
         }
-        self.user.progress.reach("started", cx.now_ms);
+        self.user.record.progress.reach("started", cx.now_ms);
         cx.tell_agent(cx.now_ms, Message { text, content });
     }
 
@@ -738,16 +816,16 @@ impl SupportDesk<'_> {
         }
     }
 
-    /// Judges one session's request: its customer `user`.
-    fn judge_customer(&self, user: &Customer, session: SessionId, case: Handover) -> Verdict {
+    /// Judges one session's request: what its customer's `user` record holds.
+    fn judge_customer(&self, user: &Record, case: Handover) -> Verdict {
         let t = &user.target;
         let want_cents = self.amount_cents(t);
         let order_id = &self.config.orders[t.order].id;
-        let own: Vec<&Refund> = self.refunds.iter().filter(|r| r.serves(session)).collect();
+        let own: Vec<&Refund> = self.refunds_serving(user).collect();
         let right_refund = own.iter().find(|r| r.order == t.order && r.amount_cents == want_cents);
         // The request is met by one refund of the amount, or by refunds of the
         // order that add up to it (a refund applied in part, then completed).
-        let completed_at_ms = self.completed_at_ms(session, t, want_cents);
+        let completed_at_ms = self.completed_at_ms(user, want_cents);
         let told =
             completed_at_ms.is_some_and(|done| user.told_cents.iter().any(|(at, c)| *at >= done && *c == want_cents));
         let order_ok = user.progress.check(milestones());
@@ -780,5 +858,21 @@ impl SupportDesk<'_> {
             format!("refunded {want_cents} cents on {order_id} but never told the customer that amount")
         };
         case.verdict_told(success, milestone, detail, told_accurately)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What support_desk keeps of every session once it ended: its judge's
+    /// record (the customer, its conversation and its user's stream go).
+    #[test]
+    fn an_ended_session_keeps_its_record_only() {
+        let seat = std::mem::size_of::<Seat>();
+        let customer = std::mem::size_of::<Customer>();
+        eprintln!("Seat {seat} bytes, Record {} bytes, Customer {customer} bytes", std::mem::size_of::<Record>());
+        assert!(seat <= 160, "a session's seat is {seat} bytes");
+        assert!(customer > 2 * seat, "the customer ({customer} bytes) is what a closed seat no longer holds");
     }
 }
