@@ -6,40 +6,47 @@
 //! never changed after; a clone starts empty, so a changed copy never reads
 //! what was derived from the original. It is no part of the configuration's
 //! form: not serialized, not compared, not in the scenario's key.
+//!
+//! The value's type is named where it is made, not where it is kept: a
+//! configuration holds a `Derived` without importing what is derived from it
+//! (which imports the configuration), so neither module imports the other.
 
+use std::any::Any;
 use std::sync::OnceLock;
 
-/// `T`, derived on first use from the configuration holding it.
-pub struct Derived<T>(OnceLock<T>);
+/// A value derived on first use from the configuration holding it.
+pub struct Derived(OnceLock<Box<dyn Any + Send + Sync>>);
 
-impl<T> Derived<T> {
-    /// The derived value, made by `make` the first time.
-    pub fn get_or_init(&self, make: impl FnOnce() -> T) -> &T {
-        self.0.get_or_init(make)
+impl Derived {
+    /// The derived value, made by `make` the first time. One configuration
+    /// field derives one type: asking for another is a bug, and panics.
+    pub fn get_or_init<T: Any + Send + Sync>(&self, make: impl FnOnce() -> T) -> &T {
+        let value = self.0.get_or_init(|| Box::new(make()));
+        value.downcast_ref::<T>().expect("a Derived field always derives the same type")
     }
 }
 
-impl<T> Default for Derived<T> {
+impl Default for Derived {
     fn default() -> Self {
         Derived(OnceLock::new())
     }
 }
 
-impl<T> Clone for Derived<T> {
+impl Clone for Derived {
     /// Empty: the clone derives its own from its own configuration.
     fn clone(&self) -> Self {
         Self::default()
     }
 }
 
-impl<T> PartialEq for Derived<T> {
+impl PartialEq for Derived {
     /// Always equal: what is derived follows from what is compared.
     fn eq(&self, _: &Self) -> bool {
         true
     }
 }
 
-impl<T> std::fmt::Debug for Derived<T> {
+impl std::fmt::Debug for Derived {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(if self.0.get().is_some() { "Derived(made)" } else { "Derived(not yet)" })
     }

@@ -4,7 +4,6 @@ use serde::{Deserialize, Serialize};
 
 use agentsim_engine::{Latency, TimeMs};
 
-use super::index::DeskIndex;
 use crate::kit::checks::{CENTS_MAX, ConfigError, ConfigErrorKind, not_empty, unique_ids, unique_ids_set};
 use crate::kit::derived::Derived;
 use crate::kit::persona::personas;
@@ -174,7 +173,7 @@ pub struct SupportDeskConfig {
     pub tools: Tools,
     /// Look-ups by id, made on first use (not part of the scenario).
     #[serde(skip)]
-    index: Derived<DeskIndex>,
+    pub(super) index: Derived,
 }
 
 /// The default patience of an impatient customer.
@@ -218,13 +217,6 @@ impl Default for SupportDeskConfig {
 }
 
 impl SupportDeskConfig {
-    /// The desk indexed by id (made once, on first use).
-    pub(super) fn index(&self) -> &DeskIndex {
-        let index = self.index.get_or_init(|| DeskIndex::new(self));
-        index.check(self);
-        index
-    }
-
     /// Cross-checks that serde cannot express: unique ids, known customers, orders
     /// with items, usable persona weights. Returns the first problem.
     pub fn check(&self) -> Result<(), ConfigError> {

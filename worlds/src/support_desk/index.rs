@@ -92,3 +92,12 @@ impl DeskIndex {
         &self.lexicon
     }
 }
+
+impl SupportDeskConfig {
+    /// The desk indexed by id (made once, on first use).
+    pub(super) fn index(&self) -> &DeskIndex {
+        let index = self.index.get_or_init(|| DeskIndex::new(self));
+        index.check(self);
+        index
+    }
+}
