@@ -205,8 +205,7 @@ impl<'a, E> Sim<'a, E> {
     fn run<W: World<Event = E>>(&mut self, world: &mut W) {
         self.arrive(0, world);
         {
-            let mut cx = WorldCx::new(0, None, &mut self.scheduled, &mut self.minefields, &mut self.world_notes);
-            world.start(&mut cx);
+            world.start(&mut self.world_cx(None));
         }
         if self.config.user_voice.0.is_some() {
             self.live(0).expect("session 0 has arrived").voice = self.new_voice(0, world);
@@ -266,9 +265,7 @@ impl<'a, E> Sim<'a, E> {
         self.enter(session);
         match ev {
             Ev::World(event) => {
-                let mut cx =
-                    WorldCx::new(self.now_ms, None, &mut self.scheduled, &mut self.minefields, &mut self.world_notes);
-                world.on_event(event, &mut cx);
+                world.on_event(event, &mut self.world_cx(None));
                 self.flush_world();
             }
             Ev::Arrive(s) => {
@@ -308,6 +305,12 @@ impl<'a, E> Sim<'a, E> {
             },
             Ev::Act(s, action, timeout_ms) => self.act(s, action, timeout_ms, world),
         }
+    }
+
+    /// The world's context now, handling `session`'s call or words (`None`:
+    /// the world's own start or event).
+    fn world_cx(&mut self, session: Option<SessionId>) -> WorldCx<'_, E> {
+        WorldCx::new(self.now_ms, session, &mut self.scheduled, &mut self.minefields, &mut self.world_notes)
     }
 
     /// Schedules `ev` at `at_ms`: among events at the same time in the order
@@ -356,14 +359,7 @@ impl<'a, E> Sim<'a, E> {
             return; // the world opens session 0 when it starts
         }
         {
-            let mut cx = WorldCx::new(
-                self.now_ms,
-                Some(session),
-                &mut self.scheduled,
-                &mut self.minefields,
-                &mut self.world_notes,
-            );
-            world.start_session(session, &mut cx);
+            world.start_session(session, &mut self.world_cx(Some(session)));
         }
         if self.config.user_voice.0.is_some() {
             self.live(session).expect("it just arrived").voice = self.new_voice(session, world);
@@ -584,14 +580,7 @@ impl<'a, E> Sim<'a, E> {
         }
         assert!(text.len() <= SAID_BYTES_MAX, "what the agent says is bounded");
         {
-            let mut cx = WorldCx::new(
-                self.now_ms,
-                Some(session),
-                &mut self.scheduled,
-                &mut self.minefields,
-                &mut self.world_notes,
-            );
-            world.hear(&text, &mut cx);
+            world.hear(&text, &mut self.world_cx(Some(session)));
         }
         let live = self.live(session).expect("a live session says");
         if live.voice.is_some() {
