@@ -273,3 +273,15 @@ fn an_mcp_client_is_one_session_and_a_scenario_of_many_is_refused() {
     assert!(stderr.contains("runs 10 sessions in one world") && stderr.contains("cmd:COMMAND"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+#[test]
+fn agents_that_talk_in_words_are_sessions_too_and_the_same_on_one_and_four_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let race = seed_path(RACE).to_string_lossy().into_owned();
+    let args = [&race[..], "--agent", "resilient_text", "--seeds", "0..4"];
+    let runs = sweep_on_threads(dir.path(), &args, &[("1", "8"), ("4", "2")]);
+    assert_eq!(runs[0], runs[1], "stdout, trajectories.csv and summary.json");
+    let summary: serde_json::Value = serde_json::from_str(&runs[0].2).unwrap();
+    let completed = summary["sessions"]["completion"]["count"].as_u64().unwrap();
+    assert!(completed >= 20, "most of 40 customers spoken to in words are served: {completed}");
+}

@@ -462,6 +462,28 @@ pub struct Prepared {
     tasks: Vec<usize>,
 }
 
+/// A scenario of many sessions offered to an agent that is one session (see
+/// [`Prepared::one_session`]); its message says what runs instead.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ManySessions {
+    /// The scenario's name.
+    pub scenario: String,
+    /// Its sessions.
+    pub count: u32,
+}
+
+impl fmt::Display for ManySessions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "scenario `{}` runs {} sessions in one world; an agent driven one step at a time (a Python agent, an MCP client) is one session: sweep it with a preset, a stack file or --agent cmd:COMMAND (a process per session), or set `sessions: (count: 1)`",
+            self.scenario, self.count
+        )
+    }
+}
+
+impl std::error::Error for ManySessions {}
+
 /// A task selection that names a task the world does not have.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnknownTask {
@@ -673,27 +695,18 @@ impl Prepared {
         let streams = self.streams(seed).with_trial(trial);
         let task_of = |session: SessionId| self.session_task(seed, session);
         let mut each = |session: SessionId| agent(self.model.expert(task_of(session)), &streams.with_session(session));
-        let voiced;
-        let config = if self.voice.0.is_some() && config.user_voice.0.is_none() {
-            voiced = SimConfig { user_voice: self.voice.clone(), ..config.clone() };
-            &voiced
-        } else {
-            config
-        };
-        self.model.run_sessions(&task_of, catalog, &streams, config, &mut each, note)
+        let config = self.voiced(config);
+        self.model.run_sessions(&task_of, catalog, &streams, &config, &mut each, note)
     }
 
     /// Refuses a scenario of many sessions for an agent driven one step at a
     /// time from outside (a Python agent's episodes, an MCP client): such an
-    /// agent is one session. The message says what runs instead.
-    pub fn one_session(&self) -> Result<(), String> {
-        if self.scenario.sessions.count == 1 {
-            return Ok(());
+    /// agent is one session.
+    pub fn one_session(&self) -> Result<(), ManySessions> {
+        match self.scenario.sessions.count {
+            1 => Ok(()),
+            count => Err(ManySessions { scenario: self.scenario.name.clone(), count }),
         }
-        Err(format!(
-            "scenario `{}` runs {} sessions in one world; an agent driven one step at a time (a Python agent, an MCP client) is one session: sweep it with a preset, a stack file or --agent cmd:COMMAND (a process per session), or set `sessions: (count: 1)`",
-            self.scenario.name, self.scenario.sessions.count
-        ))
     }
 
     /// The task session `session` of seed `seed` runs: the task seed
@@ -716,11 +729,17 @@ impl Prepared {
         let streams = self.streams(seed).with_trial(trial);
         let task = self.task_index(seed);
         let mut agent = agent(self.model.expert(task), &streams);
+        self.model.run(task, catalog, &streams, &self.voiced(config), &mut *agent, swarm_note)
+    }
+
+    /// `config` with the scenario's voice speaking for the user, when it names
+    /// one and `config` has none of its own.
+    fn voiced<'c>(&self, config: &'c SimConfig) -> std::borrow::Cow<'c, SimConfig> {
         if self.voice.0.is_some() && config.user_voice.0.is_none() {
-            let voiced = SimConfig { user_voice: self.voice.clone(), ..config.clone() };
-            return self.model.run(task, catalog, &streams, &voiced, &mut *agent, swarm_note);
+            std::borrow::Cow::Owned(SimConfig { user_voice: self.voice.clone(), ..config.clone() })
+        } else {
+            std::borrow::Cow::Borrowed(config)
         }
-        self.model.run(task, catalog, &streams, config, &mut *agent, swarm_note)
     }
 
     /// Sets who speaks for the user in every run: a voice made by `factory`

@@ -6,7 +6,7 @@ use crate::sessions::SessionId;
 use crate::trajectory::{EventKind, Metrics, Outcome, SessionResult, Trajectory};
 use crate::world::{Verdict, World};
 
-use super::session::Ended;
+use super::session::Session;
 use super::{End, LOOP_REPEATS_MIN, Sim};
 
 impl<E> Sim<'_, E> {
@@ -20,13 +20,8 @@ impl<E> Sim<'_, E> {
                 !verdict.success || checks.iter().all(|c| !c.in_reward || c.passed != Some(false)),
                 "a success whose reward basis failed a check: {checks:?}"
             );
-            let session = &self.sessions[0];
-            let ended = session.ended.as_ref().expect("session 0 ended");
-            let (outcome, reason) = classify(&ended.end, &verdict, session.violations, ended.repeat_run);
-            let mut metrics = ended.metrics.clone();
-            metrics.violations = session.violations;
-            metrics.cost_micro_usd = micro_usd(ended.cost_usd);
-            (outcome, reason, verdict, metrics, Vec::new())
+            let r = judged(0, &self.sessions[0], verdict);
+            (r.outcome, r.end_reason, r.verdict, r.metrics, Vec::new())
         } else {
             self.finish_sessions(world)
         };
@@ -65,15 +60,9 @@ impl<E> Sim<'_, E> {
         let mut metrics = Metrics::default();
         let mut results = Vec::with_capacity(self.sessions.len());
         for (s, session) in self.sessions.iter().enumerate() {
-            let ended = session.ended.as_ref().expect("every session ended");
-            let verdict = world.judge_session(s as SessionId);
-            let (outcome, end_reason) = classify(&ended.end, &verdict, session.violations, ended.repeat_run);
-            let mut own = ended.metrics.clone();
-            own.violations = session.violations;
-            own.cost_micro_usd = micro_usd(ended.cost_usd);
-            add_counts(&mut metrics, &own);
-            results.push(result(s as SessionId, session.arrived_ms, ended, outcome, verdict, end_reason, own));
-            results.last_mut().expect("just pushed").hurt_by = session.hurt_by;
+            let result = judged(s as SessionId, session, world.judge_session(s as SessionId));
+            add_counts(&mut metrics, &result.metrics);
+            results.push(result);
         }
         metrics.violations += self.world_violations;
         let outcome = sessions_outcome(&results, self.world_violations);
@@ -91,25 +80,24 @@ impl<E> Sim<'_, E> {
     }
 }
 
-fn result(
-    session: SessionId,
-    arrived_ms: crate::time::TimeMs,
-    ended: &Ended,
-    outcome: Outcome,
-    verdict: Verdict,
-    end_reason: String,
-    metrics: Metrics,
-) -> SessionResult {
+/// Session `id`'s result under `verdict`: its outcome classified from how it
+/// ended, and its counts with the minefields that fired in it.
+fn judged(id: SessionId, session: &Session<'_>, verdict: Verdict) -> SessionResult {
+    let ended = session.ended.as_ref().expect("every session has ended before it is judged");
+    let (outcome, end_reason) = classify(&ended.end, &verdict, session.violations, ended.repeat_run);
+    let mut metrics = ended.metrics.clone();
+    metrics.violations = session.violations;
+    metrics.cost_micro_usd = micro_usd(ended.cost_usd);
     SessionResult {
-        session,
-        arrived_ms,
+        session: id,
+        arrived_ms: session.arrived_ms,
         ended_ms: ended.at_ms,
         outcome,
         verdict,
         end_reason,
         metrics,
         model_queue_ms: ended.model_queue_ms,
-        hurt_by: None,
+        hurt_by: session.hurt_by,
     }
 }
 

@@ -373,8 +373,7 @@ impl<'a, E> Sim<'a, E> {
         world: &W,
     ) -> Option<Box<dyn crate::voice::UserVoice>> {
         let factory = self.config.user_voice.0.as_ref()?;
-        let instructions = if session == 0 { world.user_instructions() } else { world.session_instructions(session) };
-        Some(factory.voice(instructions))
+        Some(factory.voice(world.session_instructions(session)))
     }
 
     /// Schedules the arrival of session `session`, if the run holds it.

@@ -159,7 +159,6 @@ mod tests {
     fn an_ended_session_keeps_a_small_slot() {
         let slot = std::mem::size_of::<Session<'static>>();
         let live = std::mem::size_of::<Live<'static>>();
-        eprintln!("Session {slot} bytes, Ended {} bytes, Live {live} bytes", std::mem::size_of::<Ended>());
         assert!(slot <= 256, "a session's slot is {slot} bytes");
         assert!(live > slot, "the live state ({live} bytes) is what a slot no longer holds");
     }
