@@ -35,6 +35,7 @@ mod robustness;
 mod scripted;
 mod sessions;
 mod sessions_flight;
+mod sessions_scripted;
 mod shards;
 mod stack_files;
 mod stacks;

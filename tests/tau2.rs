@@ -463,3 +463,81 @@ fn single_calls_are_decided_as_tau2_decides_them() {
     }
     assert!(differ.is_empty(), "{} calls differ from tau2's answers:\n{}", differ.len(), differ.join("\n"));
 }
+
+/// The imported world with two sessions in one run, tasks 15 and 16 in turn:
+/// 15 changes the boots of order #W5199551, 16 cancels the same order.
+fn two_sessions_on_one_order() -> Option<(PathBuf, Prepared)> {
+    let dir = imported()?;
+    let text = std::fs::read_to_string(dir.join(agentsim::tau2::SCENARIO_FILE)).unwrap();
+    let horizon = "    horizon_ms: 3_600_000,\n";
+    assert!(text.contains(horizon), "the imported scenario's horizon");
+    let text =
+        text.replace(horizon, &format!("{horizon}    sessions: (count: 2, arrival: Poisson(per_minute: 6.0)),\n"));
+    let file = dir.join("retail_two_sessions.ron");
+    std::fs::write(&file, &text).unwrap();
+    let mut prepared = Prepared::new(Scenario::parse_in(&text, "retail_two_sessions.ron", Some(dir)).unwrap());
+    prepared.select_tasks(&["15", "16"]).unwrap();
+    Some((file, prepared))
+}
+
+#[test]
+fn two_sessions_on_one_order_the_later_one_is_hurt_by_the_earlier() {
+    let Some((_, prepared)) = two_sessions_on_one_order() else { return };
+    let stack = preset("oracle");
+    for seed in 0..4 {
+        let t = agentsim::Runner::new(&prepared, &stack, false, 0.0).run(seed);
+        assert_eq!(t.sessions.len(), 2, "seed {seed}");
+        // Whichever writes the order first (modified or cancelled) wins; the
+        // other's write is refused (tau2's tools change only a pending order)
+        // and its task is blamed on the winner, whose records it is judged on.
+        let won: Vec<_> = t.sessions.iter().filter(|s| s.outcome == agentsim_engine::Outcome::Success).collect();
+        assert_eq!(won.len(), 1, "seed {seed}: {:#?}", t.sessions);
+        let lost = t.sessions.iter().find(|s| s.outcome != agentsim_engine::Outcome::Success).unwrap();
+        assert_eq!(lost.hurt_by, Some(won[0].session), "seed {seed}: {:#?}", t.sessions);
+    }
+    // Each task alone, in a run of one session, succeeds (the pinned gold
+    // databases): only the other session makes the difference.
+    let Some(alone) = prepared_with_tasks(&["15", "16"]) else { return };
+    for seed in 0..2 {
+        let t = agentsim::Runner::new(&alone, &stack, false, 0.0).run(seed);
+        assert_eq!(t.outcome, agentsim_engine::Outcome::Success, "seed {seed}: {}", t.verdict.detail);
+    }
+}
+
+#[test]
+fn two_sessions_on_one_order_sweep_the_same_bytes_on_1_and_4_threads() {
+    let Some((file, _)) = two_sessions_on_one_order() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for threads in ["1", "4"] {
+        let out = format!("out-{threads}");
+        let args = [
+            "sweep",
+            file.to_str().unwrap(),
+            "--agent",
+            "oracle",
+            "--tasks",
+            "15,16",
+            "--seeds",
+            "0..6",
+            "--failures",
+            "0",
+            "--out",
+            &out,
+        ];
+        let output = agentsim(dir.path(), &args, &[("RAYON_NUM_THREADS", threads)]);
+        assert!(output.status.success(), "{}", text(&output));
+        files.push(std::fs::read_to_string(dir.path().join(&out).join("trajectories.csv")).unwrap());
+    }
+    assert_eq!(files[0], files[1], "trajectories.csv");
+    assert!(files[0].contains("hurt=1"), "{}", files[0]);
+}
+
+/// The imported world of one session, running only `tasks`.
+fn prepared_with_tasks(tasks: &[&str]) -> Option<Prepared> {
+    let dir = imported()?;
+    let text = std::fs::read_to_string(dir.join(agentsim::tau2::SCENARIO_FILE)).unwrap();
+    let mut prepared = Prepared::new(Scenario::parse_in(&text, "retail.ron", Some(dir)).unwrap());
+    prepared.select_tasks(tasks).unwrap();
+    Some(prepared)
+}

@@ -209,6 +209,15 @@ pub trait World {
         self.judge()
     }
 
+    /// The other session whose writes a failed session's task was judged on:
+    /// what a session's failure is blamed on when no race fired (another
+    /// session cancelled the order this one had to change). `None` by
+    /// default, and for a session that was not hurt by another.
+    fn session_hurt_by(&self, session: SessionId) -> Option<SessionId> {
+        let _ = session;
+        None
+    }
+
     /// What a model playing session `session`'s user is told (see
     /// [`World::user_instructions`], which session 0's is by default).
     fn session_instructions(&self, session: SessionId) -> Option<String> {

@@ -396,6 +396,10 @@ impl<W: World> World for Noted<W> {
         self.world.session_instructions(session)
     }
 
+    fn session_hurt_by(&self, session: SessionId) -> Option<SessionId> {
+        self.world.session_hurt_by(session)
+    }
+
     fn user_instructions(&self) -> Option<String> {
         self.world.user_instructions()
     }

@@ -60,7 +60,10 @@ impl<E> Sim<'_, E> {
         let mut metrics = Metrics::default();
         let mut results = Vec::with_capacity(self.sessions.len());
         for (s, session) in self.sessions.iter().enumerate() {
-            let result = judged(s as SessionId, session, world.judge_session(s as SessionId));
+            let mut result = judged(s as SessionId, session, world.judge_session(s as SessionId));
+            if result.hurt_by.is_none() && result.outcome != Outcome::Success {
+                result.hurt_by = world.session_hurt_by(s as SessionId);
+            }
             add_counts(&mut metrics, &result.metrics);
             results.push(result);
         }

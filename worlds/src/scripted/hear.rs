@@ -20,7 +20,7 @@ use crate::talk::{self, Fact, FactValue, Intent, Lexicon};
 
 impl ScriptedWorld<'_> {
     fn style(&self) -> Style {
-        match self.model.personas[self.persona].name.as_str() {
+        match self.model.personas[self.user.persona].name.as_str() {
             "terse" => Style::Terse,
             "verbose" | "changes_mind" => Style::Verbose,
             "vague" => Style::Vague,
@@ -31,12 +31,12 @@ impl ScriptedWorld<'_> {
 
     fn voice(&mut self) -> &mut Voice {
         let style = self.style();
-        self.voice.get_or_insert_with(|| Voice::new(style, &self.user_rng))
+        self.user.voice.get_or_insert_with(|| Voice::new(style, &self.user.user_rng))
     }
 
     /// The user's facts as the reader sees them.
     fn text_facts(&self) -> Vec<Fact> {
-        let Value::Map(pairs) = &self.facts else { return Vec::new() };
+        let Value::Map(pairs) = &self.user.facts else { return Vec::new() };
         let mut out = Vec::new();
         for (name, value) in pairs {
             let value = match value {
@@ -68,7 +68,7 @@ impl ScriptedWorld<'_> {
     /// alternative (what a change of mind asks for instead).
     fn lexicon(&self) -> Lexicon {
         let mut lexicon = Lexicon::new();
-        if let Some((Value::Map(pairs), _)) = &self.task.alternative {
+        if let Some((Value::Map(pairs), _)) = &self.user.task.alternative {
             for (name, value) in pairs {
                 if let Value::Str(s) = value {
                     lexicon.add(name, s);
@@ -79,12 +79,12 @@ impl ScriptedWorld<'_> {
     }
 
     fn request_text(&self) -> String {
-        super::fill_text(&self.task.request, &self.facts).unwrap_or_else(|_| self.task.request.clone())
+        super::fill_text(&self.user.task.request, &self.user.facts).unwrap_or_else(|_| self.user.task.request.clone())
     }
 
     /// The user reads `text` and answers.
     pub(super) fn hear_text(&mut self, text: &str, cx: &mut WorldCx<'_, ScriptEvent>) {
-        if self.left_at_ms.is_some() {
+        if self.user.left_at_ms.is_some() {
             return;
         }
         let facts = self.text_facts();
@@ -110,7 +110,7 @@ impl ScriptedWorld<'_> {
                         .map(|s| (facts[s.fact].name.replace('_', " "), facts[s.fact].value.shown()))
                         .collect();
                     let said: Vec<(&str, &str)> = wrong.iter().map(|(l, v)| (l.as_str(), v.as_str())).collect();
-                    let mut content = self.facts.clone();
+                    let mut content = self.user.facts.clone();
                     content.set("confirm", Value::Bool(false));
                     Message { text: self.voice().no(&said), content }
                 }
@@ -153,9 +153,9 @@ impl ScriptedWorld<'_> {
 
     /// Whether the task's writes use `fact`.
     fn checks_in_proposals(&self, fact: &Fact) -> bool {
-        let plans = self.task.plans.iter().flat_map(|(_, gold)| gold);
-        let alternative = self.task.alternative.iter().flat_map(|(_, gold)| gold);
-        (self.task.gold.iter().chain(plans).chain(alternative))
+        let plans = self.user.task.plans.iter().flat_map(|(_, gold)| gold);
+        let alternative = self.user.task.alternative.iter().flat_map(|(_, gold)| gold);
+        (self.user.task.gold.iter().chain(plans).chain(alternative))
             // The world's own tools: a message's details restate its write's.
             .filter(|g| {
                 let tool = self.model.tools.get(usize::from(g.tool.0));
@@ -165,7 +165,7 @@ impl ScriptedWorld<'_> {
     }
 
     fn fact_pair(&self, name: &str) -> Option<(agentsim_engine::value::Key, Value)> {
-        let Value::Map(pairs) = &self.facts else { return None };
+        let Value::Map(pairs) = &self.user.facts else { return None };
         pairs.iter().find(|(k, _)| k == name).cloned()
     }
 }

@@ -608,4 +608,10 @@ impl crate::world_model::WorldKind for ScriptedConfig {
     fn model(&self, _catalog: &agentsim_engine::Catalog) -> std::sync::Arc<dyn crate::world_model::WorldModel> {
         model(self)
     }
+
+    /// Every session has its user and task; the tables, processes and
+    /// idempotency keys are shared (`docs/sessions.md`).
+    fn sessions_max(&self) -> u32 {
+        agentsim_engine::sessions::SESSIONS_MAX
+    }
 }

@@ -592,6 +592,7 @@ impl ScriptedModel {
             session.state.put(table, key, args.clone()).map_err(unknown)?;
             return Ok(args.clone());
         }
+        session.state.note_read(table, &key);
         match session.state.get(table, &key).map_err(unknown)? {
             Some(record) => Ok(record),
             None => {

@@ -391,7 +391,7 @@ fn type_name(value: &Dynamic) -> &'static str {
 
 /// Functions whose answer is never a boolean, with what it is: a predicate
 /// that is one of them cannot hold.
-const NOT_BOOLEAN: [(&str, &str); 20] = [
+const NOT_BOOLEAN: [(&str, &str); 21] = [
     ("+", "number or string"),
     ("-", "number"),
     ("*", "number"),
@@ -409,6 +409,7 @@ const NOT_BOOLEAN: [(&str, &str); 20] = [
     ("find", "array"),
     ("calls", "array"),
     ("told", "array"),
+    ("session", "integer"),
     ("get", "record or ()"),
     ("json_py", "string"),
     ("len", "integer"),
@@ -485,11 +486,17 @@ fn register_world(engine: &mut Engine) {
 fn register_tables(engine: &mut Engine) {
     engine.register_fn("get", |table: &str, key: Dynamic| -> Result<Dynamic, Box<EvalAltResult>> {
         let key = key_of(&key)?;
-        with_session(|s| Ok(s.state.get_script(table, &key)?.unwrap_or(Dynamic::UNIT)))
+        with_session(|s| {
+            s.state.note_read(table, &key);
+            Ok(s.state.get_script(table, &key)?.unwrap_or(Dynamic::UNIT))
+        })
     });
     engine.register_fn("has", |table: &str, key: Dynamic| -> Result<bool, Box<EvalAltResult>> {
         let key = key_of(&key)?;
-        with_session(|s| Ok(s.state.get(table, &key)?.is_some()))
+        with_session(|s| {
+            s.state.note_read(table, &key);
+            Ok(s.state.get(table, &key)?.is_some())
+        })
     });
     engine.register_fn("put", |table: &str, key: Dynamic, record: Dynamic| -> Result<(), Box<EvalAltResult>> {
         let key = key_of(&key)?;
@@ -590,6 +597,30 @@ fn register_reports(engine: &mut Engine) {
     });
     engine.register_fn("reached", |milestone: &str| -> Result<bool, Box<EvalAltResult>> {
         with_session(|s| Ok(s.reached.contains(&milestone)))
+    });
+    register_sessions(engine);
+}
+
+/// `session`, `written_by_other`: what a predicate sees of the other sessions
+/// in a run of many (`docs/sessions.md`).
+fn register_sessions(engine: &mut Engine) {
+    engine.register_fn("session", || -> Result<i64, Box<EvalAltResult>> {
+        // 0 in a run of one session; -1 while a world process runs in a run
+        // of many.
+        with_session(|s| {
+            Ok(match (s.state.acting(), s.state.tracks_writers()) {
+                (Some(session), _) => i64::from(session),
+                (None, true) => -1,
+                (None, false) => 0,
+            })
+        })
+    });
+    engine.register_fn("written_by_other", |table: &str, key: Dynamic| -> Result<bool, Box<EvalAltResult>> {
+        let key = key_of(&key)?;
+        with_session(|s| {
+            let writer = s.state.writer_before(table, &key)?;
+            Ok(writer.is_some() && writer != s.state.acting())
+        })
     });
 }
 

@@ -3,12 +3,12 @@
 
 use std::sync::Arc;
 
-use agentsim_engine::{Agent, Catalog, SimConfig, StreamSource, Trajectory, Value};
+use agentsim_engine::{Agent, Catalog, SessionId, SimConfig, StreamSource, Trajectory, Value};
 
 use super::expert::GoldExpert;
 use super::model::ScriptedModel;
 use super::world::ScriptedWorld;
-use crate::world_model::{WorldModel, run_world};
+use crate::world_model::{SessionAgents, WorldModel, run_world, run_world_sessions};
 
 /// A compiled scripted world shared by every trajectory (its experts hold it).
 pub struct Shared(pub Arc<ScriptedModel>);
@@ -29,6 +29,24 @@ impl WorldModel for Shared {
     ) -> Trajectory {
         let world = ScriptedWorld::new(&self.0, task, streams, catalog);
         run_world(world, catalog, streams, config, agent, note)
+    }
+
+    fn sessions_max(&self) -> u32 {
+        agentsim_engine::sessions::SESSIONS_MAX
+    }
+
+    fn run_sessions(
+        &self,
+        task_of: &dyn Fn(SessionId) -> usize,
+        catalog: &Catalog,
+        streams: &StreamSource,
+        config: &SimConfig,
+        agents: &mut SessionAgents<'_>,
+        note: Option<Value>,
+    ) -> Trajectory {
+        let tasks = (0..config.sessions.count).map(task_of).collect();
+        let world = ScriptedWorld::with_sessions(&self.0, tasks, streams, catalog);
+        run_world_sessions(world, catalog, streams, config, agents, note)
     }
 
     fn tasks(&self) -> Vec<String> {

@@ -123,12 +123,126 @@ pub struct State {
     /// The tables written to (a lookup in any other reads the base directly,
     /// without building an overlay key).
     touched: Vec<usize>,
+    /// Who wrote which record, kept only in a run of many sessions.
+    writers: Option<Box<Writers>>,
+}
+
+/// A session, as the state's writers name it.
+pub type SessionId = agentsim_engine::SessionId;
+
+/// Which session last wrote each record, and which records the running call
+/// reached, in a run of many sessions: what the judge blames a session's
+/// failure on and what makes a minefield a race between sessions.
+#[derive(Clone, Debug, Default)]
+struct Writers {
+    /// The session whose call runs now; `None` while a process runs.
+    acting: Option<SessionId>,
+    /// The last writer of every record written in the run (`None`: a process).
+    last: BTreeMap<(usize, String), Option<SessionId>>,
+    /// The records the running call looked up by key or wrote, each with its
+    /// last writer before the call reached it.
+    reached: Vec<Reach>,
+}
+
+/// A record a call looked up by key or wrote.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reach {
+    /// The table's index.
+    pub table: usize,
+    /// The record's key.
+    pub key: String,
+    /// Whether the call wrote it (else it only read it).
+    pub wrote: bool,
+    /// The session that last wrote it before (`None`: none did, or a process).
+    pub writer_before: Option<SessionId>,
 }
 
 impl State {
     /// The state at time 0.
     pub fn new(base: Tables) -> State {
-        State { base, changed: BTreeMap::new(), added: Vec::new(), touched: Vec::new() }
+        State { base, changed: BTreeMap::new(), added: Vec::new(), touched: Vec::new(), writers: None }
+    }
+
+    /// Keeps who writes what from now on (a run of many sessions).
+    pub fn track_writers(&mut self) {
+        self.writers.get_or_insert_with(Box::default);
+    }
+
+    /// Whether who writes what is kept (a run of many sessions).
+    pub fn tracks_writers(&self) -> bool {
+        self.writers.is_some()
+    }
+
+    /// The session whose call runs from now on (`None`: a process).
+    pub fn act_for(&mut self, session: Option<SessionId>) {
+        if let Some(w) = &mut self.writers {
+            w.acting = session;
+            w.reached.clear();
+        }
+    }
+
+    /// The session acting now, when writers are kept and a session acts.
+    pub fn acting(&self) -> Option<SessionId> {
+        self.writers.as_ref().and_then(|w| w.acting)
+    }
+
+    /// The records the calls since [`State::act_for`] looked up by key or
+    /// wrote, taken (empty unless writers are kept).
+    pub fn take_reached(&mut self) -> Vec<Reach> {
+        self.writers.as_mut().map(|w| std::mem::take(&mut w.reached)).unwrap_or_default()
+    }
+
+    /// The first other session than the acting one that last wrote a record
+    /// the running call reached before it did (`None`: none, or no session
+    /// acts).
+    pub fn other_writer_reached(&self) -> Option<SessionId> {
+        let writers = self.writers.as_ref()?;
+        let acting = writers.acting?;
+        writers.reached.iter().find_map(|r| r.writer_before.filter(|w| *w != acting))
+    }
+
+    /// The session that last wrote record `key` of table `t` (`None`: none
+    /// did in this run, a process did, or writers are not kept).
+    pub fn writer_at(&self, t: usize, key: &str) -> Option<SessionId> {
+        let writers = self.writers.as_ref()?;
+        writers.last.get(&(t, key.to_string())).copied().flatten()
+    }
+
+    /// The session that last wrote record `key` of `table` before the
+    /// running call reached it (after the call, a record it wrote names the
+    /// session before it): what a predicate's `written_by_other` asks.
+    pub fn writer_before(&self, table: &str, key: &str) -> Result<Option<SessionId>, NoTable> {
+        let t = self.table(table)?;
+        let Some(writers) = &self.writers else { return Ok(None) };
+        let reached = writers.reached.iter().find(|r| r.table == t && r.key == key);
+        Ok(reached.map_or_else(|| self.writer_at(t, key), |r| r.writer_before))
+    }
+
+    /// Notes that the running call looked up record `key` of `table` (what
+    /// a script's `get` and `has` and a record body's read do), when writers
+    /// are kept.
+    pub fn note_read(&mut self, table: &str, key: &str) {
+        if self.writers.is_some()
+            && let Ok(t) = self.table(table)
+        {
+            self.reach(t, key, false);
+        }
+    }
+
+    /// Notes that the running call reached record `key` of table `t`.
+    fn reach(&mut self, t: usize, key: &str, wrote: bool) {
+        if let Some(w) = &mut self.writers {
+            let writer_before = w.last.get(&(t, key.to_string())).copied().flatten();
+            w.reached.push(Reach { table: t, key: key.to_string(), wrote, writer_before });
+        }
+    }
+
+    /// Notes a write of record `key` of table `t` by the acting session.
+    fn wrote(&mut self, t: usize, key: &str) {
+        self.reach(t, key, true);
+        if let Some(w) = &mut self.writers {
+            w.last.insert((t, key.to_string()), w.acting);
+        }
     }
 
     fn table(&self, name: &str) -> Result<usize, NoTable> {
@@ -224,6 +338,7 @@ impl State {
         if !self.touched.contains(&t) {
             self.touched.push(t);
         }
+        self.wrote(t, &key);
         self.changed.insert((t, key), Some(record));
         Ok(())
     }
@@ -236,6 +351,7 @@ impl State {
             if !self.touched.contains(&t) {
                 self.touched.push(t);
             }
+            self.wrote(t, key);
             self.changed.insert((t, key.to_string()), None);
         }
         Ok(existed)
@@ -303,6 +419,11 @@ impl State {
     /// unchanged is listed too.
     pub fn changes(&self) -> impl Iterator<Item = (usize, &str, Option<&Value>)> {
         self.changed.iter().map(|((t, k), v)| (*t, k.as_str(), v.as_ref()))
+    }
+
+    /// Record `key` of table `t` as this state holds it.
+    pub fn record_at(&self, t: usize, key: &str) -> Option<&Value> {
+        self.record(t, key)
     }
 
     /// Record `key` of table `t` as the base tables hold it.

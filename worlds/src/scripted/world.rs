@@ -3,48 +3,50 @@
 //! judge (milestones, minefields, the gold state, the success predicate).
 
 use agentsim_engine::{
-    Catalog, Message, Progress, Stream, StreamSource, TimeMs, ToolCall, ToolError, ToolKind, Value, Verdict, World,
+    Catalog, Message, SessionId, Stream, StreamSource, TimeMs, ToolCall, ToolError, ToolKind, Value, Verdict, World,
     WorldCx,
 };
 
-use super::model::{ScriptedModel, Served, Task};
+use super::model::{ScriptedModel, Served};
 use super::native::{Bindings, Scalar, list_at, scalar_at};
 use super::placeholders::fill_text;
 use super::script::{Failure, Vars, to_dynamic};
 use crate::kit::escalation::escalate;
 use crate::kit::goodbye::leave;
-use crate::kit::outbox::Outbox;
-use crate::talk::voice::Voice;
 
+#[path = "caller.rs"]
+mod caller;
 #[path = "hear.rs"]
 mod hear;
 #[path = "judge.rs"]
 mod judge;
 
+use caller::{Caller, Seat};
+
 /// The world's own events.
 pub enum ScriptEvent {
     /// Process `n` runs.
     Process(usize),
-    /// The user's patience runs out.
-    PatienceOut,
+    /// The patience of a session's user runs out.
+    PatienceOut(SessionId),
 }
 
 /// One trajectory's scripted world.
 pub struct ScriptedWorld<'m> {
     model: &'m ScriptedModel,
-    task: &'m Task,
+    /// The script's home: the tables (every session's), the clock and the
+    /// current session's lists.
     session: Option<Box<super::script::Session>>,
-    user_rng: Stream,
     world_rng: Stream,
-    persona: usize,
-    /// The facts the user holds now (changed by a change of mind).
-    facts: Value,
-    /// The user switched to the task's alternative.
-    changed_mind: bool,
-    outbox: Outbox,
-    progress: Progress,
-    escalated: bool,
-    left_at_ms: Option<TimeMs>,
+    /// The user of the session handled now.
+    user: Caller<'m>,
+    /// The session `user` belongs to.
+    current: SessionId,
+    /// Every session's user, by session (`Seat::Here` for `current`).
+    parked: Vec<Seat<'m>>,
+    /// The task of every session (a run of many sessions), and the streams
+    /// its users draw from.
+    sessions: Option<(Vec<usize>, StreamSource)>,
     /// Answers of writes sent with an idempotency key: (tool, key, answer).
     keyed: Vec<(agentsim_engine::ToolId, String, Result<Value, ToolError>)>,
     /// The tables before each write (a write tool or a process), with the time
@@ -53,14 +55,6 @@ pub struct ScriptedWorld<'m> {
     /// Whether a stale read can happen in this run (the catalog has a `Stale`
     /// fault): without one, `history` stays empty and no write copies the tables.
     keeps_history: bool,
-    /// How the user words its answers to text (made on the first one).
-    voice: Option<Voice>,
-    /// What the agent said to the user, as the communicate check compares it
-    /// (kept only when the task has strings to communicate).
-    said: Vec<String>,
-    /// The judgement of the final state, made once when the trajectory ends
-    /// (`judge` and `checks` both read it).
-    state_judged: std::cell::OnceCell<Result<(), judge::Unmet>>,
 }
 
 /// Snapshots kept for stale reads, at most (the oldest go first; the call
@@ -71,30 +65,33 @@ impl<'m> ScriptedWorld<'m> {
     /// A fresh world for one seed, on task `task`; the persona is drawn from the
     /// user's stream.
     pub fn new(model: &'m ScriptedModel, task: usize, streams: &StreamSource, catalog: &Catalog) -> Self {
-        let mut user_rng = streams.stream("user.0");
-        let weights: Vec<f64> = model.personas.iter().map(|p| p.weight).collect();
-        let persona = user_rng.weighted(&weights).unwrap_or(0);
-        let task = &model.tasks[task];
         Self {
             model,
-            task,
             session: model.session(streams.stream("script")),
-            user_rng,
             world_rng: streams.stream("world"),
-            persona,
-            facts: task.facts.clone(),
-            changed_mind: false,
-            outbox: Outbox::new(),
-            progress: Progress::new(),
-            escalated: false,
-            left_at_ms: None,
+            user: Caller::new(model, task, streams, 0),
+            current: 0,
+            parked: vec![Seat::Here],
+            sessions: None,
             keyed: Vec::new(),
             history: Vec::new(),
             keeps_history: catalog.may_serve_stale(),
-            voice: None,
-            said: Vec::new(),
-            state_judged: std::cell::OnceCell::new(),
         }
+    }
+
+    /// A fresh world for a run of many sessions, session `s` on task
+    /// `tasks[s]`: the tables keep who wrote each record.
+    pub fn with_sessions(
+        model: &'m ScriptedModel,
+        tasks: Vec<usize>,
+        streams: &StreamSource,
+        catalog: &Catalog,
+    ) -> Self {
+        assert!(!tasks.is_empty(), "a run has at least one session");
+        let mut world = Self::new(model, tasks[0], streams, catalog);
+        world.session().state.track_writers();
+        world.sessions = Some((tasks, streams.clone()));
+        world
     }
 
     fn session(&mut self) -> &mut super::script::Session {
@@ -102,13 +99,13 @@ impl<'m> ScriptedWorld<'m> {
     }
 
     fn reply_at(&mut self, now_ms: TimeMs) -> TimeMs {
-        now_ms.saturating_add(self.model.reply_ms.sample(&mut self.user_rng))
+        now_ms.saturating_add(self.model.reply_ms.sample(&mut self.user.user_rng))
     }
 
     /// The facts this persona states, as the message's structured content.
     fn stated(&self) -> Value {
-        let states = &self.model.personas[self.persona].states;
-        match &self.facts {
+        let states = &self.model.personas[self.user.persona].states;
+        match &self.user.facts {
             Value::Map(pairs) => Value::Map(
                 pairs
                     .iter()
@@ -129,7 +126,18 @@ impl<'m> ScriptedWorld<'m> {
             cx.note("script", note);
         }
         for (name, detail) in minefields {
-            cx.minefield(name, detail);
+            self.fire(name, detail, cx);
+        }
+    }
+
+    /// Records that a minefield fired: a race with another session when the
+    /// running call reached a record that session wrote last (a run of many
+    /// sessions), else the acting session's own.
+    fn fire(&self, name: &'static str, detail: String, cx: &mut WorldCx<'_, ScriptEvent>) {
+        let state = &self.session.as_ref().expect("the session is home").state;
+        match (state.acting(), state.other_writer_reached()) {
+            (Some(session), Some(against)) => cx.race(name, detail, session, against),
+            _ => cx.minefield(name, detail),
         }
     }
 
@@ -171,12 +179,12 @@ impl<'m> ScriptedWorld<'m> {
             self.session().calls.push((name.to_string(), call.args.clone()));
         }
         let program = &self.model.program;
-        let mines: Vec<(&'static str, usize)> = (self.model.minefields.iter().chain(&self.task.minefields))
+        let mines: Vec<(&'static str, usize)> = (self.model.minefields.iter().chain(&self.user.task.minefields))
             .filter_map(|m| m.when.filter(|&when| program.may_hold_for(when, name)).map(|when| (m.name, when)))
             .collect();
         let milestones: Vec<(&'static str, usize)> = match reply {
-            Ok(_) => (self.task.milestones.iter())
-                .filter(|&&(m, when)| !self.progress.has(m) && program.may_hold_for(when, name))
+            Ok(_) => (self.user.task.milestones.iter())
+                .filter(|&&(m, when)| !self.user.progress.has(m) && program.may_hold_for(when, name))
                 .copied()
                 .collect(),
             Err(_) => Vec::new(),
@@ -187,23 +195,23 @@ impl<'m> ScriptedWorld<'m> {
         }
         // The facts are copied out of `self` for the length of the
         // predicates (they change only on a change of mind, in `confirm`).
-        let facts = std::mem::take(&mut self.facts);
+        let facts = std::mem::take(&mut self.user.facts);
         let view = CallView { facts: &facts, tool: name, args: &call.args, reply };
         let mut scope = None;
         self.session().now_ms = cx.now_ms;
         self.session().writable = false;
         for (mine, when) in mines {
             if self.holds(&view, &mut scope, when, mine, cx) {
-                cx.minefield(mine, format!("after {name} {}", call.args.render()));
+                self.fire(mine, format!("after {name} {}", call.args.render()), cx);
             }
         }
         for (milestone, when) in milestones {
             if self.holds(&view, &mut scope, when, milestone, cx) {
-                self.progress.reach(milestone, cx.now_ms);
+                self.user.progress.reach(milestone, cx.now_ms);
                 self.session().reached.push(milestone);
             }
         }
-        self.facts = facts;
+        self.user.facts = facts;
     }
 
     /// Keeps the tables as they are before a write at `now_ms`.
@@ -274,10 +282,10 @@ impl<'m> ScriptedWorld<'m> {
             if self.session().state.get(&recipient.table, to).ok().flatten().is_none() {
                 return Err(ToolError::not_found(format!("no {} `{to}`", recipient.arg)));
             }
-            let user = self.facts.get(&recipient.fact).and_then(Value::as_str).unwrap_or_default();
+            let user = self.user.facts.get(&recipient.fact).and_then(Value::as_str).unwrap_or_default();
             if to != user {
                 cx.minefield(minefield, format!("message meant for {user} sent to {to}"));
-                return Ok(self.outbox.sent());
+                return Ok(self.user.outbox.sent());
             }
         }
         Ok(self.answer(args, cx))
@@ -295,7 +303,7 @@ impl<'m> ScriptedWorld<'m> {
             "ask" => {
                 let fact = args.get("fact").and_then(Value::as_str).unwrap_or_default().to_string();
                 let at = self.reply_at(now_ms);
-                let reply = match self.facts.get(&fact) {
+                let reply = match self.user.facts.get(&fact) {
                     Some(v) => {
                         let shown = v.as_str().map_or_else(|| v.render(), str::to_string);
                         Message {
@@ -313,35 +321,35 @@ impl<'m> ScriptedWorld<'m> {
             "done" => self.session().told.push(args.clone()),
             _ => {}
         }
-        self.outbox.sent()
+        self.user.outbox.sent()
     }
 
     /// The user's answer to a proposal: every argument named as a fact must be
     /// that fact; then yes, or (once, at the persona's rate) a change of mind.
     fn confirm(&mut self, args: &Value) -> Message {
         let wrong = self.facts_differ(args);
-        let changes_mind = self.model.personas[self.persona].changes_mind;
+        let changes_mind = self.model.personas[self.user.persona].changes_mind;
         // Drawn on every confirmation, whatever the answer, so the stream does
         // not depend on what the agent proposed.
-        let mind_draw = self.user_rng.chance(changes_mind);
+        let mind_draw = self.user.user_rng.chance(changes_mind);
         if let Some(fact) = wrong {
-            let mut content = self.facts.clone();
+            let mut content = self.user.facts.clone();
             content.set("confirm", Value::Bool(false));
             return Message { text: format!("No, that's not right: check the {fact}."), content };
         }
         if mind_draw
-            && !self.changed_mind
-            && let Some((facts, _)) = &self.task.alternative
+            && !self.user.changed_mind
+            && let Some((facts, _)) = &self.user.task.alternative
         {
-            self.changed_mind = true;
-            self.facts = facts.clone();
-            let mut content = self.facts.clone();
+            self.user.changed_mind = true;
+            self.user.facts = facts.clone();
+            let mut content = self.user.facts.clone();
             content.set("confirm", Value::Bool(false));
             content.set("changed_mind", Value::Bool(true));
-            let text = fill_text(&self.task.request, &self.facts).unwrap_or_default();
+            let text = fill_text(&self.user.task.request, &self.user.facts).unwrap_or_default();
             return Message { text: format!("Actually, sorry, I changed my mind. {text}"), content };
         }
-        let mut content = self.facts.clone();
+        let mut content = self.user.facts.clone();
         content.set("confirm", Value::Bool(true));
         Message { text: "Yes, that's right, go ahead.".into(), content }
     }
@@ -349,43 +357,91 @@ impl<'m> ScriptedWorld<'m> {
     /// The first argument that names a fact and differs from it.
     fn facts_differ(&self, args: &Value) -> Option<String> {
         let Value::Map(pairs) = args else { return None };
-        pairs.iter().find(|(k, v)| self.facts.get(k).is_some_and(|f| f != v)).map(|(k, _)| k.to_string())
+        pairs.iter().find(|(k, v)| self.user.facts.get(k).is_some_and(|f| f != v)).map(|(k, _)| k.to_string())
     }
 
-    /// Whether the task's success conditions hold now, apart from milestones.
-    fn state_ok(&self) -> Result<(), judge::Unmet> {
+    /// Whether `caller`'s task's tables hold, apart from milestones: every
+    /// record the gold actions give, in a run of one session. In a run of
+    /// many, the others' tasks write the same tables: only the records this
+    /// task's gold actions write and those this session wrote are judged.
+    fn state_ok(&self, caller: &Caller<'_>) -> Result<(), judge::Unmet> {
         let state = &self.session.as_ref().expect("the session is home").state;
-        if let Some((gold, alternative)) = &self.task.gold_state {
-            let target = if self.changed_mind { alternative.as_ref().unwrap_or(gold) } else { gold };
-            if !state.same_records(target, self.task.compared.as_deref()) {
-                return Err(judge::Unmet::TablesDiffer);
-            }
-        }
-        Ok(())
+        let Some(target) = gold_of(caller) else { return Ok(()) };
+        let same = if self.sessions.is_some() {
+            self.differing(caller, target).next().is_none()
+        } else {
+            state.same_records(target, caller.task.compared.as_deref())
+        };
+        if same { Ok(()) } else { Err(judge::Unmet::TablesDiffer) }
+    }
+
+    /// The records judged for `caller` in a run of many sessions whose final
+    /// value is not `target`'s: (table index, key). A record this session
+    /// wrote and another wrote after it is not judged for this session (the
+    /// later writer's task answers for it).
+    fn differing<'a>(
+        &'a self,
+        caller: &'a Caller<'_>,
+        target: &'a super::state::State,
+    ) -> impl Iterator<Item = (usize, &'a str)> + 'a {
+        let state = &self.session.as_ref().expect("the session is home").state;
+        let compared = caller.task.compared.as_deref();
+        let gold = target.changes().map(|(t, k, _)| (t, k));
+        let own = caller.wrote.iter().map(|(t, k)| (*t, k.as_str()));
+        let superseded = move |t: usize, k: &str| {
+            caller.wrote.contains(&(t, k.to_string())) && state.writer_at(t, k) != Some(caller.id)
+        };
+        gold.chain(own)
+            .filter(move |(t, _)| compared.is_none_or(|list| list.contains(t)))
+            .filter(move |(t, k)| !superseded(*t, k))
+            .filter(move |(t, k)| state.record_at(*t, k) != target.record_at(*t, k))
+    }
+
+    /// The other session that last wrote a record session `session`'s task
+    /// is judged on and that differs from its gold state, if any.
+    fn hurt_by(&self, session: SessionId) -> Option<SessionId> {
+        let (caller, _) = self.caller_of(session);
+        let target = gold_of(caller)?;
+        let state = &self.session.as_ref().expect("the session is home").state;
+        self.differing(caller, target).find_map(|(t, k)| state.writer_at(t, k).filter(|w| *w != session))
     }
 }
 
-impl ScriptedWorld<'_> {
-    /// The success predicate `when` on the final state.
-    fn success_holds(&self, when: usize) -> Result<bool, crate::scripted::script::PredicateError> {
+/// The tables `caller`'s task should end with (its alternative's when the
+/// user changed their mind), when the task has gold actions.
+fn gold_of<'a>(caller: &Caller<'a>) -> Option<&'a super::state::State> {
+    let (gold, alternative) = caller.task.gold_state.as_ref()?;
+    Some(if caller.changed_mind { alternative.as_ref().unwrap_or(gold) } else { gold })
+}
+
+impl<'m> ScriptedWorld<'m> {
+    /// The success predicate `when` on the final state, for `caller`.
+    fn success_holds(
+        &self,
+        caller: &Caller<'m>,
+        lists: caller::ListsRef<'_>,
+        when: usize,
+    ) -> Result<bool, crate::scripted::script::PredicateError> {
         let home = self.session.as_ref().expect("the session is home");
-        let vars = [("facts", &self.facts)];
-        if let Some(holds) = self.model.program.native(when, &Vars(&vars), &home.reached) {
+        let vars = [("facts", &caller.facts)];
+        if let Some(holds) = self.model.program.native(when, &Vars(&vars), lists.reached) {
             return Ok(holds);
         }
         // The judge reads state only: evaluate on a copy of the session so
         // `judge` can stay `&self`.
+        let mut state = home.state.clone();
+        state.act_for(Some(caller.id));
         let mut session = Some(Box::new(super::script::Session {
-            state: home.state.clone(),
+            state,
             now_ms: home.now_ms,
             rng: StreamSource::new([0; 32], 0).stream("judge"),
             writable: false,
             notes: Vec::new(),
             minefields: Vec::new(),
             minefield_names: Vec::new(),
-            calls: home.calls.clone(),
-            told: home.told.clone(),
-            reached: home.reached.clone(),
+            calls: lists.calls.to_vec(),
+            told: lists.told.to_vec(),
+            reached: lists.reached.to_vec(),
         }));
         self.model.program.predicate(&mut session, when, &vars)
     }
@@ -473,29 +529,95 @@ fn known_lines(facts: &Value) -> String {
         .collect()
 }
 
+/// tau2's layout of a user scenario (`Instructions:` with the reason for
+/// the call, the known and unknown info and the task's instructions), from
+/// `caller`'s task's request, facts and description.
+fn instructions(model: &ScriptedModel, caller: &Caller<'_>) -> String {
+    let persona = &model.personas[caller.persona];
+    let task = caller.task;
+    let request = fill_text(&task.request, &caller.facts).unwrap_or_else(|_| task.request.clone());
+    let mut out = format!("Persona:\n\t{}\nInstructions:\n\tReason for call:\n\t\t{}\n", persona.name, request.trim());
+    let known = known_lines(&caller.facts);
+    if !known.is_empty() {
+        out.push_str("\tKnown info:\n");
+        out.push_str(&known);
+    }
+    if let Some(unknown) = caller.facts.get("unknown_info").and_then(Value::as_str) {
+        out.push_str(&format!("\tUnknown info:\n\t\t{}\n", unknown.trim()));
+    }
+    if !task.description.trim().is_empty() {
+        out.push_str(&format!("\tTask instructions:\n\t\t{}\n", task.description.trim()));
+    }
+    out
+}
+
+impl ScriptedWorld<'_> {
+    /// The current session's user arrives: its persona and task noted, its
+    /// patience set, its opening message sent.
+    fn open(&mut self, cx: &mut WorldCx<'_, ScriptEvent>) {
+        let persona = &self.model.personas[self.user.persona];
+        cx.note("persona", Value::str(&persona.name));
+        cx.note("task", Value::str(&self.user.task.id));
+        if let Some(patience) = persona.patience_ms {
+            cx.schedule(cx.now_ms.saturating_add(patience), ScriptEvent::PatienceOut(self.current));
+        }
+        let task = self.user.task;
+        let template = task.openings.iter().find(|(p, _)| *p == persona.name).map_or(&task.request, |(_, t)| t);
+        let text = fill_text(template, &self.user.facts).unwrap_or_else(|_| template.clone());
+        self.user.progress.reach("started", cx.now_ms);
+        cx.tell_agent(cx.now_ms, Message { text, content: self.stated() });
+    }
+
+    /// Handles what session `session` (or session 0, in a run of one) does
+    /// next: its user is made current, and the tables learn who acts.
+    fn enter(&mut self, session: Option<SessionId>) {
+        let session = session.unwrap_or(0);
+        self.switch(session);
+        self.session().state.act_for(Some(session));
+    }
+
+    /// Runs a world process (no session acts).
+    fn run_process(&mut self, i: usize, cx: &mut WorldCx<'_, ScriptEvent>) {
+        self.snapshot(cx.now_ms);
+        let process = &self.model.processes[i];
+        let session = self.session();
+        session.now_ms = cx.now_ms;
+        session.writable = true;
+        session.state.act_for(None);
+        let result = self.model.program.call(&mut self.session, &process.body, Vec::new());
+        self.drain(cx);
+        let mut note = Value::map([("name", Value::str(&process.name))]);
+        if let Err(f) = result {
+            let message = match f {
+                Failure::Tool(e) => e.message,
+                Failure::Script { message, .. } => message,
+            };
+            note.set("error", Value::Str(message));
+        }
+        cx.note("process", note);
+        if let Some(every) = &process.every {
+            let at = cx.now_ms.saturating_add(every.sample(&mut self.world_rng).max(1));
+            cx.schedule(at, ScriptEvent::Process(i));
+        }
+    }
+
+    /// Keeps the records the call just handled wrote as the current
+    /// session's (a run of many sessions).
+    fn keep_writes(&mut self) {
+        let reached = self.session().state.take_reached();
+        self.user.wrote.extend(reached.into_iter().filter(|r| r.wrote).map(|r| (r.table, r.key)));
+    }
+}
+
 impl World for ScriptedWorld<'_> {
     type Event = ScriptEvent;
 
-    /// tau2's layout of a user scenario (`Instructions:` with the reason for
-    /// the call, the known and unknown info and the task's instructions),
-    /// from the task's request, facts and description.
     fn user_instructions(&self) -> Option<String> {
-        let persona = &self.model.personas[self.persona];
-        let request = fill_text(&self.task.request, &self.facts).unwrap_or_else(|_| self.task.request.clone());
-        let mut out =
-            format!("Persona:\n\t{}\nInstructions:\n\tReason for call:\n\t\t{}\n", persona.name, request.trim());
-        let known = known_lines(&self.facts);
-        if !known.is_empty() {
-            out.push_str("\tKnown info:\n");
-            out.push_str(&known);
-        }
-        if let Some(unknown) = self.facts.get("unknown_info").and_then(Value::as_str) {
-            out.push_str(&format!("\tUnknown info:\n\t\t{}\n", unknown.trim()));
-        }
-        if !self.task.description.trim().is_empty() {
-            out.push_str(&format!("\tTask instructions:\n\t\t{}\n", self.task.description.trim()));
-        }
-        Some(out)
+        Some(instructions(self.model, self.caller_of(0).0))
+    }
+
+    fn session_instructions(&self, session: SessionId) -> Option<String> {
+        Some(instructions(self.model, self.caller_of(session).0))
     }
 
     fn start(&mut self, cx: &mut WorldCx<'_, ScriptEvent>) {
@@ -507,47 +629,48 @@ impl World for ScriptedWorld<'_> {
             };
             cx.schedule(at, ScriptEvent::Process(i));
         }
-        let persona = &self.model.personas[self.persona];
-        cx.note("persona", Value::str(&persona.name));
-        cx.note("task", Value::str(&self.task.id));
-        if let Some(patience) = persona.patience_ms {
-            cx.schedule(patience, ScriptEvent::PatienceOut);
+        self.open(cx);
+    }
+
+    fn sessions_max(&self) -> u32 {
+        self.sessions.as_ref().map_or(1, |(tasks, _)| u32::try_from(tasks.len()).unwrap_or(u32::MAX))
+    }
+
+    fn start_session(&mut self, session: SessionId, cx: &mut WorldCx<'_, ScriptEvent>) {
+        let (tasks, streams) = self.sessions.as_ref().expect("a world of many sessions knows their tasks");
+        let caller = Caller::new(self.model, tasks[session as usize], streams, session);
+        assert_eq!(self.parked.len(), session as usize, "sessions start in order");
+        self.parked.push(Seat::Parked(Box::new(caller)));
+        self.enter(Some(session));
+        self.open(cx);
+    }
+
+    fn session_ended(&mut self, session: SessionId) {
+        // Its words are over: what the judge reads stays.
+        if session == self.current {
+            self.user.voice = None;
+        } else if let Seat::Parked(caller) = &mut self.parked[session as usize] {
+            caller.voice = None;
         }
-        let template =
-            self.task.openings.iter().find(|(p, _)| *p == persona.name).map_or(&self.task.request, |(_, t)| t);
-        let text = fill_text(template, &self.facts).unwrap_or_else(|_| template.clone());
-        self.progress.reach("started", cx.now_ms);
-        cx.tell_agent(0, Message { text, content: self.stated() });
     }
 
     fn on_event(&mut self, event: ScriptEvent, cx: &mut WorldCx<'_, ScriptEvent>) {
         match event {
-            ScriptEvent::Process(i) => {
-                self.snapshot(cx.now_ms);
-                let process = &self.model.processes[i];
-                let session = self.session();
-                session.now_ms = cx.now_ms;
-                session.writable = true;
-                let result = self.model.program.call(&mut self.session, &process.body, Vec::new());
-                self.drain(cx);
-                let mut note = Value::map([("name", Value::str(&process.name))]);
-                if let Err(f) = result {
-                    let message = match f {
-                        Failure::Tool(e) => e.message,
-                        Failure::Script { message, .. } => message,
-                    };
-                    note.set("error", Value::Str(message));
+            ScriptEvent::Process(i) => self.run_process(i, cx),
+            ScriptEvent::PatienceOut(session) => {
+                self.enter(Some(session));
+                if self.sessions.is_some() {
+                    cx.act_for(session);
                 }
-                cx.note("process", note);
-                if let Some(every) = &process.every {
-                    let at = cx.now_ms.saturating_add(every.sample(&mut self.world_rng).max(1));
-                    cx.schedule(at, ScriptEvent::Process(i));
-                }
-            }
-            ScriptEvent::PatienceOut => {
-                if self.left_at_ms.is_none() && !self.escalated && self.state_ok().is_err() {
+                if self.user.left_at_ms.is_none() && !self.user.escalated && self.state_ok(&self.user).is_err() {
                     let content = self.stated();
-                    leave(&mut self.left_at_ms, "user_left", "Forget it, I'll sort this out another way.", content, cx);
+                    leave(
+                        &mut self.user.left_at_ms,
+                        "user_left",
+                        "Forget it, I'll sort this out another way.",
+                        content,
+                        cx,
+                    );
                 }
             }
         }
@@ -559,6 +682,7 @@ impl World for ScriptedWorld<'_> {
         as_of_ms: TimeMs,
         cx: &mut WorldCx<'_, ScriptEvent>,
     ) -> Result<Value, ToolError> {
+        self.enter(cx.session());
         if let Some(key) = &call.idempotency_key
             && let Some((_, _, answer)) = self.keyed.iter().find(|(t, k, _)| *t == call.tool && k == key)
         {
@@ -572,12 +696,13 @@ impl World for ScriptedWorld<'_> {
             Served::Script(i) => (self.model.tools[i].name.as_str(), self.serve_script(i, call, as_of_ms, cx)),
             Served::SendMessage => (super::SEND_MESSAGE, self.deliver(&call.args, cx)),
             Served::Escalate => {
-                self.escalated = true;
+                self.user.escalated = true;
                 (super::ESCALATE, Ok(escalate(call, cx)))
             }
             Served::Other => return Err(ToolError::not_found("no such tool")),
         };
         self.after_call(call, name, &reply, cx);
+        self.keep_writes();
         if let Some(key) = &call.idempotency_key
             && reply.as_ref().is_ok()
         {
@@ -592,12 +717,21 @@ impl World for ScriptedWorld<'_> {
     }
 
     fn hear(&mut self, text: &str, cx: &mut WorldCx<'_, ScriptEvent>) {
+        self.enter(cx.session());
         self.remember_said(text);
         self.hear_text(text, cx);
     }
 
     fn judge(&self) -> Verdict {
-        self.verdict()
+        self.verdict(0)
+    }
+
+    fn judge_session(&self, session: SessionId) -> Verdict {
+        self.verdict(session)
+    }
+
+    fn session_hurt_by(&self, session: SessionId) -> Option<SessionId> {
+        self.hurt_by(session)
     }
 
     fn checks(&self) -> Vec<agentsim_engine::Check> {

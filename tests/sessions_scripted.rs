@@ -1,0 +1,87 @@
+//! Many sessions in a scripted world (docs/sessions.md, "Scripted and tau2
+//! worlds"): a session is judged on the records its task's gold actions
+//! write and those it wrote; a minefield on a record another session wrote
+//! is a race with it; predicates see the other sessions through
+//! `written_by_other`; tau2 retail's tasks collide on a shared order.
+
+use std::path::{Path, PathBuf};
+
+use agentsim::Runner;
+use agentsim_engine::{Outcome, Trajectory};
+use agentsim_worlds::{Prepared, Scenario};
+
+use crate::common::{agentsim, preset, sweep_on_threads, text};
+
+/// The example of two customers and one lamp.
+const LAST_ITEM: &str = "examples/worlds/last_item/last_item.ron";
+
+fn path(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(name)
+}
+
+/// The example, with its `sessions` section replaced by `sessions`.
+fn last_item(sessions: &str) -> Prepared {
+    let file = path(LAST_ITEM);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let section = "    sessions: (count: 2, arrival: Poisson(per_minute: 2.0)),\n";
+    assert!(text.contains(section), "the example's sessions section");
+    let text = text.replace(section, sessions);
+    Prepared::new(Scenario::parse_in(&text, "last_item.ron", file.parent()).unwrap_or_else(|e| panic!("{e}")))
+}
+
+fn oracle(prepared: &Prepared, seed: u64) -> Trajectory {
+    Runner::new(prepared, &preset("oracle"), false, 1.0).run(seed)
+}
+
+#[test]
+fn alone_each_customer_buys_the_lamp() {
+    let alone = last_item("");
+    for seed in 0..6 {
+        let t = oracle(&alone, seed);
+        assert_eq!(t.outcome, Outcome::Success, "seed {seed}: {}", t.verdict.detail);
+        assert!(t.sessions.is_empty(), "a run of one session records none");
+    }
+}
+
+#[test]
+fn together_the_second_sale_is_a_race_with_the_first() {
+    let together = last_item("    sessions: (count: 2, arrival: Poisson(per_minute: 2.0)),\n");
+    for seed in 0..8 {
+        let t = oracle(&together, seed);
+        assert_eq!(t.outcome, Outcome::Violation, "seed {seed}");
+        assert_eq!(t.minefields, vec!["sold_below_zero"], "seed {seed}");
+        // The first to order succeeds: the lamp's stock its gold expects was
+        // then changed by the other, whose task answers for it.
+        let first = t.sessions.iter().filter(|s| s.outcome == Outcome::Success).collect::<Vec<_>>();
+        assert_eq!(first.len(), 1, "seed {seed}: {:?}", t.sessions);
+        let second = t.sessions.iter().find(|s| s.outcome == Outcome::Violation).expect("the oversold session");
+        assert_eq!(second.hurt_by, Some(first[0].session), "seed {seed}: the race names the first buyer");
+    }
+}
+
+#[test]
+fn a_scripted_world_of_many_sessions_sweeps_the_same_on_one_and_four_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = path(LAST_ITEM).to_string_lossy().into_owned();
+    let runs =
+        sweep_on_threads(dir.path(), &[&file, "--agent", "resilient", "--seeds", "0..16"], &[("1", "8"), ("4", "4")]);
+    let (one, four) = (&runs[0], &runs[1]);
+    assert_eq!(one.1, four.1, "trajectories.csv");
+    assert_eq!(one.2, four.2, "summary.json");
+    assert!(one.1.contains("sold_below_zero"), "{}", one.1);
+}
+
+#[test]
+fn an_incident_of_a_scripted_world_of_many_sessions_replays() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = path(LAST_ITEM).to_string_lossy().into_owned();
+    let out = agentsim(dir.path(), &["sweep", &file, "--agent", "oracle", "--seeds", "0..2", "--out", "swept"], &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let failures: Vec<_> =
+        std::fs::read_dir(dir.path().join("swept/failures")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert!(!failures.is_empty(), "the race is kept as an incident");
+    for incident in failures {
+        let replay = agentsim(dir.path(), &["replay", &incident.to_string_lossy()], &[]);
+        assert!(replay.status.success(), "{}: {}", incident.display(), text(&replay));
+    }
+}
