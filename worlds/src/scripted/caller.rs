@@ -4,7 +4,7 @@
 //! (`ScriptedWorld::switch`), and shares the tables, processes and
 //! idempotency keys between them (`docs/sessions.md`).
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 
 use agentsim_engine::{Progress, SessionId, Stream, StreamSource, TimeMs, Value};
 
@@ -40,9 +40,11 @@ pub(super) struct Caller<'m> {
     /// The script's lists of this session (`calls`, `told`, `reached`), kept
     /// here while another session's are in the script's home.
     pub(super) lists: Lists,
-    /// The records this session's calls wrote, by (table index, key): judged
-    /// with those its task's gold actions write (a run of many sessions).
-    pub(super) wrote: BTreeSet<(usize, String)>,
+    /// The records this session's calls wrote, by (table index, key), each
+    /// with the record as the session found it before its first write of it
+    /// (`None`: there was none): judged with those its task's gold actions
+    /// write (a run of many sessions).
+    pub(super) wrote: BTreeMap<(usize, String), Option<Value>>,
 }
 
 /// What scripts read of one session's conversation.
@@ -79,7 +81,7 @@ impl<'m> Caller<'m> {
             said: Vec::new(),
             state_judged: std::cell::OnceCell::new(),
             lists: Lists::default(),
-            wrote: BTreeSet::new(),
+            wrote: BTreeMap::new(),
         }
     }
 }

@@ -23,6 +23,7 @@ mod locate;
 mod model;
 mod native;
 mod placeholders;
+mod rebase;
 mod schema;
 mod script;
 mod setting;

@@ -130,15 +130,16 @@ pub struct State {
 /// A session, as the state's writers name it.
 pub type SessionId = agentsim_engine::SessionId;
 
-/// Which session last wrote each record, and which records the running call
+/// Which sessions wrote each record, in order, and which records the running call
 /// reached, in a run of many sessions: what the judge blames a session's
 /// failure on and what makes a minefield a race between sessions.
 #[derive(Clone, Debug, Default)]
 struct Writers {
     /// The session whose call runs now; `None` while a process runs.
     acting: Option<SessionId>,
-    /// The last writer of every record written in the run (`None`: a process).
-    last: BTreeMap<(usize, String), Option<SessionId>>,
+    /// The writers of every record written in the run, in order (`None`: a
+    /// process).
+    history: BTreeMap<(usize, String), Vec<Option<SessionId>>>,
     /// The records the running call looked up by key or wrote, each with its
     /// last writer before the call reached it.
     reached: Vec<Reach>,
@@ -155,6 +156,8 @@ pub struct Reach {
     pub wrote: bool,
     /// The session that last wrote it before (`None`: none did, or a process).
     pub writer_before: Option<SessionId>,
+    /// For a write, the record it replaced (`None`: there was none, or a read).
+    pub replaced: Option<Value>,
 }
 
 impl State {
@@ -201,11 +204,21 @@ impl State {
         writers.reached.iter().find_map(|r| r.writer_before.filter(|w| *w != acting))
     }
 
+    /// Whether another session or a process wrote record `key` of table `t`
+    /// after `session` first wrote it (their writes interleave).
+    pub fn written_after_by_other(&self, t: usize, key: &str, session: SessionId) -> bool {
+        let Some(history) = self.writers.as_ref().and_then(|w| w.history.get(&(t, key.to_string()))) else {
+            return false;
+        };
+        let first = history.iter().position(|w| *w == Some(session));
+        first.is_some_and(|i| history[i..].iter().any(|w| *w != Some(session)))
+    }
+
     /// The session that last wrote record `key` of table `t` (`None`: none
     /// did in this run, a process did, or writers are not kept).
     pub fn writer_at(&self, t: usize, key: &str) -> Option<SessionId> {
         let writers = self.writers.as_ref()?;
-        writers.last.get(&(t, key.to_string())).copied().flatten()
+        writers.history.get(&(t, key.to_string())).and_then(|w| w.last().copied().flatten())
     }
 
     /// The session that last wrote record `key` of `table` before the
@@ -225,23 +238,28 @@ impl State {
         if self.writers.is_some()
             && let Ok(t) = self.table(table)
         {
-            self.reach(t, key, false);
+            self.reach(t, key, false, None);
         }
     }
 
-    /// Notes that the running call reached record `key` of table `t`.
-    fn reach(&mut self, t: usize, key: &str, wrote: bool) {
+    /// Notes that the running call reached record `key` of table `t`
+    /// (writing over `replaced`, for a write).
+    fn reach(&mut self, t: usize, key: &str, wrote: bool, replaced: Option<Value>) {
         if let Some(w) = &mut self.writers {
-            let writer_before = w.last.get(&(t, key.to_string())).copied().flatten();
-            w.reached.push(Reach { table: t, key: key.to_string(), wrote, writer_before });
+            let writer_before = w.history.get(&(t, key.to_string())).and_then(|w| w.last().copied().flatten());
+            w.reached.push(Reach { table: t, key: key.to_string(), wrote, writer_before, replaced });
         }
     }
 
-    /// Notes a write of record `key` of table `t` by the acting session.
+    /// Notes a write of record `key` of table `t` by the acting session
+    /// (before the record changes).
     fn wrote(&mut self, t: usize, key: &str) {
-        self.reach(t, key, true);
+        if self.writers.is_none() {
+            return;
+        }
+        self.reach(t, key, true, self.record(t, key).cloned());
         if let Some(w) = &mut self.writers {
-            w.last.insert((t, key.to_string()), w.acting);
+            w.history.entry((t, key.to_string())).or_default().push(w.acting);
         }
     }
 

@@ -10,6 +10,7 @@ use agentsim_engine::{
 use super::model::{ScriptedModel, Served};
 use super::native::{Bindings, Scalar, list_at, scalar_at};
 use super::placeholders::fill_text;
+use super::rebase::{rebase, same};
 use super::script::{Failure, Vars, to_dynamic};
 use crate::kit::escalation::escalate;
 use crate::kit::goodbye::leave;
@@ -376,9 +377,12 @@ impl<'m> ScriptedWorld<'m> {
     }
 
     /// The records judged for `caller` in a run of many sessions whose final
-    /// value is not `target`'s: (table index, key). A record this session
-    /// wrote and another wrote after it is not judged for this session (the
-    /// later writer's task answers for it).
+    /// value is not the one its task should leave: (table index, key). The
+    /// task's change (initial to gold) is rebased onto the record as the
+    /// session found it before its first write, or onto the final record if
+    /// it never wrote it (`rebase`). A record another session wrote after this
+    /// one first wrote it is not judged for this session: their changes
+    /// interleave, and which is whose cannot be told.
     fn differing<'a>(
         &'a self,
         caller: &'a Caller<'_>,
@@ -386,15 +390,19 @@ impl<'m> ScriptedWorld<'m> {
     ) -> impl Iterator<Item = (usize, &'a str)> + 'a {
         let state = &self.session.as_ref().expect("the session is home").state;
         let compared = caller.task.compared.as_deref();
-        let gold = target.changes().map(|(t, k, _)| (t, k));
-        let own = caller.wrote.iter().map(|(t, k)| (*t, k.as_str()));
-        let superseded = move |t: usize, k: &str| {
-            caller.wrote.contains(&(t, k.to_string())) && state.writer_at(t, k) != Some(caller.id)
-        };
+        let gold =
+            target.changes().map(|(t, k, _)| (t, k)).filter(|(t, k)| !caller.wrote.contains_key(&(*t, k.to_string())));
+        let own = caller.wrote.keys().map(|(t, k)| (*t, k.as_str()));
+        let superseded = move |t: usize, k: &str| state.written_after_by_other(t, k, caller.id);
         gold.chain(own)
             .filter(move |(t, _)| compared.is_none_or(|list| list.contains(t)))
             .filter(move |(t, k)| !superseded(*t, k))
-            .filter(move |(t, k)| state.record_at(*t, k) != target.record_at(*t, k))
+            .filter(move |(t, k)| {
+                let now = state.record_at(*t, k);
+                let found = caller.wrote.get(&(*t, k.to_string())).map_or(now, Option::as_ref);
+                let should = rebase(state.base_record(*t, k), target.record_at(*t, k), found);
+                !same(now, should.as_ref())
+            })
     }
 
     /// The other session that last wrote a record session `session`'s task
@@ -605,7 +613,9 @@ impl ScriptedWorld<'_> {
     /// session's (a run of many sessions).
     fn keep_writes(&mut self) {
         let reached = self.session().state.take_reached();
-        self.user.wrote.extend(reached.into_iter().filter(|r| r.wrote).map(|r| (r.table, r.key)));
+        for r in reached.into_iter().filter(|r| r.wrote) {
+            self.user.wrote.entry((r.table, r.key)).or_insert(r.replaced);
+        }
     }
 }
 
