@@ -105,3 +105,27 @@ fn two_presets_on_the_same_seed_meet_the_same_faults_on_shared_tools() {
     }
     assert!(compared > 300, "only {compared} calls compared");
 }
+
+#[test]
+fn an_explored_interleaving_redraws_latencies_and_keeps_the_faults() {
+    let catalog = one_tool(vec![rule(Fault::Error { status: 503, retry_after_ms: None }, Schedule::Always, 0.3)]);
+    let call = ToolCall::new(catalog.id("ping").unwrap(), Value::map::<&str>([]));
+    let streams = StreamSource::new([3; 32], 5);
+    let run = |k: u32| {
+        let mut runtime = ToolRuntime::new(&catalog, &streams).with_interleaving(k);
+        (0..200u64)
+            .map(|i| runtime.call(i * 10_000, &call, &mut serve))
+            .map(|s| (s.fault, s.latency_ms))
+            .collect::<Vec<_>>()
+    };
+    let (seeded, again, explored) = (run(0), run(0), run(1));
+    assert_eq!(seeded, again, "the seed's schedule replays");
+    let faults = |calls: &[(Option<FaultTag>, u64)]| calls.iter().map(|c| c.0).collect::<Vec<_>>();
+    assert_eq!(faults(&seeded), faults(&explored), "the same calls fail");
+    assert!(seeded.iter().any(|c| c.0.is_some()), "some calls fail");
+    let moved = seeded.iter().zip(&explored).filter(|(a, b)| a.1 != b.1).count();
+    assert!(moved > 150, "latencies are drawn anew: {moved} of 200 moved");
+    let mean = |calls: &[(Option<FaultTag>, u64)]| calls.iter().map(|c| c.1 as f64).sum::<f64>() / 200.0;
+    let (a, b) = (mean(&seeded), mean(&explored));
+    assert!((a - b).abs() < 0.3 * a.max(b), "from the same distribution: means {a} and {b}");
+}

@@ -146,7 +146,7 @@ pub struct SimConfig {
     pub sessions: crate::sessions::Sessions,
     /// The interleaving explored (see [`crate::sessions::Explore`]): 0 is the
     /// seeded schedule; k >= 1 breaks ties at random and redraws think times
-    /// from the streams of interleaving k.
+    /// and tool latencies from the streams of interleaving k.
     pub interleaving: u32,
 }
 

@@ -74,6 +74,10 @@ pub struct ToolRuntime<'c> {
     rule_offsets: Vec<usize>,
     /// The time of the latest call (calls come in time order).
     last_call_at_ms: TimeMs,
+    /// The interleaving explored (0: the seed's schedule): from 1 on, each
+    /// call's latency is drawn anew from its distribution, on the stream
+    /// `interleaving.K.latency.TOOL` (the faults keep their draws).
+    interleaving: u32,
 }
 
 /// The body a server in trouble sends instead of the format it promised.
@@ -103,7 +107,15 @@ impl<'c> ToolRuntime<'c> {
             rule_draws: Vec::new(),
             rule_offsets: Vec::new(),
             last_call_at_ms: 0,
+            interleaving: 0,
         }
+    }
+
+    /// Explores interleaving `k` (see [`crate::SimConfig::interleaving`]):
+    /// from 1 on, latencies are drawn anew within their distributions.
+    pub fn with_interleaving(mut self, k: u32) -> Self {
+        self.interleaving = k;
+        self
     }
 
     /// Scales fault injection (see [`crate::SimConfig::fault_scale`]): every drawn
@@ -235,7 +247,12 @@ impl<'c> ToolRuntime<'c> {
         let streams = &self.streams;
         let stream = state.stream.get_or_insert_with(|| streams.tool_stream(&spec.def.name));
         let mut rng = stream.substream(call_number);
-        let drawn_latency_ms = spec.config.latency.sample(&mut rng);
+        let mut drawn_latency_ms = spec.config.latency.sample(&mut rng);
+        if self.interleaving > 0 {
+            // Drawn after the seed's own draw, which the faults' draws follow.
+            let name = format!("interleaving.{}.latency.{}", self.interleaving, spec.def.name);
+            drawn_latency_ms = spec.config.latency.sample(&mut self.streams.stream(&name).substream(call_number));
+        }
         let drawn = self.draw(now_ms, call.tool, call_number, spec, &mut rng);
         let latency_ms = drawn.traced_latency_ms.unwrap_or(drawn_latency_ms).saturating_add(drawn.extra_latency_ms);
         // What this call suffered, written as faults an explicit schedule can replay.

@@ -54,7 +54,8 @@ pub enum Explore {
     /// streams are the same), the world, users and faults are the same, and
     /// only the schedule changes: trial k >= 1 breaks ties between events at
     /// the same time in an order drawn at random, and redraws every model's
-    /// think times from their distribution. pass^k is then "fails under no
+    /// think times and every tool call's latency from their distributions
+    /// (the faults keep their draws). pass^k is then "fails under no
     /// interleaving", and a failure replays from its seed and trial.
     Interleavings,
 }

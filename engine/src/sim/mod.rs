@@ -133,7 +133,8 @@ pub fn run_sessions<'a, W: World>(
         tools: ToolRuntime::new(catalog, streams)
             .with_fault_scale(config.fault_scale)
             .with_nominal_fault_scale(config.nominal_fault_scale)
-            .with_sampled_probabilities(config.sampled_probabilities.clone()),
+            .with_sampled_probabilities(config.sampled_probabilities.clone())
+            .with_interleaving(config.interleaving),
         recorder,
         single,
         acting: None,
