@@ -22,8 +22,10 @@ class World:
         """The protocol's tool list, as JSON text."""
     def task_of(self, seed: int) -> Optional[str]:
         """The task seed ``seed`` runs, in a world with named tasks."""
-    def start(self, seed: int, record: bool = False, tools: bool = True) -> "Episode":
-        """Starts the episode of ``seed``, suspended at its first decision."""
+    def start(self, seed: int, record: bool = False, tools: bool = True, sessions: bool = False) -> "Episode":
+        """Starts the episode of ``seed``, suspended at its first decision.
+        ``sessions=True`` accepts a scenario of many sessions (each observation
+        names its ``session``)."""
 
 class Episode:
     """One episode, suspended at each decision of its agent."""

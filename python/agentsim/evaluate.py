@@ -169,6 +169,26 @@ class _Policy:
         self.is_async = inspect.iscoroutinefunction(self.fn)
 
 
+class _Sessions:
+    """The agents of one run: one :class:`_Policy` per session. A scenario of
+    many sessions (docs/sessions.md) names each observation's ``session``;
+    each session gets its own copy of a stateful agent object, made when its
+    first observation comes. A run of one session has only session 0."""
+
+    def __init__(self, agent: Any, shared: bool):
+        self.agent, self.shared = agent, shared
+        first = _Policy(agent, shared)
+        self.policies: Dict[int, _Policy] = {0: first}
+        self.is_async = first.is_async
+
+    def fn(self, observation: Observation) -> Any:
+        session = observation.get("session", 0)
+        policy = self.policies.get(session)
+        if policy is None:
+            policy = self.policies[session] = _Policy(self.agent, self.shared)
+        return policy.fn(observation)
+
+
 def _observe(episode, tools: List[Dict[str, Any]]) -> Dict[str, Any]:
     """The observation as a dict with its ``text``. The first one's ``tools`` is
     the world's tool list, decoded once and shared by every episode (read it,
@@ -198,8 +218,8 @@ def _act(episode, action: Any) -> None:
 
 async def _episode(world, tools, seed, record, agent, shared):
     """One episode of an ``async`` agent, on the event loop."""
-    episode = world.start(seed, record, False)
-    policy = _Policy(agent, shared)
+    episode = world.start(seed, record, False, True)
+    policy = _Sessions(agent, shared)
     while not episode.done:
         observation = _observe(episode, tools)
         try:
@@ -259,7 +279,7 @@ class _Pace:
                     self.computes = not self.waits
 
 
-def _run_sync(episode, policy: _Policy, tools, pace: Optional[_Pace] = None):
+def _run_sync(episode, policy: _Sessions, tools, pace: Optional[_Pace] = None):
     """Runs a plain function agent's episode to its end, without an event loop
     (the same steps as :func:`_episode`). With ``pace``, the calls are timed and
     the episode stops early, still open, once the agent is seen to wait: the
@@ -289,8 +309,8 @@ def _run_sync(episode, policy: _Policy, tools, pace: Optional[_Pace] = None):
 
 def _episode_sync(world, tools, seed, record, agent, shared):
     """One episode of a plain function agent, from its start to its end."""
-    episode = world.start(seed, record, False)
-    _run_sync(episode, _Policy(agent, shared), tools)
+    episode = world.start(seed, record, False, True)
+    _run_sync(episode, _Sessions(agent, shared), tools)
     return episode
 
 
@@ -516,8 +536,8 @@ def _evaluate_sync(agent: AgentLike, scenario: str, seeds: Union[range, int], op
     interrupted = False
     try:
         for seed in pending:
-            episode = world.start(seed, record, False)
-            policy = _Policy(agent, shared)
+            episode = world.start(seed, record, False, True)
+            policy = _Sessions(agent, shared)
             if not _run_sync(episode, policy, tools, pace):
                 # The agent waits: this episode and the rest go to threads.
                 rest = (functools.partial(_episode_sync, world, tools, s, record, agent, shared) for s in pending)

@@ -96,9 +96,14 @@ impl World {
     /// Starts an episode of `seed`; `record` keeps its events (for incidents);
     /// `tools=False` leaves the tool list out of the first observation (the
     /// caller adds `tools_json()`, decoded once for all episodes).
-    #[pyo3(signature = (seed, record=false, tools=true))]
-    fn start(&self, seed: u64, record: bool, tools: bool) -> PyResult<Episode> {
-        self.prepared.one_session().map_err(|e| value_error("scenario", e))?;
+    /// `sessions=True` accepts a scenario of many sessions: the caller serves
+    /// every session's agent, each observation naming its `session` (the
+    /// step-by-step environment is one agent, and refuses such a scenario).
+    #[pyo3(signature = (seed, record=false, tools=true, sessions=false))]
+    fn start(&self, seed: u64, record: bool, tools: bool, sessions: bool) -> PyResult<Episode> {
+        if !sessions {
+            self.prepared.one_session().map_err(|e| value_error("scenario", e))?;
+        }
         let setup = Setup {
             prepared: Arc::clone(&self.prepared),
             seed,
@@ -343,12 +348,7 @@ impl Evaluation {
                     Done::none(seeds.start)
                 };
                 next_seed = done.next_seed;
-                let columns = agentsim::sweep::Columns {
-                    task: prepared.has_tasks(),
-                    state_hash: prepared.has_state_hash(),
-                    checks: prepared.has_checks(),
-                    ..agentsim::sweep::Columns::default()
-                };
+                let columns = agentsim::sweep::Columns::of(&prepared);
                 let header = agentsim::sweep::csv_header_of(columns, 1).map_err(|e| value_error("out", e))?;
                 let rows = Rows::create(&out, &header, done, builder, failures).map_err(|e| value_error("out", e))?;
                 Sink::Folder { rows: Box::new(rows), out, manifest: Box::new(manifest), _lock: lock }

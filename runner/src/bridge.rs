@@ -92,6 +92,9 @@ pub struct Bridge {
     /// Set once a [`Command::Fail`] ended the run: any later step (a layer that
     /// asks the planner again) fails at once, as the external agent does.
     failed: bool,
+    /// The session this bridge's agent serves, in a run of many sessions: its
+    /// rendered observations carry it (`"session": N`).
+    session: Option<agentsim_engine::SessionId>,
 }
 
 impl Bridge {
@@ -104,7 +107,17 @@ impl Bridge {
         reply_wait_ms: u64,
     ) -> Self {
         let relay = Box::new(Channels { to_server, from_server });
-        Self { relay, messaging, reply_wait_ms, held: None, render: false, seq: 0, tools: None, failed: false }
+        Self {
+            relay,
+            messaging,
+            reply_wait_ms,
+            held: None,
+            render: false,
+            seq: 0,
+            tools: None,
+            failed: false,
+            session: None,
+        }
     }
 
     /// A bridge that hands every input on at once (no messaging wait), rendered as
@@ -114,7 +127,25 @@ impl Bridge {
     /// it meets the same world as `--agent cmd:` and replays alike. The first
     /// observation carries `tools` (the tool list as JSON text), if given.
     pub fn protocol(relay: Box<dyn Relay>, tools: Option<Arc<str>>) -> Self {
-        Self { relay, messaging: None, reply_wait_ms: 0, held: None, render: true, seq: 0, tools, failed: false }
+        Self {
+            relay,
+            messaging: None,
+            reply_wait_ms: 0,
+            held: None,
+            render: true,
+            seq: 0,
+            tools,
+            failed: false,
+            session: None,
+        }
+    }
+
+    /// The bridge of session `session`'s agent in a run of many sessions: each
+    /// rendered observation says which session it belongs to, so one caller
+    /// can serve every session's agent (the Python module's `evaluate`).
+    pub fn in_session(mut self, session: agentsim_engine::SessionId) -> Self {
+        self.session = Some(session);
+        self
     }
 }
 
@@ -163,6 +194,9 @@ impl Agent for Bridge {
                     let mut line = protocol::observation_without_tools(self.seq, &input, cx);
                     if let (1, Some(tools)) = (self.seq, &self.tools) {
                         protocol::add_tools(&mut line, tools);
+                    }
+                    if let Some(session) = self.session {
+                        protocol::add_session(&mut line, session);
                     }
                     line
                 });

@@ -123,9 +123,10 @@ struct Suspend(*const Yielder<Resume, Observation>);
 
 // SAFETY: `Agent` requires `Send`; this relay never leaves the coroutine's
 // stack: it is made from the `&Yielder` the coroutine's body receives, moved
-// into the agent that `Prepared::run_*` owns and drops before it returns (so the
-// pointer never outlives the body that lends the yielder), and it is used only
-// inside the coroutine (see `unsafe impl Send for Episode`).
+// into the agent (one per session in a run of many) that `Prepared::run_*`
+// owns and drops before it returns (so the pointer never outlives the body
+// that lends the yielder), and it is used only inside the coroutine (see
+// `unsafe impl Send for Episode`).
 unsafe impl Send for Suspend {}
 
 impl Relay for Suspend {
@@ -160,6 +161,19 @@ impl Episode {
         let coroutine = Coroutine::with_stack(stack(), move |yielder: &Yielder<Resume, Observation>, _start| {
             let Setup { prepared, seed, trial, swarm, config, layers, tools } = setup;
             let stack = StackSpec { planner: PlannerSpec::Oracle, layers };
+            if config.sessions.count > 1 {
+                // One caller serves every session's agent: each session's
+                // bridge suspends this one coroutine with observations that
+                // name their session. Sessions' agents are made in order of
+                // arrival, so a count names them.
+                let arrived = std::cell::Cell::new(0);
+                let make = |_expert, streams: &_| {
+                    let session = arrived.replace(arrived.get() + 1);
+                    let bridge = Bridge::protocol(Box::new(Suspend(yielder)), tools.clone()).in_session(session);
+                    stack.wrap(Box::new(bridge), streams)
+                };
+                return prepared.run_each(seed, trial, swarm, &config, &make);
+            }
             let relay = Box::new(Suspend(yielder));
             let agent = move |_expert, streams: &_| stack.wrap(Box::new(Bridge::protocol(relay, tools)), streams);
             if swarm {

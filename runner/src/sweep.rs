@@ -225,11 +225,8 @@ impl Sweep<'_> {
     fn columns(&self) -> Columns {
         Columns {
             swarm: self.swarm,
-            task: self.prepared.has_tasks(),
-            state_hash: self.prepared.has_state_hash(),
             importance: self.importance.is_some() || self.importance_plan.is_some(),
-            checks: self.prepared.has_checks(),
-            sessions: !self.prepared.scenario.sessions.is_single(),
+            ..Columns::of(&self.prepared)
         }
     }
 
@@ -546,6 +543,20 @@ pub struct Columns {
 }
 
 /// A row with every column `columns` asks for, for its header alone.
+impl Columns {
+    /// The columns a scenario's rows have whatever the sweep: its tasks, state
+    /// hash, checks and sessions (no swarm, no importance).
+    pub fn of(prepared: &Prepared) -> Columns {
+        Columns {
+            task: prepared.has_tasks(),
+            state_hash: prepared.has_state_hash(),
+            checks: prepared.has_checks(),
+            sessions: !prepared.scenario.sessions.is_single(),
+            ..Columns::default()
+        }
+    }
+}
+
 fn header_row(columns: Columns) -> Row {
     let Columns { swarm, task, state_hash, importance, checks, sessions } = columns;
     Row {

@@ -267,6 +267,16 @@ pub fn add_tools(line: &mut String, tools: &str) {
     line.push('}');
 }
 
+/// Adds `session` (the session the observation belongs to, in a run of many
+/// sessions served by one caller) to an observation line.
+pub fn add_session(line: &mut String, session: u32) {
+    assert!(line.ends_with('}'), "an observation is a JSON object");
+    line.pop();
+    line.push_str(",\"session\":");
+    line.push_str(&session.to_string());
+    line.push('}');
+}
+
 fn missing(name: &str) -> ProtocolError {
     ProtocolError::new(Kind::Missing, Some(name), format!("missing field `{name}`"))
 }
