@@ -109,3 +109,21 @@ pub fn interrupt_after_rows(mut child: std::process::Child, temp: &Path, rows: u
     }
     child.wait_with_output().unwrap()
 }
+
+/// Sweeps `scenario` with `agent` over `seeds` into `dir/swept`, then replays
+/// every failing trajectory it kept as an incident, each of which must pass;
+/// returns the incidents' texts.
+pub fn sweep_and_replay_failures(dir: &Path, scenario: &str, agent: &str, seeds: &str) -> Vec<String> {
+    let out = agentsim(dir, &["sweep", scenario, "--agent", agent, "--seeds", seeds, "--out", "swept"], &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let failures: Vec<_> = std::fs::read_dir(dir.join("swept/failures")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert!(!failures.is_empty(), "{scenario}: the sweep kept a failure");
+    failures
+        .into_iter()
+        .map(|incident| {
+            let replay = agentsim(dir, &["replay", &incident.to_string_lossy()], &[]);
+            assert!(replay.status.success(), "{}: {}", incident.display(), text(&replay));
+            std::fs::read_to_string(&incident).unwrap()
+        })
+        .collect()
+}

@@ -9,7 +9,7 @@ use agentsim::Runner;
 use agentsim_engine::Trajectory;
 use agentsim_worlds::{Prepared, Scenario};
 
-use crate::common::{agentsim, preset, sweep_on_threads, text};
+use crate::common::{agentsim, preset, sweep_and_replay_failures, sweep_on_threads, text};
 
 /// The fifty-session example scenario.
 const LOAD: &str = "seeds/support_desk_load.ron";
@@ -250,15 +250,7 @@ fn shrink_keeps_the_fewest_sessions_that_still_fail_and_the_result_replays() {
 fn an_incident_of_many_sessions_replays_from_its_file() {
     let dir = tempfile::tempdir().unwrap();
     let race = seed_path(RACE).to_string_lossy().into_owned();
-    let out = agentsim(dir.path(), &["sweep", &race, "--agent", "resilient", "--seeds", "0..6", "--out", "swept"], &[]);
-    assert!(out.status.success(), "{}", text(&out));
-    let failures: Vec<_> =
-        std::fs::read_dir(dir.path().join("swept/failures")).unwrap().map(|e| e.unwrap().path()).collect();
-    assert!(!failures.is_empty(), "six runs of ten racing sessions keep a failure");
-    for incident in failures {
-        let replay = agentsim(dir.path(), &["replay", &incident.to_string_lossy()], &[]);
-        assert!(replay.status.success(), "{}: {}", incident.display(), text(&replay));
-        let kept = std::fs::read_to_string(&incident).unwrap();
+    for kept in sweep_and_replay_failures(dir.path(), &race, "resilient", "0..6") {
         assert!(kept.contains("sessions:") && kept.contains(" s1 "), "the incident holds its sessions: {kept}");
     }
 }

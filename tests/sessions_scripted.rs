@@ -10,7 +10,7 @@ use agentsim::Runner;
 use agentsim_engine::{Outcome, Trajectory};
 use agentsim_worlds::{Prepared, Scenario};
 
-use crate::common::{agentsim, preset, sweep_on_threads, text};
+use crate::common::{preset, sweep_and_replay_failures, sweep_on_threads};
 
 /// The example of two customers and one lamp.
 const LAST_ITEM: &str = "examples/worlds/last_item/last_item.ron";
@@ -75,13 +75,6 @@ fn a_scripted_world_of_many_sessions_sweeps_the_same_on_one_and_four_threads() {
 fn an_incident_of_a_scripted_world_of_many_sessions_replays() {
     let dir = tempfile::tempdir().unwrap();
     let file = path(LAST_ITEM).to_string_lossy().into_owned();
-    let out = agentsim(dir.path(), &["sweep", &file, "--agent", "oracle", "--seeds", "0..2", "--out", "swept"], &[]);
-    assert!(out.status.success(), "{}", text(&out));
-    let failures: Vec<_> =
-        std::fs::read_dir(dir.path().join("swept/failures")).unwrap().map(|e| e.unwrap().path()).collect();
-    assert!(!failures.is_empty(), "the race is kept as an incident");
-    for incident in failures {
-        let replay = agentsim(dir.path(), &["replay", &incident.to_string_lossy()], &[]);
-        assert!(replay.status.success(), "{}: {}", incident.display(), text(&replay));
-    }
+    let kept = sweep_and_replay_failures(dir.path(), &file, "oracle", "0..2");
+    assert!(kept.iter().all(|k| k.contains("sessions:")), "the incidents hold their sessions");
 }
