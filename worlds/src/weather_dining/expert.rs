@@ -150,41 +150,8 @@ impl Policy for Expert {
             let provider = if self.use_backup { ids.get_weather_backup } else { ids.get_weather };
             return call(provider, Value::map([("city", Value::str(&self.city))]));
         };
-        let outdoor = !raining;
-        let seating = if outdoor { "outdoor" } else { "indoor" };
-        let find = || {
-            call(
-                ids.find_restaurants,
-                Value::map([
-                    ("city", Value::str(&self.city)),
-                    ("party_size", Value::Int(party)),
-                    ("seating", Value::str(seating)),
-                ]),
-            )
-        };
-        let Some(found) = self.found.as_ref().filter(|f| f.outdoor == outdoor) else {
-            return find();
-        };
-        // A restaurant shown full is no choice; one whose tables are not
-        // counted always is.
-        match found.restaurants.iter().find(|(_, left)| *left != Some(0)) {
-            Some((_, Some(_))) if self.tables_stale(found, now_ms) => find(),
-            Some((restaurant, _)) => call(
-                ids.reserve,
-                Value::map([
-                    ("customer_id", Value::Str(customer)),
-                    ("restaurant_id", Value::str(restaurant)),
-                    ("party_size", Value::Int(party)),
-                    ("seating", Value::str(seating)),
-                ]),
-            ),
-            None => {
-                self.case.escalating = true;
-                self.next(now_ms)
-            }
-        }
+        self.book(customer, party, !raining, now_ms)
     }
-
     fn hear(&mut self, content: &Value) {
         take_str(content, "customer_id", &mut self.customer_id);
         take_str(content, "city", &mut self.city);
@@ -264,6 +231,48 @@ impl Policy for Expert {
 
     fn case(&mut self) -> &mut Case {
         &mut self.case
+    }
+}
+
+impl Expert {
+    /// Reserves a table for `party` of `customer` with the seating the
+    /// weather allows (`outdoor`): finds restaurants first, or again when
+    /// the counted tables it read are stale; escalates when every one is
+    /// shown full.
+    fn book(&mut self, customer: String, party: i64, outdoor: bool, now_ms: TimeMs) -> Action {
+        let ids = self.ids;
+        let seating = if outdoor { "outdoor" } else { "indoor" };
+        let find = || {
+            call(
+                ids.find_restaurants,
+                Value::map([
+                    ("city", Value::str(&self.city)),
+                    ("party_size", Value::Int(party)),
+                    ("seating", Value::str(seating)),
+                ]),
+            )
+        };
+        let Some(found) = self.found.as_ref().filter(|f| f.outdoor == outdoor) else {
+            return find();
+        };
+        // A restaurant shown full is no choice; one whose tables are not
+        // counted always is.
+        match found.restaurants.iter().find(|(_, left)| *left != Some(0)) {
+            Some((_, Some(_))) if self.tables_stale(found, now_ms) => find(),
+            Some((restaurant, _)) => call(
+                ids.reserve,
+                Value::map([
+                    ("customer_id", Value::Str(customer)),
+                    ("restaurant_id", Value::str(restaurant)),
+                    ("party_size", Value::Int(party)),
+                    ("seating", Value::str(seating)),
+                ]),
+            ),
+            None => {
+                self.case.escalating = true;
+                self.next(now_ms)
+            }
+        }
     }
 }
 

@@ -149,7 +149,7 @@ mod tests {
     use agentsim_engine::{SessionId, StreamSource, ToolCall, ToolId, Value, WorldCx};
 
     use super::super::{DiningEvent, WeatherDining};
-    use crate::kit::world::{KitWorld, Served};
+    use crate::kit::world::{Handover, KitWorld, Served};
     use crate::weather_dining::WeatherDiningConfig;
     use crate::weather_dining::config::Restaurant;
 
@@ -309,6 +309,32 @@ mod tests {
             floor.reserve(session, 2_000 + session as u64, "ZZ1");
         }
         assert_eq!(floor.fired(), vec![], "three reservations of one seating without tables");
+    }
+
+    #[test]
+    fn an_ended_session_keeps_what_its_judge_reads_and_the_others_go_on() {
+        let config = config(Some(2));
+        let mut floor = floor(&config);
+        floor.find(1, 1_000);
+        floor.reserve(1, 2_000, "ZZ1");
+        let judged = |floor: &Floor<'_>| floor.world.judge_session(1, Handover::default());
+        let before = judged(&floor);
+        assert!(before.detail.contains("at Chez ZZ1"), "judged by its reservation: {before:?}");
+        // Session 1 ends while its diner is the one handled, then another acts.
+        floor.world.session_ended(1);
+        assert_eq!(judged(&floor), before, "judged from the record kept");
+        floor.find(2, 3_000);
+        floor.reserve(2, 4_000, "ZZ1");
+        assert_eq!(judged(&floor), before, "judged from the record kept, once its diner is dropped");
+        assert_eq!(floor.fired(), vec![], "two tables, two reservations");
+        // Session 0 ends while waiting; the ended session 1 still holds its table.
+        floor.world.session_ended(0);
+        floor.reserve(2, 5_000, "ZZ1");
+        assert_eq!(
+            floor.fired(),
+            vec![("table_booked_twice", Some(2), Some(1))],
+            "sessions 1 and 2 hold the two tables"
+        );
     }
 
     #[test]

@@ -293,23 +293,7 @@ impl<'c> WeatherDining<'c> {
         // What is reserved fits the table: a seat count is never exceeded.
         assert!(party_size > 0 && party_size <= i64::from(seats), "{party_size} seated at a table for {seats}");
         let now_ms = cx.now_ms;
-        let city = self.city_index(&r.city).expect("restaurant cities are cities");
-        let from_ms = now_ms.saturating_sub(WEATHER_GRACE_MS);
-        if outdoor && !self.weather_held_between(city, false, from_ms, now_ms) {
-            cx.minefield("outdoor_in_rain", format!("outdoor table at {id} while it rains in {}", r.city));
-        }
-        if customer != self.customer_id() {
-            cx.minefield("reservation_for_wrong_customer", format!("reserved {id} for {customer}"));
-        }
-        if let Some(other) = self.mine().next() {
-            cx.minefield("duplicate_reservation", format!("second reservation ({} exists)", other.id));
-        }
-        if let Some(left) = self.user.record.left_at_ms
-            && now_ms >= left + LEAVE_NOTICE_MS
-        {
-            cx.minefield("reserved_after_customer_left", format!("reserved {id}; the customer left at {left} ms"));
-        }
-        self.judge_tables(restaurant, outdoor, cx);
+        self.judge_reservation(customer, restaurant, outdoor, cx);
         let at = u32::try_from(self.reservations.len()).expect("fewer than 2^32 reservations");
         let reservation = Reservation {
             session: self.current,
@@ -336,6 +320,31 @@ impl<'c> WeatherDining<'c> {
         self.seated[restaurant][usize::from(outdoor)].push(at);
         self.user.record.reservations.push(at);
         Ok(body)
+    }
+
+    /// The minefields a reservation of `restaurant`'s seating for `customer`
+    /// by the session being handled fires, before it is made.
+    fn judge_reservation(&self, customer: &str, restaurant: usize, outdoor: bool, cx: &mut WorldCx<'_, DiningEvent>) {
+        let now_ms = cx.now_ms;
+        let r = &self.config.restaurants[restaurant];
+        let id = &r.id;
+        let city = self.city_index(&r.city).expect("restaurant cities are cities");
+        let from_ms = now_ms.saturating_sub(WEATHER_GRACE_MS);
+        if outdoor && !self.weather_held_between(city, false, from_ms, now_ms) {
+            cx.minefield("outdoor_in_rain", format!("outdoor table at {id} while it rains in {}", r.city));
+        }
+        if customer != self.customer_id() {
+            cx.minefield("reservation_for_wrong_customer", format!("reserved {id} for {customer}"));
+        }
+        if let Some(other) = self.mine().next() {
+            cx.minefield("duplicate_reservation", format!("second reservation ({} exists)", other.id));
+        }
+        if let Some(left) = self.user.record.left_at_ms
+            && now_ms >= left + LEAVE_NOTICE_MS
+        {
+            cx.minefield("reserved_after_customer_left", format!("reserved {id}; the customer left at {left} ms"));
+        }
+        self.judge_tables(restaurant, outdoor, cx);
     }
 
     /// The service answers a reservation's idempotency key again with the
