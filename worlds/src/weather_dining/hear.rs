@@ -3,8 +3,9 @@
 //!
 //! The customer's facts are its customer id, its name, the city, the party
 //! size, the seating it wants (outdoors if dry) and when (tonight); the world
-//! knows every city, customer name, restaurant (by name and id) and
-//! reservation id. A question gets the facts it names; a proposal is checked
+//! knows every city, customer name and restaurant (by name and id), and the
+//! ids of the reservations that serve the diner's session (in a run of one
+//! session, every reservation). A question gets the facts it names; a proposal is checked
 //! value by value (a wrong city, party size or day, or a restaurant in another
 //! city, is refused with the correction; a right one that names the city, the
 //! party or a restaurant of the city is a yes: the structured channel has no

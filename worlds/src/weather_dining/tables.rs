@@ -338,6 +338,24 @@ mod tests {
     }
 
     #[test]
+    fn another_sessions_reservation_told_to_a_diner_is_a_wrong_value() {
+        let config = config(Some(2));
+        let mut floor = floor(&config);
+        let id = |v: Value| v.get("reservation_id").and_then(Value::as_str).map(str::to_string).expect("an id");
+        let theirs = id(floor.reserve(0, 1_000, "ZZ1"));
+        let mine = id(floor.reserve(1, 2_000, "ZZ1"));
+        let mut tell = |floor: &mut Floor<'_>, text: String| {
+            let mut cx = WorldCx::new(3_000, Some(1), &mut floor.scheduled, &mut floor.minefields, &mut floor.notes);
+            floor.world.hear(&text, &mut cx);
+            let fired: Vec<&str> = floor.minefields.drain(..).map(|m| m.name).collect();
+            fired
+        };
+        assert_eq!(tell(&mut floor, format!("Your table is reserved: reservation {mine}.")), Vec::<&str>::new());
+        let told = tell(&mut floor, format!("Your table is reserved: reservation {theirs}."));
+        assert_eq!(told, vec![crate::talk::TOLD_WRONG_VALUE], "session 0's {theirs} told to session 1's diner");
+    }
+
+    #[test]
     fn a_key_sent_again_by_another_session_is_answered_with_the_reservation_and_serves_both() {
         let config = config(Some(1));
         let mut floor = floor(&config);
