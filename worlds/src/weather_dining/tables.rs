@@ -344,11 +344,10 @@ mod tests {
         let id = |v: Value| v.get("reservation_id").and_then(Value::as_str).map(str::to_string).expect("an id");
         let theirs = id(floor.reserve(0, 1_000, "ZZ1"));
         let mine = id(floor.reserve(1, 2_000, "ZZ1"));
-        let mut tell = |floor: &mut Floor<'_>, text: String| {
+        let tell = |floor: &mut Floor<'_>, text: String| {
             let mut cx = WorldCx::new(3_000, Some(1), &mut floor.scheduled, &mut floor.minefields, &mut floor.notes);
             floor.world.hear(&text, &mut cx);
-            let fired: Vec<&str> = floor.minefields.drain(..).map(|m| m.name).collect();
-            fired
+            floor.minefields.drain(..).map(|m| m.name).collect::<Vec<&str>>()
         };
         assert_eq!(tell(&mut floor, format!("Your table is reserved: reservation {mine}.")), Vec::<&str>::new());
         let told = tell(&mut floor, format!("Your table is reserved: reservation {theirs}."));
