@@ -34,6 +34,7 @@ mod resume;
 mod robustness;
 mod scripted;
 mod sessions;
+mod sessions_dining;
 mod sessions_flight;
 mod sessions_scripted;
 mod shards;

@@ -21,7 +21,7 @@ pub struct Customer {
 
 /// A restaurant and its tables for tonight.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, try_from = "RestaurantUnchecked")]
 pub struct Restaurant {
     /// Restaurant id, like `"R01"`; unique.
     pub id: String,
@@ -30,11 +30,76 @@ pub struct Restaurant {
     /// The city it is in.
     pub city: String,
     /// Seats indoors (the largest party it can seat inside).
-    #[serde(default)]
     pub indoor_seats: u32,
     /// Seats outdoors.
-    #[serde(default)]
     pub outdoor_seats: u32,
+    /// Indoor tables for tonight, when the scenario counts them: reads then
+    /// show `tables_left` and a reservation beyond them is judged
+    /// (`overbooked`, and between sessions `table_booked_twice` and
+    /// `reservation_honoured_after_full`; see `world::tables`). `None` (the
+    /// default): not counted, not shown and not judged, as before tables
+    /// were counted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub indoor_tables: Option<u32>,
+    /// Outdoor tables for tonight, when counted (as `indoor_tables`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outdoor_tables: Option<u32>,
+}
+
+/// The most tables of one seating a restaurant may have for a night (more
+/// than any dining room).
+pub const TABLES_MAX: u32 = 10_000;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RestaurantUnchecked {
+    id: String,
+    name: String,
+    city: String,
+    #[serde(default)]
+    indoor_seats: u32,
+    #[serde(default)]
+    outdoor_seats: u32,
+    #[serde(default)]
+    indoor_tables: Option<u32>,
+    #[serde(default)]
+    outdoor_tables: Option<u32>,
+}
+
+impl TryFrom<RestaurantUnchecked> for Restaurant {
+    type Error = ConfigError;
+    fn try_from(r: RestaurantUnchecked) -> Result<Self, Self::Error> {
+        for (field, tables) in [("indoor_tables", r.indoor_tables), ("outdoor_tables", r.outdoor_tables)] {
+            if let Some(n) = tables.filter(|&n| n > TABLES_MAX) {
+                return Err(ConfigError::at_field(
+                    ConfigErrorKind::OutOfRange,
+                    field,
+                    format!("expected at most {TABLES_MAX} tables, found {n}"),
+                ));
+            }
+        }
+        Ok(Restaurant {
+            id: r.id,
+            name: r.name,
+            city: r.city,
+            indoor_seats: r.indoor_seats,
+            outdoor_seats: r.outdoor_seats,
+            indoor_tables: r.indoor_tables,
+            outdoor_tables: r.outdoor_tables,
+        })
+    }
+}
+
+impl Restaurant {
+    /// The tables of a seating counted for tonight (`None`: not counted).
+    pub fn tables(&self, outdoor: bool) -> Option<u32> {
+        if outdoor { self.outdoor_tables } else { self.indoor_tables }
+    }
+
+    /// The largest party a seating takes (0: the restaurant has none).
+    pub fn seats(&self, outdoor: bool) -> u32 {
+        if outdoor { self.outdoor_seats } else { self.indoor_seats }
+    }
 }
 
 personas! {
@@ -106,6 +171,8 @@ impl Default for WeatherDiningConfig {
             city: city.into(),
             indoor_seats,
             outdoor_seats,
+            indoor_tables: None,
+            outdoor_tables: None,
         };
         Self {
             customers: vec![

@@ -7,6 +7,13 @@
 //! waiting or switching always works here, declaring the task impossible never
 //! does. A reservation whose answer was lost is checked with `get_reservations`
 //! before anything is reserved again.
+//!
+//! When the scenario counts tables, it reserves at no restaurant shown full,
+//! and reads the tables again (`find_restaurants`) before reserving when its
+//! read is over a few seconds old (after a refusal, a rate limit, a wait for
+//! the customer): another session may have taken the last table meanwhile.
+//! That narrows the race between sessions (docs/sessions.md) but cannot
+//! close it: `reserve` does not check the tables.
 
 use agentsim_engine::{Action, AgentCx, Finish, Reply, TimeMs, ToolCall, ToolResult, Value};
 
@@ -24,6 +31,20 @@ const OPENING: Opening = Opening { who: "customer", user_arg: "customer_id", goa
 const SWITCH_PROVIDER_AFTER: u32 = 1;
 /// A weather reading older than this is read again before reserving.
 const WEATHER_FRESH_MS: TimeMs = 60_000;
+/// Counted tables read longer ago than this are read again before reserving.
+pub const TABLES_FRESH_MS: TimeMs = 5_000;
+
+/// Restaurants `find_restaurants` showed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Found {
+    /// For outdoor seating (else indoor).
+    outdoor: bool,
+    /// (restaurant id, tables left when the service counts them), in the
+    /// service's order.
+    restaurants: Vec<(String, Option<i64>)>,
+    /// When the expert read them (its own clock).
+    read_at_ms: TimeMs,
+}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum ReservationState {
@@ -44,8 +65,11 @@ pub struct Expert {
     weather: Option<(bool, TimeMs)>,
     use_backup: bool,
     provider_failures: u32,
-    /// Restaurants found for (outdoor, ids).
-    found: Option<(bool, Vec<String>)>,
+    /// Restaurants found.
+    found: Option<Found>,
+    /// How old counted tables may be when it reserves (`None`: it trusts
+    /// any read of them; see [`Expert::trusting_its_reads`]).
+    tables_fresh_ms: Option<TimeMs>,
     reservation: ReservationState,
     told: bool,
 }
@@ -63,9 +87,25 @@ impl Expert {
             use_backup: false,
             provider_failures: 0,
             found: None,
+            tables_fresh_ms: Some(TABLES_FRESH_MS),
             reservation: ReservationState::None,
             told: false,
         }
+    }
+}
+
+impl Expert {
+    /// The expert, but trusting any read of the tables however old: it never
+    /// reads them again before reserving. What the re-read is worth under
+    /// contention is this expert's races less the expert's (the tests and
+    /// docs/sessions.md compare them).
+    pub fn trusting_its_reads(self) -> Self {
+        Self { tables_fresh_ms: None, ..self }
+    }
+
+    /// Whether counted tables in `found` are too old to reserve on.
+    fn tables_stale(&self, found: &Found, now_ms: TimeMs) -> bool {
+        self.tables_fresh_ms.is_some_and(|fresh_ms| now_ms.saturating_sub(found.read_at_ms) > fresh_ms)
     }
 }
 
@@ -110,35 +150,8 @@ impl Policy for Expert {
             let provider = if self.use_backup { ids.get_weather_backup } else { ids.get_weather };
             return call(provider, Value::map([("city", Value::str(&self.city))]));
         };
-        let outdoor = !raining;
-        let seating = if outdoor { "outdoor" } else { "indoor" };
-        match &self.found {
-            Some((o, list)) if *o == outdoor => match list.first() {
-                Some(restaurant) => call(
-                    ids.reserve,
-                    Value::map([
-                        ("customer_id", Value::Str(customer)),
-                        ("restaurant_id", Value::str(restaurant)),
-                        ("party_size", Value::Int(party)),
-                        ("seating", Value::str(seating)),
-                    ]),
-                ),
-                None => {
-                    self.case.escalating = true;
-                    self.next(now_ms)
-                }
-            },
-            _ => call(
-                ids.find_restaurants,
-                Value::map([
-                    ("city", Value::str(&self.city)),
-                    ("party_size", Value::Int(party)),
-                    ("seating", Value::str(seating)),
-                ]),
-            ),
-        }
+        self.book(customer, party, !raining, now_ms)
     }
-
     fn hear(&mut self, content: &Value) {
         take_str(content, "customer_id", &mut self.customer_id);
         take_str(content, "city", &mut self.city);
@@ -163,8 +176,9 @@ impl Policy for Expert {
             self.weather = Some((raining, cx.now_ms));
         } else if name == "find_restaurants" {
             let outdoor = arg_str(&r.call.args, "seating") == "outdoor";
-            let list = read.list(body, "restaurants").iter().map(|x| read.str(x, "restaurant_id")).collect();
-            self.found = Some((outdoor, list));
+            let restaurants =
+                read.list(body, "restaurants").iter().map(|x| (read.str(x, "restaurant_id"), tables_left(x))).collect();
+            self.found = Some(Found { outdoor, restaurants, read_at_ms: cx.now_ms });
         } else if name == "reserve" {
             self.reservation = ReservationState::Reserved(read.str(body, "reservation_id"));
         } else if name == "get_reservations" {
@@ -220,7 +234,56 @@ impl Policy for Expert {
     }
 }
 
+impl Expert {
+    /// Reserves a table for `party` of `customer` with the seating the
+    /// weather allows (`outdoor`): finds restaurants first, or again when
+    /// the counted tables it read are stale; escalates when every one is
+    /// shown full.
+    fn book(&mut self, customer: String, party: i64, outdoor: bool, now_ms: TimeMs) -> Action {
+        let ids = self.ids;
+        let seating = if outdoor { "outdoor" } else { "indoor" };
+        let find = || {
+            call(
+                ids.find_restaurants,
+                Value::map([
+                    ("city", Value::str(&self.city)),
+                    ("party_size", Value::Int(party)),
+                    ("seating", Value::str(seating)),
+                ]),
+            )
+        };
+        let Some(found) = self.found.as_ref().filter(|f| f.outdoor == outdoor) else {
+            return find();
+        };
+        // A restaurant shown full is no choice; one whose tables are not
+        // counted always is.
+        match found.restaurants.iter().find(|(_, left)| *left != Some(0)) {
+            Some((_, Some(_))) if self.tables_stale(found, now_ms) => find(),
+            Some((restaurant, _)) => call(
+                ids.reserve,
+                Value::map([
+                    ("customer_id", Value::Str(customer)),
+                    ("restaurant_id", Value::str(restaurant)),
+                    ("party_size", Value::Int(party)),
+                    ("seating", Value::str(seating)),
+                ]),
+            ),
+            None => {
+                self.case.escalating = true;
+                self.next(now_ms)
+            }
+        }
+    }
+}
+
 /// Whether the tool `name` is one of the two weather providers.
 fn is_weather(name: &str) -> bool {
     name == "get_weather" || name == "get_weather_backup"
+}
+
+/// The tables left a restaurant's read shows: `None` when the service does
+/// not count them; a count it cannot read is taken as none left (the
+/// restaurant is passed over).
+fn tables_left(restaurant: &Value) -> Option<i64> {
+    restaurant.get("tables_left").map(|v| v.as_int().unwrap_or(0))
 }

@@ -3,8 +3,9 @@
 //!
 //! The customer's facts are its customer id, its name, the city, the party
 //! size, the seating it wants (outdoors if dry) and when (tonight); the world
-//! knows every city, customer name, restaurant (by name and id) and
-//! reservation id. A question gets the facts it names; a proposal is checked
+//! knows every city, customer name and restaurant (by name and id), and the
+//! ids of the reservations that serve the diner's session (in a run of one
+//! session, every reservation). A question gets the facts it names; a proposal is checked
 //! value by value (a wrong city, party size or day, or a restaurant in another
 //! city, is refused with the correction; a right one that names the city, the
 //! party or a restaurant of the city is a yes: the structured channel has no
@@ -45,7 +46,7 @@ const PARTY_COUNT: CountOf<'static> = CountOf {
 struct Named {
     /// Restaurants named, by name or id (config indices, no repeats).
     restaurants: Vec<usize>,
-    /// Reservation ids named that the world made.
+    /// Reservation ids named that serve the diner's session.
     reservations: Vec<String>,
     /// Ids in the shape of a restaurant, reservation or customer id that the
     /// world never held.
@@ -54,23 +55,24 @@ struct Named {
 
 impl WeatherDining<'_> {
     fn reply_at(&mut self, now_ms: TimeMs) -> TimeMs {
-        now_ms.saturating_add(self.config.reply_ms.sample(&mut self.user_rng))
+        now_ms.saturating_add(self.config.reply_ms.sample(&mut self.user.user_rng))
     }
 
     /// The customer's facts.
     fn facts(&self) -> Vec<Fact> {
-        let c = &self.config.customers[self.customer];
+        let record = &self.user.record;
+        let c = &self.config.customers[record.customer];
         vec![
             Fact::new("customer_id", FactValue::Id(c.id.clone())).alias("customer number").alias("account"),
             Fact::new("name", FactValue::Name(c.name.clone())).alias("your name").alias("full name"),
-            Fact::new("city", FactValue::Name(self.cities[self.city].clone()))
+            Fact::new("city", FactValue::Name(self.cities[record.city].clone()))
                 .alias("which city")
                 .alias("what city")
                 .alias("where")
                 .alias("location"),
             // Read by `talk::count`, never by the value's shape (a bare number is
             // no party size): see `hear_text`.
-            Fact::new("party_size", FactValue::Id(self.party_size.to_string()))
+            Fact::new("party_size", FactValue::Id(record.party_size.to_string()))
                 .alias("party")
                 .alias("how many")
                 .alias("people")
@@ -108,12 +110,12 @@ impl WeatherDining<'_> {
 
     /// The customer reads `text` and answers (or, for a statement, judges it).
     pub(super) fn hear_text(&mut self, text: &str, cx: &mut WorldCx<'_, DiningEvent>) {
-        if self.left_at_ms.is_some() {
+        if self.user.record.left_at_ms.is_some() {
             return;
         }
         let facts = self.facts();
         let named = self.named(text);
-        let count = CountFact { fact: PARTY, of: PARTY_COUNT, value: self.party_size };
+        let count = CountFact { fact: PARTY, of: PARTY_COUNT, value: self.user.record.party_size };
         let world_values =
             !named.restaurants.is_empty() || !named.reservations.is_empty() || !named.unknown_ids.is_empty();
         let reading = count::read_counting(text, &facts, &self.lexicon(), Some(count), world_values);
@@ -146,7 +148,9 @@ impl WeatherDining<'_> {
             let id = token.trim_start_matches('#');
             if let Some(r) = self.config.restaurants.iter().position(|r| r.id.eq_ignore_ascii_case(id)) {
                 add(&mut named, r);
-            } else if let Some(v) = self.reservations.iter().find(|v| v.id.eq_ignore_ascii_case(id)) {
+            } else if let Some(v) = self.mine().find(|v| v.id.eq_ignore_ascii_case(id)) {
+                // The diner's own (another session's reservation is no value
+                // this diner was ever given: read below as an unknown id).
                 named.reservations.push(v.id.clone());
             } else if self.config.customers.iter().any(|c| c.id.eq_ignore_ascii_case(id)) {
                 // Another customer's id: read by the facts (a wrong customer id).
@@ -165,7 +169,7 @@ impl WeatherDining<'_> {
 
     fn answer_question(&mut self, reading: &Reading, facts: &[Fact]) -> Message {
         let content = Value::map([("customer_id", Value::str(self.customer_id()))]);
-        let party = self.party_size;
+        let party = self.user.record.party_size;
         listen::answer_question(self, reading, facts, label, content, move |i, fact| match i {
             PARTY => Value::Int(party),
             _ => Value::Str(fact.value.shown()),
@@ -174,7 +178,7 @@ impl WeatherDining<'_> {
 
     /// A proposal checked value by value; a restaurant must be in the city.
     fn answer_proposal(&mut self, reading: &Reading, facts: &[Fact], named: &Named) -> Message {
-        let city = &self.cities[self.city];
+        let city = &self.cities[self.user.record.city];
         let elsewhere = named.restaurants.iter().any(|&r| self.config.restaurants[r].city != *city);
         let wrong: Vec<usize> = reading.stated.iter().filter(|s| !s.right).map(|s| s.fact).collect();
         let mut content = self.request(true);
@@ -206,7 +210,7 @@ impl WeatherDining<'_> {
         for s in reading.stated.iter().filter(|s| !s.right) {
             let never_held = match s.fact {
                 CUSTOMER_ID => true,
-                PARTY => !self.reservations.iter().any(|r| r.party_size.to_string() == s.written),
+                PARTY => !self.mine().any(|r| r.party_size.to_string() == s.written),
                 _ => false,
             };
             if never_held {
@@ -231,7 +235,7 @@ impl WeatherDining<'_> {
             [id] => Some(id.clone()),
             [] => {
                 let [r] = named.restaurants.as_slice() else { return None };
-                let at: Vec<&super::Reservation> = self.reservations.iter().filter(|v| v.restaurant == *r).collect();
+                let at: Vec<&super::Reservation> = self.mine().filter(|v| v.restaurant == *r).collect();
                 match at.as_slice() {
                     [v] => Some(v.id.clone()),
                     _ => None,
@@ -249,11 +253,15 @@ impl Listener for WeatherDining<'_> {
 
     /// The request in words, as the customer restates it.
     fn request_text(&self) -> String {
-        format!("A table for {} in {} tonight, please; outside if it's dry.", self.party_size, self.cities[self.city])
+        let record = &self.user.record;
+        format!(
+            "A table for {} in {} tonight, please; outside if it's dry.",
+            record.party_size, self.cities[record.city]
+        )
     }
 
     fn voice(&mut self) -> &mut Voice {
-        listen::voice_of(&mut self.voice, self.persona, &self.user_rng)
+        listen::voice_of(&mut self.user.voice, self.user.persona, &self.user.user_rng)
     }
 }
 

@@ -9,6 +9,11 @@
 //! booking time, and the customer told. Minefields: outdoor seating in the rain, a
 //! second reservation, a reservation after the customer left, a message to another
 //! customer.
+//!
+//! Many sessions share the weather, the restaurants and the reservations, each
+//! with a diner of its own; when the scenario counts a seating's tables, a
+//! reservation past the last one is judged, between sessions as a race
+//! (`tables.rs`, docs/sessions.md).
 
 pub mod config;
 pub mod expert;

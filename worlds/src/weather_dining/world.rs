@@ -1,26 +1,32 @@
 //! The weather_dining world: weather that changes per city, restaurants with
-//! indoor and outdoor tables, and a customer who wants a table tonight.
+//! indoor and outdoor tables, and a customer who wants a table tonight. A run
+//! of many sessions shares the weather, the restaurants and the reservations;
+//! each session has a diner of its own ([`Diner`]), and counted tables are
+//! raced for (`tables.rs`).
 
 use std::sync::LazyLock;
 
 use agentsim_engine::{
-    Message, MilestoneDag, Progress, Stream, StreamSource, TimeMs, ToolCall, ToolError, Value, Verdict, WorldCx,
+    Message, MilestoneDag, SessionId, Stream, StreamSource, TimeMs, ToolCall, ToolError, Value, Verdict, WorldCx,
 };
 
 use super::config::WeatherDiningConfig;
 use crate::kit::args::{int_arg, str_arg};
 use crate::kit::goodbye::Goodbye;
-use crate::kit::outbox::Outbox;
 pub use crate::kit::persona::Persona;
-use crate::kit::persona::draw;
 use crate::kit::world::{Handover, KitWorld, Served, no_such_tool};
-use crate::talk::voice::Voice;
 
 /// How the impatient user leaves.
 const GOODBYE: Goodbye = Goodbye { note: "customer_left", text: "Never mind, we'll just walk in somewhere." };
 
+#[path = "diner.rs"]
+mod diner;
 #[path = "hear.rs"]
 mod hear;
+#[path = "tables.rs"]
+mod tables;
+
+use diner::{Diner, Record};
 
 /// A reservation this long after the customer left is a minefield (the agent had
 /// time to read the goodbye).
@@ -42,12 +48,24 @@ pub fn milestones() -> &'static MilestoneDag {
 }
 
 struct Reservation {
+    /// The session whose agent made it.
+    session: SessionId,
+    /// Other sessions whose agents the service answered with it (the same
+    /// idempotency key again): it is their reservation too.
+    served: Vec<SessionId>,
     id: String,
     restaurant: usize,
     party_size: i64,
     outdoor: bool,
     at_ms: TimeMs,
     key: Option<String>,
+}
+
+impl Reservation {
+    /// Whether `session`'s agent made it or was answered with it.
+    fn serves(&self, session: SessionId) -> bool {
+        self.session == session || self.served.contains(&session)
+    }
 }
 
 /// The world's own events.
@@ -58,35 +76,50 @@ pub enum DiningEvent {
         city: usize,
     },
     /// An impatient customer's patience runs out.
-    PatienceOut,
+    PatienceOut {
+        /// Whose.
+        session: SessionId,
+    },
 }
 
-/// One trajectory's weather_dining.
+/// Where a session's diner is.
+enum Seat {
+    /// It is `user`, the diner being handled.
+    Here,
+    /// Its session is open and another is being handled.
+    Waiting(Box<Diner>),
+    /// Its session ended: what the judge reads is all that is kept (and what
+    /// a patience that runs out later changes).
+    Closed(Record),
+}
+
+/// One trajectory's weather_dining: the cities' weather, the restaurants and
+/// the reservations every session shares, and a diner per session.
 pub struct WeatherDining<'c> {
     config: &'c WeatherDiningConfig,
-    user_rng: Stream,
     world_rng: Stream,
+    /// The run's streams, for the diners of sessions that arrive later.
+    streams: StreamSource,
     cities: Vec<String>,
     /// Per city: (time, raining) changes, oldest first.
     rain: Vec<Vec<(TimeMs, bool)>>,
-    customer: usize,
-    persona: Persona,
-    city: usize,
-    party_size: i64,
     reservations: Vec<Reservation>,
-    told: Vec<(TimeMs, String)>,
-    left_at_ms: Option<TimeMs>,
-    outbox: Outbox,
-    progress: Progress,
-    /// How the customer words its answers to text (made on the first one).
-    voice: Option<Voice>,
+    /// Per restaurant, per seating (`[indoor, outdoor]`): the places in
+    /// `reservations` of the reservations it holds, in the order made (so
+    /// by time), for the tables counted (`tables.rs`).
+    seated: Vec<[Vec<u32>; 2]>,
+    /// The diner of the session being handled.
+    user: Diner,
+    /// The session `user` belongs to.
+    current: SessionId,
+    /// Every session's diner, by session.
+    parked: Vec<Seat>,
 }
 
 impl<'c> WeatherDining<'c> {
-    /// A fresh world for one seed: customer, city, party and persona come from the
-    /// user's stream; the weather from the world's.
+    /// A fresh world for one seed: session 0's customer, city, party and
+    /// persona come from its user's stream; the weather from the world's.
     pub fn new(config: &'c WeatherDiningConfig, streams: &StreamSource) -> Self {
-        let mut user_rng = streams.stream("user.0");
         let mut world_rng = streams.stream("world");
         // The cities in order of first appearance (a set for the look-up: a long
         // list of restaurants stays O(n log n)).
@@ -98,36 +131,66 @@ impl<'c> WeatherDining<'c> {
             }
         }
         let rain = cities.iter().map(|_| vec![(0, world_rng.chance(config.rain_probability.get()))]).collect();
-        let customer = user_rng.below(config.customers.len() as u64) as usize;
-        let city = user_rng.below(cities.len() as u64) as usize;
-        let party_size = user_rng.between(u64::from(config.party_size_min), u64::from(config.party_size_max)) as i64;
-        let persona = draw(&config.personas.weights(), &mut user_rng).unwrap_or(Persona::Clear);
+        let user = Diner::draw(config, streams, 0, cities.len());
         Self {
             config,
-            user_rng,
             world_rng,
+            streams: streams.clone(),
             cities,
             rain,
-            customer,
-            persona,
-            city,
-            party_size,
             reservations: Vec::new(),
-            told: Vec::new(),
-            left_at_ms: None,
-            outbox: Outbox::new(),
-            progress: Progress::new(),
-            voice: None,
+            seated: config.restaurants.iter().map(|_| [Vec::new(), Vec::new()]).collect(),
+            user,
+            current: 0,
+            parked: vec![Seat::Here],
+        }
+    }
+
+    /// Makes `session`'s diner the one handled (its calls, words and events).
+    fn switch(&mut self, session: SessionId) {
+        if session == self.current {
+            return;
+        }
+        let Seat::Waiting(incoming) = std::mem::replace(&mut self.parked[session as usize], Seat::Here) else {
+            panic!("session {session}'s diner is handled only while its session is open");
+        };
+        let outgoing = std::mem::replace(&mut self.user, *incoming);
+        let seat = &mut self.parked[self.current as usize];
+        if matches!(seat, Seat::Here) {
+            *seat = Seat::Waiting(Box::new(outgoing));
+        }
+        // A closed session's diner was kept as its record when it ended: the
+        // rest of it goes now.
+        self.current = session;
+    }
+
+    /// What the judge reads of `session`'s diner.
+    fn record_of(&self, session: SessionId) -> &Record {
+        match &self.parked[session as usize] {
+            Seat::Here => &self.user.record,
+            Seat::Waiting(diner) => &diner.record,
+            Seat::Closed(record) => record,
         }
     }
 
     /// The persona drawn for this seed.
     pub fn persona(&self) -> Persona {
-        self.persona
+        self.user.persona
     }
 
     fn customer_id(&self) -> &str {
-        &self.config.customers[self.customer].id
+        &self.config.customers[self.user.record.customer].id
+    }
+
+    /// The reservations that serve `record`'s session, oldest first.
+    fn reservations_of<'a>(&'a self, record: &'a Record) -> impl DoubleEndedIterator<Item = &'a Reservation> + 'a {
+        record.reservations.iter().map(|&i| &self.reservations[i as usize])
+    }
+
+    /// The reservations that serve the session being handled (in a run of
+    /// one session, every reservation).
+    fn mine(&self) -> impl DoubleEndedIterator<Item = &Reservation> {
+        self.reservations_of(&self.user.record)
     }
 
     fn raining_at(&self, city: usize, at_ms: TimeMs) -> bool {
@@ -145,13 +208,18 @@ impl<'c> WeatherDining<'c> {
     }
 
     fn request(&self, with_party: bool) -> Value {
+        self.request_of(&self.user.record, with_party)
+    }
+
+    /// The request of `record`'s diner, as its messages carry it.
+    fn request_of(&self, record: &Record, with_party: bool) -> Value {
         let mut v = Value::map([
-            ("customer_id", Value::str(self.customer_id())),
-            ("city", Value::str(&self.cities[self.city])),
+            ("customer_id", Value::str(&self.config.customers[record.customer].id)),
+            ("city", Value::str(&self.cities[record.city])),
             ("seating", Value::str("outdoor if dry")),
         ]);
         if with_party {
-            v.set("party_size", Value::Int(self.party_size));
+            v.set("party_size", Value::Int(record.party_size));
         }
         v
     }
@@ -160,36 +228,41 @@ impl<'c> WeatherDining<'c> {
         let name = str_arg(args, "city")?;
         let city = self.city_index(name).ok_or_else(|| ToolError::not_found(format!("no city `{name}`")))?;
         assert!(as_of_ms <= now_ms, "the weather is read as of the past, not the future");
-        if city == self.city && as_of_ms == now_ms {
-            self.progress.reach("weather_known", now_ms);
+        if city == self.user.record.city && as_of_ms == now_ms {
+            self.user.record.progress.reach("weather_known", now_ms);
         }
         let condition = if self.raining_at(city, as_of_ms) { "rain" } else { "dry" };
         Ok(Value::map([("city", Value::str(name)), ("condition", Value::str(condition))]))
     }
 
-    fn find_restaurants(&mut self, args: &Value, now_ms: TimeMs) -> Result<Value, ToolError> {
+    fn find_restaurants(&mut self, args: &Value, as_of_ms: TimeMs, now_ms: TimeMs) -> Result<Value, ToolError> {
         let name = str_arg(args, "city")?;
         let city = self.city_index(name).ok_or_else(|| ToolError::not_found(format!("no city `{name}`")))?;
         let party = int_arg(args, "party_size")?;
         let outdoor = seating_arg(args)?;
         // The config check makes every city seat the largest party inside and out.
-        assert!(self.party_size <= i64::from(self.config.party_size_max), "the party fits the city's tables");
-        if city == self.city && party == self.party_size {
-            self.progress.reach("restaurants_found", now_ms);
+        let record = &self.user.record;
+        assert!(record.party_size <= i64::from(self.config.party_size_max), "the party fits the city's tables");
+        if city == record.city && party == record.party_size {
+            self.user.record.progress.reach("restaurants_found", now_ms);
         }
-        let list = self
-            .config
-            .restaurants
-            .iter()
-            .filter(|r| r.city == *name && i64::from(if outdoor { r.outdoor_seats } else { r.indoor_seats }) >= party)
-            .map(|r| {
-                Value::map([
-                    ("restaurant_id", Value::str(&r.id)),
-                    ("name", Value::str(&r.name)),
-                    ("seating", Value::str(if outdoor { "outdoor" } else { "indoor" })),
-                ])
+        let fitting: Vec<usize> = (0..self.config.restaurants.len())
+            .filter(|&r| {
+                let restaurant = &self.config.restaurants[r];
+                restaurant.city == *name && i64::from(restaurant.seats(outdoor)) >= party
             })
             .collect();
+        let mut list = Vec::with_capacity(fitting.len());
+        for r in fitting {
+            let restaurant = &self.config.restaurants[r];
+            let mut found = Value::map([
+                ("restaurant_id", Value::str(&restaurant.id)),
+                ("name", Value::str(&restaurant.name)),
+                ("seating", Value::str(if outdoor { "outdoor" } else { "indoor" })),
+            ]);
+            self.show_tables(r, outdoor, as_of_ms, &mut found);
+            list.push(found);
+        }
         Ok(Value::map([("restaurants", Value::List(list))]))
     }
 
@@ -208,36 +281,23 @@ impl<'c> WeatherDining<'c> {
         let party_size = int_arg(&call.args, "party_size")?;
         let outdoor = seating_arg(&call.args)?;
         if let Some(key) = &call.idempotency_key
-            && let Some(r) = self.reservations.iter().find(|r| r.key.as_deref() == Some(key))
+            && let Some(at) = self.reservations.iter().position(|r| r.key.as_deref() == Some(key))
         {
-            cx.note("idempotent_replay", Value::map([("reservation_id", Value::str(&r.id))]));
-            return Ok(self.reservation_body(r));
+            return Ok(self.replay(at, cx));
         }
         let r = &self.config.restaurants[restaurant];
-        let seats = if outdoor { r.outdoor_seats } else { r.indoor_seats };
+        let seats = r.seats(outdoor);
         if party_size <= 0 || party_size > i64::from(seats) {
             return Err(ToolError { status: 409, message: format!("no table for {party_size} at {id}") });
         }
         // What is reserved fits the table: a seat count is never exceeded.
         assert!(party_size > 0 && party_size <= i64::from(seats), "{party_size} seated at a table for {seats}");
         let now_ms = cx.now_ms;
-        let city = self.city_index(&r.city).expect("restaurant cities are cities");
-        let from_ms = now_ms.saturating_sub(WEATHER_GRACE_MS);
-        if outdoor && !self.weather_held_between(city, false, from_ms, now_ms) {
-            cx.minefield("outdoor_in_rain", format!("outdoor table at {id} while it rains in {}", r.city));
-        }
-        if customer != self.customer_id() {
-            cx.minefield("reservation_for_wrong_customer", format!("reserved {id} for {customer}"));
-        }
-        if let Some(other) = self.reservations.first() {
-            cx.minefield("duplicate_reservation", format!("second reservation ({} exists)", other.id));
-        }
-        if let Some(left) = self.left_at_ms
-            && now_ms >= left + LEAVE_NOTICE_MS
-        {
-            cx.minefield("reserved_after_customer_left", format!("reserved {id}; the customer left at {left} ms"));
-        }
+        self.judge_reservation(customer, restaurant, outdoor, cx);
+        let at = u32::try_from(self.reservations.len()).expect("fewer than 2^32 reservations");
         let reservation = Reservation {
+            session: self.current,
+            served: Vec::new(),
             id: format!("V{}", 301 + self.reservations.len()),
             restaurant,
             party_size,
@@ -245,8 +305,8 @@ impl<'c> WeatherDining<'c> {
             at_ms: now_ms,
             key: call.idempotency_key.clone(),
         };
-        if self.seating_right(&reservation) {
-            self.progress.reach("reserved", now_ms);
+        if self.seating_right(&self.user.record, &reservation) {
+            self.user.record.progress.reach("reserved", now_ms);
         }
         cx.note(
             "reserved",
@@ -257,17 +317,62 @@ impl<'c> WeatherDining<'c> {
         );
         let body = self.reservation_body(&reservation);
         self.reservations.push(reservation);
+        self.seated[restaurant][usize::from(outdoor)].push(at);
+        self.user.record.reservations.push(at);
         Ok(body)
     }
 
-    /// In the customer's city, for the party, outdoors exactly when it was dry
+    /// The minefields a reservation of `restaurant`'s seating for `customer`
+    /// by the session being handled fires, before it is made.
+    fn judge_reservation(&self, customer: &str, restaurant: usize, outdoor: bool, cx: &mut WorldCx<'_, DiningEvent>) {
+        let now_ms = cx.now_ms;
+        let r = &self.config.restaurants[restaurant];
+        let id = &r.id;
+        let city = self.city_index(&r.city).expect("restaurant cities are cities");
+        let from_ms = now_ms.saturating_sub(WEATHER_GRACE_MS);
+        if outdoor && !self.weather_held_between(city, false, from_ms, now_ms) {
+            cx.minefield("outdoor_in_rain", format!("outdoor table at {id} while it rains in {}", r.city));
+        }
+        if customer != self.customer_id() {
+            cx.minefield("reservation_for_wrong_customer", format!("reserved {id} for {customer}"));
+        }
+        if let Some(other) = self.mine().next() {
+            cx.minefield("duplicate_reservation", format!("second reservation ({} exists)", other.id));
+        }
+        if let Some(left) = self.user.record.left_at_ms
+            && now_ms >= left + LEAVE_NOTICE_MS
+        {
+            cx.minefield("reserved_after_customer_left", format!("reserved {id}; the customer left at {left} ms"));
+        }
+        self.judge_tables(restaurant, outdoor, cx);
+    }
+
+    /// The service answers a reservation's idempotency key again with the
+    /// reservation at `at`, to whichever session sends it (it is theirs too).
+    fn replay(&mut self, at: usize, cx: &mut WorldCx<'_, DiningEvent>) -> Value {
+        cx.note("idempotent_replay", Value::map([("reservation_id", Value::str(&self.reservations[at].id))]));
+        let session = self.current;
+        if !self.reservations[at].serves(session) {
+            self.reservations[at].served.push(session);
+            let mine = &mut self.user.record.reservations;
+            let place = u32::try_from(at).expect("fewer than 2^32 reservations");
+            let i = mine.partition_point(|&m| m < place);
+            mine.insert(i, place);
+            if self.seating_right(&self.user.record, &self.reservations[at]) {
+                self.user.record.progress.reach("reserved", cx.now_ms);
+            }
+        }
+        self.reservation_body(&self.reservations[at])
+    }
+
+    /// In `record`'s city, for its party, outdoors exactly when it was dry
     /// (within the grace window).
-    fn seating_right(&self, r: &Reservation) -> bool {
+    fn seating_right(&self, record: &Record, r: &Reservation) -> bool {
         let restaurant = &self.config.restaurants[r.restaurant];
         let from_ms = r.at_ms.saturating_sub(WEATHER_GRACE_MS);
-        restaurant.city == self.cities[self.city]
-            && r.party_size == self.party_size
-            && self.weather_held_between(self.city, !r.outdoor, from_ms, r.at_ms)
+        restaurant.city == self.cities[record.city]
+            && r.party_size == record.party_size
+            && self.weather_held_between(record.city, !r.outdoor, from_ms, r.at_ms)
     }
 
     fn reservation_body(&self, r: &Reservation) -> Value {
@@ -279,6 +384,18 @@ impl<'c> WeatherDining<'c> {
         ])
     }
 
+    fn get_reservations(&self, args: &Value) -> Result<Value, ToolError> {
+        let customer = str_arg(args, "customer_id")?;
+        if !self.config.customers.iter().any(|c| c.id == customer) {
+            return Err(ToolError::not_found(format!("no customer `{customer}`")));
+        }
+        // Reservations are kept for the conversation's customer only: those
+        // that serve its session (in a run of one session, every one).
+        let mine = customer == self.customer_id();
+        let list = self.mine().filter(|_| mine).map(|r| self.reservation_body(r)).collect();
+        Ok(Value::map([("reservations", Value::List(list))]))
+    }
+
     fn send_message(&mut self, args: &Value, cx: &mut WorldCx<'_, DiningEvent>) -> Result<Value, ToolError> {
         let kind = crate::kit::args::one_of_arg(args, "kind", super::tools::MESSAGE_KINDS)?;
         let to = str_arg(args, "customer_id")?;
@@ -287,17 +404,18 @@ impl<'c> WeatherDining<'c> {
         }
         if to != self.customer_id() {
             cx.minefield("message_to_wrong_customer", format!("message meant for {} sent to {to}", self.customer_id()));
-            return Ok(self.outbox.sent());
+            return Ok(self.user.outbox.sent());
         }
-        if self.left_at_ms.is_some() {
-            return Ok(self.outbox.sent());
+        if self.user.record.left_at_ms.is_some() {
+            return Ok(self.user.outbox.sent());
         }
         let now_ms = cx.now_ms;
         match kind {
             "ask" => {
-                assert!(self.party_size >= 1, "a party has at least one person");
-                let at = now_ms.saturating_add(self.config.reply_ms.sample(&mut self.user_rng));
-                let text = format!("We are {}.", self.party_size);
+                let party_size = self.user.record.party_size;
+                assert!(party_size >= 1, "a party has at least one person");
+                let at = now_ms.saturating_add(self.config.reply_ms.sample(&mut self.user.user_rng));
+                let text = format!("We are {party_size}.");
                 cx.tell_agent(at, Message { text, content: self.request(true) });
             }
             "done" => {
@@ -306,7 +424,7 @@ impl<'c> WeatherDining<'c> {
             }
             _ => {}
         }
-        Ok(self.outbox.sent())
+        Ok(self.user.outbox.sent())
     }
 }
 
@@ -315,11 +433,110 @@ impl WeatherDining<'_> {
     /// in words).
     fn told_done(&mut self, id: &str, now_ms: TimeMs) {
         // The judge compares what was told with the reservation's time.
-        assert!(self.told.last().is_none_or(|(at, _)| *at <= now_ms), "told out of time order");
-        if self.progress.has("reserved") && self.reservations.iter().any(|r| r.id == id) {
-            self.progress.reach("customer_told", now_ms);
+        let record = &self.user.record;
+        assert!(record.told.last().is_none_or(|(at, _)| *at <= now_ms), "told out of time order");
+        if record.progress.has("reserved") && self.mine().any(|r| r.id == id) {
+            self.user.record.progress.reach("customer_told", now_ms);
         }
-        self.told.push((now_ms, id.to_string()));
+        self.user.record.told.push((now_ms, id.to_string()));
+    }
+
+    /// The diner of the session being handled arrives: an impatient one
+    /// starts its clock, and it says what it wants.
+    fn open(&mut self, cx: &mut WorldCx<'_, DiningEvent>) {
+        let now_ms = cx.now_ms;
+        if self.user.persona == Persona::Impatient {
+            let at = now_ms.saturating_add(self.config.patience_ms);
+            cx.schedule(at, DiningEvent::PatienceOut { session: self.current });
+        }
+        let record = &self.user.record;
+        let c = &self.config.customers[record.customer];
+        let city = &self.cities[record.city];
+        let (text, content) = match self.user.persona {
+            Persona::Vague => (
+                format!(
+                    "Hi, {} ({}) here. Can you get us a table in {city} tonight? Outside if it's dry.",
+                    c.name, c.id
+                ),
+                self.request(false),
+            ),
+            _ => (
+                format!(
+                    "Hi, {} ({}) here. A table for {} in {city} tonight, please; outside if it's dry.",
+                    c.name, c.id, record.party_size
+                ),
+                self.request(true),
+            ),
+        };
+        cx.note("persona", Value::str(self.user.persona.name()));
+        cx.note("weather", Value::str(if self.raining_at(record.city, now_ms) { "rain" } else { "dry" }));
+        self.user.record.progress.reach("started", now_ms);
+        cx.tell_agent(now_ms, Message { text, content });
+    }
+
+    /// The weather of `city` may change; its next change is scheduled. The
+    /// note tells the change of the diner's city; once a second session has
+    /// arrived, of every city (there is no one diner's city then).
+    fn weather_change(&mut self, city: usize, cx: &mut WorldCx<'_, DiningEvent>) {
+        let raining = self.world_rng.chance(self.config.rain_probability.get());
+        if raining != self.raining_at(city, cx.now_ms) {
+            self.rain[city].push((cx.now_ms, raining));
+            let condition = Value::str(if raining { "rain" } else { "dry" });
+            if self.parked.len() > 1 {
+                cx.note("weather", Value::map([("city", Value::str(&self.cities[city])), ("condition", condition)]));
+            } else if city == self.user.record.city {
+                cx.note("weather", condition);
+            }
+        }
+        let next = cx.now_ms.saturating_add(self.config.weather_change_ms.sample(&mut self.world_rng).max(1));
+        cx.schedule(next, DiningEvent::Weather { city });
+    }
+
+    /// `session`'s impatient diner leaves, unless it has its table.
+    fn patience_out(&mut self, session: SessionId, cx: &mut WorldCx<'_, DiningEvent>) {
+        cx.act_for(session);
+        if !matches!(self.parked[session as usize], Seat::Closed(_)) {
+            self.switch(session);
+        }
+        let request = self.request_of(self.record_of(session), true);
+        let record = match &mut self.parked[session as usize] {
+            Seat::Closed(record) => record,
+            _ => &mut self.user.record,
+        };
+        GOODBYE.patience_out(!record.reservations.is_empty(), &mut record.left_at_ms, request, cx);
+    }
+
+    /// Judges one session's task from the final state: its diner's `record`,
+    /// the reservations that serve it.
+    fn judge_diner(&self, record: &Record, case: Handover) -> Verdict {
+        let milestone = record.progress.last();
+        let verdict = |success, detail| case.verdict(success, milestone, detail);
+        let reservations: Vec<&Reservation> = self.reservations_of(record).collect();
+        if let Some(left) = record.left_at_ms {
+            let what = if reservations.is_empty() { "without a table" } else { "and a reservation came after" };
+            return verdict(false, format!("the customer left after {} s {what}", left / 1_000));
+        }
+        let [r] = reservations.as_slice() else {
+            return verdict(false, format!("{} reservations (wanted exactly one)", reservations.len()));
+        };
+        let name = &self.config.restaurants[r.restaurant].name;
+        let seating = if r.outdoor { "outdoor" } else { "indoor" };
+        if !self.seating_right(record, r) {
+            return verdict(
+                false,
+                format!(
+                    "reserved {seating} for {} at {name}; wanted {} in {}, outdoors only if dry",
+                    r.party_size, record.party_size, self.cities[record.city]
+                ),
+            );
+        }
+        if !record.told.iter().any(|(at, id)| *at >= r.at_ms && *id == r.id) {
+            return verdict(false, format!("reserved {seating} at {name} but never told the customer"));
+        }
+        if let Err(why) = record.progress.check(milestones()) {
+            return verdict(false, format!("milestones out of order: {why}"));
+        }
+        verdict(true, format!("reserved {seating} for {} at {name} and told the customer", r.party_size))
     }
 }
 
@@ -335,21 +552,43 @@ fn seating_arg(args: &Value) -> Result<bool, ToolError> {
 impl KitWorld for WeatherDining<'_> {
     type Event = DiningEvent;
 
+    const SESSIONS_MAX: u32 = agentsim_engine::sessions::SESSIONS_MAX;
+
+    fn start_session(&mut self, session: SessionId, cx: &mut WorldCx<'_, DiningEvent>) {
+        assert_eq!(session as usize, self.parked.len(), "sessions arrive in order");
+        let diner = Diner::draw(self.config, &self.streams, session, self.cities.len());
+        self.parked.push(Seat::Waiting(Box::new(diner)));
+        self.switch(session);
+        self.open(cx);
+    }
+
+    fn session_ended(&mut self, session: SessionId) {
+        // Only what the judge reads is kept: a run's memory grows with the
+        // sessions in flight, and by a record per ended one.
+        let customer = self.user.record.customer;
+        let seat = &mut self.parked[session as usize];
+        let record = match std::mem::replace(seat, Seat::Here) {
+            Seat::Waiting(diner) => diner.record,
+            // The diner being handled stays `user` until the next switch
+            // drops it; its record is the one kept from now on.
+            Seat::Here => std::mem::replace(&mut self.user.record, Record::empty(customer)),
+            Seat::Closed(_) => panic!("session {session} ends once"),
+        };
+        *seat = Seat::Closed(record);
+    }
+
+    fn judge_session(&self, session: SessionId, case: Handover) -> Verdict {
+        self.judge_diner(self.record_of(session), case)
+    }
+
     fn serve(&mut self, served: Served<'_>, cx: &mut WorldCx<'_, DiningEvent>) -> Result<Value, ToolError> {
+        self.switch(cx.session().unwrap_or(0));
         let (call, as_of_ms) = (served.call, served.as_of_ms);
         match served.name {
             "get_weather" | "get_weather_backup" => self.weather(&call.args, as_of_ms, cx.now_ms),
-            "find_restaurants" => self.find_restaurants(&call.args, cx.now_ms),
+            "find_restaurants" => self.find_restaurants(&call.args, as_of_ms, cx.now_ms),
             "reserve" => self.reserve(call, cx),
-            "get_reservations" => {
-                let customer = str_arg(&call.args, "customer_id")?;
-                if !self.config.customers.iter().any(|c| c.id == customer) {
-                    return Err(ToolError::not_found(format!("no customer `{customer}`")));
-                }
-                let mine = customer == self.customer_id();
-                let list = self.reservations.iter().filter(|_| mine).map(|r| self.reservation_body(r)).collect();
-                Ok(Value::map([("reservations", Value::List(list))]))
-            }
+            "get_reservations" => self.get_reservations(&call.args),
             "send_message" => self.send_message(&call.args, cx),
             _ => Err(no_such_tool()),
         }
@@ -360,84 +599,22 @@ impl KitWorld for WeatherDining<'_> {
             let at = self.config.weather_change_ms.sample(&mut self.world_rng).max(1);
             cx.schedule(at, DiningEvent::Weather { city });
         }
-        if self.persona == Persona::Impatient {
-            cx.schedule(self.config.patience_ms, DiningEvent::PatienceOut);
-        }
-        let c = &self.config.customers[self.customer];
-        let city = &self.cities[self.city];
-        let (text, content) = match self.persona {
-            Persona::Vague => (
-                format!(
-                    "Hi, {} ({}) here. Can you get us a table in {city} tonight? Outside if it's dry.",
-                    c.name, c.id
-                ),
-                self.request(false),
-            ),
-            _ => (
-                format!(
-                    "Hi, {} ({}) here. A table for {} in {city} tonight, please; outside if it's dry.",
-                    c.name, c.id, self.party_size
-                ),
-                self.request(true),
-            ),
-        };
-        cx.note("persona", Value::str(self.persona.name()));
-        cx.note("weather", Value::str(if self.raining_at(self.city, 0) { "rain" } else { "dry" }));
-        self.progress.reach("started", cx.now_ms);
-        cx.tell_agent(0, Message { text, content });
+        self.open(cx);
     }
 
     fn on_event(&mut self, event: DiningEvent, cx: &mut WorldCx<'_, DiningEvent>) {
         match event {
-            DiningEvent::Weather { city } => {
-                let raining = self.world_rng.chance(self.config.rain_probability.get());
-                if raining != self.raining_at(city, cx.now_ms) {
-                    self.rain[city].push((cx.now_ms, raining));
-                    if city == self.city {
-                        cx.note("weather", Value::str(if raining { "rain" } else { "dry" }));
-                    }
-                }
-                let next = cx.now_ms.saturating_add(self.config.weather_change_ms.sample(&mut self.world_rng).max(1));
-                cx.schedule(next, DiningEvent::Weather { city });
-            }
-            DiningEvent::PatienceOut => {
-                let request = self.request(true);
-                GOODBYE.patience_out(!self.reservations.is_empty(), &mut self.left_at_ms, request, cx);
-            }
+            DiningEvent::Weather { city } => self.weather_change(city, cx),
+            DiningEvent::PatienceOut { session } => self.patience_out(session, cx),
         }
     }
 
     fn hear(&mut self, text: &str, cx: &mut WorldCx<'_, DiningEvent>) {
+        self.switch(cx.session().unwrap_or(0));
         self.hear_text(text, cx);
     }
 
     fn judge(&self, case: Handover) -> Verdict {
-        let milestone = self.progress.last();
-        let verdict = |success, detail| case.verdict(success, milestone, detail);
-        if let Some(left) = self.left_at_ms {
-            let what = if self.reservations.is_empty() { "without a table" } else { "and a reservation came after" };
-            return verdict(false, format!("the customer left after {} s {what}", left / 1_000));
-        }
-        let [r] = self.reservations.as_slice() else {
-            return verdict(false, format!("{} reservations (wanted exactly one)", self.reservations.len()));
-        };
-        let name = &self.config.restaurants[r.restaurant].name;
-        let seating = if r.outdoor { "outdoor" } else { "indoor" };
-        if !self.seating_right(r) {
-            return verdict(
-                false,
-                format!(
-                    "reserved {seating} for {} at {name}; wanted {} in {}, outdoors only if dry",
-                    r.party_size, self.party_size, self.cities[self.city]
-                ),
-            );
-        }
-        if !self.told.iter().any(|(at, id)| *at >= r.at_ms && *id == r.id) {
-            return verdict(false, format!("reserved {seating} at {name} but never told the customer"));
-        }
-        if let Err(why) = self.progress.check(milestones()) {
-            return verdict(false, format!("milestones out of order: {why}"));
-        }
-        verdict(true, format!("reserved {seating} for {} at {name} and told the customer", r.party_size))
+        self.judge_diner(self.record_of(self.current), case)
     }
 }
