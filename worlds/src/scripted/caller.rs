@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use agentsim_engine::{Progress, SessionId, Stream, StreamSource, TimeMs, Value};
 
 use super::ScriptedWorld;
-use super::judge::Unmet;
+use super::unmet::Unmet;
 use crate::kit::outbox::Outbox;
 use crate::scripted::model::{ScriptedModel, Task};
 use crate::talk::voice::Voice;

@@ -21,6 +21,8 @@ mod caller;
 mod hear;
 #[path = "judge.rs"]
 mod judge;
+#[path = "unmet.rs"]
+mod unmet;
 
 use caller::{Caller, Seat};
 
@@ -365,7 +367,7 @@ impl<'m> ScriptedWorld<'m> {
     /// record the gold actions give, in a run of one session. In a run of
     /// many, the others' tasks write the same tables: only the records this
     /// task's gold actions write and those this session wrote are judged.
-    fn state_ok(&self, caller: &Caller<'_>) -> Result<(), judge::Unmet> {
+    fn state_ok(&self, caller: &Caller<'_>) -> Result<(), unmet::Unmet> {
         let state = &self.session.as_ref().expect("the session is home").state;
         let Some(target) = gold_of(caller) else { return Ok(()) };
         let same = if self.sessions.is_some() {
@@ -373,7 +375,7 @@ impl<'m> ScriptedWorld<'m> {
         } else {
             state.same_records(target, caller.task.compared.as_deref())
         };
-        if same { Ok(()) } else { Err(judge::Unmet::TablesDiffer) }
+        if same { Ok(()) } else { Err(unmet::Unmet::TablesDiffer) }
     }
 
     /// The records judged for `caller` in a run of many sessions whose final
