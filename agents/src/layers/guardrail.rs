@@ -204,9 +204,12 @@ impl Guardrail {
             return;
         }
         let name = catalog::def(cx.catalog, tool).map(|d| d.name.as_str());
-        let trusted = self.config.rules.iter().any(
-            |r| matches!(r, Rule::Provenance { trusted, .. } if trusted.iter().any(|t| Some(t.as_str()) == name)),
-        );
+        let is_this = |t: &String| Some(t.as_str()) == name;
+        let trusted = self
+            .config
+            .rules
+            .iter()
+            .any(|r| matches!(r, Rule::Provenance { trusted, .. } if trusted.iter().any(is_this)));
         if trusted {
             leaves(body, &mut self.trusted_values);
             let excess = self.trusted_values.len().saturating_sub(TRUSTED_VALUES_MAX);
