@@ -209,7 +209,9 @@ impl NoisyPlanner {
             Some(last) if last.same_request(&result.call) => last.clone(),
             _ => result.call.clone(),
         };
-        let tool = catalog::name(cx.catalog, result.call.tool);
+        // Named only in a note (most failures are left to the expert).
+        let tools = cx.catalog;
+        let tool = || catalog::name(tools, result.call.tool);
 
         match &self.stuck {
             Some(stuck) if stuck.same_request(&result.call) => {
@@ -223,6 +225,7 @@ impl NoisyPlanner {
             cx.read(input);
             cx.begin_turn();
             let failures = self.failures_in_row;
+            let tool = tool();
             cx.note(
                 "noisy",
                 "give_up",
@@ -235,11 +238,11 @@ impl NoisyPlanner {
             && result.reply == Reply::Timeout
             && self.chance(self.config.blind_write_retry)
         {
-            cx.note("noisy", "blind_write_retry", Value::map([("tool", Value::str(tool))]));
+            cx.note("noisy", "blind_write_retry", Value::map([("tool", Value::str(tool()))]));
             return Some(self.reissue(input, call, cx));
         }
         if self.chance(self.config.repeat_failing) {
-            cx.note("noisy", "repeat_failing", Value::map([("tool", Value::str(tool))]));
+            cx.note("noisy", "repeat_failing", Value::map([("tool", Value::str(tool()))]));
             self.stuck = Some(call.clone());
             self.swallowed = Some(input.clone());
             return Some(self.reissue(input, call, cx));

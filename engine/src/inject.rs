@@ -92,6 +92,24 @@ pub fn render(style: InjectionStyle, injected: &Injected) -> String {
     }
 }
 
+/// Where the first ``call ` `` of `text` starts: `text.find("call `")`, found
+/// from the backticks instead (every string of every answer is searched, and
+/// most hold no backtick: a byte scan, where a substring search sets up a
+/// searcher per string).
+fn call_at(text: &str) -> Option<usize> {
+    const CALL: &[u8] = b"call ";
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    while let Some(offset) = bytes[from..].iter().position(|&b| b == b'`') {
+        let tick = from + offset;
+        if tick >= CALL.len() && &bytes[tick - CALL.len()..tick] == CALL {
+            return Some(tick - CALL.len());
+        }
+        from = tick + 1;
+    }
+    None
+}
+
 /// The call an injected text asks for, read back from any string in `body` (what
 /// a model reading the answer would take from it); `None` when there is none.
 pub fn find(body: &Value) -> Option<Injected> {
@@ -104,7 +122,7 @@ pub fn find(body: &Value) -> Option<Injected> {
 }
 
 fn parse(text: &str) -> Option<Injected> {
-    let rest = &text[text.find("call `")? + "call `".len()..];
+    let rest = &text[call_at(text)? + "call `".len()..];
     let (tool, rest) = rest.split_once('`')?;
     let mut rest = rest.strip_prefix(" with ")?;
     let mut args = BTreeMap::new();
@@ -156,6 +174,25 @@ mod tests {
             assert_eq!(find(&body), Some(refund()), "{text}");
         }
         assert_eq!(find(&Value::str("please call the customer")), None);
+    }
+
+    #[test]
+    fn the_call_is_found_where_a_substring_search_finds_it() {
+        let texts = [
+            "",
+            "`",
+            "call `",
+            "call`",
+            "a `b` then call `x` with `a`=`1`",
+            "recall `x`",
+            "call  `x`",
+            "`call `x` call `y`",
+            "é call `t`",
+            "calL `t` call `u`",
+        ];
+        for text in texts {
+            assert_eq!(call_at(text), text.find("call `"), "{text:?}");
+        }
     }
 
     #[test]

@@ -34,6 +34,7 @@ pub mod tool;
 pub mod trajectory;
 pub mod value;
 pub mod voice;
+mod wire;
 pub mod world;
 
 pub use agent::{Action, Agent, AgentCx, Finish, Input, Lens, Message, Note, Usage};

@@ -66,16 +66,23 @@ impl Named {
         if !self.listening || self.full {
             return;
         }
-        let values: Vec<&str> = message.content.leaves().filter_map(Value::as_str).collect();
-        let bytes = message.text.len() + 1 + values.iter().map(|v| v.len() + 1).sum::<usize>();
+        // The content is walked twice (to measure, then to copy) rather than
+        // collected: this runs on every user message.
+        let values = || message.content.leaves().filter_map(Value::as_str);
+        let values_bytes = values().map(|v| v.len() + 1).sum::<usize>();
+        let bytes = message.text.len() + 1 + values_bytes;
         if self.texts.len() + self.values.len() + bytes > HEARD_BYTES_MAX {
             self.full = true;
             return;
         }
+        self.texts.reserve(message.text.len() + 1);
         self.texts.push_str(&message.text);
         self.texts.push('\n');
-        for value in values {
-            self.values.push_str(value.split(VALUE_END).next().unwrap_or_default());
+        self.values.reserve(values_bytes);
+        for value in values() {
+            // `VALUE_END` is one byte: the value up to its first.
+            let end = value.bytes().position(|b| b == VALUE_END as u8).unwrap_or(value.len());
+            self.values.push_str(&value[..end]);
             self.values.push(VALUE_END);
         }
         assert!(self.texts.len() + self.values.len() <= HEARD_BYTES_MAX, "what is heard stays bounded");

@@ -388,6 +388,10 @@ pub const AUTHENTICATE: &str = "authenticate";
 #[derive(Clone, Debug)]
 pub struct Catalog {
     specs: Vec<ToolSpec>,
+    /// By tool: whether its answers' field names never drift and are distinct,
+    /// so that a field found at its documented position is the one
+    /// [`Value::get`] would find (see [`Catalog::conforms`]).
+    fixed_schema: Vec<bool>,
 }
 
 impl Catalog {
@@ -402,7 +406,15 @@ impl Catalog {
             });
         }
         assert!(specs.len() < u16::MAX as usize, "too many tools");
-        Self { specs }
+        let fixed_schema = specs
+            .iter()
+            .map(|spec| {
+                let fields = &spec.def.response;
+                spec.config.drift.is_empty()
+                    && fields.iter().enumerate().all(|(i, f)| fields[..i].iter().all(|g| g.name != f.name))
+            })
+            .collect();
+        Self { specs, fixed_schema }
     }
 
     /// The id of the tool called `name`.
@@ -590,12 +602,28 @@ impl Catalog {
     }
 
     fn first_problem<'s>(&'s self, id: ToolId, at_ms: TimeMs, body: &Value) -> Option<Problem<'s>> {
-        if !matches!(body, Value::Map(_)) {
-            return Some(Problem::NotAnObject);
-        }
-        for field in &self.spec(id).def.response {
-            let Some(name) = self.field_name_at(id, &field.name, at_ms) else { continue };
-            match body.get(name) {
+        let Value::Map(pairs) = body else { return Some(Problem::NotAnObject) };
+        let fixed = self.fixed_schema[usize::from(id.0)];
+        // Worlds answer in the documented order, so each field is looked for at
+        // its own position first. While every earlier field was found at its
+        // own, no earlier pair holds this field's name (the names are
+        // distinct), so the pair there is the one `Value::get` finds.
+        let mut aligned = fixed;
+        for (i, field) in self.spec(id).def.response.iter().enumerate() {
+            let name = if fixed {
+                field.name.as_str()
+            } else {
+                let Some(name) = self.field_name_at(id, &field.name, at_ms) else { continue };
+                name
+            };
+            let found = match pairs.get(i) {
+                Some((key, value)) if aligned && key == name => Some(value),
+                _ => {
+                    aligned = false;
+                    body.get(name)
+                }
+            };
+            match found {
                 None => return Some(Problem::Missing(name)),
                 Some(v) if v.kind() != field.kind => return Some(Problem::WrongKind(name, field.kind, v.kind())),
                 Some(_) => {}
@@ -744,3 +772,73 @@ impl std::fmt::Display for ResponseError {
 }
 
 impl std::error::Error for ResponseError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The check as written before fields were looked for at their position:
+    /// every field by `Value::get`.
+    fn first_problem_by_name(catalog: &Catalog, id: ToolId, at_ms: TimeMs, body: &Value) -> Option<String> {
+        if !matches!(body, Value::Map(_)) {
+            return Some("not an object".into());
+        }
+        for field in &catalog.spec(id).def.response {
+            let Some(name) = catalog.field_name_at(id, &field.name, at_ms) else { continue };
+            match body.get(name) {
+                None => return Some(format!("missing {name}")),
+                Some(v) if v.kind() != field.kind => return Some(format!("{name}: {:?}", v.kind())),
+                Some(_) => {}
+            }
+        }
+        None
+    }
+
+    fn problem(catalog: &Catalog, id: ToolId, at_ms: TimeMs, body: &Value) -> Option<String> {
+        match catalog.first_problem(id, at_ms, body)? {
+            Problem::NotAnObject => Some("not an object".into()),
+            Problem::Missing(name) => Some(format!("missing {name}")),
+            Problem::WrongKind(name, _, found) => Some(format!("{name}: {found:?}")),
+        }
+    }
+
+    #[test]
+    fn fields_found_at_their_position_are_those_found_by_name() {
+        let tool = |name: &str, drift: Vec<Drift>| ToolSpec {
+            def: ToolDef::new(name, ToolKind::Read, "")
+                .field("id", ValueKind::Str)
+                .field("total", ValueKind::Int)
+                .field("items", ValueKind::List),
+            config: ToolConfig { drift, ..ToolConfig::default() },
+        };
+        let twice = ToolSpec {
+            def: ToolDef::new("twice", ToolKind::Read, "").field("a", ValueKind::Int).field("a", ValueKind::Str),
+            config: ToolConfig::default(),
+        };
+        let renamed =
+            vec![Drift { at_ms: 10, change: DriftChange::RenameField { from: "id".into(), to: "total".into() } }];
+        let catalog = Catalog::new(vec![tool("plain", Vec::new()), tool("drifting", renamed), twice]);
+        let (s, i, l) = (Value::str("x"), Value::Int(1), Value::List(Vec::new()));
+        let bodies = [
+            Value::Null,
+            Value::map([("id", s.clone()), ("total", i.clone()), ("items", l.clone())]),
+            Value::map([("total", i.clone()), ("id", s.clone()), ("items", l.clone())]),
+            Value::map([("id", s.clone()), ("id", i.clone()), ("total", i.clone()), ("items", l.clone())]),
+            Value::map([("id", i.clone()), ("total", i.clone()), ("id", s.clone()), ("items", l.clone())]),
+            Value::map([("id", s.clone()), ("items", l.clone())]),
+            Value::map([("id", s.clone()), ("total", s.clone()), ("items", l.clone())]),
+            Value::map([("a", i.clone()), ("a", s.clone())]),
+            Value::map([("a", s.clone()), ("a", i.clone())]),
+            Value::map([("total", s.clone()), ("total", i.clone()), ("items", l.clone())]),
+        ];
+        for id in 0..3 {
+            for at_ms in [0, 10] {
+                for body in &bodies {
+                    let id = ToolId(id);
+                    assert_eq!(problem(&catalog, id, at_ms, body), first_problem_by_name(&catalog, id, at_ms, body));
+                }
+            }
+        }
+        assert_eq!(catalog.fixed_schema, [true, false, false, true]);
+    }
+}

@@ -10,6 +10,7 @@ use crate::call::{Reply, ToolCall};
 use crate::fault::FaultTag;
 use crate::time::TimeMs;
 use crate::value::Value;
+use crate::wire;
 use crate::world::{Minefield, Verdict};
 use xxhash_rust::xxh3::Xxh3;
 
@@ -176,8 +177,7 @@ pub enum EventKind {
 pub(crate) enum EventKindRef<'a> {
     /// [`EventKind::User`].
     User(&'a Message),
-    /// [`EventKind::Turn`] (never built: it only keeps the numbering).
-    #[allow(dead_code)]
+    /// [`EventKind::Turn`].
     Turn { turn: u32, prompt_tokens: u32, completion_tokens: u32, think_ms: TimeMs },
     /// [`EventKind::Call`].
     Call { id: u32, call: &'a ToolCall },
@@ -528,7 +528,7 @@ impl Recorder {
     pub fn record(&mut self, at_ms: TimeMs, kind: EventKind) {
         self.mark(at_ms);
         self.check_order(at_ms);
-        self.encode(&(at_ms, &kind));
+        self.encode_event(at_ms, &kind);
         if self.buf.len() >= HASH_BATCH_BYTES {
             self.hasher.update(&self.buf);
             self.buf.clear();
@@ -546,7 +546,7 @@ impl Recorder {
     pub(crate) fn record_ref(&mut self, at_ms: TimeMs, kind: EventKindRef<'_>) {
         self.mark(at_ms);
         self.check_order(at_ms);
-        self.encode(&(at_ms, &kind));
+        self.encode_ref(at_ms, &kind);
         if self.buf.len() >= HASH_BATCH_BYTES {
             self.hasher.update(&self.buf);
             self.buf.clear();
@@ -564,6 +564,77 @@ impl Recorder {
         assert!(at_ms >= self.last_at_ms, "events are digested in time order");
         assert!(self.count < u32::MAX, "fewer than 2^32 events in a trajectory");
         self.last_at_ms = at_ms;
+    }
+
+    /// Appends the encoding of `(at_ms, kind)` to the batch: the events of the
+    /// steady state written by hand ([`crate::wire`]), the rest by serde; the
+    /// bytes are postcard's either way.
+    fn encode_event(&mut self, at_ms: TimeMs, kind: &EventKind) {
+        let buf = &mut self.buf;
+        match kind {
+            EventKind::User(message) => self.encode_ref(at_ms, &EventKindRef::User(message)),
+            &EventKind::Turn { turn, prompt_tokens, completion_tokens, think_ms } => {
+                self.encode_ref(at_ms, &EventKindRef::Turn { turn, prompt_tokens, completion_tokens, think_ms })
+            }
+            EventKind::Call { id, call } => self.encode_ref(at_ms, &EventKindRef::Call { id: *id, call }),
+            EventKind::Result { id, reply, latency_ms, fault } => {
+                self.encode_ref(at_ms, &EventKindRef::Result { id: *id, reply, latency_ms: *latency_ms, fault: *fault })
+            }
+            EventKind::Note(note) => {
+                wire::varint(buf, at_ms);
+                wire::varint(buf, wire::NOTE);
+                wire::note(buf, note);
+            }
+            EventKind::World { what, detail } => {
+                wire::varint(buf, at_ms);
+                wire::varint(buf, wire::WORLD);
+                wire::str(buf, what);
+                wire::value(buf, detail);
+            }
+            EventKind::Wait { until_ms } => {
+                wire::varint(buf, at_ms);
+                wire::varint(buf, wire::WAIT);
+                wire::option_u64(buf, *until_ms);
+            }
+            _ => self.encode(&(at_ms, kind)),
+        }
+    }
+
+    /// Appends the encoding of `(at_ms, kind)` to the batch, by hand but for a
+    /// fault (rare, and of many shapes).
+    fn encode_ref(&mut self, at_ms: TimeMs, kind: &EventKindRef<'_>) {
+        let buf = &mut self.buf;
+        wire::varint(buf, at_ms);
+        match *kind {
+            EventKindRef::User(message) => {
+                wire::varint(buf, wire::USER);
+                wire::message(buf, message);
+            }
+            EventKindRef::Turn { turn, prompt_tokens, completion_tokens, think_ms } => {
+                wire::varint(buf, wire::TURN);
+                for n in [u64::from(turn), u64::from(prompt_tokens), u64::from(completion_tokens), think_ms] {
+                    wire::varint(buf, n);
+                }
+            }
+            EventKindRef::Call { id, call } => {
+                wire::varint(buf, wire::CALL);
+                wire::varint(buf, u64::from(id));
+                wire::call(buf, call);
+            }
+            EventKindRef::Result { id, reply, latency_ms, fault } => {
+                wire::varint(buf, wire::RESULT);
+                wire::varint(buf, u64::from(id));
+                wire::reply(buf, reply);
+                wire::varint(buf, latency_ms);
+                match fault {
+                    None => buf.push(0),
+                    Some(tag) => {
+                        buf.push(1);
+                        self.encode(&tag);
+                    }
+                }
+            }
+        }
     }
 
     /// Appends the postcard encoding of `event` to the batch.
@@ -612,6 +683,63 @@ mod tests {
         assert_ne!(digest(&[(1, "x"), (1, "y")]), digest(&[(1, "y"), (1, "x")]));
         assert_ne!(a, digest(&[(1, "x"), (3, "y")]));
         assert_eq!(a.to_string().len(), 32);
+    }
+
+    /// Every value kind, at depth, with the integers at varint boundaries.
+    fn every_value() -> Value {
+        let f = |x| Value::Float(crate::value::Float::new(x).expect("finite"));
+        let ints = [0, 1, -1, 63, -64, 64, 127, 128, 16_383, 16_384, i64::MAX, i64::MIN];
+        let mut deep = Value::map([("leaf", Value::Null)]);
+        for i in 0..40 {
+            deep = if i % 2 == 0 { Value::List(vec![deep, Value::Int(i)]) } else { Value::map([("k", deep)]) };
+        }
+        Value::map([
+            ("null", Value::Null),
+            ("bools", Value::List(vec![Value::Bool(true), Value::Bool(false)])),
+            ("ints", Value::List(ints.into_iter().map(Value::Int).collect())),
+            ("floats", Value::List(vec![f(0.0), f(-12.99), f(1e300)])),
+            ("text", Value::str("é \"quoted\" \u{1f600}")),
+            ("long", Value::str("x".repeat(300))),
+            ("empty", Value::List(Vec::new())),
+            ("empty_map", Value::Map(Vec::new())),
+            ("deep", deep),
+        ])
+    }
+
+    #[test]
+    fn events_written_by_hand_encode_as_postcard_does() {
+        let call = ToolCall { tool: crate::tool::ToolId(300), args: every_value(), idempotency_key: None };
+        let keyed = ToolCall { idempotency_key: Some("idem-1".into()), ..call.clone() };
+        let mut kinds = vec![
+            EventKind::User(Message { text: "hi é".into(), content: every_value() }),
+            EventKind::User(Message { text: String::new(), content: Value::Null }),
+            EventKind::Turn { turn: 1, prompt_tokens: 130_000, completion_tokens: 60, think_ms: u64::MAX },
+            EventKind::Call { id: 1, call: call.clone() },
+            EventKind::Call { id: u32::MAX, call: keyed },
+            EventKind::Note(Note { source: "retry", what: "backoff", detail: every_value() }),
+            EventKind::World { what: "refund", detail: Value::str("o-1") },
+            EventKind::Wait { until_ms: None },
+            EventKind::Wait { until_ms: Some(1 << 40) },
+            EventKind::Said { text: "served by serde".into() },
+        ];
+        let replies = [
+            Reply::Ok(every_value()),
+            Reply::Error { status: 503, retry_after_ms: None, message: "down".into() },
+            Reply::Error { status: 429, retry_after_ms: Some(1_500), message: String::new() },
+            Reply::Timeout,
+            Reply::Garbled("{\"a\":".into()),
+        ];
+        let faults = [None, Some(FaultTag::RateLimited), Some(FaultTag::Error(503))];
+        for (i, reply) in replies.into_iter().enumerate() {
+            kinds.push(EventKind::Result { id: 7, reply, latency_ms: 200, fault: faults[i % faults.len()] });
+        }
+        for at_ms in [0, 127, 128, 1 << 35] {
+            for kind in &kinds {
+                let mut r = Recorder::new(false);
+                r.encode_event(at_ms, kind);
+                assert_eq!(r.buf, postcard::to_allocvec(&(at_ms, kind)).unwrap(), "{kind:?}");
+            }
+        }
     }
 
     #[test]

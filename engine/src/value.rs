@@ -272,7 +272,7 @@ impl Value {
     /// order of the rendering), walked with an explicit stack: however deep the
     /// value, the walk does not overflow the call stack.
     pub fn nodes(&self) -> Nodes<'_> {
-        Nodes { next: Some(self), stack: Vec::new() }
+        Nodes { next: Some(self), outermost: None, stack: Vec::new() }
     }
 
     /// The values in this one that hold no others (strings, numbers, booleans,
@@ -332,18 +332,53 @@ impl From<bool> for Value {
 pub struct Nodes<'v> {
     /// Visited next, before the stack (a scalar's walk allocates nothing).
     next: Option<&'v Value>,
-    stack: Vec<&'v Value>,
+    /// The outermost container being walked, with what is left of it: held
+    /// here, so that walking a flat list or map allocates nothing.
+    outermost: Option<Open<'v>>,
+    /// The containers inside it being walked, innermost last: the stack grows
+    /// with the depth of the value, not with its size. Empty while
+    /// `outermost` is `None`.
+    stack: Vec<Open<'v>>,
+}
+
+/// A list or map being walked: the items (or fields' values) not yet visited.
+enum Open<'v> {
+    List(std::slice::Iter<'v, Value>),
+    Map(std::slice::Iter<'v, (Key, Value)>),
 }
 
 impl<'v> Iterator for Nodes<'v> {
     type Item = &'v Value;
 
     fn next(&mut self) -> Option<&'v Value> {
-        let value = self.next.take().or_else(|| self.stack.pop())?;
-        match value {
-            Value::List(items) => self.stack.extend(items.iter().rev()),
-            Value::Map(pairs) => self.stack.extend(pairs.iter().rev().map(|(_, v)| v)),
-            _ => {}
+        let value = match self.next.take() {
+            Some(value) => value,
+            None => loop {
+                let top = match self.stack.last_mut() {
+                    Some(top) => top,
+                    None => self.outermost.as_mut()?,
+                };
+                let item = match top {
+                    Open::List(items) => items.next(),
+                    Open::Map(pairs) => pairs.next().map(|(_, v)| v),
+                };
+                match item {
+                    Some(item) => break item,
+                    None if self.stack.pop().is_none() => self.outermost = None,
+                    None => {}
+                }
+            },
+        };
+        let open = match value {
+            Value::List(items) if !items.is_empty() => Open::List(items.iter()),
+            Value::Map(pairs) if !pairs.is_empty() => Open::Map(pairs.iter()),
+            _ => return Some(value),
+        };
+        if self.outermost.is_none() {
+            assert!(self.stack.is_empty(), "the walk holds no inner container outside an outer one");
+            self.outermost = Some(open);
+        } else {
+            self.stack.push(open);
         }
         Some(value)
     }

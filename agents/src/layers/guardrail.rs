@@ -199,18 +199,26 @@ impl Guardrail {
             return;
         };
         let tool = result.call.tool;
-        let name = catalog::name(cx.catalog, tool);
-        let trusted =
-            self.config.rules.iter().any(|r| matches!(r, Rule::Provenance { trusted, .. } if trusted.contains(&name)));
-        if trusted && catalog::well_formed(cx.catalog, tool, cx.now_ms, &result.reply) {
+        // Checked once for the three uses below (every result passes here).
+        if !catalog::well_formed(cx.catalog, tool, cx.now_ms, &result.reply) {
+            return;
+        }
+        let name = catalog::def(cx.catalog, tool).map(|d| d.name.as_str());
+        let is_this = |t: &String| Some(t.as_str()) == name;
+        let trusted = self
+            .config
+            .rules
+            .iter()
+            .any(|r| matches!(r, Rule::Provenance { trusted, .. } if trusted.iter().any(is_this)));
+        if trusted {
             leaves(body, &mut self.trusted_values);
             let excess = self.trusted_values.len().saturating_sub(TRUSTED_VALUES_MAX);
             self.trusted_values.drain(..excess);
         }
-        if !self.succeeded.contains(&tool) && catalog::well_formed(cx.catalog, tool, cx.now_ms, &result.reply) {
+        if !self.succeeded.contains(&tool) {
             self.succeeded.push(tool);
         }
-        if !is_source(cx.catalog, tool) || !catalog::well_formed(cx.catalog, tool, cx.now_ms, &result.reply) {
+        if !is_source(cx.catalog, tool) {
             return;
         }
         if self.seen.len() >= SEEN_MAX {

@@ -350,14 +350,20 @@ impl State {
             }
             (_, record) => record,
         };
-        if !self.base[t].records.contains_key(&key) && !self.added.iter().any(|(at, k)| *at == t && *k == key) {
-            self.added.push((t, key.clone()));
-        }
         if !self.touched.contains(&t) {
             self.touched.push(t);
         }
         self.wrote(t, &key);
-        self.changed.insert((t, key), Some(record));
+        // A key outside the base tables is in `added` exactly when the overlay
+        // has it (a removal is recorded only of a record that exists), so the
+        // overlay answers instead of a scan of `added`: a write costs the same
+        // however many records the trajectory added before it.
+        let added = (!self.base[t].records.contains_key(&key)).then(|| (t, key.clone()));
+        if self.changed.insert((t, key), Some(record)).is_none()
+            && let Some(added) = added
+        {
+            self.added.push(added);
+        }
         Ok(())
     }
 

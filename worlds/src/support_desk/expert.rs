@@ -83,22 +83,23 @@ impl Expert {
         Some((order.id.clone(), item.clone(), amount))
     }
 
-    /// The order the customer means, or the action that finds it.
-    fn find_order(&mut self, item: &str) -> Result<OrderView, Action> {
-        if let Some(id) = self.want_order.clone() {
-            return match self.known.iter().find(|o| o.id == id) {
-                Some(o) => Ok(o.clone()),
-                None => Err(self.lookup(&id)),
+    /// The order the customer means (its place in `known`: the view is read
+    /// there, not copied), or the action that finds it.
+    fn find_order(&mut self, item: &str) -> Result<usize, Action> {
+        if let Some(id) = &self.want_order {
+            return match self.known.iter().position(|o| o.id == *id) {
+                Some(i) => Ok(i),
+                None => Err(self.lookup(&id.clone())),
             };
         }
         let customer = self.customer_id.clone().unwrap_or_default();
-        if let Some(o) = self
+        if let Some(i) = self
             .known
             .iter()
-            .find(|o| o.customer_id == customer && amount_for(o, item).is_some() && item != WHOLE_ORDER)
+            .position(|o| o.customer_id == customer && amount_for(o, item).is_some() && item != WHOLE_ORDER)
         {
-            self.want_order = Some(o.id.clone());
-            return Ok(o.clone());
+            self.want_order = Some(self.known[i].id.clone());
+            return Ok(i);
         }
         if item != WHOLE_ORDER {
             match &self.order_ids {
@@ -141,35 +142,40 @@ impl Expert {
         let Some(item) = self.want_item.clone() else {
             return Action::Idle { wake_at_ms: None };
         };
-        let order = match self.find_order(&item) {
-            Ok(order) => order,
+        let (order_id, amount, refunded) = match self.find_order(&item) {
+            Ok(i) => {
+                let order = &self.known[i];
+                let amount = amount_for(order, &item);
+                (order.id.clone(), amount, amount.is_some_and(|a| order.refunds_cents.contains(&a)))
+            }
             Err(action) => return action,
         };
-        let Some(amount) = amount_for(&order, &item) else {
+        let Some(amount) = amount else {
             // The order does not show the item: the data is off, look again.
-            self.known.retain(|o| o.id != order.id);
+            self.known.retain(|o| o.id != order_id);
             self.case.failures += 1;
-            return self.lookup(&order.id);
+            return self.lookup(&order_id);
         };
         match self.refund {
             RefundState::Uncertain | RefundState::Verifying => {
                 self.refund = RefundState::Verifying;
-                self.lookup(&order.id)
+                self.lookup(&order_id)
             }
-            RefundState::NotIssued if order.refunds_cents.contains(&amount) => {
+            RefundState::NotIssued if refunded => {
                 // Already refunded (an earlier attempt went through): do not refund twice.
                 self.refund = RefundState::Issued(amount);
                 self.plan()
             }
             RefundState::NotIssued => {
-                let proposal = (order.id.clone(), item.clone(), amount);
-                if self.confirmed.as_ref() != Some(&proposal) {
+                let confirmed =
+                    self.confirmed.as_ref().is_some_and(|(o, i, a)| *o == order_id && *i == item && *a == amount);
+                if !confirmed {
                     call(
                         ids.send_message,
                         Value::map([
                             ("customer_id", Value::Str(customer)),
                             ("kind", Value::str("confirm")),
-                            ("order_id", Value::Str(order.id.clone())),
+                            ("order_id", Value::Str(order_id)),
                             ("item", Value::Str(item)),
                             ("amount_cents", Value::Int(amount)),
                         ]),
@@ -178,7 +184,7 @@ impl Expert {
                     call(
                         ids.issue_refund,
                         Value::map([
-                            ("order_id", Value::Str(order.id.clone())),
+                            ("order_id", Value::Str(order_id)),
                             ("amount_cents", Value::Int(amount)),
                             ("reason", Value::str("customer request")),
                         ]),
@@ -190,7 +196,7 @@ impl Expert {
                 Value::map([
                     ("customer_id", Value::Str(customer)),
                     ("kind", Value::str("done")),
-                    ("order_id", Value::Str(order.id)),
+                    ("order_id", Value::Str(order_id)),
                     ("amount_cents", Value::Int(cents)),
                 ]),
             ),
