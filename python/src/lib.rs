@@ -348,7 +348,7 @@ impl Evaluation {
                     Done::none(seeds.start)
                 };
                 next_seed = done.next_seed;
-                let columns = agentsim::sweep::Columns::of(&prepared);
+                let columns = agentsim::sweep::Columns::of(prepared);
                 let header = agentsim::sweep::csv_header_of(columns, 1).map_err(|e| value_error("out", e))?;
                 let rows = Rows::create(&out, &header, done, builder, failures).map_err(|e| value_error("out", e))?;
                 Sink::Folder { rows: Box::new(rows), out, manifest: Box::new(manifest), _lock: lock }

@@ -226,7 +226,7 @@ impl Sweep<'_> {
         Columns {
             swarm: self.swarm,
             importance: self.importance.is_some() || self.importance_plan.is_some(),
-            ..Columns::of(&self.prepared)
+            ..Columns::of(self.prepared)
         }
     }
 
