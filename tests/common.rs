@@ -1,6 +1,6 @@
 //! Helpers shared by the integration tests.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use agentsim_agents::StackSpec;
@@ -126,4 +126,19 @@ pub fn sweep_and_replay_failures(dir: &Path, scenario: &str, agent: &str, seeds:
             std::fs::read_to_string(&incident).unwrap()
         })
         .collect()
+}
+
+/// A file of the repository, by its path from the root.
+pub fn repo_path(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(name)
+}
+
+/// A scenario's text, parsed and prepared.
+pub fn prepare_text(text: &str) -> Prepared {
+    Prepared::new(Scenario::parse(text, "test").unwrap_or_else(|e| panic!("the scenario parses: {e}")))
+}
+
+/// Seed `seed` of `prepared` with the preset `agent`, at fault scale 1.
+pub fn run_preset(prepared: &Prepared, agent: &str, seed: u64) -> agentsim_engine::Trajectory {
+    agentsim::Runner::new(prepared, &preset(agent), false, 1.0).run(seed)
 }

@@ -3,27 +3,20 @@
 //! capacity, and a run of one session being exactly the run without a
 //! `sessions` section.
 
-use std::path::{Path, PathBuf};
-
 use agentsim::Runner;
 use agentsim_engine::Trajectory;
-use agentsim_worlds::{Prepared, Scenario};
+use agentsim_worlds::Prepared;
 
-use crate::common::{agentsim, preset, sweep_and_replay_failures, sweep_on_threads, text};
+use crate::common::{
+    agentsim, prepare_text as prepare, preset, repo_path as seed_path, sweep_and_replay_failures, sweep_on_threads,
+    text,
+};
 
 /// The fifty-session example scenario.
 const LOAD: &str = "seeds/support_desk_load.ron";
 
-fn seed_path(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(name)
-}
-
 fn seed_text(name: &str) -> String {
     std::fs::read_to_string(seed_path(name)).unwrap()
-}
-
-fn prepare(text: &str) -> Prepared {
-    Prepared::new(Scenario::parse(text, "test").unwrap_or_else(|e| panic!("the scenario parses: {e}")))
 }
 
 /// Runs `seed` of `prepared` with the resilient preset at fault scale 1.

@@ -3,15 +3,12 @@
 //! expert's second read of the tables is worth, and a run of one session
 //! being exactly the run without a `sessions` section.
 
-use std::path::{Path, PathBuf};
-
-use agentsim::Runner;
 use agentsim_engine::{Agent, Trajectory};
+use agentsim_worlds::Prepared;
 use agentsim_worlds::kit::expert::Planner;
 use agentsim_worlds::weather_dining::{Expert, Ids};
-use agentsim_worlds::{Prepared, Scenario};
 
-use crate::common::{preset, sweep_on_threads};
+use crate::common::{prepare_text as prepare, repo_path as seed_path, run_preset as run, sweep_on_threads};
 
 /// The thirty-diner example scenario.
 const LOAD: &str = "seeds/weather_dining_load.ron";
@@ -19,20 +16,8 @@ const LOAD: &str = "seeds/weather_dining_load.ron";
 /// The minefields of a race between sessions over a seating's tables.
 const RACES: [&str; 2] = ["table_booked_twice", "reservation_honoured_after_full"];
 
-fn seed_path(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(name)
-}
-
-fn prepare(text: &str) -> Prepared {
-    Prepared::new(Scenario::parse(text, "test").unwrap_or_else(|e| panic!("the scenario parses: {e}")))
-}
-
 fn load() -> Prepared {
     prepare(&std::fs::read_to_string(seed_path(LOAD)).unwrap())
-}
-
-fn run(prepared: &Prepared, agent: &str, seed: u64) -> Trajectory {
-    Runner::new(prepared, &preset(agent), false, 1.0).run(seed)
 }
 
 /// Seed `seed` with the expert (no mistakes, no layers) as every session's

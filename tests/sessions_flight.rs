@@ -2,13 +2,9 @@
 //! threads for the load scenario, the seat races between sessions, and a run
 //! of one session being exactly the run without a `sessions` section.
 
-use std::path::{Path, PathBuf};
+use agentsim_worlds::Prepared;
 
-use agentsim::Runner;
-use agentsim_engine::Trajectory;
-use agentsim_worlds::{Prepared, Scenario};
-
-use crate::common::{preset, sweep_on_threads};
+use crate::common::{prepare_text as prepare, repo_path as seed_path, run_preset as run, sweep_on_threads};
 
 /// The thirty-traveller example scenario.
 const LOAD: &str = "seeds/flight_booking_load.ron";
@@ -16,20 +12,8 @@ const LOAD: &str = "seeds/flight_booking_load.ron";
 /// The minefields of a race between sessions over a flight's seats.
 const RACES: [&str; 2] = ["seat_sold_twice", "fare_honoured_after_sold_out"];
 
-fn seed_path(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(name)
-}
-
-fn prepare(text: &str) -> Prepared {
-    Prepared::new(Scenario::parse(text, "test").unwrap_or_else(|e| panic!("the scenario parses: {e}")))
-}
-
 fn load() -> Prepared {
     prepare(&std::fs::read_to_string(seed_path(LOAD)).unwrap())
-}
-
-fn run(prepared: &Prepared, agent: &str, seed: u64) -> Trajectory {
-    Runner::new(prepared, &preset(agent), false, 1.0).run(seed)
 }
 
 #[test]
