@@ -262,7 +262,7 @@ impl Sweep<'_> {
         // greet runs a process per trajectory (nothing was handed on then). A
         // run of many sessions runs a process per session.
         if let agentsim_agents::PlannerSpec::External(config) = &stack.planner
-            && prepared.scenario.sessions.count == 1
+            && prepared.scenario.sessions.runs_alone()
             && !prepared.scenario.sessions.explores_interleavings()
         {
             let run = crate::persistent::Persistent {

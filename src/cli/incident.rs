@@ -181,7 +181,8 @@ pub fn shrink(
     )?;
     outln!("shrunk seed {seed} with {agent} ({} kept), in {} runs:", shrunk.outcome, shrunk.runs)?;
     if shrunk.sessions_before > 1 {
-        outln!("  sessions: {} -> {}", shrunk.sessions_before, shrunk.sessions_after)?;
+        let kept: Vec<String> = shrunk.sessions_kept.iter().map(u32::to_string).collect();
+        outln!("  sessions: {} -> {} (kept {})", shrunk.sessions_before, shrunk.sessions_after, kept.join(", "))?;
     }
     outln!("  faults: {} -> {}", shrunk.faults_before, shrunk.faults_after)?;
     outln!("  drift:  {} -> {}", shrunk.drift_before, shrunk.drift_after)?;

@@ -350,7 +350,7 @@ impl<'a, E> Sim<'a, E> {
         };
         let model_rng = match self.config.interleaving {
             0 => self.streams.with_session(session).agent_stream("model"),
-            k => self.streams.stream(&format!("interleaving.{k}.model.{session}")),
+            k => self.streams.session_stream(&format!("interleaving.{k}.model"), session),
         };
         let live = Live::new(agent, model_rng, crate::recipient::Named::for_catalog(self.catalog));
         self.sessions.push(Session::arrive(self.now_ms, live));
