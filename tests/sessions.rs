@@ -331,7 +331,7 @@ fn a_shrunk_incident_of_sessions_from_the_middle_replays() {
 fn an_incident_of_many_sessions_replays_from_its_file() {
     let dir = tempfile::tempdir().unwrap();
     let race = seed_path(RACE).to_string_lossy().into_owned();
-    for kept in sweep_and_replay_failures(dir.path(), &race, "resilient", "0..6") {
+    for kept in sweep_and_replay_failures(dir.path(), &race, "resilient", "0..6", &[]) {
         assert!(kept.contains("sessions:") && kept.contains(" s1 "), "the incident holds its sessions: {kept}");
     }
 }

@@ -65,6 +65,17 @@ pub enum Explore {
     /// (the faults keep their draws). pass^k is then "fails under no
     /// interleaving", and a failure replays from its seed and trial.
     Interleavings,
+    /// Interleavings searched by priority, in the manner of PCT (probabilistic
+    /// concurrency testing): as [`Explore::Interleavings`], but trial k >= 1
+    /// first draws a priority order over the sessions and the world's own
+    /// events. A session of rank r of n draws its tool latencies and think
+    /// times from the r-th of n equal bands of their distributions (rank 0,
+    /// the highest, the fastest), and ties at one time go to the higher
+    /// priority. One session then runs ahead of another on purpose, the
+    /// schedules where a check-then-act race shows; over the trials every
+    /// draw still has its distribution. There are no priority change points
+    /// (PCT of depth 1).
+    Priorities,
 }
 
 impl Sessions {
@@ -88,7 +99,7 @@ impl Sessions {
 
     /// Whether the trials of a seed vary the interleaving, not the agents.
     pub fn explores_interleavings(&self) -> bool {
-        self.explore == Explore::Interleavings
+        matches!(self.explore, Explore::Interleavings | Explore::Priorities)
     }
 
     /// Cross-checks serde cannot express (an arrival list of the wrong length,
