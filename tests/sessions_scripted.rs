@@ -127,14 +127,22 @@ fn a_race_found_by_priority_replays_and_sweeps_alike_on_threads() {
     let runs = sweep_on_threads(dir.path(), &args, &[("1", "5"), ("4", "2")]);
     assert_eq!(runs[0].1, runs[1].1, "trajectories.csv");
     assert_eq!(runs[0].2, runs[1].2, "summary.json");
-    // A failing trial runs again the same from its seed and trial.
-    let text = std::fs::read_to_string(&scenario).unwrap();
-    let prepared = Prepared::new(Scenario::parse_in(&text, "overtaken.ron", Some(dir.path())).unwrap());
-    let stack = preset("oracle");
-    let runner = Runner::new(&prepared, &stack, true, 1.0);
-    let (seed, trial) = (0..12)
-        .flat_map(|seed| (1..4).map(move |trial| (seed, trial)))
-        .find(|&(seed, trial)| runner.run_trial(seed, trial).minefields.contains(&"overtaken"))
-        .expect("a trial of 12 seeds finds the race by priority");
-    assert_eq!(runner.run_trial(seed, trial).digest, runner.run_trial(seed, trial).digest);
+    // The sweep keeps a failing trial as an incident: it replays, and shrinks
+    // by its seed and trial.
+    let incidents = sweep_and_replay_failures(dir.path(), &scenario, "oracle", "0..6", &["--trials", "4"]);
+    let kept = std::fs::read_dir(dir.path().join("swept/failures")).unwrap().map(|e| e.unwrap().path());
+    let trial_file = kept
+        .into_iter()
+        .find(|p| p.to_string_lossy().contains("_trial"))
+        .expect("a failing trial after the first is kept, named by its trial");
+    assert!(incidents.iter().all(|i| i.contains("overtaken")), "each incident holds the race");
+    let name = trial_file.file_name().unwrap().to_string_lossy().into_owned();
+    let (seed, trial) =
+        name.trim_start_matches("violation_seed").trim_end_matches(".ron").split_once("_trial").unwrap();
+    let args = ["shrink", &scenario, "--agent", "oracle", "--seed", seed, "--trial", trial, "--out", "s.ron"];
+    let shrunk = crate::common::agentsim(dir.path(), &args, &[]);
+    assert!(shrunk.status.success(), "{}", crate::common::text(&shrunk));
+    assert!(crate::common::text(&shrunk).contains(&format!("shrunk seed {seed}, trial {trial} with oracle")));
+    let replay = crate::common::agentsim(dir.path(), &["replay", "s.ron"], &[]);
+    assert!(replay.status.success(), "{}", crate::common::text(&replay));
 }

@@ -124,13 +124,25 @@ type KeptDrift = Vec<(String, Vec<bool>)>;
 
 /// Shrinks seed `seed` of `prepared` run with `stack`.
 pub fn shrink(prepared: &Prepared, stack: &StackSpec, seed: u64, fault_scale: f64) -> Result<Shrunk, ShrinkError> {
-    let original = Runner::new(prepared, stack, true, fault_scale).run(seed);
+    shrink_trial(prepared, stack, (seed, 0), fault_scale)
+}
+
+/// Shrinks trial `trial` of seed `seed` (`--trials`: another attempt of the
+/// agents, or another schedule when the scenario explores interleavings):
+/// every run of the search is that trial.
+pub fn shrink_trial(
+    prepared: &Prepared,
+    stack: &StackSpec,
+    (seed, trial): (u64, u32),
+    fault_scale: f64,
+) -> Result<Shrunk, ShrinkError> {
+    let original = Runner::new(prepared, stack, true, fault_scale).run_trial(seed, trial);
     if original.outcome == Outcome::Success {
         return Err(ShrinkError::NotAFailure);
     }
     let sessions_before = prepared.scenario.sessions.count;
     let arrivals_ms = original.sessions.iter().map(|s| s.arrived_ms).collect();
-    let fewer = FewerSessions { prepared, stack, seed, fault_scale, target: original.outcome, arrivals_ms };
+    let fewer = FewerSessions { prepared, stack, seed, trial, fault_scale, target: original.outcome, arrivals_ms };
     let (reduced, sessions_runs) = fewer.find();
     let (prepared, first) = match &reduced {
         Some((fewer, t)) => (fewer, t),
@@ -143,6 +155,7 @@ pub fn shrink(prepared: &Prepared, stack: &StackSpec, seed: u64, fault_scale: f6
         prepared,
         stack,
         seed,
+        trial,
         fault_scale,
         key: prepared.key(),
         target: original.outcome,
@@ -182,6 +195,7 @@ struct FewerSessions<'a> {
     prepared: &'a Prepared,
     stack: &'a StackSpec,
     seed: u64,
+    trial: u32,
     fault_scale: f64,
     target: Outcome,
     /// When each session of the original run arrived.
@@ -209,7 +223,7 @@ impl FewerSessions<'_> {
             }
             runs.set(runs.get() + 1);
             let prepared = self.with_kept(kept);
-            let t = Runner::new(&prepared, self.stack, true, self.fault_scale).run(self.seed);
+            let t = Runner::new(&prepared, self.stack, true, self.fault_scale).run_trial(self.seed, self.trial);
             let failed = t.outcome == self.target;
             if failed {
                 found = Some((kept.to_vec(), prepared, t));
@@ -322,6 +336,8 @@ struct Trial<'a> {
     prepared: &'a Prepared,
     stack: &'a StackSpec,
     seed: u64,
+    /// The trial of the seed every run is.
+    trial: u32,
     fault_scale: f64,
     /// The streams' key: the original scenario's.
     key: [u8; 32],
@@ -338,7 +354,7 @@ impl Trial<'_> {
         self.runs += 1;
         let scenario = with_schedule(&self.prepared.scenario, faults, keep_drift);
         let candidate = Prepared::with_key(scenario, self.key);
-        let t = Runner::new(&candidate, self.stack, true, self.fault_scale).run(self.seed);
+        let t = Runner::new(&candidate, self.stack, true, self.fault_scale).run_trial(self.seed, self.trial);
         (t.outcome == self.target).then_some(t)
     }
 
@@ -346,7 +362,8 @@ impl Trial<'_> {
     /// when it does not reproduce the failure.
     fn unrecorded(&self, faults: &[ToolFault], keep_drift: &[(String, Vec<bool>)]) -> Outcome {
         let scenario = with_schedule(&self.prepared.scenario, faults, keep_drift);
-        Runner::new(&Prepared::with_key(scenario, self.key), self.stack, false, self.fault_scale).run(self.seed).outcome
+        let candidate = Prepared::with_key(scenario, self.key);
+        Runner::new(&candidate, self.stack, false, self.fault_scale).run_trial(self.seed, self.trial).outcome
     }
 
     /// ddmin over the faults (see [`ddmin`]), within [`RUNS_MAX`] runs.
