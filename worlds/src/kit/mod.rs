@@ -26,6 +26,8 @@
 //! - [`outbox`]: numbering the messages a world's user receives.
 //! - [`persona`]: how a world's user talks (the personas, their styles) and
 //!   the scenario section weighing them.
+//! - [`seats`]: the users of a world of many sessions, one handled at a
+//!   time, an ended session keeping only its judge's record.
 //! - [`tool_configs`]: a world's `Tools`, the scenario section configuring
 //!   each of its tools.
 //! - [`tool_ids`]: a world's `Ids`, its tools' places in a catalog, and their
@@ -45,6 +47,7 @@ pub mod goodbye;
 pub mod listen;
 pub mod outbox;
 pub mod persona;
+pub mod seats;
 pub mod tool_configs;
 pub mod tool_ids;
 pub mod world;

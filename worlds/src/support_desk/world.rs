@@ -14,6 +14,7 @@ use crate::kit::goodbye::Goodbye;
 use crate::kit::outbox::Outbox;
 pub use crate::kit::persona::Persona;
 use crate::kit::persona::draw;
+use crate::kit::seats::{Seated, Seats};
 use crate::kit::world::{Handover, KitWorld, Served, no_such_tool};
 use crate::talk::voice::Voice;
 
@@ -105,21 +106,8 @@ pub struct SupportDesk<'c> {
     refunded_amounts: std::collections::BTreeSet<i64>,
     /// The customer of the session being handled.
     user: Box<Customer>,
-    /// The session `user` belongs to.
-    current: SessionId,
-    /// Every session's customer, by session.
-    parked: Vec<Seat>,
-}
-
-/// Where a session's customer is.
-enum Seat {
-    /// It is `user`, the customer being handled.
-    Here,
-    /// Its session is open and another is being handled.
-    Waiting(Box<Customer>),
-    /// Its session ended: what the judge reads is all that is kept (and what
-    /// a patience that runs out later changes).
-    Closed(Record),
+    /// The other sessions' customers, and the records of those that ended.
+    seats: Seats<Box<Customer>>,
 }
 
 /// What the judge reads of a session's customer, kept after the session ended.
@@ -165,6 +153,27 @@ pub(super) struct Customer {
     /// The customer's facts and the request they were made for: made anew only
     /// when the request changes (a change of mind), not for every text read.
     facts: Option<(Target, std::rc::Rc<[crate::talk::Fact]>)>,
+}
+
+impl Seated for Customer {
+    type Record = Record;
+
+    fn record(&self) -> &Record {
+        &self.record
+    }
+
+    fn record_mut(&mut self) -> &mut Record {
+        &mut self.record
+    }
+
+    fn take_record(&mut self) -> Record {
+        let customer = self.record.customer;
+        std::mem::replace(&mut self.record, Record::empty(customer))
+    }
+
+    fn into_record(self) -> Record {
+        self.record
+    }
 }
 
 impl Customer {
@@ -236,46 +245,24 @@ impl<'c> SupportDesk<'c> {
             refund_by_key: std::collections::HashMap::new(),
             refunded_amounts: std::collections::BTreeSet::new(),
             user: Box::new(user),
-            current: 0,
-            parked: vec![Seat::Here],
+            seats: Seats::new(),
             streams: streams.clone(),
         }
     }
 
     /// Makes `session`'s customer the one handled (its calls, words and events).
     fn switch(&mut self, session: SessionId) {
-        if session == self.current {
-            return;
-        }
-        let Seat::Waiting(incoming) = std::mem::replace(&mut self.parked[session as usize], Seat::Here) else {
-            panic!("session {session}'s customer is handled only while its session is open");
-        };
-        let outgoing = std::mem::replace(&mut self.user, incoming);
-        let seat = &mut self.parked[self.current as usize];
-        if matches!(seat, Seat::Here) {
-            *seat = Seat::Waiting(outgoing);
-        }
-        // A closed session's customer was kept as its record when it ended:
-        // the rest of it goes now.
-        self.current = session;
+        self.seats.switch(session, &mut self.user);
     }
 
     /// The customer of `session`, whose session is open.
     fn customer_of(&self, session: SessionId) -> &Customer {
-        match &self.parked[session as usize] {
-            Seat::Here => &self.user,
-            Seat::Waiting(customer) => customer,
-            Seat::Closed(_) => panic!("session {session} has ended"),
-        }
+        self.seats.user_of(session, &self.user)
     }
 
-    /// What the judge reads of `session`'s customer, open or ended.
+    /// What the judge reads of `session`'s customer.
     fn record_of(&self, session: SessionId) -> &Record {
-        match &self.parked[session as usize] {
-            Seat::Here => &self.user.record,
-            Seat::Waiting(customer) => &customer.record,
-            Seat::Closed(record) => record,
-        }
+        self.seats.record_of(session, &self.user)
     }
 
     /// The persona drawn for this seed.
@@ -346,7 +333,7 @@ impl<'c> SupportDesk<'c> {
         let mut own = self.refunds_serving(record);
         let all_on_target = own.clone().all(|r| r.order == target.order);
         let Some(last) = own.next_back() else {
-            if self.parked.len() == 1 {
+            if self.seats.count() == 1 {
                 return None;
             }
             // Another session's refund of this amount, or the whole order's.
@@ -447,7 +434,7 @@ impl<'c> SupportDesk<'c> {
             return Ok(body);
         }
         let now_ms = cx.now_ms;
-        let session = self.current;
+        let session = self.seats.current();
         let own_already_cents = self.own_refunded_cents(&self.user.record, order, now_ms);
         self.check_total(order, amount_cents, cx);
         let order_id = &self.config.orders[order].id;
@@ -513,7 +500,7 @@ impl<'c> SupportDesk<'c> {
     /// total, or the same amount another session refunded on the order (the
     /// last two races when another session refunded the order first).
     fn check_total(&self, order: usize, amount_cents: i64, cx: &mut WorldCx<'_, DeskEvent>) {
-        let session = self.current;
+        let session = self.seats.current();
         let total_cents = self.config.orders[order].total_cents();
         let already_cents = self.refunded_cents(order, cx.now_ms);
         // The first other session that refunded this order: a collision with
@@ -666,25 +653,14 @@ impl KitWorld for SupportDesk<'_> {
     }
 
     fn start_session(&mut self, session: SessionId, cx: &mut WorldCx<'_, DeskEvent>) {
-        assert_eq!(session as usize, self.parked.len(), "sessions arrive in order");
-        self.parked.push(Seat::Waiting(Box::new(Customer::draw(self.config, &self.streams, session))));
-        self.switch(session);
+        let customer = Box::new(Customer::draw(self.config, &self.streams, session));
+        self.seats.arrive(session, customer, &mut self.user);
         self.open(cx);
     }
 
     fn session_ended(&mut self, session: SessionId) {
-        // Only what the judge reads is kept: a run's memory grows with the
-        // sessions in flight, and by a record per ended one.
-        let customer = self.user.record.customer;
-        let seat = &mut self.parked[session as usize];
-        let record = match std::mem::replace(seat, Seat::Here) {
-            Seat::Waiting(customer) => customer.record,
-            // The customer being handled stays `user` until the next switch
-            // drops it; its record is the one kept from now on.
-            Seat::Here => std::mem::replace(&mut self.user.record, Record::empty(customer)),
-            Seat::Closed(_) => panic!("session {session} ends once"),
-        };
-        *seat = Seat::Closed(record);
+        // Only what the judge reads is kept (`Seats`).
+        self.seats.end(session, &mut self.user);
     }
 
     fn judge_session(&self, session: SessionId, case: Handover) -> Verdict {
@@ -711,14 +687,11 @@ impl KitWorld for SupportDesk<'_> {
         match event {
             DeskEvent::PatienceOut { session } => {
                 cx.act_for(session);
-                if !matches!(self.parked[session as usize], Seat::Closed(_)) {
+                if !self.seats.is_closed(session) {
                     self.switch(session);
                 }
                 let request = self.request_of(self.record_of(session));
-                let record = match &mut self.parked[session as usize] {
-                    Seat::Closed(record) => record,
-                    _ => &mut self.user.record,
-                };
+                let record = self.seats.record_mut(session, &mut self.user);
                 GOODBYE.patience_out(!record.refunds.is_empty(), &mut record.left_at_ms, request, cx);
             }
             DeskEvent::Status { order } => self.move_order(order, cx),
@@ -731,7 +704,7 @@ impl KitWorld for SupportDesk<'_> {
     }
 
     fn judge(&self, case: Handover) -> Verdict {
-        self.judge_customer(self.record_of(self.current), case)
+        self.judge_customer(self.record_of(self.seats.current()), case)
     }
 }
 
@@ -787,7 +760,7 @@ impl SupportDesk<'_> {
         cx.note("persona", Value::str(self.user.persona.name()));
         if self.user.persona == Persona::Impatient {
             let at = cx.now_ms.saturating_add(self.config.patience_ms);
-            cx.schedule(at, DeskEvent::PatienceOut { session: self.current });
+            cx.schedule(at, DeskEvent::PatienceOut { session: self.seats.current() });
         }
         self.user.record.progress.reach("started", cx.now_ms);
         cx.tell_agent(cx.now_ms, Message { text, content });
@@ -869,7 +842,7 @@ mod tests {
     /// record (the customer, its conversation and its user's stream go).
     #[test]
     fn an_ended_session_keeps_its_record_only() {
-        let seat = std::mem::size_of::<Seat>();
+        let seat = Seats::<Box<Customer>>::seat_bytes();
         let customer = std::mem::size_of::<Customer>();
         eprintln!("Seat {seat} bytes, Record {} bytes, Customer {customer} bytes", std::mem::size_of::<Record>());
         assert!(seat <= 160, "a session's seat is {seat} bytes");

@@ -45,6 +45,27 @@ impl Record {
     }
 }
 
+impl crate::kit::seats::Seated for Diner {
+    type Record = Record;
+
+    fn record(&self) -> &Record {
+        &self.record
+    }
+
+    fn record_mut(&mut self) -> &mut Record {
+        &mut self.record
+    }
+
+    fn take_record(&mut self) -> Record {
+        let customer = self.record.customer;
+        std::mem::replace(&mut self.record, Record::empty(customer))
+    }
+
+    fn into_record(self) -> Record {
+        self.record
+    }
+}
+
 /// One session's diner.
 pub(super) struct Diner {
     pub(super) user_rng: Stream,

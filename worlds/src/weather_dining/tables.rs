@@ -94,7 +94,7 @@ impl WeatherDining<'_> {
         if left > 0 {
             return;
         }
-        let session = self.current;
+        let session = self.seats.current();
         let r = &self.config.restaurants[restaurant];
         let seating = if outdoor { "outdoor" } else { "indoor" };
         let tables = r.tables(outdoor).unwrap_or_default();

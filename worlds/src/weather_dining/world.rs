@@ -14,6 +14,7 @@ use super::config::WeatherDiningConfig;
 use crate::kit::args::{int_arg, str_arg};
 use crate::kit::goodbye::Goodbye;
 pub use crate::kit::persona::Persona;
+use crate::kit::seats::Seats;
 use crate::kit::world::{Handover, KitWorld, Served, no_such_tool};
 
 /// How the impatient user leaves.
@@ -82,17 +83,6 @@ pub enum DiningEvent {
     },
 }
 
-/// Where a session's diner is.
-enum Seat {
-    /// It is `user`, the diner being handled.
-    Here,
-    /// Its session is open and another is being handled.
-    Waiting(Box<Diner>),
-    /// Its session ended: what the judge reads is all that is kept (and what
-    /// a patience that runs out later changes).
-    Closed(Record),
-}
-
 /// One trajectory's weather_dining: the cities' weather, the restaurants and
 /// the reservations every session shares, and a diner per session.
 pub struct WeatherDining<'c> {
@@ -109,11 +99,9 @@ pub struct WeatherDining<'c> {
     /// by time), for the tables counted (`tables.rs`).
     seated: Vec<[Vec<u32>; 2]>,
     /// The diner of the session being handled.
-    user: Diner,
-    /// The session `user` belongs to.
-    current: SessionId,
-    /// Every session's diner, by session.
-    parked: Vec<Seat>,
+    user: Box<Diner>,
+    /// The other sessions' diners, and the records of those that ended.
+    seats: Seats<Box<Diner>>,
 }
 
 impl<'c> WeatherDining<'c> {
@@ -140,37 +128,19 @@ impl<'c> WeatherDining<'c> {
             rain,
             reservations: Vec::new(),
             seated: config.restaurants.iter().map(|_| [Vec::new(), Vec::new()]).collect(),
-            user,
-            current: 0,
-            parked: vec![Seat::Here],
+            user: Box::new(user),
+            seats: Seats::new(),
         }
     }
 
     /// Makes `session`'s diner the one handled (its calls, words and events).
     fn switch(&mut self, session: SessionId) {
-        if session == self.current {
-            return;
-        }
-        let Seat::Waiting(incoming) = std::mem::replace(&mut self.parked[session as usize], Seat::Here) else {
-            panic!("session {session}'s diner is handled only while its session is open");
-        };
-        let outgoing = std::mem::replace(&mut self.user, *incoming);
-        let seat = &mut self.parked[self.current as usize];
-        if matches!(seat, Seat::Here) {
-            *seat = Seat::Waiting(Box::new(outgoing));
-        }
-        // A closed session's diner was kept as its record when it ended: the
-        // rest of it goes now.
-        self.current = session;
+        self.seats.switch(session, &mut self.user);
     }
 
     /// What the judge reads of `session`'s diner.
     fn record_of(&self, session: SessionId) -> &Record {
-        match &self.parked[session as usize] {
-            Seat::Here => &self.user.record,
-            Seat::Waiting(diner) => &diner.record,
-            Seat::Closed(record) => record,
-        }
+        self.seats.record_of(session, &self.user)
     }
 
     /// The persona drawn for this seed.
@@ -296,7 +266,7 @@ impl<'c> WeatherDining<'c> {
         self.judge_reservation(customer, restaurant, outdoor, cx);
         let at = u32::try_from(self.reservations.len()).expect("fewer than 2^32 reservations");
         let reservation = Reservation {
-            session: self.current,
+            session: self.seats.current(),
             served: Vec::new(),
             id: format!("V{}", 301 + self.reservations.len()),
             restaurant,
@@ -351,7 +321,7 @@ impl<'c> WeatherDining<'c> {
     /// reservation at `at`, to whichever session sends it (it is theirs too).
     fn replay(&mut self, at: usize, cx: &mut WorldCx<'_, DiningEvent>) -> Value {
         cx.note("idempotent_replay", Value::map([("reservation_id", Value::str(&self.reservations[at].id))]));
-        let session = self.current;
+        let session = self.seats.current();
         if !self.reservations[at].serves(session) {
             self.reservations[at].served.push(session);
             let mine = &mut self.user.record.reservations;
@@ -447,7 +417,7 @@ impl WeatherDining<'_> {
         let now_ms = cx.now_ms;
         if self.user.persona == Persona::Impatient {
             let at = now_ms.saturating_add(self.config.patience_ms);
-            cx.schedule(at, DiningEvent::PatienceOut { session: self.current });
+            cx.schedule(at, DiningEvent::PatienceOut { session: self.seats.current() });
         }
         let record = &self.user.record;
         let c = &self.config.customers[record.customer];
@@ -482,7 +452,7 @@ impl WeatherDining<'_> {
         if raining != self.raining_at(city, cx.now_ms) {
             self.rain[city].push((cx.now_ms, raining));
             let condition = Value::str(if raining { "rain" } else { "dry" });
-            if self.parked.len() > 1 {
+            if self.seats.count() > 1 {
                 cx.note("weather", Value::map([("city", Value::str(&self.cities[city])), ("condition", condition)]));
             } else if city == self.user.record.city {
                 cx.note("weather", condition);
@@ -495,14 +465,11 @@ impl WeatherDining<'_> {
     /// `session`'s impatient diner leaves, unless it has its table.
     fn patience_out(&mut self, session: SessionId, cx: &mut WorldCx<'_, DiningEvent>) {
         cx.act_for(session);
-        if !matches!(self.parked[session as usize], Seat::Closed(_)) {
+        if !self.seats.is_closed(session) {
             self.switch(session);
         }
         let request = self.request_of(self.record_of(session), true);
-        let record = match &mut self.parked[session as usize] {
-            Seat::Closed(record) => record,
-            _ => &mut self.user.record,
-        };
+        let record = self.seats.record_mut(session, &mut self.user);
         GOODBYE.patience_out(!record.reservations.is_empty(), &mut record.left_at_ms, request, cx);
     }
 
@@ -555,26 +522,14 @@ impl KitWorld for WeatherDining<'_> {
     const SESSIONS_MAX: u32 = agentsim_engine::sessions::SESSIONS_MAX;
 
     fn start_session(&mut self, session: SessionId, cx: &mut WorldCx<'_, DiningEvent>) {
-        assert_eq!(session as usize, self.parked.len(), "sessions arrive in order");
-        let diner = Diner::draw(self.config, &self.streams, session, self.cities.len());
-        self.parked.push(Seat::Waiting(Box::new(diner)));
-        self.switch(session);
+        let diner = Box::new(Diner::draw(self.config, &self.streams, session, self.cities.len()));
+        self.seats.arrive(session, diner, &mut self.user);
         self.open(cx);
     }
 
     fn session_ended(&mut self, session: SessionId) {
-        // Only what the judge reads is kept: a run's memory grows with the
-        // sessions in flight, and by a record per ended one.
-        let customer = self.user.record.customer;
-        let seat = &mut self.parked[session as usize];
-        let record = match std::mem::replace(seat, Seat::Here) {
-            Seat::Waiting(diner) => diner.record,
-            // The diner being handled stays `user` until the next switch
-            // drops it; its record is the one kept from now on.
-            Seat::Here => std::mem::replace(&mut self.user.record, Record::empty(customer)),
-            Seat::Closed(_) => panic!("session {session} ends once"),
-        };
-        *seat = Seat::Closed(record);
+        // Only what the judge reads is kept (`Seats`).
+        self.seats.end(session, &mut self.user);
     }
 
     fn judge_session(&self, session: SessionId, case: Handover) -> Verdict {
@@ -615,6 +570,6 @@ impl KitWorld for WeatherDining<'_> {
     }
 
     fn judge(&self, case: Handover) -> Verdict {
-        self.judge_diner(self.record_of(self.current), case)
+        self.judge_diner(self.record_of(self.seats.current()), case)
     }
 }
