@@ -47,6 +47,35 @@ pub fn sweep_on_threads(dir: &Path, args: &[&str], runs: &[(&str, &str)]) -> Vec
         .collect()
 }
 
+/// Sweeps `args` on 1 thread in chunks of `chunks.0` seeds and on 4 in
+/// chunks of `chunks.1`: the printed digest, `trajectories.csv` and
+/// `summary.json` must be the same. Returns the one-thread run's (stdout,
+/// rows, summary).
+pub fn same_on_one_and_four_threads(dir: &Path, args: &[&str], chunks: (&str, &str)) -> (String, String, String) {
+    let mut runs = sweep_on_threads(dir, args, &[("1", chunks.0), ("4", chunks.1)]);
+    let four = runs.pop().expect("two runs");
+    let one = runs.pop().expect("two runs");
+    let digest = |stdout: &str| stdout.lines().find(|l| l.starts_with("digest ")).map(str::to_string);
+    assert!(digest(&one.0).is_some(), "a sweep prints its digest: {}", one.0);
+    assert_eq!(digest(&one.0), digest(&four.0), "the sweep's digest");
+    assert_eq!(one.1, four.1, "trajectories.csv");
+    assert_eq!(one.2, four.2, "summary.json");
+    one
+}
+
+/// `text` with every `FIELD N` of `fields` (each written `, name: `) left
+/// out: a scenario's counts of a resource, say.
+pub fn without_counts(text: &str, fields: &[&str]) -> String {
+    let mut out = text.to_string();
+    for field in fields {
+        while let Some(from) = out.find(field) {
+            let digits = out[from + field.len()..].find(|c: char| !c.is_ascii_digit()).expect("a count then more");
+            out.replace_range(from..from + field.len() + digits, "");
+        }
+    }
+    out
+}
+
 /// Stdout and stderr as text, for assertion messages.
 pub fn text(output: &Output) -> String {
     format!(

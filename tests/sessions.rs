@@ -8,8 +8,8 @@ use agentsim_engine::Trajectory;
 use agentsim_worlds::Prepared;
 
 use crate::common::{
-    agentsim, prepare_text as prepare, preset, repo_path as seed_path, sweep_and_replay_failures, sweep_on_threads,
-    text,
+    agentsim, prepare_text as prepare, preset, repo_path as seed_path, same_on_one_and_four_threads,
+    sweep_and_replay_failures, sweep_on_threads, text,
 };
 
 /// The fifty-session example scenario.
@@ -34,14 +34,8 @@ fn queued_ms(prepared: &Prepared, seeds: std::ops::Range<u64>) -> u64 {
 fn a_sweep_of_many_sessions_is_the_same_on_one_and_four_threads() {
     let dir = tempfile::tempdir().unwrap();
     let load = seed_path(LOAD).to_string_lossy().into_owned();
-    let runs =
-        sweep_on_threads(dir.path(), &[&load, "--agent", "resilient", "--seeds", "0..12"], &[("1", "8"), ("4", "3")]);
-    let (one, four) = (&runs[0], &runs[1]);
-    let digest = |stdout: &str| stdout.lines().find(|l| l.starts_with("digest ")).map(str::to_string);
-    assert!(digest(&one.0).is_some(), "a sweep prints its digest: {}", one.0);
-    assert_eq!(digest(&one.0), digest(&four.0), "the sweep's digest");
-    assert_eq!(one.1, four.1, "trajectories.csv");
-    assert_eq!(one.2, four.2, "summary.json");
+    let one =
+        same_on_one_and_four_threads(dir.path(), &[&load, "--agent", "resilient", "--seeds", "0..12"], ("8", "3"));
     // Twelve seeds, one row each (and the header).
     assert_eq!(one.1.lines().count(), 13, "{}", one.1);
 }
@@ -290,9 +284,7 @@ fn shrink_drops_sessions_from_the_middle_and_each_kept_one_meets_its_own_user() 
     std::fs::write(dir.path().join("cut.ron"), text).unwrap();
     let stack = seed_path("seeds/stacks/resilient_agent_keys.ron").to_string_lossy().into_owned();
     let args = ["cut.ron", "--agent", &stack, "--seeds", "0..8", "--failures", "0"];
-    let runs = sweep_on_threads(dir.path(), &args, &[("1", "3"), ("4", "2")]);
-    assert_eq!(runs[0].1, runs[1].1, "trajectories.csv");
-    assert_eq!(runs[0].2, runs[1].2, "summary.json");
+    same_on_one_and_four_threads(dir.path(), &args, ("3", "2"));
 }
 
 #[test]

@@ -8,7 +8,9 @@ use agentsim_worlds::Prepared;
 use agentsim_worlds::kit::expert::Planner;
 use agentsim_worlds::weather_dining::{Expert, Ids};
 
-use crate::common::{prepare_text as prepare, repo_path as seed_path, run_preset as run, sweep_on_threads};
+use crate::common::{
+    prepare_text as prepare, repo_path as seed_path, run_preset as run, same_on_one_and_four_threads, without_counts,
+};
 
 /// The thirty-diner example scenario.
 const LOAD: &str = "seeds/weather_dining_load.ron";
@@ -58,13 +60,7 @@ fn hurt(t: &Trajectory, seed: u64) -> usize {
 fn a_sweep_of_the_dining_load_is_the_same_on_one_and_four_threads() {
     let dir = tempfile::tempdir().unwrap();
     let load = seed_path(LOAD).to_string_lossy().into_owned();
-    let runs = sweep_on_threads(dir.path(), &[&load, "--agent", "naive", "--seeds", "0..8"], &[("1", "8"), ("4", "3")]);
-    let (one, four) = (&runs[0], &runs[1]);
-    let digest = |stdout: &str| stdout.lines().find(|l| l.starts_with("digest ")).map(str::to_string);
-    assert!(digest(&one.0).is_some(), "a sweep prints its digest: {}", one.0);
-    assert_eq!(digest(&one.0), digest(&four.0), "the sweep's digest");
-    assert_eq!(one.1, four.1, "trajectories.csv");
-    assert_eq!(one.2, four.2, "summary.json");
+    let one = same_on_one_and_four_threads(dir.path(), &[&load, "--agent", "naive", "--seeds", "0..8"], ("8", "3"));
     assert_eq!(one.1.lines().count(), 9, "eight seeds and the header: {}", one.1);
     assert!(one.1.contains("n=30;"), "thirty sessions a run: {}", one.1);
     assert!(RACES.iter().any(|r| one.1.contains(r)), "a race in eight seeds: {}", one.1);
@@ -111,7 +107,7 @@ fn the_oracle_races_for_tables_and_reading_them_again_lowers_it() {
 #[test]
 fn without_counted_tables_no_reservation_races() {
     let text = std::fs::read_to_string(seed_path(LOAD)).unwrap();
-    let uncounted = without_tables(&text);
+    let uncounted = without_counts(&text, &[", indoor_tables: ", ", outdoor_tables: "]);
     assert!(!uncounted.contains("_tables:"), "every restaurant's tables are left out");
     let p = prepare(&uncounted);
     for seed in 0..4 {
@@ -120,18 +116,6 @@ fn without_counted_tables_no_reservation_races() {
         let tables = ["overbooked", RACES[0], RACES[1]];
         assert!(!tables.iter().any(|m| t.minefields.contains(m)), "seed {seed}: {:?}", t.minefields);
     }
-}
-
-/// `text` with every restaurant's `, indoor_tables: N` and `, outdoor_tables: N` left out.
-fn without_tables(text: &str) -> String {
-    let mut out = text.to_string();
-    for field in [", indoor_tables: ", ", outdoor_tables: "] {
-        while let Some(from) = out.find(field) {
-            let digits = out[from + field.len()..].find(|c: char| !c.is_ascii_digit()).expect("a count then more");
-            out.replace_range(from..from + field.len() + digits, "");
-        }
-    }
-    out
 }
 
 #[test]

@@ -4,7 +4,9 @@
 
 use agentsim_worlds::Prepared;
 
-use crate::common::{prepare_text as prepare, repo_path as seed_path, run_preset as run, sweep_on_threads};
+use crate::common::{
+    prepare_text as prepare, repo_path as seed_path, run_preset as run, same_on_one_and_four_threads, without_counts,
+};
 
 /// The thirty-traveller example scenario.
 const LOAD: &str = "seeds/flight_booking_load.ron";
@@ -20,13 +22,7 @@ fn load() -> Prepared {
 fn a_sweep_of_the_flight_load_is_the_same_on_one_and_four_threads() {
     let dir = tempfile::tempdir().unwrap();
     let load = seed_path(LOAD).to_string_lossy().into_owned();
-    let runs = sweep_on_threads(dir.path(), &[&load, "--agent", "naive", "--seeds", "0..8"], &[("1", "8"), ("4", "3")]);
-    let (one, four) = (&runs[0], &runs[1]);
-    let digest = |stdout: &str| stdout.lines().find(|l| l.starts_with("digest ")).map(str::to_string);
-    assert!(digest(&one.0).is_some(), "a sweep prints its digest: {}", one.0);
-    assert_eq!(digest(&one.0), digest(&four.0), "the sweep's digest");
-    assert_eq!(one.1, four.1, "trajectories.csv");
-    assert_eq!(one.2, four.2, "summary.json");
+    let one = same_on_one_and_four_threads(dir.path(), &[&load, "--agent", "naive", "--seeds", "0..8"], ("8", "3"));
     assert_eq!(one.1.lines().count(), 9, "eight seeds and the header: {}", one.1);
     assert!(one.1.contains("n=30;"), "thirty sessions a run: {}", one.1);
 }
@@ -67,7 +63,7 @@ fn travellers_race_for_the_last_seats() {
 #[test]
 fn without_counted_seats_no_booking_races() {
     let text = std::fs::read_to_string(seed_path(LOAD)).unwrap();
-    let uncounted = without_seats(&text);
+    let uncounted = without_counts(&text, &[", seats: "]);
     assert!(!uncounted.contains("seats:"), "every flight's seats are left out");
     let p = prepare(&uncounted);
     for seed in 0..4 {
@@ -76,17 +72,6 @@ fn without_counted_seats_no_booking_races() {
         let seats = ["overbooked", RACES[0], RACES[1]];
         assert!(!seats.iter().any(|m| t.minefields.contains(m)), "seed {seed}: {:?}", t.minefields);
     }
-}
-
-/// `text` with every flight's `, seats: N` left out.
-fn without_seats(text: &str) -> String {
-    text.lines()
-        .map(|line| match (line.find(", seats: "), line.rfind(')')) {
-            (Some(from), Some(to)) if from < to => format!("{}{}", &line[..from], &line[to..]),
-            _ => line.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 #[test]

@@ -10,7 +10,7 @@ use agentsim::Runner;
 use agentsim_engine::{Outcome, Trajectory};
 use agentsim_worlds::{Prepared, Scenario};
 
-use crate::common::{preset, sweep_and_replay_failures, sweep_on_threads};
+use crate::common::{preset, same_on_one_and_four_threads, sweep_and_replay_failures};
 
 /// The example of two customers and one lamp.
 const LAST_ITEM: &str = "examples/worlds/last_item/last_item.ron";
@@ -63,11 +63,8 @@ fn together_the_second_sale_is_a_race_with_the_first() {
 fn a_scripted_world_of_many_sessions_sweeps_the_same_on_one_and_four_threads() {
     let dir = tempfile::tempdir().unwrap();
     let file = path(LAST_ITEM).to_string_lossy().into_owned();
-    let runs =
-        sweep_on_threads(dir.path(), &[&file, "--agent", "resilient", "--seeds", "0..16"], &[("1", "8"), ("4", "4")]);
-    let (one, four) = (&runs[0], &runs[1]);
-    assert_eq!(one.1, four.1, "trajectories.csv");
-    assert_eq!(one.2, four.2, "summary.json");
+    let one =
+        same_on_one_and_four_threads(dir.path(), &[&file, "--agent", "resilient", "--seeds", "0..16"], ("8", "4"));
     assert!(one.1.contains("sold_below_zero"), "{}", one.1);
 }
 
@@ -124,9 +121,7 @@ fn a_race_found_by_priority_replays_and_sweeps_alike_on_threads() {
     let dir = tempfile::tempdir().unwrap();
     let scenario = overtaken_in(dir.path(), "Priorities").to_string_lossy().into_owned();
     let args = [scenario.as_str(), "--agent", "oracle", "--seeds", "0..12", "--trials", "4", "--failures", "0"];
-    let runs = sweep_on_threads(dir.path(), &args, &[("1", "5"), ("4", "2")]);
-    assert_eq!(runs[0].1, runs[1].1, "trajectories.csv");
-    assert_eq!(runs[0].2, runs[1].2, "summary.json");
+    same_on_one_and_four_threads(dir.path(), &args, ("5", "2"));
     // The sweep keeps a failing trial as an incident: it replays, and shrinks
     // by its seed and trial.
     let incidents = sweep_and_replay_failures(dir.path(), &scenario, "oracle", "0..6", &["--trials", "4"]);
