@@ -249,13 +249,14 @@ fn an_incident_of_many_sessions_replays_from_its_file() {
 }
 
 #[test]
-fn an_mcp_client_is_one_session_and_a_scenario_of_many_is_refused() {
+fn the_mcp_stdio_server_is_one_session_and_refuses_many_naming_http() {
     let dir = tempfile::tempdir().unwrap();
     let race = seed_path(RACE).to_string_lossy().into_owned();
     let out = agentsim(dir.path(), &["mcp", &race], &[]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("runs 10 sessions in one world") && stderr.contains("cmd:COMMAND"), "{stderr}");
+    assert!(stderr.contains("runs 10 sessions in one world and stdio serves one MCP client"), "{stderr}");
+    assert!(stderr.contains("with --http ADDR (e.g. --http 127.0.0.1:0)"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
 

@@ -375,6 +375,9 @@ fn answer(client: &Shared<'_>, request: &Request) -> Response {
     let streams = request.header("accept").is_some_and(|a| a.contains("text/event-stream"));
     match (response, notification) {
         (None, _) => Response::empty(202),
+        // A message the server could not take at all (not JSON, not JSON-RPC):
+        // an HTTP error with the JSON-RPC error (which has no id) as its body.
+        (Some(response), _) if response["id"].is_null() => json_response(400, &response),
         (Some(response), Some(notification)) if streams => {
             let events = format!("event: message\ndata: {notification}\n\nevent: message\ndata: {response}\n\n");
             Response::new(200, "text/event-stream", events)
