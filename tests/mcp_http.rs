@@ -200,6 +200,13 @@ fn hostile_requests_get_clear_errors_and_the_server_goes_on() {
         (post(Some("s0-forged"), &list, "application/json").into_bytes(), 404, "no session `s0-forged`"),
         (post(None, "{not json", "application/json").into_bytes(), 400, "not JSON"),
         (post(None, &list, "text/plain").into_bytes(), 415, "Content-Type must be application/json"),
+        (
+            post(None, &list, "application/json")
+                .replace("application/json, text/event-stream", "text/html")
+                .into_bytes(),
+            406,
+            "Accept must allow application/json",
+        ),
         (post(None, &"x".repeat(2 << 20), "application/json").into_bytes(), 413, "over the limit of 1048576"),
         (b"hello there\r\n\r\n".to_vec(), 400, "bad request line"),
         (format!("GET /mcp HTTP/1.1\r\nX: {}\r\n\r\n", "y".repeat(20 << 10)).into_bytes(), 431, "head longer"),

@@ -96,7 +96,7 @@ def run_client(url, failures):
     try:
         solve(client)
     except Exception as e:  # a client's failure is its session's, not the others'
-        print(f"client: {e}", file=sys.stderr)
+        print(f"client: gave up: {type(e).__name__}: {e}", file=sys.stderr)
         failures.append(e)
     finally:
         client.close()

@@ -381,9 +381,12 @@ impl<'a, L: Write> Client<'a, L> {
     }
 }
 
+/// A request: its id, method and message.
+type Parsed = (Json, String, Map<String, Json>);
+
 /// A request's id, method and message; `Ok(None)` for a notification or a
 /// response to us; `Err` with the error response for anything else.
-fn parse(line: &[u8]) -> Result<Option<(Json, String, Map<String, Json>)>, Json> {
+fn parse(line: &[u8]) -> Result<Option<Parsed>, Json> {
     let message: Json =
         serde_json::from_slice(line).map_err(|e| error(Json::Null, PARSE_ERROR, format!("not JSON: {e}")))?;
     let Json::Object(message) = message else {

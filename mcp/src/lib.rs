@@ -1,6 +1,8 @@
 //! `agentsim mcp`: a scenario's tools served over the Model Context Protocol on
 //! stdio, so an unchanged agent (any MCP client) meets a simulated world that fails
-//! on schedule (`docs/mcp.md`).
+//! on schedule (`docs/mcp.md`). A run of many sessions is served over HTTP
+//! instead, a client per session ([`streamable`]); both transports share one
+//! client's handling ([`client`]).
 //!
 //! A small synchronous loop, no async runtime: JSON-RPC 2.0, one message per line
 //! (read by a thread of its own, so that a stop flag is seen while the client is

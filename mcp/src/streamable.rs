@@ -353,8 +353,10 @@ impl<'a> Server<'a> {
         };
         let removed = self.clients.lock().ok().and_then(|mut clients| clients.remove(id));
         let Some((session, client)) = removed else { return unknown_session(id) };
-        lock(&client).finish();
+        // Said before the planner hears it: the run may end (and print its
+        // verdict) the moment it does.
         eprintln!("agentsim mcp: session {session}: the client ended its session");
+        lock(&client).finish();
         Response::empty(200)
     }
 }
