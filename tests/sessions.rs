@@ -249,6 +249,22 @@ fn an_incident_of_many_sessions_replays_from_its_file() {
 }
 
 #[test]
+fn an_external_agents_run_of_many_sessions_replays_each_sessions_own_decisions() {
+    // The recorded decisions of every session's process are one list; each
+    // session's replayed agent takes its own (marked by session), not the
+    // whole list from the start.
+    let dir = tempfile::tempdir().unwrap();
+    let race = seed_path(RACE).to_string_lossy().into_owned();
+    let agent = format!("cmd:python3 {}", seed_path("examples/agents/support_desk_agent.py").display());
+    let run = agentsim(dir.path(), &["run", &race, "--agent", &agent, "--seed", "1", "--record", "e.ron"], &[]);
+    assert!(run.status.success(), "{}", text(&run));
+    let incident = std::fs::read_to_string(dir.path().join("e.ron")).unwrap();
+    assert!(incident.contains("Session(9)"), "every session's decisions are marked");
+    let replay = agentsim(dir.path(), &["replay", "e.ron"], &[]);
+    assert!(replay.status.success(), "{}", text(&replay));
+}
+
+#[test]
 fn the_mcp_stdio_server_is_one_session_and_refuses_many_naming_http() {
     let dir = tempfile::tempdir().unwrap();
     let race = seed_path(RACE).to_string_lossy().into_owned();
