@@ -216,6 +216,21 @@ fn hostile_requests_get_clear_errors_and_the_server_goes_on() {
             "send a Content-Length",
         ),
         (b"DELETE /mcp HTTP/1.1\r\nMcp-Session-Id: nope\r\n\r\n".to_vec(), 404, "no session `nope`"),
+        (
+            post(None, &list, "application/json").replace("Host: x", "Origin: http://evil.example").into_bytes(),
+            403,
+            "Origin `http://evil.example` is not a loopback host",
+        ),
+        (
+            post(None, &list, "application/json").replace("Host: x", "Origin: http://localhost:5173").into_bytes(),
+            400,
+            "missing the Mcp-Session-Id header",
+        ),
+        (
+            post(None, &list, "application/json").replace("Host: x", "MCP-Protocol-Version: 1999-01-01").into_bytes(),
+            400,
+            "unsupported MCP-Protocol-Version `1999-01-01`",
+        ),
     ];
     for (i, (raw, status, says)) in cases.iter().enumerate() {
         let (got, _, body) = server.raw(raw);
@@ -271,5 +286,24 @@ fn a_client_that_leaves_mid_call_and_one_that_never_comes_end_their_sessions_whi
     }
     assert!(stderr.contains("outcome: ") && !stderr.contains("panicked"), "{stderr}");
     let replay = agentsim(dir.path(), &["replay", "left.ron"], &[]);
+    assert!(replay.status.success(), "{}", text(&replay));
+}
+
+#[test]
+fn a_sigterm_ends_every_session_and_the_run_is_judged_and_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = two_sessions(dir.path());
+    let server = Server::start(dir.path(), &[&scenario, "--seed", "0", "--record", "stopped.ron"]);
+    let (_, session, _) = server.post(None, &initialize(1));
+    let session = session.unwrap();
+    let (status, _, body) = server.post(Some(&session), &request(2, "prompts/get", json!({"name": "task"})));
+    assert_eq!(status, 200, "{body}");
+    let pid = server.child.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let (ok, stderr) = server.wait();
+    assert!(ok, "{stderr}");
+    assert!(stderr.contains("interrupted (SIGTERM or SIGINT); ending every session"), "{stderr}");
+    assert!(stderr.contains("session 1: ") && stderr.contains("outcome: "), "{stderr}");
+    let replay = agentsim(dir.path(), &["replay", "stopped.ron"], &[]);
     assert!(replay.status.success(), "{}", text(&replay));
 }

@@ -6,7 +6,9 @@ Each client POSTs its JSON-RPC messages to the endpoint, keeps the
 `Mcp-Session-Id` the `initialize` response carries, works the support_desk
 task with the same script as the stdio example (`support_desk_client.py`),
 and ends its session with DELETE. With `--clients N` it runs N clients at once,
-in threads: the k-th to initialize is session k of the run.
+in threads: the k-th to initialize is session k of the run. Run as many
+clients as the scenario has sessions: a session without one ends only after
+the server's `--client-wait-ms`.
 
     agentsim mcp seeds/support_desk_race.ron --seed 0 --http 127.0.0.1:0 &
     python3 examples/mcp/http_client.py --clients 10 http://127.0.0.1:PORT/mcp

@@ -32,7 +32,7 @@ use serde_json::Value as Json;
 
 use crate::client::{self, Channels, Client};
 use crate::http::{Connection, Limits, Next, Request, Response};
-use crate::{INVALID_REQUEST, Options, PARSE_ERROR};
+use crate::{INVALID_REQUEST, Options, PARSE_ERROR, PROTOCOL_VERSIONS};
 
 /// The header that names a client's session.
 pub const SESSION_HEADER: &str = "Mcp-Session-Id";
@@ -278,6 +278,9 @@ impl<'a> Server<'a> {
             let body = format!("not found: the MCP endpoint is {ENDPOINT}\n");
             return (Response::new(404, "text/plain", body), None);
         }
+        if let Some(refusal) = check_origin(request).or_else(|| check_version(request)) {
+            return (refusal, None);
+        }
         match request.method.as_str() {
             "POST" => self.post(request),
             "DELETE" => (self.delete(request), None),
@@ -386,6 +389,32 @@ fn answer(client: &Shared<'_>, request: &Request) -> Response {
         }
         (Some(response), _) => json_response(200, &response),
     }
+}
+
+/// Refuses a request from a web page of another host (the spec's guard
+/// against DNS rebinding): an `Origin` header, when there is one, must name a
+/// loopback host.
+fn check_origin(request: &Request) -> Option<Response> {
+    let origin = request.header("origin")?;
+    let host = origin.split("://").nth(1).unwrap_or(origin);
+    let host = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => host.split([':', '/']).next().unwrap_or_default(),
+    };
+    let loopback = matches!(host, "localhost" | "127.0.0.1" | "::1");
+    (!loopback).then(|| error_response(403, &format!("Origin `{origin}` is not a loopback host")))
+}
+
+/// Refuses an `MCP-Protocol-Version` header naming a version this server
+/// does not speak; a missing one is accepted (the spec's default).
+fn check_version(request: &Request) -> Option<Response> {
+    let version = request.header("mcp-protocol-version")?;
+    // 2025-03-26 is what the spec assumes of a client that sends no header.
+    let known = PROTOCOL_VERSIONS.contains(&version) || version == "2025-03-26";
+    (!known).then(|| {
+        let speaks = PROTOCOL_VERSIONS.join(", ");
+        error_response(400, &format!("unsupported MCP-Protocol-Version `{version}` (this server speaks {speaks})"))
+    })
 }
 
 /// Refuses a body that says it is not JSON, or a client that accepts neither
