@@ -307,3 +307,19 @@ fn a_sigterm_ends_every_session_and_the_run_is_judged_and_recorded() {
     let replay = agentsim(dir.path(), &["replay", "stopped.ron"], &[]);
     assert!(replay.status.success(), "{}", text(&replay));
 }
+
+#[test]
+fn a_run_of_one_session_over_http_is_the_stdio_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, over_http) = clients(dir.path(), 1, &["--seed", "1"], &[]);
+    assert!(ok, "{over_http}");
+    assert!(over_http.contains("agentsim mcp: serving 1 session at http://"), "{over_http}");
+    let stdio_client = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/mcp/support_desk_client.py");
+    let stdio = Command::new("python3")
+        .current_dir(dir.path())
+        .args([stdio_client, "--", env!("CARGO_BIN_EXE_agentsim"), "mcp", "--seed", "1"])
+        .output()
+        .expect("python3 runs");
+    let stdio = text(&stdio);
+    assert_eq!(digest_in(&over_http), digest_in(&stdio), "{over_http}\n{stdio}");
+}

@@ -186,8 +186,7 @@ pub fn serve_http(
     std::thread::scope(|scope| {
         let worker = scope.spawn(|| {
             let trajectory = run(&server, &stopping);
-            server.rendezvous.close();
-            server.closing.store(true, Ordering::SeqCst);
+            server.close();
             trajectory
         });
         while !worker.is_finished() {
@@ -203,6 +202,8 @@ pub fn serve_http(
                 }
             }
         }
+        // Also when the run panicked: no connection may wait for it.
+        server.close();
         worker.join().map_err(|_| io::Error::other("the simulation thread panicked"))
     })
 }
@@ -228,6 +229,13 @@ fn run(server: &Server<'_>, stopping: &Arc<AtomicBool>) -> Trajectory {
 }
 
 impl<'a> Server<'a> {
+    /// The run is over: clients waiting for a session learn that it ended,
+    /// and connections close once their request is answered.
+    fn close(&self) {
+        self.rendezvous.close();
+        self.closing.store(true, Ordering::SeqCst);
+    }
+
     /// Serves a new connection on a thread of its own, or refuses it when
     /// too many are open.
     fn accept<'s>(&'s self, scope: &'s std::thread::Scope<'s, '_>, stream: std::net::TcpStream) {
