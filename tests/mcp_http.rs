@@ -323,3 +323,37 @@ fn a_run_of_one_session_over_http_is_the_stdio_session() {
     let stdio = text(&stdio);
     assert_eq!(digest_in(&over_http), digest_in(&stdio), "{over_http}\n{stdio}");
 }
+
+#[test]
+fn with_wall_clock_a_clients_real_wait_is_its_think_time_a_drift_is_streamed_and_the_run_replays() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = two_sessions(dir.path());
+    let args = [scenario.as_str(), "--seed", "0", "--wall-clock", "1000", "--record", "slow.ron"];
+    let server = Server::start(dir.path(), &args);
+    let (_, first, _) = server.post(None, &initialize(1));
+    let (_, second, _) = server.post(None, &initialize(1));
+    let call = request(2, "tools/call", json!({"name": "lookup_order", "arguments": {"order_id": "A1001"}}));
+    let delete = |session: &Option<String>| {
+        let delete = format!("DELETE /mcp HTTP/1.1\r\nMcp-Session-Id: {}\r\n\r\n", session.as_deref().unwrap());
+        assert_eq!(server.raw(delete.as_bytes()).0, 200);
+    };
+    // Session 1 arrives at 0.7 s: its client leaves at once, so the engine
+    // does not wait for it while session 0 thinks.
+    delete(&second);
+    // Session 0's client waits 300 ms (300 virtual s at this scale) before
+    // its call.
+    std::thread::sleep(Duration::from_millis(300));
+    let (status, _, body) = server.post(first.as_deref(), &call);
+    assert_eq!(status, 200, "{body}");
+    // A drift took effect meanwhile: an event stream, the notification first.
+    let events: Vec<Value> =
+        body.lines().filter_map(|l| l.strip_prefix("data: ")).map(|d| serde_json::from_str(d).unwrap()).collect();
+    assert_eq!(events[0]["method"], "notifications/tools/list_changed", "{body}");
+    let now_ms = events[1]["result"]["_meta"]["agentsim/now_ms"].as_u64().unwrap();
+    assert!(now_ms >= 300_000, "{body}");
+    delete(&first);
+    let (ok, stderr) = server.wait();
+    assert!(ok, "{stderr}");
+    let replay = agentsim(dir.path(), &["replay", "slow.ron"], &[]);
+    assert!(replay.status.success(), "{}", text(&replay));
+}
