@@ -357,3 +357,31 @@ fn with_wall_clock_a_clients_real_wait_is_its_think_time_a_drift_is_streamed_and
     let replay = agentsim(dir.path(), &["replay", "slow.ron"], &[]);
     assert!(replay.status.success(), "{}", text(&replay));
 }
+
+#[test]
+fn the_official_python_sdks_streamable_http_clients_are_the_sessions_and_the_run_replays() {
+    let Ok(python) = std::env::var("AGENTSIM_MCP_PYTHON") else {
+        crate::common::skip(
+            "the official MCP Python SDK over HTTP",
+            "set AGENTSIM_MCP_PYTHON to a Python with `pip install mcp==2.3.0` (.ci/run does)",
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = two_sessions(dir.path());
+    let server = Server::start(dir.path(), &[&scenario, "--seed", "0", "--record", "sdk.ron"]);
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/mcp/python_sdk_http_client.py");
+    let url = format!("http://{}/mcp", server.address);
+    let output = Command::new(python).args([script, &url, "2"]).output().expect("the SDK's python runs");
+    let log = text(&output);
+    assert!(output.status.success(), "{log}");
+    assert_eq!(log.matches("lookup_order ok").count(), 2, "{log}");
+    let (ok, stderr) = server.wait();
+    assert!(ok, "{stderr}");
+    for session in [0, 1] {
+        let left = format!("session {session}: the client ended its session");
+        assert!(stderr.contains(&left), "the SDK's DELETE ends the session: {stderr}");
+    }
+    let replay = agentsim(dir.path(), &["replay", "sdk.ron"], &[]);
+    assert!(replay.status.success(), "{}", text(&replay));
+}
