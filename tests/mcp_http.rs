@@ -236,12 +236,23 @@ fn hostile_requests_get_clear_errors_and_the_server_goes_on() {
         let (got, _, body) = server.raw(raw);
         assert_eq!((got, body.contains(says)), (*status, true), "case {i}, {says}: {body}");
     }
-    // Two clients take the two sessions; a third is refused.
-    let (status, first, body) = server.post(None, &initialize(1));
+    // curl's `Expect: 100-continue`: the body follows the interim answer.
+    let body = initialize(1);
+    let head = post(None, &body, "application/json").replace(&body, "").replace("Host: x", "Expect: 100-continue");
+    let mut stream = TcpStream::connect(&server.address).unwrap();
+    stream.write_all(head.as_bytes()).unwrap();
+    let mut interim = [0u8; 25];
+    stream.read_exact(&mut interim).unwrap();
+    assert_eq!(&interim, b"HTTP/1.1 100 Continue\r\n\r\n");
+    stream.write_all(body.as_bytes()).unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 200 OK") && answer.contains("Mcp-Session-Id: s0-"), "{answer}");
+    // The other session takes a client; a third is refused.
+    let first = answer.lines().find_map(|l| l.strip_prefix("Mcp-Session-Id: ")).unwrap().to_string();
+    let (status, second, body) = server.post(None, &initialize(1));
     assert_eq!(status, 200, "{body}");
-    let first = first.expect("initialize answers with a session id");
-    let (_, second, _) = server.post(None, &initialize(1));
-    let second = second.unwrap();
+    let second = second.expect("initialize answers with a session id");
     assert_ne!(first, second);
     let (status, _, body) = server.post(None, &initialize(1));
     assert!(status == 409 && body.contains("all 2 sessions of the run have a client"), "{status} {body}");

@@ -203,6 +203,12 @@ impl Connection {
                 format!("request body of {length} bytes, over the limit of {}", limits.body_bytes_max),
             ));
         }
+        if length > self.pending.len()
+            && request.header("expect").is_some_and(|v| v.eq_ignore_ascii_case("100-continue"))
+        {
+            // curl asks before sending a body over 1 KiB.
+            self.stream.write_all(b"HTTP/1.1 100 Continue\r\n\r\n").map_err(|_| Next::Closed)?;
+        }
         let since = Instant::now();
         while self.pending.len() < length {
             match self.fill() {
