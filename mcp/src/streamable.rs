@@ -217,8 +217,11 @@ fn run(server: &Server<'_>, stopping: &Arc<AtomicBool>) -> Trajectory {
     // Each client is a planner; the layers, if any, stand between it and the tools.
     let layers = StackSpec { planner: PlannerSpec::Oracle, layers: options.layers.clone() };
     let wait = Duration::from_millis(server.http.client_wait_ms);
+    // Sessions' agents are made in order of arrival, so a count names them
+    // (a stream source's session may be another run's, `drawn_as`).
+    let made = std::cell::Cell::new(0);
     let make = |_expert, streams: &StreamSource| {
-        let session = streams.session();
+        let session = made.replace(made.get() + 1);
         let (to_server, from_server) =
             server.rendezvous.with(session, |ends| ends.bridge.take()).expect("each session's bridge is made once");
         let relay = Waiting { session, to_server, from_server, wait, stopping: Arc::clone(stopping) };
