@@ -113,8 +113,10 @@ pub fn interrupt_after_rows(mut child: std::process::Child, temp: &Path, rows: u
 /// Sweeps `scenario` with `agent` over `seeds` into `dir/swept`, then replays
 /// every failing trajectory it kept as an incident, each of which must pass;
 /// returns the incidents' texts.
-pub fn sweep_and_replay_failures(dir: &Path, scenario: &str, agent: &str, seeds: &str) -> Vec<String> {
-    let out = agentsim(dir, &["sweep", scenario, "--agent", agent, "--seeds", seeds, "--out", "swept"], &[]);
+pub fn sweep_and_replay_failures(dir: &Path, scenario: &str, agent: &str, seeds: &str, extra: &[&str]) -> Vec<String> {
+    let mut args = vec!["sweep", scenario, "--agent", agent, "--seeds", seeds, "--out", "swept"];
+    args.extend_from_slice(extra);
+    let out = agentsim(dir, &args, &[]);
     assert!(out.status.success(), "{}", text(&out));
     let failures: Vec<_> = std::fs::read_dir(dir.join("swept/failures")).unwrap().map(|e| e.unwrap().path()).collect();
     assert!(!failures.is_empty(), "{scenario}: the sweep kept a failure");

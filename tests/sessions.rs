@@ -239,11 +239,99 @@ fn shrink_keeps_the_fewest_sessions_that_still_fail_and_the_result_replays() {
     assert_eq!(replayed.sessions.len() as u32, shrunk.sessions_after);
 }
 
+/// The first message each session's user sent, by session.
+fn openings(t: &Trajectory) -> Vec<(u32, agentsim_engine::Message)> {
+    let mut acting = None;
+    let mut firsts: Vec<(u32, agentsim_engine::Message)> = Vec::new();
+    for event in &t.events {
+        match &event.kind {
+            agentsim_engine::EventKind::Session { session } => acting = *session,
+            agentsim_engine::EventKind::User(message) => {
+                let session = acting.expect("a user speaks in a session");
+                if !firsts.iter().any(|(s, _)| *s == session) {
+                    firsts.push((session, message.clone()));
+                }
+            }
+            _ => {}
+        }
+    }
+    firsts.sort_by_key(|(s, _)| *s);
+    firsts
+}
+
+#[test]
+fn shrink_drops_sessions_from_the_middle_and_each_kept_one_meets_its_own_user() {
+    let race = prepare(&seed_text(RACE));
+    let per_agent = stack_file("seeds/stacks/resilient_agent_keys.ron");
+    // Seed 2's race is between sessions 4 and 5; a prefix would keep 0 to 5.
+    let original = Runner::new(&race, &per_agent, true, 1.0).run(2);
+    let shrunk = agentsim::shrink::shrink(&race, &per_agent, 2, 1.0).expect("seed 2 fails");
+    let kept = shrunk.sessions_kept.clone();
+    assert!(kept.iter().enumerate().any(|(i, &s)| s as usize != i), "a middle session is dropped: {kept:?}");
+    assert_eq!(shrunk.scenario.sessions.drawn_as.as_deref(), Some(&kept[..]));
+    assert_eq!(shrunk.sessions_after as usize, kept.len());
+    // Every session kept arrives when it did and its user opens as it did.
+    let before = openings(&original);
+    let after = openings(&shrunk.trajectory);
+    for (k, &s) in kept.iter().enumerate() {
+        assert_eq!(shrunk.trajectory.sessions[k].arrived_ms, original.sessions[s as usize].arrived_ms, "session {s}");
+        assert_eq!(after[k].1, before[s as usize].1, "session {s}'s user, kept as session {k}");
+    }
+    // The minimal case replays from its scenario.
+    let again = Prepared::with_key(shrunk.scenario.clone(), shrunk.key);
+    let replayed = Runner::new(&again, &per_agent, true, 1.0).run(2);
+    assert_eq!((replayed.outcome, replayed.digest), (shrunk.outcome, shrunk.trajectory.digest));
+    // As a scenario of its own, it sweeps the same on 1 and 4 threads.
+    let dir = tempfile::tempdir().unwrap();
+    // Written as an incident writes its scenario.
+    let extensions = ron::extensions::Extensions::UNWRAP_VARIANT_NEWTYPES | ron::extensions::Extensions::IMPLICIT_SOME;
+    let config = ron::ser::PrettyConfig::new().extensions(extensions);
+    let text = ron::Options::default().to_string_pretty(&shrunk.scenario, config).unwrap();
+    std::fs::write(dir.path().join("cut.ron"), text).unwrap();
+    let stack = seed_path("seeds/stacks/resilient_agent_keys.ron").to_string_lossy().into_owned();
+    let args = ["cut.ron", "--agent", &stack, "--seeds", "0..8", "--failures", "0"];
+    let runs = sweep_on_threads(dir.path(), &args, &[("1", "3"), ("4", "2")]);
+    assert_eq!(runs[0].1, runs[1].1, "trajectories.csv");
+    assert_eq!(runs[0].2, runs[1].2, "summary.json");
+}
+
+#[test]
+fn one_session_drawn_as_another_meets_that_session_s_user_and_task() {
+    let together = seed_text(RACE).replace("arrival: Poisson(per_minute: 5.0)", "arrival: Together");
+    let all = prepare(&together);
+    let alone = prepare(&together.replace("count: 10,", "count: 1, drawn_as: [3],"));
+    assert_eq!(alone.scenario.sessions.drawn_as.as_deref(), Some(&[3][..]));
+    let stack = preset("resilient");
+    for seed in 0..4 {
+        let full = Runner::new(&all, &stack, true, 1.0).run(seed);
+        // The cut keeps the full run's streams: the same key.
+        let cut = Prepared::with_key(alone.scenario.clone(), all.key());
+        let one = Runner::new(&cut, &stack, true, 1.0).run(seed);
+        assert_eq!(one.sessions.len(), 1, "a run of one session drawn as another reports its session");
+        assert_eq!(openings(&one)[0].1, openings(&full)[3].1, "seed {seed}");
+    }
+}
+
+#[test]
+fn a_shrunk_incident_of_sessions_from_the_middle_replays() {
+    let dir = tempfile::tempdir().unwrap();
+    let race = seed_path(RACE).to_string_lossy().into_owned();
+    let stack = seed_path("seeds/stacks/resilient_agent_keys.ron").to_string_lossy().into_owned();
+    let out = agentsim(dir.path(), &["shrink", &race, "--agent", &stack, "--seed", "2", "--out", "s.ron"], &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("sessions: 10 -> "), "{}", text(&out));
+    let replay = agentsim(dir.path(), &["replay", "s.ron"], &[]);
+    assert!(replay.status.success(), "{}", text(&replay));
+    assert!(text(&replay).contains("PASS s.ron: violation"), "{}", text(&replay));
+    let incident = std::fs::read_to_string(dir.path().join("s.ron")).unwrap();
+    assert!(incident.contains("drawn_as"), "the cut names the sessions it keeps");
+}
+
 #[test]
 fn an_incident_of_many_sessions_replays_from_its_file() {
     let dir = tempfile::tempdir().unwrap();
     let race = seed_path(RACE).to_string_lossy().into_owned();
-    for kept in sweep_and_replay_failures(dir.path(), &race, "resilient", "0..6") {
+    for kept in sweep_and_replay_failures(dir.path(), &race, "resilient", "0..6", &[]) {
         assert!(kept.contains("sessions:") && kept.contains(" s1 "), "the incident holds its sessions: {kept}");
     }
 }

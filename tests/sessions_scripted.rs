@@ -75,6 +75,74 @@ fn a_scripted_world_of_many_sessions_sweeps_the_same_on_one_and_four_threads() {
 fn an_incident_of_a_scripted_world_of_many_sessions_replays() {
     let dir = tempfile::tempdir().unwrap();
     let file = path(LAST_ITEM).to_string_lossy().into_owned();
-    let kept = sweep_and_replay_failures(dir.path(), &file, "oracle", "0..2");
+    let kept = sweep_and_replay_failures(dir.path(), &file, "oracle", "0..2", &[]);
     assert!(kept.iter().all(|k| k.contains("sessions:")), "the incidents hold their sessions");
+}
+
+/// Two travellers and one seat: a race that shows only when the session with
+/// more steps is fast throughout (tests/overtaken/).
+const OVERTAKEN: &str = "tests/overtaken/overtaken.ron";
+
+/// The overtaken scenario with `explore: EXPLORE`, written with its files
+/// into `dir`.
+fn overtaken_in(dir: &Path, explore: &str) -> PathBuf {
+    for file in ["overtaken.rhai", "seats.json"] {
+        std::fs::copy(path("tests/overtaken").join(file), dir.join(file)).unwrap();
+    }
+    let text = std::fs::read_to_string(path(OVERTAKEN)).unwrap();
+    assert!(text.contains("explore: Interleavings"), "the scenario explores interleavings");
+    let scenario = dir.join("overtaken.ron");
+    std::fs::write(&scenario, text.replace("explore: Interleavings", &format!("explore: {explore}"))).unwrap();
+    scenario
+}
+
+#[test]
+fn priorities_find_a_race_that_needs_one_session_fast_throughout() {
+    let dir = tempfile::tempdir().unwrap();
+    let overtaken = |explore: &str| {
+        let file = overtaken_in(dir.path(), explore);
+        let text = std::fs::read_to_string(&file).unwrap();
+        let prepared = Prepared::new(Scenario::parse_in(&text, "overtaken.ron", Some(dir.path())).unwrap());
+        let stack = preset("oracle");
+        let raced = |seed: u64, trial: u32| {
+            Runner::new(&prepared, &stack, false, 1.0).run_trial(seed, trial).minefields.contains(&"overtaken")
+        };
+        let seeded = (0..60).filter(|&seed| raced(seed, 0)).count();
+        let explored = (0..60).map(|seed| (1..6).filter(|&trial| raced(seed, trial)).count()).sum::<usize>();
+        (seeded, explored)
+    };
+    let (seeded, random) = overtaken("Interleavings");
+    let (seeded_too, by_priority) = overtaken("Priorities");
+    // Trial 0 is the seeded schedule whatever the trials explore.
+    assert_eq!(seeded, seeded_too);
+    assert!(by_priority >= 30, "priorities find the race in {by_priority} of 300 trials");
+    assert!(by_priority >= 5 * random.max(1), "{by_priority} by priority against {random} at random");
+}
+
+#[test]
+fn a_race_found_by_priority_replays_and_sweeps_alike_on_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = overtaken_in(dir.path(), "Priorities").to_string_lossy().into_owned();
+    let args = [scenario.as_str(), "--agent", "oracle", "--seeds", "0..12", "--trials", "4", "--failures", "0"];
+    let runs = sweep_on_threads(dir.path(), &args, &[("1", "5"), ("4", "2")]);
+    assert_eq!(runs[0].1, runs[1].1, "trajectories.csv");
+    assert_eq!(runs[0].2, runs[1].2, "summary.json");
+    // The sweep keeps a failing trial as an incident: it replays, and shrinks
+    // by its seed and trial.
+    let incidents = sweep_and_replay_failures(dir.path(), &scenario, "oracle", "0..6", &["--trials", "4"]);
+    let kept = std::fs::read_dir(dir.path().join("swept/failures")).unwrap().map(|e| e.unwrap().path());
+    let trial_file = kept
+        .into_iter()
+        .find(|p| p.to_string_lossy().contains("_trial"))
+        .expect("a failing trial after the first is kept, named by its trial");
+    assert!(incidents.iter().all(|i| i.contains("overtaken")), "each incident holds the race");
+    let name = trial_file.file_name().unwrap().to_string_lossy().into_owned();
+    let (seed, trial) =
+        name.trim_start_matches("violation_seed").trim_end_matches(".ron").split_once("_trial").unwrap();
+    let args = ["shrink", &scenario, "--agent", "oracle", "--seed", seed, "--trial", trial, "--out", "s.ron"];
+    let shrunk = crate::common::agentsim(dir.path(), &args, &[]);
+    assert!(shrunk.status.success(), "{}", crate::common::text(&shrunk));
+    assert!(crate::common::text(&shrunk).contains(&format!("shrunk seed {seed}, trial {trial} with oracle")));
+    let replay = crate::common::agentsim(dir.path(), &["replay", "s.ron"], &[]);
+    assert!(replay.status.success(), "{}", crate::common::text(&replay));
 }

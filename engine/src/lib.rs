@@ -44,7 +44,7 @@ pub use corrupt::Lie;
 pub use fault::{Corruption, Fault, FaultRule, FaultTag, FieldPath, MalformedKind, Probability, Schedule};
 pub use inject::{Injected, InjectedArg, InjectionStyle};
 pub use input_error::{InputError, InputErrorKind};
-pub use latency::Latency;
+pub use latency::{Band, Latency};
 pub use rng::{Stream, StreamSource};
 pub use sessions::{Arrival, Explore, ModelCapacity, SessionId, Sessions};
 pub use task::{DagError, MilestoneDag, OrderError, Progress};

@@ -29,15 +29,31 @@ pub struct StreamSource {
     scenario_key: [u8; 32],
     seed: u64,
     trial: u32,
-    /// The session whose agent streams these are (0 in a run of one).
+    /// The session whose agent streams these are (0 in a run of one), as
+    /// drawn (see [`StreamSource::drawing_as`]).
     session: u32,
+    /// The sessions of the full run the run's sessions draw as, when a run
+    /// holds some of them (`Sessions::drawn_as`).
+    drawn_as: Option<std::sync::Arc<[u32]>>,
 }
 
 impl StreamSource {
     /// Streams for `seed` of the scenario identified by `scenario_key` (a digest of
     /// the scenario's canonical form, so two different scenarios never share streams).
     pub fn new(scenario_key: [u8; 32], seed: u64) -> Self {
-        Self { scenario_key, seed, trial: 0, session: 0 }
+        Self { scenario_key, seed, trial: 0, session: 0, drawn_as: None }
+    }
+
+    /// The same streams for a run whose session `k` draws as session
+    /// `drawn_as[k]` of the full run (`Sessions::drawn_as`): its user's and
+    /// its agent's streams are that session's. `None`: each draws as itself.
+    pub fn drawing_as(&self, drawn_as: Option<&[u32]>) -> Self {
+        Self { drawn_as: drawn_as.map(std::sync::Arc::from), ..self.clone() }
+    }
+
+    /// The session of the full run that session `session` draws as.
+    pub fn drawn_as(&self, session: u32) -> u32 {
+        self.drawn_as.as_ref().map_or(session, |origins| origins[session as usize])
     }
 
     /// The same seed's streams for the `trial`-th independent attempt of the agent:
@@ -53,11 +69,19 @@ impl StreamSource {
     /// session 0's are the plain ones; the world's side stays the same (one
     /// world; a world names its users' streams `"user.N"` itself).
     pub fn with_session(&self, session: u32) -> Self {
-        Self { session, ..self.clone() }
+        // Mapped once: the agent's source draws nothing per session itself.
+        Self { session: self.drawn_as(session), drawn_as: None, ..self.clone() }
+    }
+
+    /// The world's stream `"COMPONENT.N"` of session `session`, `N` the
+    /// session it draws as: a world names its users' streams this way
+    /// (`"user.0"`, `"user.1"`, ...).
+    pub fn session_stream(&self, component: &str, session: u32) -> Stream {
+        self.stream(&format!("{component}.{}", self.drawn_as(session)))
     }
 
     /// The session of the agent streams (0 unless set with
-    /// [`StreamSource::with_session`]).
+    /// [`StreamSource::with_session`]), as drawn.
     pub fn session(&self) -> u32 {
         self.session
     }

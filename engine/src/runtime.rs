@@ -78,6 +78,9 @@ pub struct ToolRuntime<'c> {
     /// call's latency is drawn anew from its distribution, on the stream
     /// `interleaving.K.latency.TOOL` (the faults keep their draws).
     interleaving: u32,
+    /// The band of the distribution the calls from here on draw their
+    /// latency from, in an interleaving explored by priority.
+    band: Option<crate::latency::Band>,
 }
 
 /// The body a server in trouble sends instead of the format it promised.
@@ -108,6 +111,7 @@ impl<'c> ToolRuntime<'c> {
             rule_offsets: Vec::new(),
             last_call_at_ms: 0,
             interleaving: 0,
+            band: None,
         }
     }
 
@@ -171,6 +175,14 @@ impl<'c> ToolRuntime<'c> {
     /// How many calls each tool has received, in id order.
     pub fn call_counts(&self) -> Vec<u64> {
         self.tools.iter().map(|t| t.calls).collect()
+    }
+
+    /// The band of their distributions the calls from here on draw their
+    /// latencies from, in an interleaving explored by priority
+    /// (`Explore::Priorities`; `None`: the whole distribution).
+    pub fn set_band(&mut self, band: Option<crate::latency::Band>) {
+        assert!(band.is_none() || self.interleaving > 0, "bands exist only in an explored interleaving");
+        self.band = band;
     }
 
     /// Runs `call` at `now_ms`. `serve` is the world: it receives the call and the
@@ -251,7 +263,11 @@ impl<'c> ToolRuntime<'c> {
         if self.interleaving > 0 {
             // Drawn after the seed's own draw, which the faults' draws follow.
             let name = format!("interleaving.{}.latency.{}", self.interleaving, spec.def.name);
-            drawn_latency_ms = spec.config.latency.sample(&mut self.streams.stream(&name).substream(call_number));
+            let mut rng = self.streams.stream(&name).substream(call_number);
+            drawn_latency_ms = match self.band {
+                Some(band) => spec.config.latency.sample_in_band(&mut rng, band),
+                None => spec.config.latency.sample(&mut rng),
+            };
         }
         let drawn = self.draw(now_ms, call.tool, call_number, spec, &mut rng);
         let latency_ms = drawn.traced_latency_ms.unwrap_or(drawn_latency_ms).saturating_add(drawn.extra_latency_ms);

@@ -35,11 +35,18 @@ pub struct Sessions {
     pub model_capacity: Option<ModelCapacity>,
     /// What the trials of a seed (`--trials K`) vary.
     pub explore: Explore,
+    /// The sessions of the full run these draw as: session `k` meets the
+    /// user, task and luck that session `drawn_as[k]` meets in the run of
+    /// every session of the same seed. `agentsim shrink` writes it when it
+    /// cuts sessions from the middle; `None` (left out of the canonical form):
+    /// session `k` draws as itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drawn_as: Option<Vec<SessionId>>,
 }
 
 impl Default for Sessions {
     fn default() -> Self {
-        Self { count: 1, arrival: Arrival::Together, model_capacity: None, explore: Explore::Agents }
+        Self { count: 1, arrival: Arrival::Together, model_capacity: None, explore: Explore::Agents, drawn_as: None }
     }
 }
 
@@ -58,18 +65,41 @@ pub enum Explore {
     /// (the faults keep their draws). pass^k is then "fails under no
     /// interleaving", and a failure replays from its seed and trial.
     Interleavings,
+    /// Interleavings searched by priority, in the manner of PCT (probabilistic
+    /// concurrency testing): as [`Explore::Interleavings`], but trial k >= 1
+    /// first draws a priority order over the sessions and the world's own
+    /// events. A session of rank r of n draws its tool latencies and think
+    /// times from the r-th of n equal bands of their distributions (rank 0,
+    /// the highest, the fastest), and ties at one time go to the higher
+    /// priority. One session then runs ahead of another on purpose, the
+    /// schedules where a check-then-act race shows; over the trials every
+    /// draw still has its distribution. There are no priority change points
+    /// (PCT of depth 1).
+    Priorities,
 }
 
 impl Sessions {
     /// Whether this is a single-session run with nothing shared (the run is then
     /// exactly what it was before sessions existed).
     pub fn is_single(&self) -> bool {
-        self.count == 1 && self.model_capacity.is_none()
+        self.count == 1 && self.model_capacity.is_none() && self.drawn_as.is_none()
+    }
+
+    /// Whether the run holds one session that draws as itself: the run a
+    /// world of one user runs (a `model_capacity` may still queue its turns).
+    pub fn runs_alone(&self) -> bool {
+        self.count == 1 && self.drawn_as.is_none()
+    }
+
+    /// The session of the full run that session `session` draws as (see
+    /// [`Sessions::drawn_as`]).
+    pub fn drawn_as(&self, session: SessionId) -> SessionId {
+        self.drawn_as.as_ref().map_or(session, |origins| origins[session as usize])
     }
 
     /// Whether the trials of a seed vary the interleaving, not the agents.
     pub fn explores_interleavings(&self) -> bool {
-        self.explore == Explore::Interleavings
+        matches!(self.explore, Explore::Interleavings | Explore::Priorities)
     }
 
     /// Cross-checks serde cannot express (an arrival list of the wrong length,
@@ -84,6 +114,7 @@ impl Sessions {
                 "a capacity of 0 admits nothing: give at least 1, or leave the limit out",
             ));
         }
+        self.check_drawn_as()?;
         if let Arrival::At(times) = &self.arrival {
             if times.len() != self.count as usize {
                 return Err(InputError::at(
@@ -102,6 +133,35 @@ impl Sessions {
             if times.windows(2).any(|w| w[1] < w[0]) {
                 return Err(InputError::at(InputErrorKind::Inconsistent, "arrival", "arrival times go back in time"));
             }
+        }
+        Ok(())
+    }
+}
+
+impl Sessions {
+    /// `drawn_as`: one session of the full run for each, in order of arrival.
+    fn check_drawn_as(&self) -> Result<(), InputError> {
+        let Some(origins) = &self.drawn_as else { return Ok(()) };
+        if origins.len() != self.count as usize {
+            return Err(InputError::at(
+                InputErrorKind::Inconsistent,
+                "drawn_as",
+                format!("has {} entries for {} sessions (`count`)", origins.len(), self.count),
+            ));
+        }
+        if origins.windows(2).any(|w| w[1] <= w[0]) {
+            return Err(InputError::at(
+                InputErrorKind::Inconsistent,
+                "drawn_as",
+                "names the sessions of the full run in their order of arrival, each once",
+            ));
+        }
+        if let Some(&past) = origins.iter().find(|&&s| s >= SESSIONS_MAX) {
+            return Err(InputError::at(
+                InputErrorKind::OutOfRange,
+                "drawn_as",
+                format!("names session {past}; a run holds at most {SESSIONS_MAX}"),
+            ));
         }
         Ok(())
     }

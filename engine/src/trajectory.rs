@@ -345,6 +345,10 @@ pub struct RealisedFault {
 pub struct Trajectory {
     /// The seed.
     pub seed: u64,
+    /// The trial of the seed (`--trials K`; 0 for the seed's own run), set by
+    /// whoever ran it (`Runner::run_trial`).
+    #[serde(skip_serializing_if = "is_zero_u32")]
+    pub trial: u32,
     /// The judged outcome.
     pub outcome: Outcome,
     /// The world's verdict.
@@ -424,6 +428,10 @@ impl SessionResult {
     pub fn latency_ms(&self) -> TimeMs {
         self.ended_ms - self.arrived_ms
     }
+}
+
+fn is_zero_u32(x: &u32) -> bool {
+    *x == 0
 }
 
 fn is_zero(x: &f64) -> bool {

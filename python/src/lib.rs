@@ -15,6 +15,7 @@ use std::sync::Arc;
 use agentsim::bridge::Command;
 use agentsim::episode::{Episode as Running, EpisodeError, Setup, Step};
 use agentsim::incident::Incident;
+use agentsim::rows_file::{FirstFailures, Kept};
 use agentsim::summary::Partial;
 use agentsim::sweep::{Done, Rows, Swept};
 use agentsim::{Row, SummaryBuilder};
@@ -274,7 +275,7 @@ enum Sink {
     },
     Memory {
         builder: Box<SummaryBuilder>,
-        failing: Vec<(Outcome, u64)>,
+        failing: FirstFailures,
     },
 }
 
@@ -291,7 +292,7 @@ struct Evaluation {
     /// Finished out of order, waiting for the seeds before them.
     pending: BTreeMap<u64, Finished>,
     rows: Vec<String>,
-    incidents: Vec<(Outcome, u64, Incident)>,
+    incidents: Vec<(Kept, Incident)>,
     sink: Option<Sink>,
 }
 
@@ -321,7 +322,10 @@ impl Evaluation {
         let mut next_seed = seeds.start;
         let sink = match out {
             None if resume => return Err(value_error("resume", "needs `out`, the folder to continue")),
-            None => Sink::Memory { builder: Box::new(SummaryBuilder::with_trials(1)), failing: Vec::new() },
+            None => Sink::Memory {
+                builder: Box::new(SummaryBuilder::with_trials(1)),
+                failing: FirstFailures::new(failures, Vec::new()),
+            },
             Some(out) => {
                 let lock = agentsim::files::lock_dir(&out, !resume).map_err(|e| value_error("out", e))?;
                 let stop = std::sync::atomic::AtomicBool::new(false);
@@ -413,7 +417,7 @@ impl Evaluation {
                 (*rows)
                     .finish(&out, &manifest, &self.agent, self.seeds.clone(), w.fault_scale, partial, |failing| {
                         // Incidents of an earlier, interrupted run are on disk already.
-                        let names = failing.iter().map(|(o, s)| format!("failures/{o}_seed{s}.ron")).collect();
+                        let names = failing.iter().map(Kept::incident_name).collect();
                         agentsim::sweep::write_incidents(&out, incidents)?;
                         Ok(names)
                     })
@@ -423,7 +427,7 @@ impl Evaluation {
                 let mut summary =
                     builder.finish(&w.prepared.scenario.name, &self.agent, self.seeds.clone(), w.fault_scale);
                 summary.partial = partial;
-                summary.failures = failing.iter().map(|(o, s)| format!("failures/{o}_seed{s}.ron")).collect();
+                summary.failures = failing.kept.iter().map(Kept::incident_name).collect();
                 summary
             }
         };
@@ -442,17 +446,12 @@ impl Evaluation {
                 Some(Sink::Folder { rows, .. }) => rows.add(&swept).map_err(|e| value_error("out", e))?,
                 Some(Sink::Memory { builder, failing }) => {
                     builder.add_record(&swept.record);
-                    let o = swept.record.outcome;
-                    let kept = o != Outcome::Success && failing.iter().filter(|(f, _)| *f == o).count() < self.failures;
-                    if kept {
-                        failing.push((o, swept.record.seed));
-                    }
-                    kept
+                    failing.note(swept.trial, swept.record.outcome, swept.record.seed)
                 }
                 None => return Err(value_error("evaluation", "already finished")),
             };
             if let (true, Some((outcome, incident))) = (kept, incident) {
-                self.incidents.push((outcome, self.next_seed, incident));
+                self.incidents.push((Kept { outcome, seed: self.next_seed, trial: 0 }, incident));
             }
             self.rows.push(row);
             self.next_seed += 1;

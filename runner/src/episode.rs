@@ -161,7 +161,7 @@ impl Episode {
         let coroutine = Coroutine::with_stack(stack(), move |yielder: &Yielder<Resume, Observation>, _start| {
             let Setup { prepared, seed, trial, swarm, config, layers, tools } = setup;
             let stack = StackSpec { planner: PlannerSpec::Oracle, layers };
-            if config.sessions.count > 1 {
+            if !config.sessions.runs_alone() {
                 // One caller serves every session's agent: each session's
                 // bridge suspends this one coroutine with observations that
                 // name their session. Sessions' agents are made in order of

@@ -61,6 +61,11 @@ pub struct Incident {
     pub stream_key: Option<String>,
     /// The seed.
     pub seed: u64,
+    /// The trial of the seed (`--trials K`: another attempt of the agents, or
+    /// another schedule when the scenario explores interleavings); left out
+    /// when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub trial: u32,
     /// Multiplier on fault probabilities.
     #[serde(default = "one")]
     pub fault_scale: f64,
@@ -107,6 +112,18 @@ fn one() -> f64 {
     1.0
 }
 
+fn is_zero(trial: &u32) -> bool {
+    *trial == 0
+}
+
+/// `seed N`, or `seed N, trial K` for a trial after the first.
+pub fn seed_and_trial(seed: u64, trial: u32) -> String {
+    match trial {
+        0 => format!("seed {seed}"),
+        k => format!("seed {seed}, trial {k}"),
+    }
+}
+
 impl Incident {
     /// Records a trajectory (run with recording on) as an incident.
     pub fn record(
@@ -120,10 +137,16 @@ impl Incident {
     ) -> Incident {
         Incident {
             version: INCIDENT_VERSION,
-            title: format!("{} on seed {seed}: {}", trajectory.outcome, trajectory.verdict.detail),
+            title: format!(
+                "{} on {}: {}",
+                trajectory.outcome,
+                seed_and_trial(seed, trajectory.trial),
+                trajectory.verdict.detail
+            ),
             scenario: prepared.scenario.clone(),
             stream_key: stream_key.map(hex),
             seed,
+            trial: trajectory.trial,
             fault_scale,
             swarm: false,
             agent: agent.to_string(),
@@ -283,7 +306,7 @@ impl Incident {
     /// Replays the incident with its own stack (or `stack` when given), recording.
     pub fn replay(&self, prepared: &Prepared, stack: Option<&StackSpec>) -> Trajectory {
         let stack = self.offline_stack(stack.unwrap_or(&self.stack));
-        Runner::new(prepared, &stack, true, self.fault_scale).with_swarm(self.swarm).run(self.seed)
+        Runner::new(prepared, &stack, true, self.fault_scale).with_swarm(self.swarm).run_trial(self.seed, self.trial)
     }
 
     /// Compares a replay with its own stack against the record: the outcome, the

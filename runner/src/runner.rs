@@ -72,7 +72,9 @@ impl<'a> Runner<'a> {
     pub fn run_trial(&self, seed: u64, trial: u32) -> Trajectory {
         // One agent per session (one in a run of one), each its own stack.
         let agent = |expert, streams: &_| self.stack.build(expert, streams);
-        self.prepared.run_each(seed, trial, self.swarm, &self.config, &agent)
+        let mut t = self.prepared.run_each(seed, trial, self.swarm, &self.config, &agent);
+        t.trial = trial;
+        t
     }
 
     /// Runs `trials` attempts at every seed of `seeds` in parallel and hands

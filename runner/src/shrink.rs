@@ -1,10 +1,13 @@
 //! Shrinking a failing trajectory to the smallest fault schedule that still fails
 //! the same way.
 //!
-//! A run of many sessions first loses sessions: the fewest sessions, in order of
-//! arrival, that still fail the same way (each keeps its user, arrival time and
-//! luck: the streams stay keyed by the original scenario), found by doubling
-//! then bisecting the count. Its faults are then shrunk as below.
+//! A run of many sessions first loses sessions: the shortest prefix, in order
+//! of arrival, that still fails the same way (found by doubling then bisecting
+//! the count), then every session of it the failure does not need (ddmin, as
+//! for faults). Each session kept keeps its user, task, arrival time and luck:
+//! the streams stay keyed by the original scenario, and a session kept from the
+//! middle draws as the session it was (`Sessions::drawn_as`). Its faults are
+//! then shrunk as below.
 //!
 //! The run's realised faults become an explicit schedule (`explicit_faults` on each
 //! tool), with the streams still keyed by the original scenario so that the world,
@@ -14,7 +17,7 @@
 //! the same on every machine.
 
 use agentsim_agents::StackSpec;
-use agentsim_engine::{CallFault, Drift, Outcome, Trajectory};
+use agentsim_engine::{Arrival, CallFault, Drift, Outcome, SessionId, TimeMs, Trajectory};
 use agentsim_worlds::{Prepared, Scenario};
 
 use crate::Runner;
@@ -54,6 +57,9 @@ pub struct Shrunk {
     pub sessions_before: u32,
     /// Sessions of the minimal case.
     pub sessions_after: u32,
+    /// The sessions of the original run the minimal case keeps, in order
+    /// (each draws as it did there: `Sessions::drawn_as`).
+    pub sessions_kept: Vec<SessionId>,
     /// Events of the original trajectory.
     pub events_before: u32,
     /// Events of the minimal one.
@@ -118,23 +124,38 @@ type KeptDrift = Vec<(String, Vec<bool>)>;
 
 /// Shrinks seed `seed` of `prepared` run with `stack`.
 pub fn shrink(prepared: &Prepared, stack: &StackSpec, seed: u64, fault_scale: f64) -> Result<Shrunk, ShrinkError> {
-    let original = Runner::new(prepared, stack, true, fault_scale).run(seed);
+    shrink_trial(prepared, stack, (seed, 0), fault_scale)
+}
+
+/// Shrinks trial `trial` of seed `seed` (`--trials`: another attempt of the
+/// agents, or another schedule when the scenario explores interleavings):
+/// every run of the search is that trial.
+pub fn shrink_trial(
+    prepared: &Prepared,
+    stack: &StackSpec,
+    (seed, trial): (u64, u32),
+    fault_scale: f64,
+) -> Result<Shrunk, ShrinkError> {
+    let original = Runner::new(prepared, stack, true, fault_scale).run_trial(seed, trial);
     if original.outcome == Outcome::Success {
         return Err(ShrinkError::NotAFailure);
     }
     let sessions_before = prepared.scenario.sessions.count;
-    let fewer = FewerSessions { prepared, stack, seed, fault_scale, target: original.outcome };
+    let arrivals_ms = original.sessions.iter().map(|s| s.arrived_ms).collect();
+    let fewer = FewerSessions { prepared, stack, seed, trial, fault_scale, target: original.outcome, arrivals_ms };
     let (reduced, sessions_runs) = fewer.find();
     let (prepared, first) = match &reduced {
         Some((fewer, t)) => (fewer, t),
         None => (prepared, &original),
     };
     let sessions_after = prepared.scenario.sessions.count;
+    let sessions_kept = (0..sessions_after).map(|s| prepared.scenario.sessions.drawn_as(s)).collect();
     // A reduced scenario keeps the original's key (`Prepared::with_key`).
     let mut trial = Trial {
         prepared,
         stack,
         seed,
+        trial,
         fault_scale,
         key: prepared.key(),
         target: original.outcome,
@@ -160,6 +181,7 @@ pub fn shrink(prepared: &Prepared, stack: &StackSpec, seed: u64, fault_scale: f6
         drift_after,
         sessions_before,
         sessions_after,
+        sessions_kept,
         events_before: original.metrics.events,
         events_after: best.metrics.events,
         trajectory: best,
@@ -173,58 +195,128 @@ struct FewerSessions<'a> {
     prepared: &'a Prepared,
     stack: &'a StackSpec,
     seed: u64,
+    trial: u32,
     fault_scale: f64,
     target: Outcome,
+    /// When each session of the original run arrived.
+    arrivals_ms: Vec<TimeMs>,
 }
 
 impl FewerSessions<'_> {
     /// The scenario cut to the fewest sessions that still fail (and the
     /// recorded run of it), `None` when all are needed or the run holds one;
-    /// with the runs spent.
+    /// with the runs spent. First the shortest failing prefix, by doubling
+    /// then bisecting the count (cheap, and exact when failing is monotone
+    /// in the count); then ddmin drops sessions from the middle of it.
     fn find(&self) -> (Option<(Prepared, Trajectory)>, u32) {
         let all = self.prepared.scenario.sessions.count;
         let runs = std::cell::Cell::new(0u32);
-        let fails = |count: u32| {
+        let mut found: Option<(Vec<SessionId>, Prepared, Trajectory)> = None;
+        let mut fails = |kept: &[SessionId]| -> Option<bool> {
+            if runs.get() >= RUNS_MAX {
+                return None;
+            }
+            // A run starts with a session at time 0 (the world opens it as it
+            // starts): a cut that loses every such session is no run.
+            if kept.first().is_none_or(|&first| self.arrivals_ms[first as usize] != 0) {
+                return Some(false);
+            }
             runs.set(runs.get() + 1);
-            let prepared = self.with_sessions(count);
-            let t = Runner::new(&prepared, self.stack, true, self.fault_scale).run(self.seed);
-            (t.outcome == self.target).then_some((prepared, t))
+            let prepared = self.with_kept(kept);
+            let t = Runner::new(&prepared, self.stack, true, self.fault_scale).run_trial(self.seed, self.trial);
+            let failed = t.outcome == self.target;
+            if failed {
+                found = Some((kept.to_vec(), prepared, t));
+            }
+            Some(failed)
         };
-        // Doubling finds a failing count; bisection below it a smaller one
-        // (the smallest when failing is monotone in the count).
-        let (mut passes, mut failing) = (0u32, None);
+        let prefix = |count: u32| (0..count).collect::<Vec<SessionId>>();
+        let mut passes = 0u32;
+        let mut failing = all;
         let mut count = 1u32;
-        while count < all && runs.get() < RUNS_MAX {
-            match fails(count) {
-                Some(found) => {
-                    failing = Some((count, found));
+        while count < all {
+            match fails(&prefix(count)) {
+                Some(true) => {
+                    failing = count;
                     break;
                 }
-                None => passes = count,
+                Some(false) => passes = count,
+                None => break,
             }
             count = count.saturating_mul(2);
         }
-        let Some((mut fail_count, mut found)) = failing else { return (None, runs.get()) };
-        while fail_count - passes > 1 && runs.get() < RUNS_MAX {
-            let mid = passes + (fail_count - passes) / 2;
-            match fails(mid) {
-                Some(smaller) => (fail_count, found) = (mid, smaller),
-                None => passes = mid,
+        while failing - passes > 1 {
+            let mid = passes + (failing - passes) / 2;
+            match fails(&prefix(mid)) {
+                Some(true) => failing = mid,
+                Some(false) => passes = mid,
+                None => break,
             }
         }
-        (Some(found), runs.get())
+        if failing > 1 {
+            ddmin(prefix(failing), &mut fails);
+        }
+        (found.map(|(_, prepared, t)| (prepared, t)), runs.get())
     }
 
-    /// The scenario with its first `count` sessions, its streams keyed as the
-    /// original's (every remaining session meets the same user and luck).
-    fn with_sessions(&self, count: u32) -> Prepared {
+    /// The scenario with only the sessions `kept` (numbers of the original
+    /// run, in order), its streams keyed as the original's: every session
+    /// kept meets the same user and luck, and arrives when it did. A prefix
+    /// keeps the original's arrival; any other cut lists the arrival times
+    /// and the sessions drawn as (`drawn_as`).
+    fn with_kept(&self, kept: &[SessionId]) -> Prepared {
+        let original = &self.prepared.scenario.sessions;
         let mut scenario = self.prepared.scenario.clone();
-        scenario.sessions.count = count;
-        if let agentsim_engine::Arrival::At(times) = &mut scenario.sessions.arrival {
-            times.truncate(count as usize);
+        let sessions = &mut scenario.sessions;
+        sessions.count = u32::try_from(kept.len()).expect("sessions are counted in u32");
+        let is_prefix = kept.iter().enumerate().all(|(i, &s)| s as usize == i);
+        if is_prefix {
+            if let Arrival::At(times) = &mut sessions.arrival {
+                times.truncate(kept.len());
+            }
+            if let Some(drawn_as) = &mut sessions.drawn_as {
+                drawn_as.truncate(kept.len());
+            }
+        } else {
+            sessions.arrival = Arrival::At(kept.iter().map(|&s| self.arrivals_ms[s as usize]).collect());
+            sessions.drawn_as = Some(kept.iter().map(|&s| original.drawn_as(s)).collect());
         }
+        assert!(scenario.sessions.check().is_ok(), "a cut of a valid run is a valid run");
         Prepared::with_key(scenario, self.prepared.key())
     }
+}
+
+/// Zeller's ddmin over `items`: try removing each of n chunks; on a failure
+/// kept, keep the smaller list and coarsen, otherwise refine until chunks
+/// are single items. `fails` says whether a candidate still fails, or
+/// `None` when no run is left (the search then stops where it is).
+fn ddmin<T: Clone>(mut items: Vec<T>, fails: &mut dyn FnMut(&[T]) -> Option<bool>) -> Vec<T> {
+    let mut chunks = 2usize;
+    while !items.is_empty() {
+        let size = items.len().div_ceil(chunks);
+        let mut reduced = false;
+        for start in (0..items.len()).step_by(size) {
+            let candidate: Vec<T> =
+                items[..start].iter().chain(items[(start + size).min(items.len())..].iter()).cloned().collect();
+            match fails(&candidate) {
+                Some(true) => {
+                    items = candidate;
+                    chunks = (chunks - 1).max(2);
+                    reduced = true;
+                    break;
+                }
+                Some(false) => {}
+                None => return items,
+            }
+        }
+        if !reduced {
+            if size == 1 {
+                break;
+            }
+            chunks = (chunks * 2).min(items.len());
+        }
+    }
+    items
 }
 
 /// Every drift entry of every tool, all kept.
@@ -244,6 +336,8 @@ struct Trial<'a> {
     prepared: &'a Prepared,
     stack: &'a StackSpec,
     seed: u64,
+    /// The trial of the seed every run is.
+    trial: u32,
     fault_scale: f64,
     /// The streams' key: the original scenario's.
     key: [u8; 32],
@@ -260,7 +354,7 @@ impl Trial<'_> {
         self.runs += 1;
         let scenario = with_schedule(&self.prepared.scenario, faults, keep_drift);
         let candidate = Prepared::with_key(scenario, self.key);
-        let t = Runner::new(&candidate, self.stack, true, self.fault_scale).run(self.seed);
+        let t = Runner::new(&candidate, self.stack, true, self.fault_scale).run_trial(self.seed, self.trial);
         (t.outcome == self.target).then_some(t)
     }
 
@@ -268,45 +362,29 @@ impl Trial<'_> {
     /// when it does not reproduce the failure.
     fn unrecorded(&self, faults: &[ToolFault], keep_drift: &[(String, Vec<bool>)]) -> Outcome {
         let scenario = with_schedule(&self.prepared.scenario, faults, keep_drift);
-        Runner::new(&Prepared::with_key(scenario, self.key), self.stack, false, self.fault_scale).run(self.seed).outcome
+        let candidate = Prepared::with_key(scenario, self.key);
+        Runner::new(&candidate, self.stack, false, self.fault_scale).run_trial(self.seed, self.trial).outcome
     }
 
-    /// ddmin over the faults: try removing each of n chunks; on success keep
-    /// the smaller schedule and coarsen, otherwise refine until chunks are
-    /// single faults (or [`RUNS_MAX`] runs are spent). `best` becomes the
-    /// trajectory of the smallest schedule that failed.
+    /// ddmin over the faults (see [`ddmin`]), within [`RUNS_MAX`] runs.
+    /// `best` becomes the trajectory of the smallest schedule that failed.
     fn ddmin_faults(
         &mut self,
-        mut faults: Vec<ToolFault>,
+        faults: Vec<ToolFault>,
         keep_drift: &[(String, Vec<bool>)],
         best: &mut Trajectory,
     ) -> Vec<ToolFault> {
-        let mut chunks = 2usize;
-        while !faults.is_empty() && self.runs < RUNS_MAX {
-            let size = faults.len().div_ceil(chunks);
-            let mut reduced = false;
-            for start in (0..faults.len()).step_by(size) {
-                let candidate: Vec<ToolFault> =
-                    faults[..start].iter().chain(faults[(start + size).min(faults.len())..].iter()).cloned().collect();
-                if let Some(t) = self.fails(&candidate, keep_drift) {
-                    faults = candidate;
-                    *best = t;
-                    chunks = (chunks - 1).max(2);
-                    reduced = true;
-                    break;
-                }
-                if self.runs >= RUNS_MAX {
-                    break;
-                }
+        ddmin(faults, &mut |candidate: &[ToolFault]| {
+            if self.runs >= RUNS_MAX {
+                return None;
             }
-            if !reduced {
-                if size == 1 {
-                    break;
-                }
-                chunks = (chunks * 2).min(faults.len());
+            let failed = self.fails(candidate, keep_drift);
+            let kept = failed.is_some();
+            if let Some(t) = failed {
+                *best = t;
             }
-        }
-        faults
+            Some(kept)
+        })
     }
 
     /// Drops, one at a time, each drift entry the failure does not need.

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 use agentsim_agents::StackSpec;
-use agentsim_engine::{Outcome, Trajectory};
+use agentsim_engine::Trajectory;
 use agentsim_worlds::Prepared;
 
 use crate::Error;
@@ -19,7 +19,7 @@ use crate::Runner;
 use crate::files::{AtomicFile, io_failure, lock_dir, read_bounded, read_text, write_atomic};
 use crate::incident::{Incident, hex};
 use crate::shard::{SHARD_FORMAT, ShardManifest, shard_seeds};
-use agentsim_stats::rows_file::{FirstFailures, SeedOrder, header_line, read_rows};
+use agentsim_stats::rows_file::{FirstFailures, Kept, SeedOrder, header_line, read_rows};
 use agentsim_stats::summary::{Partial, Record, Summary};
 use agentsim_stats::{Row, SummaryBuilder};
 
@@ -83,7 +83,7 @@ pub struct Done {
     /// The first seed without rows.
     pub next_seed: u64,
     /// The first failing seeds of each failure mode (first trial), in seed order.
-    pub failing: Vec<(Outcome, u64)>,
+    pub failing: Vec<Kept>,
 }
 
 impl Done {
@@ -262,7 +262,7 @@ impl Sweep<'_> {
         // greet runs a process per trajectory (nothing was handed on then). A
         // run of many sessions runs a process per session.
         if let agentsim_agents::PlannerSpec::External(config) = &stack.planner
-            && prepared.scenario.sessions.count == 1
+            && prepared.scenario.sessions.runs_alone()
             && !prepared.scenario.sessions.explores_interleavings()
         {
             let run = crate::persistent::Persistent {
@@ -435,7 +435,7 @@ impl Rows {
         seeds: Range<u64>,
         fault_scale: f64,
         partial: Option<Partial>,
-        failures: impl FnOnce(&[(Outcome, u64)]) -> Result<Vec<String>, Error>,
+        failures: impl FnOnce(&[Kept]) -> Result<Vec<String>, Error>,
     ) -> Result<Summary, Error> {
         self.csv_file.writer().flush().map_err(|e| io_failure(&self.csv_path, &e))?;
         let mut summary = self.builder.finish(&manifest.scenario, agent, seeds, fault_scale);
@@ -485,17 +485,17 @@ pub fn write_failures(
     swarm: bool,
     fault_scale: f64,
     out: &Path,
-    failing: &[(Outcome, u64)],
+    failing: &[Kept],
 ) -> Result<Vec<String>, Error> {
     if failing.is_empty() {
         return Ok(Vec::new());
     }
     let recorder = Runner::new(prepared, stack, true, fault_scale).with_swarm(swarm);
-    let incidents = failing.iter().map(|(outcome, seed)| {
-        let t = recorder.run(*seed);
-        let mut incident = Incident::record(prepared, None, *seed, fault_scale, agent, stack, &t);
+    let incidents = failing.iter().map(|kept| {
+        let t = recorder.run_trial(kept.seed, kept.trial);
+        let mut incident = Incident::record(prepared, None, kept.seed, fault_scale, agent, stack, &t);
         incident.swarm = swarm;
-        (*outcome, *seed, incident)
+        (*kept, incident)
     });
     write_incidents(out, incidents)
 }
@@ -504,15 +504,15 @@ pub fn write_failures(
 /// relative to `out`.
 pub fn write_incidents(
     out: &Path,
-    incidents: impl IntoIterator<Item = (Outcome, u64, Incident)>,
+    incidents: impl IntoIterator<Item = (Kept, Incident)>,
 ) -> Result<Vec<String>, Error> {
     let mut written = Vec::new();
-    for (outcome, seed, incident) in incidents {
+    for (kept, incident) in incidents {
         if written.is_empty() {
             let dir = out.join("failures");
             std::fs::create_dir_all(&dir).map_err(|e| io_failure(&dir, &e))?;
         }
-        let name = format!("failures/{outcome}_seed{seed}.ron");
+        let name = kept.incident_name();
         write_atomic(
             &out.join(&name),
             incident
@@ -663,13 +663,8 @@ fn load_shard(dir: &Path) -> Result<Shard, Error> {
 /// The text of the incident `name` a shard kept for its failing row of `seed`,
 /// checked as its rows are: it reads as `replay` reads it, holds that row's
 /// seed, outcome and digest, and replays to them. Refused naming the file.
-fn shard_incident(
-    dir: &Path,
-    name: &str,
-    seed: u64,
-    outcome: Outcome,
-    digest: &agentsim_engine::Digest,
-) -> Result<String, Error> {
+fn shard_incident(dir: &Path, name: &str, kept: &Kept, digest: &agentsim_engine::Digest) -> Result<String, Error> {
+    let Kept { outcome, seed, trial } = *kept;
     let path = dir.join(name);
     let shown = path.display().to_string();
     if !path.exists() {
@@ -680,7 +675,11 @@ fn shard_incident(
     }
     let text = read_bounded(&shown, "incident", Some(crate::incident::INCIDENT_BYTES_MAX))?;
     let incident = Incident::parse(&text, &shown)?;
-    let row = format!("the row of seed {seed} in {}", dir.join("trajectories.csv").display());
+    let row = format!(
+        "the row of {} in {}",
+        crate::incident::seed_and_trial(seed, trial),
+        dir.join("trajectories.csv").display()
+    );
     let differs = |field: &str, found: String, expected: String| {
         // The field's line in the incident (top level: four spaces in).
         let offset = text.find(&format!("\n    {field}:")).map_or(0, |at| at + 5);
@@ -691,6 +690,9 @@ fn shard_incident(
     };
     if incident.seed != seed {
         return Err(differs("seed", incident.seed.to_string(), seed.to_string()));
+    }
+    if incident.trial != trial {
+        return Err(differs("trial", incident.trial.to_string(), trial.to_string()));
     }
     if incident.outcome != outcome {
         return Err(differs("outcome", incident.outcome.to_string(), outcome.to_string()));
@@ -799,9 +801,9 @@ pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<Summary, Error> {
         .kept
         .iter()
         .zip(&kept_from)
-        .map(|((outcome, seed), (dir, digest))| {
-            let name = format!("failures/{outcome}_seed{seed}.ron");
-            shard_incident(dir, &name, *seed, *outcome, digest).map(|text| (name, text))
+        .map(|(kept, (dir, digest))| {
+            let name = kept.incident_name();
+            shard_incident(dir, &name, kept, digest).map(|text| (name, text))
         })
         .collect::<Result<_, _>>()?;
     let _lock = lock_dir(out, true)?;

@@ -4,7 +4,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use agentsim::incident::{Incident, Replay};
-use agentsim::shrink::shrink as shrink_seed;
+use agentsim::shrink::shrink_trial as shrink_seed;
 use agentsim_engine::Outcome;
 
 use super::output::{check_target, errln, outln, stdout_json, write_atomic};
@@ -146,17 +146,18 @@ fn print_replayed(r: &Replayed) -> Result<(), Failure> {
 /// Shrinks a failing seed and writes the minimal incident.
 pub fn shrink(
     setup: &Setup,
-    seed: Option<u64>,
+    seed: Option<(u64, u32)>,
     from_incident: Option<&str>,
     out: &Path,
     expect: &[(String, Outcome)],
 ) -> Result<ExitCode, Failure> {
     check_target(out)?;
-    let (prepared, stack, seed, fault_scale, agent) = match from_incident {
+    let (prepared, stack, (seed, trial), fault_scale, agent) = match from_incident {
         Some(file) => {
             let incident = load_incident(file)?;
             let stack = incident.offline_stack(&incident.stack);
-            (incident.prepared(), stack, incident.seed, incident.fault_scale, incident.agent.clone())
+            let at = (incident.seed, incident.trial);
+            (incident.prepared(), stack, at, incident.fault_scale, incident.agent.clone())
         }
         None => {
             let mut prepared = load::scenario(&setup.scenario)?;
@@ -165,8 +166,9 @@ pub fn shrink(
             (prepared, stack, seed, setup.fault_scale.single("shrink")?, setup.agent.clone())
         }
     };
-    let shrunk = shrink_seed(&prepared, &stack, seed, fault_scale)
-        .map_err(|e| Failure::input(format!("seed {seed} with {agent}: {e}")))?;
+    let at = agentsim::incident::seed_and_trial(seed, trial);
+    let shrunk = shrink_seed(&prepared, &stack, (seed, trial), fault_scale)
+        .map_err(|e| Failure::input(format!("{at} with {agent}: {e}")))?;
     let minimal = agentsim_worlds::Prepared::with_key(shrunk.scenario.clone(), shrunk.key);
     let mut incident =
         Incident::record(&minimal, Some(shrunk.key), seed, fault_scale, &agent, &stack, &shrunk.trajectory);
@@ -179,9 +181,10 @@ pub fn shrink(
         out,
         incident.to_ron_bounded().map_err(|e| Failure::input(format!("{}: {e}", out.display())))?.as_bytes(),
     )?;
-    outln!("shrunk seed {seed} with {agent} ({} kept), in {} runs:", shrunk.outcome, shrunk.runs)?;
+    outln!("shrunk {at} with {agent} ({} kept), in {} runs:", shrunk.outcome, shrunk.runs)?;
     if shrunk.sessions_before > 1 {
-        outln!("  sessions: {} -> {}", shrunk.sessions_before, shrunk.sessions_after)?;
+        let kept: Vec<String> = shrunk.sessions_kept.iter().map(u32::to_string).collect();
+        outln!("  sessions: {} -> {} (kept {})", shrunk.sessions_before, shrunk.sessions_after, kept.join(", "))?;
     }
     outln!("  faults: {} -> {}", shrunk.faults_before, shrunk.faults_after)?;
     outln!("  drift:  {} -> {}", shrunk.drift_before, shrunk.drift_after)?;

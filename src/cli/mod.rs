@@ -189,6 +189,11 @@ struct RunArgs {
     /// The seed to run.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// The trial of the seed to run (a sweep's `--trials`: another attempt
+    /// of the agents, or another schedule when the scenario explores
+    /// interleavings).
+    #[arg(long, default_value_t = 0)]
+    trial: u32,
     /// Also write the trajectory as an incident file (RON) that replays exactly.
     #[arg(long, value_name = "FILE")]
     record: Option<PathBuf>,
@@ -233,6 +238,9 @@ struct ShrinkArgs {
     /// The failing seed.
     #[arg(long, required_unless_present = "incident")]
     seed: Option<u64>,
+    /// The failing trial of the seed (a sweep's `--trials`).
+    #[arg(long, default_value_t = 0, conflicts_with = "incident")]
+    trial: u32,
     /// Shrink this incident instead (its scenario, seed, stack and fault scale).
     #[arg(long, value_name = "FILE", conflicts_with = "seed")]
     incident: Option<String>,
@@ -394,7 +402,9 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, Failure> {
             .map_err(|e| Failure::input(format!("--threads {threads}: {e}")))?;
     }
     match cli.command {
-        Command::Run(args) => run::run(&args.setup, args.seed, args.record.as_deref(), &args.expect, args.json),
+        Command::Run(args) => {
+            run::run(&args.setup, (args.seed, args.trial), args.record.as_deref(), &args.expect, args.json)
+        }
         Command::Replay(args) => incident::replay(&args.files, args.agent.as_deref(), args.json),
         Command::ImportTrace(args) => {
             let scenario = args.scenario.or(args.scenario_flag);
@@ -402,7 +412,8 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, Failure> {
             incident::import_trace(&args.trace, scenario, &args.agent, args.seed, &args.out, &args.expect)
         }
         Command::Shrink(args) => {
-            incident::shrink(&args.setup, args.seed, args.incident.as_deref(), &args.out, &args.expect)
+            let seed = args.seed.map(|seed| (seed, args.trial));
+            incident::shrink(&args.setup, seed, args.incident.as_deref(), &args.out, &args.expect)
         }
         Command::Sweep(args) => sweep::sweep(&args),
         Command::Compare(args) => compare::compare(&args),

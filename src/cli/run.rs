@@ -18,7 +18,7 @@ use super::{Failure, Setup, load};
 /// Runs one seed and prints its timeline and outcome.
 pub fn run(
     setup: &Setup,
-    seed: u64,
+    (seed, trial): (u64, u32),
     record: Option<&Path>,
     expect: &[(String, Outcome)],
     json: bool,
@@ -33,7 +33,7 @@ pub fn run(
     let fault_scale = setup.fault_scale.single("run")?;
     let runner = Runner::new(&prepared, &stack, true, fault_scale).with_swarm(setup.swarm);
     let agents_started = agentsim_agents::external::starts().0;
-    let mut t = runner.run(seed);
+    let mut t = runner.run_trial(seed, trial);
     if let (true, (now, Some(reason))) =
         (matches!(stack.planner, agentsim_agents::PlannerSpec::External(_)), agentsim_agents::external::starts())
         && now == agents_started
@@ -83,10 +83,10 @@ pub(super) fn trajectory_document(t: &Trajectory, prepared: &Prepared, agent: &s
 fn print_text(setup: &Setup, prepared: &Prepared, t: &Trajectory, timeline: &str) -> Result<(), Failure> {
     let task = prepared.task_of(t.seed).map(|t| format!(", task {t}")).unwrap_or_default();
     outln!(
-        "agentsim run: scenario {}, agent {}, seed {}{task}",
+        "agentsim run: scenario {}, agent {}, {}{task}",
         printable(&prepared.scenario.name),
         printable(&setup.agent),
-        t.seed
+        agentsim::incident::seed_and_trial(t.seed, t.trial)
     )?;
     stdout_text(timeline)?;
     let m = &t.metrics;

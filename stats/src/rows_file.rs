@@ -158,28 +158,55 @@ impl SeedOrder {
     }
 }
 
-/// The first failing seeds of each failure mode, judged on their first trial,
-/// in seed order: the seeds a sweep keeps as incidents.
+/// A failing run a sweep keeps as an incident: its seed, the first of its
+/// trials that failed, and how.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Kept {
+    /// How it failed.
+    pub outcome: Outcome,
+    /// The seed.
+    pub seed: u64,
+    /// The trial (0: the seed's own run).
+    pub trial: u32,
+}
+
+impl Kept {
+    /// The incident's file under the sweep's output:
+    /// `failures/OUTCOME_seedN.ron`, `..._seedN_trialK.ron` for a later trial.
+    pub fn incident_name(&self) -> String {
+        match self.trial {
+            0 => format!("failures/{}_seed{}.ron", self.outcome, self.seed),
+            k => format!("failures/{}_seed{}_trial{k}.ron", self.outcome, self.seed),
+        }
+    }
+}
+
+/// The first failing seeds of each failure mode, in seed order, each at the
+/// first of its trials that failed: the runs a sweep keeps as incidents.
+/// A seed whose own run passes is kept at a later trial that fails (another
+/// attempt of the agents, or another schedule when the scenario explores
+/// interleavings, where trial 0 is only the seeded one).
 #[derive(Clone, Debug, Default)]
 pub struct FirstFailures {
     per_mode: usize,
-    /// The seeds kept, with their outcome, in the order met.
-    pub kept: Vec<(Outcome, u64)>,
+    /// The runs kept, in the order met.
+    pub kept: Vec<Kept>,
 }
 
 impl FirstFailures {
     /// Keeps at most `per_mode` seeds of each failure mode, after `kept`.
-    pub fn new(per_mode: usize, kept: Vec<(Outcome, u64)>) -> FirstFailures {
+    pub fn new(per_mode: usize, kept: Vec<Kept>) -> FirstFailures {
         FirstFailures { per_mode, kept }
     }
 
-    /// Notes a row; true when its seed is kept.
+    /// Notes a row (rows come in (seed, trial) order); true when it is kept.
     pub fn note(&mut self, trial: u32, outcome: Outcome, seed: u64) -> bool {
-        let kept = trial == 0
-            && outcome != Outcome::Success
-            && self.kept.iter().filter(|(o, _)| *o == outcome).count() < self.per_mode;
+        let seed_kept = self.kept.last().is_some_and(|k| k.seed == seed);
+        let kept = outcome != Outcome::Success
+            && !seed_kept
+            && self.kept.iter().filter(|k| k.outcome == outcome).count() < self.per_mode;
         if kept {
-            self.kept.push((outcome, seed));
+            self.kept.push(Kept { outcome, seed, trial });
         }
         kept
     }
@@ -244,4 +271,31 @@ pub fn read_rows<'t, E: From<RowsError>>(
 /// The header line of `text` (with its newline), empty when there is none.
 pub fn header_line(text: &str) -> &str {
     text.split_inclusive('\n').next().unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_seed_is_kept_at_its_first_failing_trial_once() {
+        let mut first = FirstFailures::new(2, Vec::new());
+        // Seed 0: its own run passes, its second trial fails, its third too.
+        assert!(!first.note(0, Outcome::Success, 0));
+        assert!(first.note(1, Outcome::Violation, 0));
+        assert!(!first.note(2, Outcome::Violation, 0));
+        // Seed 1 fails at once; seed 2 would be the third violation.
+        assert!(first.note(0, Outcome::Violation, 1));
+        assert!(!first.note(0, Outcome::Violation, 2));
+        assert!(first.note(1, Outcome::GaveUp, 2));
+        let names: Vec<String> = first.kept.iter().map(Kept::incident_name).collect();
+        assert_eq!(
+            names,
+            [
+                "failures/violation_seed0_trial1.ron",
+                "failures/violation_seed1.ron",
+                "failures/gave_up_seed2_trial1.ron"
+            ]
+        );
+    }
 }

@@ -594,7 +594,7 @@ impl Prepared {
 
     /// The streams of one seed.
     pub fn streams(&self, seed: u64) -> StreamSource {
-        StreamSource::new(self.key, seed)
+        StreamSource::new(self.key, seed).drawing_as(self.scenario.sessions.drawn_as.as_deref())
     }
 
     /// The expert planner (the oracle) of the task seed `seed` runs.
@@ -684,7 +684,7 @@ impl Prepared {
         } else {
             (config, trial)
         };
-        if config.sessions.count == 1 {
+        if config.sessions.runs_alone() {
             return self.run_with(seed, trial, config, catalog, note, agent);
         }
         assert!(
@@ -704,7 +704,7 @@ impl Prepared {
     /// session.
     pub fn one_session(&self) -> Result<(), ManySessions> {
         match self.scenario.sessions.count {
-            1 => Ok(()),
+            _ if self.scenario.sessions.runs_alone() => Ok(()),
             count => Err(ManySessions { scenario: self.scenario.name.clone(), count }),
         }
     }
@@ -713,7 +713,8 @@ impl Prepared {
     /// `seed + session` would run alone, so the sessions of one run take the
     /// tasks in turn.
     pub fn session_task(&self, seed: u64, session: SessionId) -> usize {
-        self.task_index(seed.wrapping_add(u64::from(session)))
+        let drawn_as = self.scenario.sessions.drawn_as(session);
+        self.task_index(seed.wrapping_add(u64::from(drawn_as)))
     }
 
     fn run_with(

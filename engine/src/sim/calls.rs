@@ -66,6 +66,7 @@ impl<'a, E> Sim<'a, E> {
         let (scheduled, minefields, notes) = (&mut self.scheduled, &mut self.minefields, &mut self.world_notes);
         let write = self.catalog.spec(call.tool).def.kind == crate::tool::ToolKind::Write;
         let mut applications = 0u32;
+        self.tools.set_band(self.priorities.as_ref().map(|p| p.band(session)));
         let served = self.tools.call(now_ms, call, &mut |c, as_of_ms| {
             applications += u32::from(write);
             let before = minefields.len();

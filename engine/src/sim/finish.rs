@@ -33,6 +33,7 @@ impl<E> Sim<'_, E> {
         let (digest, events) = self.recorder.finish();
         Trajectory {
             seed,
+            trial: 0,
             outcome,
             verdict,
             end_reason: reason,

@@ -15,6 +15,7 @@
 
 mod calls;
 mod finish;
+mod priorities;
 mod session;
 
 pub use finish::sessions_outcome;
@@ -143,6 +144,12 @@ pub fn run_sessions<'a, W: World>(
         arrivals_rng: (!single).then(|| streams.stream("sessions")),
         capacity: config.sessions.model_capacity.as_ref().map(CapacityLine::new),
         ranks: (config.interleaving > 0).then(|| streams.stream(&format!("interleaving.{}", config.interleaving))),
+        priorities: (config.interleaving > 0 && config.sessions.explore == crate::sessions::Explore::Priorities).then(
+            || {
+                let mut rng = streams.stream(&format!("interleaving.{}.priorities", config.interleaving));
+                priorities::Priorities::draw(count, &mut rng)
+            },
+        ),
         events_max: config.budgets.events_max.saturating_mul(count),
         next_token: 0,
         next_call_id: 0,
@@ -185,6 +192,9 @@ struct Sim<'a, E> {
     /// Draws the rank of each event among those at the same time, when the
     /// run explores an interleaving (`SimConfig::interleaving`).
     ranks: Option<Stream>,
+    /// The trial's priority order, when it explores by priority
+    /// (`Explore::Priorities`): ranks come from it instead.
+    priorities: Option<priorities::Priorities>,
     /// Events the whole run may record: `events_max` per session.
     events_max: u32,
     next_token: u64,
@@ -317,7 +327,11 @@ impl<'a, E> Sim<'a, E> {
     /// Schedules `ev` at `at_ms`: among events at the same time in the order
     /// of scheduling, or of a drawn rank when the run explores an interleaving.
     fn push(&mut self, at_ms: TimeMs, ev: Ev<E>) {
-        let rank = self.ranks.as_mut().map_or(0, |rng| rng.next_u64() as u32);
+        let rank = match (&self.priorities, &mut self.ranks) {
+            (Some(priorities), _) => priorities.rank(self.acting),
+            (None, Some(rng)) => rng.next_u64() as u32,
+            (None, None) => 0,
+        };
         self.queue.push_ranked(at_ms, rank, ev);
     }
 
@@ -350,7 +364,7 @@ impl<'a, E> Sim<'a, E> {
         };
         let model_rng = match self.config.interleaving {
             0 => self.streams.with_session(session).agent_stream("model"),
-            k => self.streams.stream(&format!("interleaving.{k}.model.{session}")),
+            k => self.streams.session_stream(&format!("interleaving.{k}.model"), session),
         };
         let live = Live::new(agent, model_rng, crate::recipient::Named::for_catalog(self.catalog));
         self.sessions.push(Session::arrive(self.now_ms, live));
@@ -461,6 +475,7 @@ impl<'a, E> Sim<'a, E> {
     ) -> TimeMs {
         let now_ms = self.now_ms;
         let model = &self.config.model;
+        let band = self.priorities.as_ref().map(|p| p.band(session));
         let live = self.sessions[session as usize].live.as_mut().expect("a live session is charged");
         assert!(live.refused_by.is_none(), "no model call is charged once a budget refused the session");
         live.metrics.turns = live.metrics.turns.saturating_add(1);
@@ -475,7 +490,10 @@ impl<'a, E> Sim<'a, E> {
         assert!(live.cost_usd >= 0.0, "the cost is never negative");
         // What the model wrote is read back as context on the next turn.
         live.context_tokens += u64::from(completion_tokens);
-        let drawn_ms = model.think.sample(&mut live.model_rng);
+        let drawn_ms = match band {
+            Some(band) => model.think.sample_in_band(&mut live.model_rng, band),
+            None => model.think.sample(&mut live.model_rng),
+        };
         let think_ms = reported_ms.unwrap_or(drawn_ms);
         let turn = live.metrics.turns;
         let asked_ms = now_ms.saturating_add(after_ms);

@@ -48,7 +48,7 @@ impl Passenger {
         session: SessionId,
         fare_now: impl Fn(usize) -> i64,
     ) -> Self {
-        let mut user_rng = streams.stream(&format!("user.{session}"));
+        let mut user_rng = streams.session_stream("user", session);
         let traveller = user_rng.below(config.travellers.len() as u64) as usize;
         let flight = user_rng.below(config.flights.len() as u64) as usize;
         let f = &config.flights[flight];

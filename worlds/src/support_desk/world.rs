@@ -171,7 +171,7 @@ impl Customer {
     /// Session `session`'s customer, request and persona, drawn from its user's
     /// stream (`"user.N"`).
     fn draw(config: &SupportDeskConfig, streams: &StreamSource, session: SessionId) -> Self {
-        let mut user_rng = streams.stream(&format!("user.{session}"));
+        let mut user_rng = streams.session_stream("user", session);
         // The index: a session's customer costs its own orders, not a pass over the desk.
         let index = config.index();
         let with_orders = index.with_orders();

@@ -68,7 +68,7 @@ impl Diner {
         session: SessionId,
         cities: usize,
     ) -> Self {
-        let mut user_rng = streams.stream(&format!("user.{session}"));
+        let mut user_rng = streams.session_stream("user", session);
         let customer = user_rng.below(config.customers.len() as u64) as usize;
         let city = user_rng.below(cities as u64) as usize;
         let party_size = user_rng.between(u64::from(config.party_size_min), u64::from(config.party_size_max)) as i64;
