@@ -350,6 +350,17 @@ fn an_external_agents_run_of_many_sessions_replays_each_sessions_own_decisions()
     assert!(incident.contains("Session(9)"), "every session's decisions are marked");
     let replay = agentsim(dir.path(), &["replay", "e.ron"], &[]);
     assert!(replay.status.success(), "{}", text(&replay));
+    // Some of a run's sessions (as shrink writes them): each session's steps
+    // are marked with the session it draws as, which its agent's streams carry.
+    let some = seed_text(RACE).replace("count: 10,", "count: 2, drawn_as: [0, 4], arrival: At([0, 30_000]),");
+    let some = some.replace("        arrival: Poisson(per_minute: 5.0),\n", "");
+    std::fs::write(dir.path().join("some.ron"), some).unwrap();
+    let run = agentsim(dir.path(), &["run", "some.ron", "--agent", &agent, "--seed", "1", "--record", "s.ron"], &[]);
+    assert!(run.status.success(), "{}", text(&run));
+    let incident = std::fs::read_to_string(dir.path().join("s.ron")).unwrap();
+    assert!(incident.contains("Session(4)") && !incident.contains("Session(1)"), "marked as drawn");
+    let replay = agentsim(dir.path(), &["replay", "s.ron"], &[]);
+    assert!(replay.status.success(), "{}", text(&replay));
 }
 
 #[test]

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 use agentsim::incident::Incident;
 use agentsim::mcp::{self, Ending, Options};
-use agentsim_agents::external::replayed::recorded_steps;
+use agentsim_agents::external::replayed::recorded_steps_of;
 use agentsim_agents::{PlannerSpec, StackSpec};
 use agentsim_engine::Trajectory;
 use agentsim_worlds::Prepared;
@@ -240,7 +240,10 @@ fn write_session(
 ) -> Result<(), Failure> {
     if let Some(path) = &args.record {
         // The client's calls are the planner: the incident replays them.
-        let stack = StackSpec { planner: PlannerSpec::Replayed(recorded_steps(t)), layers: layers.to_vec() };
+        let stack = StackSpec {
+            planner: PlannerSpec::Replayed(recorded_steps_of(t, &prepared.scenario.sessions)),
+            layers: layers.to_vec(),
+        };
         let incident = Incident::record(prepared, None, args.seed, args.fault_scale, "mcp", &stack, t);
         let text = incident.to_ron_bounded().map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
         write_atomic(path, text.as_bytes())?;

@@ -12,7 +12,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use agentsim_engine::{Action, Agent, AgentCx, EventKind, Finish, Input, Trajectory, Value};
+use agentsim_engine::{Action, Agent, AgentCx, EventKind, Finish, Input, Sessions, Trajectory, Value};
 
 use super::error::{ErrorKind, LEGACY_NOTE_WHAT};
 use super::{protocol, record_failure};
@@ -45,11 +45,19 @@ impl RecordedStep {
     }
 }
 
-/// The recorded steps of an external agent in a recorded trajectory, in order.
-/// In a run of many sessions each session's steps follow a
-/// [`RecordedStep::Session`] marker, so that every session's agent replays its
-/// own ([`session_steps`]).
+/// The recorded steps of an external agent in a recorded trajectory of a run
+/// whose sessions draw as themselves, in order (see [`recorded_steps_of`]).
 pub fn recorded_steps(t: &Trajectory) -> Vec<RecordedStep> {
+    recorded_steps_of(t, &Sessions::default())
+}
+
+/// The recorded steps of an external agent in a recorded trajectory of a run
+/// of `sessions`, in order. In a run of many sessions each session's steps
+/// follow a [`RecordedStep::Session`] marker naming the session it draws as
+/// (`Sessions::drawn_as`: the number its agent's streams carry), so that every
+/// session's agent replays its own ([`session_steps`]), in the run and in a
+/// run of some of its sessions.
+pub fn recorded_steps_of(t: &Trajectory, sessions: &Sessions) -> Vec<RecordedStep> {
     let mut steps = Vec::new();
     let mut pending_error: Option<(String, Option<ErrorKind>)> = None;
     let mut marked = None;
@@ -63,7 +71,7 @@ pub fn recorded_steps(t: &Trajectory) -> Vec<RecordedStep> {
                 steps.push(RecordedStep::Failed { reason, stderr: String::new(), kind });
             }
             marked = event.session;
-            steps.extend(marked.map(RecordedStep::Session));
+            steps.extend(marked.map(|session| RecordedStep::Session(sessions.drawn_as(session))));
         }
         let text = || note.detail.as_str().unwrap_or_default().to_string();
         match (note.what, ErrorKind::of_note_what(note.what)) {
