@@ -39,6 +39,12 @@ fn clients(dir: &Path, count: usize, args: &[&str], env: &[(&str, &str)]) -> (bo
     (output.status.success(), text(&output))
 }
 
+/// `agentsim replay FILE` in `dir` passes.
+fn replays(dir: &Path, file: &str) {
+    let replay = agentsim(dir, &["replay", file], &[]);
+    assert!(replay.status.success(), "{}", text(&replay));
+}
+
 fn digest_in(log: &str) -> &str {
     let at = log.rfind(" digest ").unwrap_or_else(|| panic!("a digest in {log}"));
     log[at + 8..].split_whitespace().next().unwrap()
@@ -296,8 +302,7 @@ fn a_client_that_leaves_mid_call_and_one_that_never_comes_end_their_sessions_whi
         assert!(stderr.contains(&silent), "{silent}: {stderr}");
     }
     assert!(stderr.contains("outcome: ") && !stderr.contains("panicked"), "{stderr}");
-    let replay = agentsim(dir.path(), &["replay", "left.ron"], &[]);
-    assert!(replay.status.success(), "{}", text(&replay));
+    replays(dir.path(), "left.ron");
 }
 
 #[test]
@@ -315,8 +320,7 @@ fn a_sigterm_ends_every_session_and_the_run_is_judged_and_recorded() {
     assert!(ok, "{stderr}");
     assert!(stderr.contains("interrupted (SIGTERM or SIGINT); ending every session"), "{stderr}");
     assert!(stderr.contains("session 1: ") && stderr.contains("outcome: "), "{stderr}");
-    let replay = agentsim(dir.path(), &["replay", "stopped.ron"], &[]);
-    assert!(replay.status.success(), "{}", text(&replay));
+    replays(dir.path(), "stopped.ron");
 }
 
 #[test]
@@ -365,8 +369,7 @@ fn with_wall_clock_a_clients_real_wait_is_its_think_time_a_drift_is_streamed_and
     delete(&first);
     let (ok, stderr) = server.wait();
     assert!(ok, "{stderr}");
-    let replay = agentsim(dir.path(), &["replay", "slow.ron"], &[]);
-    assert!(replay.status.success(), "{}", text(&replay));
+    replays(dir.path(), "slow.ron");
 }
 
 #[test]
@@ -393,6 +396,5 @@ fn the_official_python_sdks_streamable_http_clients_are_the_sessions_and_the_run
         let left = format!("session {session}: the client ended its session");
         assert!(stderr.contains(&left), "the SDK's DELETE ends the session: {stderr}");
     }
-    let replay = agentsim(dir.path(), &["replay", "sdk.ron"], &[]);
-    assert!(replay.status.success(), "{}", text(&replay));
+    replays(dir.path(), "sdk.ron");
 }
