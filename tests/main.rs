@@ -26,6 +26,7 @@ mod layer_cases;
 mod layering;
 mod llm;
 mod mcp;
+mod mcp_http;
 mod newsroom;
 mod persistent;
 mod properties;

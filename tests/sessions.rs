@@ -329,13 +329,41 @@ fn an_incident_of_many_sessions_replays_from_its_file() {
 }
 
 #[test]
-fn an_mcp_client_is_one_session_and_a_scenario_of_many_is_refused() {
+fn an_external_agents_run_of_many_sessions_replays_each_sessions_own_decisions() {
+    // The recorded decisions of every session's process are one list; each
+    // session's replayed agent takes its own (marked by session), not the
+    // whole list from the start.
+    let dir = tempfile::tempdir().unwrap();
+    let race = seed_path(RACE).to_string_lossy().into_owned();
+    let agent = format!("cmd:python3 {}", seed_path("examples/agents/support_desk_agent.py").display());
+    let run = agentsim(dir.path(), &["run", &race, "--agent", &agent, "--seed", "1", "--record", "e.ron"], &[]);
+    assert!(run.status.success(), "{}", text(&run));
+    let incident = std::fs::read_to_string(dir.path().join("e.ron")).unwrap();
+    assert!(incident.contains("Session(9)"), "every session's decisions are marked");
+    let replay = agentsim(dir.path(), &["replay", "e.ron"], &[]);
+    assert!(replay.status.success(), "{}", text(&replay));
+    // Some of a run's sessions (as shrink writes them): each session's steps
+    // are marked with the session it draws as, which its agent's streams carry.
+    let some = seed_text(RACE).replace("count: 10,", "count: 2, drawn_as: [0, 4], arrival: At([0, 30_000]),");
+    let some = some.replace("        arrival: Poisson(per_minute: 5.0),\n", "");
+    std::fs::write(dir.path().join("some.ron"), some).unwrap();
+    let run = agentsim(dir.path(), &["run", "some.ron", "--agent", &agent, "--seed", "1", "--record", "s.ron"], &[]);
+    assert!(run.status.success(), "{}", text(&run));
+    let incident = std::fs::read_to_string(dir.path().join("s.ron")).unwrap();
+    assert!(incident.contains("Session(4)") && !incident.contains("Session(1)"), "marked as drawn");
+    let replay = agentsim(dir.path(), &["replay", "s.ron"], &[]);
+    assert!(replay.status.success(), "{}", text(&replay));
+}
+
+#[test]
+fn the_mcp_stdio_server_is_one_session_and_refuses_many_naming_http() {
     let dir = tempfile::tempdir().unwrap();
     let race = seed_path(RACE).to_string_lossy().into_owned();
     let out = agentsim(dir.path(), &["mcp", &race], &[]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("runs 10 sessions in one world") && stderr.contains("cmd:COMMAND"), "{stderr}");
+    assert!(stderr.contains("runs 10 sessions in one world and stdio serves one MCP client"), "{stderr}");
+    assert!(stderr.contains("with --http ADDR (e.g. --http 127.0.0.1:0)"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
 

@@ -15,7 +15,7 @@
 use agentsim_engine::{Agent, Catalog, StreamSource};
 use serde::{Deserialize, Serialize};
 
-use crate::external::replayed::{RecordedStep, ReplayedAgent};
+use crate::external::replayed::{RecordedStep, ReplayedAgent, session_steps};
 use crate::external::{ExternalAgent, ExternalConfig};
 use crate::layers::{
     Approval, ApprovalConfig, BreakerConfig, Cache, CacheConfig, CircuitBreaker, ContextBudget, ContextConfig,
@@ -142,7 +142,7 @@ impl StackSpec {
                 Box::new(NoisyPlanner::new(expert, config.clone(), streams.agent_stream("planner")))
             }
             PlannerSpec::External(config) => Box::new(ExternalAgent::new(config.clone())),
-            PlannerSpec::Replayed(steps) => Box::new(ReplayedAgent::new(steps.clone())),
+            PlannerSpec::Replayed(steps) => Box::new(ReplayedAgent::new(session_steps(steps, streams.session()))),
             PlannerSpec::Llm(config) => Box::new(LlmAgent::new(config.clone())),
         };
         self.wrap(planner, streams)

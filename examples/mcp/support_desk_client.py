@@ -75,9 +75,9 @@ def lookup(client, order_id):
     raise RuntimeError("lookup_order keeps failing")
 
 
-def main():
-    command = sys.argv[sys.argv.index("--") + 1 :]
-    client = Client(command)
+def solve(client):
+    """Works the task through `client` (any transport with `request`, `notify`
+    and `call`): the task from the prompt, then the tools."""
     init = client.request(
         "initialize",
         {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "example", "version": "1"}},
@@ -121,6 +121,12 @@ def main():
         if lookup(client, want["order_id"]).get("refunded_cents", 0) >= price:
             break
     client.call("send_message", customer_id=want["customer_id"], kind="done", amount_cents=price)
+
+
+def main():
+    command = sys.argv[sys.argv.index("--") + 1 :]
+    client = Client(command)
+    solve(client)
     sys.exit(client.close())
 
 

@@ -1,6 +1,8 @@
 //! `agentsim mcp`: a scenario's tools served over the Model Context Protocol on
 //! stdio, so an unchanged agent (any MCP client) meets a simulated world that fails
-//! on schedule (`docs/mcp.md`).
+//! on schedule (`docs/mcp.md`). A run of many sessions is served over HTTP
+//! instead, a client per session ([`streamable`]); both transports share one
+//! client's handling ([`client`]).
 //!
 //! A small synchronous loop, no async runtime: JSON-RPC 2.0, one message per line
 //! (read by a thread of its own, so that a stop flag is seen while the client is
@@ -14,20 +16,24 @@
 //! exists, before any further answer is written: a session that a budget ended is
 //! recorded before the client reads that it has ended.
 
+pub mod client;
 pub mod errors;
+pub mod http;
+pub mod streamable;
 
 use std::io::{self, BufRead, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use agentsim_agents::external::protocol::{ARGS_DEPTH_MAX, from_json_within, to_json, tool_list};
+use agentsim_agents::external::protocol::tool_list;
 use agentsim_agents::{LayerSpec, PlannerSpec, StackSpec};
-use agentsim_engine::{Catalog, Input, Message, Reply, Trajectory};
+use agentsim_engine::{Catalog, Trajectory};
 use agentsim_worlds::Prepared;
-use serde_json::{Map, Value as Json, json};
+use serde_json::{Value as Json, json};
 
-use agentsim_runner::bridge::{self, Bridge, Command, Observation};
+use agentsim_runner::bridge::{Bridge, Command, Observation};
+use client::Client;
 
 /// The protocol versions this server speaks; the first is answered to a client
 /// asking for one it does not know.
@@ -59,7 +65,7 @@ pub const IDEMPOTENCY_KEY_META: &str = "agentsim/idempotency_key";
 
 /// The largest think time a recorded decision holds, in ms (an integer `Value`
 /// is an i64): a measured think time is saturated here.
-const THINK_MS_MAX: u64 = i64::MAX as u64;
+pub(crate) const THINK_MS_MAX: u64 = i64::MAX as u64;
 
 /// The one prompt: the task's opening user message.
 pub const PROMPT_NAME: &str = "task";
@@ -154,25 +160,10 @@ pub fn serve_until(
                 prepared.run(options.seed, &config, move |_expert, streams| layers.wrap(Box::new(bridge), streams));
             let _ = to_judge.send(trajectory);
         });
-        let argument_errors = match &prepared.scenario.world {
-            agentsim_worlds::WorldConfig::Scripted(config) => config.argument_errors.clone(),
-            _ => agentsim_worlds::scripted::ArgumentErrors::Schema,
-        };
+        let channels = client::Channels { to_agent, from_agent };
         let mut server = Server {
-            catalog: &prepared.catalog,
-            argument_errors,
+            client: Client::new(prepared, options, channels, log, "agentsim mcp: ".into()),
             output,
-            log,
-            to_agent: Some(to_agent),
-            from_agent,
-            opening: None,
-            reply_wait_ms: options.reply_wait_ms,
-            now_ms: 0,
-            drift_seen: drift_in_effect(&prepared.catalog, 0),
-            list_changed: false,
-            wall_clock_scale: options.wall_clock_scale,
-            answered_at: std::time::Instant::now(),
-            initialized: false,
             stop: ending.stop,
             judged,
             on_judged: ending.judged,
@@ -180,11 +171,11 @@ pub fn serve_until(
         };
         // The opening user message is the agent's first input: wait for it so that
         // `prompts/get` can offer it from the first request on.
-        let served = server.first_observation().and_then(|()| server.run(&lines, options.line_bytes_max));
+        server.client.start();
+        server.judge_if_ended();
+        let served = server.run(&lines, options.line_bytes_max);
         // The client is gone: the planner finishes and the world judges the session.
-        if let Some(to_agent) = server.to_agent.take() {
-            let _ = to_agent.send(Command::Finish);
-        }
+        server.client.finish();
         server.judge();
         let trajectory = server.trajectory.take();
         drop(server);
@@ -213,32 +204,10 @@ fn read_lines(mut input: impl BufRead + Send + 'static, bytes_max: usize) -> mps
     lines
 }
 
-struct Server<'a, W> {
-    catalog: &'a Catalog,
-    /// How the world answers a tool it does not have: a JSON-RPC error by
-    /// default, a tool result where the world says so (tau2's worlds).
-    argument_errors: agentsim_worlds::scripted::ArgumentErrors,
+/// The stdio transport: one client, one line per message.
+struct Server<'a, 'l, W> {
+    client: Client<'a, &'l mut dyn Write>,
     output: W,
-    log: &'a mut dyn Write,
-    /// `None` once the run has ended (a budget, the horizon): calls are then refused.
-    to_agent: Option<mpsc::Sender<Command>>,
-    from_agent: mpsc::Receiver<Observation>,
-    opening: Option<Message>,
-    reply_wait_ms: u64,
-    /// Virtual time of the latest observation: the tool list describes responses
-    /// as of then (drift included).
-    now_ms: u64,
-    /// How many drift entries were in effect when the client last saw the tool
-    /// list (or was told it changed).
-    drift_seen: usize,
-    /// A `notifications/tools/list_changed` to send after the current response.
-    list_changed: bool,
-    /// See [`Options::wall_clock_scale`].
-    wall_clock_scale: Option<f64>,
-    /// When the last answer was written (the wall clock, for `--wall-clock` only).
-    answered_at: std::time::Instant,
-    /// `initialize` was answered: until then only `initialize` and `ping` are.
-    initialized: bool,
     /// Ends the session as a closed stdin does.
     stop: &'a AtomicBool,
     /// The judged trajectory, from the simulation thread.
@@ -295,31 +264,13 @@ fn read_line(input: &mut impl BufRead, bytes_max: usize) -> io::Result<Line> {
     }
 }
 
-fn error(id: Json, code: i64, message: impl Into<String>) -> Json {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message.into()}})
-}
-
-impl<W: Write> Server<'_, W> {
-    fn first_observation(&mut self) -> io::Result<()> {
-        match self.from_agent.recv() {
-            Ok(Observation { input: Input::User(message), .. }) => {
-                // The log is diagnostics: a closed stderr must not end the session.
-                let _ = writeln!(self.log, "agentsim mcp: the user says: {}", message.text);
-                self.opening = Some(message);
-            }
-            // A world without an opening message: the first call answers this step.
-            Ok(_) => {}
-            Err(_) => self.ended(),
+impl<W: Write> Server<'_, '_, W> {
+    /// The run is over (a budget, the horizon, or the planner finished): the
+    /// judged trajectory is handed on now, before any further answer.
+    fn judge_if_ended(&mut self) {
+        if self.client.has_ended() {
+            self.judge();
         }
-        Ok(())
-    }
-
-    /// The run is over (a budget, the horizon, or the planner finished): no call
-    /// reaches the world any more, and the judged trajectory is handed on now,
-    /// before any further answer.
-    fn ended(&mut self) {
-        self.to_agent = None;
-        self.judge();
     }
 
     /// Waits for the judged trajectory and hands it to `on_judged`, once.
@@ -336,7 +287,8 @@ impl<W: Write> Server<'_, W> {
     fn next_line(&mut self, lines: &mpsc::Receiver<Received>) -> io::Result<Line> {
         loop {
             if self.stop.load(Ordering::SeqCst) {
-                let _ = writeln!(self.log, "agentsim mcp: interrupted (SIGTERM or SIGINT); ending the session");
+                let _ =
+                    writeln!(self.client.log(), "agentsim mcp: interrupted (SIGTERM or SIGINT); ending the session");
                 return Ok(Line::Eof);
             }
             match lines.recv_timeout(Duration::from_millis(STOP_POLL_MS)) {
@@ -353,26 +305,33 @@ impl<W: Write> Server<'_, W> {
                 Ok(line) => line,
                 Err(e) => {
                     // Like a closed stdin: the session ends, judged and recorded.
-                    let _ = writeln!(self.log, "agentsim mcp: cannot read from the client ({e}); ending the session");
+                    let _ = writeln!(
+                        self.client.log(),
+                        "agentsim mcp: cannot read from the client ({e}); ending the session"
+                    );
                     return Ok(());
                 }
             };
             let response = match line {
                 Line::Eof => return Ok(()),
-                Line::TooLong => {
-                    Some(error(Json::Null, INVALID_REQUEST, format!("request line longer than {line_bytes_max} bytes")))
-                }
+                Line::TooLong => Some(client::error(
+                    Json::Null,
+                    INVALID_REQUEST,
+                    format!("request line longer than {line_bytes_max} bytes"),
+                )),
                 Line::Text(line) if line.iter().all(u8::is_ascii_whitespace) => None,
-                Line::Text(line) => self.handle(&line)?,
+                Line::Text(line) => self.client.handle(&line),
             };
+            self.judge_if_ended();
             if let Err(e) = self.answer(response) {
                 // The client stopped reading (a closed pipe is `EPIPE` here, SIGPIPE
                 // being ignored): the session is over, and it is judged and
                 // recorded like one whose client closed stdin.
-                let _ = writeln!(self.log, "agentsim mcp: the client stopped reading ({e}); ending the session");
+                let _ =
+                    writeln!(self.client.log(), "agentsim mcp: the client stopped reading ({e}); ending the session");
                 return Ok(());
             }
-            self.answered_at = std::time::Instant::now();
+            self.client.answered();
         }
     }
 
@@ -381,291 +340,12 @@ impl<W: Write> Server<'_, W> {
         if let Some(response) = response {
             writeln!(self.output, "{response}")?;
         }
-        if std::mem::take(&mut self.list_changed) {
+        if let Some(notification) = self.client.take_list_changed() {
             // A drift took effect: the responses the tool list describes changed.
-            writeln!(self.output, "{}", json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}))?;
+            writeln!(self.output, "{notification}")?;
         }
         self.output.flush()
     }
-
-    /// Answers one line; `None` for a notification or a client's response.
-    fn handle(&mut self, line: &[u8]) -> io::Result<Option<Json>> {
-        let message: Json = match serde_json::from_slice(line) {
-            Ok(m) => m,
-            Err(e) => return Ok(Some(error(Json::Null, PARSE_ERROR, format!("not JSON: {e}")))),
-        };
-        let Json::Object(message) = message else {
-            return Ok(Some(error(
-                Json::Null,
-                INVALID_REQUEST,
-                "expected a JSON-RPC object (batches are not supported)",
-            )));
-        };
-        let id = message.get("id").cloned();
-        if let Some(id) = &id
-            && !(id.is_string() || id.is_i64() || id.is_u64())
-        {
-            return Ok(Some(error(Json::Null, INVALID_REQUEST, "`id` must be a string or an integer")));
-        }
-        if message.get("jsonrpc").and_then(Json::as_str) != Some("2.0") {
-            let found = message.get("jsonrpc").map_or_else(|| "none".to_string(), Json::to_string);
-            let reason = format!("`jsonrpc` must be \"2.0\" (found {found})");
-            return Ok(Some(error(id.unwrap_or(Json::Null), INVALID_REQUEST, reason)));
-        }
-        let Some(method) = message.get("method").and_then(Json::as_str) else {
-            // A response to a request of ours (we send none) is ignored.
-            return Ok(match id {
-                Some(_) if message.contains_key("result") || message.contains_key("error") => None,
-                id => Some(error(id.unwrap_or(Json::Null), INVALID_REQUEST, "missing `method`")),
-            });
-        };
-        let Some(id) = id else {
-            // Notifications (initialized, cancelled, ...) need no answer.
-            return Ok(None);
-        };
-        let empty = Map::new();
-        let params = match message.get("params") {
-            None | Some(Json::Null) => &empty,
-            Some(Json::Object(p)) => p,
-            Some(_) => return Ok(Some(error(id, INVALID_PARAMS, "`params` must be an object"))),
-        };
-        if !self.initialized && !matches!(method, "initialize" | "ping") {
-            // The lifecycle: nothing reaches the world (or the recording) before it.
-            let reason = format!("server not initialized: send `initialize` before `{method}`");
-            return Ok(Some(error(id, NOT_INITIALIZED, reason)));
-        }
-        let result = match method {
-            "initialize" => {
-                self.initialized = true;
-                Ok(self.initialize(params))
-            }
-            "ping" => Ok(json!({})),
-            "tools/list" => {
-                self.drift_seen = drift_in_effect(self.catalog, self.now_ms);
-                Ok(json!({"tools": listed_tools(self.catalog, self.now_ms)}))
-            }
-            "tools/call" => self.call(params)?,
-            "prompts/list" => Ok(json!({"prompts": [{
-                "name": PROMPT_NAME,
-                "description": "The task: the simulated user's opening message.",
-            }]})),
-            "prompts/get" => self.prompt(params),
-            other => Err((METHOD_NOT_FOUND, format!("method not found: {other}"))),
-        };
-        Ok(Some(match result {
-            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-            Err((code, message)) => error(id, code, message),
-        }))
-    }
-
-    fn initialize(&mut self, params: &Map<String, Json>) -> Json {
-        let asked = params.get("protocolVersion").and_then(Json::as_str).unwrap_or("");
-        let version = PROTOCOL_VERSIONS.iter().find(|v| **v == asked).unwrap_or(&PROTOCOL_VERSIONS[0]);
-        json!({
-            "protocolVersion": version,
-            "capabilities": {"tools": {"listChanged": true}, "prompts": {"listChanged": false}},
-            "serverInfo": {"name": "agentsim", "version": env!("CARGO_PKG_VERSION")},
-            "instructions": "A simulated world: get the prompt `task` for the user's request, then use the tools. \
-                             say_to_user writes to the user in words and returns the user's reply (send_message, where \
-                             the world has it, is the structured form). Close the session when done.",
-        })
-    }
-
-    fn prompt(&self, params: &Map<String, Json>) -> Result<Json, (i64, String)> {
-        match params.get("name").and_then(Json::as_str) {
-            Some(PROMPT_NAME) => {
-                let text = self.opening.as_ref().map_or("", |m| m.text.as_str());
-                Ok(json!({
-                    "description": "The simulated user's opening message.",
-                    "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
-                }))
-            }
-            Some(other) => Err((INVALID_PARAMS, format!("unknown prompt `{other}` (prompts: {PROMPT_NAME})"))),
-            None => Err((INVALID_PARAMS, "`name` must be a string".into())),
-        }
-    }
-
-    /// `tools/call`: protocol problems are errors; whatever the world answers,
-    /// injected faults included, is a result.
-    fn call(&mut self, params: &Map<String, Json>) -> io::Result<Result<Json, (i64, String)>> {
-        let Some(name) = params.get("name").and_then(Json::as_str) else {
-            return Ok(Err((INVALID_PARAMS, "`name` must be a string".into())));
-        };
-        if name == SAY_TOOL && self.catalog.id(name).is_none() {
-            return self.say(params);
-        }
-        if self.catalog.id(name).is_none() {
-            return Ok(match self.argument_errors.unknown_tool(name) {
-                Some(e) => Ok(unknown_tool_result(e)),
-                None => Err((INVALID_PARAMS, format!("unknown tool `{name}`"))),
-            });
-        }
-        let args = match params.get("arguments") {
-            None | Some(Json::Null) => Json::Object(Map::new()),
-            Some(a @ Json::Object(_)) => a.clone(),
-            Some(_) => return Ok(Err((INVALID_PARAMS, "`arguments` must be an object".into()))),
-        };
-        if let Err(e) = from_json_within(&args, "arguments", ARGS_DEPTH_MAX) {
-            return Ok(Err((INVALID_PARAMS, e.to_string())));
-        }
-        if self.to_agent.is_none() {
-            return Ok(Ok(ended_result()));
-        }
-        let cx = agentsim_engine::AgentCx::new(0, self.catalog);
-        let mut decision = json!({"action": "call", "tool": name, "args": args});
-        match params.get("_meta").and_then(|meta| meta.get(IDEMPOTENCY_KEY_META)) {
-            None | Some(Json::Null) => {}
-            Some(Json::String(key)) => decision["idempotency_key"] = json!(key),
-            Some(_) => {
-                return Ok(Err((INVALID_PARAMS, format!("`_meta.{IDEMPOTENCY_KEY_META}` must be a string"))));
-            }
-        }
-        self.add_think_ms(&mut decision);
-        let (action, decision) = match bridge::decide(decision, &cx) {
-            Ok(decided) => decided,
-            Err(e) => return Ok(Err((INVALID_PARAMS, e.to_string()))),
-        };
-        let Some(observation) = self.exchange(Command::Act(action, decision)) else {
-            return Ok(Ok(ended_result()));
-        };
-        let result = self.result(&observation);
-        let status = if result["isError"] == Json::Bool(true) { "error" } else { "ok" };
-        let _ = writeln!(self.log, "agentsim mcp: [{:>7.1} s] {name} -> {status}", observation.now_ms as f64 / 1000.0);
-        Ok(Ok(result))
-    }
-
-    /// With `--wall-clock`, the real time since the previous answer (scaled) is
-    /// the decision's think time.
-    fn add_think_ms(&self, decision: &mut Json) {
-        if let Some(scale) = self.wall_clock_scale {
-            // Saturated at the largest think time a decision can hold (an integer
-            // `Value` is an i64); the CLI bounds the scale (`WALL_CLOCK_SCALE_MAX`).
-            let think_ms =
-                ((self.answered_at.elapsed().as_secs_f64() * 1_000.0 * scale).round() as u64).min(THINK_MS_MAX);
-            decision["think_ms"] = json!(think_ms);
-        }
-    }
-
-    /// Hands `command` to the planner and waits for the next observation; `None`
-    /// once the run has ended (a budget, the horizon, nothing left to happen).
-    /// Notes a drift that took effect since the last one.
-    fn exchange(&mut self, command: Command) -> Option<Observation> {
-        let to_agent = self.to_agent.as_ref()?;
-        if to_agent.send(command).is_err() {
-            self.ended();
-            return None;
-        }
-        let Ok(observation) = self.from_agent.recv() else {
-            // The run ended before answering (a budget ran out): judged now, and
-            // recorded before the client is told.
-            self.ended();
-            return None;
-        };
-        self.now_ms = observation.now_ms;
-        let in_effect = drift_in_effect(self.catalog, self.now_ms);
-        if in_effect != self.drift_seen {
-            self.drift_seen = in_effect;
-            self.list_changed = true;
-        }
-        Some(observation)
-    }
-
-    /// `say_to_user`: the protocol's `say` with the argument `text`; the result
-    /// is the user's reply in words (the next input, which after `say` is the
-    /// user's message).
-    fn say(&mut self, params: &Map<String, Json>) -> io::Result<Result<Json, (i64, String)>> {
-        let text = match params.get("arguments").and_then(|a| a.get("text")) {
-            Some(Json::String(text)) => text.clone(),
-            Some(other) => {
-                return Ok(Err((INVALID_PARAMS, format!("{SAY_TOOL}: `text` must be a string, found {other}"))));
-            }
-            None => {
-                return Ok(Err((
-                    INVALID_PARAMS,
-                    format!("{SAY_TOOL}: missing argument `text` (what to tell the user)"),
-                )));
-            }
-        };
-        if self.to_agent.is_none() {
-            return Ok(Ok(ended_result()));
-        }
-        let mut decision = json!({"action": "say", "text": text});
-        self.add_think_ms(&mut decision);
-        let cx = agentsim_engine::AgentCx::new(0, self.catalog);
-        let (action, decision) = match bridge::decide(decision, &cx) {
-            Ok(decided) => decided,
-            Err(e) => return Ok(Err((INVALID_PARAMS, e.to_string()))),
-        };
-        let Some(observation) = self.exchange(Command::Act(action, decision)) else {
-            return Ok(Ok(ended_result()));
-        };
-        let at_s = observation.now_ms as f64 / 1000.0;
-        let Input::User(reply) = &observation.input else {
-            let _ = writeln!(self.log, "agentsim mcp: [{at_s:>7.1} s] {SAY_TOOL} -> no reply");
-            return Ok(Ok(self.result(&observation)));
-        };
-        let _ = writeln!(self.log, "agentsim mcp: [{at_s:>7.1} s] {SAY_TOOL} -> the user says: {}", reply.text);
-        Ok(Ok(json!({
-            "content": [{"type": "text", "text": reply.text}],
-            "structuredContent": {"user_reply": reply.text},
-            "isError": false,
-            "_meta": {"agentsim/now_ms": observation.now_ms},
-        })))
-    }
-
-    fn result(&self, observation: &Observation) -> Json {
-        let meta = |latency_ms: u64| json!({"agentsim/now_ms": observation.now_ms, "agentsim/latency_ms": latency_ms});
-        let Input::Tool(r) = &observation.input else {
-            let text = match &observation.input {
-                Input::Blocked { reason, .. } => format!("blocked: {reason}"),
-                Input::User(m) => format!("the user says: {}", m.text),
-                _ => "nothing happened".to_string(),
-            };
-            return json!({"content": [{"type": "text", "text": text}], "isError": true});
-        };
-        let (body, is_error) = match &r.reply {
-            Reply::Ok(body) => (to_json(body), false),
-            failed => (errors::error_body(failed).expect("a failed reply has an error body"), true),
-        };
-        let mut structured = match body {
-            Json::Object(map) => map,
-            other => Map::from_iter([("result".to_string(), other)]),
-        };
-        let mut content = vec![json!({"type": "text", "text": Json::Object(structured.clone()).to_string()})];
-        if let Some(reply) = &observation.reply {
-            let (text, value) = match reply {
-                Some(m) => {
-                    (format!("The user replied: {}", m.text), json!({"text": m.text, "content": to_json(&m.content)}))
-                }
-                None => (format!("The user did not reply within {} s.", self.reply_wait_ms / 1000), Json::Null),
-            };
-            content.push(json!({"type": "text", "text": text}));
-            structured.insert("user_reply".into(), value);
-        }
-        json!({
-            "content": content,
-            "structuredContent": structured,
-            "isError": is_error,
-            "_meta": meta(r.latency_ms),
-        })
-    }
-}
-
-/// A call of a tool the world does not have, answered as the world declares
-/// (tau2's `Error: Tool 'think' not found.`): a failed result the model reads,
-/// as a refused call's. Nothing reaches the world and no time passes, as in
-/// tau2, whose toolkit refuses the name before any tool runs.
-fn unknown_tool_result(e: agentsim_engine::ToolError) -> Json {
-    let reply = Reply::Error { status: e.status, retry_after_ms: None, message: e.message };
-    let body = errors::error_body(&reply).expect("a failed reply has an error body");
-    json!({"content": [{"type": "text", "text": body.to_string()}], "structuredContent": body, "isError": true})
-}
-
-fn ended_result() -> Json {
-    json!({
-        "content": [{"type": "text", "text": "The simulated session has ended (a budget or the horizon ran out); close the session."}],
-        "isError": true,
-    })
 }
 
 /// What `tools/list` answers at `now_ms`: the world's [`tools`], then

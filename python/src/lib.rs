@@ -19,7 +19,7 @@ use agentsim::rows_file::{FirstFailures, Kept};
 use agentsim::summary::Partial;
 use agentsim::sweep::{Done, Rows, Swept};
 use agentsim::{Row, SummaryBuilder};
-use agentsim_agents::external::replayed::recorded_steps;
+use agentsim_agents::external::replayed::recorded_steps_of;
 use agentsim_agents::external::{ErrorKind, ExternalError, protocol};
 use agentsim_agents::{LayerSpec, PlannerSpec, StackSpec};
 use agentsim_engine::{Outcome, Trajectory};
@@ -235,7 +235,10 @@ impl Episode {
         if t.events.is_empty() {
             return Err(value_error("record", "the episode ran without record=True: no decisions to replay"));
         }
-        let stack = StackSpec { planner: PlannerSpec::Replayed(recorded_steps(t)), layers: world.layers.clone() };
+        let stack = StackSpec {
+            planner: PlannerSpec::Replayed(recorded_steps_of(t, &world.prepared.scenario.sessions)),
+            layers: world.layers.clone(),
+        };
         let incident = Incident::record(&world.prepared, None, t.seed, world.fault_scale, agent, &stack, t);
         incident.to_ron_bounded().map(Some).map_err(|e| value_error("incident", e))
     }
@@ -395,8 +398,8 @@ impl Evaluation {
         // A failing episode's incident, kept in case it is among the first of its
         // mode (decided in seed order); its decisions replay without Python.
         let incident = (trajectory.outcome != Outcome::Success && self.failures > 0).then(|| {
-            let stack =
-                StackSpec { planner: PlannerSpec::Replayed(recorded_steps(&trajectory)), layers: w.layers.clone() };
+            let steps = recorded_steps_of(&trajectory, &prepared.scenario.sessions);
+            let stack = StackSpec { planner: PlannerSpec::Replayed(steps), layers: w.layers.clone() };
             let incident = Incident::record(prepared, None, seed, w.fault_scale, &self.agent, &stack, &trajectory);
             (trajectory.outcome, incident)
         });

@@ -106,7 +106,12 @@ impl Bridge {
         messaging: Option<ToolId>,
         reply_wait_ms: u64,
     ) -> Self {
-        let relay = Box::new(Channels { to_server, from_server });
+        Self::relayed(Box::new(Channels { to_server, from_server }), messaging, reply_wait_ms)
+    }
+
+    /// A bridge over any relay (the MCP server's HTTP sessions wait for their
+    /// client with a deadline), with [`Bridge::new`]'s messaging wait.
+    pub fn relayed(relay: Box<dyn Relay>, messaging: Option<ToolId>, reply_wait_ms: u64) -> Self {
         Self {
             relay,
             messaging,

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use std::sync::Arc;
 
-use agentsim_agents::external::replayed::recorded_steps;
+use agentsim_agents::external::replayed::recorded_steps_of;
 use agentsim_agents::llm::cassette::Entry;
 use agentsim_agents::llm::{Answers, Endpoint, memory};
 use agentsim_agents::{PlannerSpec, StackSpec};
@@ -150,7 +150,7 @@ impl Incident {
             fault_scale,
             swarm: false,
             agent: agent.to_string(),
-            stack: replayable(stack, trajectory),
+            stack: replayable(stack, trajectory, &prepared.scenario.sessions),
             outcome: trajectory.outcome,
             digest: trajectory.digest.to_string(),
             timeline: timeline::render_replayable(trajectory, &prepared.catalog).lines().map(str::to_string).collect(),
@@ -335,10 +335,11 @@ impl Incident {
 /// The stack as an incident stores it: an external agent becomes its recorded
 /// decisions, so the incident replays without the process (and a file never names
 /// a command to run).
-fn replayable(stack: &StackSpec, trajectory: &Trajectory) -> StackSpec {
+fn replayable(stack: &StackSpec, trajectory: &Trajectory, sessions: &agentsim_engine::Sessions) -> StackSpec {
     match &stack.planner {
         PlannerSpec::External(_) => {
-            StackSpec { planner: PlannerSpec::Replayed(recorded_steps(trajectory)), layers: stack.layers.clone() }
+            let steps = recorded_steps_of(trajectory, sessions);
+            StackSpec { planner: PlannerSpec::Replayed(steps), layers: stack.layers.clone() }
         }
         _ => stack.clone(),
     }

@@ -1,6 +1,8 @@
 //! `agentsim mcp`: serve a scenario's tools over MCP on stdio, judge the session
 //! when stdin closes (or on SIGTERM or SIGINT), and optionally record it as an
-//! incident. The record and the verdict file are written the moment the session
+//! incident. With `--http ADDR`, a run of many sessions is served instead, a
+//! client per session over the Streamable HTTP transport, and judged (and
+//! recorded) when every session has ended. The record and the verdict file are written the moment the session
 //! is judged, before anything else is answered or printed: an MCP stdio client
 //! closes stdin, waits a little, then sends SIGTERM, and the first signal only
 //! ends the session (a second one exits at once).
@@ -10,7 +12,7 @@ use std::process::ExitCode;
 
 use agentsim::incident::Incident;
 use agentsim::mcp::{self, Ending, Options};
-use agentsim_agents::external::replayed::recorded_steps;
+use agentsim_agents::external::replayed::recorded_steps_of;
 use agentsim_agents::{PlannerSpec, StackSpec};
 use agentsim_engine::Trajectory;
 use agentsim_worlds::Prepared;
@@ -56,6 +58,17 @@ pub struct McpArgs {
     /// session exits 0: the outcome is a result, not an error).
     #[arg(long)]
     fail_on_failure: bool,
+    /// Serve over MCP's Streamable HTTP transport at ADDR (`127.0.0.1:0` picks
+    /// a free port) instead of stdio: one MCP client per session of the run,
+    /// the k-th to initialize being session k. The bound URL is printed on
+    /// stderr (`agentsim mcp: serving N sessions at http://ADDR/mcp`).
+    #[arg(long, value_name = "ADDR")]
+    http: Option<String>,
+    /// With --http: how long (wall clock) the run waits for a session's client
+    /// to send its next call before it ends that session, as a closed stdin
+    /// ends a stdio session, in ms [default: 60000].
+    #[arg(long, value_name = "MS")]
+    client_wait_ms: Option<u64>,
 }
 
 /// Runs the server until stdin closes; the verdict goes to stderr (stdout is the
@@ -74,7 +87,17 @@ pub fn mcp(args: &McpArgs) -> Result<ExitCode, Failure> {
         layers: layers.clone(),
         ..Options::new(args.seed)
     };
-    prepared.one_session().map_err(|e| Failure::input(format!("agentsim mcp: {e}")))?;
+    if let Some(address) = &args.http {
+        return serve_http(args, &prepared, &layers, &options, address);
+    }
+    if prepared.scenario.sessions.count > 1 {
+        return Err(Failure::input(format!(
+            "agentsim mcp: scenario `{}` runs {} sessions in one world and stdio serves one MCP client: \
+             serve a client per session with --http ADDR (e.g. --http 127.0.0.1:0), or set `sessions: (count: 1)`",
+            agentsim::timeline::printable(&prepared.scenario.name),
+            prepared.scenario.sessions.count
+        )));
+    }
     errln!(
         "agentsim mcp: scenario {}, seed {}; serving {} tools on stdio",
         agentsim::timeline::printable(&prepared.scenario.name),
@@ -93,18 +116,72 @@ pub fn mcp(args: &McpArgs) -> Result<ExitCode, Failure> {
         .map_err(|e| Failure::input(format!("agentsim mcp: {e}")))?;
     print_verdict(&t);
     written?;
+    Ok(finish(args, &prepared, &t))
+}
+
+/// `--http`: serves the run's sessions to a client each until every session
+/// has ended, then prints each session's outcome and the run's, and writes
+/// the run's files.
+fn serve_http(
+    args: &McpArgs,
+    prepared: &Prepared,
+    layers: &[agentsim_agents::LayerSpec],
+    options: &Options,
+    address: &str,
+) -> Result<ExitCode, Failure> {
+    let listener = std::net::TcpListener::bind(address)
+        .map_err(|e| Failure::input(format!("--http {address}: cannot listen there ({e})")))?;
+    let bound = listener.local_addr().map_err(|e| Failure::input(format!("--http {address}: {e}")))?;
+    let mut http = mcp::streamable::HttpOptions::new(options.line_bytes_max);
+    http.client_wait_ms = args.client_wait_ms.unwrap_or(http.client_wait_ms);
+    errln!(
+        "agentsim mcp: scenario {}, seed {}; {} tools",
+        agentsim::timeline::printable(&prepared.scenario.name),
+        args.seed,
+        prepared.catalog.specs().len()
+    );
+    errln!("{}", mcp::streamable::serving_line(prepared.scenario.sessions.count, bound));
+    // The first signal ends every session as closed stdins do: judged, recorded.
+    let stop = super::interrupt::install();
+    let t = mcp::streamable::serve_http(prepared, options, &http, listener, stop)
+        .map_err(|e| Failure::input(format!("agentsim mcp: {e}")))?;
+    print_sessions(&t);
+    print_verdict(&t);
+    write_session(args, prepared, layers, &t)?;
+    Ok(finish(args, prepared, &t))
+}
+
+/// What follows the verdict: where the record is, the verdict line, the exit code.
+fn finish(args: &McpArgs, prepared: &Prepared, t: &Trajectory) -> ExitCode {
     if let Some(path) = &args.record {
         errln!("recorded {}; replay it with: agentsim replay {}", path.display(), path.display());
     }
     if let Some(path) = &args.verdict
         && path.as_os_str() == "-"
     {
-        errln!("{}", verdict_line(&t, &prepared));
+        errln!("{}", verdict_line(t, prepared));
     }
     if args.fail_on_failure && t.outcome != agentsim_engine::Outcome::Success {
-        return Ok(ExitCode::from(1));
+        return ExitCode::from(1);
     }
-    Ok(ExitCode::SUCCESS)
+    ExitCode::SUCCESS
+}
+
+/// Each session's outcome, in a run of many.
+fn print_sessions(t: &Trajectory) {
+    for s in &t.sessions {
+        let hurt = s.hurt_by.map(|by| format!("  hurt by session {by}")).unwrap_or_default();
+        errln!(
+            "session {}: {}  ({})  arrived {:.1} s, ended {:.1} s  turns {}  tool calls {}{hurt}",
+            s.session,
+            s.outcome,
+            s.end_reason,
+            s.arrived_ms as f64 / 1000.0,
+            s.ended_ms as f64 / 1000.0,
+            s.metrics.turns,
+            s.metrics.tool_calls,
+        );
+    }
 }
 
 /// Refuses bad numbers and unwritable targets before the session starts.
@@ -114,6 +191,9 @@ fn check_args(args: &McpArgs) -> Result<(), Failure> {
             "--fault-scale: expected a finite number >= 0, found {}",
             args.fault_scale
         )));
+    }
+    if args.http.is_none() && args.client_wait_ms.is_some() {
+        return Err(Failure::input("--client-wait-ms: applies to --http only (a stdio session waits for its client)"));
     }
     if let Some(scale) = args.wall_clock
         && !(scale.is_finite() && scale > 0.0 && scale <= mcp::WALL_CLOCK_SCALE_MAX)
@@ -160,7 +240,10 @@ fn write_session(
 ) -> Result<(), Failure> {
     if let Some(path) = &args.record {
         // The client's calls are the planner: the incident replays them.
-        let stack = StackSpec { planner: PlannerSpec::Replayed(recorded_steps(t)), layers: layers.to_vec() };
+        let stack = StackSpec {
+            planner: PlannerSpec::Replayed(recorded_steps_of(t, &prepared.scenario.sessions)),
+            layers: layers.to_vec(),
+        };
         let incident = Incident::record(prepared, None, args.seed, args.fault_scale, "mcp", &stack, t);
         let text = incident.to_ron_bounded().map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
         write_atomic(path, text.as_bytes())?;

@@ -476,7 +476,7 @@ impl fmt::Display for ManySessions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "scenario `{}` runs {} sessions in one world; an agent driven one step at a time (a Python agent, an MCP client) is one session: sweep it with a preset, a stack file or --agent cmd:COMMAND (a process per session), or set `sessions: (count: 1)`",
+            "scenario `{}` runs {} sessions in one world; an agent driven one step at a time (a Python agent's `Env`) is one session: sweep it with a preset, a stack file or --agent cmd:COMMAND (a process per session), serve it to MCP clients with `agentsim mcp --http`, or set `sessions: (count: 1)`",
             self.scenario, self.count
         )
     }
@@ -700,8 +700,8 @@ impl Prepared {
     }
 
     /// Refuses a scenario of many sessions for an agent driven one step at a
-    /// time from outside (a Python agent's episodes, an MCP client): such an
-    /// agent is one session.
+    /// time from outside (a Python agent's episodes): such an agent is one
+    /// session.
     pub fn one_session(&self) -> Result<(), ManySessions> {
         match self.scenario.sessions.count {
             _ if self.scenario.sessions.runs_alone() => Ok(()),

@@ -12,7 +12,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use agentsim_engine::{Action, Agent, AgentCx, EventKind, Finish, Input, Trajectory, Value};
+use agentsim_engine::{Action, Agent, AgentCx, EventKind, Finish, Input, Sessions, Trajectory, Value};
 
 use super::error::{ErrorKind, LEGACY_NOTE_WHAT};
 use super::{protocol, record_failure};
@@ -33,6 +33,9 @@ pub enum RecordedStep {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         kind: Option<ErrorKind>,
     },
+    /// In a run of many sessions: the steps that follow are this session's
+    /// agent's (until the next marker). A run of one session has none.
+    Session(u32),
 }
 
 impl RecordedStep {
@@ -42,14 +45,33 @@ impl RecordedStep {
     }
 }
 
-/// The recorded steps of an external agent in a recorded trajectory, in order.
+/// The recorded steps of an external agent in a recorded trajectory of a run
+/// whose sessions draw as themselves, in order (see [`recorded_steps_of`]).
 pub fn recorded_steps(t: &Trajectory) -> Vec<RecordedStep> {
+    recorded_steps_of(t, &Sessions::default())
+}
+
+/// The recorded steps of an external agent in a recorded trajectory of a run
+/// of `sessions`, in order. In a run of many sessions each session's steps
+/// follow a [`RecordedStep::Session`] marker naming the session it draws as
+/// (`Sessions::drawn_as`: the number its agent's streams carry), so that every
+/// session's agent replays its own ([`session_steps`]), in the run and in a
+/// run of some of its sessions.
+pub fn recorded_steps_of(t: &Trajectory, sessions: &Sessions) -> Vec<RecordedStep> {
     let mut steps = Vec::new();
     let mut pending_error: Option<(String, Option<ErrorKind>)> = None;
+    let mut marked = None;
     for event in &t.events {
         let EventKind::Note(note) = &event.kind else { continue };
         if note.source != "external" {
             continue;
+        }
+        if event.session.is_some() && event.session != marked {
+            if let Some((reason, kind)) = pending_error.take() {
+                steps.push(RecordedStep::Failed { reason, stderr: String::new(), kind });
+            }
+            marked = event.session;
+            steps.extend(marked.map(|session| RecordedStep::Session(sessions.drawn_as(session))));
         }
         let text = || note.detail.as_str().unwrap_or_default().to_string();
         match (note.what, ErrorKind::of_note_what(note.what)) {
@@ -66,6 +88,24 @@ pub fn recorded_steps(t: &Trajectory) -> Vec<RecordedStep> {
         steps.push(RecordedStep::Failed { reason, stderr: String::new(), kind });
     }
     steps
+}
+
+/// The steps of session `session`'s agent: those after its markers, or all of
+/// them when there are no markers (a run of one session).
+pub fn session_steps(steps: &[RecordedStep], session: u32) -> Vec<RecordedStep> {
+    if !steps.iter().any(|s| matches!(s, RecordedStep::Session(_))) {
+        return steps.to_vec();
+    }
+    let mut current = None;
+    let mut own = Vec::new();
+    for step in steps {
+        match step {
+            RecordedStep::Session(s) => current = Some(*s),
+            step if current == Some(session) => own.push(step.clone()),
+            _ => {}
+        }
+    }
+    own
 }
 
 /// An external agent played back from its recorded steps.
@@ -115,6 +155,10 @@ impl Agent for ReplayedAgent {
             RecordedStep::Failed { reason, stderr, kind } => {
                 record_failure(cx, RecordedStep::failure_what(kind), reason, stderr)
             }
+            // `session_steps` keeps markers out of an agent's steps.
+            RecordedStep::Session(_) => Action::Finish(Finish::Failed {
+                reason: format!("replay diverged: recorded step {} is a session marker", self.next),
+            }),
         }
     }
 }
