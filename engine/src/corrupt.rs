@@ -3,6 +3,8 @@
 //! returned as a [`Lie`], ground truth the agent never sees, so the loop can tell
 //! when a write carries a value only the corrupted answer showed.
 
+use std::ops::ControlFlow;
+
 use serde::{Deserialize, Serialize};
 
 use crate::field_path::FieldPath;
@@ -111,9 +113,11 @@ impl Lie {
 }
 
 /// Whether `needle` (a scalar) is one of `haystack`'s leaves; walked with an
-/// explicit stack ([`Value::leaves`]), so a deep value cannot overflow the call stack.
+/// bounded recursion ([`Value::try_each_leaf`]), so a deep value cannot overflow the call stack.
 fn contains(haystack: &Value, needle: &Value) -> bool {
-    haystack.leaves().any(|v| v == needle)
+    haystack
+        .try_each_leaf(&mut |v| if v == needle { ControlFlow::Break(()) } else { ControlFlow::Continue(()) })
+        .is_break()
 }
 
 /// The next choice from `draw` in `0..len` (`len` > 0); the draw moves on, so

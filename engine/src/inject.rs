@@ -7,6 +7,7 @@
 //! never sees, so the loop can tell when a write obeys it.
 
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 
 use serde::{Deserialize, Serialize};
 
@@ -113,12 +114,15 @@ fn call_at(text: &str) -> Option<usize> {
 /// The call an injected text asks for, read back from any string in `body` (what
 /// a model reading the answer would take from it); `None` when there is none.
 pub fn find(body: &Value) -> Option<Injected> {
-    // Walked with an explicit stack: an answer nested however deeply cannot
-    // overflow the call stack.
-    body.leaves().find_map(|v| match v {
-        Value::Str(text) => parse(text),
-        _ => None,
-    })
+    // The walk's depth of recursion is bounded: an answer nested however
+    // deeply cannot overflow the call stack.
+    match body.try_each_leaf(&mut |v| match v {
+        Value::Str(text) => parse(text).map_or(ControlFlow::Continue(()), ControlFlow::Break),
+        _ => ControlFlow::Continue(()),
+    }) {
+        ControlFlow::Break(injected) => Some(injected),
+        ControlFlow::Continue(()) => None,
+    }
 }
 
 fn parse(text: &str) -> Option<Injected> {

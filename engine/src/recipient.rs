@@ -11,6 +11,9 @@
 //! message to another customer of its own) fires its own minefield, and this one
 //! then stays quiet: one harm, one minefield.
 
+use std::convert::Infallible;
+use std::ops::ControlFlow;
+
 use crate::agent::Message;
 use crate::tool::Catalog;
 use crate::value::Value;
@@ -68,8 +71,16 @@ impl Named {
         }
         // The content is walked twice (to measure, then to copy) rather than
         // collected: this runs on every user message.
-        let values = || message.content.leaves().filter_map(Value::as_str);
-        let values_bytes = values().map(|v| v.len() + 1).sum::<usize>();
+        let each_value = |visit: &mut dyn FnMut(&str)| {
+            let ControlFlow::<Infallible>::Continue(()) = message.content.try_each_leaf(&mut |v| {
+                if let Value::Str(s) = v {
+                    visit(s);
+                }
+                ControlFlow::Continue(())
+            });
+        };
+        let mut values_bytes = 0;
+        each_value(&mut |v| values_bytes += v.len() + 1);
         let bytes = message.text.len() + 1 + values_bytes;
         if self.texts.len() + self.values.len() + bytes > HEARD_BYTES_MAX {
             self.full = true;
@@ -79,12 +90,13 @@ impl Named {
         self.texts.push_str(&message.text);
         self.texts.push('\n');
         self.values.reserve(values_bytes);
-        for value in values() {
+        let heard = &mut self.values;
+        each_value(&mut |value| {
             // `VALUE_END` is one byte: the value up to its first.
             let end = value.bytes().position(|b| b == VALUE_END as u8).unwrap_or(value.len());
-            self.values.push_str(&value[..end]);
-            self.values.push(VALUE_END);
-        }
+            heard.push_str(&value[..end]);
+            heard.push(VALUE_END);
+        });
         assert!(self.texts.len() + self.values.len() <= HEARD_BYTES_MAX, "what is heard stays bounded");
     }
 

@@ -7,11 +7,18 @@
 //! same number. Every value still has one canonical encoding and one rendering.
 
 use std::borrow::Cow;
+use std::convert::Infallible;
 use std::fmt;
+use std::ops::ControlFlow;
 
 use serde::{Deserialize, Serialize};
 
 use crate::input_error::{InputError, InputErrorKind};
+
+/// How deep [`Value::try_each_node`] recurses before it walks on with an
+/// explicit stack: deeper than any tool's answer, shallow enough for any
+/// thread's stack.
+pub const VISIT_DEPTH_RECURSIVE_MAX: usize = 48;
 
 /// A JSON-like value with ordered maps (insertion order is kept and is part of the
 /// value, so rendering and hashing are canonical without sorting).
@@ -281,6 +288,40 @@ impl Value {
         self.nodes().filter(|v| !matches!(v, Value::List(_) | Value::Map(_)))
     }
 
+    /// Calls `visit` on every value in this one, in the order of
+    /// [`Value::nodes`], until it breaks. The hot paths' walk: recursive down
+    /// to [`VISIT_DEPTH_RECURSIVE_MAX`] (no iterator state per node), then
+    /// through [`Value::nodes`]' explicit stack, so however deep the value the
+    /// call stack stays bounded.
+    pub fn try_each_node<'v, B>(&'v self, visit: &mut impl FnMut(&'v Value) -> ControlFlow<B>) -> ControlFlow<B> {
+        self.try_each_node_at(0, visit)
+    }
+
+    fn try_each_node_at<'v, B>(
+        &'v self,
+        depth: usize,
+        visit: &mut impl FnMut(&'v Value) -> ControlFlow<B>,
+    ) -> ControlFlow<B> {
+        if depth == VISIT_DEPTH_RECURSIVE_MAX {
+            return self.nodes().try_for_each(visit);
+        }
+        visit(self)?;
+        match self {
+            Value::List(items) => items.iter().try_for_each(|item| item.try_each_node_at(depth + 1, visit)),
+            Value::Map(pairs) => pairs.iter().try_for_each(|(_, v)| v.try_each_node_at(depth + 1, visit)),
+            _ => ControlFlow::Continue(()),
+        }
+    }
+
+    /// Calls `visit` on every leaf of this one (see [`Value::leaves`]), in
+    /// order, until it breaks; the walk of [`Value::try_each_node`].
+    pub fn try_each_leaf<'v, B>(&'v self, visit: &mut impl FnMut(&'v Value) -> ControlFlow<B>) -> ControlFlow<B> {
+        self.try_each_node(&mut |v| match v {
+            Value::List(_) | Value::Map(_) => ControlFlow::Continue(()),
+            leaf => visit(leaf),
+        })
+    }
+
     /// A rough token count for this value as a model would see it (4 bytes a token,
     /// the common rule of thumb), used by the cost model.
     pub fn token_estimate(&self) -> u32 {
@@ -292,8 +333,9 @@ impl Value {
     /// [`Value::nodes`] (brackets and one more per item for a list; brackets
     /// and four more than its key per field for a map).
     fn rendered_len(&self) -> usize {
-        self.nodes()
-            .map(|v| match v {
+        let mut bytes = 0;
+        let ControlFlow::<Infallible>::Continue(()) = self.try_each_node(&mut |v| {
+            bytes += match v {
                 Value::Null => 4,
                 Value::Bool(_) => 5,
                 Value::Int(n) => 1 + (n.unsigned_abs().checked_ilog10().unwrap_or(0) as usize),
@@ -301,8 +343,10 @@ impl Value {
                 Value::Str(s) => s.len() + 2,
                 Value::List(items) => 2 + items.len(),
                 Value::Map(pairs) => 2 + pairs.iter().map(|(k, _)| k.len() + 4).sum::<usize>(),
-            })
-            .sum()
+            };
+            ControlFlow::Continue(())
+        });
+        bytes
     }
 }
 
@@ -476,6 +520,11 @@ mod tests {
         let text = deep.render();
         let (nodes, tokens) = (deep.nodes().count(), deep.token_estimate());
         let leaves: Vec<Value> = deep.leaves().cloned().collect();
+        let mut visited = 0;
+        let ControlFlow::<Infallible>::Continue(()) = deep.try_each_node(&mut |_| {
+            visited += 1;
+            ControlFlow::Continue(())
+        });
         // The derived drop recurses: take the value apart before any assertion
         // can fail (a panic would drop it whole).
         let mut v = deep;
@@ -485,6 +534,52 @@ mod tests {
         assert_eq!(text, format!("{}1{}", "[".repeat(DEPTH), "]".repeat(DEPTH)));
         assert_eq!((nodes, tokens), (DEPTH + 1, (3 * DEPTH + 1).div_ceil(4) as u32));
         assert_eq!(leaves, vec![Value::Int(1)]);
+        assert_eq!(visited, DEPTH + 1);
+    }
+
+    /// A value of `depth` levels whose every level holds a scalar, a map and
+    /// a list (the list goes on down).
+    fn branching(depth: usize) -> Value {
+        let mut v = Value::str("bottom");
+        for level in 0..depth as i64 {
+            v = Value::List(vec![
+                Value::Int(level),
+                Value::map([("k", Value::Bool(level % 2 == 0)), ("m", Value::List(Vec::new()))]),
+                v,
+            ]);
+        }
+        v
+    }
+
+    #[test]
+    fn the_recursive_visit_sees_the_nodes_in_the_walk_s_order_at_every_depth() {
+        let depths = [0, 1, 2, VISIT_DEPTH_RECURSIVE_MAX - 1, VISIT_DEPTH_RECURSIVE_MAX, VISIT_DEPTH_RECURSIVE_MAX + 1];
+        for depth in depths.into_iter().chain([3 * VISIT_DEPTH_RECURSIVE_MAX]) {
+            let v = branching(depth);
+            let walked: Vec<*const Value> = v.nodes().map(|n| n as *const Value).collect();
+            let mut visited = Vec::new();
+            let ControlFlow::<Infallible>::Continue(()) = v.try_each_node(&mut |n| {
+                visited.push(n as *const Value);
+                ControlFlow::Continue(())
+            });
+            assert_eq!(visited, walked, "depth {depth}");
+            let leaves: Vec<&Value> = v.leaves().collect();
+            let mut visited_leaves = Vec::new();
+            let ControlFlow::<Infallible>::Continue(()) = v.try_each_leaf(&mut |n| {
+                visited_leaves.push(n);
+                ControlFlow::Continue(())
+            });
+            assert_eq!(visited_leaves, leaves, "depth {depth}");
+            // A break stops the walk at once, wherever it is.
+            for stop in [0, walked.len() / 2, walked.len() - 1] {
+                let mut seen = 0;
+                let flow = v.try_each_node(&mut |_| {
+                    seen += 1;
+                    if seen > stop { ControlFlow::Break(seen) } else { ControlFlow::Continue(()) }
+                });
+                assert_eq!(flow, ControlFlow::Break(stop + 1), "depth {depth}, stop {stop}");
+            }
+        }
     }
 
     #[test]
