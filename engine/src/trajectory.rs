@@ -697,8 +697,9 @@ mod tests {
     fn every_value() -> Value {
         let f = |x| Value::Float(crate::value::Float::new(x).expect("finite"));
         let ints = [0, 1, -1, 63, -64, 64, 127, 128, 16_383, 16_384, i64::MAX, i64::MIN];
+        // Deeper than the encoder's recursion goes: both halves of it are checked.
         let mut deep = Value::map([("leaf", Value::Null)]);
-        for i in 0..40 {
+        for i in 0..(2 * crate::value::VISIT_DEPTH_RECURSIVE_MAX as i64 + 5) {
             deep = if i % 2 == 0 { Value::List(vec![deep, Value::Int(i)]) } else { Value::map([("k", deep)]) };
         }
         Value::map([

@@ -14,7 +14,7 @@
 
 use crate::agent::{Message, Note};
 use crate::call::{Reply, ToolCall};
-use crate::value::{Key, Value};
+use crate::value::{Key, VISIT_DEPTH_RECURSIVE_MAX, Value};
 
 /// The index of each [`crate::trajectory::EventKind`] variant written here (its
 /// position in the enum: serde numbers variants by position).
@@ -64,10 +64,54 @@ enum Open<'v> {
 }
 
 /// Appends a [`Value`] (its derived `Serialize`: variants by position, a map as
-/// a sequence of (key, value) pairs), walked with an explicit stack so that no
-/// depth overflows the call stack; the outermost container is held inline, so
-/// a flat value allocates nothing.
+/// a sequence of (key, value) pairs), by recursion down to
+/// [`VISIT_DEPTH_RECURSIVE_MAX`] levels and with an explicit stack below
+/// ([`value_walked`]), so that no depth overflows the call stack.
 pub(crate) fn value(buf: &mut Vec<u8>, value: &Value) {
+    value_at(buf, value, 0);
+}
+
+fn value_at(buf: &mut Vec<u8>, value: &Value, depth: usize) {
+    if depth == VISIT_DEPTH_RECURSIVE_MAX {
+        return value_walked(buf, value);
+    }
+    match value {
+        Value::Null => buf.push(0),
+        Value::Bool(b) => buf.extend_from_slice(&[1, u8::from(*b)]),
+        Value::Int(n) => {
+            buf.push(2);
+            signed(buf, *n);
+        }
+        Value::Str(s) => {
+            buf.push(3);
+            str(buf, s);
+        }
+        Value::List(items) => {
+            buf.push(4);
+            varint(buf, items.len() as u64);
+            for item in items {
+                value_at(buf, item, depth + 1);
+            }
+        }
+        Value::Map(pairs) => {
+            buf.push(5);
+            varint(buf, pairs.len() as u64);
+            for (key, item) in pairs {
+                str(buf, key);
+                value_at(buf, item, depth + 1);
+            }
+        }
+        Value::Float(x) => {
+            buf.push(6);
+            buf.extend_from_slice(&x.get().to_bits().to_le_bytes());
+        }
+    }
+}
+
+/// [`value`] walked with an explicit stack, for what lies deeper than its
+/// recursion goes; the outermost container is held inline, so a flat value
+/// allocates nothing.
+fn value_walked(buf: &mut Vec<u8>, value: &Value) {
     let mut outermost: Option<Open<'_>> = None;
     let mut inner: Vec<Open<'_>> = Vec::new();
     let mut next = Some(value);
