@@ -5,9 +5,10 @@
 //! deterministic without comparing event payloads.
 //!
 //! The heap orders small keys (time, sequence, slot); the events themselves wait
-//! in a slab of slots. An event is moved twice (into its slot and out), never
-//! shuffled up and down the heap: the simulator's events carry whole tool
-//! results, more than a hundred bytes each.
+//! in a [`Slab`]. An event is moved twice (into its slot and out), never
+//! shuffled up and down the heap. (The simulator keeps its events small too:
+//! a tool result or an action waits in a slab of its own, its event carries
+//! the slot.)
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -42,13 +43,68 @@ impl Ord for Entry {
     }
 }
 
+/// Values waiting by slot number: a value is moved in once and out once, and
+/// what refers to it carries a 4-byte slot instead. Free slots are reused
+/// before the slab grows, so a run's steady state allocates nothing here.
+pub struct Slab<T> {
+    /// Values by slot; `None` for a free slot.
+    slots: Vec<Option<T>>,
+    /// Free slots.
+    free: Vec<u32>,
+}
+
+impl<T> Default for Slab<T> {
+    fn default() -> Self {
+        Self { slots: Vec::new(), free: Vec::new() }
+    }
+}
+
+impl<T> Slab<T> {
+    /// An empty slab with room for `capacity` values.
+    pub fn with_capacity(capacity: usize) -> Self {
+        Self { slots: Vec::with_capacity(capacity), free: Vec::new() }
+    }
+
+    /// Puts `value` in a free slot; returns the slot.
+    pub fn insert(&mut self, value: T) -> u32 {
+        match self.free.pop() {
+            Some(slot) => {
+                let place = &mut self.slots[slot as usize];
+                assert!(place.is_none(), "a free slot holds no value");
+                *place = Some(value);
+                slot
+            }
+            None => {
+                self.slots.push(Some(value));
+                u32::try_from(self.slots.len() - 1).expect("fewer than 2^32 values waiting")
+            }
+        }
+    }
+
+    /// Takes the value out of `slot`, which becomes free. Panics on a free
+    /// slot: a slot is taken once.
+    pub fn take(&mut self, slot: u32) -> T {
+        let value = self.slots[slot as usize].take().expect("a slot is taken once, after it was filled");
+        self.free.push(slot);
+        value
+    }
+
+    /// Values waiting.
+    pub fn len(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+
+    /// True when no value waits.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 /// A queue of events on the virtual clock, popped in (time, sequence) order.
 pub struct EventQueue<E> {
     heap: BinaryHeap<Entry>,
-    /// Pending events by slot; `None` for a free slot.
-    slots: Vec<Option<E>>,
-    /// Free slots, reused before the slab grows.
-    free: Vec<u32>,
+    /// Pending events by slot.
+    events: Slab<E>,
     next_seq: u64,
 }
 
@@ -61,7 +117,7 @@ impl<E> Default for EventQueue<E> {
 impl<E> EventQueue<E> {
     /// An empty queue.
     pub fn new() -> Self {
-        Self { heap: BinaryHeap::with_capacity(64), slots: Vec::with_capacity(64), free: Vec::new(), next_seq: 0 }
+        Self { heap: BinaryHeap::with_capacity(64), events: Slab::with_capacity(64), next_seq: 0 }
     }
 
     /// Schedules `event` at `at_ms`; returns its sequence number.
@@ -76,19 +132,9 @@ impl<E> EventQueue<E> {
         let seq = self.next_seq;
         // Sequence numbers strictly increase: the tie-break of equal times.
         self.next_seq = seq.checked_add(1).expect("sequence numbers increase without wrapping");
-        let slot = match self.free.pop() {
-            Some(slot) => {
-                assert!(self.slots[slot as usize].is_none(), "a free slot holds no event");
-                self.slots[slot as usize] = Some(event);
-                slot
-            }
-            None => {
-                self.slots.push(Some(event));
-                u32::try_from(self.slots.len() - 1).expect("fewer than 2^32 pending events")
-            }
-        };
+        let slot = self.events.insert(event);
         self.heap.push(Entry { at_ms, rank, seq, slot });
-        assert_eq!(self.heap.len() + self.free.len(), self.slots.len(), "every slot is pending or free");
+        assert_eq!(self.heap.len(), self.events.len(), "every event waiting is on the heap");
         seq
     }
 
@@ -96,9 +142,8 @@ impl<E> EventQueue<E> {
     pub fn pop(&mut self) -> Option<(TimeMs, u64, E)> {
         let entry = self.heap.pop()?;
         assert!(entry.seq < self.next_seq, "a popped event was pushed");
-        let event = self.slots[entry.slot as usize].take().expect("a queued slot holds its event");
-        self.free.push(entry.slot);
-        assert_eq!(self.heap.len() + self.free.len(), self.slots.len(), "every slot is pending or free");
+        let event = self.events.take(entry.slot);
+        assert_eq!(self.heap.len(), self.events.len(), "every event waiting is on the heap");
         Some((entry.at_ms, entry.seq, event))
     }
 
@@ -121,6 +166,28 @@ impl<E> EventQueue<E> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_slab_reuses_free_slots_and_gives_back_what_each_holds() {
+        let mut slab = Slab::with_capacity(1);
+        let (a, b) = (slab.insert("a"), slab.insert("b"));
+        assert_eq!((a, b, slab.len()), (0, 1, 2));
+        assert_eq!(slab.take(a), "a");
+        assert_eq!(slab.len(), 1);
+        // The freed slot is reused before the slab grows.
+        assert_eq!(slab.insert("c"), a);
+        assert_eq!((slab.take(b), slab.take(a)), ("b", "c"));
+        assert!(slab.is_empty());
+    }
+
+    #[test]
+    #[should_panic(expected = "a slot is taken once")]
+    fn a_slot_is_taken_once() {
+        let mut slab = Slab::default();
+        let slot = slab.insert(1);
+        slab.take(slot);
+        slab.take(slot);
+    }
 
     #[test]
     fn pops_by_time_then_push_order() {

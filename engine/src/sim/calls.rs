@@ -49,7 +49,8 @@ impl<'a, E> Sim<'a, E> {
         }
         self.count_outcome(session, now_ms, &call, &mut served);
         let result = ToolResult { call, reply: served.reply, latency_ms: served.latency_ms, cache_age_ms: None };
-        let done = Ev::ToolDone { session, id, result, fault: served.fault };
+        let slot = self.results.insert(result);
+        let done = Ev::ToolDone { session, id, slot, fault: served.fault };
         self.push(now_ms.saturating_add(served.latency_ms), done);
     }
 

@@ -12,6 +12,10 @@ use super::{End, LOOP_REPEATS_MIN, Sim};
 impl<E> Sim<'_, E> {
     pub(super) fn finish<W: World<Event = E>>(mut self, world: &W, seed: u64) -> Trajectory {
         assert_eq!(self.open, 0, "every session has ended before the run is judged");
+        assert!(
+            self.results.len() + self.actions.len() <= self.queue.len(),
+            "a result or action waits in its slab only while its event is queued"
+        );
         let state_hash = world.state_hash();
         let checks = world.checks();
         let (outcome, reason, verdict, metrics, sessions) = if self.single {

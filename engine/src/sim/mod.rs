@@ -25,7 +25,7 @@ use crate::agent::{Action, AgentCx, Finish, Input, Message};
 use crate::call::ToolResult;
 use crate::config::SimConfig;
 use crate::fault::FaultTag;
-use crate::queue::EventQueue;
+use crate::queue::{EventQueue, Slab};
 use crate::rng::{Stream, StreamSource};
 use crate::runtime::ToolRuntime;
 use crate::sessions::{CapacityLine, SessionId};
@@ -66,13 +66,15 @@ enum Ev<E> {
     Arrive(SessionId),
     /// A user message; queued while the agent is busy.
     User(SessionId, Message),
-    /// A tool result; always delivered (the agent is waiting for it).
-    ToolDone { session: SessionId, id: u32, result: ToolResult, fault: Option<FaultTag> },
+    /// A tool result, waiting in `Sim::results` at `slot`; always delivered
+    /// (the agent is waiting for it).
+    ToolDone { session: SessionId, id: u32, slot: u32, fault: Option<FaultTag> },
     /// An agent timer, valid only if its token is still current.
     Wake(SessionId, u64),
-    /// The agent finished thinking: carry out its action now (with the per-call
-    /// timeout a timeout layer set, if any).
-    Act(SessionId, Action, Option<TimeMs>),
+    /// The agent finished thinking: carry out its action, waiting in
+    /// `Sim::actions` at this slot with the per-call timeout a timeout layer
+    /// set, if any.
+    Act(SessionId, u32),
     /// Deliver a user message that queued while the agent was busy.
     Flush(SessionId),
 }
@@ -126,6 +128,8 @@ pub fn run_sessions<'a, W: World>(
     }
     let mut sim = Sim {
         queue: EventQueue::new(),
+        results: Slab::with_capacity(4),
+        actions: Slab::with_capacity(4),
         now_ms: 0,
         catalog,
         config,
@@ -169,6 +173,11 @@ pub fn run_sessions<'a, W: World>(
 
 struct Sim<'a, E> {
     queue: EventQueue<Ev<E>>,
+    /// Tool results on their way ([`Ev::ToolDone`]): an event carries the
+    /// slot, so that it stays small as it moves through the queue.
+    results: Slab<ToolResult>,
+    /// Actions decided, waiting for the think time to pass ([`Ev::Act`]).
+    actions: Slab<(Action, Option<TimeMs>)>,
     now_ms: TimeMs,
     catalog: &'a Catalog,
     config: &'a SimConfig,
@@ -264,14 +273,20 @@ impl<'a, E> Sim<'a, E> {
     fn dispatch<W: World<Event = E>>(&mut self, ev: Ev<E>, world: &mut W) {
         let session = match &ev {
             Ev::World(_) => None,
-            Ev::Arrive(s) | Ev::User(s, _) | Ev::Wake(s, _) | Ev::Act(s, _, _) | Ev::Flush(s) => Some(*s),
+            Ev::Arrive(s) | Ev::User(s, _) | Ev::Wake(s, _) | Ev::Act(s, _) | Ev::Flush(s) => Some(*s),
             Ev::ToolDone { session, .. } => Some(*session),
         };
         if let Some(s) = session
             && !matches!(ev, Ev::Arrive(_))
             && self.live(s).is_none()
         {
-            return; // the session ended: what was still on its way is dropped
+            // The session ended: what was still on its way is dropped.
+            match ev {
+                Ev::ToolDone { slot, .. } => drop(self.results.take(slot)),
+                Ev::Act(_, slot) => drop(self.actions.take(slot)),
+                _ => {}
+            }
+            return;
         }
         self.enter(session);
         match ev {
@@ -301,7 +316,8 @@ impl<'a, E> Sim<'a, E> {
                     None => {}
                 }
             }
-            Ev::ToolDone { session: s, id, result, fault } => {
+            Ev::ToolDone { session: s, id, slot, fault } => {
+                let result = self.results.take(slot);
                 self.recorder.record_ref(
                     self.now_ms,
                     EventKindRef::Result { id, reply: &result.reply, latency_ms: result.latency_ms, fault },
@@ -314,7 +330,10 @@ impl<'a, E> Sim<'a, E> {
                 }
                 _ => {} // a timer that was superseded
             },
-            Ev::Act(s, action, timeout_ms) => self.act(s, action, timeout_ms, world),
+            Ev::Act(s, slot) => {
+                let (action, timeout_ms) = self.actions.take(slot);
+                self.act(s, action, timeout_ms, world)
+            }
         }
     }
 
@@ -457,7 +476,8 @@ impl<'a, E> Sim<'a, E> {
         if think_ms == 0 {
             self.act(session, action, call_timeout_ms, world);
         } else {
-            self.push(now_ms.saturating_add(think_ms), Ev::Act(session, action, call_timeout_ms));
+            let slot = self.actions.insert((action, call_timeout_ms));
+            self.push(now_ms.saturating_add(think_ms), Ev::Act(session, slot));
         }
     }
 
