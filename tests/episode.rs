@@ -163,7 +163,7 @@ fn a_failed_or_dropped_episode_ends_as_agent_error_and_a_panic_is_reported() {
     // protocol never makes one) panics inside the loop: the caller gets the
     // message, the episode is over, the next one runs.
     let (mut episode, _) = Episode::start(setup(&prepared, 4, &stack));
-    let bogus = Action::Call(ToolCall { tool: ToolId(999), args: Value::Map(vec![]), idempotency_key: None });
+    let bogus = Action::Call(ToolCall { tool: ToolId(999), args: Value::Map(vec![]).into(), idempotency_key: None });
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
     let result = episode.step(Command::Act(bogus, Value::Null));

@@ -216,7 +216,7 @@ fn refund_then_read(fault: &str) -> ((i64, usize), Trajectory) {
         match steps {
             1 => Action::Call(ToolCall {
                 tool: refund,
-                args: Value::map([("order_id", Value::str("A1001")), ("amount_cents", Value::Int(5_549))]),
+                args: Value::map([("order_id", Value::str("A1001")), ("amount_cents", Value::Int(5_549))]).into(),
                 idempotency_key: Some("k-1".into()),
             }),
             2 => Action::Call(ToolCall::new(lookup, Value::map([("order_id", Value::str("A1001"))]))),

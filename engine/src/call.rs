@@ -1,5 +1,9 @@
 //! Tool calls and what comes back from them.
 
+use std::fmt;
+use std::ops::{Deref, DerefMut};
+use std::sync::Arc;
+
 use serde::Serialize;
 
 use crate::time::TimeMs;
@@ -12,15 +16,64 @@ pub struct ToolCall {
     /// Which tool.
     pub tool: ToolId,
     /// Arguments, as a map.
-    pub args: Value,
+    pub args: Args,
     /// An idempotency key: a write sent twice with the same key is applied once.
     pub idempotency_key: Option<String>,
+}
+
+/// A call's arguments: a [`Value`] that the copies of one call share. A call
+/// is copied as it travels (a retry layer keeps the one it sent to send it
+/// again, a planner keeps its last to reissue it, the loop remembers the last
+/// that failed), and a copy costs a count, not a map. It reads as the value
+/// (`Deref`); writing through it (`DerefMut`) copies the map first when another
+/// call shares it, so no copy ever sees another's change. It compares,
+/// hashes, prints and serialises as the value it holds.
+#[derive(Clone, PartialEq, Eq, Hash, Default)]
+pub struct Args(Arc<Value>);
+
+impl Args {
+    /// The arguments as a value of their own (copied only when shared).
+    pub fn into_value(self) -> Value {
+        Arc::unwrap_or_clone(self.0)
+    }
+}
+
+impl From<Value> for Args {
+    fn from(value: Value) -> Self {
+        Args(Arc::new(value))
+    }
+}
+
+impl Deref for Args {
+    type Target = Value;
+
+    fn deref(&self) -> &Value {
+        &self.0
+    }
+}
+
+impl DerefMut for Args {
+    fn deref_mut(&mut self) -> &mut Value {
+        Arc::make_mut(&mut self.0)
+    }
+}
+
+impl fmt::Debug for Args {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl Serialize for Args {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
 }
 
 impl ToolCall {
     /// A call without an idempotency key.
     pub fn new(tool: ToolId, args: Value) -> Self {
-        Self { tool, args, idempotency_key: None }
+        Self { tool, args: args.into(), idempotency_key: None }
     }
 
     /// Whether two calls ask for the same thing (tool and arguments; the key is
@@ -127,5 +180,25 @@ impl ToolError {
     /// A 404 with a message.
     pub fn not_found(message: impl Into<String>) -> Self {
         Self { status: 404, message: message.into() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn args_are_shared_until_written_and_read_print_and_encode_as_their_value() {
+        let value = Value::map([("order_id", Value::str("A1")), ("n", Value::Int(-7))]);
+        let sent = ToolCall::new(ToolId(2), value.clone());
+        let mut kept = sent.clone();
+        assert!(Arc::ptr_eq(&sent.args.0, &kept.args.0), "a copy of a call shares its arguments");
+        kept.args.set("n", Value::Int(8));
+        assert_eq!(*sent.args, value, "writing to a copy leaves the call it was copied from alone");
+        assert_eq!(kept.args.get("n"), Some(&Value::Int(8)));
+        assert!(!sent.same_request(&kept));
+        assert_eq!(format!("{:?}", sent.args), format!("{value:?}"));
+        assert_eq!(postcard::to_allocvec(&sent.args).unwrap(), postcard::to_allocvec(&value).unwrap());
+        assert_eq!(sent.args.clone().into_value(), value);
     }
 }

@@ -717,7 +717,7 @@ mod tests {
 
     #[test]
     fn events_written_by_hand_encode_as_postcard_does() {
-        let call = ToolCall { tool: crate::tool::ToolId(300), args: every_value(), idempotency_key: None };
+        let call = ToolCall { tool: crate::tool::ToolId(300), args: every_value().into(), idempotency_key: None };
         let keyed = ToolCall { idempotency_key: Some("idem-1".into()), ..call.clone() };
         let mut kinds = vec![
             EventKind::User(Message { text: "hi é".into(), content: every_value() }),
@@ -755,7 +755,7 @@ mod tests {
     fn borrowed_events_encode_like_owned_ones() {
         let call = ToolCall {
             tool: crate::tool::ToolId(3),
-            args: Value::map([("order_id", Value::str("A1")), ("n", Value::Int(-7))]),
+            args: Value::map([("order_id", Value::str("A1")), ("n", Value::Int(-7))]).into(),
             idempotency_key: Some("idem-1".into()),
         };
         let message = Message { text: "hi".into(), content: Value::map([("x", Value::Bool(true))]) };

@@ -490,7 +490,7 @@ fn call_of(message: &Map<String, Json>, catalog: &Catalog) -> Result<ToolCall, P
             return Err(ProtocolError::in_field(Kind::WrongType, "idempotency_key", found));
         }
     };
-    Ok(ToolCall { tool, args, idempotency_key })
+    Ok(ToolCall { tool, args: args.into(), idempotency_key })
 }
 
 #[cfg(test)]

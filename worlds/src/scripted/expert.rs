@@ -170,19 +170,19 @@ impl GoldExpert {
         if self.verifying && verify_tool == Some(r.call.tool) {
             self.verifying = false;
             if self.applied(body) {
-                self.done.push((gold_tool, r.call.args.clone()));
+                self.done.push((gold_tool, Value::clone(&r.call.args)));
                 self.next += 1;
             }
             return None;
         }
         if r.call.tool == gold_tool {
             let next = self.next;
-            if self.is_read(r.call.tool) && self.filled(next, false).is_some_and(|args| *args != r.call.args) {
+            if self.is_read(r.call.tool) && self.filled(next, false).is_some_and(|args| *args != *r.call.args) {
                 // A read of another record (an id copied wrong) says nothing
                 // about the one the plan needs: read again.
                 return None;
             }
-            self.done.push((gold_tool, r.call.args.clone()));
+            self.done.push((gold_tool, Value::clone(&r.call.args)));
             if self.is_proposal(self.next) {
                 self.case.awaiting_user = true;
             } else {

@@ -179,7 +179,7 @@ impl<'m> ScriptedWorld<'m> {
         cx: &mut WorldCx<'_, ScriptEvent>,
     ) {
         if reply.is_ok() {
-            self.session().calls.push((name.to_string(), call.args.clone()));
+            self.session().calls.push((name.to_string(), Value::clone(&call.args)));
         }
         let program = &self.model.program;
         let mines: Vec<(&'static str, usize)> = (self.model.minefields.iter().chain(&self.user.task.minefields))
