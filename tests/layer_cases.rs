@@ -162,13 +162,13 @@ fn run_case(path: &Path) -> Result<(), String> {
                 let scripted = case.replies.get(tool_calls as usize).copied().unwrap_or(Scripted::Ok);
                 tool_calls += 1;
                 let (mut reply, mut latency_ms, served) = match scripted {
-                    Scripted::Ok => (Reply::Ok(ok_body.clone()), 100, true),
+                    Scripted::Ok => (Reply::Ok(ok_body.clone().into()), 100, true),
                     Scripted::Error(status) => (error(status, None), 100, false),
                     Scripted::RetryAfter(status, ms) => (error(status, Some(ms)), 100, false),
                     Scripted::Timeout => (Reply::Timeout, 10_000, false),
                     Scripted::CommitThenTimeout => (Reply::Timeout, 10_000, true),
-                    Scripted::Malformed => (Reply::Ok(order_body(Value::str("4,250"))), 100, false),
-                    Scripted::Slow(ms) => (Reply::Ok(ok_body.clone()), ms, true),
+                    Scripted::Malformed => (Reply::Ok(order_body(Value::str("4,250")).into()), 100, false),
+                    Scripted::Slow(ms) => (Reply::Ok(ok_body.clone().into()), ms, true),
                 };
                 if let Some(limit_ms) = cx.call_timeout_ms()
                     && latency_ms > limit_ms

@@ -412,12 +412,12 @@ fn record_bodies_answer_as_the_script_does() {
     assert!(
         matches!(&record[1], Reply::Error { status: 404, message, .. } if message == "no record `e9` in `entries`")
     );
-    assert_eq!(record[5], Reply::Ok(entry(9, Value::str("e1"))), "the write replaced the record");
+    assert_eq!(record[5], Reply::Ok(entry(9, Value::str("e1")).into()), "the write replaced the record");
     // An integer key reads the record its digits name. (The script cannot ask
     // this: Rhai's own `"entries".get(3)`, a string's fourth character, wins
     // over the world's `get` for an integer key.)
     let by_int = [("write_entry", id(Value::Int(3))), ("read_entry", id(Value::Int(3)))];
-    assert_eq!(replies_to(&ledger("record.ron"), &by_int)[1], Reply::Ok(id(Value::Int(3))));
+    assert_eq!(replies_to(&ledger("record.ron"), &by_int)[1], Reply::Ok(id(Value::Int(3)).into()));
     // A key that is neither a string nor an integer is the caller's error.
     let bad = replies_to(&ledger("record.ron"), &[("write_entry", id(Value::Bool(true)))]);
     assert!(matches!(&bad[0], Reply::Error { status: 400, message, .. } if message.contains("record key")), "{bad:?}");

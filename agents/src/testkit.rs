@@ -60,7 +60,7 @@ pub(crate) fn order_body(order_id: &str, total_cents: i64) -> Value {
 }
 
 pub(crate) fn ok(call: &ToolCall, body: Value) -> Input {
-    Input::Tool(ToolResult { call: call.clone(), reply: Reply::Ok(body), latency_ms: 100, cache_age_ms: None })
+    Input::Tool(ToolResult { call: call.clone(), reply: Reply::Ok(body.into()), latency_ms: 100, cache_age_ms: None })
 }
 
 pub(crate) fn error(call: &ToolCall, status: u16, retry_after_ms: Option<u64>) -> Input {

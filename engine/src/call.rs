@@ -83,11 +83,101 @@ impl ToolCall {
     }
 }
 
+/// The body of a 200: a [`Value`], with what the engine's check of it against
+/// its tool's schema found. Every layer of a stack asks whether a result
+/// conforms (the retry layer, the guardrail, the loop detector, the planner:
+/// about five checks a result); the answer depends only on the catalog, the
+/// tool, the span of the tool's drift schedule the time falls in, and the
+/// value, so the engine keeps it with the value when it serves the call, and
+/// [`crate::Catalog::reply_conforms`] reads it while those match. Writing
+/// through the body (`DerefMut`) forgets it. It reads as the value (`Deref`),
+/// and compares, hashes, prints and serialises as the value.
+#[derive(Clone, Default)]
+pub struct Body {
+    value: Value,
+    checked: Option<Checked>,
+}
+
+/// The engine's conformance check of a [`Body`]: against which catalog (its
+/// unique id), tool and span of the tool's drift schedule, and the answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Checked {
+    pub(crate) catalog: u64,
+    pub(crate) tool: ToolId,
+    pub(crate) schema_span: u32,
+    pub(crate) conforms: bool,
+}
+
+impl Body {
+    /// The body as a value of its own.
+    pub fn into_value(self) -> Value {
+        self.value
+    }
+
+    /// The answer of the check kept, if it was of this catalog, tool and span.
+    pub(crate) fn checked(&self, catalog: u64, tool: ToolId, schema_span: u32) -> Option<bool> {
+        self.checked.filter(|c| (c.catalog, c.tool, c.schema_span) == (catalog, tool, schema_span)).map(|c| c.conforms)
+    }
+
+    /// Keeps the answer of a check.
+    pub(crate) fn remember(&mut self, checked: Checked) {
+        self.checked = Some(checked);
+    }
+}
+
+impl From<Value> for Body {
+    fn from(value: Value) -> Self {
+        Body { value, checked: None }
+    }
+}
+
+impl Deref for Body {
+    type Target = Value;
+
+    fn deref(&self) -> &Value {
+        &self.value
+    }
+}
+
+impl DerefMut for Body {
+    fn deref_mut(&mut self) -> &mut Value {
+        // The value may change: what was found of it no longer holds.
+        self.checked = None;
+        &mut self.value
+    }
+}
+
+impl PartialEq for Body {
+    fn eq(&self, other: &Self) -> bool {
+        self.value == other.value
+    }
+}
+
+impl Eq for Body {}
+
+impl std::hash::Hash for Body {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.value.hash(state);
+    }
+}
+
+impl fmt::Debug for Body {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.value, f)
+    }
+}
+
+impl Serialize for Body {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.value.serialize(serializer)
+    }
+}
+
 /// What the caller receives.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub enum Reply {
     /// A 200 with a body (which may still be malformed against the schema).
-    Ok(Value),
+    Ok(Body),
     /// An error status.
     Error {
         /// HTTP status.

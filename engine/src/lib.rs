@@ -38,7 +38,7 @@ mod wire;
 pub mod world;
 
 pub use agent::{Action, Agent, AgentCx, Finish, Input, Lens, Message, Note, Usage};
-pub use call::{Args, Reply, ToolCall, ToolError, ToolResult};
+pub use call::{Args, Body, Reply, ToolCall, ToolError, ToolResult};
 pub use config::{Budgets, ModelConfig, SimConfig};
 pub use corrupt::Lie;
 pub use fault::{Corruption, Fault, FaultRule, FaultTag, FieldPath, MalformedKind, Probability, Schedule};

@@ -414,7 +414,7 @@ impl<'c> ToolRuntime<'c> {
             drift.change.apply(&mut body);
         }
         let reply = match malformed {
-            None => Reply::Ok(body),
+            None => Reply::Ok(body.into()),
             Some((kind, draw)) => corrupt(body, kind, draw),
         };
         Served {
@@ -637,7 +637,7 @@ fn corrupt(mut body: Value, kind: MalformedKind, draw: u64) -> Reply {
             {
                 pairs.remove((draw % pairs.len() as u64) as usize);
             }
-            Reply::Ok(body)
+            Reply::Ok(body.into())
         }
         MalformedKind::WrongType => {
             if let Value::Map(pairs) = &mut body {
@@ -654,7 +654,7 @@ fn corrupt(mut body: Value, kind: MalformedKind, draw: u64) -> Reply {
                     pairs[i].1 = Value::Int(0);
                 }
             }
-            Reply::Ok(body)
+            Reply::Ok(body.into())
         }
         MalformedKind::Truncated => {
             let text = body.render();

@@ -732,7 +732,7 @@ mod tests {
             EventKind::Said { text: "served by serde".into() },
         ];
         let replies = [
-            Reply::Ok(every_value()),
+            Reply::Ok(every_value().into()),
             Reply::Error { status: 503, retry_after_ms: None, message: "down".into() },
             Reply::Error { status: 429, retry_after_ms: Some(1_500), message: String::new() },
             Reply::Timeout,
@@ -760,7 +760,7 @@ mod tests {
         };
         let message = Message { text: "hi".into(), content: Value::map([("x", Value::Bool(true))]) };
         let replies = [
-            Reply::Ok(Value::List(vec![Value::Null, Value::str("é")])),
+            Reply::Ok(Value::List(vec![Value::Null, Value::str("é")]).into()),
             Reply::Error { status: 429, retry_after_ms: Some(1_500), message: "slow down".into() },
             Reply::Timeout,
             Reply::Garbled("{\"a\":".into()),

@@ -224,7 +224,7 @@ impl Guardrail {
         if self.seen.len() >= SEEN_MAX {
             self.seen.remove(0);
         }
-        self.seen.push(Seen { tool, at_ms: cx.now_ms, body: body.clone() });
+        self.seen.push(Seen { tool, at_ms: cx.now_ms, body: Value::clone(body) });
     }
 
     fn refusal(&self, call: &ToolCall, catalog: &Catalog) -> Option<Refusal> {

@@ -43,7 +43,7 @@ impl Speak {
         let Some(text) = words(def, kind, &call.args) else { return Action::Call(call) };
         let body = sent_body(def);
         cx.note("speak", "said", Value::map([("kind", Value::str(kind))]));
-        let sent = ToolResult { call, reply: Reply::Ok(body), latency_ms: 0, cache_age_ms: None };
+        let sent = ToolResult { call, reply: Reply::Ok(body.into()), latency_ms: 0, cache_age_ms: None };
         // Saying waits for the user's answer: an inner stack that waits (with a
         // timer or without) gets that answer; anything else it does first waits
         // for the answer to arrive.

@@ -95,8 +95,9 @@ impl<'a, E> Sim<'a, E> {
         call: &ToolCall,
         served: &mut crate::runtime::Served,
     ) {
-        let well_formed = match &served.reply {
-            Reply::Ok(body) => self.catalog.conforms(call.tool, now_ms, body),
+        let well_formed = match &mut served.reply {
+            // Kept with the body: every layer asks it again on delivery.
+            Reply::Ok(body) => self.catalog.check_and_keep(call.tool, now_ms, body),
             _ => false,
         };
         let live = self.sessions[session as usize].live.as_mut().expect("a live session calls");

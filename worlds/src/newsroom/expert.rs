@@ -302,7 +302,8 @@ mod tests {
             } else {
                 panic!("unexpected call {call:?}");
             };
-            input = Input::Tool(ToolResult { call, reply: Reply::Ok(body), latency_ms: 100, cache_age_ms: cache });
+            input =
+                Input::Tool(ToolResult { call, reply: Reply::Ok(body.into()), latency_ms: 100, cache_age_ms: cache });
         }
         panic!("no summary sent");
     }
