@@ -26,7 +26,7 @@ pub(crate) fn is_write(catalog: &Catalog, id: ToolId) -> bool {
 /// Whether the reply is a 200 whose body matches the tool's schema as of `at_ms`.
 pub(crate) fn well_formed(catalog: &Catalog, id: ToolId, at_ms: TimeMs, reply: &Reply) -> bool {
     match reply {
-        Reply::Ok(body) => def(catalog, id).is_some() && catalog.reply_conforms(id, at_ms, body),
+        Reply::Ok(body) => def(catalog, id).is_some() && body.conforms(catalog, id, at_ms),
         Reply::Error { .. } | Reply::Timeout | Reply::Garbled(_) => false,
     }
 }

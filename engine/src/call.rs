@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::time::TimeMs;
-use crate::tool::ToolId;
+use crate::tool::{Catalog, ToolId};
 use crate::value::Value;
 
 /// A request to a tool.
@@ -89,7 +89,7 @@ impl ToolCall {
 /// about five checks a result); the answer depends only on the catalog, the
 /// tool, the span of the tool's drift schedule the time falls in, and the
 /// value, so the engine keeps it with the value when it serves the call, and
-/// [`crate::Catalog::reply_conforms`] reads it while those match. Writing
+/// [`Body::conforms`] reads it while those match. Writing
 /// through the body (`DerefMut`) forgets it. It reads as the value (`Deref`),
 /// and compares, hashes, prints and serialises as the value.
 #[derive(Clone, Default)]
@@ -101,11 +101,11 @@ pub struct Body {
 /// The engine's conformance check of a [`Body`]: against which catalog (its
 /// unique id), tool and span of the tool's drift schedule, and the answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Checked {
-    pub(crate) catalog: u64,
-    pub(crate) tool: ToolId,
-    pub(crate) schema_span: u32,
-    pub(crate) conforms: bool,
+struct Checked {
+    catalog: u64,
+    tool: ToolId,
+    schema_span: u32,
+    conforms: bool,
 }
 
 impl Body {
@@ -114,14 +114,33 @@ impl Body {
         self.value
     }
 
-    /// The answer of the check kept, if it was of this catalog, tool and span.
-    pub(crate) fn checked(&self, catalog: u64, tool: ToolId, schema_span: u32) -> Option<bool> {
-        self.checked.filter(|c| (c.catalog, c.tool, c.schema_span) == (catalog, tool, schema_span)).map(|c| c.conforms)
+    /// Whether the body matches tool `tool`'s schema in `catalog` as of
+    /// `at_ms` ([`Catalog::conforms`]): the engine's answer kept with the body
+    /// when it served the call, while it holds (the same catalog, tool and span
+    /// of the tool's drift schedule, the body unchanged); checked again
+    /// otherwise.
+    pub fn conforms(&self, catalog: &Catalog, tool: ToolId, at_ms: TimeMs) -> bool {
+        match self.checked(catalog.unique_id(), tool, catalog.schema_span(tool, at_ms)) {
+            Some(conforms) => {
+                debug_assert_eq!(conforms, catalog.conforms(tool, at_ms, self), "a kept check still holds");
+                conforms
+            }
+            None => catalog.conforms(tool, at_ms, self),
+        }
     }
 
-    /// Keeps the answer of a check.
-    pub(crate) fn remember(&mut self, checked: Checked) {
-        self.checked = Some(checked);
+    /// [`Catalog::conforms`], the answer kept with the body for
+    /// [`Body::conforms`].
+    pub(crate) fn check_and_keep(&mut self, catalog: &Catalog, tool: ToolId, at_ms: TimeMs) -> bool {
+        let conforms = catalog.conforms(tool, at_ms, self);
+        let schema_span = catalog.schema_span(tool, at_ms);
+        self.checked = Some(Checked { catalog: catalog.unique_id(), tool, schema_span, conforms });
+        conforms
+    }
+
+    /// The answer of the check kept, if it was of this catalog, tool and span.
+    fn checked(&self, catalog: u64, tool: ToolId, schema_span: u32) -> Option<bool> {
+        self.checked.filter(|c| (c.catalog, c.tool, c.schema_span) == (catalog, tool, schema_span)).map(|c| c.conforms)
     }
 }
 
@@ -290,5 +309,38 @@ mod tests {
         assert_eq!(format!("{:?}", sent.args), format!("{value:?}"));
         assert_eq!(postcard::to_allocvec(&sent.args).unwrap(), postcard::to_allocvec(&value).unwrap());
         assert_eq!(sent.args.clone().into_value(), value);
+    }
+
+    #[test]
+    fn a_kept_check_answers_for_its_catalog_tool_and_drift_span_until_the_body_changes() {
+        let tool = |drift: Vec<crate::tool::Drift>| crate::tool::ToolSpec {
+            def: crate::tool::ToolDef::new("order", crate::tool::ToolKind::Read, "")
+                .field("id", crate::value::ValueKind::Str),
+            config: crate::tool::ToolConfig { drift, ..crate::tool::ToolConfig::default() },
+        };
+        let renamed = vec![crate::tool::Drift {
+            at_ms: 10,
+            change: crate::tool::DriftChange::RenameField { from: "id".into(), to: "order_id".into() },
+        }];
+        let catalog = Catalog::new(vec![tool(renamed.clone())]);
+        let (order, other) = (ToolId(0), ToolId(1));
+        let mut body = Body::from(Value::map([("id", Value::str("A1"))]));
+        assert!(body.check_and_keep(&catalog, order, 3));
+        // Kept: the same span of the drift schedule, whatever the time in it.
+        assert_eq!(body.checked(catalog.unique_id(), order, catalog.schema_span(order, 9)), Some(true));
+        assert!(body.conforms(&catalog, order, 9));
+        // Past the rename the schema differs: checked again, and it fails.
+        assert_eq!(body.checked(catalog.unique_id(), order, catalog.schema_span(order, 10)), None);
+        assert!(!body.conforms(&catalog, order, 10));
+        // Another tool, or another catalog with the same tools, asks again.
+        assert_eq!(body.checked(catalog.unique_id(), other, 0), None);
+        let twin = Catalog::new(vec![tool(renamed)]);
+        assert_ne!(twin.unique_id(), catalog.unique_id(), "every catalog made has an id of its own");
+        assert_eq!(body.checked(twin.unique_id(), order, 0), None);
+        // A clone holds the same value and keeps the answer; a write forgets it.
+        assert_eq!(body.clone().checked(catalog.unique_id(), order, 0), Some(true));
+        body.set("id", Value::Int(7));
+        assert_eq!(body.checked(catalog.unique_id(), order, 0), None);
+        assert!(!body.conforms(&catalog, order, 3));
     }
 }

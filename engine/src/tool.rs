@@ -393,8 +393,8 @@ pub struct Catalog {
     /// [`Value::get`] would find (see [`Catalog::conforms`]).
     fixed_schema: Vec<bool>,
     /// Unique to this catalog and its clones (which hold the same tools: a
-    /// catalog never changes once made): the key under which a
-    /// [`crate::call::Body`] keeps what a check against it found.
+    /// catalog never changes once made): the key under which a reply's body
+    /// keeps what a check against it found (`call::Body`).
     id: u64,
 }
 
@@ -611,35 +611,17 @@ impl Catalog {
         self.first_problem(id, at_ms, body).is_none()
     }
 
-    /// [`Catalog::conforms`] for a reply's body: the engine's answer kept
-    /// with the body when it served the call (see [`crate::call::Body`]),
-    /// while it holds (this catalog, this tool, the same span of its drift
-    /// schedule, the body unchanged); checked again otherwise.
-    pub fn reply_conforms(&self, id: ToolId, at_ms: TimeMs, body: &crate::call::Body) -> bool {
-        match body.checked(self.id, id, self.schema_span(id, at_ms)) {
-            Some(conforms) => {
-                debug_assert_eq!(conforms, self.conforms(id, at_ms, body), "a kept check still holds");
-                conforms
-            }
-            None => self.conforms(id, at_ms, body),
-        }
-    }
-
-    /// [`Catalog::conforms`], the answer kept with the body for
-    /// [`Catalog::reply_conforms`].
-    pub(crate) fn check_and_keep(&self, id: ToolId, at_ms: TimeMs, body: &mut crate::call::Body) -> bool {
-        let conforms = self.conforms(id, at_ms, body);
-        let schema_span = self.schema_span(id, at_ms);
-        body.remember(crate::call::Checked { catalog: self.id, tool: id, schema_span, conforms });
-        conforms
-    }
-
     /// How many of the tool's drift changes have happened by `at_ms`: two
     /// times with the same count see the same schema (no change lies between
     /// them), so a check's answer holds across them.
-    fn schema_span(&self, id: ToolId, at_ms: TimeMs) -> u32 {
+    pub(crate) fn schema_span(&self, id: ToolId, at_ms: TimeMs) -> u32 {
         let drift = &self.spec(id).config.drift;
         drift.iter().filter(|d| d.at_ms <= at_ms).count() as u32
+    }
+
+    /// This catalog's unique id (see the field `id`).
+    pub(crate) fn unique_id(&self) -> u64 {
+        self.id
     }
 
     fn first_problem<'s>(&'s self, id: ToolId, at_ms: TimeMs, body: &Value) -> Option<Problem<'s>> {
@@ -881,35 +863,5 @@ mod tests {
             }
         }
         assert_eq!(catalog.fixed_schema, [true, false, false, true]);
-    }
-
-    #[test]
-    fn a_kept_check_answers_for_its_catalog_tool_and_drift_span_until_the_body_changes() {
-        let tool = |drift: Vec<Drift>| ToolSpec {
-            def: ToolDef::new("order", ToolKind::Read, "").field("id", ValueKind::Str),
-            config: ToolConfig { drift, ..ToolConfig::default() },
-        };
-        let renamed =
-            vec![Drift { at_ms: 10, change: DriftChange::RenameField { from: "id".into(), to: "order_id".into() } }];
-        let catalog = Catalog::new(vec![tool(renamed.clone())]);
-        let (order, other) = (ToolId(0), ToolId(1));
-        let mut body = crate::call::Body::from(Value::map([("id", Value::str("A1"))]));
-        assert!(catalog.check_and_keep(order, 3, &mut body));
-        // Kept: the same span of the drift schedule, whatever the time in it.
-        assert_eq!(body.checked(catalog.id, order, catalog.schema_span(order, 9)), Some(true));
-        assert!(catalog.reply_conforms(order, 9, &body));
-        // Past the rename the schema differs: checked again, and it fails.
-        assert_eq!(body.checked(catalog.id, order, catalog.schema_span(order, 10)), None);
-        assert!(!catalog.reply_conforms(order, 10, &body));
-        // Another tool, or another catalog with the same tools, asks again.
-        assert_eq!(body.checked(catalog.id, other, 0), None);
-        let twin = Catalog::new(vec![tool(renamed)]);
-        assert_ne!(twin.id, catalog.id, "every catalog made has an id of its own");
-        assert_eq!(body.checked(twin.id, order, 0), None);
-        // A clone holds the same value and keeps the answer; a write forgets it.
-        assert_eq!(body.clone().checked(catalog.id, order, 0), Some(true));
-        body.set("id", Value::Int(7));
-        assert_eq!(body.checked(catalog.id, order, 0), None);
-        assert!(!catalog.reply_conforms(order, 3, &body));
     }
 }

@@ -62,7 +62,7 @@ impl Reader<'_, '_> {
 /// check, or any 200 body when the lens does not validate.
 pub fn accepted<'r>(r: &'r ToolResult, cx: &AgentCx<'_>) -> Option<&'r Value> {
     match &r.reply {
-        Reply::Ok(body) if !cx.lens.validate || cx.catalog.reply_conforms(r.call.tool, cx.now_ms, body) => Some(body),
+        Reply::Ok(body) if !cx.lens.validate || body.conforms(cx.catalog, r.call.tool, cx.now_ms) => Some(body),
         _ => None,
     }
 }

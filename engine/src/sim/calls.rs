@@ -97,7 +97,7 @@ impl<'a, E> Sim<'a, E> {
     ) {
         let well_formed = match &mut served.reply {
             // Kept with the body: every layer asks it again on delivery.
-            Reply::Ok(body) => self.catalog.check_and_keep(call.tool, now_ms, body),
+            Reply::Ok(body) => body.check_and_keep(self.catalog, call.tool, now_ms),
             _ => false,
         };
         let live = self.sessions[session as usize].live.as_mut().expect("a live session calls");
