@@ -8,9 +8,9 @@
 
 use std::sync::LazyLock;
 
-use blake3::hazmat::{ContextKey, HasherExt, hash_derive_key_context};
-
 use crate::chacha_block::BlockStream;
+
+mod derive;
 
 /// A 32-byte key for anything serialisable: BLAKE3 over its canonical postcard
 /// encoding. Scenarios use it so that two different scenarios never share streams.
@@ -21,7 +21,7 @@ pub fn key_of<T: serde::Serialize + ?Sized>(value: &T) -> [u8; 32] {
 
 /// The key-derivation context of every stream, hashed once per process: BLAKE3's
 /// `derive_key` would hash the context string again for every stream.
-static STREAM_CONTEXT_KEY: LazyLock<ContextKey> = LazyLock::new(|| hash_derive_key_context("agentsim stream v1"));
+static STREAM_CONTEXT_KEY: LazyLock<derive::DeriveKey> = LazyLock::new(|| derive::DeriveKey::new("agentsim stream v1"));
 
 /// Derives the per-component streams of one trajectory.
 #[derive(Clone, Debug)]
@@ -126,16 +126,13 @@ impl StreamSource {
 
     /// The stream keyed by BLAKE3 in key-derivation mode (the same as
     /// `Hasher::new_derive_key("agentsim stream v1")`) over the scenario key, the
-    /// seed and `name`'s pieces. One function, so the 2 KB hasher stays in its
-    /// frame rather than being moved between calls.
+    /// seed and `name`'s pieces (at most five).
     fn derive(&self, name: &[&[u8]]) -> Stream {
-        let mut hasher = blake3::Hasher::new_from_context_key(&STREAM_CONTEXT_KEY);
-        hasher.update(&self.scenario_key);
-        hasher.update(&self.seed.to_le_bytes());
-        for piece in name {
-            hasher.update(piece);
-        }
-        Stream { rng: BlockStream::new(*hasher.finalize().as_bytes(), 0) }
+        let seed = self.seed.to_le_bytes();
+        let mut pieces: [&[u8]; 7] = [&self.scenario_key, &seed, &[], &[], &[], &[], &[]];
+        assert!(name.len() <= pieces.len() - 2, "a stream's name has at most five pieces");
+        pieces[2..2 + name.len()].copy_from_slice(name);
+        Stream { rng: BlockStream::new(STREAM_CONTEXT_KEY.derive(&pieces[..2 + name.len()]), 0) }
     }
 }
 
