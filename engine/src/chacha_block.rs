@@ -1,12 +1,14 @@
-//! ChaCha8, one 64-byte block at a time: the generator of sub-streams
-//! ([`crate::Stream::substream`]), which most often serve a handful of draws.
-//! `rand_chacha` computes four blocks per refill (with SIMD, about the cost of
-//! one here); a sub-stream that draws three words needs one.
+//! ChaCha8, one 64-byte block at a time: the generator of every stream
+//! ([`crate::Stream`]), most of which serve a handful of draws per trajectory
+//! (a tool call's sub-stream three or four words, a component's stream a dozen).
+//! `rand_chacha` computes four blocks per refill; a stream that draws three
+//! words needs one. The block is computed in SSE2 registers on x86-64.
 //!
 //! The state is laid out as `rand_chacha`'s (constants, the 32-byte key, a
 //! 64-bit block counter, a 64-bit stream id) and the words are read in its
 //! order, two little-endian 32-bit words to a `u64`, so the draws are the same
-//! (`rng::tests::substreams_draw_what_rand_chacha_draws`).
+//! (`tests::block_streams_draw_what_rand_chacha_draws`,
+//! `rng::tests::substreams_draw_what_rand_chacha_draws`).
 
 /// "expand 32-byte k".
 const CONSTANTS: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
@@ -62,31 +64,138 @@ impl BlockStream {
     fn refill(&mut self) {
         let counter = self.next_block;
         self.next_block = self.next_block.wrapping_add(1);
-        let mut state = [0u32; BLOCK_WORDS];
-        state[..4].copy_from_slice(&CONSTANTS);
-        state[4..12].copy_from_slice(&self.key);
-        state[12] = counter as u32;
-        state[13] = (counter >> 32) as u32;
-        state[14] = self.stream as u32;
-        state[15] = (self.stream >> 32) as u32;
-        let mut x = state;
-        // Eight rounds: four double rounds of a column and a diagonal round.
-        for _ in 0..4 {
-            quarter_round(&mut x, 0, 4, 8, 12);
-            quarter_round(&mut x, 1, 5, 9, 13);
-            quarter_round(&mut x, 2, 6, 10, 14);
-            quarter_round(&mut x, 3, 7, 11, 15);
-            quarter_round(&mut x, 0, 5, 10, 15);
-            quarter_round(&mut x, 1, 6, 11, 12);
-            quarter_round(&mut x, 2, 7, 8, 13);
-            quarter_round(&mut x, 3, 4, 9, 14);
-        }
-        for (word, initial) in x.iter_mut().zip(state) {
-            *word = word.wrapping_add(initial);
-        }
-        self.words = x;
+        self.words = block(&self.key, counter, self.stream);
         self.at = 0;
     }
+}
+
+/// The ChaCha8 block `counter` of stream `stream` under `key`: the same
+/// sixteen words as [`block_by_words`] (tests compare them over many inputs).
+///
+/// The four quarter rounds of a ChaCha round work on the four lanes of each
+/// row of the 4x4 state at once, so the block is computed as operations on
+/// four rows of four lanes: SSE2 registers on x86-64 (every x86-64 processor
+/// has SSE2), about a third of the instructions of the word-by-word
+/// formulation, which the compiler does not vectorise itself (measured).
+#[cfg(target_arch = "x86_64")]
+fn block(key: &[u32; 8], counter: u64, stream: u64) -> [u32; BLOCK_WORDS] {
+    // SAFETY: SSE2 is part of x86-64 itself: every x86-64 processor has it,
+    // and the target enables it by default (`block_sse2` needs nothing else).
+    unsafe { block_sse2(key, counter, stream) }
+}
+
+/// [`block`] in SSE2 registers.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+fn block_sse2(key: &[u32; 8], counter: u64, stream: u64) -> [u32; BLOCK_WORDS] {
+    use std::arch::x86_64::{
+        __m128i, _mm_add_epi32, _mm_or_si128, _mm_set_epi32, _mm_shuffle_epi32, _mm_shufflehi_epi16,
+        _mm_shufflelo_epi16, _mm_slli_epi32, _mm_srli_epi32, _mm_xor_si128,
+    };
+    /// Lanes `[w0, w1, w2, w3]`.
+    #[target_feature(enable = "sse2")]
+    #[inline]
+    fn row(w: [u32; 4]) -> __m128i {
+        _mm_set_epi32(w[3] as i32, w[2] as i32, w[1] as i32, w[0] as i32)
+    }
+    /// `(x ^ y)` turned left by 16 bits in each lane: two 16-bit shuffles.
+    #[target_feature(enable = "sse2")]
+    #[inline]
+    fn xor_rotate_16(x: __m128i, y: __m128i) -> __m128i {
+        const SWAP_HALVES: i32 = 0b10_11_00_01;
+        _mm_shufflehi_epi16::<SWAP_HALVES>(_mm_shufflelo_epi16::<SWAP_HALVES>(_mm_xor_si128(x, y)))
+    }
+    /// `(x ^ y)` turned left by `LEFT` bits in each lane (`RIGHT` = 32 - `LEFT`).
+    #[target_feature(enable = "sse2")]
+    #[inline]
+    fn xor_rotate<const LEFT: i32, const RIGHT: i32>(x: __m128i, y: __m128i) -> __m128i {
+        let v = _mm_xor_si128(x, y);
+        _mm_or_si128(_mm_slli_epi32::<LEFT>(v), _mm_srli_epi32::<RIGHT>(v))
+    }
+    /// Four quarter rounds at once: lane `i` is the quarter round of
+    /// `(a[i], b[i], c[i], d[i])`.
+    #[target_feature(enable = "sse2")]
+    #[inline]
+    fn quarter_rounds(a: &mut __m128i, b: &mut __m128i, c: &mut __m128i, d: &mut __m128i) {
+        *a = _mm_add_epi32(*a, *b);
+        *d = xor_rotate_16(*d, *a);
+        *c = _mm_add_epi32(*c, *d);
+        *b = xor_rotate::<12, 20>(*b, *c);
+        *a = _mm_add_epi32(*a, *b);
+        *d = xor_rotate::<8, 24>(*d, *a);
+        *c = _mm_add_epi32(*c, *d);
+        *b = xor_rotate::<7, 25>(*b, *c);
+    }
+    // `_mm_shuffle_epi32` orders: lane i of the result is lane i + n (mod 4).
+    const LANES_LEFT_1: i32 = 0b00_11_10_01;
+    const LANES_LEFT_2: i32 = 0b01_00_11_10;
+    const LANES_LEFT_3: i32 = 0b10_01_00_11;
+    let initial = [
+        row(CONSTANTS),
+        row([key[0], key[1], key[2], key[3]]),
+        row([key[4], key[5], key[6], key[7]]),
+        row([counter as u32, (counter >> 32) as u32, stream as u32, (stream >> 32) as u32]),
+    ];
+    let [mut a, mut b, mut c, mut d] = initial;
+    // Eight rounds: four double rounds of a column and a diagonal round. The
+    // diagonal round is the column round with rows b, c and d turned left by
+    // one, two and three lanes (lane 0 then holds words 0, 5, 10, 15).
+    for _ in 0..4 {
+        quarter_rounds(&mut a, &mut b, &mut c, &mut d);
+        b = _mm_shuffle_epi32::<LANES_LEFT_1>(b);
+        c = _mm_shuffle_epi32::<LANES_LEFT_2>(c);
+        d = _mm_shuffle_epi32::<LANES_LEFT_3>(d);
+        quarter_rounds(&mut a, &mut b, &mut c, &mut d);
+        b = _mm_shuffle_epi32::<LANES_LEFT_3>(b);
+        c = _mm_shuffle_epi32::<LANES_LEFT_2>(c);
+        d = _mm_shuffle_epi32::<LANES_LEFT_1>(d);
+    }
+    let rows = [
+        _mm_add_epi32(a, initial[0]),
+        _mm_add_epi32(b, initial[1]),
+        _mm_add_epi32(c, initial[2]),
+        _mm_add_epi32(d, initial[3]),
+    ];
+    // SAFETY: `[__m128i; 4]` and `[u32; 16]` are both 64 bytes of plain
+    // integers, every bit pattern valid in either, and lane i of an
+    // `__m128i` is the i-th little-endian 32-bit word of its memory, so word
+    // 4r + i is lane i of row r.
+    unsafe { std::mem::transmute::<[__m128i; 4], [u32; BLOCK_WORDS]>(rows) }
+}
+
+/// The block elsewhere: the word-by-word formulation.
+#[cfg(not(target_arch = "x86_64"))]
+fn block(key: &[u32; 8], counter: u64, stream: u64) -> [u32; BLOCK_WORDS] {
+    block_by_words(key, counter, stream)
+}
+
+/// The ChaCha8 block as the specification writes it, word by word: the
+/// reference [`block`] is checked against, and the block on targets other
+/// than x86-64.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+fn block_by_words(key: &[u32; 8], counter: u64, stream: u64) -> [u32; BLOCK_WORDS] {
+    let mut state = [0u32; BLOCK_WORDS];
+    state[..4].copy_from_slice(&CONSTANTS);
+    state[4..12].copy_from_slice(key);
+    state[12] = counter as u32;
+    state[13] = (counter >> 32) as u32;
+    state[14] = stream as u32;
+    state[15] = (stream >> 32) as u32;
+    let mut x = state;
+    for _ in 0..4 {
+        quarter_round(&mut x, 0, 4, 8, 12);
+        quarter_round(&mut x, 1, 5, 9, 13);
+        quarter_round(&mut x, 2, 6, 10, 14);
+        quarter_round(&mut x, 3, 7, 11, 15);
+        quarter_round(&mut x, 0, 5, 10, 15);
+        quarter_round(&mut x, 1, 6, 11, 12);
+        quarter_round(&mut x, 2, 7, 8, 13);
+        quarter_round(&mut x, 3, 4, 9, 14);
+    }
+    for (word, initial) in x.iter_mut().zip(state) {
+        *word = word.wrapping_add(initial);
+    }
+    x
 }
 
 #[inline(always)]
@@ -99,4 +208,58 @@ fn quarter_round(x: &mut [u32; BLOCK_WORDS], a: usize, b: usize, c: usize, d: us
     x[d] = (x[d] ^ x[a]).rotate_left(8);
     x[c] = x[c].wrapping_add(x[d]);
     x[b] = (x[b] ^ x[c]).rotate_left(7);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// A cheap deterministic sequence of test inputs (splitmix64).
+    fn inputs(mut state: u64) -> impl FnMut() -> u64 {
+        move || {
+            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        }
+    }
+
+    #[test]
+    fn rows_compute_the_block_the_words_do() {
+        let mut next = inputs(1);
+        let edges = [0, 1, u64::from(u32::MAX), 1 << 32, u64::MAX - 1, u64::MAX];
+        for case in 0..20_000 {
+            let key: [u32; 8] = std::array::from_fn(|_| next() as u32);
+            let (counter, stream) = match case % 4 {
+                0 => (edges[case / 4 % edges.len()], edges[case / 24 % edges.len()]),
+                1 => (next() % 16, next()),
+                _ => (next(), next()),
+            };
+            assert_eq!(
+                block(&key, counter, stream),
+                block_by_words(&key, counter, stream),
+                "key {key:?}, counter {counter}, stream {stream}"
+            );
+        }
+    }
+
+    #[test]
+    fn block_streams_draw_what_rand_chacha_draws() {
+        let mut next = inputs(2);
+        for case in 0..300 {
+            let key: [u8; 32] = std::array::from_fn(|_| next() as u8);
+            let stream = if case % 3 == 0 { next() % 8 } else { next() };
+            let mut ours = BlockStream::new(key, stream);
+            let mut theirs = ChaCha8Rng::from_seed(key);
+            theirs.set_stream(stream);
+            assert_eq!(ours.key(), key, "the key reads back");
+            // Nine blocks: past rand_chacha's four-block refills twice.
+            for draw in 0..72 {
+                assert_eq!(ours.next_u64(), theirs.next_u64(), "key {key:?}, stream {stream}, draw {draw}");
+            }
+        }
+    }
 }

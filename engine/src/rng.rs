@@ -8,9 +8,9 @@
 
 use std::sync::LazyLock;
 
-use blake3::hazmat::{ContextKey, HasherExt, hash_derive_key_context};
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
+use crate::chacha_block::BlockStream;
+
+mod derive;
 
 /// A 32-byte key for anything serialisable: BLAKE3 over its canonical postcard
 /// encoding. Scenarios use it so that two different scenarios never share streams.
@@ -21,7 +21,7 @@ pub fn key_of<T: serde::Serialize + ?Sized>(value: &T) -> [u8; 32] {
 
 /// The key-derivation context of every stream, hashed once per process: BLAKE3's
 /// `derive_key` would hash the context string again for every stream.
-static STREAM_CONTEXT_KEY: LazyLock<ContextKey> = LazyLock::new(|| hash_derive_key_context("agentsim stream v1"));
+static STREAM_CONTEXT_KEY: LazyLock<derive::DeriveKey> = LazyLock::new(|| derive::DeriveKey::new("agentsim stream v1"));
 
 /// Derives the per-component streams of one trajectory.
 #[derive(Clone, Debug)]
@@ -126,16 +126,13 @@ impl StreamSource {
 
     /// The stream keyed by BLAKE3 in key-derivation mode (the same as
     /// `Hasher::new_derive_key("agentsim stream v1")`) over the scenario key, the
-    /// seed and `name`'s pieces. One function, so the 2 KB hasher stays in its
-    /// frame rather than being moved between calls.
+    /// seed and `name`'s pieces (at most five).
     fn derive(&self, name: &[&[u8]]) -> Stream {
-        let mut hasher = blake3::Hasher::new_from_context_key(&STREAM_CONTEXT_KEY);
-        hasher.update(&self.scenario_key);
-        hasher.update(&self.seed.to_le_bytes());
-        for piece in name {
-            hasher.update(piece);
-        }
-        Stream { rng: Generator::Stream(ChaCha8Rng::from_seed(*hasher.finalize().as_bytes())) }
+        let seed = self.seed.to_le_bytes();
+        let mut pieces: [&[u8]; 7] = [&self.scenario_key, &seed, &[], &[], &[], &[], &[]];
+        assert!(name.len() <= pieces.len() - 2, "a stream's name has at most five pieces");
+        pieces[2..2 + name.len()].copy_from_slice(name);
+        Stream { rng: BlockStream::new(STREAM_CONTEXT_KEY.derive(&pieces[..2 + name.len()]), 0) }
     }
 }
 
@@ -152,20 +149,15 @@ pub fn chance_threshold(p: f64) -> u64 {
 ///
 /// The helpers are written here rather than taken from `rand`'s distributions so
 /// that their values are fixed by this code, not by a dependency's minor version.
+///
+/// The words are those of `rand_chacha`'s `ChaCha8Rng` seeded with the
+/// stream's key (stream id 0; a sub-stream's is its index plus one), computed
+/// one 64-byte block at a time: most streams serve a few draws per trajectory
+/// (a tool call's fault rules and latency, a dozen model turns), where
+/// `ChaCha8Rng` computes four blocks per refill. Tests compare the two.
 #[derive(Clone, Debug)]
 pub struct Stream {
-    rng: Generator,
-}
-
-/// A stream's generator: `rand_chacha`'s for a component's stream (long, read
-/// four blocks at a time with SIMD), and one block at a time for a sub-stream,
-/// which most often serves a few draws (a tool call's fault rules and latency):
-/// `rand_chacha` would compute four blocks to serve them. Both give the same
-/// words for the same key and stream, a test checks it.
-#[derive(Clone, Debug)]
-enum Generator {
-    Stream(ChaCha8Rng),
-    Sub(crate::chacha_block::BlockStream),
+    rng: BlockStream,
 }
 
 impl Stream {
@@ -178,19 +170,12 @@ impl Stream {
         // words are those of `ChaCha8Rng::from_seed(key)` after
         // `set_stream(index + 1)`.
         assert!(index < u64::MAX, "sub-stream indices never wrap onto the parent's stream");
-        let key = match &self.rng {
-            Generator::Stream(rng) => rng.get_seed(),
-            Generator::Sub(sub) => sub.key(),
-        };
-        Stream { rng: Generator::Sub(crate::chacha_block::BlockStream::new(key, index + 1)) }
+        Stream { rng: BlockStream::new(self.rng.key(), index + 1) }
     }
 
     /// A uniform 64-bit draw.
     pub fn next_u64(&mut self) -> u64 {
-        match &mut self.rng {
-            Generator::Stream(rng) => rng.next_u64(),
-            Generator::Sub(sub) => sub.next_u64(),
-        }
+        self.rng.next_u64()
     }
 
     /// A uniform draw in `[0, 1)` with 53 bits of precision.
@@ -268,6 +253,8 @@ impl Stream {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
 
     fn source(seed: u64) -> StreamSource {
         StreamSource::new([7; 32], seed)
@@ -308,13 +295,64 @@ mod tests {
         assert_ne!(fresh.substream(5).next_u64(), fresh.substream(6).next_u64());
     }
 
+    /// The words of `ChaCha8Rng` keyed as the stream of `name` is documented
+    /// to be: BLAKE3 `derive_key("agentsim stream v1")` over the scenario
+    /// key, the seed's little-endian bytes and the name.
+    fn reference_stream(scenario_key: [u8; 32], seed: u64, name: &[u8]) -> ChaCha8Rng {
+        let mut hasher = blake3::Hasher::new_derive_key("agentsim stream v1");
+        hasher.update(&scenario_key).update(&seed.to_le_bytes()).update(name);
+        ChaCha8Rng::from_seed(*hasher.finalize().as_bytes())
+    }
+
+    /// Every kind of name, of every length around the 64-byte block of BLAKE3
+    /// (scenario key and seed are 40 bytes of it).
+    fn names() -> Vec<String> {
+        let mut names: Vec<String> =
+            ["", "world", "user.0", "planner", "stack.retry", "interleaving.3.model.12"].map(str::to_string).to_vec();
+        names.extend((0..80).map(|n| "n".repeat(n)));
+        names.push("é✓ unicode ✓".repeat(9));
+        names
+    }
+
+    #[test]
+    fn streams_draw_what_rand_chacha_draws_from_the_derived_key() {
+        for (case, name) in names().iter().enumerate() {
+            let scenario_key: [u8; 32] = std::array::from_fn(|i| (i * 31 + case) as u8);
+            let seed = (case as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            let streams = StreamSource::new(scenario_key, seed);
+            let mut theirs = reference_stream(scenario_key, seed, name.as_bytes());
+            let mut ours = streams.stream(name);
+            // Past one of our blocks and one of rand_chacha's four-block refills.
+            for draw in 0..40 {
+                assert_eq!(ours.next_u64(), theirs.next_u64(), "name {name:?}, draw {draw}");
+            }
+            let mut tool = streams.tool_stream(name);
+            let mut theirs = reference_stream(scenario_key, seed, format!("tool.{name}").as_bytes());
+            assert_eq!(tool.next_u64(), theirs.next_u64(), "tool {name:?}");
+            for (trial, session) in [(0u32, 0u32), (3, 0), (0, 2), (7, 5)] {
+                let agent = streams.with_trial(trial).with_session(session);
+                let mut suffixed = name.as_bytes().to_vec();
+                if trial > 0 {
+                    suffixed.extend_from_slice(b"\0trial");
+                    suffixed.extend_from_slice(&trial.to_le_bytes());
+                }
+                if session > 0 {
+                    suffixed.extend_from_slice(b"\0session");
+                    suffixed.extend_from_slice(&session.to_le_bytes());
+                }
+                let mut theirs = reference_stream(scenario_key, seed, &suffixed);
+                let mut ours = agent.agent_stream(name);
+                assert_eq!(ours.next_u64(), theirs.next_u64(), "agent {name:?}, trial {trial}, session {session}");
+            }
+        }
+    }
+
     #[test]
     fn substreams_draw_what_rand_chacha_draws() {
         for (seed, index) in [(0u64, 0u64), (1, 1), (7, 41), (99, u64::MAX - 1), (1 << 40, 1 << 33)] {
             let parent = source(seed).stream("tool.a");
             let mut ours = parent.substream(index);
-            let Generator::Stream(rng) = &parent.rng else { panic!("a component's stream") };
-            let mut theirs = ChaCha8Rng::from_seed(rng.get_seed());
+            let mut theirs = ChaCha8Rng::from_seed(parent.rng.key());
             theirs.set_stream(index + 1);
             // Several blocks: the block counter advances as rand_chacha's does.
             for draw in 0..100 {

@@ -610,23 +610,10 @@ pub fn csv_header_of(columns: Columns, trials: u32) -> Result<Vec<u8>, Error> {
 
 /// One row as its line of `trajectories.csv`, exactly as one writer for the
 /// whole file would have written it; `trial` adds the column after `seed`, and
-/// the row's checksum is the last column.
+/// the row's checksum is the last column (see
+/// [`agentsim_stats::row_line::csv_line`], which writes it by hand).
 pub fn csv_line(row: &Row, trial: Option<u32>) -> Result<Vec<u8>, Error> {
-    let encode = |e: &dyn std::fmt::Display| Error::write(format!("cannot encode a row: {e}"));
-    let mut w = csv::WriterBuilder::new().has_headers(false).buffer_capacity(512).from_writer(Vec::new());
-    w.serialize(row).map_err(|e| encode(&e))?;
-    let mut line = w.into_inner().map_err(|e| encode(&e))?;
-    // The checksum covers the row without its trial, so that trial 0 is the row
-    // of the plain sweep, byte for byte, but for the `trial` column.
-    agentsim_stats::summary::append_check(&mut line);
-    let Some(trial) = trial else { return Ok(line) };
-    let mut record = row_records(row, false)?.swap_remove(0);
-    record.insert(1, trial.to_string());
-    let check = std::str::from_utf8(&line).ok().and_then(|l| l.trim_end().rsplit(',').next()).unwrap_or_default();
-    record.push(check.to_string());
-    let mut w = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
-    w.write_record(&record).map_err(|e| encode(&e))?;
-    w.into_inner().map_err(|e| encode(&e))
+    Ok(agentsim_stats::row_line::csv_line(row, trial))
 }
 
 /// The CSV records of one row as the csv writer would write them: the header

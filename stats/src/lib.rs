@@ -3,7 +3,7 @@
 //! What a sweep's numbers mean: rates with Wilson intervals and percentiles
 //! (`rate`), pass^k (`pass_k`), paired comparison of two stacks on the same
 //! seeds (`paired`, `compare`), the rows of `trajectories.csv` and their one
-//! path to `summary.json` (`rows`, `checks`, `summary`), runs of many sessions
+//! path to `summary.json` (`rows`, `row_line`, `checks`, `summary`), runs of many sessions
 //! and their sessions over virtual time (`sessions`, `over_time`), importance-sampling
 //! estimates and their tilts (`importance`, `tilts`), gates (`gate`), fault
 //! surfaces (`surface`) and numbers as people read them (`text`).
@@ -22,6 +22,7 @@ pub mod over_time;
 pub mod paired;
 pub mod pass_k;
 pub mod rate;
+pub mod row_line;
 pub mod rows;
 pub mod rows_file;
 pub mod sessions;

@@ -95,12 +95,13 @@ impl Row {
             cost_usd: usd(t.metrics.cost_micro_usd),
             virtual_ms: t.metrics.virtual_ms,
             milestone: t.verdict.milestone,
-            fault_kinds: t.fault_kinds.iter().map(|f| f.name()).collect::<Vec<_>>().join(";"),
+            fault_kinds: fault_kinds_column(&t.fault_kinds),
             minefields: t.minefields.join(";"),
             told_accurately: t.verdict.told_accurately.map(u8::from),
             rejected_calls: t.metrics.rejected_calls,
             decisions: decisions_column(&t.decisions),
-            digest: t.digest.to_string(),
+            // `Digest`'s `Display`, without the formatter.
+            digest: agentsim_engine::hex::hex(&t.digest.0),
             swarm: None,
             task: None,
             state_hash: t.state_hash.clone(),
@@ -178,10 +179,22 @@ fn verify_check(header: &csv::StringRecord, row: &csv::StringRecord) -> Result<(
     Ok(())
 }
 
+/// The `fault_kinds` column: the kinds' names, `;`-separated.
+fn fault_kinds_column(kinds: &[agentsim_engine::FaultTag]) -> String {
+    let mut column = String::new();
+    for (i, kind) in kinds.iter().enumerate() {
+        if i > 0 {
+            column.push(';');
+        }
+        column.push_str(&kind.name());
+    }
+    column
+}
+
 /// The `decisions` column: `source.what=times`, `;`-separated, in the
 /// trajectory's (sorted) order. Built by hand: it is rendered for every row.
 fn decisions_column(decisions: &[(&'static str, &'static str, u32)]) -> String {
-    let mut column = String::new();
+    let mut column = String::with_capacity(decisions.len() * 32);
     for (i, (source, what, times)) in decisions.iter().enumerate() {
         if i > 0 {
             column.push(';');
@@ -489,12 +502,34 @@ pub fn parse_usd(text: &str) -> Option<u64> {
 
 /// Formats millionths of a dollar as dollars with six decimals, exactly.
 pub fn usd(micro_usd: u64) -> String {
-    format!("{}.{:06}", micro_usd / 1_000_000, micro_usd % 1_000_000)
+    // By hand rather than `format!`: it is rendered for every row.
+    let mut text = String::with_capacity(24);
+    text.push_str(itoa::Buffer::new().format(micro_usd / 1_000_000));
+    text.push('.');
+    let mut digits = itoa::Buffer::new();
+    let micros = digits.format(micro_usd % 1_000_000);
+    text.extend(std::iter::repeat_n('0', 6 - micros.len()));
+    text.push_str(micros);
+    text
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn usd_is_the_formatted_figure() {
+        let mut x = 1u64;
+        let mut values = vec![0, 1, 9, 10, 999_999, 1_000_000, 1_000_001, 12_345_678, u64::MAX - 1, u64::MAX];
+        for _ in 0..10_000 {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            values.push(x >> (x % 64));
+        }
+        for v in values {
+            assert_eq!(usd(v), format!("{}.{:06}", v / 1_000_000, v % 1_000_000), "{v}");
+            assert_eq!(parse_usd(&usd(v)), Some(v), "{v} reads back");
+        }
+    }
 
     /// A row with a valid `check` whose other fields are `fields`.
     fn row(fields: &str) -> csv::StringRecord {
