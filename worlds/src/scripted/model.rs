@@ -55,6 +55,8 @@ pub enum Body {
     Record {
         /// The table's name, for the 404.
         table: String,
+        /// The table's index among the world's tables.
+        index: usize,
         /// The argument holding the key.
         key: String,
     },
@@ -569,9 +571,9 @@ impl ScriptedModel {
         tool: &Tool,
         args: &Value,
     ) -> Result<Value, Failure> {
-        let (table, key_arg) = match &tool.body {
+        let (table, index, key_arg) = match &tool.body {
             Body::Script(name) => return self.program.call(session, name, vec![to_dynamic(args)]),
-            Body::Record { table, key } => (table, key),
+            Body::Record { table, index, key } => (table, *index, key),
         };
         let key = match args.get(key_arg) {
             Some(Value::Str(s)) => s.clone(),
@@ -582,19 +584,18 @@ impl ScriptedModel {
             }
         };
         let session = session.as_mut().expect("a body runs in a session");
-        let unknown = |e: super::state::NoTable| Failure::Script { message: e.to_string(), limit: false };
         if tool.kind == ToolKind::Write {
             if !session.writable {
                 // What the script's `put` says where tables cannot change.
                 let message = "a read tool cannot change tables (declare the tool `kind: Write`)".to_string();
                 return Err(Failure::Script { message, limit: false });
             }
-            session.state.put(table, key, args.clone()).map_err(unknown)?;
+            session.state.put_at(index, key, args.clone());
             return Ok(args.clone());
         }
         session.state.note_read(table, &key);
-        match session.state.get(table, &key).map_err(unknown)? {
-            Some(record) => Ok(record),
+        match session.state.record_at(index, &key) {
+            Some(record) => Ok(record.clone()),
             None => {
                 Err(Failure::Tool(agentsim_engine::ToolError::not_found(format!("no record `{key}` in `{table}`"))))
             }
@@ -992,14 +993,14 @@ fn record_body(
     if tool.body.is_some() {
         return Err("record`: a tool is served by its `body` or by its `record`, not both".into());
     }
-    if !config.tables.iter().any(|t| t.name == record.table) {
+    let Some(index) = config.tables.iter().position(|t| t.name == record.table) else {
         let known: Vec<&str> = config.tables.iter().map(|t| t.name.as_str()).collect();
         return Err(format!("record.table`: no table `{}` (tables: {})", record.table, known.join(", ")));
-    }
+    };
     if !schema.required.contains(&record.key) {
         return Err(format!("record.key`: `{}` is not a required argument of the tool", record.key));
     }
-    Ok(Body::Record { table: record.table.clone(), key: record.key.clone() })
+    Ok(Body::Record { table: record.table.clone(), index, key: record.key.clone() })
 }
 
 /// Each constraint names arguments its tool has, and a source tool that exists.
