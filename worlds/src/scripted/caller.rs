@@ -63,8 +63,7 @@ impl<'m> Caller<'m> {
     /// user's stream (`user.0` for the first, as a run of one draws it).
     pub(super) fn new(model: &'m ScriptedModel, task: usize, streams: &StreamSource, session: SessionId) -> Self {
         let mut user_rng = streams.session_stream("user", session);
-        let weights: Vec<f64> = model.personas.iter().map(|p| p.weight).collect();
-        let persona = user_rng.weighted(&weights).unwrap_or(0);
+        let persona = user_rng.weighted(&model.persona_weights).unwrap_or(0);
         let task = &model.tasks[task];
         Caller {
             id: session,

@@ -151,7 +151,9 @@ pub struct ScriptedModel {
     pub(crate) personas: Vec<PersonaFile>,
     pub(crate) processes: Vec<ProcessFile>,
     pub(crate) minefields: Vec<Mine>,
-    pub(crate) minefield_names: Vec<&'static str>,
+    pub(crate) minefield_names: Arc<[&'static str]>,
+    /// The personas' weights, in order (what a user's persona is drawn with).
+    pub(crate) persona_weights: Vec<f64>,
     pub(crate) reply_ms: agentsim_engine::Latency,
     /// The catalog ids of `send_message`, `escalate` and `authenticate`.
     pub(crate) send_message: ToolId,
@@ -435,7 +437,8 @@ impl ScriptedModel {
             personas: config.personas.clone(),
             processes: config.processes.clone(),
             minefields,
-            minefield_names: Vec::new(),
+            minefield_names: Arc::from([]),
+            persona_weights: Vec::new(),
             reply_ms: config.reply_ms.clone(),
             send_message: catalog.id(SEND_MESSAGE).expect("send_message is in the catalog"),
             escalate: catalog.id(ESCALATE).expect("escalate is in the catalog"),
@@ -457,6 +460,7 @@ impl ScriptedModel {
                 patience_ms: None,
             });
         }
+        model.persona_weights = model.personas.iter().map(|p| p.weight).collect();
         model.compile_tasks(config, &catalog)?;
         Ok(model)
     }
@@ -483,7 +487,7 @@ impl ScriptedModel {
         names.extend(self.tasks.iter().flat_map(|t| t.minefields.iter().map(|m| m.name)));
         names.sort_unstable();
         names.dedup();
-        self.minefield_names = names;
+        self.minefield_names = names.into();
         for t in 0..self.tasks.len() {
             self.tasks[t].gold_state = self.gold_states(t, config)?;
             self.check_types_on_gold(t)?;
@@ -603,15 +607,15 @@ impl ScriptedModel {
     }
 
     /// A fresh session over the initial tables.
-    pub(crate) fn session(&self, rng: agentsim_engine::Stream) -> Option<Box<Session>> {
+    pub(crate) fn session(&self, rng: impl Into<super::lazy_stream::LazyStream>) -> Option<Box<Session>> {
         Some(Box::new(Session {
             state: State::new(self.tables.clone()),
             now_ms: 0,
-            rng,
+            rng: rng.into(),
             writable: false,
             notes: Vec::new(),
             minefields: Vec::new(),
-            minefield_names: self.minefield_names.clone(),
+            minefield_names: Arc::clone(&self.minefield_names),
             calls: Vec::new(),
             told: Vec::new(),
             reached: Vec::new(),

@@ -12,10 +12,11 @@ use std::cell::RefCell;
 use rhai::packages::Package;
 use rhai::{AST, ASTNode, Array, Dynamic, Engine, EvalAltResult, Expr, Map, Position, Scope, Stmt};
 
-use agentsim_engine::{Stream, TimeMs, ToolError, Value};
+use agentsim_engine::{TimeMs, ToolError, Value};
 
 use super::Limits;
 pub use super::dynamic::{to_dynamic, to_value};
+use super::lazy_stream::LazyStream;
 use super::native::{Bindings, Conjunction, OPERATIONS_MIN};
 use super::state::State;
 
@@ -26,16 +27,17 @@ pub struct Session {
     pub state: State,
     /// Virtual time now.
     pub now_ms: TimeMs,
-    /// The stream `random()` draws from.
-    pub rng: Stream,
+    /// The stream `random()` draws from (derived on its first draw).
+    pub rng: LazyStream,
     /// Whether the running body may change tables (a write tool or a process).
     pub writable: bool,
     /// Notes the script asked for (`note(...)`).
     pub notes: Vec<Value>,
     /// Minefields the script fired (`minefield(name, detail)`).
     pub minefields: Vec<(&'static str, String)>,
-    /// The minefield names a script may fire (declared in the scenario).
-    pub minefield_names: Vec<&'static str>,
+    /// The minefield names a script may fire (declared in the scenario;
+    /// shared by every session of the world).
+    pub minefield_names: std::sync::Arc<[&'static str]>,
     /// Calls that reached the world and succeeded: (tool, arguments).
     pub calls: Vec<(String, Value)>,
     /// What the agent told the user with `send_message(kind: "done")`.
@@ -545,7 +547,7 @@ fn register_clock_and_chance(engine: &mut Engine) {
     engine.register_fn("now_ms", || -> Result<i64, Box<EvalAltResult>> {
         with_session(|s| Ok(i64::try_from(s.now_ms).unwrap_or(i64::MAX)))
     });
-    engine.register_fn("random", || -> Result<f64, Box<EvalAltResult>> { with_session(|s| Ok(s.rng.unit())) });
+    engine.register_fn("random", || -> Result<f64, Box<EvalAltResult>> { with_session(|s| Ok(s.rng.get().unit())) });
     engine.register_fn("random_int", |lo: i64, hi: i64| -> Result<i64, Box<EvalAltResult>> {
         if lo > hi {
             return Err(format!("random_int({lo}, {hi}): the low bound is above the high one").into());
@@ -553,11 +555,14 @@ fn register_clock_and_chance(engine: &mut Engine) {
         // The span of two i64 fits a u64 (as a wrapping difference).
         let span = hi.wrapping_sub(lo) as u64;
         with_session(|s| {
-            Ok(lo.wrapping_add(if span == u64::MAX { s.rng.next_u64() } else { s.rng.below(span + 1) } as i64))
+            Ok(lo.wrapping_add(
+                if span == u64::MAX { s.rng.get().next_u64() } else { s.rng.get().below(span + 1) } as i64
+            ))
         })
     });
-    engine
-        .register_fn("chance", |p: f64| -> Result<bool, Box<EvalAltResult>> { with_session(|s| Ok(s.rng.chance(p))) });
+    engine.register_fn("chance", |p: f64| -> Result<bool, Box<EvalAltResult>> {
+        with_session(|s| Ok(s.rng.get().chance(p)))
+    });
 }
 
 /// `error`, `note`, `minefield` (what a script reports) and `calls`,
@@ -634,11 +639,11 @@ mod tests {
         Some(Box::new(Session {
             state: State::new(std::sync::Arc::new(Vec::new())),
             now_ms: 0,
-            rng: StreamSource::new([0; 32], 0).stream("test"),
+            rng: StreamSource::new([0; 32], 0).stream("test").into(),
             writable: false,
             notes: Vec::new(),
             minefields: Vec::new(),
-            minefield_names: Vec::new(),
+            minefield_names: std::sync::Arc::from([]),
             calls: Vec::new(),
             told: Vec::new(),
             reached,

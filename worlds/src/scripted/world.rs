@@ -3,10 +3,10 @@
 //! judge (milestones, minefields, the gold state, the success predicate).
 
 use agentsim_engine::{
-    Catalog, Message, SessionId, Stream, StreamSource, TimeMs, ToolCall, ToolError, ToolKind, Value, Verdict, World,
-    WorldCx,
+    Catalog, Message, SessionId, StreamSource, TimeMs, ToolCall, ToolError, ToolKind, Value, Verdict, World, WorldCx,
 };
 
+use super::lazy_stream::LazyStream;
 use super::model::{ScriptedModel, Served};
 use super::native::{Bindings, Scalar, list_at, scalar_at};
 use super::placeholders::fill_text;
@@ -40,7 +40,8 @@ pub struct ScriptedWorld<'m> {
     /// The script's home: the tables (every session's), the clock and the
     /// current session's lists.
     session: Option<Box<super::script::Session>>,
-    world_rng: Stream,
+    /// The processes' stream (derived on its first draw).
+    world_rng: LazyStream,
     /// The user of the session handled now.
     user: Caller<'m>,
     /// The session `user` belongs to.
@@ -70,8 +71,8 @@ impl<'m> ScriptedWorld<'m> {
     pub fn new(model: &'m ScriptedModel, task: usize, streams: &StreamSource, catalog: &Catalog) -> Self {
         Self {
             model,
-            session: model.session(streams.stream("script")),
-            world_rng: streams.stream("world"),
+            session: model.session(LazyStream::later(streams, "script")),
+            world_rng: LazyStream::later(streams, "world"),
             user: Caller::new(model, task, streams, 0),
             current: 0,
             parked: vec![Seat::Here],
@@ -444,11 +445,11 @@ impl<'m> ScriptedWorld<'m> {
         let mut session = Some(Box::new(super::script::Session {
             state,
             now_ms: home.now_ms,
-            rng: StreamSource::new([0; 32], 0).stream("judge"),
+            rng: LazyStream::later(&StreamSource::new([0; 32], 0), "judge"),
             writable: false,
             notes: Vec::new(),
             minefields: Vec::new(),
-            minefield_names: Vec::new(),
+            minefield_names: std::sync::Arc::from([]),
             calls: lists.calls.to_vec(),
             told: lists.told.to_vec(),
             reached: lists.reached.to_vec(),
@@ -606,7 +607,7 @@ impl ScriptedWorld<'_> {
         }
         cx.note("process", note);
         if let Some(every) = &process.every {
-            let at = cx.now_ms.saturating_add(every.sample(&mut self.world_rng).max(1));
+            let at = cx.now_ms.saturating_add(every.sample(self.world_rng.get()).max(1));
             cx.schedule(at, ScriptEvent::Process(i));
         }
     }
@@ -636,7 +637,7 @@ impl World for ScriptedWorld<'_> {
         for (i, process) in self.model.processes.iter().enumerate() {
             let at = match (&process.at_ms, &process.every) {
                 (Some(at), _) => *at,
-                (None, Some(every)) => every.sample(&mut self.world_rng),
+                (None, Some(every)) => every.sample(self.world_rng.get()),
                 (None, None) => continue,
             };
             cx.schedule(at, ScriptEvent::Process(i));
