@@ -51,7 +51,7 @@ pub(super) struct Caller<'m> {
 #[derive(Default)]
 pub(super) struct Lists {
     /// Calls that reached the world and succeeded: (tool, arguments).
-    pub(super) calls: Vec<(String, Value)>,
+    pub(super) calls: Vec<(&'static str, Value)>,
     /// What the agent told the user.
     pub(super) told: Vec<Value>,
     /// Milestones reached so far.
@@ -133,7 +133,7 @@ impl<'m> ScriptedWorld<'m> {
 /// A session's lists, borrowed from the script's home or from its parked user.
 #[derive(Clone, Copy)]
 pub(super) struct ListsRef<'a> {
-    pub(super) calls: &'a [(String, Value)],
+    pub(super) calls: &'a [(&'static str, Value)],
     pub(super) told: &'a [Value],
     pub(super) reached: &'a [&'static str],
 }

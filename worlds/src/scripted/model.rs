@@ -35,8 +35,9 @@ pub enum Served {
 
 /// A scripted tool, compiled.
 pub struct Tool {
-    /// Its name.
-    pub name: String,
+    /// Its name (interned: each successful call's entry in a session's
+    /// `calls` names it without a copy).
+    pub name: &'static str,
     /// Read or write.
     pub kind: ToolKind,
     /// Its argument schema.
@@ -857,7 +858,7 @@ impl ScriptedModel {
             if let Some(s) = session.as_mut() {
                 s.writable = false;
                 if reply.is_ok() {
-                    s.calls.push((name.to_string(), args.clone()));
+                    s.calls.push((name, args.clone()));
                 }
             }
             let call = Value::map([
@@ -919,7 +920,7 @@ impl ScriptedModel {
         tool: ToolId,
         args: &Value,
         writable: bool,
-    ) -> (&str, Result<Value, u16>) {
+    ) -> (&'static str, Result<Value, u16>) {
         match self.served(tool) {
             Served::Script(i) => {
                 let tool = &self.tools[i];
@@ -933,7 +934,7 @@ impl ScriptedModel {
                         Failure::Script { .. } => 500,
                     }),
                 };
-                (tool.name.as_str(), reply)
+                (tool.name, reply)
             }
             Served::SendMessage => {
                 (SEND_MESSAGE, Ok(Value::map([("message_id", Value::str("m1")), ("status", Value::str("sent"))])))
@@ -981,7 +982,7 @@ fn compile_tools(config: &ScriptedConfig, program: &Program) -> Result<Vec<Tool>
                 Body::Script(body)
             }
         };
-        tools.push(Tool { name: t.name.clone(), kind: t.kind, schema, body });
+        tools.push(Tool { name: intern(&t.name), kind: t.kind, schema, body });
     }
     Ok(tools)
 }

@@ -39,7 +39,7 @@ pub struct Session {
     /// shared by every session of the world).
     pub minefield_names: std::sync::Arc<[&'static str]>,
     /// Calls that reached the world and succeeded: (tool, arguments).
-    pub calls: Vec<(String, Value)>,
+    pub calls: Vec<(&'static str, Value)>,
     /// What the agent told the user with `send_message(kind: "done")`.
     pub told: Vec<Value>,
     /// Milestones reached so far.
@@ -592,10 +592,10 @@ fn register_reports(engine: &mut Engine) {
         })
     });
     engine.register_fn("calls", |tool: &str| -> Result<Array, Box<EvalAltResult>> {
-        with_session(|s| Ok(s.calls.iter().filter(|(t, _)| t == tool).map(|(_, a)| to_dynamic(a)).collect()))
+        with_session(|s| Ok(s.calls.iter().filter(|(t, _)| *t == tool).map(|(_, a)| to_dynamic(a)).collect()))
     });
     engine.register_fn("called", |tool: &str| -> Result<bool, Box<EvalAltResult>> {
-        with_session(|s| Ok(s.calls.iter().any(|(t, _)| t == tool)))
+        with_session(|s| Ok(s.calls.iter().any(|(t, _)| *t == tool)))
     });
     engine.register_fn("told", || -> Result<Array, Box<EvalAltResult>> {
         with_session(|s| Ok(s.told.iter().map(to_dynamic).collect()))

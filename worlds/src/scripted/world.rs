@@ -124,6 +124,10 @@ impl<'m> ScriptedWorld<'m> {
     /// Reports what the script asked for (notes, minefields) to the trajectory.
     fn drain(&mut self, cx: &mut WorldCx<'_, ScriptEvent>) {
         let session = self.session();
+        if session.notes.is_empty() && session.minefields.is_empty() {
+            // What nearly every call leaves: nothing to report.
+            return;
+        }
         let notes = std::mem::take(&mut session.notes);
         let minefields = std::mem::take(&mut session.minefields);
         for note in notes {
@@ -175,12 +179,12 @@ impl<'m> ScriptedWorld<'m> {
     fn after_call(
         &mut self,
         call: &ToolCall,
-        name: &str,
+        name: &'static str,
         reply: &Result<Value, ToolError>,
         cx: &mut WorldCx<'_, ScriptEvent>,
     ) {
         if reply.is_ok() {
-            self.session().calls.push((name.to_string(), call.args.clone()));
+            self.session().calls.push((name, call.args.clone()));
         }
         let program = &self.model.program;
         let mines: Vec<(&'static str, usize)> = (self.model.minefields.iter().chain(&self.user.task.minefields))
@@ -265,7 +269,7 @@ impl<'m> ScriptedWorld<'m> {
             Err(Failure::Tool(e)) => Err(e),
             Err(Failure::Script { message, limit }) => {
                 let what = if limit { "script_limit" } else { "script_error" };
-                cx.note(what, Value::map([("tool", Value::str(&tool.name)), ("message", Value::str(&message))]));
+                cx.note(what, Value::map([("tool", Value::str(tool.name)), ("message", Value::str(&message))]));
                 Err(ToolError { status: 500, message: format!("script error in `{}`: {message}", tool.name) })
             }
         }
@@ -706,7 +710,7 @@ impl World for ScriptedWorld<'_> {
             return answer.clone();
         }
         let (name, reply) = match self.model.served(call.tool) {
-            Served::Script(i) => (self.model.tools[i].name.as_str(), self.serve_script(i, call, as_of_ms, cx)),
+            Served::Script(i) => (self.model.tools[i].name, self.serve_script(i, call, as_of_ms, cx)),
             Served::SendMessage => (super::SEND_MESSAGE, self.deliver(&call.args, cx)),
             Served::Escalate => {
                 self.user.escalated = true;
