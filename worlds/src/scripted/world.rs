@@ -186,6 +186,14 @@ impl<'m> ScriptedWorld<'m> {
         if reply.is_ok() {
             self.session().calls.push((name, call.args.clone()));
         }
+        let task = self.user.task;
+        if self.model.minefields.is_empty()
+            && task.minefields.is_empty()
+            && (reply.is_err() || task.milestones.is_empty())
+        {
+            // No minefield, and no milestone this call could reach.
+            return;
+        }
         let program = &self.model.program;
         let mines: Vec<(&'static str, usize)> = (self.model.minefields.iter().chain(&self.user.task.minefields))
             .filter_map(|m| m.when.filter(|&when| program.may_hold_for(when, name)).map(|when| (m.name, when)))
@@ -619,6 +627,10 @@ impl ScriptedWorld<'_> {
     /// Keeps the records the call just handled wrote as the current
     /// session's (a run of many sessions).
     fn keep_writes(&mut self) {
+        if !self.session().state.tracks_writers() {
+            // A run of one session: nothing is kept of who wrote what.
+            return;
+        }
         let reached = self.session().state.take_reached();
         for r in reached.into_iter().filter(|r| r.wrote) {
             self.user.wrote.entry((r.table, r.key)).or_insert(r.replaced);
