@@ -155,6 +155,9 @@ pub struct ScriptedModel {
     pub(crate) minefield_names: Arc<[&'static str]>,
     /// The personas' weights, in order (what a user's persona is drawn with).
     pub(crate) persona_weights: Vec<f64>,
+    /// Some code of the script or a predicate may read a session's `calls`
+    /// ([`Program::may_read_calls`]): only then does a run keep them.
+    pub(crate) keeps_calls: bool,
     pub(crate) reply_ms: agentsim_engine::Latency,
     /// The catalog ids of `send_message`, `escalate` and `authenticate`.
     pub(crate) send_message: ToolId,
@@ -440,6 +443,7 @@ impl ScriptedModel {
             minefields,
             minefield_names: Arc::from([]),
             persona_weights: Vec::new(),
+            keeps_calls: true,
             reply_ms: config.reply_ms.clone(),
             send_message: catalog.id(SEND_MESSAGE).expect("send_message is in the catalog"),
             escalate: catalog.id(ESCALATE).expect("escalate is in the catalog"),
@@ -463,6 +467,8 @@ impl ScriptedModel {
         }
         model.persona_weights = model.personas.iter().map(|p| p.weight).collect();
         model.compile_tasks(config, &catalog)?;
+        // Every predicate is compiled by now.
+        model.keeps_calls = model.program.may_read_calls();
         Ok(model)
     }
 

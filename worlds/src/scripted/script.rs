@@ -124,6 +124,16 @@ impl Program {
         Ok(self.predicates.len() - 1)
     }
 
+    /// Whether any code of the program (the script's functions and every
+    /// predicate) may read a session's `calls`: it calls `calls` or `called`,
+    /// or makes or calls a function pointer (which could name either). When
+    /// none can, a world need not keep the list.
+    pub fn may_read_calls(&self) -> bool {
+        std::iter::once(&self.ast)
+            .chain(&self.predicates)
+            .any(|ast| !ast.walk(&mut |path: &[ASTNode]| !path.last().is_some_and(reads_calls)))
+    }
+
     /// The type predicate `index` is known to give without running it, when
     /// that is not a boolean (`42`, `"yes"`, `facts.n + 1`, `count("t")`).
     pub fn static_non_boolean(&self, index: usize) -> Option<&'static str> {
@@ -388,6 +398,30 @@ fn type_name(value: &Dynamic) -> &'static str {
         "map" => "map",
         "()" => "()",
         other => other,
+    }
+}
+
+/// Functions that read a session's `calls`, or make or call a function
+/// pointer (which could name them).
+const READS_CALLS: [&str; 5] = ["calls", "called", "Fn", "call", "curry"];
+
+/// Whether `node` may read a session's `calls`: a call of one of
+/// [`READS_CALLS`], or a constant the optimiser folded that is not a plain
+/// value (a function pointer `Fn("calls")` folds into one).
+fn reads_calls(node: &ASTNode) -> bool {
+    let named = |call: &rhai::FnCallExpr| READS_CALLS.contains(&call.name.as_str());
+    match node {
+        ASTNode::Stmt(Stmt::FnCall(call, _)) => named(call),
+        ASTNode::Expr(Expr::FnCall(call, _) | Expr::MethodCall(call, _)) => named(call),
+        ASTNode::Expr(Expr::DynamicConstant(value, _)) => {
+            !(value.is_unit()
+                || value.is_bool()
+                || value.is_int()
+                || value.is_float()
+                || value.is_string()
+                || value.is_char())
+        }
+        _ => false,
     }
 }
 
@@ -927,5 +961,35 @@ mod tests {
         assert_eq!(guard(r#"action.tool == "a\"b" && x"#), None);
         assert_eq!(guard(r#"x && action.tool == "a""#), None);
         assert_eq!(guard(r#"action.tool != "a" && x"#), None);
+    }
+
+    /// A program keeps a session's `calls` exactly when some code may read
+    /// them: `calls`/`called` in a function or a predicate, as a method, or
+    /// through a function pointer (made by `Fn`, folded into a constant, or
+    /// a closure's body); not for code that never can.
+    #[test]
+    fn knows_whether_code_may_read_the_calls() {
+        let limits = Limits::default();
+        let cases: [(&str, &[&str], bool); 12] = [
+            ("fn step(args) { put(\"done\", args.step, args); args }", &["facts.n == 1"], false),
+            ("fn step(args) { args }", &[r#"action.tool == "a" && action.ok"#], false),
+            ("fn step(args) { args } // calls(\"a\") in a comment", &[], false),
+            ("fn step(args) { let recall = 1; args }", &[r#"count("calls") > 0"#], false),
+            ("fn step(args) { calls(\"a\"); args }", &[], true),
+            ("fn step(args) { if called(\"a\") { 1 } else { 2 } }", &[], true),
+            ("fn step(args) { args }", &[r#"calls("a").len() > 1"#], true),
+            ("fn step(args) { args }", &[r#"facts.n == 1"#, r#""a".called()"#], true),
+            ("fn step(args) { let f = Fn(\"calls\"); f.call(\"a\") }", &[], true),
+            ("fn step(args) { let f = Fn(\"cal\" + \"ls\"); args }", &[], true),
+            ("fn step(args) { let g = |t| called(t); args }", &[], true),
+            ("fn step(args) { args }", &[r#"call(Fn("called"), "a")"#], true),
+        ];
+        for (script, predicates, reads) in cases {
+            let mut program = Program::compile(script, &limits).expect("compiles");
+            for p in predicates {
+                program.add_predicate(p).expect("compiles");
+            }
+            assert_eq!(program.may_read_calls(), reads, "{script} with {predicates:?}");
+        }
     }
 }

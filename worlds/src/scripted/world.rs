@@ -183,7 +183,7 @@ impl<'m> ScriptedWorld<'m> {
         reply: &Result<Value, ToolError>,
         cx: &mut WorldCx<'_, ScriptEvent>,
     ) {
-        if reply.is_ok() {
+        if reply.is_ok() && self.model.keeps_calls {
             self.session().calls.push((name, call.args.clone()));
         }
         let task = self.user.task;
