@@ -11,6 +11,10 @@ use agentsim_engine::{Stream, StreamSource};
 pub struct LazyStream(Inner);
 
 #[derive(Clone, Debug)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "held in place in a world and its session, never moved on a hot path; boxing would allocate on every first draw"
+)]
 enum Inner {
     /// Not drawn from yet: where it comes from.
     Later(StreamSource, &'static str),

@@ -552,7 +552,7 @@ impl ScriptedModel {
                 .argument_errors
                 .unknown_tool(name)
                 .unwrap_or_else(|| agentsim_engine::ToolError::not_found("no such tool"))),
-            Some(tool) => match self.argument_errors.check(&tool.name, &tool.schema, args) {
+            Some(tool) => match self.argument_errors.check(tool.name, &tool.schema, args) {
                 Err(e) => Err(e),
                 Ok(()) => {
                     if let Some(s) = session.as_mut() {
@@ -821,7 +821,7 @@ impl ScriptedModel {
             }
             // As the world serves it: the arguments are checked first, and a
             // gold call that breaks its tool's schema gets the 400 an agent would.
-            let result = match self.argument_errors.check(&tool.name, &tool.schema, &args) {
+            let result = match self.argument_errors.check(tool.name, &tool.schema, &args) {
                 Err(e) => Err(Failure::Tool(e)),
                 Ok(()) => self.run_body(&mut session, tool, &args),
             };
@@ -933,7 +933,7 @@ impl ScriptedModel {
                 if let Some(s) = session.as_mut() {
                     s.writable = writable && tool.kind == ToolKind::Write;
                 }
-                let reply = match self.argument_errors.check(&tool.name, &tool.schema, args) {
+                let reply = match self.argument_errors.check(tool.name, &tool.schema, args) {
                     Err(e) => Err(e.status),
                     Ok(()) => self.run_body(session, tool, args).map_err(|f| match f {
                         Failure::Tool(e) => e.status,

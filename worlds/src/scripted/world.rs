@@ -250,7 +250,7 @@ impl<'m> ScriptedWorld<'m> {
         cx: &mut WorldCx<'_, ScriptEvent>,
     ) -> Result<Value, ToolError> {
         let tool = &self.model.tools[i];
-        self.model.argument_errors.check(&tool.name, &tool.schema, &call.args)?;
+        self.model.argument_errors.check(tool.name, &tool.schema, &call.args)?;
         if tool.kind == ToolKind::Write {
             self.snapshot(cx.now_ms);
         }
