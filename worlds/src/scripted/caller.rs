@@ -51,7 +51,7 @@ pub(super) struct Caller<'m> {
 #[derive(Default)]
 pub(super) struct Lists {
     /// Calls that reached the world and succeeded: (tool, arguments).
-    pub(super) calls: Vec<(String, Value)>,
+    pub(super) calls: Vec<(&'static str, Value)>,
     /// What the agent told the user.
     pub(super) told: Vec<Value>,
     /// Milestones reached so far.
@@ -63,8 +63,7 @@ impl<'m> Caller<'m> {
     /// user's stream (`user.0` for the first, as a run of one draws it).
     pub(super) fn new(model: &'m ScriptedModel, task: usize, streams: &StreamSource, session: SessionId) -> Self {
         let mut user_rng = streams.session_stream("user", session);
-        let weights: Vec<f64> = model.personas.iter().map(|p| p.weight).collect();
-        let persona = user_rng.weighted(&weights).unwrap_or(0);
+        let persona = user_rng.weighted(&model.persona_weights).unwrap_or(0);
         let task = &model.tasks[task];
         Caller {
             id: session,
@@ -134,7 +133,7 @@ impl<'m> ScriptedWorld<'m> {
 /// A session's lists, borrowed from the script's home or from its parked user.
 #[derive(Clone, Copy)]
 pub(super) struct ListsRef<'a> {
-    pub(super) calls: &'a [(String, Value)],
+    pub(super) calls: &'a [(&'static str, Value)],
     pub(super) told: &'a [Value],
     pub(super) reached: &'a [&'static str],
 }

@@ -170,7 +170,7 @@ impl GoldExpert {
         if self.verifying && verify_tool == Some(r.call.tool) {
             self.verifying = false;
             if self.applied(body) {
-                self.done.push((gold_tool, Value::clone(&r.call.args)));
+                self.remember_done(gold_tool, &r.call.args);
                 self.next += 1;
             }
             return None;
@@ -182,7 +182,7 @@ impl GoldExpert {
                 // about the one the plan needs: read again.
                 return None;
             }
-            self.done.push((gold_tool, Value::clone(&r.call.args)));
+            self.remember_done(gold_tool, &r.call.args);
             if self.is_proposal(self.next) {
                 self.case.awaiting_user = true;
             } else {
@@ -190,6 +190,14 @@ impl GoldExpert {
             }
         }
         None
+    }
+
+    /// Keeps a gold call that succeeded, for a change of mind to skip: only
+    /// a task with an alternative reads them (`hear`).
+    fn remember_done(&mut self, tool: agentsim_engine::ToolId, args: &Value) {
+        if self.model.tasks[self.task].alternative.is_some() {
+            self.done.push((tool, args.clone()));
+        }
     }
 
     /// Whether the verify predicate says the write was applied.
@@ -279,9 +287,20 @@ impl GoldExpert {
             }
             return call(self.model.send_message, args);
         }
-        match self.filled(self.next, verify) {
-            Some(args) => call(tool, args.clone()),
-            None => Action::Finish(Finish::GaveUp { reason: "a fact the task needs is missing".into() }),
+        if self.is_read(tool) {
+            // A read's answer is compared with these arguments (`learn`):
+            // filled once, kept for it.
+            return match self.filled(self.next, verify) {
+                Some(args) => call(tool, args.clone()),
+                None => Action::Finish(Finish::GaveUp { reason: "a fact the task needs is missing".into() }),
+            };
+        }
+        // A write's arguments are not read again unless it is retried: filled
+        // into the call itself (the cache, a pure function of the facts, is
+        // only a saving).
+        match template.fill(&self.facts) {
+            Ok(args) => call(tool, args),
+            Err(_) => Action::Finish(Finish::GaveUp { reason: "a fact the task needs is missing".into() }),
         }
     }
 }

@@ -18,6 +18,7 @@ mod error;
 mod expert;
 mod extend;
 mod intern;
+mod lazy_stream;
 mod load;
 mod locate;
 mod model;

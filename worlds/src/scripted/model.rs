@@ -35,8 +35,9 @@ pub enum Served {
 
 /// A scripted tool, compiled.
 pub struct Tool {
-    /// Its name.
-    pub name: String,
+    /// Its name (interned: each successful call's entry in a session's
+    /// `calls` names it without a copy).
+    pub name: &'static str,
     /// Read or write.
     pub kind: ToolKind,
     /// Its argument schema.
@@ -55,6 +56,8 @@ pub enum Body {
     Record {
         /// The table's name, for the 404.
         table: String,
+        /// The table's index among the world's tables.
+        index: usize,
         /// The argument holding the key.
         key: String,
     },
@@ -149,7 +152,12 @@ pub struct ScriptedModel {
     pub(crate) personas: Vec<PersonaFile>,
     pub(crate) processes: Vec<ProcessFile>,
     pub(crate) minefields: Vec<Mine>,
-    pub(crate) minefield_names: Vec<&'static str>,
+    pub(crate) minefield_names: Arc<[&'static str]>,
+    /// The personas' weights, in order (what a user's persona is drawn with).
+    pub(crate) persona_weights: Vec<f64>,
+    /// Some code of the script or a predicate may read a session's `calls`
+    /// ([`Program::may_read_calls`]): only then does a run keep them.
+    pub(crate) keeps_calls: bool,
     pub(crate) reply_ms: agentsim_engine::Latency,
     /// The catalog ids of `send_message`, `escalate` and `authenticate`.
     pub(crate) send_message: ToolId,
@@ -433,7 +441,9 @@ impl ScriptedModel {
             personas: config.personas.clone(),
             processes: config.processes.clone(),
             minefields,
-            minefield_names: Vec::new(),
+            minefield_names: Arc::from([]),
+            persona_weights: Vec::new(),
+            keeps_calls: true,
             reply_ms: config.reply_ms.clone(),
             send_message: catalog.id(SEND_MESSAGE).expect("send_message is in the catalog"),
             escalate: catalog.id(ESCALATE).expect("escalate is in the catalog"),
@@ -455,7 +465,10 @@ impl ScriptedModel {
                 patience_ms: None,
             });
         }
+        model.persona_weights = model.personas.iter().map(|p| p.weight).collect();
         model.compile_tasks(config, &catalog)?;
+        // Every predicate is compiled by now.
+        model.keeps_calls = model.program.may_read_calls();
         Ok(model)
     }
 
@@ -481,7 +494,7 @@ impl ScriptedModel {
         names.extend(self.tasks.iter().flat_map(|t| t.minefields.iter().map(|m| m.name)));
         names.sort_unstable();
         names.dedup();
-        self.minefield_names = names;
+        self.minefield_names = names.into();
         for t in 0..self.tasks.len() {
             self.tasks[t].gold_state = self.gold_states(t, config)?;
             self.check_types_on_gold(t)?;
@@ -539,7 +552,7 @@ impl ScriptedModel {
                 .argument_errors
                 .unknown_tool(name)
                 .unwrap_or_else(|| agentsim_engine::ToolError::not_found("no such tool"))),
-            Some(tool) => match self.argument_errors.check(&tool.name, &tool.schema, args) {
+            Some(tool) => match self.argument_errors.check(tool.name, &tool.schema, args) {
                 Err(e) => Err(e),
                 Ok(()) => {
                     if let Some(s) = session.as_mut() {
@@ -569,9 +582,9 @@ impl ScriptedModel {
         tool: &Tool,
         args: &Value,
     ) -> Result<Value, Failure> {
-        let (table, key_arg) = match &tool.body {
+        let (table, index, key_arg) = match &tool.body {
             Body::Script(name) => return self.program.call(session, name, vec![to_dynamic(args)]),
-            Body::Record { table, key } => (table, key),
+            Body::Record { table, index, key } => (table, *index, key),
         };
         let key = match args.get(key_arg) {
             Some(Value::Str(s)) => s.clone(),
@@ -582,19 +595,18 @@ impl ScriptedModel {
             }
         };
         let session = session.as_mut().expect("a body runs in a session");
-        let unknown = |e: super::state::NoTable| Failure::Script { message: e.to_string(), limit: false };
         if tool.kind == ToolKind::Write {
             if !session.writable {
                 // What the script's `put` says where tables cannot change.
                 let message = "a read tool cannot change tables (declare the tool `kind: Write`)".to_string();
                 return Err(Failure::Script { message, limit: false });
             }
-            session.state.put(table, key, args.clone()).map_err(unknown)?;
+            session.state.put_at(index, key, args.clone());
             return Ok(args.clone());
         }
         session.state.note_read(table, &key);
-        match session.state.get(table, &key).map_err(unknown)? {
-            Some(record) => Ok(record),
+        match session.state.record_at(index, &key) {
+            Some(record) => Ok(record.clone()),
             None => {
                 Err(Failure::Tool(agentsim_engine::ToolError::not_found(format!("no record `{key}` in `{table}`"))))
             }
@@ -602,15 +614,15 @@ impl ScriptedModel {
     }
 
     /// A fresh session over the initial tables.
-    pub(crate) fn session(&self, rng: agentsim_engine::Stream) -> Option<Box<Session>> {
+    pub(crate) fn session(&self, rng: impl Into<super::lazy_stream::LazyStream>) -> Option<Box<Session>> {
         Some(Box::new(Session {
             state: State::new(self.tables.clone()),
             now_ms: 0,
-            rng,
+            rng: rng.into(),
             writable: false,
             notes: Vec::new(),
             minefields: Vec::new(),
-            minefield_names: self.minefield_names.clone(),
+            minefield_names: Arc::clone(&self.minefield_names),
             calls: Vec::new(),
             told: Vec::new(),
             reached: Vec::new(),
@@ -809,7 +821,7 @@ impl ScriptedModel {
             }
             // As the world serves it: the arguments are checked first, and a
             // gold call that breaks its tool's schema gets the 400 an agent would.
-            let result = match self.argument_errors.check(&tool.name, &tool.schema, &args) {
+            let result = match self.argument_errors.check(tool.name, &tool.schema, &args) {
                 Err(e) => Err(Failure::Tool(e)),
                 Ok(()) => self.run_body(&mut session, tool, &args),
             };
@@ -852,7 +864,7 @@ impl ScriptedModel {
             if let Some(s) = session.as_mut() {
                 s.writable = false;
                 if reply.is_ok() {
-                    s.calls.push((name.to_string(), args.clone()));
+                    s.calls.push((name, args.clone()));
                 }
             }
             let call = Value::map([
@@ -914,21 +926,21 @@ impl ScriptedModel {
         tool: ToolId,
         args: &Value,
         writable: bool,
-    ) -> (&str, Result<Value, u16>) {
+    ) -> (&'static str, Result<Value, u16>) {
         match self.served(tool) {
             Served::Script(i) => {
                 let tool = &self.tools[i];
                 if let Some(s) = session.as_mut() {
                     s.writable = writable && tool.kind == ToolKind::Write;
                 }
-                let reply = match self.argument_errors.check(&tool.name, &tool.schema, args) {
+                let reply = match self.argument_errors.check(tool.name, &tool.schema, args) {
                     Err(e) => Err(e.status),
                     Ok(()) => self.run_body(session, tool, args).map_err(|f| match f {
                         Failure::Tool(e) => e.status,
                         Failure::Script { .. } => 500,
                     }),
                 };
-                (tool.name.as_str(), reply)
+                (tool.name, reply)
             }
             Served::SendMessage => {
                 (SEND_MESSAGE, Ok(Value::map([("message_id", Value::str("m1")), ("status", Value::str("sent"))])))
@@ -976,7 +988,7 @@ fn compile_tools(config: &ScriptedConfig, program: &Program) -> Result<Vec<Tool>
                 Body::Script(body)
             }
         };
-        tools.push(Tool { name: t.name.clone(), kind: t.kind, schema, body });
+        tools.push(Tool { name: intern(&t.name), kind: t.kind, schema, body });
     }
     Ok(tools)
 }
@@ -992,14 +1004,14 @@ fn record_body(
     if tool.body.is_some() {
         return Err("record`: a tool is served by its `body` or by its `record`, not both".into());
     }
-    if !config.tables.iter().any(|t| t.name == record.table) {
+    let Some(index) = config.tables.iter().position(|t| t.name == record.table) else {
         let known: Vec<&str> = config.tables.iter().map(|t| t.name.as_str()).collect();
         return Err(format!("record.table`: no table `{}` (tables: {})", record.table, known.join(", ")));
-    }
+    };
     if !schema.required.contains(&record.key) {
         return Err(format!("record.key`: `{}` is not a required argument of the tool", record.key));
     }
-    Ok(Body::Record { table: record.table.clone(), key: record.key.clone() })
+    Ok(Body::Record { table: record.table.clone(), index, key: record.key.clone() })
 }
 
 /// Each constraint names arguments its tool has, and a source tool that exists.

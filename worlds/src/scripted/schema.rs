@@ -313,50 +313,62 @@ impl Schema {
 
     /// Checks `value`; the error names the argument path (`args.items[2]`).
     pub fn check(&self, value: &Value, path: &str) -> Result<(), ArgumentError> {
+        self.check_at(value, &At::Root(path))
+    }
+
+    /// [`Schema::check`] at `at`, whose text is made only for an error (a call
+    /// whose arguments fit builds no path).
+    fn check_at(&self, value: &Value, at: &At<'_>) -> Result<(), ArgumentError> {
         if let Some(ty) = self.ty
             && !ty.admits(value)
         {
+            let path = at.render();
             let message = format!("`{path}`: expected {}, found {}", ty.name(), value.render_short());
-            return Err(ArgumentError::new(ArgumentErrorKind::Type, path, message));
+            return Err(ArgumentError::new(ArgumentErrorKind::Type, &path, message));
         }
         if let Some(allowed) = &self.allowed
             && !allowed.contains(value)
         {
+            let path = at.render();
             let names: Vec<String> = allowed.iter().map(Value::render).collect();
             let message = format!("`{path}`: expected one of {}, found {}", names.join(", "), value.render_short());
-            return Err(ArgumentError::new(ArgumentErrorKind::NotAllowed, path, message));
+            return Err(ArgumentError::new(ArgumentErrorKind::NotAllowed, &path, message));
         }
         if let Some(x) = number(value) {
             if self.minimum.is_some_and(|lo| x < lo) || self.maximum.is_some_and(|hi| x > hi) {
+                let path = at.render();
                 let lo = self.minimum.map_or("-inf".into(), |v| v.to_string());
                 let hi = self.maximum.map_or("inf".into(), |v| v.to_string());
                 let message = format!("`{path}`: {} is outside [{lo}, {hi}]", value.render());
-                return Err(ArgumentError::new(ArgumentErrorKind::OutOfRange, path, message));
+                return Err(ArgumentError::new(ArgumentErrorKind::OutOfRange, &path, message));
             }
         }
-        if let Value::Str(s) = value {
+        if let Value::Str(s) = value
+            && (self.min_length.is_some() || self.max_length.is_some())
+        {
             let chars = s.chars().count() as u64;
             if self.min_length.is_some_and(|n| chars < n) || self.max_length.is_some_and(|n| chars > n) {
+                let path = at.render();
                 let message = format!("`{path}`: a string of {chars} characters is outside the allowed length");
-                return Err(ArgumentError::new(ArgumentErrorKind::Length, path, message));
+                return Err(ArgumentError::new(ArgumentErrorKind::Length, &path, message));
             }
         }
         match value {
             Value::Map(pairs) => {
                 for name in &self.required {
                     if !pairs.iter().any(|(k, _)| k == name) {
-                        let at = join(path, name);
-                        let message = format!("missing argument `{at}`");
-                        return Err(ArgumentError::new(ArgumentErrorKind::Missing, &at, message));
+                        let path = At::Field(at, name).render();
+                        let message = format!("missing argument `{path}`");
+                        return Err(ArgumentError::new(ArgumentErrorKind::Missing, &path, message));
                     }
                 }
                 for (k, v) in pairs {
                     match self.properties.iter().find(|(p, _)| p == k) {
-                        Some((_, schema)) => schema.check(v, &join(path, k))?,
+                        Some((_, schema)) => schema.check_at(v, &At::Field(at, k))?,
                         None if !self.additional => {
-                            let at = join(path, k);
-                            let message = format!("unknown argument `{at}`");
-                            return Err(ArgumentError::new(ArgumentErrorKind::Unknown, &at, message));
+                            let path = At::Field(at, k).render();
+                            let message = format!("unknown argument `{path}`");
+                            return Err(ArgumentError::new(ArgumentErrorKind::Unknown, &path, message));
                         }
                         None => {}
                     }
@@ -365,13 +377,35 @@ impl Schema {
             Value::List(items) => {
                 if let Some(schema) = &self.items {
                     for (i, item) in items.iter().enumerate() {
-                        schema.check(item, &format!("{path}[{i}]"))?;
+                        schema.check_at(item, &At::Item(at, i))?;
                     }
                 }
             }
             _ => {}
         }
         Ok(())
+    }
+}
+
+/// Where a checked value sits in the arguments: the path [`Schema::check`]
+/// was given, then fields and items, as a chain on the stack.
+enum At<'a> {
+    /// The path the check started at.
+    Root(&'a str),
+    /// Field `name` of the value at the parent.
+    Field(&'a At<'a>, &'a str),
+    /// Item `i` of the list at the parent.
+    Item(&'a At<'a>, usize),
+}
+
+impl At<'_> {
+    /// The path as errors name it: `a.b` (`b` at the root), `a[2]`.
+    fn render(&self) -> String {
+        match self {
+            At::Root(path) => (*path).to_string(),
+            At::Field(parent, name) => join(&parent.render(), name),
+            At::Item(parent, i) => format!("{}[{i}]", parent.render()),
+        }
     }
 }
 
@@ -439,5 +473,69 @@ mod tests {
         assert!(schema(r#"{"pattern": "^a"}"#).unwrap_err().to_string().contains("not supported"));
         assert!(schema(r#"{"properties": {"a": {}}, "required": ["b"]}"#).unwrap_err().to_string().contains("`b`"));
         assert!(schema(r#"{"minimum": 3, "maximum": 1}"#).unwrap_err().to_string().contains("above"));
+    }
+
+    /// The path of an error deep in the arguments, from a root path or none:
+    /// fields joined by dots, items by index (the text is made only on an
+    /// error, and must read as it did when every level built it).
+    #[test]
+    fn names_the_path_of_a_nested_error() {
+        let s = schema(
+            r#"{"type": "object", "properties": {
+                "items": {"type": "array", "items": {"type": "object",
+                    "properties": {"id": {"type": "string", "maxLength": 3}, "n": {"type": "integer", "maximum": 5},
+                                   "kind": {"enum": ["a", "b"]}, "tags": {"type": "array", "items": {"type": "string"}}},
+                    "required": ["id"], "additionalProperties": false}}},
+                "required": ["items"]}"#,
+        )
+        .expect("valid");
+        let cases = [
+            (
+                r#"{"items": [{"id": "A"}, {"id": 3}]}"#,
+                ArgumentErrorKind::Type,
+                "items[1].id",
+                "`P`: expected string, found 3",
+            ),
+            (r#"{"items": [{"id": "A"}, {}]}"#, ArgumentErrorKind::Missing, "items[1].id", "missing argument `P`"),
+            (r#"{"items": [{"id": "A", "zz": 1}]}"#, ArgumentErrorKind::Unknown, "items[0].zz", "unknown argument `P`"),
+            (
+                r#"{"items": [{"id": "A", "n": 9}]}"#,
+                ArgumentErrorKind::OutOfRange,
+                "items[0].n",
+                "`P`: 9 is outside [-inf, 5]",
+            ),
+            (
+                r#"{"items": [{"id": "ABCD"}]}"#,
+                ArgumentErrorKind::Length,
+                "items[0].id",
+                "`P`: a string of 4 characters is outside the allowed length",
+            ),
+            (
+                r#"{"items": [{"id": "A", "kind": "c"}]}"#,
+                ArgumentErrorKind::NotAllowed,
+                "items[0].kind",
+                "`P`: expected one of \"a\", \"b\", found \"c\"",
+            ),
+            (
+                r#"{"items": [{"id": "A", "tags": ["x", 2]}]}"#,
+                ArgumentErrorKind::Type,
+                "items[0].tags[1]",
+                "`P`: expected string, found 2",
+            ),
+            (r#"{"items": 4}"#, ArgumentErrorKind::Type, "items", "`P`: expected array, found 4"),
+            (r#"{}"#, ArgumentErrorKind::Missing, "items", "missing argument `P`"),
+        ];
+        for (text, kind, path, message) in cases {
+            for root in ["", "args"] {
+                let path = if root.is_empty() { path.to_string() } else { format!("{root}.{path}") };
+                let e = s.check(&args(text), root).expect_err(text);
+                assert_eq!(
+                    (e.kind, e.path.as_str(), e.to_string()),
+                    (kind, path.as_str(), message.replace('P', &path)),
+                    "{text} at `{root}`"
+                );
+            }
+        }
+        assert_eq!(s.check(&args(r#"{"items": [{"id": "A", "n": 5, "kind": "b", "tags": ["x"]}]}"#), "args"), Ok(()));
     }
 }

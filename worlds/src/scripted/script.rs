@@ -12,10 +12,11 @@ use std::cell::RefCell;
 use rhai::packages::Package;
 use rhai::{AST, ASTNode, Array, Dynamic, Engine, EvalAltResult, Expr, Map, Position, Scope, Stmt};
 
-use agentsim_engine::{Stream, TimeMs, ToolError, Value};
+use agentsim_engine::{TimeMs, ToolError, Value};
 
 use super::Limits;
 pub use super::dynamic::{to_dynamic, to_value};
+use super::lazy_stream::LazyStream;
 use super::native::{Bindings, Conjunction, OPERATIONS_MIN};
 use super::state::State;
 
@@ -26,18 +27,19 @@ pub struct Session {
     pub state: State,
     /// Virtual time now.
     pub now_ms: TimeMs,
-    /// The stream `random()` draws from.
-    pub rng: Stream,
+    /// The stream `random()` draws from (derived on its first draw).
+    pub rng: LazyStream,
     /// Whether the running body may change tables (a write tool or a process).
     pub writable: bool,
     /// Notes the script asked for (`note(...)`).
     pub notes: Vec<Value>,
     /// Minefields the script fired (`minefield(name, detail)`).
     pub minefields: Vec<(&'static str, String)>,
-    /// The minefield names a script may fire (declared in the scenario).
-    pub minefield_names: Vec<&'static str>,
+    /// The minefield names a script may fire (declared in the scenario;
+    /// shared by every session of the world).
+    pub minefield_names: std::sync::Arc<[&'static str]>,
     /// Calls that reached the world and succeeded: (tool, arguments).
-    pub calls: Vec<(String, Value)>,
+    pub calls: Vec<(&'static str, Value)>,
     /// What the agent told the user with `send_message(kind: "done")`.
     pub told: Vec<Value>,
     /// Milestones reached so far.
@@ -120,6 +122,16 @@ impl Program {
         self.guards.push(tool_guard(expression));
         self.natives.push(Conjunction::parse(expression).filter(|_| self.native_ok));
         Ok(self.predicates.len() - 1)
+    }
+
+    /// Whether any code of the program (the script's functions and every
+    /// predicate) may read a session's `calls`: it calls `calls` or `called`,
+    /// or makes or calls a function pointer (which could name either). When
+    /// none can, a world need not keep the list.
+    pub fn may_read_calls(&self) -> bool {
+        std::iter::once(&self.ast)
+            .chain(&self.predicates)
+            .any(|ast| !ast.walk(&mut |path: &[ASTNode]| !path.last().is_some_and(reads_calls)))
     }
 
     /// The type predicate `index` is known to give without running it, when
@@ -389,6 +401,30 @@ fn type_name(value: &Dynamic) -> &'static str {
     }
 }
 
+/// Functions that read a session's `calls`, or make or call a function
+/// pointer (which could name them).
+const READS_CALLS: [&str; 5] = ["calls", "called", "Fn", "call", "curry"];
+
+/// Whether `node` may read a session's `calls`: a call of one of
+/// [`READS_CALLS`], or a constant the optimiser folded that is not a plain
+/// value (a function pointer `Fn("calls")` folds into one).
+fn reads_calls(node: &ASTNode) -> bool {
+    let named = |call: &rhai::FnCallExpr| READS_CALLS.contains(&call.name.as_str());
+    match node {
+        ASTNode::Stmt(Stmt::FnCall(call, _)) => named(call),
+        ASTNode::Expr(Expr::FnCall(call, _) | Expr::MethodCall(call, _)) => named(call),
+        ASTNode::Expr(Expr::DynamicConstant(value, _)) => {
+            !(value.is_unit()
+                || value.is_bool()
+                || value.is_int()
+                || value.is_float()
+                || value.is_string()
+                || value.is_char())
+        }
+        _ => false,
+    }
+}
+
 /// Functions whose answer is never a boolean, with what it is: a predicate
 /// that is one of them cannot hold.
 const NOT_BOOLEAN: [(&str, &str); 21] = [
@@ -545,7 +581,7 @@ fn register_clock_and_chance(engine: &mut Engine) {
     engine.register_fn("now_ms", || -> Result<i64, Box<EvalAltResult>> {
         with_session(|s| Ok(i64::try_from(s.now_ms).unwrap_or(i64::MAX)))
     });
-    engine.register_fn("random", || -> Result<f64, Box<EvalAltResult>> { with_session(|s| Ok(s.rng.unit())) });
+    engine.register_fn("random", || -> Result<f64, Box<EvalAltResult>> { with_session(|s| Ok(s.rng.get().unit())) });
     engine.register_fn("random_int", |lo: i64, hi: i64| -> Result<i64, Box<EvalAltResult>> {
         if lo > hi {
             return Err(format!("random_int({lo}, {hi}): the low bound is above the high one").into());
@@ -553,11 +589,14 @@ fn register_clock_and_chance(engine: &mut Engine) {
         // The span of two i64 fits a u64 (as a wrapping difference).
         let span = hi.wrapping_sub(lo) as u64;
         with_session(|s| {
-            Ok(lo.wrapping_add(if span == u64::MAX { s.rng.next_u64() } else { s.rng.below(span + 1) } as i64))
+            Ok(lo.wrapping_add(
+                if span == u64::MAX { s.rng.get().next_u64() } else { s.rng.get().below(span + 1) } as i64
+            ))
         })
     });
-    engine
-        .register_fn("chance", |p: f64| -> Result<bool, Box<EvalAltResult>> { with_session(|s| Ok(s.rng.chance(p))) });
+    engine.register_fn("chance", |p: f64| -> Result<bool, Box<EvalAltResult>> {
+        with_session(|s| Ok(s.rng.get().chance(p)))
+    });
 }
 
 /// `error`, `note`, `minefield` (what a script reports) and `calls`,
@@ -587,10 +626,10 @@ fn register_reports(engine: &mut Engine) {
         })
     });
     engine.register_fn("calls", |tool: &str| -> Result<Array, Box<EvalAltResult>> {
-        with_session(|s| Ok(s.calls.iter().filter(|(t, _)| t == tool).map(|(_, a)| to_dynamic(a)).collect()))
+        with_session(|s| Ok(s.calls.iter().filter(|(t, _)| *t == tool).map(|(_, a)| to_dynamic(a)).collect()))
     });
     engine.register_fn("called", |tool: &str| -> Result<bool, Box<EvalAltResult>> {
-        with_session(|s| Ok(s.calls.iter().any(|(t, _)| t == tool)))
+        with_session(|s| Ok(s.calls.iter().any(|(t, _)| *t == tool)))
     });
     engine.register_fn("told", || -> Result<Array, Box<EvalAltResult>> {
         with_session(|s| Ok(s.told.iter().map(to_dynamic).collect()))
@@ -634,11 +673,11 @@ mod tests {
         Some(Box::new(Session {
             state: State::new(std::sync::Arc::new(Vec::new())),
             now_ms: 0,
-            rng: StreamSource::new([0; 32], 0).stream("test"),
+            rng: StreamSource::new([0; 32], 0).stream("test").into(),
             writable: false,
             notes: Vec::new(),
             minefields: Vec::new(),
-            minefield_names: Vec::new(),
+            minefield_names: std::sync::Arc::from([]),
             calls: Vec::new(),
             told: Vec::new(),
             reached,
@@ -922,5 +961,35 @@ mod tests {
         assert_eq!(guard(r#"action.tool == "a\"b" && x"#), None);
         assert_eq!(guard(r#"x && action.tool == "a""#), None);
         assert_eq!(guard(r#"action.tool != "a" && x"#), None);
+    }
+
+    /// A program keeps a session's `calls` exactly when some code may read
+    /// them: `calls`/`called` in a function or a predicate, as a method, or
+    /// through a function pointer (made by `Fn`, folded into a constant, or
+    /// a closure's body); not for code that never can.
+    #[test]
+    fn knows_whether_code_may_read_the_calls() {
+        let limits = Limits::default();
+        let cases: [(&str, &[&str], bool); 12] = [
+            ("fn step(args) { put(\"done\", args.step, args); args }", &["facts.n == 1"], false),
+            ("fn step(args) { args }", &[r#"action.tool == "a" && action.ok"#], false),
+            ("fn step(args) { args } // calls(\"a\") in a comment", &[], false),
+            ("fn step(args) { let recall = 1; args }", &[r#"count("calls") > 0"#], false),
+            ("fn step(args) { calls(\"a\"); args }", &[], true),
+            ("fn step(args) { if called(\"a\") { 1 } else { 2 } }", &[], true),
+            ("fn step(args) { args }", &[r#"calls("a").len() > 1"#], true),
+            ("fn step(args) { args }", &[r#"facts.n == 1"#, r#""a".called()"#], true),
+            ("fn step(args) { let f = Fn(\"calls\"); f.call(\"a\") }", &[], true),
+            ("fn step(args) { let f = Fn(\"cal\" + \"ls\"); args }", &[], true),
+            ("fn step(args) { let g = |t| called(t); args }", &[], true),
+            ("fn step(args) { args }", &[r#"call(Fn("called"), "a")"#], true),
+        ];
+        for (script, predicates, reads) in cases {
+            let mut program = Program::compile(script, &limits).expect("compiles");
+            for p in predicates {
+                program.add_predicate(p).expect("compiles");
+            }
+            assert_eq!(program.may_read_calls(), reads, "{script} with {predicates:?}");
+        }
     }
 }

@@ -3,6 +3,7 @@
 //! trajectory costs what it writes, not the size of its tables.
 
 use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
 use std::sync::Arc;
 
 use agentsim_engine::{Key, Value};
@@ -116,15 +117,22 @@ pub type Tables = Arc<Vec<Table>>;
 #[derive(Clone, Debug)]
 pub struct State {
     base: Tables,
-    /// Records changed (`Some`) or removed (`None`), by (table, key).
-    changed: BTreeMap<(usize, String), Option<Value>>,
-    /// Keys not in the base tables, in the order they were first written.
-    added: Vec<(usize, String)>,
-    /// The tables written to (a lookup in any other reads the base directly,
-    /// without building an overlay key).
-    touched: Vec<usize>,
+    /// What this trajectory changed, by table index: empty until its first
+    /// write, then one overlay per base table. Kept per table so that a
+    /// lookup by `&str` needs no owned key (a `(table, key)` map needed one
+    /// built per lookup), and the overlays walk in (table, key) order.
+    overlays: Vec<Overlay>,
     /// Who wrote which record, kept only in a run of many sessions.
     writers: Option<Box<Writers>>,
+}
+
+/// What one trajectory changed in one table.
+#[derive(Clone, Debug, Default)]
+struct Overlay {
+    /// Records changed (`Some`) or removed (`None`), by key.
+    changed: BTreeMap<String, Option<Value>>,
+    /// Keys not in the base table, in the order they were first written.
+    added: Vec<String>,
 }
 
 /// A session, as the state's writers name it.
@@ -163,7 +171,7 @@ pub struct Reach {
 impl State {
     /// The state at time 0.
     pub fn new(base: Tables) -> State {
-        State { base, changed: BTreeMap::new(), added: Vec::new(), touched: Vec::new(), writers: None }
+        State { base, overlays: Vec::new(), writers: None }
     }
 
     /// Keeps who writes what from now on (a run of many sessions).
@@ -271,21 +279,24 @@ impl State {
     }
 
     fn record(&self, t: usize, key: &str) -> Option<&Value> {
-        if !self.touched.contains(&t) {
-            return self.base[t].records.get(key);
-        }
-        match self.changed.get(&(t, key.to_string())) {
+        match self.overlays.get(t).and_then(|o| o.changed.get(key)) {
             Some(changed) => changed.as_ref(),
             None => self.base[t].records.get(key),
         }
     }
 
+    /// The overlay of table `t`, the overlays made on the first write.
+    fn overlay_mut(&mut self, t: usize) -> &mut Overlay {
+        if self.overlays.is_empty() {
+            self.overlays = vec![Overlay::default(); self.base.len()];
+        }
+        &mut self.overlays[t]
+    }
+
     /// Record `key` of table `t` as a script value: the base table's copy
     /// when this trajectory has not changed it.
     fn script_record(&self, t: usize, key: &str) -> Option<Dynamic> {
-        if self.touched.contains(&t)
-            && let Some(changed) = self.changed.get(&(t, key.to_string()))
-        {
+        if let Some(changed) = self.overlays.get(t).and_then(|o| o.changed.get(key)) {
             return changed.as_ref().map(to_dynamic);
         }
         self.base[t].script.0.get(key).cloned()
@@ -317,7 +328,7 @@ impl State {
     /// Every key table `t` has had: the scenario's order, then the keys added,
     /// in the order they were first written (removed ones included).
     fn all_keys(&self, t: usize) -> impl Iterator<Item = &String> {
-        let added = self.added.iter().filter(move |(at, _)| *at == t).map(|(_, k)| k);
+        let added = self.overlays.get(t).map_or(&[][..], |o| &o.added[..]);
         self.base[t].order.iter().chain(added)
     }
 
@@ -337,34 +348,34 @@ impl State {
     /// after.
     pub fn put(&mut self, table: &str, key: String, record: Value) -> Result<(), NoTable> {
         let t = self.table(table)?;
-        let record = match (self.record(t, &key), record) {
-            (Some(Value::Map(old)), Value::Map(mut new)) => {
-                let mut ordered: Vec<(Key, Value)> = Vec::with_capacity(new.len());
-                for (k, _) in old {
-                    if let Some(i) = new.iter().position(|(n, _)| n == k) {
-                        ordered.push(new.remove(i));
-                    }
-                }
-                ordered.extend(new);
-                Value::Map(ordered)
-            }
-            (_, record) => record,
-        };
-        if !self.touched.contains(&t) {
-            self.touched.push(t);
-        }
-        self.wrote(t, &key);
-        // A key outside the base tables is in `added` exactly when the overlay
-        // has it (a removal is recorded only of a record that exists), so the
-        // overlay answers instead of a scan of `added`: a write costs the same
-        // however many records the trajectory added before it.
-        let added = (!self.base[t].records.contains_key(&key)).then(|| (t, key.clone()));
-        if self.changed.insert((t, key), Some(record)).is_none()
-            && let Some(added) = added
-        {
-            self.added.push(added);
-        }
+        self.put_at(t, key, record);
         Ok(())
+    }
+
+    /// [`State::put`] into the table of index `t` (a record body's table,
+    /// resolved when the world loads).
+    pub fn put_at(&mut self, t: usize, key: String, record: Value) {
+        self.wrote(t, &key);
+        self.overlay_mut(t);
+        let base = self.base[t].records.get(&key);
+        let overlay = &mut self.overlays[t];
+        // One search of the overlay finds the record replaced and where the
+        // new one goes. A key outside the base table is in `added` exactly
+        // when the overlay has it (a removal is recorded only of a record
+        // that exists), so a write costs the same however many records the
+        // trajectory added before it.
+        match overlay.changed.entry(key) {
+            Entry::Occupied(mut changed) => {
+                let record = ordered_like(changed.get().as_ref(), record);
+                changed.insert(Some(record));
+            }
+            Entry::Vacant(slot) => {
+                if base.is_none() {
+                    overlay.added.push(slot.key().clone());
+                }
+                slot.insert(Some(ordered_like(base, record)));
+            }
+        }
     }
 
     /// Removes a record; says whether there was one.
@@ -372,11 +383,8 @@ impl State {
         let t = self.table(table)?;
         let existed = self.record(t, key).is_some();
         if existed {
-            if !self.touched.contains(&t) {
-                self.touched.push(t);
-            }
             self.wrote(t, key);
-            self.changed.insert((t, key.to_string()), None);
+            self.overlay_mut(t).changed.insert(key.to_string(), None);
         }
         Ok(existed)
     }
@@ -442,7 +450,8 @@ impl State {
     /// `None` when removed), in (table, key) order. A record written back
     /// unchanged is listed too.
     pub fn changes(&self) -> impl Iterator<Item = (usize, &str, Option<&Value>)> {
-        self.changed.iter().map(|((t, k), v)| (*t, k.as_str(), v.as_ref()))
+        (self.overlays.iter().enumerate())
+            .flat_map(|(t, o)| o.changed.iter().map(move |(k, v)| (t, k.as_str(), v.as_ref())))
     }
 
     /// Record `key` of table `t` as this state holds it.
@@ -464,36 +473,83 @@ impl State {
     /// tables named by `tables` (all when `None`).
     pub fn same_records(&self, other: &State, tables: Option<&[usize]>) -> bool {
         assert_eq!(self.base.len(), other.base.len(), "states of the same base tables");
-        let compared = |((t, _), _): &(&(usize, String), &Option<Value>)| tables.is_none_or(|list| list.contains(t));
-        // Both overlays are sorted by (table, key): walked side by side, a
-        // record changed on one side only is compared with the other's base
-        // record (no key is copied to look it up).
-        let mut mine = self.changed.iter().filter(compared).peekable();
-        let mut theirs = other.changed.iter().filter(compared).peekable();
-        loop {
-            let same = match (mine.peek(), theirs.peek()) {
-                (None, None) => return true,
-                (Some((a, x)), Some((b, y))) if a == b => {
-                    let same = x == y;
-                    mine.next();
-                    theirs.next();
-                    same
+        let none = BTreeMap::new();
+        (0..self.base.len()).filter(|t| tables.is_none_or(|list| list.contains(t))).all(|t| {
+            let mine = self.overlays.get(t).map_or(&none, |o| &o.changed);
+            let theirs = other.overlays.get(t).map_or(&none, |o| &o.changed);
+            same_overlay(&self.base[t].records, mine, theirs)
+        })
+    }
+}
+
+/// `new` in the field order of `old` (scripts order map keys alphabetically),
+/// new fields after, when both are maps; else `new`.
+fn ordered_like(old: Option<&Value>, new: Value) -> Value {
+    match (old, new) {
+        (Some(Value::Map(old)), Value::Map(mut new)) => {
+            let mut ordered: Vec<(Key, Value)> = Vec::with_capacity(new.len());
+            for (k, _) in old {
+                if let Some(i) = new.iter().position(|(n, _)| n == k) {
+                    ordered.push(new.remove(i));
                 }
-                (Some((a, x)), next) if next.is_none_or(|(b, _)| a < b) => {
-                    let same = x.as_ref() == self.base[a.0].records.get(&a.1);
-                    mine.next();
-                    same
-                }
-                (_, Some((b, y))) => {
-                    let same = self.base[b.0].records.get(&b.1) == y.as_ref();
-                    theirs.next();
-                    same
-                }
-                (Some(_), None) => unreachable!("a record of mine alone is taken by the arm above"),
-            };
-            if !same {
+            }
+            ordered.extend(new);
+            Value::Map(ordered)
+        }
+        (_, new) => new,
+    }
+}
+
+/// Whether two overlays of the table `base` hold the same records. Both are
+/// sorted by key: walked side by side, a record changed on one side only is
+/// compared with the base record (no key is copied to look it up).
+fn same_overlay(
+    base: &BTreeMap<String, Value>,
+    mine: &BTreeMap<String, Option<Value>>,
+    theirs: &BTreeMap<String, Option<Value>>,
+) -> bool {
+    if mine.len() == theirs.len() {
+        // Most often both changed the same records (a run against its gold
+        // state): compared pairwise, until the keys part.
+        let mut aligned = true;
+        for ((a, x), (b, y)) in mine.iter().zip(theirs) {
+            if a != b {
+                aligned = false;
+                break;
+            }
+            if x != y {
                 return false;
             }
+        }
+        if aligned {
+            return true;
+        }
+    }
+    let mut mine = mine.iter().peekable();
+    let mut theirs = theirs.iter().peekable();
+    loop {
+        let same = match (mine.peek(), theirs.peek()) {
+            (None, None) => return true,
+            (Some((a, x)), Some((b, y))) if a == b => {
+                let same = x == y;
+                mine.next();
+                theirs.next();
+                same
+            }
+            (Some((a, x)), next) if next.is_none_or(|(b, _)| a < b) => {
+                let same = x.as_ref() == base.get(a.as_str());
+                mine.next();
+                same
+            }
+            (_, Some((b, y))) => {
+                let same = base.get(b.as_str()) == y.as_ref();
+                theirs.next();
+                same
+            }
+            (Some(_), None) => unreachable!("a record of mine alone is taken by the arm above"),
+        };
+        if !same {
+            return false;
         }
     }
 }
@@ -524,5 +580,92 @@ mod tests {
         let e = s.get("nope", "a").unwrap_err();
         assert_eq!(e, NoTable { name: "nope".into(), known: vec!["t".into()] });
         assert_eq!(e.to_string(), "no table `nope` (tables: t)");
+    }
+
+    /// The tables as a plain map of every record, built from what the
+    /// state's public reads say: what an overlay should add up to.
+    fn materialised(s: &State) -> BTreeMap<(usize, String), Value> {
+        let mut out = BTreeMap::new();
+        for (t, table) in s.base().iter().enumerate() {
+            for key in s.keys(&table.name).expect("table") {
+                let record = s.get(&table.name, &key).expect("table").expect("a listed key has a record");
+                out.insert((t, key), record);
+            }
+        }
+        out
+    }
+
+    /// Random writes and removals over three tables, checked against a
+    /// plain map of (table, key) pairs, the representation the overlay
+    /// had before it was kept per table: the records, the keys' order, the
+    /// list of changes and `same_records` agree.
+    #[test]
+    fn overlays_agree_with_a_plain_map_of_changes() {
+        let rows = |name: &str| {
+            let rows = (0..4)
+                .map(|i| (format!("k{i}"), Value::map([("id", Value::str(format!("k{i}"))), ("n", Value::Int(i))])));
+            Table::new(name, rows.collect()).expect("unique")
+        };
+        let base: Tables = Arc::new(vec![rows("a"), rows("b"), rows("c")]);
+        let names = ["a", "b", "c"];
+        let mut rng = agentsim_engine::StreamSource::new([7; 32], 0).stream("state");
+        let mut outcomes = [0; 2];
+        for round in 0..200 {
+            let mut states = [State::new(Arc::clone(&base)), State::new(Arc::clone(&base))];
+            let mut plain: [BTreeMap<(usize, String), Option<Value>>; 2] = [BTreeMap::new(), BTreeMap::new()];
+            let mut added: [Vec<(usize, String)>; 2] = [Vec::new(), Vec::new()];
+            for _ in 0..rng.below(12) {
+                let side = rng.below(2) as usize;
+                let t = rng.below(3) as usize;
+                let key = format!("k{}", rng.below(7));
+                let in_base = base[t].record(&key).is_some();
+                if rng.chance(0.25) {
+                    let existed = states[side].remove(names[t], &key).expect("table");
+                    let had = plain[side].get(&(t, key.clone())).map_or(in_base, Option::is_some);
+                    assert_eq!(existed, had, "round {round}: remove {t}/{key}");
+                    if had {
+                        plain[side].insert((t, key), None);
+                    }
+                } else {
+                    let record = Value::map([("n", Value::Int(rng.below(3) as i64))]);
+                    states[side].put(names[t], key.clone(), record.clone()).expect("table");
+                    if plain[side].insert((t, key.clone()), Some(record)).is_none() && !in_base {
+                        added[side].push((t, key));
+                    }
+                }
+            }
+            for side in 0..2 {
+                let changes: Vec<(usize, String)> =
+                    states[side].changes().map(|(t, k, _)| (t, k.to_string())).collect();
+                let expected: Vec<(usize, String)> = plain[side].keys().cloned().collect();
+                assert_eq!(changes, expected, "round {round}: the changes in (table, key) order");
+                for (t, name) in names.iter().enumerate() {
+                    let mut keys: Vec<String> = base[t].keys().cloned().collect();
+                    keys.extend(added[side].iter().filter(|(at, _)| *at == t).map(|(_, k)| k.clone()));
+                    keys.retain(|k| {
+                        plain[side].get(&(t, k.clone())).map_or(base[t].record(k).is_some(), Option::is_some)
+                    });
+                    assert_eq!(states[side].keys(name).expect("table"), keys, "round {round}: keys of {name}");
+                }
+            }
+            let (mine, theirs) = (materialised(&states[0]), materialised(&states[1]));
+            for tables in [None, Some(&[0][..]), Some(&[1, 2][..]), Some(&[][..])] {
+                let kept = |m: &BTreeMap<(usize, String), Value>| -> Vec<((usize, String), Value)> {
+                    m.iter()
+                        .filter(|((t, _), _)| tables.is_none_or(|l| l.contains(t)))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect()
+                };
+                let expected = kept(&mine) == kept(&theirs);
+                outcomes[usize::from(expected)] += 1;
+                assert_eq!(
+                    states[0].same_records(&states[1], tables),
+                    expected,
+                    "round {round}: same_records {tables:?}"
+                );
+                assert_eq!(states[1].same_records(&states[0], tables), expected, "round {round}: same_records swapped");
+            }
+        }
+        assert!(outcomes.iter().all(|n| *n > 50), "both answers are exercised: {outcomes:?}");
     }
 }

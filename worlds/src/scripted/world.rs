@@ -3,10 +3,10 @@
 //! judge (milestones, minefields, the gold state, the success predicate).
 
 use agentsim_engine::{
-    Catalog, Message, SessionId, Stream, StreamSource, TimeMs, ToolCall, ToolError, ToolKind, Value, Verdict, World,
-    WorldCx,
+    Catalog, Message, SessionId, StreamSource, TimeMs, ToolCall, ToolError, ToolKind, Value, Verdict, World, WorldCx,
 };
 
+use super::lazy_stream::LazyStream;
 use super::model::{ScriptedModel, Served};
 use super::native::{Bindings, Scalar, list_at, scalar_at};
 use super::placeholders::fill_text;
@@ -40,7 +40,8 @@ pub struct ScriptedWorld<'m> {
     /// The script's home: the tables (every session's), the clock and the
     /// current session's lists.
     session: Option<Box<super::script::Session>>,
-    world_rng: Stream,
+    /// The processes' stream (derived on its first draw).
+    world_rng: LazyStream,
     /// The user of the session handled now.
     user: Caller<'m>,
     /// The session `user` belongs to.
@@ -70,8 +71,8 @@ impl<'m> ScriptedWorld<'m> {
     pub fn new(model: &'m ScriptedModel, task: usize, streams: &StreamSource, catalog: &Catalog) -> Self {
         Self {
             model,
-            session: model.session(streams.stream("script")),
-            world_rng: streams.stream("world"),
+            session: model.session(LazyStream::later(streams, "script")),
+            world_rng: LazyStream::later(streams, "world"),
             user: Caller::new(model, task, streams, 0),
             current: 0,
             parked: vec![Seat::Here],
@@ -123,6 +124,10 @@ impl<'m> ScriptedWorld<'m> {
     /// Reports what the script asked for (notes, minefields) to the trajectory.
     fn drain(&mut self, cx: &mut WorldCx<'_, ScriptEvent>) {
         let session = self.session();
+        if session.notes.is_empty() && session.minefields.is_empty() {
+            // What nearly every call leaves: nothing to report.
+            return;
+        }
         let notes = std::mem::take(&mut session.notes);
         let minefields = std::mem::take(&mut session.minefields);
         for note in notes {
@@ -174,12 +179,20 @@ impl<'m> ScriptedWorld<'m> {
     fn after_call(
         &mut self,
         call: &ToolCall,
-        name: &str,
+        name: &'static str,
         reply: &Result<Value, ToolError>,
         cx: &mut WorldCx<'_, ScriptEvent>,
     ) {
-        if reply.is_ok() {
-            self.session().calls.push((name.to_string(), Value::clone(&call.args)));
+        if reply.is_ok() && self.model.keeps_calls {
+            self.session().calls.push((name, Value::clone(&call.args)));
+        }
+        let task = self.user.task;
+        if self.model.minefields.is_empty()
+            && task.minefields.is_empty()
+            && (reply.is_err() || task.milestones.is_empty())
+        {
+            // No minefield, and no milestone this call could reach.
+            return;
         }
         let program = &self.model.program;
         let mines: Vec<(&'static str, usize)> = (self.model.minefields.iter().chain(&self.user.task.minefields))
@@ -237,7 +250,7 @@ impl<'m> ScriptedWorld<'m> {
         cx: &mut WorldCx<'_, ScriptEvent>,
     ) -> Result<Value, ToolError> {
         let tool = &self.model.tools[i];
-        self.model.argument_errors.check(&tool.name, &tool.schema, &call.args)?;
+        self.model.argument_errors.check(tool.name, &tool.schema, &call.args)?;
         if tool.kind == ToolKind::Write {
             self.snapshot(cx.now_ms);
         }
@@ -264,7 +277,7 @@ impl<'m> ScriptedWorld<'m> {
             Err(Failure::Tool(e)) => Err(e),
             Err(Failure::Script { message, limit }) => {
                 let what = if limit { "script_limit" } else { "script_error" };
-                cx.note(what, Value::map([("tool", Value::str(&tool.name)), ("message", Value::str(&message))]));
+                cx.note(what, Value::map([("tool", Value::str(tool.name)), ("message", Value::str(&message))]));
                 Err(ToolError { status: 500, message: format!("script error in `{}`: {message}", tool.name) })
             }
         }
@@ -444,11 +457,11 @@ impl<'m> ScriptedWorld<'m> {
         let mut session = Some(Box::new(super::script::Session {
             state,
             now_ms: home.now_ms,
-            rng: StreamSource::new([0; 32], 0).stream("judge"),
+            rng: LazyStream::later(&StreamSource::new([0; 32], 0), "judge"),
             writable: false,
             notes: Vec::new(),
             minefields: Vec::new(),
-            minefield_names: Vec::new(),
+            minefield_names: std::sync::Arc::from([]),
             calls: lists.calls.to_vec(),
             told: lists.told.to_vec(),
             reached: lists.reached.to_vec(),
@@ -606,7 +619,7 @@ impl ScriptedWorld<'_> {
         }
         cx.note("process", note);
         if let Some(every) = &process.every {
-            let at = cx.now_ms.saturating_add(every.sample(&mut self.world_rng).max(1));
+            let at = cx.now_ms.saturating_add(every.sample(self.world_rng.get()).max(1));
             cx.schedule(at, ScriptEvent::Process(i));
         }
     }
@@ -614,6 +627,10 @@ impl ScriptedWorld<'_> {
     /// Keeps the records the call just handled wrote as the current
     /// session's (a run of many sessions).
     fn keep_writes(&mut self) {
+        if !self.session().state.tracks_writers() {
+            // A run of one session: nothing is kept of who wrote what.
+            return;
+        }
         let reached = self.session().state.take_reached();
         for r in reached.into_iter().filter(|r| r.wrote) {
             self.user.wrote.entry((r.table, r.key)).or_insert(r.replaced);
@@ -636,7 +653,7 @@ impl World for ScriptedWorld<'_> {
         for (i, process) in self.model.processes.iter().enumerate() {
             let at = match (&process.at_ms, &process.every) {
                 (Some(at), _) => *at,
-                (None, Some(every)) => every.sample(&mut self.world_rng),
+                (None, Some(every)) => every.sample(self.world_rng.get()),
                 (None, None) => continue,
             };
             cx.schedule(at, ScriptEvent::Process(i));
@@ -705,7 +722,7 @@ impl World for ScriptedWorld<'_> {
             return answer.clone();
         }
         let (name, reply) = match self.model.served(call.tool) {
-            Served::Script(i) => (self.model.tools[i].name.as_str(), self.serve_script(i, call, as_of_ms, cx)),
+            Served::Script(i) => (self.model.tools[i].name, self.serve_script(i, call, as_of_ms, cx)),
             Served::SendMessage => (super::SEND_MESSAGE, self.deliver(&call.args, cx)),
             Served::Escalate => {
                 self.user.escalated = true;
