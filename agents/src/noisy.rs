@@ -357,7 +357,7 @@ impl NoisyPlanner {
         cx.read(input);
         cx.begin_turn();
         if let Action::Call(call) = &meant {
-            crate::reuse::keep_call(&mut self.last_call, &call);
+            crate::reuse::keep_call(&mut self.last_call, call);
         }
         Some(meant)
     }

@@ -68,15 +68,17 @@ mod tests {
         leaf.prop_recursive(4, 32, 5, |inner| {
             prop_oneof![
                 proptest::collection::vec(inner.clone(), 0..5).prop_map(Value::List),
-                proptest::collection::vec(("[a-c]{1,2}", inner), 0..5)
-                    .prop_map(|pairs| Value::map(pairs.into_iter().map(|(k, v)| (k, v)))),
+                proptest::collection::vec(("[a-c]{1,2}", inner), 0..5).prop_map(Value::map),
             ]
         })
     }
 
     fn any_call() -> impl Strategy<Value = ToolCall> {
-        (0u16..4, any_value(), proptest::option::of("[a-z]{0,5}"))
-            .prop_map(|(tool, args, key)| ToolCall { tool: ToolId(tool), args, idempotency_key: key })
+        (0u16..4, any_value(), proptest::option::of("[a-z]{0,5}")).prop_map(|(tool, args, key)| ToolCall {
+            tool: ToolId(tool),
+            args,
+            idempotency_key: key,
+        })
     }
 
     proptest! {

@@ -299,8 +299,7 @@ mod tests {
         leaf.prop_recursive(6, 64, 6, move |inner| {
             prop_oneof![
                 proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::List),
-                proptest::collection::vec((text.clone(), inner), 0..6)
-                    .prop_map(|pairs| Value::map(pairs.into_iter().map(|(k, v)| (k, v)))),
+                proptest::collection::vec((text.clone(), inner), 0..6).prop_map(Value::map),
             ]
         })
     }
