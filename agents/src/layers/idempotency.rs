@@ -57,10 +57,14 @@ fn hashed(mut fnv: Fnv1a, tool_name: &str, args: &Value) -> u64 {
 /// The key for the hash `hash`: `"idem-"` and its 16 hex digits (one key for
 /// one hash, so a layer may remember hashes instead of keys).
 fn key_text(hash: u64) -> String {
-    let mut key = String::with_capacity(21);
-    key.push_str("idem-");
-    agentsim_engine::hex::push_hex(&mut key, &hash.to_be_bytes());
-    key
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut text = *b"idem-0000000000000000";
+    for (i, digit) in text[5..].iter_mut().enumerate() {
+        // Most significant nibble first, as the big-endian bytes in hex.
+        *digit = DIGITS[((hash >> (60 - 4 * i)) & 0xf) as usize];
+    }
+    // All ASCII: the conversion cannot fail, and the fallback is never taken.
+    String::from_utf8(text.to_vec()).unwrap_or_default()
 }
 
 /// Containers deeper than this are hashed through `Value::write_json`, whose
@@ -125,7 +129,7 @@ impl Fnv1a {
     /// needs an escape (`"`, `\\`, control characters); otherwise feeds
     /// nothing and returns false.
     fn plain_string(&mut self, s: &str) -> bool {
-        if s.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
+        if needs_escape(s.as_bytes()) {
             return false;
         }
         self.bytes(b"\"");
@@ -133,6 +137,31 @@ impl Fnv1a {
         self.bytes(b"\"");
         true
     }
+}
+
+/// Whether a byte of `bytes` needs an escape in JSON (`"`, `\\`, below 0x20),
+/// tested eight bytes at a time: `any_zero(w)` is non-zero exactly when a byte
+/// of `w` is zero, and `any_below_space(w)` exactly when a byte is below 0x20
+/// (the any-tests of "Bit Twiddling Hacks" are exact; only which byte they
+/// point at may be off, and that is not asked). Proptested against the plain
+/// per-byte test.
+fn needs_escape(bytes: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let any_zero = |w: u64| w.wrapping_sub(ONES) & !w & HIGHS;
+    let any_below_space = |w: u64| w.wrapping_sub(ONES * 0x20) & !w & HIGHS;
+    let mut words = bytes.chunks_exact(8);
+    for chunk in &mut words {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(word);
+        let quote = any_zero(w ^ (ONES * u64::from(b'"')));
+        let backslash = any_zero(w ^ (ONES * u64::from(b'\\')));
+        if (any_below_space(w) | quote | backslash) != 0 {
+            return true;
+        }
+    }
+    words.remainder().iter().any(|&b| b == b'"' || b == b'\\' || b < 0x20)
 }
 
 impl std::fmt::Write for Fnv1a {
@@ -288,7 +317,7 @@ mod tests {
     fn any_value() -> impl proptest::strategy::Strategy<Value = Value> {
         use proptest::prelude::*;
         // Strings with and without the characters that need an escape.
-        let text = prop_oneof![Just(String::new()), "[a-z0-9 -]{1,12}", "[a-z\"\\\\\n\t\u{1}é]{0,8}"];
+        let text = prop_oneof![Just(String::new()), "[a-z0-9 -]{1,20}", "[a-z\"\\\\\n\t\u{1}\u{7f}é]{0,20}"];
         let leaf = prop_oneof![
             Just(Value::Null),
             any::<bool>().prop_map(Value::Bool),
@@ -323,5 +352,22 @@ mod tests {
             };
         }
         assert_eq!(hashed(Fnv1a(FNV_OFFSET), "t", &deep), hashed_by_rendering("t", &deep));
+    }
+
+    proptest::proptest! {
+        /// The word-at-a-time test says what the byte-at-a-time test says.
+        #[test]
+        fn escapes_are_found_as_byte_by_byte(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40)) {
+            let plain = bytes.iter().any(|&b| b == b'"' || b == b'\\' || b < 0x20);
+            proptest::prop_assert_eq!(needs_escape(&bytes), plain);
+        }
+
+        /// The key text is the hash's big-endian bytes in hex.
+        #[test]
+        fn key_text_is_the_hash_in_hex(hash in proptest::prelude::any::<u64>()) {
+            let mut expected = String::from("idem-");
+            agentsim_engine::hex::push_hex(&mut expected, &hash.to_be_bytes());
+            proptest::prop_assert_eq!(key_text(hash), expected);
+        }
     }
 }
