@@ -30,6 +30,10 @@ pub(crate) fn keep_call(slot: &mut Option<ToolCall>, src: &ToolCall) {
 /// shapes match. It recurses as deeply as `Value`'s own `clone` does.
 pub(crate) fn copy_value(dst: &mut Value, src: &Value) {
     match (dst, src) {
+        // Scalars in place: no drop of the old value to go through.
+        (Value::Int(d), Value::Int(s)) => *d = *s,
+        (Value::Bool(d), Value::Bool(s)) => *d = *s,
+        (Value::Null, Value::Null) => {}
         (Value::Str(d), Value::Str(s)) => d.clone_from(s),
         (Value::Map(d), Value::Map(s)) => {
             d.truncate(s.len());

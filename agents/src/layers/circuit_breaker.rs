@@ -205,7 +205,6 @@ impl CircuitBreaker {
             circuit.state = State::HalfOpen { sent: 0, succeeded: 0 };
             cx.note("circuit_breaker", "half_open", Value::map([("tool", Self::name(call.tool, cx))]));
         }
-        let circuit = self.circuit(call.tool);
         if let State::HalfOpen { sent, succeeded } = circuit.state {
             if sent >= probes {
                 return Err(Refusal::HalfOpen { tool: catalog::name(cx.catalog, call.tool) });

@@ -22,7 +22,7 @@ pub struct Known {
     said: Value,
     /// The latest accepted answer of each tool, and the arguments of its
     /// latest call, by tool name.
-    results: Vec<(String, Value, Value)>,
+    results: Vec<Learnt>,
 }
 
 impl Known {
@@ -38,21 +38,32 @@ impl Known {
 
     /// `tool`'s latest accepted answer.
     pub fn answer(&self, tool: &str) -> Option<&Value> {
-        self.results.iter().find(|(t, _, _)| t == tool).map(|(_, answer, _)| answer)
+        self.results.iter().find(|l| l.name == tool).map(|l| &l.answer)
     }
 
     fn args_of(&self, tool: &str) -> Value {
-        self.results.iter().find(|(t, _, _)| t == tool).map_or(Value::Map(Vec::new()), |(_, _, args)| args.clone())
+        self.results.iter().find(|l| l.name == tool).map_or(Value::Map(Vec::new()), |l| l.args.clone())
     }
 
-    /// Keeps `answer` and `args` as `tool`'s latest (taken, not copied: the
-    /// result is the expert's own once delivered).
-    fn learn(&mut self, tool: &str, answer: Value, args: Value) {
-        match self.results.iter_mut().find(|(t, _, _)| t == tool) {
-            Some(entry) => (entry.1, entry.2) = (answer, args),
-            None => self.results.push((tool.to_string(), answer, args)),
+    /// Keeps `answer` and `args` as the latest of `tool` (called `name`; the
+    /// id is compared, the name is what steps ask by). Taken, not copied: the
+    /// result is the expert's own once delivered.
+    fn learn(&mut self, tool: ToolId, name: &str, answer: Value, args: Value) {
+        match self.results.iter_mut().find(|l| l.tool == tool) {
+            Some(learnt) => (learnt.answer, learnt.args) = (answer, args),
+            None => self.results.push(Learnt { tool, name: name.to_string(), answer, args }),
         }
     }
+}
+
+/// A tool's latest accepted answer and the arguments of its call.
+#[derive(Clone, Debug)]
+struct Learnt {
+    tool: ToolId,
+    /// The tool's name in the catalog (one name for one id).
+    name: String,
+    answer: Value,
+    args: Value,
 }
 
 type ArgsFn = Arc<dyn Fn(&Known) -> Value + Send + Sync>;
@@ -161,7 +172,7 @@ impl PlanExpert {
         };
         let tool = call.tool;
         self.case.accepted(tool);
-        self.known.learn(cx.catalog.name(tool), body, call.args);
+        self.known.learn(tool, cx.catalog.name(tool), body, call.args);
         let step = self.steps.0.get(self.next)?;
         match &step.verify {
             Some((read, applied)) if self.verifying && *read == tool => {
