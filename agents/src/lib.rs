@@ -39,6 +39,7 @@ pub mod llm;
 pub mod noisy;
 mod notes;
 pub mod preset;
+mod reuse;
 pub mod stack;
 pub mod stack_check;
 #[cfg(test)]

@@ -197,7 +197,7 @@ impl NoisyPlanner {
     fn reissue(&mut self, input: &Input, call: ToolCall, cx: &mut AgentCx<'_>) -> Action {
         cx.read(input);
         cx.begin_turn();
-        self.last_call = Some(call.clone());
+        crate::reuse::keep_call(&mut self.last_call, &call);
         Action::Call(call)
     }
 
@@ -357,7 +357,7 @@ impl NoisyPlanner {
         cx.read(input);
         cx.begin_turn();
         if let Action::Call(call) = &meant {
-            self.last_call = Some(call.clone());
+            crate::reuse::keep_call(&mut self.last_call, call);
         }
         Some(meant)
     }
@@ -418,7 +418,7 @@ impl Agent for NoisyPlanner {
         let meant = match self.expert.step(input, cx) {
             Action::Call(call) => {
                 let call = self.misread(call, cx);
-                self.last_call = Some(call.clone());
+                crate::reuse::keep_call(&mut self.last_call, &call);
                 Action::Call(call)
             }
             other => other,
@@ -426,7 +426,7 @@ impl Agent for NoisyPlanner {
         match obeyed {
             // The same model call that read the answer decided to do what it said.
             Some(injected) => {
-                self.last_call = Some(injected.clone());
+                crate::reuse::keep_call(&mut self.last_call, &injected);
                 self.hijacked = Some((injected.clone(), meant));
                 Action::Call(injected)
             }

@@ -232,10 +232,15 @@ impl StackSpec {
             return String::from("stack");
         };
         let same_kind_before = self.layers[..index].iter().filter(|l| l.name() == layer.name()).count();
-        match same_kind_before {
-            0 => format!("stack.{}", layer.name()),
-            k => format!("stack.{}.{}", layer.name(), k + 1),
+        // Pushed, not `format!`ed: every trajectory builds its stack.
+        let mut name = String::with_capacity(32);
+        name.push_str("stack.");
+        name.push_str(layer.name());
+        if same_kind_before > 0 {
+            name.push('.');
+            name.push_str(itoa::Buffer::new().format(same_kind_before + 1));
         }
+        name
     }
 }
 

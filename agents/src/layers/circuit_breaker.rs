@@ -18,7 +18,7 @@
 //! Place it tool-side of a retry layer (listed after it) to count every attempt
 //! and cut retries short while the circuit is open.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, TimeMs, ToolCall, ToolId, Value};
 use serde::{Deserialize, Serialize};
@@ -106,13 +106,15 @@ struct Circuit {
 pub struct CircuitBreaker {
     inner: Box<dyn Agent>,
     config: BreakerConfig,
-    circuits: BTreeMap<ToolId, Circuit>,
+    /// One circuit per tool called, in order of first call: a catalog has a
+    /// few tools, so a scan beats a tree (nothing iterates them in order).
+    circuits: Vec<(ToolId, Circuit)>,
 }
 
 impl CircuitBreaker {
     /// Wraps `inner`. The breaker draws no randomness.
     pub fn new(inner: Box<dyn Agent>, config: BreakerConfig) -> Self {
-        Self { inner, config, circuits: BTreeMap::new() }
+        Self { inner, config, circuits: Vec::new() }
     }
 
     fn guarded(&self, tool: ToolId, cx: &AgentCx<'_>) -> bool {
@@ -125,7 +127,14 @@ impl CircuitBreaker {
     }
 
     fn circuit(&mut self, tool: ToolId) -> &mut Circuit {
-        self.circuits.entry(tool).or_insert_with(|| Circuit { state: State::Closed, window: VecDeque::new() })
+        let index = match self.circuits.iter().position(|(t, _)| *t == tool) {
+            Some(index) => index,
+            None => {
+                self.circuits.push((tool, Circuit { state: State::Closed, window: VecDeque::new() }));
+                self.circuits.len() - 1
+            }
+        };
+        &mut self.circuits[index].1
     }
 
     /// Records the outcome of a call that came back.
@@ -196,7 +205,6 @@ impl CircuitBreaker {
             circuit.state = State::HalfOpen { sent: 0, succeeded: 0 };
             cx.note("circuit_breaker", "half_open", Value::map([("tool", Self::name(call.tool, cx))]));
         }
-        let circuit = self.circuit(call.tool);
         if let State::HalfOpen { sent, succeeded } = circuit.state {
             if sent >= probes {
                 return Err(Refusal::HalfOpen { tool: catalog::name(cx.catalog, call.tool) });

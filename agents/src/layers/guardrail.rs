@@ -139,6 +139,9 @@ struct Seen {
     tool: ToolId,
     /// When it arrived: its field names and units are those in effect then.
     at_ms: TimeMs,
+    /// The fields of the body that constraints read (their names as of
+    /// `at_ms`), in the body's order: `get` of any of those names answers as
+    /// the whole body would, and the rest of it is never read.
     body: Value,
 }
 
@@ -218,13 +221,13 @@ impl Guardrail {
         if !self.succeeded.contains(&tool) {
             self.succeeded.push(tool);
         }
-        if !is_source(cx.catalog, tool) {
+        let Some(names) = source_fields(cx.catalog, tool, cx.now_ms) else {
             return;
-        }
+        };
         if self.seen.len() >= SEEN_MAX {
             self.seen.remove(0);
         }
-        self.seen.push(Seen { tool, at_ms: cx.now_ms, body: Value::clone(body) });
+        self.seen.push(Seen { tool, at_ms: cx.now_ms, body: fields_read(body, &names) });
     }
 
     fn refusal(&self, call: &ToolCall, catalog: &Catalog) -> Option<Refusal> {
@@ -374,15 +377,37 @@ fn positive(call: &ToolCall, arg: &str) -> Option<Refusal> {
     }
 }
 
-/// Whether some tool's constraint reads bounds from tool `id`.
-fn is_source(catalog: &Catalog, id: ToolId) -> bool {
-    let Some(def) = catalog::def(catalog, id) else {
-        return false;
-    };
-    catalog.specs().iter().flat_map(|s| &s.def.constraints).any(|c| match c {
-        Constraint::AtMostSeen { source_tool, .. } => *source_tool == def.name,
-        Constraint::Positive { .. } => false,
-    })
+/// The entries of `body` named in `names`, in order: for each of `names`,
+/// `get` answers as on `body` (the first entry of that name), and a copy of
+/// a few fields costs less than a copy of the record.
+fn fields_read(body: &Value, names: &[&str]) -> Value {
+    match body {
+        Value::Map(pairs) => {
+            Value::Map(pairs.iter().filter(|(key, _)| names.contains(&key.as_ref())).cloned().collect())
+        }
+        // `get` finds nothing in a body that is not a map.
+        _ => Value::Null,
+    }
+}
+
+/// When some tool's constraint reads bounds from tool `id`: the names, in its
+/// responses at `at_ms`, of the fields those constraints read (`source_key`
+/// and `field`; a removed field has none). `None` when no constraint reads
+/// from it.
+fn source_fields(catalog: &Catalog, id: ToolId, at_ms: TimeMs) -> Option<Vec<&str>> {
+    let def = catalog::def(catalog, id)?;
+    let mut names = None;
+    for constraint in catalog.specs().iter().flat_map(|s| &s.def.constraints) {
+        let Constraint::AtMostSeen { source_tool, source_key, field, .. } = constraint else { continue };
+        if *source_tool != def.name {
+            continue;
+        }
+        let names = names.get_or_insert_with(Vec::new);
+        for original in [source_key, field] {
+            names.extend(catalog::field_name_at(catalog, id, original, at_ms));
+        }
+    }
+    names
 }
 
 /// The factor by which the documented field `original` of tool `id` has been divided
@@ -604,5 +629,23 @@ mod tests {
         let call = ToolCall::new(ToolId(999), Value::Null);
         let (mut layer, _) = guardrail(vec![Action::Call(call.clone())]);
         assert_eq!(step(&mut layer, &catalog, 0, ok(&call, Value::Null)).action, Action::Call(call));
+    }
+
+    proptest::proptest! {
+        /// The fields kept of a body answer `get` as the body does, for every
+        /// name kept (bodies with repeated keys included).
+        #[test]
+        fn kept_fields_read_as_the_body(
+            pairs in proptest::collection::vec(("[a-d]", 0i64..5), 0..8),
+            names in proptest::collection::vec("[a-e]", 0..4),
+        ) {
+            let body = Value::map(pairs.into_iter().map(|(k, v)| (k, Value::Int(v))));
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            let kept = fields_read(&body, &names);
+            for name in &names {
+                proptest::prop_assert_eq!(kept.get(name), body.get(name));
+            }
+            proptest::prop_assert!(fields_read(&Value::Int(3), &names).is_null());
+        }
     }
 }

@@ -22,30 +22,54 @@ const KEYS_NOTED_MAX: usize = 256;
 /// platform or the Rust version, so keys (and the trajectories that show them) are
 /// the same everywhere.
 pub fn idempotency_key(tool_name: &str, args: &Value) -> String {
-    keyed(Fnv1a(0xcbf2_9ce4_8422_2325), tool_name, args)
+    key_text(hashed(Fnv1a(FNV_OFFSET), tool_name, args))
 }
+
+/// FNV-1a 64's offset basis.
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 
 /// The key of a write for one agent's own keys ([`Idempotency::per_agent`]):
 /// [`idempotency_key`]'s hash with the agent's `salt` fed first, so that two
 /// agents asking for the same write get different keys.
 pub fn agent_idempotency_key(salt: u64, tool_name: &str, args: &Value) -> String {
-    let mut fnv = Fnv1a(0xcbf2_9ce4_8422_2325);
-    fnv.bytes(&salt.to_le_bytes());
-    keyed(fnv, tool_name, args)
+    key_text(hashed(salted(salt), tool_name, args))
 }
 
-fn keyed(mut fnv: Fnv1a, tool_name: &str, args: &Value) -> String {
+/// The hash state of an agent's own keys: the salt fed first.
+fn salted(salt: u64) -> Fnv1a {
+    let mut fnv = Fnv1a(FNV_OFFSET);
+    fnv.bytes(&salt.to_le_bytes());
+    fnv
+}
+
+/// The hash a key shows: `fnv` fed the tool name, a zero byte and the
+/// compact JSON of the arguments.
+fn hashed(mut fnv: Fnv1a, tool_name: &str, args: &Value) -> u64 {
     fnv.bytes(tool_name.as_bytes());
     // The zero byte keeps ("ab", "c...") and ("a", "bc...") apart.
     fnv.bytes(&[0]);
     // Hashed as it is rendered: the same bytes as `args.render()`, without the
     // string (the key is computed on every write).
-    let _ = args.write_json(&mut fnv);
-    let mut key = String::with_capacity(21);
-    key.push_str("idem-");
-    agentsim_engine::hex::push_hex(&mut key, &fnv.0.to_be_bytes());
-    key
+    fnv.json(args, 0);
+    fnv.0
 }
+
+/// The key for the hash `hash`: `"idem-"` and its 16 hex digits (one key for
+/// one hash, so a layer may remember hashes instead of keys).
+fn key_text(hash: u64) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut text = *b"idem-0000000000000000";
+    for (i, digit) in text[5..].iter_mut().enumerate() {
+        // Most significant nibble first, as the big-endian bytes in hex.
+        *digit = DIGITS[((hash >> (60 - 4 * i)) & 0xf) as usize];
+    }
+    // All ASCII: the conversion cannot fail, and the fallback is never taken.
+    String::from_utf8(text.to_vec()).unwrap_or_default()
+}
+
+/// Containers deeper than this are hashed through `Value::write_json`, whose
+/// explicit stack cannot overflow the call stack ([`Fnv1a::json`] recurses).
+const JSON_DEPTH_MAX: u32 = 32;
 
 /// FNV-1a 64, fed as a `fmt::Write` so a value's JSON can stream into it.
 struct Fnv1a(u64);
@@ -58,6 +82,86 @@ impl Fnv1a {
             self.0 = self.0.wrapping_mul(PRIME);
         }
     }
+
+    /// Feeds the bytes of `value.render()`, written here without the
+    /// formatter for what needs no escaping (almost every write's arguments);
+    /// an escaped string, a float or a deep container goes through
+    /// `Value::write_json` itself. FNV-1a is a stream hash: the same bytes in
+    /// any pieces give the same hash. `proptest`ed against the rendering.
+    fn json(&mut self, value: &Value, depth: u32) {
+        match value {
+            Value::Null => self.bytes(b"null"),
+            Value::Bool(true) => self.bytes(b"true"),
+            Value::Bool(false) => self.bytes(b"false"),
+            Value::Int(n) => self.bytes(itoa::Buffer::new().format(*n).as_bytes()),
+            Value::Str(s) if self.plain_string(s) => {}
+            Value::List(items) if depth < JSON_DEPTH_MAX => {
+                self.bytes(b"[");
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        self.bytes(b",");
+                    }
+                    self.json(item, depth + 1);
+                }
+                self.bytes(b"]");
+            }
+            Value::Map(pairs) if depth < JSON_DEPTH_MAX => {
+                self.bytes(b"{");
+                for (i, (key, item)) in pairs.iter().enumerate() {
+                    if i > 0 {
+                        self.bytes(b",");
+                    }
+                    if !self.plain_string(key) {
+                        let _ = Value::Str(key.to_string()).write_json(self);
+                    }
+                    self.bytes(b":");
+                    self.json(item, depth + 1);
+                }
+                self.bytes(b"}");
+            }
+            Value::Str(_) | Value::Float(_) | Value::List(_) | Value::Map(_) => {
+                let _ = value.write_json(self);
+            }
+        }
+    }
+
+    /// Feeds `s` as a JSON string and returns true when none of its bytes
+    /// needs an escape (`"`, `\\`, control characters); otherwise feeds
+    /// nothing and returns false.
+    fn plain_string(&mut self, s: &str) -> bool {
+        if needs_escape(s.as_bytes()) {
+            return false;
+        }
+        self.bytes(b"\"");
+        self.bytes(s.as_bytes());
+        self.bytes(b"\"");
+        true
+    }
+}
+
+/// Whether a byte of `bytes` needs an escape in JSON (`"`, `\\`, below 0x20),
+/// tested eight bytes at a time: `any_zero(w)` is non-zero exactly when a byte
+/// of `w` is zero, and `any_below_space(w)` exactly when a byte is below 0x20
+/// (the any-tests of "Bit Twiddling Hacks" are exact; only which byte they
+/// point at may be off, and that is not asked). Proptested against the plain
+/// per-byte test.
+fn needs_escape(bytes: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let any_zero = |w: u64| w.wrapping_sub(ONES) & !w & HIGHS;
+    let any_below_space = |w: u64| w.wrapping_sub(ONES * 0x20) & !w & HIGHS;
+    let mut words = bytes.chunks_exact(8);
+    for chunk in &mut words {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(word);
+        let quote = any_zero(w ^ (ONES * u64::from(b'"')));
+        let backslash = any_zero(w ^ (ONES * u64::from(b'\\')));
+        if (any_below_space(w) | quote | backslash) != 0 {
+            return true;
+        }
+    }
+    words.remainder().iter().any(|&b| b == b'"' || b == b'\\' || b < 0x20)
 }
 
 impl std::fmt::Write for Fnv1a {
@@ -70,7 +174,9 @@ impl std::fmt::Write for Fnv1a {
 /// A stack layer that adds an idempotency key to every write that lacks one.
 pub struct Idempotency {
     inner: Box<dyn Agent>,
-    noted: Vec<String>,
+    /// The hashes of the keys noted (a key is its hash in hex, so comparing
+    /// hashes compares keys without keeping their text).
+    noted: Vec<u64>,
     /// For keys of this agent's own: its salt (see [`Idempotency::per_agent`]).
     salt: Option<u64>,
 }
@@ -98,16 +204,18 @@ impl Idempotency {
         }
         // A write tool is in the catalog (checked above), so its name is at hand.
         let name = catalog::def(cx.catalog, call.tool).map_or("", |d| d.name.as_str());
-        let key = match self.salt {
-            None => idempotency_key(name, &call.args),
-            Some(salt) => agent_idempotency_key(salt, name, &call.args),
+        let fnv = match self.salt {
+            None => Fnv1a(FNV_OFFSET),
+            Some(salt) => salted(salt),
         };
-        if !self.noted.contains(&key) {
+        let hash = hashed(fnv, name, &call.args);
+        let key = key_text(hash);
+        if !self.noted.contains(&hash) {
             cx.note("idempotency", "key", Value::map([("key", Value::str(key.clone()))]));
             if self.noted.len() >= KEYS_NOTED_MAX {
                 self.noted.remove(0);
             }
-            self.noted.push(key.clone());
+            self.noted.push(hash);
         }
         call.idempotency_key = Some(key);
     }
@@ -195,5 +303,71 @@ mod tests {
         // digest that shows a key, and every stored incident that contains one.
         let (key, _) = keyed(refund("o-1", 100));
         assert_eq!(key.as_deref(), Some("idem-153073c8f69d052e"));
+    }
+
+    /// The key's hash the slow way: FNV-1a over the bytes of the rendering.
+    fn hashed_by_rendering(tool_name: &str, args: &Value) -> u64 {
+        let mut fnv = Fnv1a(FNV_OFFSET);
+        fnv.bytes(tool_name.as_bytes());
+        fnv.bytes(&[0]);
+        fnv.bytes(args.render().as_bytes());
+        fnv.0
+    }
+
+    fn any_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        // Strings with and without the characters that need an escape.
+        let text = prop_oneof![Just(String::new()), "[a-z0-9 -]{1,20}", "[a-z\"\\\\\n\t\u{1}\u{7f}é]{0,20}"];
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::Int),
+            (-1e6f64..1e6).prop_filter_map("finite", |x| agentsim_engine::value::Float::new(x).map(Value::Float)),
+            text.clone().prop_map(Value::Str),
+        ];
+        leaf.prop_recursive(6, 64, 6, move |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::List),
+                proptest::collection::vec((text.clone(), inner), 0..6).prop_map(Value::map),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// The hand-written walk hashes exactly the bytes of the rendering.
+        #[test]
+        fn the_walk_hashes_the_rendering(args in any_value(), name in "[a-z_]{1,10}") {
+            proptest::prop_assert_eq!(hashed(Fnv1a(FNV_OFFSET), &name, &args), hashed_by_rendering(&name, &args));
+        }
+    }
+
+    #[test]
+    fn deep_values_hash_as_rendered() {
+        let mut deep = Value::str("leaf \"quoted\"");
+        for depth in 0..200 {
+            deep = if depth % 2 == 0 {
+                Value::List(vec![Value::Int(depth), deep])
+            } else {
+                Value::map([("k", deep), ("x\ny", Value::Bool(true))])
+            };
+        }
+        assert_eq!(hashed(Fnv1a(FNV_OFFSET), "t", &deep), hashed_by_rendering("t", &deep));
+    }
+
+    proptest::proptest! {
+        /// The word-at-a-time test says what the byte-at-a-time test says.
+        #[test]
+        fn escapes_are_found_as_byte_by_byte(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40)) {
+            let plain = bytes.iter().any(|&b| b == b'"' || b == b'\\' || b < 0x20);
+            proptest::prop_assert_eq!(needs_escape(&bytes), plain);
+        }
+
+        /// The key text is the hash's big-endian bytes in hex.
+        #[test]
+        fn key_text_is_the_hash_in_hex(hash in proptest::prelude::any::<u64>()) {
+            let mut expected = String::from("idem-");
+            agentsim_engine::hex::push_hex(&mut expected, &hash.to_be_bytes());
+            proptest::prop_assert_eq!(key_text(hash), expected);
+        }
     }
 }

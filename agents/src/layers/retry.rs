@@ -28,7 +28,7 @@
 use agentsim_engine::{Action, Agent, AgentCx, Input, Stream, TimeMs, ToolCall, ToolResult, Value};
 use serde::{Deserialize, Serialize};
 
-use crate::{catalog, notes};
+use crate::{catalog, notes, reuse};
 
 /// When a write may be retried.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -145,8 +145,12 @@ pub struct Retry {
     inner: Box<dyn Agent>,
     config: RetryConfig,
     stream: Stream,
-    /// The call the inner agent made that this layer sent out and awaits.
+    /// The call the inner agent made that this layer sent out and awaits
+    /// (kept between calls, with `forwarding` false, so that the next copy
+    /// reuses its allocations).
     forwarded: Option<ToolCall>,
+    /// Whether `forwarded` is out and awaited.
+    forwarding: bool,
     /// How many times `forwarded` has been sent.
     attempts: u32,
     /// Whether this layer is in a backoff sleep (the next Wake is its own).
@@ -167,6 +171,7 @@ impl Retry {
             config,
             stream,
             forwarded: None,
+            forwarding: false,
             attempts: 0,
             sleeping: false,
             previous_wait_ms: 0,
@@ -222,8 +227,9 @@ impl Retry {
 
     /// The backoff sleep for `result`, if the layer retries it.
     fn backoff(&mut self, result: &ToolResult, cx: &mut AgentCx<'_>) -> Option<Action> {
-        let forwarded = self.forwarded.as_ref()?;
-        if !forwarded.same_request(&result.call) || !result.reply.is_transient() {
+        let forwarded = self.forwarded.as_ref().filter(|_| self.forwarding)?;
+        // The cheap test first: most results are not transient failures.
+        if !result.reply.is_transient() || !forwarded.same_request(&result.call) {
             return None;
         }
         if self.attempts >= self.config.attempts_max.max(1) {
@@ -269,7 +275,7 @@ impl Agent for Retry {
         match &input {
             Input::Wake if self.sleeping => {
                 self.sleeping = false;
-                if let Some(call) = &self.forwarded {
+                if let Some(call) = self.forwarded.as_ref().filter(|_| self.forwarding) {
                     self.attempts = self.attempts.saturating_add(1);
                     // The same call, key included, so the service can tell it is a repeat.
                     return Action::Call(call.clone());
@@ -288,11 +294,12 @@ impl Agent for Retry {
         let action = self.inner.step(input, cx);
         match &action {
             Action::Call(call) => {
-                self.forwarded = Some(call.clone());
+                reuse::keep_call(&mut self.forwarded, call);
+                self.forwarding = true;
                 self.attempts = 1;
             }
             Action::Sleep { .. } | Action::Idle { .. } | Action::Say { .. } | Action::Finish(_) => {
-                self.forwarded = None;
+                self.forwarding = false;
                 self.attempts = 0;
             }
         }

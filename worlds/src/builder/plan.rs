@@ -7,7 +7,9 @@
 
 use std::sync::Arc;
 
-use agentsim_engine::{Action, Agent, AgentCx, Catalog, Finish, Input, Reply, TimeMs, ToolId, ToolKind, Value};
+use agentsim_engine::{
+    Action, Agent, AgentCx, Args, Catalog, Finish, Input, Reply, TimeMs, ToolId, ToolKind, ToolResult, Value,
+};
 
 use super::error::{BuildError, BuildErrorKind};
 use crate::kit::case::{Case, begin_step, call};
@@ -20,7 +22,7 @@ pub struct Known {
     said: Value,
     /// The latest accepted answer of each tool, and the arguments of its
     /// latest call, by tool name.
-    results: Vec<(String, Value, Value)>,
+    results: Vec<Learnt>,
 }
 
 impl Known {
@@ -36,19 +38,32 @@ impl Known {
 
     /// `tool`'s latest accepted answer.
     pub fn answer(&self, tool: &str) -> Option<&Value> {
-        self.results.iter().find(|(t, _, _)| t == tool).map(|(_, answer, _)| answer)
+        self.results.iter().find(|l| l.name == tool).map(|l| &l.answer)
     }
 
     fn args_of(&self, tool: &str) -> Value {
-        self.results.iter().find(|(t, _, _)| t == tool).map_or(Value::Map(Vec::new()), |(_, _, args)| args.clone())
+        self.results.iter().find(|l| l.name == tool).map_or(Value::Map(Vec::new()), |l| Value::clone(&l.args))
     }
 
-    fn learn(&mut self, tool: &str, answer: &Value, args: &Value) {
-        match self.results.iter_mut().find(|(t, _, _)| t == tool) {
-            Some(entry) => (entry.1, entry.2) = (answer.clone(), args.clone()),
-            None => self.results.push((tool.to_string(), answer.clone(), args.clone())),
+    /// Keeps `answer` and `args` as the latest of `tool` (called `name`; the
+    /// id is compared, the name is what steps ask by). Taken, not copied: the
+    /// result is the expert's own once delivered.
+    fn learn(&mut self, tool: ToolId, name: &str, answer: Value, args: Args) {
+        match self.results.iter_mut().find(|l| l.tool == tool) {
+            Some(learnt) => (learnt.answer, learnt.args) = (answer, args),
+            None => self.results.push(Learnt { tool, name: name.to_string(), answer, args }),
         }
     }
+}
+
+/// A tool's latest accepted answer and the arguments of its call.
+#[derive(Clone, Debug)]
+struct Learnt {
+    tool: ToolId,
+    /// The tool's name in the catalog (one name for one id).
+    name: String,
+    answer: Value,
+    args: Args,
 }
 
 type ArgsFn = Arc<dyn Fn(&Known) -> Value + Send + Sync>;
@@ -138,42 +153,49 @@ impl PlanExpert {
         PlanExpert { steps, case, escalate, heard: false, known: Known::default(), next: 0, verifying: false }
     }
 
-    fn hear(&mut self, content: &Value) {
+    fn hear(&mut self, content: Value) {
+        self.case.hear(&content);
         if !self.heard {
-            self.known.said = content.clone();
+            self.known.said = content;
             self.heard = true;
         }
-        self.case.hear(content);
     }
 
-    /// Takes in a result; how long to wait before the next call, if at all.
-    fn learn(&mut self, r: &agentsim_engine::ToolResult, cx: &AgentCx<'_>) -> Option<TimeMs> {
-        let step = self.steps.0.get(self.next);
-        let Some(body) = accepted(r, cx) else {
-            self.case.failures += 1;
-            let write = cx.catalog.spec(r.call.tool).def.kind == ToolKind::Write;
-            if matches!(r.reply, Reply::Timeout)
-                && write
-                && step.is_some_and(|s| s.tool == r.call.tool && s.verify.is_some())
-            {
-                // The write may have been applied before its answer was lost.
-                self.verifying = true;
-                return Some(backoff_ms(self.case.failures, &r.reply));
-            }
-            return self.case.after_failure(&r.reply);
+    /// Takes in a result (its body and arguments are kept, not copied); how
+    /// long to wait before the next call, if at all.
+    fn learn(&mut self, r: ToolResult, cx: &AgentCx<'_>) -> Option<TimeMs> {
+        let is_accepted = accepted(&r, cx).is_some();
+        let ToolResult { call, reply, .. } = r;
+        let body = match reply {
+            Reply::Ok(body) if is_accepted => body,
+            reply => return self.failed(call.tool, &reply, cx),
         };
-        self.case.accepted(r.call.tool);
-        self.known.learn(cx.catalog.name(r.call.tool), body, &r.call.args);
-        let step = step?;
+        let tool = call.tool;
+        self.case.accepted(tool);
+        self.known.learn(tool, cx.catalog.name(tool), body.into_value(), call.args);
+        let step = self.steps.0.get(self.next)?;
         match &step.verify {
-            Some((read, applied)) if self.verifying && *read == r.call.tool => {
+            Some((read, applied)) if self.verifying && *read == tool => {
                 self.verifying = false;
                 self.next += usize::from(applied(&self.known));
             }
-            _ if step.tool == r.call.tool => self.next += 1,
+            _ if step.tool == tool => self.next += 1,
             _ => {}
         }
         None
+    }
+
+    /// Takes in a failed call of `tool`; how long to wait.
+    fn failed(&mut self, tool: ToolId, reply: &Reply, cx: &AgentCx<'_>) -> Option<TimeMs> {
+        self.case.failures += 1;
+        let write = cx.catalog.spec(tool).def.kind == ToolKind::Write;
+        let step = self.steps.0.get(self.next);
+        if matches!(reply, Reply::Timeout) && write && step.is_some_and(|s| s.tool == tool && s.verify.is_some()) {
+            // The write may have been applied before its answer was lost.
+            self.verifying = true;
+            return Some(backoff_ms(self.case.failures, reply));
+        }
+        self.case.after_failure(reply)
     }
 
     fn next_action(&mut self, cx: &AgentCx<'_>) -> Action {
@@ -202,15 +224,15 @@ impl PlanExpert {
 impl Agent for PlanExpert {
     fn step(&mut self, input: Input, cx: &mut AgentCx<'_>) -> Action {
         begin_step(&input, cx);
-        let wait_ms = match &input {
+        let wait_ms = match input {
             Input::User(message) => {
-                self.hear(&message.content);
+                self.hear(message.content);
                 None
             }
             Input::Tool(result) => self.learn(result, cx),
             Input::Blocked { layer, .. } => {
                 self.case.blocks += 1;
-                (*layer == "loop_detector" || *layer == "circuit_breaker").then_some(LOOP_PAUSE_MS)
+                (layer == "loop_detector" || layer == "circuit_breaker").then_some(LOOP_PAUSE_MS)
             }
             Input::Wake => None,
         };
