@@ -213,19 +213,9 @@ fn quarter_round(x: &mut [u32; BLOCK_WORDS], a: usize, b: usize, c: usize, d: us
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_inputs::inputs;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
-
-    /// A cheap deterministic sequence of test inputs (splitmix64).
-    fn inputs(mut state: u64) -> impl FnMut() -> u64 {
-        move || {
-            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-    }
 
     #[test]
     fn rows_compute_the_block_the_words_do() {

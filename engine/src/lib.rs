@@ -29,6 +29,8 @@ pub mod runtime;
 pub mod sessions;
 pub mod sim;
 pub mod task;
+#[cfg(test)]
+mod test_inputs;
 pub mod time;
 pub mod tool;
 pub mod trajectory;

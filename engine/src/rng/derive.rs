@@ -241,17 +241,7 @@ fn compress_by_words(cv: &[u32; 8], block: &[u32; 16], len: u32, flags: u32) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A cheap deterministic sequence of test inputs (splitmix64).
-    fn inputs(mut state: u64) -> impl FnMut() -> u64 {
-        move || {
-            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-    }
+    use crate::test_inputs::inputs;
 
     #[test]
     fn every_length_derives_what_the_blake3_crate_derives() {
