@@ -88,30 +88,8 @@ fn block(key: &[u32; 8], counter: u64, stream: u64) -> [u32; BLOCK_WORDS] {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "sse2")]
 fn block_sse2(key: &[u32; 8], counter: u64, stream: u64) -> [u32; BLOCK_WORDS] {
-    use std::arch::x86_64::{
-        __m128i, _mm_add_epi32, _mm_or_si128, _mm_set_epi32, _mm_shuffle_epi32, _mm_shufflehi_epi16,
-        _mm_shufflelo_epi16, _mm_slli_epi32, _mm_srli_epi32, _mm_xor_si128,
-    };
-    /// Lanes `[w0, w1, w2, w3]`.
-    #[target_feature(enable = "sse2")]
-    #[inline]
-    fn row(w: [u32; 4]) -> __m128i {
-        _mm_set_epi32(w[3] as i32, w[2] as i32, w[1] as i32, w[0] as i32)
-    }
-    /// `(x ^ y)` turned left by 16 bits in each lane: two 16-bit shuffles.
-    #[target_feature(enable = "sse2")]
-    #[inline]
-    fn xor_rotate_16(x: __m128i, y: __m128i) -> __m128i {
-        const SWAP_HALVES: i32 = 0b10_11_00_01;
-        _mm_shufflehi_epi16::<SWAP_HALVES>(_mm_shufflelo_epi16::<SWAP_HALVES>(_mm_xor_si128(x, y)))
-    }
-    /// `(x ^ y)` turned left by `LEFT` bits in each lane (`RIGHT` = 32 - `LEFT`).
-    #[target_feature(enable = "sse2")]
-    #[inline]
-    fn xor_rotate<const LEFT: i32, const RIGHT: i32>(x: __m128i, y: __m128i) -> __m128i {
-        let v = _mm_xor_si128(x, y);
-        _mm_or_si128(_mm_slli_epi32::<LEFT>(v), _mm_srli_epi32::<RIGHT>(v))
-    }
+    use crate::lanes::{from_diagonals, row, to_diagonals, xor_rotate_16, xor_rotate_left};
+    use std::arch::x86_64::{__m128i, _mm_add_epi32};
     /// Four quarter rounds at once: lane `i` is the quarter round of
     /// `(a[i], b[i], c[i], d[i])`.
     #[target_feature(enable = "sse2")]
@@ -120,16 +98,12 @@ fn block_sse2(key: &[u32; 8], counter: u64, stream: u64) -> [u32; BLOCK_WORDS] {
         *a = _mm_add_epi32(*a, *b);
         *d = xor_rotate_16(*d, *a);
         *c = _mm_add_epi32(*c, *d);
-        *b = xor_rotate::<12, 20>(*b, *c);
+        *b = xor_rotate_left::<12, 20>(*b, *c);
         *a = _mm_add_epi32(*a, *b);
-        *d = xor_rotate::<8, 24>(*d, *a);
+        *d = xor_rotate_left::<8, 24>(*d, *a);
         *c = _mm_add_epi32(*c, *d);
-        *b = xor_rotate::<7, 25>(*b, *c);
+        *b = xor_rotate_left::<7, 25>(*b, *c);
     }
-    // `_mm_shuffle_epi32` orders: lane i of the result is lane i + n (mod 4).
-    const LANES_LEFT_1: i32 = 0b00_11_10_01;
-    const LANES_LEFT_2: i32 = 0b01_00_11_10;
-    const LANES_LEFT_3: i32 = 0b10_01_00_11;
     let initial = [
         row(CONSTANTS),
         row([key[0], key[1], key[2], key[3]]),
@@ -137,18 +111,12 @@ fn block_sse2(key: &[u32; 8], counter: u64, stream: u64) -> [u32; BLOCK_WORDS] {
         row([counter as u32, (counter >> 32) as u32, stream as u32, (stream >> 32) as u32]),
     ];
     let [mut a, mut b, mut c, mut d] = initial;
-    // Eight rounds: four double rounds of a column and a diagonal round. The
-    // diagonal round is the column round with rows b, c and d turned left by
-    // one, two and three lanes (lane 0 then holds words 0, 5, 10, 15).
+    // Eight rounds: four double rounds of a column and a diagonal round.
     for _ in 0..4 {
         quarter_rounds(&mut a, &mut b, &mut c, &mut d);
-        b = _mm_shuffle_epi32::<LANES_LEFT_1>(b);
-        c = _mm_shuffle_epi32::<LANES_LEFT_2>(c);
-        d = _mm_shuffle_epi32::<LANES_LEFT_3>(d);
+        to_diagonals(&mut b, &mut c, &mut d);
         quarter_rounds(&mut a, &mut b, &mut c, &mut d);
-        b = _mm_shuffle_epi32::<LANES_LEFT_3>(b);
-        c = _mm_shuffle_epi32::<LANES_LEFT_2>(c);
-        d = _mm_shuffle_epi32::<LANES_LEFT_1>(d);
+        from_diagonals(&mut b, &mut c, &mut d);
     }
     let rows = [
         _mm_add_epi32(a, initial[0]),

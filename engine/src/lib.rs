@@ -20,6 +20,8 @@ pub mod fingerprint;
 pub mod hex;
 pub mod inject;
 pub mod input_error;
+#[cfg(target_arch = "x86_64")]
+mod lanes;
 pub mod latency;
 pub mod likelihood;
 pub mod queue;

@@ -114,30 +114,8 @@ fn compress(cv: &[u32; 8], block: &[u32; 16], len: u32, flags: u32) -> [u32; 8] 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "sse2")]
 fn compress_sse2(cv: &[u32; 8], block: &[u32; 16], len: u32, flags: u32) -> [u32; 8] {
-    use std::arch::x86_64::{
-        __m128i, _mm_add_epi32, _mm_or_si128, _mm_set_epi32, _mm_shuffle_epi32, _mm_shufflehi_epi16,
-        _mm_shufflelo_epi16, _mm_slli_epi32, _mm_srli_epi32, _mm_xor_si128,
-    };
-    /// Lanes `[w0, w1, w2, w3]`.
-    #[target_feature(enable = "sse2")]
-    #[inline]
-    fn row(w0: u32, w1: u32, w2: u32, w3: u32) -> __m128i {
-        _mm_set_epi32(w3 as i32, w2 as i32, w1 as i32, w0 as i32)
-    }
-    /// `(x ^ y)` turned right by 16 bits in each lane: two 16-bit shuffles.
-    #[target_feature(enable = "sse2")]
-    #[inline]
-    fn xor_rotate_16(x: __m128i, y: __m128i) -> __m128i {
-        const SWAP_HALVES: i32 = 0b10_11_00_01;
-        _mm_shufflehi_epi16::<SWAP_HALVES>(_mm_shufflelo_epi16::<SWAP_HALVES>(_mm_xor_si128(x, y)))
-    }
-    /// `(x ^ y)` turned right by `RIGHT` bits in each lane (`LEFT` = 32 - `RIGHT`).
-    #[target_feature(enable = "sse2")]
-    #[inline]
-    fn xor_rotate<const RIGHT: i32, const LEFT: i32>(x: __m128i, y: __m128i) -> __m128i {
-        let v = _mm_xor_si128(x, y);
-        _mm_or_si128(_mm_srli_epi32::<RIGHT>(v), _mm_slli_epi32::<LEFT>(v))
-    }
+    use crate::lanes::{from_diagonals, row, to_diagonals, xor_rotate_16, xor_rotate_left};
+    use std::arch::x86_64::{__m128i, _mm_add_epi32, _mm_xor_si128};
     /// Four G functions at once, lane `i` reading message words `x[i]`, `y[i]`.
     #[target_feature(enable = "sse2")]
     #[inline]
@@ -145,16 +123,13 @@ fn compress_sse2(cv: &[u32; 8], block: &[u32; 16], len: u32, flags: u32) -> [u32
         *a = _mm_add_epi32(_mm_add_epi32(*a, *b), x);
         *d = xor_rotate_16(*d, *a);
         *c = _mm_add_epi32(*c, *d);
-        *b = xor_rotate::<12, 20>(*b, *c);
+        // BLAKE3 turns right by 12, 8 and 7: left by 20, 24 and 25.
+        *b = xor_rotate_left::<20, 12>(*b, *c);
         *a = _mm_add_epi32(_mm_add_epi32(*a, *b), y);
-        *d = xor_rotate::<8, 24>(*d, *a);
+        *d = xor_rotate_left::<24, 8>(*d, *a);
         *c = _mm_add_epi32(*c, *d);
-        *b = xor_rotate::<7, 25>(*b, *c);
+        *b = xor_rotate_left::<25, 7>(*b, *c);
     }
-    // Lane i of the result is lane i + n (mod 4).
-    const LANES_LEFT_1: i32 = 0b00_11_10_01;
-    const LANES_LEFT_2: i32 = 0b01_00_11_10;
-    const LANES_LEFT_3: i32 = 0b10_01_00_11;
     /// Round `R`: the columns' G functions, then the diagonals'. The round is
     /// a constant, so the message words it reads are at constant places.
     #[target_feature(enable = "sse2")]
@@ -162,22 +137,16 @@ fn compress_sse2(cv: &[u32; 8], block: &[u32; 16], len: u32, flags: u32) -> [u32
     fn round<const R: usize>(state: &mut [__m128i; 4], block: &[u32; 16]) {
         let m = |i: usize| block[MSG_SCHEDULE[R][i]];
         let [a, b, c, d] = state;
-        g(a, b, c, d, row(m(0), m(2), m(4), m(6)), row(m(1), m(3), m(5), m(7)));
-        // The diagonals: rows b, c and d turned left by one, two and three
-        // lanes (lane 0 then holds words 0, 5, 10, 15).
-        *b = _mm_shuffle_epi32::<LANES_LEFT_1>(*b);
-        *c = _mm_shuffle_epi32::<LANES_LEFT_2>(*c);
-        *d = _mm_shuffle_epi32::<LANES_LEFT_3>(*d);
-        g(a, b, c, d, row(m(8), m(10), m(12), m(14)), row(m(9), m(11), m(13), m(15)));
-        *b = _mm_shuffle_epi32::<LANES_LEFT_3>(*b);
-        *c = _mm_shuffle_epi32::<LANES_LEFT_2>(*c);
-        *d = _mm_shuffle_epi32::<LANES_LEFT_1>(*d);
+        g(a, b, c, d, row([m(0), m(2), m(4), m(6)]), row([m(1), m(3), m(5), m(7)]));
+        to_diagonals(b, c, d);
+        g(a, b, c, d, row([m(8), m(10), m(12), m(14)]), row([m(9), m(11), m(13), m(15)]));
+        from_diagonals(b, c, d);
     }
     let mut state = [
-        row(cv[0], cv[1], cv[2], cv[3]),
-        row(cv[4], cv[5], cv[6], cv[7]),
-        row(IV[0], IV[1], IV[2], IV[3]),
-        row(0, 0, len, flags),
+        row([cv[0], cv[1], cv[2], cv[3]]),
+        row([cv[4], cv[5], cv[6], cv[7]]),
+        row([IV[0], IV[1], IV[2], IV[3]]),
+        row([0, 0, len, flags]),
     ];
     round::<0>(&mut state, block);
     round::<1>(&mut state, block);
