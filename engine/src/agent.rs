@@ -278,6 +278,11 @@ impl<'a> AgentCx<'a> {
     pub fn take_diagnostics(&mut self) -> Vec<Note> {
         std::mem::take(&mut self.diagnostics)
     }
+
+    /// Whether a note or a diagnostic was recorded this step.
+    pub fn has_notes(&self) -> bool {
+        !self.notes.is_empty() || !self.diagnostics.is_empty()
+    }
 }
 
 /// An agent: a planner, or a stack layer around an inner agent.

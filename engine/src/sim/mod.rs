@@ -463,8 +463,10 @@ impl<'a, E> Sim<'a, E> {
         live.context_tokens += u64::from(cx.read_tokens());
         live.context_tokens = live.context_tokens.saturating_sub(u64::from(cx.evicted_tokens()));
         let call_timeout_ms = cx.call_timeout_ms();
-        let (notes, diagnostics) = (cx.take_notes(), cx.take_diagnostics());
-        self.record_notes(notes, diagnostics);
+        if cx.has_notes() {
+            let (notes, diagnostics) = (cx.take_notes(), cx.take_diagnostics());
+            self.record_notes(notes, diagnostics);
+        }
         let mut think_ms: TimeMs = 0;
         for _ in 0..cx.turns() {
             think_ms = think_ms.saturating_add(self.charge_turn(session, think_ms, cx.think_ms(), cx.usage()));
@@ -639,6 +641,10 @@ impl<'a, E> Sim<'a, E> {
     /// Moves what the world scheduled or reported into the queue and the
     /// trajectory.
     fn flush_world(&mut self) {
+        // Most calls leave nothing behind: no buffer is touched then.
+        if self.world_notes.is_empty() && self.minefields.is_empty() && self.scheduled.is_empty() {
+            return;
+        }
         for (what, detail) in self.world_notes.drain(..) {
             self.recorder.record(self.now_ms, EventKind::World { what, detail });
         }
