@@ -273,20 +273,36 @@ pub enum FaultTag {
 impl FaultTag {
     /// A short stable name, used in CSV columns and timelines.
     pub fn name(&self) -> String {
-        match self {
-            FaultTag::Error(status) => format!("error_{status}"),
-            FaultTag::Timeout => "timeout".into(),
-            FaultTag::Latency => "latency".into(),
-            FaultTag::Malformed(kind) => format!("malformed_{}", kind.name()),
-            FaultTag::AuthExpired => "auth_expired".into(),
-            FaultTag::RateLimited => "rate_limited".into(),
-            FaultTag::Stale => "stale".into(),
-            FaultTag::CommitThenTimeout => "commit_then_timeout".into(),
-            FaultTag::Corrupted => "corrupted".into(),
-            FaultTag::PartialCommit => "partial_commit".into(),
-            FaultTag::DuplicateEffect => "duplicate_effect".into(),
-            FaultTag::Injected => "injected".into(),
-        }
+        let mut name = String::with_capacity(24);
+        self.push_name(&mut name);
+        name
+    }
+
+    /// Appends [`FaultTag::name`] to `out`, without the formatting machinery:
+    /// it is written into every row of a trajectory that met a fault.
+    pub fn push_name(&self, out: &mut String) {
+        let fixed = match self {
+            FaultTag::Error(status) => {
+                out.push_str("error_");
+                out.push_str(itoa::Buffer::new().format(*status));
+                return;
+            }
+            FaultTag::Malformed(kind) => {
+                out.push_str("malformed_");
+                kind.name()
+            }
+            FaultTag::Timeout => "timeout",
+            FaultTag::Latency => "latency",
+            FaultTag::AuthExpired => "auth_expired",
+            FaultTag::RateLimited => "rate_limited",
+            FaultTag::Stale => "stale",
+            FaultTag::CommitThenTimeout => "commit_then_timeout",
+            FaultTag::Corrupted => "corrupted",
+            FaultTag::PartialCommit => "partial_commit",
+            FaultTag::DuplicateEffect => "duplicate_effect",
+            FaultTag::Injected => "injected",
+        };
+        out.push_str(fixed);
     }
 }
 
@@ -493,6 +509,37 @@ impl TryFrom<FaultRuleUnchecked> for FaultRule {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The names are column values of `trajectories.csv`: they never change.
+    #[test]
+    fn every_fault_tag_has_its_stable_name() {
+        let cases = [
+            (FaultTag::Error(0), "error_0"),
+            (FaultTag::Error(429), "error_429"),
+            (FaultTag::Error(503), "error_503"),
+            (FaultTag::Error(u16::MAX), "error_65535"),
+            (FaultTag::Timeout, "timeout"),
+            (FaultTag::Latency, "latency"),
+            (FaultTag::Malformed(MalformedKind::MissingField), "malformed_missing_field"),
+            (FaultTag::Malformed(MalformedKind::WrongType), "malformed_wrong_type"),
+            (FaultTag::Malformed(MalformedKind::Truncated), "malformed_truncated"),
+            (FaultTag::Malformed(MalformedKind::Garbage), "malformed_garbage"),
+            (FaultTag::AuthExpired, "auth_expired"),
+            (FaultTag::RateLimited, "rate_limited"),
+            (FaultTag::Stale, "stale"),
+            (FaultTag::CommitThenTimeout, "commit_then_timeout"),
+            (FaultTag::Corrupted, "corrupted"),
+            (FaultTag::PartialCommit, "partial_commit"),
+            (FaultTag::DuplicateEffect, "duplicate_effect"),
+            (FaultTag::Injected, "injected"),
+        ];
+        for (tag, name) in cases {
+            assert_eq!(tag.name(), name);
+            let mut after = String::from("x;");
+            tag.push_name(&mut after);
+            assert_eq!(after, format!("x;{name}"));
+        }
+    }
 
     #[test]
     fn periodic_bursts() {

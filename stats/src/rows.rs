@@ -186,7 +186,7 @@ fn fault_kinds_column(kinds: &[agentsim_engine::FaultTag]) -> String {
         if i > 0 {
             column.push(';');
         }
-        column.push_str(&kind.name());
+        kind.push_name(&mut column);
     }
     column
 }
