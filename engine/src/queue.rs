@@ -43,6 +43,17 @@ impl Ord for Entry {
     }
 }
 
+/// The buffer of an [`EventQueue`]'s heap of keys, empty, kept between queues.
+#[derive(Default)]
+pub(crate) struct HeapBuffer(Vec<Entry>);
+
+impl HeapBuffer {
+    /// Whether it holds no key (it never does between queues).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
 /// Values waiting by slot number: a value is moved in once and out once, and
 /// what refers to it carries a 4-byte slot instead. Free slots are reused
 /// before the slab grows, so a run's steady state allocates nothing here.
@@ -79,6 +90,12 @@ impl<T> Slab<T> {
                 u32::try_from(self.slots.len() - 1).expect("fewer than 2^32 values waiting")
             }
         }
+    }
+
+    /// Drops every value waiting and frees every slot, keeping the capacity.
+    pub fn clear(&mut self) {
+        self.slots.clear();
+        self.free.clear();
     }
 
     /// Takes the value out of `slot`, which becomes free. Panics on a free
@@ -118,6 +135,20 @@ impl<E> EventQueue<E> {
     /// An empty queue.
     pub fn new() -> Self {
         Self { heap: BinaryHeap::with_capacity(64), events: Slab::with_capacity(64), next_seq: 0 }
+    }
+
+    /// An empty queue whose heap of keys is `heap` (its capacity kept from an
+    /// earlier queue, see [`EventQueue::into_heap`]).
+    pub(crate) fn with_heap(heap: HeapBuffer) -> Self {
+        assert!(heap.is_empty(), "a queue starts empty");
+        Self { heap: BinaryHeap::from(heap.0), events: Slab::with_capacity(16), next_seq: 0 }
+    }
+
+    /// Drops the events still waiting and gives back the heap's buffer, empty.
+    pub(crate) fn into_heap(self) -> HeapBuffer {
+        let mut keys = self.heap.into_vec();
+        keys.clear();
+        HeapBuffer(keys)
     }
 
     /// Schedules `event` at `at_ms`; returns its sequence number.

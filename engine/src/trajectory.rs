@@ -480,9 +480,17 @@ const HASH_BATCH_BYTES: usize = 16 * 1024;
 impl Recorder {
     /// A recorder that keeps events when `keep` is true.
     pub fn new(keep: bool) -> Self {
+        Self::with_batch(keep, Vec::new())
+    }
+
+    /// A recorder whose batch of encoded events is `batch` (empty; its
+    /// capacity kept from an earlier recorder, see [`Recorder::finish_with_batch`]).
+    pub(crate) fn with_batch(keep: bool, mut batch: Vec<u8>) -> Self {
+        assert!(batch.is_empty(), "a recorder starts with an empty batch");
+        batch.reserve(HASH_BATCH_BYTES + 1024);
         Self {
             hasher: Xxh3::with_seed(TRAJECTORY_DIGEST_SEED),
-            buf: Vec::with_capacity(HASH_BATCH_BYTES + 1024),
+            buf: batch,
             events: keep.then(Vec::new),
             count: 0,
             last_at_ms: 0,
@@ -658,9 +666,16 @@ impl Recorder {
     }
 
     /// The digest and the kept events.
-    pub fn finish(mut self) -> (Digest, Vec<Event>) {
+    pub fn finish(self) -> (Digest, Vec<Event>) {
+        let (digest, events, _) = self.finish_with_batch();
+        (digest, events)
+    }
+
+    /// [`Recorder::finish`], and the batch's buffer, emptied, for another recorder.
+    pub(crate) fn finish_with_batch(mut self) -> (Digest, Vec<Event>, Vec<u8>) {
         self.hasher.update(&self.buf);
-        (Digest(self.hasher.digest128().to_le_bytes()), self.events.unwrap_or_default())
+        self.buf.clear();
+        (Digest(self.hasher.digest128().to_le_bytes()), self.events.unwrap_or_default(), self.buf)
     }
 }
 

@@ -34,7 +34,11 @@ impl<E> Sim<'_, E> {
         self.enter(None);
         self.recorder.record(self.now_ms, EventKind::End { outcome, reason: reason.clone(), verdict: verdict.clone() });
         metrics.events = self.recorder.count();
-        let (digest, events) = self.recorder.finish();
+        let (digest, events, digest_batch) = self.recorder.finish_with_batch();
+        let (mut results, mut actions) = (self.results, self.actions);
+        results.clear();
+        actions.clear();
+        super::spare::give(super::spare::Spare { heap: self.queue.into_heap(), results, actions, digest_batch });
         Trajectory {
             seed,
             trial: 0,

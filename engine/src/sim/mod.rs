@@ -17,6 +17,7 @@ mod calls;
 mod finish;
 mod priorities;
 mod session;
+mod spare;
 
 pub use finish::sessions_outcome;
 pub use session::Agents;
@@ -122,14 +123,15 @@ pub fn run_sessions<'a, W: World>(
         world.sessions_max()
     );
     let single = config.sessions.is_single();
-    let mut recorder = Recorder::new(config.record);
+    let spare = spare::take();
+    let mut recorder = Recorder::with_batch(config.record, spare.digest_batch);
     if !single {
         recorder = recorder.with_sessions();
     }
     let mut sim = Sim {
-        queue: EventQueue::new(),
-        results: Slab::with_capacity(4),
-        actions: Slab::with_capacity(4),
+        queue: EventQueue::with_heap(spare.heap),
+        results: spare.results,
+        actions: spare.actions,
         now_ms: 0,
         catalog,
         config,
