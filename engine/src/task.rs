@@ -15,9 +15,11 @@ use crate::time::TimeMs;
 /// construction).
 #[derive(Clone, Debug)]
 pub struct MilestoneDag {
-    graph: DiGraph<&'static str, ()>,
-    /// Node of each milestone, in declaration order.
-    nodes: Vec<(&'static str, NodeIndex)>,
+    /// The milestones, in declaration order.
+    nodes: Vec<&'static str>,
+    /// The direct prerequisites of each milestone (in `nodes`' order), in
+    /// declaration order: read by every order checked, so found once.
+    prerequisites: Vec<Vec<&'static str>>,
 }
 
 /// Why a milestone DAG could not be built.
@@ -74,7 +76,16 @@ impl MilestoneDag {
             }
         }
         toposort(&graph, None).map_err(|cycle| DagError::Cycle(graph[cycle.node_id()]))?;
-        Ok(MilestoneDag { graph, nodes })
+        let prerequisites = nodes
+            .iter()
+            .map(|(_, node): &(&'static str, NodeIndex)| {
+                let mut found: Vec<NodeIndex> =
+                    graph.neighbors_directed(*node, petgraph::Direction::Incoming).collect();
+                found.sort();
+                found.into_iter().map(|i| graph[i]).collect()
+            })
+            .collect();
+        Ok(MilestoneDag { nodes: nodes.into_iter().map(|(name, _)| name).collect(), prerequisites })
     }
 
     /// A chain: each milestone needs the one before it.
@@ -87,40 +98,44 @@ impl MilestoneDag {
         MilestoneDag::new(&pairs)
     }
 
-    fn node(&self, name: &str) -> Option<NodeIndex> {
-        self.nodes.iter().find(|(n, _)| *n == name).map(|(_, i)| *i)
+    /// The position of `name` in declaration order.
+    fn position(&self, name: &str) -> Option<usize> {
+        self.nodes.iter().position(|n| *n == name)
     }
 
     /// Whether `name` is a milestone of this DAG.
     pub fn contains(&self, name: &str) -> bool {
-        self.node(name).is_some()
+        self.position(name).is_some()
     }
 
     /// The direct prerequisites of `name`, in a stable order (declaration order).
     pub fn prerequisites(&self, name: &str) -> Vec<&'static str> {
-        let Some(node) = self.node(name) else { return Vec::new() };
-        let mut found: Vec<NodeIndex> = self.graph.neighbors_directed(node, petgraph::Direction::Incoming).collect();
-        found.sort();
-        found.into_iter().map(|i| self.graph[i]).collect()
+        self.position(name).map_or_else(Vec::new, |at| self.prerequisites[at].clone())
     }
 
     /// The milestones in declaration order.
     pub fn milestones(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.nodes.iter().map(|(n, _)| *n)
+        self.nodes.iter().copied()
     }
 
     /// Checks that `order` reaches each milestone at most once and only after all of
     /// its prerequisites. Returns the first milestone reached too early (with the
     /// prerequisite it lacked) or unknown.
     pub fn check_order(&self, order: &[&'static str]) -> Result<(), OrderError> {
-        for (index, &milestone) in order.iter().enumerate() {
-            if !self.contains(milestone) {
+        self.check_order_of(order, |m| *m)
+    }
+
+    /// [`MilestoneDag::check_order`] of the milestones `name` reads from `order`.
+    fn check_order_of<T>(&self, order: &[T], name: impl Fn(&T) -> &'static str) -> Result<(), OrderError> {
+        let before = |index: usize, milestone: &str| order[..index].iter().any(|m| name(m) == milestone);
+        for (index, milestone) in order.iter().map(&name).enumerate() {
+            let Some(at) = self.position(milestone) else {
                 return Err(OrderError::Unknown { milestone, index });
-            }
-            if order[..index].contains(&milestone) {
+            };
+            if before(index, milestone) {
                 return Err(OrderError::Twice { milestone, index });
             }
-            if let Some(missing) = self.prerequisites(milestone).into_iter().find(|p| !order[..index].contains(p)) {
+            if let Some(&missing) = self.prerequisites[at].iter().find(|p| !before(index, p)) {
                 return Err(OrderError::Early { milestone, missing, index });
             }
         }
@@ -227,8 +242,7 @@ impl Progress {
 
     /// Checks the order against `dag` (see [`MilestoneDag::check_order`]).
     pub fn check(&self, dag: &MilestoneDag) -> Result<(), OrderError> {
-        let order: Vec<&'static str> = self.reached.iter().map(|(m, _)| *m).collect();
-        dag.check_order(&order)
+        dag.check_order_of(&self.reached, |(m, _)| *m)
     }
 
     /// Whether every milestone of `dag` was reached, in an order it allows.
