@@ -50,6 +50,8 @@ struct ToolState {
     /// does not pay for its stream.
     stream: Option<Stream>,
     calls: u64,
+    /// The token bucket of each of the tool's rules that is a rate limit, by
+    /// rule; empty until a rate limit is first met (most tools have none).
     buckets: Vec<Option<Bucket>>,
 }
 
@@ -89,15 +91,7 @@ const GARBAGE_BODY: &str = "<html><head><title>502 Bad Gateway</title></head><bo
 impl<'c> ToolRuntime<'c> {
     /// Fresh state for one trajectory; each tool gets the stream `tool.NAME`.
     pub fn new(catalog: &'c Catalog, streams: &StreamSource) -> Self {
-        let tools = catalog
-            .specs()
-            .iter()
-            .map(|spec| ToolState {
-                stream: None,
-                calls: 0,
-                buckets: spec.config.faults.iter().map(|_| None).collect(),
-            })
-            .collect();
+        let tools = catalog.specs().iter().map(|_| ToolState { stream: None, calls: 0, buckets: Vec::new() }).collect();
         Self {
             catalog,
             streams: streams.clone(),
@@ -373,7 +367,11 @@ impl<'c> ToolRuntime<'c> {
             match &rule.fault {
                 Fault::RateLimit { .. } if !injecting => {}
                 Fault::RateLimit { capacity, refill_ms } => {
-                    let bucket = &mut self.tools[tool_index].buckets[i];
+                    let buckets = &mut self.tools[tool_index].buckets;
+                    if buckets.is_empty() {
+                        buckets.resize_with(spec.config.faults.len(), || None);
+                    }
+                    let bucket = &mut buckets[i];
                     take_token(bucket, *capacity, *refill_ms, now_ms, &mut drawn.rate_limited);
                 }
                 Fault::Latency { extra_ms } if hit => drawn.add_latency(*extra_ms),
