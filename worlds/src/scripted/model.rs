@@ -283,6 +283,15 @@ impl ScriptedConfig {
     pub fn check(&self) -> Result<(), LoadError> {
         ScriptedModel::build(self).map(drop)
     }
+
+    /// [`ScriptedConfig::check`], keeping the model compiled for
+    /// [`super::model`] to take (a scenario is checked when it is loaded,
+    /// then prepared: the model is compiled once for both).
+    pub fn check_and_keep(&mut self) -> Result<(), LoadError> {
+        let model = ScriptedModel::build(self)?;
+        self.compiled = super::Compiled(Some((agentsim_engine::rng::key_of(self), Arc::new(model))));
+        Ok(())
+    }
 }
 
 fn tables(config: &ScriptedConfig) -> Result<Tables, LoadError> {
