@@ -258,7 +258,11 @@ mod tests {
             assert_eq!(args, expected(&template, &facts), "{template:?}: as a call's arguments");
             let mut needed_any = Vec::new();
             needed_facts(&template, &mut needed_any);
-            assert_eq!(compiled.literal().is_some(), needed_any.is_empty(), "{template:?}: literal when it needs no fact");
+            assert_eq!(
+                compiled.literal().is_some(),
+                needed_any.is_empty(),
+                "{template:?}: literal when it needs no fact"
+            );
             let mut needed = Vec::new();
             needed_facts(&template, &mut needed);
             let missing = needed.iter().find(|n| facts.get(n.as_str()).is_none()).map(String::as_str);
