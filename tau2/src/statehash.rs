@@ -359,7 +359,12 @@ pub fn python_json(out: &mut Vec<u8>, value: &Value) {
         Value::Null => out.extend_from_slice(b"null"),
         Value::Bool(true) => out.extend_from_slice(b"true"),
         Value::Bool(false) => out.extend_from_slice(b"false"),
-        Value::Int(n) => out.extend_from_slice(n.to_string().as_bytes()),
+        Value::Int(n) => {
+            // Written in place (the base tables' rendering writes one per
+            // number of the database).
+            use std::io::Write;
+            write!(out, "{n}").expect("writing to memory cannot fail");
+        }
         Value::Float(x) => out.extend_from_slice(python_float(x.get()).as_bytes()),
         Value::Str(s) => string(out, s),
         Value::List(items) => {
@@ -373,26 +378,86 @@ pub fn python_json(out: &mut Vec<u8>, value: &Value) {
             out.push(b']');
         }
         Value::Map(pairs) => {
-            let mut sorted: Vec<&(agentsim_engine::Key, Value)> = pairs.iter().collect();
-            sorted.sort_by(|a, b| a.0.as_ref().cmp(b.0.as_ref()));
-            out.push(b'{');
-            for (i, (k, v)) in sorted.into_iter().enumerate() {
-                if i > 0 {
-                    out.extend_from_slice(b", ");
-                }
-                string(out, k);
-                out.extend_from_slice(b": ");
-                python_json(out, v);
+            // Records read from JSON files are mostly in key order already:
+            // then nothing is sorted (a stable sort would leave them so).
+            if pairs.windows(2).all(|w| w[0].0.as_ref() <= w[1].0.as_ref()) {
+                python_object(out, pairs.iter());
+            } else {
+                let mut sorted: Vec<&(agentsim_engine::Key, Value)> = pairs.iter().collect();
+                sorted.sort_by(|a, b| a.0.as_ref().cmp(b.0.as_ref()));
+                python_object(out, sorted.into_iter());
             }
-            out.push(b'}');
         }
     }
 }
 
+/// The entries of a map, in the order given, as `json.dumps` writes an object.
+fn python_object<'a>(out: &mut Vec<u8>, entries: impl Iterator<Item = &'a (agentsim_engine::Key, Value)>) {
+    out.push(b'{');
+    for (i, (k, v)) in entries.enumerate() {
+        if i > 0 {
+            out.extend_from_slice(b", ");
+        }
+        string(out, k);
+        out.extend_from_slice(b": ");
+        python_json(out, v);
+    }
+    out.push(b'}');
+}
+
 /// A string as `json.dumps` writes it with `ensure_ascii`: `"` and `\` escaped,
 /// the usual short escapes, and everything outside space to `~` as `\uXXXX`
-/// (UTF-16, lower-case hex).
+/// (UTF-16, lower-case hex). Runs of characters written as they are are
+/// copied whole.
 fn string(out: &mut Vec<u8>, s: &str) {
+    out.push(b'"');
+    let bytes = s.as_bytes();
+    // `bytes[start..i]` are characters from space to `~` other than `"` and `\`.
+    let mut start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\' {
+            i += 1;
+            continue;
+        }
+        out.extend_from_slice(&bytes[start..i]);
+        let c = s[i..].chars().next().expect("a character starts here");
+        escaped(out, c);
+        i += c.len_utf8();
+        start = i;
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
+
+/// A character `json.dumps` escapes (any but space to `~`, and `"` and `\`).
+fn escaped(out: &mut Vec<u8>, c: char) {
+    match c {
+        '"' => out.extend_from_slice(b"\\\""),
+        '\\' => out.extend_from_slice(b"\\\\"),
+        '\n' => out.extend_from_slice(b"\\n"),
+        '\r' => out.extend_from_slice(b"\\r"),
+        '\t' => out.extend_from_slice(b"\\t"),
+        '\u{8}' => out.extend_from_slice(b"\\b"),
+        '\u{c}' => out.extend_from_slice(b"\\f"),
+        _ => {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                out.extend_from_slice(b"\\u");
+                for shift in [12, 8, 4, 0] {
+                    out.push(HEX[usize::from((*unit >> shift) & 0xf)]);
+                }
+            }
+        }
+    }
+}
+
+/// [`string`] as it was first written, a character at a time: the reference
+/// the tests hold it to.
+#[cfg(test)]
+fn string_by_chars(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
     for c in s.chars() {
         match c {
@@ -512,6 +577,58 @@ mod tests {
         assert_eq!(python_round(2.675, 2), 2.67);
         assert_eq!(python_round(1.005, 2), 1.0);
         assert_eq!(python_round(-12.345, 2), -12.35);
+    }
+
+    #[test]
+    fn strings_render_as_a_character_at_a_time() {
+        let pieces = [
+            "",
+            "plain",
+            "a\"b",
+            "back\\slash",
+            "\n\r\t\u{8}\u{c}",
+            "\u{0}\u{1f}\u{7f}",
+            "é",
+            "日本",
+            "\u{1F600}",
+            " ~",
+            "}{",
+            "\u{80}\u{ffff}\u{10ffff}",
+            "Ω≈ç√",
+            "\\u0041",
+        ];
+        let mut count = 0;
+        for a in pieces {
+            for b in pieces {
+                for c in ["", "x", "\"", "é"] {
+                    let text = format!("{a}{c}{b}");
+                    let (mut fast, mut slow) = (Vec::new(), Vec::new());
+                    string(&mut fast, &text);
+                    string_by_chars(&mut slow, &text);
+                    assert_eq!(fast, slow, "{text:?}");
+                    count += 1;
+                }
+            }
+        }
+        assert_eq!(count, pieces.len() * pieces.len() * 4);
+    }
+
+    #[test]
+    fn maps_render_sorted_whatever_their_order() {
+        let sorted = Value::map([("a", Value::Int(-1)), ("b", Value::Int(i64::MAX)), ("c", Value::Int(i64::MIN))]);
+        let shuffled = Value::map([("c", Value::Int(i64::MIN)), ("a", Value::Int(-1)), ("b", Value::Int(i64::MAX))]);
+        let twice = Value::map([("b", Value::Int(1)), ("a", Value::Int(2)), ("b", Value::Int(3))]);
+        let render = |v: &Value| {
+            let mut out = Vec::new();
+            python_json(&mut out, v);
+            String::from_utf8(out).expect("ascii")
+        };
+        let expected = r#"{"a": -1, "b": 9223372036854775807, "c": -9223372036854775808}"#;
+        assert_eq!(render(&sorted), expected);
+        assert_eq!(render(&shuffled), expected);
+        // A stable sort: equal keys keep their order.
+        assert_eq!(render(&twice), r#"{"a": 2, "b": 1, "b": 3}"#);
+        assert_eq!(render(&Value::map([("b", Value::Int(1)), ("b", Value::Int(0))])), r#"{"b": 1, "b": 0}"#);
     }
 
     #[test]

@@ -295,7 +295,8 @@ impl Scenario {
                 }
             };
             scripted::resolve(config, dir).map_err(located)?;
-            config.check().map_err(located)?;
+            // The model compiled here is the one the scenario is prepared with.
+            config.check_and_keep().map_err(located)?;
         }
         let located = |field: String, value: String, message: String| {
             // Point at the quoted value (an id); for a number, at its field name.
@@ -765,6 +766,50 @@ mod tests {
         let text = "Scenario(\n    name: \"x\",\n    horizon_ms: \"ten\",\n)";
         assert_eq!(field_before(text, 3, 17).as_deref(), Some("horizon_ms"));
         assert_eq!(field_before("abc", 1, 2), None);
+    }
+
+    #[test]
+    fn a_scripted_world_is_compiled_once_and_again_only_when_edited() {
+        let text = r#"Scenario(name: "kept", world: Scripted(
+            tables: [(name: "done", key: "step", rows: [])],
+            script: Inline(origin: "kept.rhai", text: "fn echo(args) { args }"),
+            tools: [
+                (name: "call", kind: Write, record: (table: "done", key: "step"),
+                 args: {"type": "object", "properties": {"step": {"type": "integer"}}, "required": ["step"]}),
+                (name: "echo", kind: Read),
+            ],
+            tasks: [(id: "t", facts: {}, request: "Go.", gold: [(tool: "call", args: {"step": 1})])],
+        ))"#;
+        let scenario = Scenario::parse(text, "kept").expect("a valid scenario");
+        let WorldConfig::Scripted(config) = &scenario.world else { panic!("a scripted world") };
+        let kept = config.compiled.model_of(config).expect("the model compiled by the check is kept");
+        // The slot is no part of the scenario: not in its key, nor in a comparison.
+        let mut bare = scenario.clone();
+        if let WorldConfig::Scripted(c) = &mut bare.world {
+            c.compiled = crate::scripted::Compiled::default();
+        }
+        assert_eq!(bare.key(), scenario.key());
+        assert_eq!(bare, scenario);
+        assert_eq!(agentsim_engine::rng::key_of(&bare), agentsim_engine::rng::key_of(&scenario));
+        // Prepared with the kept model (one more holder of it), not a new one.
+        let before = Arc::strong_count(&kept);
+        let prepared = Prepared::new(scenario.clone());
+        assert_eq!(Arc::strong_count(&kept), before + 2, "the clone's slot and the prepared model hold it");
+        drop(prepared);
+        assert_eq!(Arc::strong_count(&kept), before);
+        // Without a kept model, or once edited, the model is compiled anew.
+        let prepared = Prepared::new(bare);
+        assert_eq!(Arc::strong_count(&kept), before, "a model of its own");
+        assert_eq!(prepared.task_of(0).as_deref(), Some("t"));
+        let mut edited = scenario.clone();
+        let WorldConfig::Scripted(c) = &mut edited.world else { panic!("a scripted world") };
+        c.tasks[0].request = "Go now.".into();
+        assert!(c.compiled.model_of(c).is_none(), "an edited configuration is compiled again");
+        for (_, tool) in c.tool_configs_mut() {
+            tool.timeout_ms = tool.timeout_ms.saturating_add(1);
+        }
+        c.tasks[0].request = "Go.".into();
+        assert!(c.compiled.model_of(c).is_none(), "so is one whose tools' settings changed");
     }
 
     #[test]

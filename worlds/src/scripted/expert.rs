@@ -8,7 +8,9 @@
 
 use std::sync::Arc;
 
-use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Reply, TimeMs, ToolKind, ToolResult, Value};
+use agentsim_engine::{
+    Action, Agent, AgentCx, Args, Finish, Input, Reply, TimeMs, ToolCall, ToolId, ToolKind, ToolResult, Value,
+};
 
 use super::model::{Gold, ScriptedModel};
 use super::script::Vars;
@@ -37,8 +39,9 @@ pub struct GoldExpert {
     asked: Vec<String>,
     /// The arguments last filled in, for the template they came from: an
     /// action retried or a read compared with its gold action fills nothing
-    /// again until the user says something new.
-    filled: Option<(FilledAt, Value)>,
+    /// again until the user says something new. Kept as a call's arguments:
+    /// each call made of them shares them.
+    filled: Option<(FilledAt, Args)>,
 }
 
 /// Which of the plan's argument templates was filled in: (plan, action,
@@ -89,12 +92,12 @@ impl GoldExpert {
     /// The arguments of gold action `next` (of its verify read when
     /// `verify`) with the facts put in; `None` when it has no such template
     /// or a fact is missing.
-    fn filled(&mut self, next: usize, verify: bool) -> Option<&Value> {
+    fn filled(&mut self, next: usize, verify: bool) -> Option<&Args> {
         let at = (self.plan, next, verify);
         if self.filled.as_ref().is_none_or(|(cached, _)| *cached != at) {
             let gold = self.gold().get(next)?;
             let template = if verify { &gold.verify.as_ref()?.1 } else { &gold.args };
-            let args = template.fill(&self.facts).ok()?;
+            let args = template.fill_args(&self.facts).ok()?;
             self.filled = Some((at, args));
         }
         self.filled.as_ref().map(|(_, args)| args)
@@ -177,7 +180,7 @@ impl GoldExpert {
         }
         if r.call.tool == gold_tool {
             let next = self.next;
-            if self.is_read(r.call.tool) && self.filled(next, false).is_some_and(|args| *args != *r.call.args) {
+            if self.is_read(r.call.tool) && self.filled(next, false).is_some_and(|args| **args != *r.call.args) {
                 // A read of another record (an id copied wrong) says nothing
                 // about the one the plan needs: read again.
                 return None;
@@ -272,7 +275,7 @@ impl GoldExpert {
             && *cached == at
         {
             // Filled in before and no fact has come since: nothing is missing.
-            return call(tool, args.clone());
+            return call_with(tool, args.clone());
         }
         if let Some(missing) = template.missing_fact(&self.facts) {
             if self.asked.iter().any(|a| a == missing) {
@@ -291,18 +294,25 @@ impl GoldExpert {
             // A read's answer is compared with these arguments (`learn`):
             // filled once, kept for it.
             return match self.filled(self.next, verify) {
-                Some(args) => call(tool, args.clone()),
+                Some(args) => call_with(tool, args.clone()),
                 None => Action::Finish(Finish::GaveUp { reason: "a fact the task needs is missing".into() }),
             };
         }
         // A write's arguments are not read again unless it is retried: filled
         // into the call itself (the cache, a pure function of the facts, is
-        // only a saving).
-        match template.fill(&self.facts) {
-            Ok(args) => call(tool, args),
+        // only a saving). A template without facts gives arguments made once,
+        // which every call of it shares.
+        match template.fill_args(&self.facts) {
+            Ok(args) => call_with(tool, args),
             Err(_) => Action::Finish(Finish::GaveUp { reason: "a fact the task needs is missing".into() }),
         }
     }
+}
+
+/// A call of `tool` with `args` (shared with whoever else holds them), no
+/// idempotency key: what [`call`] makes of a value of its own.
+fn call_with(tool: ToolId, args: Args) -> Action {
+    Action::Call(ToolCall { tool, args, idempotency_key: None })
 }
 
 impl Agent for GoldExpert {

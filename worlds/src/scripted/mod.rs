@@ -560,6 +560,42 @@ pub struct ScriptedConfig {
     /// (`docs/conversation.md`).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub aliases: std::collections::BTreeMap<String, Vec<String>>,
+    /// The model compiled when the scenario was checked
+    /// ([`ScriptedConfig::check_and_keep`]): not part of the format (never
+    /// written or read, equal in every comparison), taken by [`model`] while
+    /// the configuration is still the one it was compiled from.
+    #[serde(skip)]
+    pub(crate) compiled: Compiled,
+}
+
+/// A model compiled from a configuration, with the digest of that
+/// configuration ([`agentsim_engine::rng::key_of`]): a tau2 import's model
+/// costs as much to compile as a thousand of its trajectories, and loading a
+/// scenario checks it (compiling it) before it is prepared (compiling it
+/// again). The digest makes the kept model safe whatever is edited between
+/// the two: a configuration that changed compiles anew.
+#[derive(Clone, Default)]
+pub(crate) struct Compiled(Option<([u8; 32], std::sync::Arc<ScriptedModel>)>);
+
+impl Compiled {
+    /// The model kept, when `config` is what it was compiled from.
+    pub(crate) fn model_of(&self, config: &ScriptedConfig) -> Option<std::sync::Arc<ScriptedModel>> {
+        let (digest, model) = self.0.as_ref()?;
+        (*digest == agentsim_engine::rng::key_of(config)).then(|| std::sync::Arc::clone(model))
+    }
+}
+
+/// Derived from the rest of the configuration: no part of what it is.
+impl PartialEq for Compiled {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for Compiled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "Compiled(kept)" } else { "Compiled(none)" })
+    }
 }
 
 fn default_reply_ms() -> Latency {
@@ -586,9 +622,15 @@ impl ScriptedConfig {
 
 /// The world model of a scripted world (compiled; the scenario was checked
 /// when it was parsed).
+/// The model compiled when it was checked is taken when the configuration
+/// has not changed since.
 pub fn model(config: &ScriptedConfig) -> std::sync::Arc<dyn crate::world_model::WorldModel> {
-    let model = ScriptedModel::build(config).unwrap_or_else(|e| panic!("a parsed scenario compiles: {}", e.message));
-    std::sync::Arc::new(shared::Shared(std::sync::Arc::new(model)))
+    let model = config.compiled.model_of(config).unwrap_or_else(|| {
+        let model =
+            ScriptedModel::build(config).unwrap_or_else(|e| panic!("a parsed scenario compiles: {}", e.message));
+        std::sync::Arc::new(model)
+    });
+    std::sync::Arc::new(shared::Shared(model))
 }
 
 impl crate::world_model::WorldKind for ScriptedConfig {

@@ -4,7 +4,9 @@
 
 use std::sync::Arc;
 
-use agentsim_engine::{Catalog, MilestoneDag, StreamSource, ToolDef, ToolId, ToolKind, ToolSpec, Value, ValueKind};
+use agentsim_engine::{
+    Args, Catalog, MilestoneDag, StreamSource, ToolDef, ToolId, ToolKind, ToolSpec, Value, ValueKind,
+};
 
 use agentsim_engine::tool::FieldDef;
 
@@ -283,6 +285,15 @@ impl ScriptedConfig {
     pub fn check(&self) -> Result<(), LoadError> {
         ScriptedModel::build(self).map(drop)
     }
+
+    /// [`ScriptedConfig::check`], keeping the model compiled for
+    /// [`super::model`] to take (a scenario is checked when it is loaded,
+    /// then prepared: the model is compiled once for both).
+    pub fn check_and_keep(&mut self) -> Result<(), LoadError> {
+        let model = ScriptedModel::build(self)?;
+        self.compiled = super::Compiled(Some((agentsim_engine::rng::key_of(self), Arc::new(model))));
+        Ok(())
+    }
 }
 
 fn tables(config: &ScriptedConfig) -> Result<Tables, LoadError> {
@@ -546,6 +557,7 @@ impl ScriptedModel {
     /// world's unknown-tool answer (by default a 404 `no such tool`). For
     /// differential tests against the service a world ports.
     pub fn call_once(&self, name: &str, args: &Value) -> (Result<Value, agentsim_engine::ToolError>, Option<String>) {
+        let args = &Args::from(args.clone());
         let mut session = self.session(StreamSource::new([0; 32], 0).stream("call_once"));
         let reply = match self.tools.iter().find(|t| t.name == name) {
             None => Err(self
@@ -580,7 +592,7 @@ impl ScriptedModel {
         &self,
         session: &mut Option<Box<Session>>,
         tool: &Tool,
-        args: &Value,
+        args: &Args,
     ) -> Result<Value, Failure> {
         let (table, index, key_arg) = match &tool.body {
             Body::Script(name) => return self.program.call(session, name, vec![to_dynamic(args)]),
@@ -601,8 +613,9 @@ impl ScriptedModel {
                 let message = "a read tool cannot change tables (declare the tool `kind: Write`)".to_string();
                 return Err(Failure::Script { message, limit: false });
             }
-            session.state.put_at(index, key, args.clone());
-            return Ok(args.clone());
+            // The record is the call's arguments, shared; the answer, a copy.
+            session.state.put_shared(index, key, args.clone());
+            return Ok(Value::clone(args));
         }
         session.state.note_read(table, &key);
         match session.state.record_at(index, &key) {
@@ -813,7 +826,7 @@ impl ScriptedModel {
             let Served::Script(i) = self.served(action.tool) else { continue };
             let args = action
                 .args
-                .fill(facts)
+                .fill_args(facts)
                 .map_err(|m| LoadError::at(format!("\"{task}\""), format!("field `{field}[{g}]`: {m}")))?;
             let tool = &self.tools[i];
             if let Some(s) = session.as_mut() {
@@ -859,17 +872,17 @@ impl ScriptedModel {
         let on_gold = |g: usize| format!(" after the gold call `{field}.gold[{g}]`");
         let mut session = self.session(StreamSource::new([0; 32], 0).stream("gold"));
         for (g, action) in task.gold.iter().enumerate() {
-            let Ok(args) = action.args.fill(&task.facts) else { continue };
+            let Ok(args) = action.args.fill_args(&task.facts) else { continue };
             let (name, reply) = self.gold_reply(&mut session, action.tool, &args, true);
             if let Some(s) = session.as_mut() {
                 s.writable = false;
                 if reply.is_ok() {
-                    s.calls.push((name, args.clone()));
+                    s.calls.push((name, Value::clone(&args)));
                 }
             }
             let call = Value::map([
                 ("tool", Value::str(name)),
-                ("args", args),
+                ("args", args.into_value()),
                 ("ok", Value::Bool(reply.is_ok())),
                 ("status", Value::Int(reply.as_ref().map_or_else(|s| i64::from(*s), |_| 200))),
                 ("result", reply.clone().unwrap_or(Value::Null)),
@@ -898,7 +911,7 @@ impl ScriptedModel {
                 }
             }
             if let Some((tool, template, when)) = &action.verify
-                && let Ok(args) = template.fill(&task.facts)
+                && let Ok(args) = template.fill_args(&task.facts)
                 && let (_, Ok(result)) = self.gold_reply(&mut session, *tool, &args, false)
             {
                 let vars = [("facts", &task.facts), ("result", &result)];
@@ -924,7 +937,7 @@ impl ScriptedModel {
         &self,
         session: &mut Option<Box<Session>>,
         tool: ToolId,
-        args: &Value,
+        args: &Args,
         writable: bool,
     ) -> (&'static str, Result<Value, u16>) {
         match self.served(tool) {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::collections::btree_map::Entry;
 use std::sync::Arc;
 
-use agentsim_engine::{Key, Value};
+use agentsim_engine::{Args, Key, Value};
 use rhai::Dynamic;
 
 use super::dynamic::to_dynamic;
@@ -129,8 +129,10 @@ pub struct State {
 /// What one trajectory changed in one table.
 #[derive(Clone, Debug, Default)]
 struct Overlay {
-    /// Records changed (`Some`) or removed (`None`), by key.
-    changed: BTreeMap<String, Option<Value>>,
+    /// Records changed (`Some`) or removed (`None`), by key. A record is
+    /// held as a call's arguments are ([`Args`]): a record tool's write keeps
+    /// the call's own arguments, shared, not a copy of them.
+    changed: BTreeMap<String, Option<Args>>,
     /// Keys not in the base table, in the order they were first written.
     added: Vec<String>,
 }
@@ -280,7 +282,7 @@ impl State {
 
     fn record(&self, t: usize, key: &str) -> Option<&Value> {
         match self.overlays.get(t).and_then(|o| o.changed.get(key)) {
-            Some(changed) => changed.as_ref(),
+            Some(changed) => changed.as_deref(),
             None => self.base[t].records.get(key),
         }
     }
@@ -297,7 +299,7 @@ impl State {
     /// when this trajectory has not changed it.
     fn script_record(&self, t: usize, key: &str) -> Option<Dynamic> {
         if let Some(changed) = self.overlays.get(t).and_then(|o| o.changed.get(key)) {
-            return changed.as_ref().map(to_dynamic);
+            return changed.as_deref().map(to_dynamic);
         }
         self.base[t].script.0.get(key).cloned()
     }
@@ -355,6 +357,13 @@ impl State {
     /// [`State::put`] into the table of index `t` (a record body's table,
     /// resolved when the world loads).
     pub fn put_at(&mut self, t: usize, key: String, record: Value) {
+        self.put_shared(t, key, Args::from(record));
+    }
+
+    /// [`State::put_at`] of a record shared with whoever else holds it (a
+    /// call's arguments): kept as it is when its fields are already in the
+    /// order of the record it replaces, else copied in that order.
+    pub fn put_shared(&mut self, t: usize, key: String, record: Args) {
         self.wrote(t, &key);
         self.overlay_mut(t);
         let base = self.base[t].records.get(&key);
@@ -366,14 +375,14 @@ impl State {
         // trajectory added before it.
         match overlay.changed.entry(key) {
             Entry::Occupied(mut changed) => {
-                let record = ordered_like(changed.get().as_ref(), record);
+                let record = ordered_shared(changed.get().as_deref(), record);
                 changed.insert(Some(record));
             }
             Entry::Vacant(slot) => {
                 if base.is_none() {
                     overlay.added.push(slot.key().clone());
                 }
-                slot.insert(Some(ordered_like(base, record)));
+                slot.insert(Some(ordered_shared(base, record)));
             }
         }
     }
@@ -411,24 +420,17 @@ impl State {
         exact: &[(String, Value)],
     ) -> Result<Option<String>, NoTable> {
         let t = self.table(table)?;
-        let at = |record: &Value, path: &str| -> Option<Value> {
-            let mut v = record;
-            for part in path.split('.') {
-                v = v.get(part)?;
-            }
-            Some(v.clone())
-        };
-        let lower = |v: &Value| match v {
-            Value::Str(s) => Value::Str(s.to_lowercase()),
-            other => other.clone(),
-        };
-        let folded: Vec<(&str, Value)> = folded.iter().map(|(p, v)| (p.as_str(), lower(v))).collect();
-        for key in self.keys(table)? {
-            let Some(record) = self.record(t, &key) else { continue };
-            let matches = folded.iter().all(|(p, v)| at(record, p).is_some_and(|r| lower(&r) == *v))
-                && exact.iter().all(|(p, v)| at(record, p).as_ref() == Some(v));
+        // The values given lower-cased once; the records' fields are read in
+        // place and compared without a copy (tau2's lookups by name and zip
+        // walk every user: a copy of each key, field and lower-cased string
+        // cost a retail import a tenth of its loading).
+        let folded: Vec<(&str, Folded<'_>)> = folded.iter().map(|(p, v)| (p.as_str(), Folded::of(v))).collect();
+        for key in self.all_keys(t) {
+            let Some(record) = self.record(t, key) else { continue };
+            let matches = folded.iter().all(|(p, v)| field_at(record, p).is_some_and(|r| v.matches(r)))
+                && exact.iter().all(|(p, v)| field_at(record, p) == Some(v));
             if matches {
-                return Ok(Some(key));
+                return Ok(Some(key.clone()));
             }
         }
         Ok(None)
@@ -451,7 +453,7 @@ impl State {
     /// unchanged is listed too.
     pub fn changes(&self) -> impl Iterator<Item = (usize, &str, Option<&Value>)> {
         (self.overlays.iter().enumerate())
-            .flat_map(|(t, o)| o.changed.iter().map(move |(k, v)| (t, k.as_str(), v.as_ref())))
+            .flat_map(|(t, o)| o.changed.iter().map(move |(k, v)| (t, k.as_str(), v.as_deref())))
     }
 
     /// Record `key` of table `t` as this state holds it.
@@ -482,6 +484,74 @@ impl State {
     }
 }
 
+/// The field of `record` at the dotted `path`.
+fn field_at<'r>(record: &'r Value, path: &str) -> Option<&'r Value> {
+    let mut v = record;
+    for part in path.split('.') {
+        v = v.get(part)?;
+    }
+    Some(v)
+}
+
+/// A value a record's field is compared with as Python's `str.lower()`
+/// compares: a string lower-cased (Rust's `to_lowercase`), anything else as is.
+enum Folded<'v> {
+    Str(String),
+    Other(&'v Value),
+}
+
+impl<'v> Folded<'v> {
+    fn of(value: &'v Value) -> Folded<'v> {
+        match value {
+            Value::Str(s) => Folded::Str(s.to_lowercase()),
+            other => Folded::Other(other),
+        }
+    }
+
+    /// Whether `field`, lower-cased when a string, equals this value: an
+    /// ASCII string is lower-cased byte by byte as it is compared (what
+    /// `to_lowercase` gives it), any other string by `to_lowercase` itself.
+    fn matches(&self, field: &Value) -> bool {
+        match (self, field) {
+            (Folded::Str(want), Value::Str(s)) if s.is_ascii() => {
+                s.len() == want.len() && s.bytes().zip(want.bytes()).all(|(a, b)| a.to_ascii_lowercase() == b)
+            }
+            (Folded::Str(want), Value::Str(s)) => s.to_lowercase() == *want,
+            (Folded::Str(_), _) | (Folded::Other(_), Value::Str(_)) => false,
+            (Folded::Other(want), other) => *want == other,
+        }
+    }
+}
+
+/// [`ordered_like`] of a shared record: the record itself when the order
+/// would not change (no copy), else the reordered copy.
+fn ordered_shared(old: Option<&Value>, new: Args) -> Args {
+    match (old, &*new) {
+        (Some(Value::Map(fields)), Value::Map(pairs)) if !keeps_order(fields, pairs) => {
+            Args::from(ordered_like(old, new.into_value()))
+        }
+        _ => new,
+    }
+}
+
+/// Whether [`ordered_like`] leaves `new` as it is after `old`: it takes, for
+/// each key of `old` in turn, the first entry of `new` not yet taken with that
+/// key, then appends the rest in order; `new` is unchanged exactly when those
+/// taken are its first entries, in order. (`false` may also be said of a
+/// reordering that gives equal entries: the record is then copied, as before.)
+fn keeps_order(old: &[(Key, Value)], new: &[(Key, Value)]) -> bool {
+    // Every entry taken so far was `new[next - 1]`, so those left are `new[next..]`.
+    let mut next = 0;
+    for (k, _) in old {
+        match new[next..].iter().position(|(n, _)| n == k) {
+            Some(0) => next += 1,
+            Some(_) => return false,
+            None => {}
+        }
+    }
+    true
+}
+
 /// `new` in the field order of `old` (scripts order map keys alphabetically),
 /// new fields after, when both are maps; else `new`.
 fn ordered_like(old: Option<&Value>, new: Value) -> Value {
@@ -505,8 +575,8 @@ fn ordered_like(old: Option<&Value>, new: Value) -> Value {
 /// compared with the base record (no key is copied to look it up).
 fn same_overlay(
     base: &BTreeMap<String, Value>,
-    mine: &BTreeMap<String, Option<Value>>,
-    theirs: &BTreeMap<String, Option<Value>>,
+    mine: &BTreeMap<String, Option<Args>>,
+    theirs: &BTreeMap<String, Option<Args>>,
 ) -> bool {
     if mine.len() == theirs.len() {
         // Most often both changed the same records (a run against its gold
@@ -537,12 +607,12 @@ fn same_overlay(
                 same
             }
             (Some((a, x)), next) if next.is_none_or(|(b, _)| a < b) => {
-                let same = x.as_ref() == base.get(a.as_str());
+                let same = x.as_deref() == base.get(a.as_str());
                 mine.next();
                 same
             }
             (_, Some((b, y))) => {
-                let same = base.get(b.as_str()) == y.as_ref();
+                let same = base.get(b.as_str()) == y.as_deref();
                 theirs.next();
                 same
             }
@@ -564,6 +634,120 @@ mod tests {
             ("b".to_string(), Value::map([("id", Value::str("b")), ("n", Value::Int(2))])),
         ];
         State::new(Arc::new(vec![Table::new("t", rows).expect("unique")]))
+    }
+
+    /// `first_key` as it was written first: every key, field and string
+    /// copied, the strings lower-cased by `to_lowercase`.
+    fn first_key_copying(
+        s: &State,
+        table: &str,
+        folded: &[(String, Value)],
+        exact: &[(String, Value)],
+    ) -> Option<String> {
+        let t = s.table(table).expect("table");
+        let at = |record: &Value, path: &str| -> Option<Value> {
+            let mut v = record;
+            for part in path.split('.') {
+                v = v.get(part)?;
+            }
+            Some(v.clone())
+        };
+        let lower = |v: &Value| match v {
+            Value::Str(s) => Value::Str(s.to_lowercase()),
+            other => other.clone(),
+        };
+        let folded: Vec<(&str, Value)> = folded.iter().map(|(p, v)| (p.as_str(), lower(v))).collect();
+        for key in s.keys(table).expect("table") {
+            let Some(record) = s.record(t, &key) else { continue };
+            let matches = folded.iter().all(|(p, v)| at(record, p).is_some_and(|r| lower(&r) == *v))
+                && exact.iter().all(|(p, v)| at(record, p).as_ref() == Some(v));
+            if matches {
+                return Some(key);
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn a_shared_record_is_kept_exactly_when_reordering_would_leave_it() {
+        // Every map of up to four entries over three keys (duplicates too),
+        // each entry's value its position: against every other.
+        let mut maps: Vec<Vec<&str>> = vec![vec![]];
+        for len in 1..=4 {
+            let shorter: Vec<Vec<&str>> = maps.iter().filter(|m| m.len() == len - 1).cloned().collect();
+            for m in shorter {
+                for k in ["a", "b", "c"] {
+                    let mut longer = m.clone();
+                    longer.push(k);
+                    maps.push(longer);
+                }
+            }
+        }
+        let value = |keys: &[&str], offset: i64| {
+            Value::map(keys.iter().enumerate().map(|(i, k)| (k.to_string(), Value::Int(offset + i as i64))))
+        };
+        let mut kept = 0;
+        for old in &maps {
+            for new in &maps {
+                let (old, new) = (value(old, 100), value(new, 0));
+                let expected = ordered_like(Some(&old), new.clone());
+                let Value::Map(fields) = &old else { unreachable!() };
+                let Value::Map(pairs) = &new else { unreachable!() };
+                if keeps_order(fields, pairs) {
+                    assert_eq!(expected, new, "{old:?} {new:?}: said to keep the order");
+                    kept += 1;
+                }
+                assert_eq!(*ordered_shared(Some(&old), Args::from(new.clone())), expected, "{old:?} {new:?}");
+            }
+        }
+        assert!(kept > 1_000, "most pairs keep their order ({kept})");
+        assert_eq!(*ordered_shared(None, Args::from(value(&["b", "a"], 0))), value(&["b", "a"], 0));
+        assert_eq!(*ordered_shared(Some(&Value::Int(1)), Args::from(Value::Int(2))), Value::Int(2));
+    }
+
+    #[test]
+    fn first_key_finds_what_copying_every_field_finds() {
+        let names = ["Ann", "ann", "ANN", "Åsa", "åsa", "ΟΔΟΣ", "οδος", "οδοσ", "İ", "i̇", "x", "", "Straße", "STRASSE"];
+        let values: Vec<Value> = names
+            .iter()
+            .map(|n| Value::str(*n))
+            .chain([Value::Int(1), Value::Null, Value::Bool(true), Value::List(vec![Value::str("ann")])])
+            .collect();
+        let record = |i: usize| {
+            let v = |k: usize| values[(i * 7 + k * 3) % values.len()].clone();
+            Value::map([
+                ("name", Value::map([("first", v(0)), ("last", v(1))])),
+                ("zip", v(2)),
+                ("n", Value::Int((i % 3) as i64)),
+            ])
+        };
+        let rows = (0..40).map(|i| (format!("k{i:02}"), record(i))).collect();
+        let mut s = State::new(Arc::new(vec![Table::new("t", rows).expect("unique")]));
+        s.put("t", "k03".into(), record(50)).expect("table");
+        s.put("t", "new".into(), record(51)).expect("table");
+        assert!(s.remove("t", "k05").expect("table"));
+        let mut asked = 0;
+        for (i, a) in values.iter().enumerate() {
+            for b in values.iter().skip(i % 5).step_by(3) {
+                for (folded, exact) in [
+                    (vec![("name.first".to_string(), a.clone())], vec![]),
+                    (vec![("name.first".to_string(), a.clone()), ("name.last".to_string(), b.clone())], vec![]),
+                    (vec![("zip".to_string(), a.clone())], vec![("n".to_string(), Value::Int(1))]),
+                    (vec![], vec![("name.last".to_string(), b.clone())]),
+                    (vec![("name.nope".to_string(), a.clone())], vec![]),
+                ] {
+                    assert_eq!(
+                        s.first_key("t", &folded, &exact).expect("table"),
+                        first_key_copying(&s, "t", &folded, &exact),
+                        "{folded:?} {exact:?}"
+                    );
+                    asked += 1;
+                }
+            }
+        }
+        assert!(asked > 300);
+        let found = s.first_key("t", &[("name.first".into(), Value::str("ANN"))], &[]).expect("table");
+        assert!(found.is_some(), "a case-folded match exists");
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! map keys as process-wide names (a key from a scenario file is copied as a
 //! pointer).
 
-use agentsim_engine::{Key, Value};
+use agentsim_engine::{Args, Key, Value};
 
 use super::intern::intern;
 use super::placeholders::{MissingFact, Piece, is_name, pieces};
@@ -18,6 +18,11 @@ use super::placeholders::{MissingFact, Piece, is_name, pieces};
 pub struct Template {
     source: Value,
     node: Node,
+    /// The template filled, when it has no placeholder: what every fill
+    /// gives, made once and shared by every call made of it (a call's
+    /// arguments are copied on write, so a call that changes its copy does
+    /// not change this one).
+    literal: Option<Args>,
 }
 
 #[derive(Clone, Debug)]
@@ -42,7 +47,27 @@ impl Template {
     /// Compiles `source`.
     pub fn new(source: Value) -> Template {
         let node = compile(&source);
-        Template { source, node }
+        let literal = match &node {
+            Node::Literal(value) => Some(Args::from(value.clone())),
+            _ => None,
+        };
+        Template { source, node, literal }
+    }
+
+    /// The arguments every fill gives, shared, when the template has no
+    /// placeholder (`fill` gives a copy of them).
+    #[cfg(test)]
+    fn literal(&self) -> Option<&Args> {
+        self.literal.as_ref()
+    }
+
+    /// The template with `facts` put in, as a call's arguments: shared when
+    /// the template has no placeholder, else as [`Template::fill`] gives them.
+    pub fn fill_args(&self, facts: &Value) -> Result<Args, MissingFact> {
+        match &self.literal {
+            Some(args) => Ok(args.clone()),
+            None => fill(&self.node, facts).map(Args::from),
+        }
     }
 
     /// The template as written.
@@ -229,6 +254,15 @@ mod tests {
         for template in templates {
             let compiled = Template::new(template.clone());
             assert_eq!(compiled.fill(&facts), expected(&template, &facts), "{template:?}");
+            let args = compiled.fill_args(&facts).map(Args::into_value);
+            assert_eq!(args, expected(&template, &facts), "{template:?}: as a call's arguments");
+            let mut needed_any = Vec::new();
+            needed_facts(&template, &mut needed_any);
+            assert_eq!(
+                compiled.literal().is_some(),
+                needed_any.is_empty(),
+                "{template:?}: literal when it needs no fact"
+            );
             let mut needed = Vec::new();
             needed_facts(&template, &mut needed);
             let missing = needed.iter().find(|n| facts.get(n.as_str()).is_none()).map(String::as_str);
