@@ -153,22 +153,36 @@ impl Case {
         give_up: bool,
         more: impl FnOnce() -> String,
     ) -> Result<String, Action> {
+        self.open(about, user, give_up, more)?;
+        Ok(user.cloned().expect("an open case knows its user"))
+    }
+
+    /// [`Case::opening`] without the copy of the user's id: `Ok` when none of
+    /// the opening moves applies (then `user` is `Some`), for an expert that
+    /// reads its user's id where it keeps it and copies it only into a call.
+    pub fn open(
+        &mut self,
+        about: &Opening,
+        user: Option<&String>,
+        give_up: bool,
+        more: impl FnOnce() -> String,
+    ) -> Result<(), Action> {
         if let Some(last) = self.closed(about.who) {
             return Err(last);
         }
-        let Some(user) = user.cloned() else {
+        let Some(user) = user else {
             return Err(Action::Idle { wake_at_ms: None });
         };
         if self.must_escalate() || give_up {
             self.escalating = true;
             let reason =
                 format!("could not {} ({} failures, {} refusals{})", about.goal, self.failures, self.blocks, more());
-            return Err(self.escalation(about.user_arg, user, reason));
+            return Err(self.escalation(about.user_arg, user.clone(), reason));
         }
         if self.needs_auth {
             return Err(self.renew_session());
         }
-        Ok(user)
+        Ok(())
     }
 }
 
