@@ -48,7 +48,9 @@ struct Refund {
 
 /// The id of the refund at `place` in the desk's list.
 fn refund_id(place: usize) -> String {
-    format!("R{}", 9001 + place)
+    // Joined, not formatted (the world's texts on the hot path are; tested
+    // against `format!` in `texts_equal_the_formatter_s`).
+    ["R", itoa::Buffer::new().format(9001 + place)].concat()
 }
 
 /// The world's own events.
@@ -547,11 +549,14 @@ impl<'c> SupportDesk<'c> {
         if !right {
             let mut content = self.request(&t);
             content.set("confirm", Value::Bool(false));
-            let text = format!(
-                "No, that's not it: I meant the {} from order {}.",
+            let text = [
+                "No, that's not it: I meant the ",
                 self.item_name(&t),
-                self.config.orders[t.order].id
-            );
+                " from order ",
+                &self.config.orders[t.order].id,
+                ".",
+            ]
+            .concat();
             return Message { text, content };
         }
         if self.user.persona == Persona::ChangesMind && !self.user.mind_changed {
@@ -574,11 +579,14 @@ impl<'c> SupportDesk<'c> {
         let mut content = self.request(&alt);
         content.set("confirm", Value::Bool(false));
         content.set("changed_mind", Value::Bool(true));
-        let text = format!(
-            "Actually, sorry, could you refund the {} from order {} instead?",
+        let text = [
+            "Actually, sorry, could you refund the ",
             self.item_name(&alt),
-            self.config.orders[alt.order].id
-        );
+            " from order ",
+            &self.config.orders[alt.order].id,
+            " instead?",
+        ]
+        .concat();
         Message { text, content }
     }
 
@@ -606,7 +614,8 @@ impl<'c> SupportDesk<'c> {
             "ask" => {
                 let t = self.user.record.target.clone();
                 let at = self.reply_at(now_ms);
-                let text = format!("It's the {} from order {}.", self.item_name(&t), self.config.orders[t.order].id);
+                let text =
+                    ["It's the ", self.item_name(&t), " from order ", &self.config.orders[t.order].id, "."].concat();
                 cx.tell_agent(at, Message { text, content: self.request(&t) });
             }
             "done" => {
@@ -745,15 +754,16 @@ impl SupportDesk<'_> {
         let order_id = &self.config.orders[t.order].id;
         let (text, content) = match self.user.persona {
             Persona::Vague => (
-                format!("Hi, this is {} ({}). I want my money back for the {item} I bought.", c.name, c.id),
+                ["Hi, this is ", &c.name, " (", &c.id, "). I want my money back for the ", item, " I bought."].concat(),
                 Value::map([("customer_id", Value::str(&c.id)), ("item", Value::str(item))]),
             ),
             Persona::Clear | Persona::ChangesMind | Persona::Impatient if t.item.is_none() => (
-                format!("Hi, this is {} ({}). Please refund my whole order {order_id}.", c.name, c.id),
+                ["Hi, this is ", &c.name, " (", &c.id, "). Please refund my whole order ", order_id, "."].concat(),
                 self.request(&t),
             ),
             Persona::Clear | Persona::ChangesMind | Persona::Impatient => (
-                format!("Hi, this is {} ({}). Please refund the {item} from order {order_id}.", c.name, c.id),
+                ["Hi, this is ", &c.name, " (", &c.id, "). Please refund the ", item, " from order ", order_id, "."]
+                    .concat(),
                 self.request(&t),
             ),
         };
@@ -810,13 +820,15 @@ impl SupportDesk<'_> {
             user.told_cents.iter().all(|(at, cents)| *cents > 0 && self.refunded_cents(t.order, *at) == *cents)
         });
         if let Some(left) = user.left_at_ms {
-            let detail = format!("the customer left after {} s without a refund", left / 1_000);
+            let mut seconds = itoa::Buffer::new();
+            let detail = ["the customer left after ", seconds.format(left / 1_000), " s without a refund"].concat();
             return case.verdict_told(false, milestone, detail, told_accurately);
         }
+        let mut cents = itoa::Buffer::new();
         let detail = if success {
-            format!("refunded {want_cents} cents on {order_id} and told the customer")
+            ["refunded ", cents.format(want_cents), " cents on ", order_id, " and told the customer"].concat()
         } else if own.is_empty() {
-            format!("no refund issued (wanted {want_cents} cents on {order_id})")
+            ["no refund issued (wanted ", cents.format(want_cents), " cents on ", order_id, ")"].concat()
         } else if own.len() > 1 && completed_at_ms.is_none() {
             format!("{} refunds issued (wanted one of {want_cents} cents on {order_id})", own.len())
         } else if right_refund.is_none() && completed_at_ms.is_none() {
@@ -837,6 +849,22 @@ impl SupportDesk<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The texts joined from pieces print numbers as the formatter does
+    /// (refund ids, cents that may be negative, seconds).
+    #[test]
+    fn texts_equal_the_formatter_s() {
+        for place in (0..2_000).chain([usize::MAX - 9_001]) {
+            assert_eq!(refund_id(place), format!("R{}", 9001 + place));
+        }
+        let cents = [0, 1, -1, 9, 10, -10, 12_345, i64::MIN, i64::MAX];
+        for c in cents.into_iter().chain((-300..300).map(|i| i * 37)) {
+            assert_eq!(itoa::Buffer::new().format(c), c.to_string());
+        }
+        for ms in [0u64, 999, 1_000, 61_234, u64::MAX] {
+            assert_eq!(itoa::Buffer::new().format(ms / 1_000), (ms / 1_000).to_string());
+        }
+    }
 
     /// What support_desk keeps of every session once it ended: its judge's
     /// record (the customer, its conversation and its user's stream go).
