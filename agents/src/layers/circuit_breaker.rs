@@ -18,11 +18,10 @@
 //! Place it tool-side of a retry layer (listed after it) to count every attempt
 //! and cut retries short while the circuit is open.
 
-use std::collections::VecDeque;
-
 use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, TimeMs, ToolCall, ToolId, Value};
 use serde::{Deserialize, Serialize};
 
+use crate::outcomes::Outcomes;
 use crate::{catalog, notes};
 
 /// Why the breaker refused a call: the circuit of its tool is open or
@@ -98,8 +97,9 @@ enum State {
 #[derive(Clone, Debug)]
 struct Circuit {
     state: State,
-    /// Outcomes of the latest calls while closed: true for a failure.
-    window: VecDeque<bool>,
+    /// Outcomes of the latest calls while closed (bits for a window of up
+    /// to 64 calls: no allocation).
+    window: Outcomes,
 }
 
 /// A stack layer with one circuit per tool.
@@ -130,7 +130,8 @@ impl CircuitBreaker {
         let index = match self.circuits.iter().position(|(t, _)| *t == tool) {
             Some(index) => index,
             None => {
-                self.circuits.push((tool, Circuit { state: State::Closed, window: VecDeque::new() }));
+                let window = Outcomes::new(self.config.window);
+                self.circuits.push((tool, Circuit { state: State::Closed, window }));
                 self.circuits.len() - 1
             }
         };
@@ -147,12 +148,9 @@ impl CircuitBreaker {
         let circuit = self.circuit(tool);
         match circuit.state {
             State::Closed => {
-                circuit.window.push_back(failed);
-                while circuit.window.len() > window.max(1) as usize {
-                    circuit.window.pop_front();
-                }
-                let calls = circuit.window.len() as u64;
-                let failures = circuit.window.iter().filter(|f| **f).count() as u64;
+                circuit.window.push(failed, window);
+                let calls = circuit.window.calls();
+                let failures = circuit.window.failures();
                 if calls >= u64::from(minimum_throughput.max(1))
                     && failures * 100 >= u64::from(failure_rate_pct) * calls
                 {
