@@ -66,6 +66,7 @@ impl Case {
     /// Takes in that the user spoke: nothing is awaited any more. Returns true
     /// when the message was a goodbye (`left: true`); the expert then reads no
     /// further, since nothing the user says can be acted on.
+    #[inline]
     pub fn hear(&mut self, content: &Value) -> bool {
         self.awaiting_user = false;
         if content.get("left") == Some(&Value::Bool(true)) {
@@ -98,6 +99,7 @@ impl Case {
     /// The expert's last action when the case is closed: done once a human has
     /// it, given up once the user (called `who`) has left. `None` while it is
     /// open.
+    #[inline]
     pub fn closed(&self, who: &str) -> Option<Action> {
         if self.escalated {
             return Some(Action::Finish(Finish::Done));
@@ -187,6 +189,7 @@ impl Case {
 }
 
 /// The action that calls `tool` with `args`.
+#[inline]
 pub fn call(tool: ToolId, args: Value) -> Action {
     Action::Call(ToolCall::new(tool, args))
 }
@@ -195,6 +198,7 @@ pub fn call(tool: ToolId, args: Value) -> Action {
 /// begins unless the input is the expert's own wake-up, which carries out the
 /// decision taken when it chose to wait ("wait, then retry") without a new
 /// model call.
+#[inline]
 pub fn begin_step(input: &Input, cx: &mut AgentCx<'_>) {
     cx.read(input);
     if *input != Input::Wake {

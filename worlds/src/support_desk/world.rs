@@ -103,7 +103,7 @@ pub struct SupportDesk<'c> {
     /// look-up reads the order's refunds, not every refund of the run).
     refunds_of: Vec<Vec<u32>>,
     /// The refund each idempotency key made (only looked up).
-    refund_by_key: std::collections::HashMap<String, u32>,
+    refund_by_key: crate::kit::by_id::ById<String, u32>,
     /// Every amount refunded so far (what a customer may be told).
     refunded_amounts: std::collections::BTreeSet<i64>,
     /// The customer of the session being handled.
@@ -244,7 +244,7 @@ impl<'c> SupportDesk<'c> {
             moving: vec![false; config.orders.len()],
             refunds: Vec::new(),
             refunds_of: vec![Vec::new(); config.orders.len()],
-            refund_by_key: std::collections::HashMap::new(),
+            refund_by_key: crate::kit::by_id::with_capacity(0),
             refunded_amounts: std::collections::BTreeSet::new(),
             user: Box::new(user),
             seats: Seats::new(),
