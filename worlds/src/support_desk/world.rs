@@ -9,6 +9,7 @@ use agentsim_engine::{
 };
 
 use super::config::{OrderStatus, SupportDeskConfig};
+use super::status_history::StatusHistory;
 use crate::kit::args::{int_arg, one_of_arg, str_arg};
 use crate::kit::goodbye::Goodbye;
 use crate::kit::outbox::Outbox;
@@ -91,7 +92,7 @@ pub struct SupportDesk<'c> {
     config: &'c SupportDeskConfig,
     world_rng: Stream,
     /// Per order: (time, status) changes, oldest first.
-    status: Vec<Vec<(TimeMs, OrderStatus)>>,
+    status: Vec<StatusHistory>,
     /// The run's streams, for the customers of sessions that arrive later.
     streams: StreamSource,
     /// Per order: whether its status changes are already scheduled (two
@@ -195,20 +196,23 @@ impl Customer {
         let item = (!whole_order).then_some(item_draw);
         let persona = draw(&config.personas.weights(), &mut user_rng).unwrap_or(Persona::Clear);
         // Another item of the same customer, preferring the same order.
-        let others: Vec<Target> = orders
-            .iter()
-            .flat_map(|&o| (0..config.orders[o].items.len()).map(move |i| Target { order: o, item: Some(i) }))
-            .filter(|t| !(t.order == order && t.item == item))
-            .collect();
+        // Walked, not collected: counted, then walked again to the one drawn.
+        let others = || {
+            orders
+                .iter()
+                .flat_map(|&o| (0..config.orders[o].items.len()).map(move |i| Target { order: o, item: Some(i) }))
+                .filter(move |t| !(t.order == order && t.item == item))
+        };
         let alternative_draw = user_rng.next_u64();
-        let alternative = (!others.is_empty()).then(|| {
-            let same_order: Vec<&Target> = others.iter().filter(|t| t.order == order).collect();
-            if same_order.is_empty() {
-                others[(alternative_draw % others.len() as u64) as usize].clone()
-            } else {
-                same_order[(alternative_draw % same_order.len() as u64) as usize].clone()
-            }
-        });
+        let (others_count, same_order_count) =
+            others().fold((0u64, 0u64), |(all, same), t| (all + 1, same + u64::from(t.order == order)));
+        let alternative = if others_count == 0 {
+            None
+        } else if same_order_count == 0 {
+            others().nth((alternative_draw % others_count) as usize)
+        } else {
+            others().filter(|t| t.order == order).nth((alternative_draw % same_order_count) as usize)
+        };
         let persona = if persona == Persona::ChangesMind && alternative.is_none() { Persona::Clear } else { persona };
         Customer {
             user_rng,
@@ -240,7 +244,7 @@ impl<'c> SupportDesk<'c> {
         Self {
             config,
             world_rng: streams.stream("world"),
-            status: config.orders.iter().map(|o| vec![(0, o.status)]).collect(),
+            status: config.orders.iter().map(|o| StatusHistory::new(o.status)).collect(),
             moving: vec![false; config.orders.len()],
             refunds: Vec::new(),
             refunds_of: vec![Vec::new(); config.orders.len()],
@@ -296,7 +300,7 @@ impl<'c> SupportDesk<'c> {
     }
 
     fn status_at(&self, order: usize, at_ms: TimeMs) -> OrderStatus {
-        self.status[order].iter().rev().find(|(t, _)| *t <= at_ms).map(|(_, s)| *s).unwrap_or_default()
+        self.status[order].at(at_ms)
     }
 
     /// The refunds of `order`, oldest first.
@@ -376,7 +380,7 @@ impl<'c> SupportDesk<'c> {
         let o = &self.config.orders[order];
         // The history starts with the order's status at time 0: a look-up at
         // any time finds a status.
-        assert!(self.status[order].first().is_some_and(|(t, _)| *t == 0), "order {} has no status at time 0", o.id);
+        assert!(self.status[order].entries().first().is_some_and(|(t, _)| *t == 0), "order {} has no status at time 0", o.id);
         if order == self.user.record.target.order && as_of_ms == now_ms {
             self.user.order_found = true;
             self.user.record.progress.reach("order_found", now_ms);
@@ -782,7 +786,7 @@ impl SupportDesk<'_> {
             {
                 let current = self.status_at(order, cx.now_ms);
                 if let Some(next) = current.next() {
-                    self.status[order].push((cx.now_ms, next));
+                    self.status[order].push(cx.now_ms, next);
                     cx.note(
                         "order_status",
                         Value::map([
