@@ -102,19 +102,29 @@ struct Circuit {
     window: Outcomes,
 }
 
+impl Circuit {
+    /// A closed circuit with an empty window of `window` calls.
+    fn new(window: u32) -> Self {
+        Circuit { state: State::Closed, window: Outcomes::new(window) }
+    }
+}
+
 /// A stack layer with one circuit per tool.
 pub struct CircuitBreaker {
     inner: Box<dyn Agent>,
     config: BreakerConfig,
-    /// One circuit per tool called, in order of first call: a catalog has a
-    /// few tools, so a scan beats a tree (nothing iterates them in order).
+    /// The circuit of the first tool called, inline (most stacks call one
+    /// tool or a few: a circuit then costs no allocation).
+    first: Option<(ToolId, Circuit)>,
+    /// One circuit per other tool called, in order of first call: a catalog
+    /// has a few tools, so a scan beats a tree (nothing iterates them).
     circuits: Vec<(ToolId, Circuit)>,
 }
 
 impl CircuitBreaker {
     /// Wraps `inner`. The breaker draws no randomness.
     pub fn new(inner: Box<dyn Agent>, config: BreakerConfig) -> Self {
-        Self { inner, config, circuits: Vec::new() }
+        Self { inner, config, first: None, circuits: Vec::new() }
     }
 
     fn guarded(&self, tool: ToolId, cx: &AgentCx<'_>) -> bool {
@@ -126,12 +136,21 @@ impl CircuitBreaker {
         Value::str(catalog::name(cx.catalog, tool))
     }
 
+    #[inline]
     fn circuit(&mut self, tool: ToolId) -> &mut Circuit {
+        match self.first.as_ref().map(|(first, _)| *first) {
+            None => &mut self.first.insert((tool, Circuit::new(self.config.window))).1,
+            Some(first) if first == tool => &mut self.first.as_mut().expect("the first circuit is there").1,
+            Some(_) => self.other_circuit(tool),
+        }
+    }
+
+    /// The circuit of `tool`, which is not the first tool called.
+    fn other_circuit(&mut self, tool: ToolId) -> &mut Circuit {
         let index = match self.circuits.iter().position(|(t, _)| *t == tool) {
             Some(index) => index,
             None => {
-                let window = Outcomes::new(self.config.window);
-                self.circuits.push((tool, Circuit { state: State::Closed, window }));
+                self.circuits.push((tool, Circuit::new(self.config.window)));
                 self.circuits.len() - 1
             }
         };

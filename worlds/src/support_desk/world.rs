@@ -31,7 +31,7 @@ pub const WHOLE_ORDER: &str = "whole order";
 
 /// What the customer wants refunded: one item of an order, or all of it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct Target {
+pub(super) struct Target {
     order: usize,
     item: Option<usize>,
 }
@@ -367,11 +367,26 @@ impl<'c> SupportDesk<'c> {
 
     /// Customer `customer`'s request for `t`.
     fn request_by(&self, customer: usize, t: &Target) -> Value {
-        Value::map([
-            ("customer_id", Value::str(&self.config.customers[customer].id)),
-            ("order_id", Value::str(&self.config.orders[t.order].id)),
-            ("item", Value::str(self.item_name(t))),
-        ])
+        self.request_with(customer, t, [])
+    }
+
+    /// The request for `t` with `more` fields after its own, as
+    /// `Value::set` of each on [`SupportDesk::request`] would add them (none
+    /// of them is a request's field), built at its size at once.
+    pub(super) fn request_and<const N: usize>(&self, t: &Target, more: [(&'static str, Value); N]) -> Value {
+        self.request_with(self.user.record.customer, t, more)
+    }
+
+    fn request_with<const N: usize>(&self, customer: usize, t: &Target, more: [(&'static str, Value); N]) -> Value {
+        let mut pairs = Vec::with_capacity(3 + N);
+        pairs.push(("customer_id".into(), Value::str(&self.config.customers[customer].id)));
+        pairs.push(("order_id".into(), Value::str(&self.config.orders[t.order].id)));
+        pairs.push(("item".into(), Value::str(self.item_name(t))));
+        for (key, value) in more {
+            assert!(!matches!(key, "customer_id" | "order_id" | "item"), "`{key}` is a request's own field");
+            pairs.push((key.into(), value));
+        }
+        Value::Map(pairs)
     }
 
     fn lookup_order(&mut self, args: &Value, as_of_ms: TimeMs, now_ms: TimeMs) -> Result<Value, ToolError> {
@@ -551,8 +566,7 @@ impl<'c> SupportDesk<'c> {
         let right =
             order == self.config.orders[t.order].id && item == self.item_name(&t) && amount == self.amount_cents(&t);
         if !right {
-            let mut content = self.request(&t);
-            content.set("confirm", Value::Bool(false));
+            let content = self.request_and(&t, [("confirm", Value::Bool(false))]);
             let text = [
                 "No, that's not it: I meant the ",
                 self.item_name(&t),
@@ -568,8 +582,7 @@ impl<'c> SupportDesk<'c> {
         }
         self.user.confirmed = true;
         self.user.record.progress.reach("confirmed", now_ms);
-        let mut content = self.request(&t);
-        content.set("confirm", Value::Bool(true));
+        let content = self.request_and(&t, [("confirm", Value::Bool(true))]);
         Message { text: "Yes, that's right, go ahead.".into(), content }
     }
 
@@ -580,9 +593,7 @@ impl<'c> SupportDesk<'c> {
         assert!(alt != self.user.record.target, "a change of mind asks for another item");
         self.user.mind_changed = true;
         self.user.record.target = alt.clone();
-        let mut content = self.request(&alt);
-        content.set("confirm", Value::Bool(false));
-        content.set("changed_mind", Value::Bool(true));
+        let content = self.request_and(&alt, [("confirm", Value::Bool(false)), ("changed_mind", Value::Bool(true))]);
         let text = [
             "Actually, sorry, could you refund the ",
             self.item_name(&alt),
@@ -853,6 +864,33 @@ impl SupportDesk<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A request built with more fields is the request with each set on it.
+    #[test]
+    fn request_and_equals_the_request_with_fields_set() {
+        let config = SupportDeskConfig::default();
+        for seed in 0..20 {
+            let desk = SupportDesk::new(&config, &StreamSource::new([7; 32], seed));
+            let targets = (0..config.orders.len())
+                .flat_map(|order| {
+                    let items = config.orders[order].items.len();
+                    std::iter::once(Target { order, item: None })
+                        .chain((0..items).map(move |i| Target { order, item: Some(i) }))
+                })
+                .collect::<Vec<_>>();
+            for t in &targets {
+                let mut set = desk.request(t);
+                set.set("confirm", Value::Bool(false));
+                set.set("changed_mind", Value::Bool(true));
+                let built =
+                    desk.request_and(t, [("confirm", Value::Bool(false)), ("changed_mind", Value::Bool(true))]);
+                assert_eq!(built, set);
+                let mut one = desk.request(t);
+                one.set("confirm", Value::Bool(true));
+                assert_eq!(desk.request_and(t, [("confirm", Value::Bool(true))]), one);
+            }
+        }
+    }
 
     /// The texts joined from pieces print numbers as the formatter does
     /// (refund ids, cents that may be negative, seconds).
