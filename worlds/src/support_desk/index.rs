@@ -7,8 +7,8 @@
 use std::collections::HashMap;
 
 use super::config::SupportDeskConfig;
-use crate::kit::by_id::{self, ById};
 use super::world::WHOLE_ORDER;
+use crate::kit::by_id::{self, ById};
 use crate::talk::Lexicon;
 
 /// Look-ups over one [`SupportDeskConfig`]. Only looked up, never iterated:

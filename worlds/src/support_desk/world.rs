@@ -395,7 +395,11 @@ impl<'c> SupportDesk<'c> {
         let o = &self.config.orders[order];
         // The history starts with the order's status at time 0: a look-up at
         // any time finds a status.
-        assert!(self.status[order].entries().first().is_some_and(|(t, _)| *t == 0), "order {} has no status at time 0", o.id);
+        assert!(
+            self.status[order].entries().first().is_some_and(|(t, _)| *t == 0),
+            "order {} has no status at time 0",
+            o.id
+        );
         if order == self.user.record.target.order && as_of_ms == now_ms {
             self.user.order_found = true;
             self.user.record.progress.reach("order_found", now_ms);
@@ -882,8 +886,7 @@ mod tests {
                 let mut set = desk.request(t);
                 set.set("confirm", Value::Bool(false));
                 set.set("changed_mind", Value::Bool(true));
-                let built =
-                    desk.request_and(t, [("confirm", Value::Bool(false)), ("changed_mind", Value::Bool(true))]);
+                let built = desk.request_and(t, [("confirm", Value::Bool(false)), ("changed_mind", Value::Bool(true))]);
                 assert_eq!(built, set);
                 let mut one = desk.request(t);
                 one.set("confirm", Value::Bool(true));
