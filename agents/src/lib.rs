@@ -38,6 +38,7 @@ pub mod layers;
 pub mod llm;
 pub mod noisy;
 mod notes;
+mod outcomes;
 pub mod preset;
 mod reuse;
 pub mod stack;

@@ -18,11 +18,10 @@
 //! Place it tool-side of a retry layer (listed after it) to count every attempt
 //! and cut retries short while the circuit is open.
 
-use std::collections::VecDeque;
-
 use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, TimeMs, ToolCall, ToolId, Value};
 use serde::{Deserialize, Serialize};
 
+use crate::outcomes::Outcomes;
 use crate::{catalog, notes};
 
 /// Why the breaker refused a call: the circuit of its tool is open or
@@ -98,23 +97,34 @@ enum State {
 #[derive(Clone, Debug)]
 struct Circuit {
     state: State,
-    /// Outcomes of the latest calls while closed: true for a failure.
-    window: VecDeque<bool>,
+    /// Outcomes of the latest calls while closed (bits for a window of up
+    /// to 64 calls: no allocation).
+    window: Outcomes,
+}
+
+impl Circuit {
+    /// A closed circuit with an empty window of `window` calls.
+    fn new(window: u32) -> Self {
+        Circuit { state: State::Closed, window: Outcomes::new(window) }
+    }
 }
 
 /// A stack layer with one circuit per tool.
 pub struct CircuitBreaker {
     inner: Box<dyn Agent>,
     config: BreakerConfig,
-    /// One circuit per tool called, in order of first call: a catalog has a
-    /// few tools, so a scan beats a tree (nothing iterates them in order).
+    /// The circuit of the first tool called, inline (most stacks call one
+    /// tool or a few: a circuit then costs no allocation).
+    first: Option<(ToolId, Circuit)>,
+    /// One circuit per other tool called, in order of first call: a catalog
+    /// has a few tools, so a scan beats a tree (nothing iterates them).
     circuits: Vec<(ToolId, Circuit)>,
 }
 
 impl CircuitBreaker {
     /// Wraps `inner`. The breaker draws no randomness.
     pub fn new(inner: Box<dyn Agent>, config: BreakerConfig) -> Self {
-        Self { inner, config, circuits: Vec::new() }
+        Self { inner, config, first: None, circuits: Vec::new() }
     }
 
     fn guarded(&self, tool: ToolId, cx: &AgentCx<'_>) -> bool {
@@ -126,11 +136,21 @@ impl CircuitBreaker {
         Value::str(catalog::name(cx.catalog, tool))
     }
 
+    #[inline]
     fn circuit(&mut self, tool: ToolId) -> &mut Circuit {
+        match self.first.as_ref().map(|(first, _)| *first) {
+            None => &mut self.first.insert((tool, Circuit::new(self.config.window))).1,
+            Some(first) if first == tool => &mut self.first.as_mut().expect("the first circuit is there").1,
+            Some(_) => self.other_circuit(tool),
+        }
+    }
+
+    /// The circuit of `tool`, which is not the first tool called.
+    fn other_circuit(&mut self, tool: ToolId) -> &mut Circuit {
         let index = match self.circuits.iter().position(|(t, _)| *t == tool) {
             Some(index) => index,
             None => {
-                self.circuits.push((tool, Circuit { state: State::Closed, window: VecDeque::new() }));
+                self.circuits.push((tool, Circuit::new(self.config.window)));
                 self.circuits.len() - 1
             }
         };
@@ -147,12 +167,9 @@ impl CircuitBreaker {
         let circuit = self.circuit(tool);
         match circuit.state {
             State::Closed => {
-                circuit.window.push_back(failed);
-                while circuit.window.len() > window.max(1) as usize {
-                    circuit.window.pop_front();
-                }
-                let calls = circuit.window.len() as u64;
-                let failures = circuit.window.iter().filter(|f| **f).count() as u64;
+                circuit.window.push(failed, window);
+                let calls = circuit.window.calls();
+                let failures = circuit.window.failures();
                 if calls >= u64::from(minimum_throughput.max(1))
                     && failures * 100 >= u64::from(failure_rate_pct) * calls
                 {

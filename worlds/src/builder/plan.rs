@@ -38,20 +38,21 @@ impl Known {
 
     /// `tool`'s latest accepted answer.
     pub fn answer(&self, tool: &str) -> Option<&Value> {
-        self.results.iter().find(|l| l.name == tool).map(|l| &l.answer)
+        self.results.iter().find(|l| *l.name == *tool).map(|l| &l.answer)
     }
 
     fn args_of(&self, tool: &str) -> Value {
-        self.results.iter().find(|l| l.name == tool).map_or(Value::Map(Vec::new()), |l| Value::clone(&l.args))
+        self.results.iter().find(|l| *l.name == *tool).map_or(Value::Map(Vec::new()), |l| Value::clone(&l.args))
     }
 
-    /// Keeps `answer` and `args` as the latest of `tool` (called `name`; the
-    /// id is compared, the name is what steps ask by). Taken, not copied: the
+    /// Keeps `answer` and `args` as the latest of `tool` (called `name`, asked
+    /// for only the first time; the id is compared, the name is what steps
+    /// ask by). Taken, not copied: the
     /// result is the expert's own once delivered.
-    fn learn(&mut self, tool: ToolId, name: &str, answer: Value, args: Args) {
+    fn learn(&mut self, tool: ToolId, name: impl FnOnce() -> Arc<str>, answer: Value, args: Args) {
         match self.results.iter_mut().find(|l| l.tool == tool) {
             Some(learnt) => (learnt.answer, learnt.args) = (answer, args),
-            None => self.results.push(Learnt { tool, name: name.to_string(), answer, args }),
+            None => self.results.push(Learnt { tool, name: name(), answer, args }),
         }
     }
 }
@@ -60,8 +61,9 @@ impl Known {
 #[derive(Clone, Debug)]
 struct Learnt {
     tool: ToolId,
-    /// The tool's name in the catalog (one name for one id).
-    name: String,
+    /// The tool's name in the catalog (one name for one id), shared with
+    /// the resolved plan's names: learning a tool allocates no name.
+    name: Arc<str>,
     answer: Value,
     args: Args,
 }
@@ -127,13 +129,26 @@ impl Plan {
             let verify = s.verify.as_ref().map(|(read, check)| Ok::<_, BuildError>((id(read)?, Arc::clone(check))));
             Ok(Step { tool: id(&s.tool)?, args: Arc::clone(&s.args), verify: verify.transpose()? })
         });
-        Ok(Steps(steps.collect::<Result<_, BuildError>>()?))
+        let names = catalog.specs().iter().map(|spec| Arc::from(spec.def.name.as_str())).collect();
+        Ok(Steps(steps.collect::<Result<_, BuildError>>()?, names))
     }
 }
 
-/// A plan resolved over a catalog.
+/// A plan resolved over a catalog, and the catalog's tool names by id.
 #[derive(Clone)]
-pub(crate) struct Steps(Vec<Step<ToolId>>);
+pub(crate) struct Steps(Vec<Step<ToolId>>, Vec<Arc<str>>);
+
+impl Steps {
+    /// `tool`'s name in `catalog`: the resolved name when the catalog is the
+    /// one the plan was resolved over (it always is; compared, to be sure).
+    fn name(&self, tool: ToolId, catalog: &Catalog) -> Arc<str> {
+        let name = catalog.name(tool);
+        match self.1.get(usize::from(tool.0)) {
+            Some(resolved) if **resolved == *name => Arc::clone(resolved),
+            _ => Arc::from(name),
+        }
+    }
+}
 
 /// The expert that follows a plan.
 pub(crate) struct PlanExpert {
@@ -172,7 +187,8 @@ impl PlanExpert {
         };
         let tool = call.tool;
         self.case.accepted(tool);
-        self.known.learn(tool, cx.catalog.name(tool), body.into_value(), call.args);
+        let steps = &self.steps;
+        self.known.learn(tool, || steps.name(tool, cx.catalog), body.into_value(), call.args);
         let step = self.steps.0.get(self.next)?;
         match &step.verify {
             Some((read, applied)) if self.verifying && *read == tool => {

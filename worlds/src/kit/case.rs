@@ -66,6 +66,7 @@ impl Case {
     /// Takes in that the user spoke: nothing is awaited any more. Returns true
     /// when the message was a goodbye (`left: true`); the expert then reads no
     /// further, since nothing the user says can be acted on.
+    #[inline]
     pub fn hear(&mut self, content: &Value) -> bool {
         self.awaiting_user = false;
         if content.get("left") == Some(&Value::Bool(true)) {
@@ -98,6 +99,7 @@ impl Case {
     /// The expert's last action when the case is closed: done once a human has
     /// it, given up once the user (called `who`) has left. `None` while it is
     /// open.
+    #[inline]
     pub fn closed(&self, who: &str) -> Option<Action> {
         if self.escalated {
             return Some(Action::Finish(Finish::Done));
@@ -153,26 +155,41 @@ impl Case {
         give_up: bool,
         more: impl FnOnce() -> String,
     ) -> Result<String, Action> {
+        self.open(about, user, give_up, more)?;
+        Ok(user.cloned().expect("an open case knows its user"))
+    }
+
+    /// [`Case::opening`] without the copy of the user's id: `Ok` when none of
+    /// the opening moves applies (then `user` is `Some`), for an expert that
+    /// reads its user's id where it keeps it and copies it only into a call.
+    pub fn open(
+        &mut self,
+        about: &Opening,
+        user: Option<&String>,
+        give_up: bool,
+        more: impl FnOnce() -> String,
+    ) -> Result<(), Action> {
         if let Some(last) = self.closed(about.who) {
             return Err(last);
         }
-        let Some(user) = user.cloned() else {
+        let Some(user) = user else {
             return Err(Action::Idle { wake_at_ms: None });
         };
         if self.must_escalate() || give_up {
             self.escalating = true;
             let reason =
                 format!("could not {} ({} failures, {} refusals{})", about.goal, self.failures, self.blocks, more());
-            return Err(self.escalation(about.user_arg, user, reason));
+            return Err(self.escalation(about.user_arg, user.clone(), reason));
         }
         if self.needs_auth {
             return Err(self.renew_session());
         }
-        Ok(user)
+        Ok(())
     }
 }
 
 /// The action that calls `tool` with `args`.
+#[inline]
 pub fn call(tool: ToolId, args: Value) -> Action {
     Action::Call(ToolCall::new(tool, args))
 }
@@ -181,6 +198,7 @@ pub fn call(tool: ToolId, args: Value) -> Action {
 /// begins unless the input is the expert's own wake-up, which carries out the
 /// decision taken when it chose to wait ("wait, then retry") without a new
 /// model call.
+#[inline]
 pub fn begin_step(input: &Input, cx: &mut AgentCx<'_>) {
     cx.read(input);
     if *input != Input::Wake {

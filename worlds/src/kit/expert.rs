@@ -120,9 +120,35 @@ impl<P: Policy + Send, N: ToolNames + Send> Agent for Planner<P, N> {
 /// Takes the string a user's message carries under `field` into `slot` (a
 /// `String`, or an `Option<String>` then known); a message without one
 /// leaves what the expert knew.
-pub fn take_str<T: From<String>>(content: &Value, field: &str, slot: &mut T) {
+pub fn take_str<T: StrSlot>(content: &Value, field: &str, slot: &mut T) {
     if let Some(s) = content.get(field).and_then(Value::as_str) {
-        *slot = T::from(s.to_string());
+        slot.set_str(s);
+    }
+}
+
+/// Where [`take_str`] keeps a string: set in place, so that a user who says
+/// again what the expert knows (every message repeats their id) costs no
+/// allocation.
+pub trait StrSlot {
+    /// Holds `s` from now on (the same value as `s.to_string()` would give).
+    fn set_str(&mut self, s: &str);
+}
+
+impl StrSlot for String {
+    fn set_str(&mut self, s: &str) {
+        if self != s {
+            self.clear();
+            self.push_str(s);
+        }
+    }
+}
+
+impl StrSlot for Option<String> {
+    fn set_str(&mut self, s: &str) {
+        match self {
+            Some(held) => held.set_str(s),
+            None => *self = Some(s.to_string()),
+        }
     }
 }
 
@@ -130,5 +156,32 @@ pub fn take_str<T: From<String>>(content: &Value, field: &str, slot: &mut T) {
 pub fn take_int<T: From<i64>>(content: &Value, field: &str, slot: &mut T) {
     if let Some(n) = content.get(field).and_then(Value::as_int) {
         *slot = T::from(n);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `take_str` in place gives what a fresh copy gives, whatever the slot held.
+    #[test]
+    fn take_str_in_place_equals_a_fresh_copy() {
+        let words = ["", "c-1", "c-10", "c-1 ", "another, longer id", "é"];
+        for held in words {
+            for said in words {
+                let content = Value::map([("id", Value::str(said))]);
+                let mut string = held.to_string();
+                take_str(&content, "id", &mut string);
+                assert_eq!(string, said.to_string());
+                for mut option in [None, Some(held.to_string())] {
+                    take_str(&content, "id", &mut option);
+                    assert_eq!(option, Some(said.to_string()));
+                }
+                // A message without the field leaves the slot as it was.
+                let mut kept = Some(held.to_string());
+                take_str(&Value::map([("other", Value::str(said))]), "id", &mut kept);
+                assert_eq!(kept.as_deref(), Some(held));
+            }
+        }
     }
 }

@@ -8,6 +8,8 @@
 //!   answers when one is missing.
 //! - [`builtin_world`]: a world folder's `BuiltinWorld` implementation, from
 //!   its config and world types.
+//! - [`by_id`]: maps looked up by id only, hashed with the engine's
+//!   fingerprint rather than SipHash.
 //! - [`case`]: where an expert's case stands (the conversation and the
 //!   failure counts), and the calls every expert makes the same way.
 //! - [`catalog`]: a world's tool specs with `authenticate` last, and the
@@ -37,6 +39,7 @@
 
 pub mod args;
 pub mod builtin_world;
+pub mod by_id;
 pub mod case;
 pub mod catalog;
 pub mod checks;

@@ -84,15 +84,16 @@ impl Expert {
     }
 
     /// The order the customer means (its place in `known`: the view is read
-    /// there, not copied), or the action that finds it.
+    /// there, not copied), or the action that finds it. Strings are copied
+    /// only into the call made.
     fn find_order(&mut self, item: &str) -> Result<usize, Action> {
         if let Some(id) = &self.want_order {
             return match self.known.iter().position(|o| o.id == *id) {
                 Some(i) => Ok(i),
-                None => Err(self.lookup(&id.clone())),
+                None => Err(self.lookup(id)),
             };
         }
-        let customer = self.customer_id.clone().unwrap_or_default();
+        let customer = self.customer_id.as_deref().unwrap_or_default();
         if let Some(i) = self
             .known
             .iter()
@@ -104,11 +105,11 @@ impl Expert {
         if item != WHOLE_ORDER {
             match &self.order_ids {
                 None => {
-                    return Err(call(self.ids.get_customer, Value::map([("customer_id", Value::Str(customer))])));
+                    return Err(call(self.ids.get_customer, Value::map([("customer_id", Value::str(customer))])));
                 }
                 Some(ids) => {
                     if let Some(next) = ids.iter().find(|id| !self.scanned.contains(id)) {
-                        return Err(self.lookup(&next.clone()));
+                        return Err(self.lookup(next));
                     }
                 }
             }
@@ -119,7 +120,7 @@ impl Expert {
         Err(call(
             self.ids.send_message,
             Value::map([
-                ("customer_id", Value::Str(customer)),
+                ("customer_id", Value::str(customer)),
                 ("kind", Value::str("ask")),
                 ("item", Value::str(item)),
             ]),
@@ -130,28 +131,41 @@ impl Expert {
         call(self.ids.lookup_order, Value::map([("order_id", Value::str(order_id))]))
     }
 
+    /// The customer's id, copied into a call (the case's opening moves have
+    /// made sure it is known).
+    fn customer(&self) -> Value {
+        Value::str(self.customer_id.as_deref().unwrap_or_default())
+    }
+
     fn plan(&mut self) -> Action {
-        let customer = match self.case.opening(&OPENING, self.customer_id.as_ref(), false, String::new) {
-            Ok(customer) => customer,
-            Err(first) => return first,
-        };
-        let ids = self.ids;
+        if let Err(first) = self.case.open(&OPENING, self.customer_id.as_ref(), false, String::new) {
+            return first;
+        }
         if self.case.awaiting_user {
             return Action::Idle { wake_at_ms: None };
         }
-        let Some(item) = self.want_item.clone() else {
+        // Taken out for the plan and put back (nothing in it changes it), so
+        // that it is read, not copied, while the expert changes what it knows.
+        let Some(item) = self.want_item.take() else {
             return Action::Idle { wake_at_ms: None };
         };
-        let (order_id, amount, refunded) = match self.find_order(&item) {
-            Ok(i) => {
-                let order = &self.known[i];
-                let amount = amount_for(order, &item);
-                (order.id.clone(), amount, amount.is_some_and(|a| order.refunds_cents.contains(&a)))
-            }
+        let action = self.plan_for(&item);
+        self.want_item = Some(item);
+        action
+    }
+
+    /// [`Expert::plan`] once the case is open and the customer's `item` known.
+    fn plan_for(&mut self, item: &str) -> Action {
+        let ids = self.ids;
+        let (i, amount) = match self.find_order(item) {
+            Ok(i) => (i, amount_for(&self.known[i], item)),
             Err(action) => return action,
         };
+        let order = &self.known[i];
+        let refunded = amount.is_some_and(|a| order.refunds_cents.contains(&a));
         let Some(amount) = amount else {
             // The order does not show the item: the data is off, look again.
+            let order_id = order.id.clone();
             self.known.retain(|o| o.id != order_id);
             self.case.failures += 1;
             return self.lookup(&order_id);
@@ -159,24 +173,24 @@ impl Expert {
         match self.refund {
             RefundState::Uncertain | RefundState::Verifying => {
                 self.refund = RefundState::Verifying;
-                self.lookup(&order_id)
+                self.lookup(&self.known[i].id)
             }
             RefundState::NotIssued if refunded => {
                 // Already refunded (an earlier attempt went through): do not refund twice.
                 self.refund = RefundState::Issued(amount);
-                self.plan()
+                self.plan_for(item)
             }
             RefundState::NotIssued => {
                 let confirmed =
-                    self.confirmed.as_ref().is_some_and(|(o, i, a)| *o == order_id && *i == item && *a == amount);
+                    self.confirmed.as_ref().is_some_and(|(o, i, a)| *o == order.id && i == item && *a == amount);
                 if !confirmed {
                     call(
                         ids.send_message,
                         Value::map([
-                            ("customer_id", Value::Str(customer)),
+                            ("customer_id", self.customer()),
                             ("kind", Value::str("confirm")),
-                            ("order_id", Value::Str(order_id)),
-                            ("item", Value::Str(item)),
+                            ("order_id", Value::str(&order.id)),
+                            ("item", Value::str(item)),
                             ("amount_cents", Value::Int(amount)),
                         ]),
                     )
@@ -184,7 +198,7 @@ impl Expert {
                     call(
                         ids.issue_refund,
                         Value::map([
-                            ("order_id", Value::Str(order_id)),
+                            ("order_id", Value::str(&order.id)),
                             ("amount_cents", Value::Int(amount)),
                             ("reason", Value::str("customer request")),
                         ]),
@@ -194,9 +208,9 @@ impl Expert {
             RefundState::Issued(cents) if !self.told => call(
                 ids.send_message,
                 Value::map([
-                    ("customer_id", Value::Str(customer)),
+                    ("customer_id", self.customer()),
                     ("kind", Value::str("done")),
-                    ("order_id", Value::Str(order_id)),
+                    ("order_id", Value::str(&order.id)),
                     ("amount_cents", Value::Int(cents)),
                 ]),
             ),
@@ -269,9 +283,9 @@ impl Policy for Expert {
                 refunds_cents: read.list(body, "refunds").iter().map(|r| read.int(r, "amount_cents")).collect(),
                 learnt_at_ms: cx.now_ms,
             };
-            let asked_for = r.call.args.get("order_id").and_then(Value::as_str).unwrap_or_default().to_string();
-            if !self.scanned.contains(&asked_for) {
-                self.scanned.push(asked_for);
+            let asked_for = r.call.args.get("order_id").and_then(Value::as_str).unwrap_or_default();
+            if !self.scanned.iter().any(|s| s == asked_for) {
+                self.scanned.push(asked_for.to_string());
             }
             if self.refund == RefundState::Verifying && Some(&view.id) == self.want_order.as_ref() {
                 let expected = self.want_item.as_ref().and_then(|item| amount_for(&view, item));

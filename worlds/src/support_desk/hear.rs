@@ -97,8 +97,7 @@ impl<'c> SupportDesk<'c> {
         let wrong: Vec<usize> = reading.stated.iter().filter(|s| !s.right).map(|s| s.fact).collect();
         if !wrong.is_empty() {
             let text = listen::refuse(self, facts, &[ITEM, ORDER_ID], &wrong, label);
-            let mut content = self.request(&t);
-            content.set("confirm", Value::Bool(false));
+            let content = self.request_and(&t, [("confirm", Value::Bool(false))]);
             return Message { text, content };
         }
         if !reading.states_right(ITEM) {
@@ -113,8 +112,7 @@ impl<'c> SupportDesk<'c> {
         }
         self.user.confirmed = true;
         self.user.record.progress.reach("confirmed", cx.now_ms);
-        let mut content = self.request(&t);
-        content.set("confirm", Value::Bool(true));
+        let content = self.request_and(&t, [("confirm", Value::Bool(true))]);
         Message { text: self.voice().yes(), content }
     }
 

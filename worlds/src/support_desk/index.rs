@@ -8,6 +8,7 @@ use std::collections::HashMap;
 
 use super::config::SupportDeskConfig;
 use super::world::WHOLE_ORDER;
+use crate::kit::by_id::{self, ById};
 use crate::talk::Lexicon;
 
 /// Look-ups over one [`SupportDeskConfig`]. Only looked up, never iterated:
@@ -15,8 +16,8 @@ use crate::talk::Lexicon;
 pub struct DeskIndex {
     /// The sizes it was built for (checked on every use).
     sizes: (usize, usize),
-    order_by_id: HashMap<String, usize>,
-    customer_by_id: HashMap<String, usize>,
+    order_by_id: ById<String, usize>,
+    customer_by_id: ById<String, usize>,
     /// Per customer, its orders in the configuration's order.
     orders_of: Vec<Vec<usize>>,
     /// The customers with at least one order, in the configuration's order.
@@ -29,14 +30,14 @@ impl DeskIndex {
     /// The index of `config`; a repeated id maps to its first place, as a
     /// scan from the front finds it (`check` refuses repeated ids anyway).
     pub fn new(config: &SupportDeskConfig) -> Self {
-        let mut customer_by_id = HashMap::with_capacity(config.customers.len());
+        let mut customer_by_id = by_id::with_capacity(config.customers.len());
         // Every place of each id (one in a checked configuration).
         let mut places: HashMap<&str, Vec<usize>> = HashMap::with_capacity(config.customers.len());
         for (i, c) in config.customers.iter().enumerate() {
             customer_by_id.entry(c.id.clone()).or_insert(i);
             places.entry(c.id.as_str()).or_default().push(i);
         }
-        let mut order_by_id = HashMap::with_capacity(config.orders.len());
+        let mut order_by_id = by_id::with_capacity(config.orders.len());
         let mut orders_of = vec![Vec::new(); config.customers.len()];
         for (o, order) in config.orders.iter().enumerate() {
             order_by_id.entry(order.id.clone()).or_insert(o);

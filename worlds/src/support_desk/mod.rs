@@ -10,6 +10,7 @@
 pub mod config;
 pub mod expert;
 mod index;
+mod status_history;
 pub mod tools;
 pub mod world;
 

@@ -9,6 +9,7 @@ use agentsim_engine::{
 };
 
 use super::config::{OrderStatus, SupportDeskConfig};
+use super::status_history::StatusHistory;
 use crate::kit::args::{int_arg, one_of_arg, str_arg};
 use crate::kit::goodbye::Goodbye;
 use crate::kit::outbox::Outbox;
@@ -30,7 +31,7 @@ pub const WHOLE_ORDER: &str = "whole order";
 
 /// What the customer wants refunded: one item of an order, or all of it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct Target {
+pub(super) struct Target {
     order: usize,
     item: Option<usize>,
 }
@@ -48,7 +49,9 @@ struct Refund {
 
 /// The id of the refund at `place` in the desk's list.
 fn refund_id(place: usize) -> String {
-    format!("R{}", 9001 + place)
+    // Joined, not formatted (the world's texts on the hot path are; tested
+    // against `format!` in `texts_equal_the_formatter_s`).
+    ["R", itoa::Buffer::new().format(9001 + place)].concat()
 }
 
 /// The world's own events.
@@ -89,7 +92,7 @@ pub struct SupportDesk<'c> {
     config: &'c SupportDeskConfig,
     world_rng: Stream,
     /// Per order: (time, status) changes, oldest first.
-    status: Vec<Vec<(TimeMs, OrderStatus)>>,
+    status: Vec<StatusHistory>,
     /// The run's streams, for the customers of sessions that arrive later.
     streams: StreamSource,
     /// Per order: whether its status changes are already scheduled (two
@@ -101,7 +104,7 @@ pub struct SupportDesk<'c> {
     /// look-up reads the order's refunds, not every refund of the run).
     refunds_of: Vec<Vec<u32>>,
     /// The refund each idempotency key made (only looked up).
-    refund_by_key: std::collections::HashMap<String, u32>,
+    refund_by_key: crate::kit::by_id::ById<String, u32>,
     /// Every amount refunded so far (what a customer may be told).
     refunded_amounts: std::collections::BTreeSet<i64>,
     /// The customer of the session being handled.
@@ -193,20 +196,23 @@ impl Customer {
         let item = (!whole_order).then_some(item_draw);
         let persona = draw(&config.personas.weights(), &mut user_rng).unwrap_or(Persona::Clear);
         // Another item of the same customer, preferring the same order.
-        let others: Vec<Target> = orders
-            .iter()
-            .flat_map(|&o| (0..config.orders[o].items.len()).map(move |i| Target { order: o, item: Some(i) }))
-            .filter(|t| !(t.order == order && t.item == item))
-            .collect();
+        // Walked, not collected: counted, then walked again to the one drawn.
+        let others = || {
+            orders
+                .iter()
+                .flat_map(|&o| (0..config.orders[o].items.len()).map(move |i| Target { order: o, item: Some(i) }))
+                .filter(move |t| !(t.order == order && t.item == item))
+        };
         let alternative_draw = user_rng.next_u64();
-        let alternative = (!others.is_empty()).then(|| {
-            let same_order: Vec<&Target> = others.iter().filter(|t| t.order == order).collect();
-            if same_order.is_empty() {
-                others[(alternative_draw % others.len() as u64) as usize].clone()
-            } else {
-                same_order[(alternative_draw % same_order.len() as u64) as usize].clone()
-            }
-        });
+        let (others_count, same_order_count) =
+            others().fold((0u64, 0u64), |(all, same), t| (all + 1, same + u64::from(t.order == order)));
+        let alternative = if others_count == 0 {
+            None
+        } else if same_order_count == 0 {
+            others().nth((alternative_draw % others_count) as usize)
+        } else {
+            others().filter(|t| t.order == order).nth((alternative_draw % same_order_count) as usize)
+        };
         let persona = if persona == Persona::ChangesMind && alternative.is_none() { Persona::Clear } else { persona };
         Customer {
             user_rng,
@@ -238,11 +244,11 @@ impl<'c> SupportDesk<'c> {
         Self {
             config,
             world_rng: streams.stream("world"),
-            status: config.orders.iter().map(|o| vec![(0, o.status)]).collect(),
+            status: config.orders.iter().map(|o| StatusHistory::new(o.status)).collect(),
             moving: vec![false; config.orders.len()],
             refunds: Vec::new(),
             refunds_of: vec![Vec::new(); config.orders.len()],
-            refund_by_key: std::collections::HashMap::new(),
+            refund_by_key: crate::kit::by_id::with_capacity(0),
             refunded_amounts: std::collections::BTreeSet::new(),
             user: Box::new(user),
             seats: Seats::new(),
@@ -294,7 +300,7 @@ impl<'c> SupportDesk<'c> {
     }
 
     fn status_at(&self, order: usize, at_ms: TimeMs) -> OrderStatus {
-        self.status[order].iter().rev().find(|(t, _)| *t <= at_ms).map(|(_, s)| *s).unwrap_or_default()
+        self.status[order].at(at_ms)
     }
 
     /// The refunds of `order`, oldest first.
@@ -361,11 +367,26 @@ impl<'c> SupportDesk<'c> {
 
     /// Customer `customer`'s request for `t`.
     fn request_by(&self, customer: usize, t: &Target) -> Value {
-        Value::map([
-            ("customer_id", Value::str(&self.config.customers[customer].id)),
-            ("order_id", Value::str(&self.config.orders[t.order].id)),
-            ("item", Value::str(self.item_name(t))),
-        ])
+        self.request_with(customer, t, [])
+    }
+
+    /// The request for `t` with `more` fields after its own, as
+    /// `Value::set` of each on [`SupportDesk::request`] would add them (none
+    /// of them is a request's field), built at its size at once.
+    pub(super) fn request_and<const N: usize>(&self, t: &Target, more: [(&'static str, Value); N]) -> Value {
+        self.request_with(self.user.record.customer, t, more)
+    }
+
+    fn request_with<const N: usize>(&self, customer: usize, t: &Target, more: [(&'static str, Value); N]) -> Value {
+        let mut pairs = Vec::with_capacity(3 + N);
+        pairs.push(("customer_id".into(), Value::str(&self.config.customers[customer].id)));
+        pairs.push(("order_id".into(), Value::str(&self.config.orders[t.order].id)));
+        pairs.push(("item".into(), Value::str(self.item_name(t))));
+        for (key, value) in more {
+            assert!(!matches!(key, "customer_id" | "order_id" | "item"), "`{key}` is a request's own field");
+            pairs.push((key.into(), value));
+        }
+        Value::Map(pairs)
     }
 
     fn lookup_order(&mut self, args: &Value, as_of_ms: TimeMs, now_ms: TimeMs) -> Result<Value, ToolError> {
@@ -374,7 +395,11 @@ impl<'c> SupportDesk<'c> {
         let o = &self.config.orders[order];
         // The history starts with the order's status at time 0: a look-up at
         // any time finds a status.
-        assert!(self.status[order].first().is_some_and(|(t, _)| *t == 0), "order {} has no status at time 0", o.id);
+        assert!(
+            self.status[order].entries().first().is_some_and(|(t, _)| *t == 0),
+            "order {} has no status at time 0",
+            o.id
+        );
         if order == self.user.record.target.order && as_of_ms == now_ms {
             self.user.order_found = true;
             self.user.record.progress.reach("order_found", now_ms);
@@ -545,13 +570,15 @@ impl<'c> SupportDesk<'c> {
         let right =
             order == self.config.orders[t.order].id && item == self.item_name(&t) && amount == self.amount_cents(&t);
         if !right {
-            let mut content = self.request(&t);
-            content.set("confirm", Value::Bool(false));
-            let text = format!(
-                "No, that's not it: I meant the {} from order {}.",
+            let content = self.request_and(&t, [("confirm", Value::Bool(false))]);
+            let text = [
+                "No, that's not it: I meant the ",
                 self.item_name(&t),
-                self.config.orders[t.order].id
-            );
+                " from order ",
+                &self.config.orders[t.order].id,
+                ".",
+            ]
+            .concat();
             return Message { text, content };
         }
         if self.user.persona == Persona::ChangesMind && !self.user.mind_changed {
@@ -559,8 +586,7 @@ impl<'c> SupportDesk<'c> {
         }
         self.user.confirmed = true;
         self.user.record.progress.reach("confirmed", now_ms);
-        let mut content = self.request(&t);
-        content.set("confirm", Value::Bool(true));
+        let content = self.request_and(&t, [("confirm", Value::Bool(true))]);
         Message { text: "Yes, that's right, go ahead.".into(), content }
     }
 
@@ -571,14 +597,15 @@ impl<'c> SupportDesk<'c> {
         assert!(alt != self.user.record.target, "a change of mind asks for another item");
         self.user.mind_changed = true;
         self.user.record.target = alt.clone();
-        let mut content = self.request(&alt);
-        content.set("confirm", Value::Bool(false));
-        content.set("changed_mind", Value::Bool(true));
-        let text = format!(
-            "Actually, sorry, could you refund the {} from order {} instead?",
+        let content = self.request_and(&alt, [("confirm", Value::Bool(false)), ("changed_mind", Value::Bool(true))]);
+        let text = [
+            "Actually, sorry, could you refund the ",
             self.item_name(&alt),
-            self.config.orders[alt.order].id
-        );
+            " from order ",
+            &self.config.orders[alt.order].id,
+            " instead?",
+        ]
+        .concat();
         Message { text, content }
     }
 
@@ -606,7 +633,8 @@ impl<'c> SupportDesk<'c> {
             "ask" => {
                 let t = self.user.record.target.clone();
                 let at = self.reply_at(now_ms);
-                let text = format!("It's the {} from order {}.", self.item_name(&t), self.config.orders[t.order].id);
+                let text =
+                    ["It's the ", self.item_name(&t), " from order ", &self.config.orders[t.order].id, "."].concat();
                 cx.tell_agent(at, Message { text, content: self.request(&t) });
             }
             "done" => {
@@ -745,15 +773,16 @@ impl SupportDesk<'_> {
         let order_id = &self.config.orders[t.order].id;
         let (text, content) = match self.user.persona {
             Persona::Vague => (
-                format!("Hi, this is {} ({}). I want my money back for the {item} I bought.", c.name, c.id),
+                ["Hi, this is ", &c.name, " (", &c.id, "). I want my money back for the ", item, " I bought."].concat(),
                 Value::map([("customer_id", Value::str(&c.id)), ("item", Value::str(item))]),
             ),
             Persona::Clear | Persona::ChangesMind | Persona::Impatient if t.item.is_none() => (
-                format!("Hi, this is {} ({}). Please refund my whole order {order_id}.", c.name, c.id),
+                ["Hi, this is ", &c.name, " (", &c.id, "). Please refund my whole order ", order_id, "."].concat(),
                 self.request(&t),
             ),
             Persona::Clear | Persona::ChangesMind | Persona::Impatient => (
-                format!("Hi, this is {} ({}). Please refund the {item} from order {order_id}.", c.name, c.id),
+                ["Hi, this is ", &c.name, " (", &c.id, "). Please refund the ", item, " from order ", order_id, "."]
+                    .concat(),
                 self.request(&t),
             ),
         };
@@ -772,7 +801,7 @@ impl SupportDesk<'_> {
             {
                 let current = self.status_at(order, cx.now_ms);
                 if let Some(next) = current.next() {
-                    self.status[order].push((cx.now_ms, next));
+                    self.status[order].push(cx.now_ms, next);
                     cx.note(
                         "order_status",
                         Value::map([
@@ -810,13 +839,15 @@ impl SupportDesk<'_> {
             user.told_cents.iter().all(|(at, cents)| *cents > 0 && self.refunded_cents(t.order, *at) == *cents)
         });
         if let Some(left) = user.left_at_ms {
-            let detail = format!("the customer left after {} s without a refund", left / 1_000);
+            let mut seconds = itoa::Buffer::new();
+            let detail = ["the customer left after ", seconds.format(left / 1_000), " s without a refund"].concat();
             return case.verdict_told(false, milestone, detail, told_accurately);
         }
+        let mut cents = itoa::Buffer::new();
         let detail = if success {
-            format!("refunded {want_cents} cents on {order_id} and told the customer")
+            ["refunded ", cents.format(want_cents), " cents on ", order_id, " and told the customer"].concat()
         } else if own.is_empty() {
-            format!("no refund issued (wanted {want_cents} cents on {order_id})")
+            ["no refund issued (wanted ", cents.format(want_cents), " cents on ", order_id, ")"].concat()
         } else if own.len() > 1 && completed_at_ms.is_none() {
             format!("{} refunds issued (wanted one of {want_cents} cents on {order_id})", own.len())
         } else if right_refund.is_none() && completed_at_ms.is_none() {
@@ -837,6 +868,48 @@ impl SupportDesk<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A request built with more fields is the request with each set on it.
+    #[test]
+    fn request_and_equals_the_request_with_fields_set() {
+        let config = SupportDeskConfig::default();
+        for seed in 0..20 {
+            let desk = SupportDesk::new(&config, &StreamSource::new([7; 32], seed));
+            let targets = (0..config.orders.len())
+                .flat_map(|order| {
+                    let items = config.orders[order].items.len();
+                    std::iter::once(Target { order, item: None })
+                        .chain((0..items).map(move |i| Target { order, item: Some(i) }))
+                })
+                .collect::<Vec<_>>();
+            for t in &targets {
+                let mut set = desk.request(t);
+                set.set("confirm", Value::Bool(false));
+                set.set("changed_mind", Value::Bool(true));
+                let built = desk.request_and(t, [("confirm", Value::Bool(false)), ("changed_mind", Value::Bool(true))]);
+                assert_eq!(built, set);
+                let mut one = desk.request(t);
+                one.set("confirm", Value::Bool(true));
+                assert_eq!(desk.request_and(t, [("confirm", Value::Bool(true))]), one);
+            }
+        }
+    }
+
+    /// The texts joined from pieces print numbers as the formatter does
+    /// (refund ids, cents that may be negative, seconds).
+    #[test]
+    fn texts_equal_the_formatter_s() {
+        for place in (0..2_000).chain([usize::MAX - 9_001]) {
+            assert_eq!(refund_id(place), format!("R{}", 9001 + place));
+        }
+        let cents = [0, 1, -1, 9, 10, -10, 12_345, i64::MIN, i64::MAX];
+        for c in cents.into_iter().chain((-300..300).map(|i| i * 37)) {
+            assert_eq!(itoa::Buffer::new().format(c), c.to_string());
+        }
+        for ms in [0u64, 999, 1_000, 61_234, u64::MAX] {
+            assert_eq!(itoa::Buffer::new().format(ms / 1_000), (ms / 1_000).to_string());
+        }
+    }
 
     /// What support_desk keeps of every session once it ended: its judge's
     /// record (the customer, its conversation and its user's stream go).
