@@ -71,8 +71,9 @@ impl Serialize for Args {
 }
 
 impl ToolCall {
-    /// A call without an idempotency key.
-    pub fn new(tool: ToolId, args: Value) -> Self {
+    /// A call without an idempotency key, of a value of its own or of
+    /// [`Args`] shared with whoever else holds them.
+    pub fn new(tool: ToolId, args: impl Into<Args>) -> Self {
         Self { tool, args: args.into(), idempotency_key: None }
     }
 

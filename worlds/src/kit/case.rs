@@ -188,9 +188,9 @@ impl Case {
     }
 }
 
-/// The action that calls `tool` with `args`.
+/// The action that calls `tool` with `args` (a value, or arguments shared).
 #[inline]
-pub fn call(tool: ToolId, args: Value) -> Action {
+pub fn call(tool: ToolId, args: impl Into<agentsim_engine::Args>) -> Action {
     Action::Call(ToolCall::new(tool, args))
 }
 

@@ -8,9 +8,7 @@
 
 use std::sync::Arc;
 
-use agentsim_engine::{
-    Action, Agent, AgentCx, Args, Finish, Input, Reply, TimeMs, ToolCall, ToolId, ToolKind, ToolResult, Value,
-};
+use agentsim_engine::{Action, Agent, AgentCx, Args, Finish, Input, Reply, TimeMs, ToolKind, ToolResult, Value};
 
 use super::model::{Gold, ScriptedModel};
 use super::script::Vars;
@@ -275,7 +273,7 @@ impl GoldExpert {
             && *cached == at
         {
             // Filled in before and no fact has come since: nothing is missing.
-            return call_with(tool, args.clone());
+            return call(tool, args.clone());
         }
         if let Some(missing) = template.missing_fact(&self.facts) {
             if self.asked.iter().any(|a| a == missing) {
@@ -294,7 +292,7 @@ impl GoldExpert {
             // A read's answer is compared with these arguments (`learn`):
             // filled once, kept for it.
             return match self.filled(self.next, verify) {
-                Some(args) => call_with(tool, args.clone()),
+                Some(args) => call(tool, args.clone()),
                 None => Action::Finish(Finish::GaveUp { reason: "a fact the task needs is missing".into() }),
             };
         }
@@ -303,16 +301,10 @@ impl GoldExpert {
         // only a saving). A template without facts gives arguments made once,
         // which every call of it shares.
         match template.fill_args(&self.facts) {
-            Ok(args) => call_with(tool, args),
+            Ok(args) => call(tool, args),
             Err(_) => Action::Finish(Finish::GaveUp { reason: "a fact the task needs is missing".into() }),
         }
     }
-}
-
-/// A call of `tool` with `args` (shared with whoever else holds them), no
-/// idempotency key: what [`call`] makes of a value of its own.
-fn call_with(tool: ToolId, args: Args) -> Action {
-    Action::Call(ToolCall { tool, args, idempotency_key: None })
 }
 
 impl Agent for GoldExpert {
