@@ -119,3 +119,21 @@ fn the_latency_fault_and_schedule_forms_in_seeds_readme_parse_as_written() {
     }
     assert!(parsed >= 27, "found only {parsed} forms: the lists moved?");
 }
+
+/// `deploy/build-pgo.sh` trains the optimised build on a list of sweeps; they
+/// run here with the test's own binary (a few seeds each), so a renamed
+/// preset, world or file breaks this test rather than a user's build.
+#[test]
+fn the_pgo_build_s_training_sweeps_run() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_agentsim")).parent().expect("the binary is in a folder");
+    let out = std::process::Command::new("bash")
+        .arg(root.join("deploy/build-pgo.sh"))
+        .args(["--train-only", bin_dir.to_str().expect("a UTF-8 path"), "--seeds", "3"])
+        .current_dir(root)
+        .output()
+        .expect("bash runs");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the training sweeps failed: {said}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("the training sweeps ran"), "{said}");
+}

@@ -25,7 +25,10 @@ the completion rates with Wilson intervals.
 Exit 1 if a check of the completion rates fails.
 
 Usage: python3 benches/peer/run.py [TRAJECTORIES] [REPEATS] [--model ten_calls|refund|all]
-                                   [--profile release|dist]      (default 20000 3 all release)
+                                   [--profile release|dist|pgo]  (default 20000 3 all release)
+
+`--profile pgo` builds with `deploy/build-pgo.sh --peer` (the `dist` profile
+with profile-guided optimisation; binaries in target/pgo/dist).
 """
 
 import argparse
@@ -73,6 +76,9 @@ def python_with_simpy():
 
 def build(profile):
     """Builds `agentsim` and `peer-ten-calls`; returns the folder they are in."""
+    if profile == "pgo":
+        subprocess.run(["bash", os.path.join(ROOT, "deploy", "build-pgo.sh"), "--peer"], cwd=ROOT, check=True)
+        return os.path.join(ROOT, "target", "pgo", "dist")
     for package, binary in [("agentsim-cli", "agentsim"), ("agentsim-peer", "peer-ten-calls")]:
         cmd = ["cargo", "build", "--profile", profile, "--quiet", "-p", package, "--bin", binary]
         subprocess.run(cmd, cwd=ROOT, check=True)
@@ -196,7 +202,7 @@ def main():
     parser.add_argument("trajectories", nargs="?", type=int, default=20_000)
     parser.add_argument("repeats", nargs="?", type=int, default=3)
     parser.add_argument("--model", choices=["ten_calls", "refund", "all"], default="all")
-    parser.add_argument("--profile", choices=["release", "dist"], default="release")
+    parser.add_argument("--profile", choices=["release", "dist", "pgo"], default="release")
     args = parser.parse_args()
     if args.trajectories < 1 or args.repeats < 1:
         parser.error("TRAJECTORIES and REPEATS are at least 1")
