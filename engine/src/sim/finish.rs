@@ -3,7 +3,7 @@
 
 use crate::agent::Finish;
 use crate::sessions::SessionId;
-use crate::trajectory::{EventKind, Metrics, Outcome, SessionResult, Trajectory};
+use crate::trajectory::{Metrics, Outcome, SessionResult, Trajectory};
 use crate::world::{Verdict, World};
 
 use super::session::Session;
@@ -32,7 +32,7 @@ impl<E> Sim<'_, E> {
         let mut metrics = metrics;
         metrics.virtual_ms = self.now_ms;
         self.enter(None);
-        self.recorder.record(self.now_ms, EventKind::End { outcome, reason: reason.clone(), verdict: verdict.clone() });
+        self.recorder.record_end(self.now_ms, outcome, &reason, &verdict);
         metrics.events = self.recorder.count();
         let (digest, events, digest_batch) = self.recorder.finish_with_batch();
         let (mut results, mut actions) = (self.results, self.actions);
