@@ -38,7 +38,15 @@ impl<E> Sim<'_, E> {
         let (mut results, mut actions) = (self.results, self.actions);
         results.clear();
         actions.clear();
-        super::spare::give(super::spare::Spare { heap: self.queue.into_heap(), results, actions, digest_batch });
+        let (log_weight, rule_draws) = (self.tools.log_weight().ln(), self.tools.rule_draws().to_vec());
+        let tool_states = self.tools.into_states();
+        super::spare::give(super::spare::Spare {
+            heap: self.queue.into_heap(),
+            results,
+            actions,
+            digest_batch,
+            tool_states,
+        });
         Trajectory {
             seed,
             trial: 0,
@@ -54,8 +62,8 @@ impl<E> Sim<'_, E> {
             events,
             state_hash,
             checks,
-            log_weight: self.tools.log_weight().ln(),
-            rule_draws: self.tools.rule_draws().to_vec(),
+            log_weight,
+            rule_draws,
             sessions,
         }
     }

@@ -137,11 +137,7 @@ pub fn run_sessions<'a, W: World>(
         config,
         streams,
         agents: Some(agents),
-        tools: ToolRuntime::new(catalog, streams)
-            .with_fault_scale(config.fault_scale)
-            .with_nominal_fault_scale(config.nominal_fault_scale)
-            .with_sampled_probabilities(config.sampled_probabilities.clone())
-            .with_interleaving(config.interleaving),
+        tools: ToolRuntime::for_run(catalog, streams, config, spare.tool_states),
         recorder,
         single,
         acting: None,
