@@ -305,9 +305,14 @@ impl Value {
             return self.nodes().try_for_each(visit);
         }
         visit(self)?;
+        // A scalar item's walk is its visit: made in the loop, without a call.
+        let mut item = |v: &'v Value| match v {
+            Value::List(_) | Value::Map(_) => v.try_each_node_at(depth + 1, visit),
+            leaf => visit(leaf),
+        };
         match self {
-            Value::List(items) => items.iter().try_for_each(|item| item.try_each_node_at(depth + 1, visit)),
-            Value::Map(pairs) => pairs.iter().try_for_each(|(_, v)| v.try_each_node_at(depth + 1, visit)),
+            Value::List(items) => items.iter().try_for_each(&mut item),
+            Value::Map(pairs) => pairs.iter().try_for_each(|(_, v)| item(v)),
             _ => ControlFlow::Continue(()),
         }
     }
