@@ -26,6 +26,9 @@ pub const MESSAGE_TO_UNNAMED_RECIPIENT: &str = "message_to_unnamed_recipient";
 /// a few hundred bytes).
 const HEARD_BYTES_MAX: usize = 64 * 1024;
 
+/// The room the texts and the values heard take at the first message.
+const HEARD_FIRST_BYTES: usize = 512;
+
 /// What the user named so far.
 ///
 /// Every user message is heard and a recipient is asked about at most once a
@@ -86,10 +89,12 @@ impl Named {
             self.full = true;
             return;
         }
-        self.texts.reserve(message.text.len() + 1);
+        // Room for a few messages at the first: a conversation's messages
+        // then grow the buffers once or twice, not at each.
+        self.texts.reserve((message.text.len() + 1).max(HEARD_FIRST_BYTES.saturating_sub(self.texts.capacity())));
         self.texts.push_str(&message.text);
         self.texts.push('\n');
-        self.values.reserve(values_bytes);
+        self.values.reserve(values_bytes.max(HEARD_FIRST_BYTES.saturating_sub(self.values.capacity())));
         let heard = &mut self.values;
         each_value(&mut |value| {
             // `VALUE_END` is one byte: the value up to its first.

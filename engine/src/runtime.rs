@@ -45,6 +45,17 @@ struct Bucket {
     refilled_at_ms: TimeMs,
 }
 
+/// The buffer of a [`ToolRuntime`]'s tool states, empty, kept between runs.
+#[derive(Default)]
+pub(crate) struct ToolStates(Vec<ToolState>);
+
+impl ToolStates {
+    /// Whether it holds no state (it never does between runs).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
 struct ToolState {
     /// Derived at the tool's first call: a trajectory that never calls a tool
     /// does not pay for its stream.
@@ -91,7 +102,40 @@ const GARBAGE_BODY: &str = "<html><head><title>502 Bad Gateway</title></head><bo
 impl<'c> ToolRuntime<'c> {
     /// Fresh state for one trajectory; each tool gets the stream `tool.NAME`.
     pub fn new(catalog: &'c Catalog, streams: &StreamSource) -> Self {
-        let tools = catalog.specs().iter().map(|_| ToolState { stream: None, calls: 0, buckets: Vec::new() }).collect();
+        Self::with_states(catalog, streams, ToolStates::default())
+    }
+
+    /// The runtime of one run of the loop, configured as `config` says, its
+    /// tools' states kept in `states` (empty; its capacity kept from an
+    /// earlier run, see [`ToolRuntime::into_states`]). Configured in place:
+    /// the same as [`ToolRuntime::new`] and its `with_` calls.
+    pub(crate) fn for_run(
+        catalog: &'c Catalog,
+        streams: &StreamSource,
+        config: &crate::config::SimConfig,
+        states: ToolStates,
+    ) -> Self {
+        let mut runtime = Self::with_states(catalog, streams, states);
+        runtime.fault_scale = config.fault_scale.max(0.0);
+        runtime.set_nominal_fault_scale(config.nominal_fault_scale);
+        if config.sampled_probabilities.is_some() {
+            runtime.set_sampled_probabilities(config.sampled_probabilities.clone());
+        }
+        runtime.interleaving = config.interleaving;
+        runtime
+    }
+
+    /// Gives back the buffer of the tools' states, emptied, for another run.
+    pub(crate) fn into_states(self) -> ToolStates {
+        let mut tools = self.tools;
+        tools.clear();
+        ToolStates(tools)
+    }
+
+    fn with_states(catalog: &'c Catalog, streams: &StreamSource, states: ToolStates) -> Self {
+        assert!(states.is_empty(), "a runtime starts with no tool state");
+        let mut tools = states.0;
+        tools.extend(catalog.specs().iter().map(|_| ToolState { stream: None, calls: 0, buckets: Vec::new() }));
         Self {
             catalog,
             streams: streams.clone(),
@@ -129,6 +173,11 @@ impl<'c> ToolRuntime<'c> {
     /// fault decision that shapes the run adds its log likelihood ratio to
     /// [`ToolRuntime::log_weight`].
     pub fn with_nominal_fault_scale(mut self, nominal_scale: Option<f64>) -> Self {
+        self.set_nominal_fault_scale(nominal_scale);
+        self
+    }
+
+    fn set_nominal_fault_scale(&mut self, nominal_scale: Option<f64>) {
         self.nominal_fault_scale = nominal_scale.map(|s| s.max(0.0));
         if self.nominal_fault_scale.is_some() && self.rule_offsets.is_empty() {
             let mut offset = 0;
@@ -138,20 +187,23 @@ impl<'c> ToolRuntime<'c> {
             }
             self.rule_draws = vec![RuleDraws::default(); offset];
         }
-        self
     }
 
     /// Draws each rule with its own probability from `table` (see
     /// [`crate::SimConfig::sampled_probabilities`]) instead of at the fault scale;
     /// only meaningful with [`ToolRuntime::with_nominal_fault_scale`].
     pub fn with_sampled_probabilities(mut self, table: Option<RuleProbabilities>) -> Self {
+        self.set_sampled_probabilities(table);
+        self
+    }
+
+    fn set_sampled_probabilities(&mut self, table: Option<RuleProbabilities>) {
         if let Some(table) = &table {
             let shape: Vec<usize> = self.catalog.specs().iter().map(|s| s.config.faults.len()).collect();
             let given: Vec<usize> = table.rows().iter().map(Vec::len).collect();
             assert_eq!(shape, given, "a table of sampled probabilities for another catalog");
         }
         self.sampled_probabilities = table;
-        self
     }
 
     /// Each fault rule's decisive draws and hits so far, tools in id order then

@@ -474,6 +474,9 @@ struct Acting {
     marked: Option<crate::sessions::SessionId>,
 }
 
+/// The index of [`EventKind::End`] (serde numbers variants by position).
+const END: u32 = 9;
+
 /// Encoded bytes buffered before they are hashed: 16 BLAKE3 chunks.
 const HASH_BATCH_BYTES: usize = 16 * 1024;
 
@@ -560,9 +563,40 @@ impl Recorder {
     /// [`Recorder::record`] of its owned form, which is built only when events are
     /// kept.
     pub(crate) fn record_ref(&mut self, at_ms: TimeMs, kind: EventKindRef<'_>) {
+        self.record_by(at_ms, |r| r.encode_ref(at_ms, &kind), || kind.to_owned());
+    }
+
+    /// Records an [`EventKind::Wait`] without building it unless events are
+    /// kept (the bytes of [`Recorder::record`]).
+    pub(crate) fn record_wait(&mut self, at_ms: TimeMs, until_ms: Option<TimeMs>) {
+        let encode = |r: &mut Recorder| {
+            wire::varint(&mut r.buf, at_ms);
+            wire::varint(&mut r.buf, wire::WAIT);
+            wire::option_u64(&mut r.buf, until_ms);
+        };
+        self.record_by(at_ms, encode, || EventKind::Wait { until_ms });
+    }
+
+    /// Records an [`EventKind::End`] from borrowed parts: the bytes of
+    /// [`Recorder::record`] (serde writes a variant as its index and then its
+    /// fields, as a tuple of them), with the reason and the verdict copied
+    /// only when events are kept.
+    pub(crate) fn record_end(&mut self, at_ms: TimeMs, outcome: Outcome, reason: &str, verdict: &Verdict) {
+        let encode = |r: &mut Recorder| r.encode(&(at_ms, END, outcome, reason, verdict));
+        self.record_by(at_ms, encode, || EventKind::End {
+            outcome,
+            reason: reason.to_string(),
+            verdict: verdict.clone(),
+        });
+    }
+
+    /// Records one event that `encode` appends to the batch and `owned`
+    /// builds, only when events are kept.
+    #[inline(always)]
+    fn record_by(&mut self, at_ms: TimeMs, encode: impl FnOnce(&mut Self), owned: impl FnOnce() -> EventKind) {
         self.mark(at_ms);
         self.check_order(at_ms);
-        self.encode_ref(at_ms, &kind);
+        encode(self);
         if self.buf.len() >= HASH_BATCH_BYTES {
             self.hasher.update(&self.buf);
             self.buf.clear();
@@ -570,7 +604,7 @@ impl Recorder {
         self.count += 1;
         let session = self.acting();
         if let Some(events) = &mut self.events {
-            events.push(Event { at_ms, kind: kind.to_owned(), diagnostic: false, session });
+            events.push(Event { at_ms, kind: owned(), diagnostic: false, session });
         }
     }
 
@@ -763,6 +797,36 @@ mod tests {
                 r.encode_event(at_ms, kind);
                 assert_eq!(r.buf, postcard::to_allocvec(&(at_ms, kind)).unwrap(), "{kind:?}");
             }
+        }
+    }
+
+    #[test]
+    fn waits_and_ends_recorded_from_parts_encode_like_owned_ones() {
+        let verdict = Verdict {
+            success: false,
+            escalated: true,
+            milestone: "refund",
+            detail: "escalated é".into(),
+            told_accurately: Some(false),
+        };
+        for at_ms in [0, 127, 128, 1 << 35] {
+            let mut owned = Vec::new();
+            let mut parts = Recorder::new(true);
+            for until_ms in [None, Some(0), Some(200), Some(u64::MAX)] {
+                owned.push((at_ms, EventKind::Wait { until_ms }));
+                parts.record_wait(at_ms, until_ms);
+            }
+            for (outcome, reason) in [(Outcome::Escalated, "agent finished"), (Outcome::Horizon, "")] {
+                owned.push((at_ms, EventKind::End { outcome, reason: reason.into(), verdict: verdict.clone() }));
+                parts.record_end(at_ms, outcome, reason, &verdict);
+            }
+            let mut whole = Recorder::new(true);
+            for (at_ms, kind) in &owned {
+                whole.record(*at_ms, kind.clone());
+            }
+            let expected: Vec<u8> = owned.iter().flat_map(|e| postcard::to_allocvec(e).unwrap()).collect();
+            assert_eq!(parts.buf, expected);
+            assert_eq!(parts.finish(), whole.finish());
         }
     }
 

@@ -7,7 +7,6 @@
 //! same number. Every value still has one canonical encoding and one rendering.
 
 use std::borrow::Cow;
-use std::convert::Infallible;
 use std::fmt;
 use std::ops::ControlFlow;
 
@@ -306,9 +305,14 @@ impl Value {
             return self.nodes().try_for_each(visit);
         }
         visit(self)?;
+        // A scalar item's walk is its visit: made in the loop, without a call.
+        let mut item = |v: &'v Value| match v {
+            Value::List(_) | Value::Map(_) => v.try_each_node_at(depth + 1, visit),
+            leaf => visit(leaf),
+        };
         match self {
-            Value::List(items) => items.iter().try_for_each(|item| item.try_each_node_at(depth + 1, visit)),
-            Value::Map(pairs) => pairs.iter().try_for_each(|(_, v)| v.try_each_node_at(depth + 1, visit)),
+            Value::List(items) => items.iter().try_for_each(&mut item),
+            Value::Map(pairs) => pairs.iter().try_for_each(|(_, v)| item(v)),
             _ => ControlFlow::Continue(()),
         }
     }
@@ -329,24 +333,48 @@ impl Value {
         (bytes.div_ceil(4)).min(u32::MAX as usize) as u32
     }
 
-    /// The estimate's byte count: each value's own share, summed over
-    /// [`Value::nodes`] (brackets and one more per item for a list; brackets
-    /// and four more than its key per field for a map).
+    /// The estimate's byte count: each value's own share ([`Value::own_len`]),
+    /// summed over [`Value::nodes`]. By recursion down to
+    /// [`VISIT_DEPTH_RECURSIVE_MAX`] levels, a container's scalar items summed
+    /// in its loop (no call per leaf), then through [`Value::nodes`]' explicit
+    /// stack, so however deep the value the call stack stays bounded.
     fn rendered_len(&self) -> usize {
-        let mut bytes = 0;
-        let ControlFlow::<Infallible>::Continue(()) = self.try_each_node(&mut |v| {
-            bytes += match v {
-                Value::Null => 4,
-                Value::Bool(_) => 5,
-                Value::Int(n) => 1 + (n.unsigned_abs().checked_ilog10().unwrap_or(0) as usize),
-                Value::Float(x) => x.to_string().len(),
-                Value::Str(s) => s.len() + 2,
-                Value::List(items) => 2 + items.len(),
-                Value::Map(pairs) => 2 + pairs.iter().map(|(k, _)| k.len() + 4).sum::<usize>(),
-            };
-            ControlFlow::Continue(())
-        });
-        bytes
+        match self {
+            Value::List(_) | Value::Map(_) => self.container_len_at(0),
+            scalar => scalar.own_len(),
+        }
+    }
+
+    fn container_len_at(&self, depth: usize) -> usize {
+        if depth == VISIT_DEPTH_RECURSIVE_MAX {
+            return self.nodes().map(Value::own_len).sum();
+        }
+        let item_len = |v: &Value| match v {
+            Value::List(_) | Value::Map(_) => v.container_len_at(depth + 1),
+            scalar => scalar.own_len(),
+        };
+        match self {
+            Value::List(items) => 2 + items.len() + items.iter().map(item_len).sum::<usize>(),
+            Value::Map(pairs) => 2 + pairs.iter().map(|(k, v)| k.len() + 4 + item_len(v)).sum::<usize>(),
+            scalar => scalar.own_len(),
+        }
+    }
+
+    /// One value's own share of [`Value::rendered_len`]: brackets and one
+    /// more per item for a list; brackets and four more than its key per field
+    /// for a map; its rendering's length for a scalar, but 2 more than its
+    /// bytes for a string (its escapes are not counted).
+    #[inline(always)]
+    fn own_len(&self) -> usize {
+        match self {
+            Value::Null => 4,
+            Value::Bool(_) => 5,
+            Value::Int(n) => 1 + (n.unsigned_abs().checked_ilog10().unwrap_or(0) as usize),
+            Value::Float(x) => x.to_string().len(),
+            Value::Str(s) => s.len() + 2,
+            Value::List(items) => 2 + items.len(),
+            Value::Map(pairs) => 2 + pairs.iter().map(|(k, _)| k.len() + 4).sum::<usize>(),
+        }
     }
 }
 
@@ -477,6 +505,7 @@ fn render_json_string<W: fmt::Write>(s: &str, out: &mut W) -> fmt::Result {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::convert::Infallible;
 
     #[test]
     fn renders_compact_json_in_order() {
@@ -602,6 +631,29 @@ mod tests {
         }
         assert_eq!(v.rendered_len(), by_recursion(&v));
         assert_eq!(v.rendered_len(), 47);
+    }
+
+    #[test]
+    fn the_rendered_length_is_the_sum_over_the_walk_at_every_depth() {
+        let by_walk = |v: &Value| v.nodes().map(Value::own_len).sum::<usize>();
+        let f = |x| Value::Float(Float::new(x).expect("finite"));
+        let flat = Value::map([
+            ("ints", Value::List([0, 9, 10, -99, 100, i64::MIN, i64::MAX].map(Value::Int).to_vec())),
+            ("text", Value::str("é \"q\"")),
+            ("floats", Value::List(vec![f(0.5), f(-1e300)])),
+            ("none", Value::Null),
+            ("yes", Value::Bool(true)),
+            ("empty", Value::Map(Vec::new())),
+        ]);
+        let depths = [0, 1, VISIT_DEPTH_RECURSIVE_MAX - 1, VISIT_DEPTH_RECURSIVE_MAX, VISIT_DEPTH_RECURSIVE_MAX + 1];
+        for depth in depths.into_iter().chain([3 * VISIT_DEPTH_RECURSIVE_MAX]) {
+            let mut v = branching(depth);
+            v = Value::List(vec![v, flat.clone()]);
+            assert_eq!(v.rendered_len(), by_walk(&v), "depth {depth}");
+        }
+        for scalar in [Value::Null, Value::Int(-5), f(2.25), Value::str("x")] {
+            assert_eq!(scalar.rendered_len(), by_walk(&scalar));
+        }
     }
 
     #[test]

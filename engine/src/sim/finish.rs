@@ -3,7 +3,7 @@
 
 use crate::agent::Finish;
 use crate::sessions::SessionId;
-use crate::trajectory::{EventKind, Metrics, Outcome, SessionResult, Trajectory};
+use crate::trajectory::{Metrics, Outcome, SessionResult, Trajectory};
 use crate::world::{Verdict, World};
 
 use super::session::Session;
@@ -32,13 +32,21 @@ impl<E> Sim<'_, E> {
         let mut metrics = metrics;
         metrics.virtual_ms = self.now_ms;
         self.enter(None);
-        self.recorder.record(self.now_ms, EventKind::End { outcome, reason: reason.clone(), verdict: verdict.clone() });
+        self.recorder.record_end(self.now_ms, outcome, &reason, &verdict);
         metrics.events = self.recorder.count();
         let (digest, events, digest_batch) = self.recorder.finish_with_batch();
         let (mut results, mut actions) = (self.results, self.actions);
         results.clear();
         actions.clear();
-        super::spare::give(super::spare::Spare { heap: self.queue.into_heap(), results, actions, digest_batch });
+        let (log_weight, rule_draws) = (self.tools.log_weight().ln(), self.tools.rule_draws().to_vec());
+        let tool_states = self.tools.into_states();
+        super::spare::give(super::spare::Spare {
+            heap: self.queue.into_heap(),
+            results,
+            actions,
+            digest_batch,
+            tool_states,
+        });
         Trajectory {
             seed,
             trial: 0,
@@ -54,8 +62,8 @@ impl<E> Sim<'_, E> {
             events,
             state_hash,
             checks,
-            log_weight: self.tools.log_weight().ln(),
-            rule_draws: self.tools.rule_draws().to_vec(),
+            log_weight,
+            rule_draws,
             sessions,
         }
     }

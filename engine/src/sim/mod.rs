@@ -137,11 +137,7 @@ pub fn run_sessions<'a, W: World>(
         config,
         streams,
         agents: Some(agents),
-        tools: ToolRuntime::new(catalog, streams)
-            .with_fault_scale(config.fault_scale)
-            .with_nominal_fault_scale(config.nominal_fault_scale)
-            .with_sampled_probabilities(config.sampled_probabilities.clone())
-            .with_interleaving(config.interleaving),
+        tools: ToolRuntime::for_run(catalog, streams, config, spare.tool_states),
         recorder,
         single,
         acting: None,
@@ -529,7 +525,7 @@ impl<'a, E> Sim<'a, E> {
             live.model_queue_ms = live.model_queue_ms.saturating_add(queue_ms);
             self.recorder.record(now_ms, EventKind::Queued { queue_ms });
         }
-        self.recorder.record(now_ms, EventKind::Turn { turn, prompt_tokens, completion_tokens, think_ms });
+        self.recorder.record_ref(now_ms, EventKindRef::Turn { turn, prompt_tokens, completion_tokens, think_ms });
         queue_ms.saturating_add(think_ms)
     }
 
@@ -576,7 +572,7 @@ impl<'a, E> Sim<'a, E> {
                 let token = self.new_token();
                 let until_ms = until_ms.max(now_ms);
                 self.live(session).expect("a live session acts").state = AgentState::Sleeping(token);
-                self.recorder.record(now_ms, EventKind::Wait { until_ms: Some(until_ms) });
+                self.recorder.record_wait(now_ms, Some(until_ms));
                 self.push(until_ms, Ev::Wake(session, token));
             }
             Action::Idle { wake_at_ms } => self.idle(session, wake_at_ms),
@@ -607,7 +603,7 @@ impl<'a, E> Sim<'a, E> {
             token
         });
         self.live(session).expect("a live session idles").state = AgentState::Idle(token);
-        self.recorder.record(now_ms, EventKind::Wait { until_ms: wake_at_ms });
+        self.recorder.record_wait(now_ms, wake_at_ms);
     }
 
     /// The agent's words reach its session's user, who reads them now (and

@@ -11,6 +11,7 @@ use std::cell::RefCell;
 use crate::agent::Action;
 use crate::call::ToolResult;
 use crate::queue::{HeapBuffer, Slab};
+use crate::runtime::ToolStates;
 use crate::time::TimeMs;
 
 /// The buffers of one run, between runs.
@@ -23,12 +24,18 @@ pub(super) struct Spare {
     pub actions: Slab<(Action, Option<TimeMs>)>,
     /// The digest's batch of encoded events.
     pub digest_batch: Vec<u8>,
+    /// The tool runtime's state per tool.
+    pub tool_states: ToolStates,
 }
 
 impl Spare {
     fn assert_empty(&self) {
         assert!(
-            self.heap.is_empty() && self.results.is_empty() && self.actions.is_empty() && self.digest_batch.is_empty(),
+            self.heap.is_empty()
+                && self.results.is_empty()
+                && self.actions.is_empty()
+                && self.digest_batch.is_empty()
+                && self.tool_states.is_empty(),
             "only empty buffers pass from one run to the next"
         );
     }
@@ -45,6 +52,7 @@ pub(super) fn take() -> Spare {
         results: Slab::with_capacity(4),
         actions: Slab::with_capacity(4),
         digest_batch: Vec::new(),
+        tool_states: ToolStates::default(),
     });
     spare.assert_empty();
     spare
