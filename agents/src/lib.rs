@@ -40,6 +40,7 @@ pub mod noisy;
 mod notes;
 mod outcomes;
 pub mod preset;
+mod print;
 mod reuse;
 pub mod stack;
 pub mod stack_check;
