@@ -32,6 +32,7 @@
 
 #![warn(missing_docs)]
 
+mod backtick;
 mod catalog;
 pub mod external;
 pub mod layers;

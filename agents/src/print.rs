@@ -132,7 +132,7 @@ impl Print {
 /// three loads (overlapping where the length is not a power of two) instead
 /// of a byte at a time.
 #[inline(always)]
-fn tail_word(rest: &[u8]) -> u64 {
+pub(crate) fn tail_word(rest: &[u8]) -> u64 {
     let n = rest.len();
     debug_assert!((1..8).contains(&n));
     let u32_at = |i: usize| u64::from(u32::from_le_bytes([rest[i], rest[i + 1], rest[i + 2], rest[i + 3]]));
