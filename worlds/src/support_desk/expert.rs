@@ -10,9 +10,9 @@ use agentsim_engine::{Action, AgentCx, Finish, Reply, TimeMs, ToolCall, ToolResu
 
 use super::tools::Ids;
 use super::world::WHOLE_ORDER;
-use crate::kit::fields::fields;
 use crate::kit::case::{Case, Opening, call};
 use crate::kit::expert::{Policy, take_str};
+use crate::kit::fields::fields;
 use crate::read::{LOOP_PAUSE_MS, Reader};
 
 /// Who the expert serves and what it is after.
@@ -120,11 +120,7 @@ impl Expert {
         }
         Err(call(
             self.ids.send_message,
-            fields([
-                ("customer_id", Value::str(customer)),
-                ("kind", Value::str("ask")),
-                ("item", Value::str(item)),
-            ]),
+            fields([("customer_id", Value::str(customer)), ("kind", Value::str("ask")), ("item", Value::str(item))]),
         ))
     }
 

@@ -10,8 +10,8 @@ use agentsim_engine::{
 
 use super::config::{OrderStatus, SupportDeskConfig};
 use super::status_history::StatusHistory;
-use crate::kit::fields::fields;
 use crate::kit::args::{int_arg, one_of_arg, str_arg};
+use crate::kit::fields::fields;
 use crate::kit::goodbye::Goodbye;
 use crate::kit::outbox::Outbox;
 pub use crate::kit::persona::Persona;
