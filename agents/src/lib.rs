@@ -32,6 +32,7 @@
 
 #![warn(missing_docs)]
 
+mod backtick;
 mod catalog;
 pub mod external;
 pub mod layers;
@@ -40,6 +41,7 @@ pub mod noisy;
 mod notes;
 mod outcomes;
 pub mod preset;
+mod print;
 mod reuse;
 pub mod stack;
 pub mod stack_check;

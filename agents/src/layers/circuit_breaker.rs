@@ -127,6 +127,9 @@ impl CircuitBreaker {
         Self { inner, config, first: None, circuits: Vec::new() }
     }
 
+    /// Whether `tool` has a circuit: every tool when the list is empty (the
+    /// common case, tested inline).
+    #[inline]
     fn guarded(&self, tool: ToolId, cx: &AgentCx<'_>) -> bool {
         self.config.tools.is_empty() || self.config.tools.contains(&catalog::name(cx.catalog, tool))
     }

@@ -57,14 +57,33 @@ fn hashed(mut fnv: Fnv1a, tool_name: &str, args: &Value) -> u64 {
 /// The key for the hash `hash`: `"idem-"` and its 16 hex digits (one key for
 /// one hash, so a layer may remember hashes instead of keys).
 fn key_text(hash: u64) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut text = *b"idem-0000000000000000";
-    for (i, digit) in text[5..].iter_mut().enumerate() {
-        // Most significant nibble first, as the big-endian bytes in hex.
-        *digit = DIGITS[((hash >> (60 - 4 * i)) & 0xf) as usize];
-    }
-    // All ASCII: the conversion cannot fail, and the fallback is never taken.
-    String::from_utf8(text.to_vec()).unwrap_or_default()
+    let mut text = [0u8; 21];
+    text[..5].copy_from_slice(b"idem-");
+    // Most significant nibble first, as the big-endian bytes in hex.
+    text[5..13].copy_from_slice(&hex_digits((hash >> 32) as u32).to_be_bytes());
+    text[13..].copy_from_slice(&hex_digits(hash as u32).to_be_bytes());
+    debug_assert!(text.is_ascii());
+    // SAFETY: every byte is ASCII, so the bytes are UTF-8: "idem-" and the
+    // digits of `hex_digits`, each `'0' + v` or `'a' + v - 10` for a nibble
+    // `v` (proptested: `key_text_is_the_hash_in_hex`). Validating 21 bytes
+    // cost more than making the digits.
+    unsafe { String::from_utf8_unchecked(text.to_vec()) }
+}
+
+/// The eight lower-case hex digits of `n`, most significant in the word's
+/// most significant byte, computed a word at a time: the nibbles spread one
+/// to a byte, then each turned to its digit at once (`'0' + n`, plus
+/// `'a' - '0' - 10` where `n > 9`, which is where `n + 6` carries into bit 4).
+fn hex_digits(n: u32) -> u64 {
+    // n's four bytes, one to each 16-bit lane (the most significant highest).
+    let mut x = u64::from(n);
+    x = (x | (x << 16)) & 0x0000_ffff_0000_ffff;
+    x = (x | (x << 8)) & 0x00ff_00ff_00ff_00ff;
+    // In each lane the byte's high nibble to the lane's high byte, its low
+    // nibble to the low byte.
+    x = ((x << 4) & 0x0f00_0f00_0f00_0f00) | (x & 0x000f_000f_000f_000f);
+    let letters = ((x + 0x0606_0606_0606_0606) >> 4) & 0x0101_0101_0101_0101;
+    x + 0x3030_3030_3030_3030 + letters * u64::from(b'a' - b'0' - 10)
 }
 
 /// Containers deeper than this are hashed through `Value::write_json`, whose
@@ -75,11 +94,30 @@ const JSON_DEPTH_MAX: u32 = 32;
 struct Fnv1a(u64);
 
 impl Fnv1a {
-    fn bytes(&mut self, bytes: &[u8]) {
+    /// Feeds one byte.
+    #[inline(always)]
+    fn byte(&mut self, byte: u8) {
         const PRIME: u64 = 0x0000_0100_0000_01b3;
-        for &byte in bytes {
-            self.0 ^= u64::from(byte);
-            self.0 = self.0.wrapping_mul(PRIME);
+        self.0 ^= u64::from(byte);
+        self.0 = self.0.wrapping_mul(PRIME);
+    }
+
+    /// Feeds the eight bytes of `word`, least significant first (the order
+    /// they had in memory): one load for eight bytes.
+    #[inline(always)]
+    fn word(&mut self, word: u64) {
+        for i in 0..8 {
+            self.byte((word >> (8 * i)) as u8);
+        }
+    }
+
+    fn bytes(&mut self, bytes: &[u8]) {
+        let mut words = bytes.chunks_exact(8);
+        for word in &mut words {
+            self.word(u64::from_le_bytes(word.try_into().expect("chunks of 8")));
+        }
+        for &byte in words.remainder() {
+            self.byte(byte);
         }
     }
 
@@ -127,41 +165,49 @@ impl Fnv1a {
 
     /// Feeds `s` as a JSON string and returns true when none of its bytes
     /// needs an escape (`"`, `\\`, control characters); otherwise feeds
-    /// nothing and returns false.
+    /// nothing and returns false. One pass: each word is tested, then fed;
+    /// at an escape the state goes back to what it was.
     fn plain_string(&mut self, s: &str) -> bool {
-        if needs_escape(s.as_bytes()) {
-            return false;
+        let before = self.0;
+        self.byte(b'"');
+        let mut words = s.as_bytes().chunks_exact(8);
+        for word in &mut words {
+            let word = u64::from_le_bytes(word.try_into().expect("chunks of 8"));
+            if word_needs_escape(word) {
+                self.0 = before;
+                return false;
+            }
+            self.word(word);
         }
-        self.bytes(b"\"");
-        self.bytes(s.as_bytes());
-        self.bytes(b"\"");
+        for &byte in words.remainder() {
+            if byte == b'"' || byte == b'\\' || byte < 0x20 {
+                self.0 = before;
+                return false;
+            }
+            self.byte(byte);
+        }
+        self.byte(b'"');
         true
     }
 }
 
-/// Whether a byte of `bytes` needs an escape in JSON (`"`, `\\`, below 0x20),
-/// tested eight bytes at a time: `any_zero(w)` is non-zero exactly when a byte
-/// of `w` is zero, and `any_below_space(w)` exactly when a byte is below 0x20
+/// A byte of ones in each of a word's eight.
+const ONES: u64 = 0x0101_0101_0101_0101;
+
+/// Whether a byte of the eight of `w` needs an escape in JSON
+/// (`"`, `\\`, below 0x20): `any_zero(w)` is non-zero exactly when a byte of
+/// `w` is zero, and `any_below_space(w)` exactly when a byte is below 0x20
 /// (the any-tests of "Bit Twiddling Hacks" are exact; only which byte they
-/// point at may be off, and that is not asked). Proptested against the plain
+/// point at may be off, and that is not asked). Proptested against the
 /// per-byte test.
-fn needs_escape(bytes: &[u8]) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
+#[inline(always)]
+fn word_needs_escape(w: u64) -> bool {
     const HIGHS: u64 = 0x8080_8080_8080_8080;
     let any_zero = |w: u64| w.wrapping_sub(ONES) & !w & HIGHS;
     let any_below_space = |w: u64| w.wrapping_sub(ONES * 0x20) & !w & HIGHS;
-    let mut words = bytes.chunks_exact(8);
-    for chunk in &mut words {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let w = u64::from_le_bytes(word);
-        let quote = any_zero(w ^ (ONES * u64::from(b'"')));
-        let backslash = any_zero(w ^ (ONES * u64::from(b'\\')));
-        if (any_below_space(w) | quote | backslash) != 0 {
-            return true;
-        }
-    }
-    words.remainder().iter().any(|&b| b == b'"' || b == b'\\' || b < 0x20)
+    let quote = any_zero(w ^ (ONES * u64::from(b'"')));
+    let backslash = any_zero(w ^ (ONES * u64::from(b'\\')));
+    (any_below_space(w) | quote | backslash) != 0
 }
 
 impl std::fmt::Write for Fnv1a {
@@ -307,11 +353,13 @@ mod tests {
 
     /// The key's hash the slow way: FNV-1a over the bytes of the rendering.
     fn hashed_by_rendering(tool_name: &str, args: &Value) -> u64 {
-        let mut fnv = Fnv1a(FNV_OFFSET);
-        fnv.bytes(tool_name.as_bytes());
-        fnv.bytes(&[0]);
-        fnv.bytes(args.render().as_bytes());
-        fnv.0
+        let mut fnv = FNV_OFFSET;
+        let bytes = [tool_name.as_bytes(), &[0], args.render().as_bytes()].concat();
+        for byte in bytes {
+            fnv ^= u64::from(byte);
+            fnv = fnv.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        fnv
     }
 
     fn any_value() -> impl proptest::strategy::Strategy<Value = Value> {
@@ -342,6 +390,16 @@ mod tests {
     }
 
     #[test]
+    fn ints_hash_as_rendered() {
+        let powers = (0..19).map(|e| 10i64.pow(e));
+        let edges = powers.flat_map(|p| [p - 1, p, p + 1, -p + 1, -p, -p - 1]);
+        for n in edges.chain([0, i64::MIN, i64::MIN + 1, i64::MAX, i64::MAX - 1]) {
+            let args = Value::map([("n", Value::Int(n))]);
+            assert_eq!(hashed(Fnv1a(FNV_OFFSET), "t", &args), hashed_by_rendering("t", &args), "{n}");
+        }
+    }
+
+    #[test]
     fn deep_values_hash_as_rendered() {
         let mut deep = Value::str("leaf \"quoted\"");
         for depth in 0..200 {
@@ -357,9 +415,24 @@ mod tests {
     proptest::proptest! {
         /// The word-at-a-time test says what the byte-at-a-time test says.
         #[test]
-        fn escapes_are_found_as_byte_by_byte(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40)) {
+        fn escapes_are_found_as_byte_by_byte(bytes in proptest::prelude::any::<[u8; 8]>()) {
             let plain = bytes.iter().any(|&b| b == b'"' || b == b'\\' || b < 0x20);
-            proptest::prop_assert_eq!(needs_escape(&bytes), plain);
+            proptest::prop_assert_eq!(word_needs_escape(u64::from_le_bytes(bytes)), plain);
+        }
+
+        /// Fed in pieces of any length, the bytes hash as fed one at a time.
+        #[test]
+        fn pieces_hash_as_bytes(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40), cut in 0usize..40) {
+            let cut = cut.min(bytes.len());
+            let mut pieces = Fnv1a(FNV_OFFSET);
+            pieces.bytes(&bytes[..cut]);
+            pieces.bytes(&bytes[cut..]);
+            let mut one = FNV_OFFSET;
+            for &byte in &bytes {
+                one ^= u64::from(byte);
+                one = one.wrapping_mul(0x0000_0100_0000_01b3);
+            }
+            proptest::prop_assert_eq!(pieces.0, one);
         }
 
         /// The key text is the hash's big-endian bytes in hex.

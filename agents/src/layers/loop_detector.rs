@@ -20,10 +20,10 @@
 
 use std::borrow::Cow;
 
-use agentsim_engine::fingerprint::fingerprint;
-use agentsim_engine::{Action, Agent, AgentCx, Finish, Input, Reply, ToolResult, Value};
+use agentsim_engine::{Action, Agent, AgentCx, Args, Finish, Input, Reply, ToolId, ToolResult, Value};
 use serde::{Deserialize, Serialize};
 
+use crate::print::Print;
 use crate::{catalog, notes};
 
 /// When the [`LoopDetector`] steps in. A threshold of 0 disables its trigger.
@@ -53,9 +53,13 @@ impl Default for LoopConfig {
 /// a copy of the call nor a rendering of the result.
 #[derive(Clone, Debug)]
 struct Entry {
-    /// Fingerprint of the request (tool and arguments; the idempotency key is
-    /// transport, not content, as in `ToolCall::same_request`).
-    request: u64,
+    /// The request's tool and arguments, shared with the call (the
+    /// idempotency key is transport, not content, as in
+    /// `ToolCall::same_request`). Compared as values, which is what comparing
+    /// their fingerprints did, without the walk that makes a fingerprint
+    /// (arguments shared by two calls compare by address).
+    tool: ToolId,
+    args: Args,
     /// The reply's status.
     status: u16,
     /// Fingerprint of what came back besides the status: the body, the error
@@ -75,10 +79,12 @@ struct Entry {
 impl Entry {
     fn new(result: &ToolResult, cx: &AgentCx<'_>) -> Self {
         let body = match &result.reply {
-            Reply::Ok(body) => fingerprint(&(0u8, body)),
-            Reply::Error { message, .. } => fingerprint(&(1u8, message)),
-            Reply::Timeout => fingerprint(&2u8),
-            Reply::Garbled(text) => fingerprint(&(3u8, text)),
+            // The engine's `fingerprint` of `(0u8, body)`, `(1u8, message)`, `2u8`
+            // and `(3u8, text)`, computed with the writes inlined.
+            Reply::Ok(body) => Print::tagged(0, body),
+            Reply::Error { message, .. } => Print::tagged_str(1, message),
+            Reply::Timeout => Print::tag(2),
+            Reply::Garbled(text) => Print::tagged_str(3, text),
         };
         let failed = !catalog::well_formed(cx.catalog, result.call.tool, cx.now_ms, &result.reply);
         let summary = match &result.reply {
@@ -88,12 +94,20 @@ impl Entry {
             Reply::Timeout => Cow::Borrowed("a timeout"),
             Reply::Garbled(_) => Cow::Borrowed("an unparseable response"),
         };
-        let request = fingerprint(&(result.call.tool, &result.call.args));
-        Self { request, status: result.reply.status(), body, failed, transient: result.reply.is_transient(), summary }
+        let (tool, args) = (result.call.tool, result.call.args.clone());
+        Self {
+            tool,
+            args,
+            status: result.reply.status(),
+            body,
+            failed,
+            transient: result.reply.is_transient(),
+            summary,
+        }
     }
 
     fn same_request(&self, other: &Entry) -> bool {
-        self.request == other.request
+        self.tool == other.tool && self.args == other.args
     }
 
     fn same(&self, other: &Entry) -> bool {

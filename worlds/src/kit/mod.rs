@@ -23,6 +23,7 @@
 //! - [`expert`]: an expert's step (`Policy`, `step`): hearing, accepting
 //!   or counting results by tool name, pausing after a refusal.
 //! - [`goodbye`]: how a world's user leaves when their patience runs out.
+//! - [`fields`]: a map of named fields built at its size.
 //! - [`listen`]: what every world's user does the same way when it reads
 //!   the agent's words (answers, refusals, acknowledgements).
 //! - [`outbox`]: numbering the messages a world's user receives.
@@ -46,6 +47,7 @@ pub mod checks;
 pub mod derived;
 pub mod escalation;
 pub mod expert;
+pub mod fields;
 pub mod goodbye;
 pub mod listen;
 pub mod outbox;

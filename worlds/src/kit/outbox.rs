@@ -29,7 +29,7 @@ impl Outbox {
     /// Counts one more message sent and returns the `send_message` response
     /// most worlds document: its `message_id` and `status: "sent"`.
     pub fn sent(&mut self) -> Value {
-        Value::map([("message_id", Value::Str(self.next_id())), ("status", Value::str("sent"))])
+        super::fields::fields([("message_id", Value::Str(self.next_id())), ("status", Value::str("sent"))])
     }
 }
 

@@ -12,6 +12,7 @@ use super::tools::Ids;
 use super::world::WHOLE_ORDER;
 use crate::kit::case::{Case, Opening, call};
 use crate::kit::expert::{Policy, take_str};
+use crate::kit::fields::fields;
 use crate::read::{LOOP_PAUSE_MS, Reader};
 
 /// Who the expert serves and what it is after.
@@ -105,7 +106,7 @@ impl Expert {
         if item != WHOLE_ORDER {
             match &self.order_ids {
                 None => {
-                    return Err(call(self.ids.get_customer, Value::map([("customer_id", Value::str(customer))])));
+                    return Err(call(self.ids.get_customer, fields([("customer_id", Value::str(customer))])));
                 }
                 Some(ids) => {
                     if let Some(next) = ids.iter().find(|id| !self.scanned.contains(id)) {
@@ -119,16 +120,12 @@ impl Expert {
         }
         Err(call(
             self.ids.send_message,
-            Value::map([
-                ("customer_id", Value::str(customer)),
-                ("kind", Value::str("ask")),
-                ("item", Value::str(item)),
-            ]),
+            fields([("customer_id", Value::str(customer)), ("kind", Value::str("ask")), ("item", Value::str(item))]),
         ))
     }
 
     fn lookup(&self, order_id: &str) -> Action {
-        call(self.ids.lookup_order, Value::map([("order_id", Value::str(order_id))]))
+        call(self.ids.lookup_order, fields([("order_id", Value::str(order_id))]))
     }
 
     /// The customer's id, copied into a call (the case's opening moves have
@@ -186,7 +183,7 @@ impl Expert {
                 if !confirmed {
                     call(
                         ids.send_message,
-                        Value::map([
+                        fields([
                             ("customer_id", self.customer()),
                             ("kind", Value::str("confirm")),
                             ("order_id", Value::str(&order.id)),
@@ -197,7 +194,7 @@ impl Expert {
                 } else {
                     call(
                         ids.issue_refund,
-                        Value::map([
+                        fields([
                             ("order_id", Value::str(&order.id)),
                             ("amount_cents", Value::Int(amount)),
                             ("reason", Value::str("customer request")),
@@ -207,7 +204,7 @@ impl Expert {
             }
             RefundState::Issued(cents) if !self.told => call(
                 ids.send_message,
-                Value::map([
+                fields([
                     ("customer_id", self.customer()),
                     ("kind", Value::str("done")),
                     ("order_id", Value::str(&order.id)),

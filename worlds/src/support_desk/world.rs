@@ -11,6 +11,7 @@ use agentsim_engine::{
 use super::config::{OrderStatus, SupportDeskConfig};
 use super::status_history::StatusHistory;
 use crate::kit::args::{int_arg, one_of_arg, str_arg};
+use crate::kit::fields::fields;
 use crate::kit::goodbye::Goodbye;
 use crate::kit::outbox::Outbox;
 pub use crate::kit::persona::Persona;
@@ -408,7 +409,7 @@ impl<'c> SupportDesk<'c> {
             .items
             .iter()
             .map(|i| {
-                Value::map([
+                fields([
                     ("sku", Value::str(&i.sku)),
                     ("name", Value::str(&i.name)),
                     ("price_cents", Value::Int(i.price_cents)),
@@ -420,10 +421,10 @@ impl<'c> SupportDesk<'c> {
             .map(|&r| (r as usize, &self.refunds[r as usize]))
             .filter(|(_, r)| r.at_ms <= as_of_ms)
             .map(|(place, r)| {
-                Value::map([("refund_id", Value::Str(refund_id(place))), ("amount_cents", Value::Int(r.amount_cents))])
+                fields([("refund_id", Value::Str(refund_id(place))), ("amount_cents", Value::Int(r.amount_cents))])
             })
             .collect();
-        Ok(Value::map([
+        Ok(fields([
             ("order_id", Value::str(&o.id)),
             ("customer_id", Value::str(&o.customer)),
             ("status", Value::str(self.status_at(order, as_of_ms).name())),
@@ -442,7 +443,7 @@ impl<'c> SupportDesk<'c> {
         let order_ids: Vec<Value> =
             index.orders_of(customer).iter().map(|&o| Value::str(&self.config.orders[o].id)).collect();
         assert!(order_ids.len() <= self.config.orders.len(), "a customer has at most every order");
-        Ok(Value::map([
+        Ok(fields([
             ("customer_id", Value::str(&c.id)),
             ("name", Value::str(&c.name)),
             ("order_ids", Value::List(order_ids)),
@@ -484,7 +485,7 @@ impl<'c> SupportDesk<'c> {
         let place = u32::try_from(self.refunds.len()).expect("fewer than 2^32 refunds in a run");
         cx.note(
             "refund_issued",
-            Value::map([("order_id", Value::str(order_id)), ("amount_cents", Value::Int(amount_cents))]),
+            fields([("order_id", Value::str(order_id)), ("amount_cents", Value::Int(amount_cents))]),
         );
         let body = refund_body(place as usize, &refund, order_id);
         let completes = own_already_cents.saturating_add(amount_cents) == self.amount_cents(&self.user.record.target);
@@ -509,7 +510,7 @@ impl<'c> SupportDesk<'c> {
     fn replay(&mut self, key: &str, cx: &mut WorldCx<'_, DeskEvent>) -> Option<Value> {
         let place = *self.refund_by_key.get(key)?;
         let r = &self.refunds[place as usize];
-        cx.note("idempotent_replay", Value::map([("refund_id", Value::Str(refund_id(place as usize)))]));
+        cx.note("idempotent_replay", fields([("refund_id", Value::Str(refund_id(place as usize)))]));
         let own = &mut self.user.record.refunds;
         if let Err(at) = own.binary_search(&place) {
             own.insert(at, place);
@@ -657,7 +658,7 @@ impl<'c> SupportDesk<'c> {
 }
 
 fn refund_body(place: usize, r: &Refund, order_id: &str) -> Value {
-    Value::map([
+    fields([
         ("refund_id", Value::Str(refund_id(place))),
         ("order_id", Value::str(order_id)),
         ("amount_cents", Value::Int(r.amount_cents)),
@@ -774,7 +775,7 @@ impl SupportDesk<'_> {
         let (text, content) = match self.user.persona {
             Persona::Vague => (
                 ["Hi, this is ", &c.name, " (", &c.id, "). I want my money back for the ", item, " I bought."].concat(),
-                Value::map([("customer_id", Value::str(&c.id)), ("item", Value::str(item))]),
+                fields([("customer_id", Value::str(&c.id)), ("item", Value::str(item))]),
             ),
             Persona::Clear | Persona::ChangesMind | Persona::Impatient if t.item.is_none() => (
                 ["Hi, this is ", &c.name, " (", &c.id, "). Please refund my whole order ", order_id, "."].concat(),
@@ -804,7 +805,7 @@ impl SupportDesk<'_> {
                     self.status[order].push(cx.now_ms, next);
                     cx.note(
                         "order_status",
-                        Value::map([
+                        fields([
                             ("order_id", Value::str(&self.config.orders[order].id)),
                             ("status", Value::str(next.name())),
                         ]),
