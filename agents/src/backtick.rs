@@ -59,7 +59,7 @@ fn has_backtick(bytes: &[u8]) -> bool {
         }
     }
     let rest = words.remainder();
-    !rest.is_empty() && any_tick(crate::print::tail_word(rest))
+    !rest.is_empty() && any_tick(agentsim_engine::fingerprint::tail_word(rest))
 }
 
 #[cfg(test)]
