@@ -17,7 +17,6 @@
 # `cargo build --profile dist`. Needs rustup's `llvm-tools` component for
 # `llvm-profdata` (added here when missing). RUSTFLAGS already set are kept.
 set -euo pipefail
-cd "$(dirname "$0")/.."
 
 seeds=2000
 peer=false
@@ -31,6 +30,13 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
+# BIN_DIR as the caller named it, then everything else from the repository's root.
+if [ -n "$train_only" ]; then
+    named="$train_only"
+    train_only=$(cd "$named" 2>/dev/null && pwd) ||
+        { echo "build-pgo.sh: --train-only: no folder \`$named\`" >&2; exit 2; }
+fi
+cd "$(dirname "$0")/.."
 
 # The training workload: what users run, in proportion enough for the compiler
 # to see which branches are hot. Each sweep writes to a scratch folder; a sweep
