@@ -116,11 +116,9 @@ impl<'c> ToolRuntime<'c> {
         states: ToolStates,
     ) -> Self {
         let mut runtime = Self::with_states(catalog, streams, states);
-        runtime.fault_scale = config.fault_scale.max(0.0);
+        runtime.set_fault_scale(config.fault_scale);
         runtime.set_nominal_fault_scale(config.nominal_fault_scale);
-        if config.sampled_probabilities.is_some() {
-            runtime.set_sampled_probabilities(config.sampled_probabilities.clone());
-        }
+        runtime.set_sampled_probabilities(config.sampled_probabilities.clone());
         runtime.interleaving = config.interleaving;
         runtime
     }
@@ -164,8 +162,12 @@ impl<'c> ToolRuntime<'c> {
     /// fault's probability is multiplied by `scale`; at 0 nothing is injected at
     /// all (no rate limit, no explicit or traced fault either).
     pub fn with_fault_scale(mut self, scale: f64) -> Self {
-        self.fault_scale = scale.max(0.0);
+        self.set_fault_scale(scale);
         self
+    }
+
+    fn set_fault_scale(&mut self, scale: f64) {
+        self.fault_scale = scale.max(0.0);
     }
 
     /// Makes this an importance-sampling run: faults are still drawn at the fault

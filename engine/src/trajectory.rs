@@ -183,6 +183,8 @@ pub(crate) enum EventKindRef<'a> {
     Call { id: u32, call: &'a ToolCall },
     /// [`EventKind::Result`].
     Result { id: u32, reply: &'a Reply, latency_ms: TimeMs, fault: Option<FaultTag> },
+    /// [`EventKind::Wait`].
+    Wait { until_ms: Option<TimeMs> },
 }
 
 impl EventKindRef<'_> {
@@ -196,6 +198,7 @@ impl EventKindRef<'_> {
             EventKindRef::Result { id, reply, latency_ms, fault } => {
                 EventKind::Result { id, reply: reply.clone(), latency_ms, fault }
             }
+            EventKindRef::Wait { until_ms } => EventKind::Wait { until_ms },
         }
     }
 }
@@ -566,17 +569,6 @@ impl Recorder {
         self.record_by(at_ms, |r| r.encode_ref(at_ms, &kind), || kind.to_owned());
     }
 
-    /// Records an [`EventKind::Wait`] without building it unless events are
-    /// kept (the bytes of [`Recorder::record`]).
-    pub(crate) fn record_wait(&mut self, at_ms: TimeMs, until_ms: Option<TimeMs>) {
-        let encode = |r: &mut Recorder| {
-            wire::varint(&mut r.buf, at_ms);
-            wire::varint(&mut r.buf, wire::WAIT);
-            wire::option_u64(&mut r.buf, until_ms);
-        };
-        self.record_by(at_ms, encode, || EventKind::Wait { until_ms });
-    }
-
     /// Records an [`EventKind::End`] from borrowed parts: the bytes of
     /// [`Recorder::record`] (serde writes a variant as its index and then its
     /// fields, as a tuple of them), with the reason and the verdict copied
@@ -641,11 +633,7 @@ impl Recorder {
                 wire::str(buf, what);
                 wire::value(buf, detail);
             }
-            EventKind::Wait { until_ms } => {
-                wire::varint(buf, at_ms);
-                wire::varint(buf, wire::WAIT);
-                wire::option_u64(buf, *until_ms);
-            }
+            &EventKind::Wait { until_ms } => self.encode_ref(at_ms, &EventKindRef::Wait { until_ms }),
             _ => self.encode(&(at_ms, kind)),
         }
     }
@@ -683,6 +671,10 @@ impl Recorder {
                         self.encode(&tag);
                     }
                 }
+            }
+            EventKindRef::Wait { until_ms } => {
+                wire::varint(buf, wire::WAIT);
+                wire::option_u64(buf, until_ms);
             }
         }
     }
@@ -801,7 +793,7 @@ mod tests {
     }
 
     #[test]
-    fn waits_and_ends_recorded_from_parts_encode_like_owned_ones() {
+    fn waits_and_ends_recorded_by_reference_encode_like_owned_ones() {
         let verdict = Verdict {
             success: false,
             escalated: true,
@@ -814,7 +806,7 @@ mod tests {
             let mut parts = Recorder::new(true);
             for until_ms in [None, Some(0), Some(200), Some(u64::MAX)] {
                 owned.push((at_ms, EventKind::Wait { until_ms }));
-                parts.record_wait(at_ms, until_ms);
+                parts.record_ref(at_ms, EventKindRef::Wait { until_ms });
             }
             for (outcome, reason) in [(Outcome::Escalated, "agent finished"), (Outcome::Horizon, "")] {
                 owned.push((at_ms, EventKind::End { outcome, reason: reason.into(), verdict: verdict.clone() }));

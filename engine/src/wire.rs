@@ -157,36 +157,16 @@ fn value_walked(buf: &mut Vec<u8>, value: &Value) {
     loop {
         if let Some(v) = next.take() {
             let open = match v {
-                Value::Null => {
-                    buf.push(0);
-                    None
-                }
-                Value::Bool(b) => {
-                    buf.extend_from_slice(&[1, u8::from(*b)]);
-                    None
-                }
-                Value::Int(n) => {
-                    tag_and_varint(buf, 2, zigzag(*n));
-                    None
-                }
-                Value::Str(s) => {
-                    buf.push(3);
-                    str(buf, s);
-                    None
-                }
                 Value::List(items) => {
-                    buf.push(4);
-                    varint(buf, items.len() as u64);
+                    tag_and_varint(buf, 4, items.len() as u64);
                     Some(Open::List(items.iter()))
                 }
                 Value::Map(pairs) => {
-                    buf.push(5);
-                    varint(buf, pairs.len() as u64);
+                    tag_and_varint(buf, 5, pairs.len() as u64);
                     Some(Open::Map(pairs.iter()))
                 }
-                Value::Float(x) => {
-                    buf.push(6);
-                    buf.extend_from_slice(&x.get().to_bits().to_le_bytes());
+                leaf => {
+                    scalar(buf, leaf);
                     None
                 }
             };

@@ -572,7 +572,7 @@ impl<'a, E> Sim<'a, E> {
                 let token = self.new_token();
                 let until_ms = until_ms.max(now_ms);
                 self.live(session).expect("a live session acts").state = AgentState::Sleeping(token);
-                self.recorder.record_wait(now_ms, Some(until_ms));
+                self.recorder.record_ref(now_ms, EventKindRef::Wait { until_ms: Some(until_ms) });
                 self.push(until_ms, Ev::Wake(session, token));
             }
             Action::Idle { wake_at_ms } => self.idle(session, wake_at_ms),
@@ -603,7 +603,7 @@ impl<'a, E> Sim<'a, E> {
             token
         });
         self.live(session).expect("a live session idles").state = AgentState::Idle(token);
-        self.recorder.record_wait(now_ms, wake_at_ms);
+        self.recorder.record_ref(now_ms, EventKindRef::Wait { until_ms: wake_at_ms });
     }
 
     /// The agent's words reach its session's user, who reads them now (and
