@@ -32,7 +32,6 @@
 
 #![warn(missing_docs)]
 
-mod backtick;
 mod catalog;
 pub mod external;
 pub mod layers;

@@ -332,9 +332,6 @@ impl NoisyPlanner {
     /// draw per answer that carries one; none otherwise).
     fn obeys(&mut self, input: &Input, cx: &mut AgentCx<'_>) -> Option<ToolCall> {
         let Input::Tool(ToolResult { reply: Reply::Ok(body), .. }) = input else { return None };
-        if !crate::backtick::may_hold_backtick(body) {
-            return None;
-        }
         let injected = agentsim_engine::inject::find(body)?;
         let tool = cx.catalog.id(&injected.tool)?;
         if !self.chance(self.config.obey_injection) {

@@ -15,6 +15,8 @@ use crate::corrupt::locate;
 use crate::field_path::FieldPath;
 use crate::value::Value;
 
+mod backtick;
+
 /// How the injected instructions are worded (after AgentDojo's attacks).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum InjectionStyle {
@@ -114,6 +116,16 @@ fn call_at(text: &str) -> Option<usize> {
 /// The call an injected text asks for, read back from any string in `body` (what
 /// a model reading the answer would take from it); `None` when there is none.
 pub fn find(body: &Value) -> Option<Injected> {
+    // Almost no answer holds a backtick, and saying so costs a fraction of
+    // the search.
+    if !backtick::may_hold_backtick(body) {
+        return None;
+    }
+    search(body)
+}
+
+/// [`find`] without the pre-check: every string leaf of `body` parsed.
+fn search(body: &Value) -> Option<Injected> {
     // The walk's depth of recursion is bounded: an answer nested however
     // deeply cannot overflow the call stack.
     match body.try_each_leaf(&mut |v| match v {

@@ -1,23 +1,24 @@
 //! Whether an answer may carry injected instructions, asked before the
-//! engine's search for them.
+//! search for them.
 //!
-//! `agentsim_engine::inject::find` reads an injected call out of any string
-//! of an answer, and every injected call is written between backticks, so an
-//! answer none of whose strings holds a backtick carries none. The noisy
-//! planner asks every answer; almost none holds a backtick, and this walk
-//! (strings tested eight bytes at a time, no call per leaf) says so for a
-//! fraction of what the search costs.
+//! [`super::find`] reads an injected call out of any string of an answer, and
+//! every injected call is written between backticks, so an answer none of
+//! whose strings holds a backtick carries none. A planner that models a reader
+//! asks every answer; almost none holds a backtick, and this walk (strings
+//! tested eight bytes at a time, no call per leaf) says so for a fraction of
+//! what the search costs.
 
-use agentsim_engine::Value;
+use crate::fingerprint::tail_word;
+use crate::value::Value;
 
 /// Containers nested deeper than this are left to the engine's search (the
 /// walk says "maybe").
 const WALK_DEPTH_MAX: u32 = 32;
 
 /// False only when no string value in `value` holds a backtick (then
-/// `inject::find` finds nothing); true when one does, or when the value is
+/// [`super::find`] finds nothing); true when one does, or when the value is
 /// nested too deep to tell.
-pub(crate) fn may_hold_backtick(value: &Value) -> bool {
+pub(super) fn may_hold_backtick(value: &Value) -> bool {
     walk(value, 0)
 }
 
@@ -59,7 +60,7 @@ fn has_backtick(bytes: &[u8]) -> bool {
         }
     }
     let rest = words.remainder();
-    !rest.is_empty() && any_tick(agentsim_engine::fingerprint::tail_word(rest))
+    !rest.is_empty() && any_tick(tail_word(rest))
 }
 
 #[cfg(test)]
@@ -99,12 +100,12 @@ mod tests {
 
     proptest! {
         /// "No backtick" is said exactly when no string leaf holds one, so an
-        /// answer it passes over holds nothing `inject::find` would find.
+        /// answer it passes over holds nothing the search would find.
         #[test]
         fn says_no_exactly_when_no_string_holds_a_backtick(value in any_value()) {
             prop_assert_eq!(may_hold_backtick(&value), any_leaf_has_backtick(&value));
             if !may_hold_backtick(&value) {
-                prop_assert!(agentsim_engine::inject::find(&value).is_none());
+                prop_assert!(super::super::search(&value).is_none());
             }
         }
 
