@@ -21,13 +21,11 @@
 
 use rayon::prelude::*;
 
-use agentsim::engine::call::Args;
-use agentsim::engine::config::Budgets;
 use agentsim::engine::rng::key_of;
 use agentsim::engine::{
-    Action, Agent, AgentCx, Catalog, Fault, FaultRule, Finish, Input, Latency, Message, ModelConfig, Outcome,
-    Probability, Schedule, SimConfig, Stream, StreamSource, TimeMs, ToolCall, ToolConfig, ToolDef, ToolError, ToolId,
-    ToolKind, ToolSpec, Trajectory, Value, ValueKind, Verdict, World, WorldCx, sim,
+    Action, Agent, AgentCx, Args, Budgets, Catalog, Fault, FaultRule, Finish, Input, Latency, Message, ModelConfig,
+    Outcome, Probability, Schedule, SimConfig, Stream, StreamSource, TimeMs, ToolCall, ToolConfig, ToolDef, ToolError,
+    ToolId, ToolKind, ToolSpec, Trajectory, Value, ValueKind, Verdict, World, WorldCx, sim,
 };
 
 use crate::Tally;
@@ -36,8 +34,9 @@ use crate::model::{ATTEMPTS_MAX, CALLS, LATENCY_MS, P_503, THINK_MS, backoff_cei
 /// The tool's name.
 const TOOL: &str = "call";
 
-/// The virtual-time limit and budgets of `ten_calls/ten_calls.ron`: none of
-/// them binds (a trajectory takes about 20 s, at most 11 turns and 40 calls).
+/// The virtual-time limit of `ten_calls/ten_calls.ron`; like its budgets
+/// (stated in [`Scenario::new`]), it never binds: a trajectory takes about
+/// 20 s, at most 11 turns and 40 calls.
 const HORIZON_MS: TimeMs = 600_000;
 
 /// The world of one trajectory: the steps done, in order. Success is judged
