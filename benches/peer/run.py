@@ -5,10 +5,13 @@ Two models (benches/peer/README.md describes both and why every implementation
 decides completion the same way):
 
 - `ten_calls`: ten tool calls in sequence, 20% 503s, up to 3 retries with
-  full-jitter exponential backoff. Run five ways: (a) SimPy; (b) agentsim with
+  full-jitter exponential backoff. Run six ways: (a) SimPy; (b) agentsim with
   the world as files (`ten_calls/`), timed as the whole `agentsim sweep`
   process and again swept in process; (c) agentsim with the world as Rust code
-  against the public API; (d) a minimal Rust loop over a `BinaryHeap`, no
+  against the public API (`WorldBuilder` and the agent stack); (c') the same
+  model written directly against the engine, a hand-written world and agent
+  doing its own retries (the engine's own cost, the line comparable to SimPy's
+  hand-written process); (d) a minimal Rust loop over a `BinaryHeap`, no
   engine (the practical limit). Each completion rate is checked against the
   closed form (1 - 0.2^4)^10 with a 99.9% Wilson interval.
 - `refund`: the support_desk refund (`reference.ron`, `stack.ron`) against
@@ -146,11 +149,11 @@ def report(title, sides, n, repeats, profile):
     simpy_cpu_us = sides[0].cpu_us_per_trajectory(n)
     print(f"{title}: {n} trajectories each, median of {repeats} rounds (order rotated), one thread, "
           f"`{profile}` profile; us per trajectory in CPU time (the ratio's) and wall clock")
-    print(f"  {'':38} {'CPU us':>9} {'SimPy/this':>10} {'wall us':>9}  {'completion [95% Wilson]':<26} mean virtual time")
+    print(f"  {'':51} {'CPU us':>9} {'SimPy/this':>10} {'wall us':>9}  {'completion [95% Wilson]':<26} mean virtual time")
     for side in sides:
         cpu_us = side.cpu_us_per_trajectory(n)
         lo, hi = wilson(side.successes, n)
-        print(f"  {side.label:38} {cpu_us:9.2f} {simpy_cpu_us / cpu_us:9.1f}x {side.us_per_trajectory(n):9.2f}  "
+        print(f"  {side.label:51} {cpu_us:9.2f} {simpy_cpu_us / cpu_us:9.1f}x {side.us_per_trajectory(n):9.2f}  "
               f"{side.successes / n:.4f} [{lo:.4f}, {hi:.4f}]   {side.virtual_ms / n / 1000:.1f} s")
 
 
@@ -163,7 +166,8 @@ def ten_calls(python, target, n, repeats, profile, out_dir):
             os.path.join(target, "agentsim"), os.path.join(TEN_CALLS, "ten_calls.ron"),
             os.path.join(TEN_CALLS, "stack.ron"), out_dir)),
         Side("(b) agentsim, files: the sweep alone", lambda n: printed_five([peer, "scripted", str(n)])),
-        Side("(c) agentsim, Rust: the sweep alone", lambda n: printed_five([peer, "rust", str(n)])),
+        Side("(c) agentsim, Rust builder + stack: the sweep alone", lambda n: printed_five([peer, "rust", str(n)])),
+        Side("(c') agentsim, engine API: the sweep alone", lambda n: printed_five([peer, "engine", str(n)])),
         Side("(d) minimal Rust loop", lambda n: printed_five([peer, "loop", str(n)])),
     ]
     run_rounds(sides, n, repeats)

@@ -1,6 +1,7 @@
 //! Criterion benches of the 10-call model (benches/peer/README.md): one
-//! trajectory of the scripted world (its files), of the world built in Rust,
-//! and of the minimal event loop, each on a different seed every iteration;
+//! trajectory of the scripted world (its files), of the world built in Rust
+//! with the agent stack, of the hand-written world and agent run by the engine
+//! alone, and of the minimal event loop, each on a different seed every iteration;
 //! then their ratios, measured in pairs of seed blocks in thread CPU time.
 //! SimPy is measured by `benches/peer/run.py`. Figures: BENCHMARKS.md, "The
 //! peer: SimPy".
@@ -11,7 +12,7 @@ use std::ops::Range;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 use agentsim::prelude::*;
-use agentsim_peer::{built, minimal, scripted};
+use agentsim_peer::{built, engine, minimal, scripted};
 
 // The allocator the `agentsim` binary runs with, so the benches time what it runs.
 use agentsim_alloc as _;
@@ -28,6 +29,7 @@ fn trajectories(c: &mut Criterion) {
     let scripted_runner = Runner::new(&scripted_world, &scripted_stack, false, 1.0);
     let built_stack = built::stack();
     let built_runner = Runner::new(built_world.prepared(), &built_stack, false, 1.0);
+    let engine_scenario = engine::Scenario::new();
     let mut minimal_loop = minimal::Loop::default();
 
     let mut group = c.benchmark_group("peer_ten_calls");
@@ -45,6 +47,12 @@ fn trajectories(c: &mut Criterion) {
             black_box(built_runner.run(seed).digest)
         })
     });
+    group.bench_function("agentsim_engine", |b| {
+        b.iter(|| {
+            seed = (seed + 1) % SEEDS;
+            black_box(engine_scenario.run(seed).digest)
+        })
+    });
     group.bench_function("minimal_loop", |b| {
         b.iter(|| {
             seed = (seed + 1) % SEEDS;
@@ -53,11 +61,19 @@ fn trajectories(c: &mut Criterion) {
     });
     group.finish();
 
-    let mut sides: [Side<'_>; 3] = [
+    let mut sides: [Side<'_>; 4] = [
         (
             "minimal_loop",
             Box::new(|seeds| {
                 black_box(minimal_loop.run(seeds));
+            }),
+        ),
+        (
+            "agentsim_engine",
+            Box::new(|seeds| {
+                for seed in seeds {
+                    black_box(engine_scenario.run(seed).digest);
+                }
             }),
         ),
         (

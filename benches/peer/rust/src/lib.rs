@@ -5,13 +5,17 @@
 //! model turn of `Uniform(600, 2400)` ms: reading the opening and each of the
 //! ten results (eleven turns on success).
 //!
-//! Three of its four implementations live here: the scripted world's files
+//! Four of its five implementations live here: the scripted world's files
 //! loaded and swept in process ([`scripted`]), the same model as Rust code
-//! against agentsim's public API ([`built`]), and a minimal event loop without
-//! the engine ([`minimal`]), the practical limit. The fourth is SimPy
-//! (`benches/peer/ten_calls/ten_calls_simpy.py`).
+//! against agentsim's public API with `WorldBuilder` and the agent stack
+//! ([`built`]), the same model written directly against the engine, a
+//! hand-written world and agent doing its own retries ([`engine`]: the
+//! engine's own cost, the line comparable to SimPy's hand-written process),
+//! and a minimal event loop without the engine ([`minimal`]), the practical
+//! limit. The fifth is SimPy (`benches/peer/ten_calls/ten_calls_simpy.py`).
 
 pub mod built;
+pub mod engine;
 pub mod minimal;
 pub mod model;
 pub mod scripted;
@@ -27,12 +31,26 @@ pub struct Tally {
     pub virtual_ms: u64,
 }
 
+/// Two batches' tallies together.
+impl std::ops::Add for Tally {
+    type Output = Tally;
+
+    fn add(self, other: Tally) -> Tally {
+        Tally {
+            successes: self.successes + other.successes,
+            n: self.n + other.n,
+            virtual_ms: self.virtual_ms + other.virtual_ms,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use agentsim::rate::Rate;
+    use rayon::prelude::*;
 
-    /// z of a two-sided 99.9% interval: four implementations are checked, so
+    /// z of a two-sided 99.9% interval: five implementations are checked, so
     /// each check is held to a stricter level than 95%.
     const Z_999: f64 = 3.290_526_731_491_926;
 
@@ -57,6 +75,26 @@ mod tests {
     #[test]
     fn built_world_completes_as_the_closed_form_says() {
         agrees_with_closed_form("built world", built::sweep_seeds(&built::world(), 0..4_000));
+    }
+
+    #[test]
+    fn engine_world_completes_as_the_closed_form_says() {
+        agrees_with_closed_form("engine world", engine::Scenario::new().sweep_seeds(0..20_000));
+    }
+
+    #[test]
+    fn engine_world_gives_the_same_tally_and_digests_on_1_and_2_threads() {
+        let scenario = engine::Scenario::new();
+        let on_threads = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("the pool starts");
+            pool.install(|| {
+                let digests: Vec<_> = (0..500u64).into_par_iter().map(|seed| scenario.run(seed).digest).collect();
+                (scenario.sweep_seeds(0..2_000), digests)
+            })
+        };
+        let (tally, digests) = on_threads(1);
+        assert_eq!(tally, scenario.sweep_seeds(0..2_000), "the same seeds give the same tally twice");
+        assert_eq!(on_threads(2), (tally, digests), "and the same tally and digests on 2 threads");
     }
 
     #[test]

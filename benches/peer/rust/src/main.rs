@@ -2,14 +2,16 @@
 //! model on one thread of rayon's pool as `benches/peer/run.py` asks, and
 //! prints `successes n seconds virtual_ms cpu_seconds`, as the SimPy model does. MODE is
 //! `scripted` (the world's files, loaded and swept in process), `rust` (the
-//! world built against the public API) or `loop` (the minimal event loop).
+//! world built with `WorldBuilder`, swept with the agent stack), `engine` (a
+//! hand-written world and agent run by the engine alone) or `loop` (the
+//! minimal event loop).
 //! The seconds (wall clock) and CPU seconds (the process's, all threads) are
 //! those of the sweep alone, without start-up or loading.
 
 use std::process::ExitCode;
 use std::time::Instant;
 
-use agentsim_peer::{Tally, built, minimal, scripted};
+use agentsim_peer::{Tally, built, engine, minimal, scripted};
 
 // The allocator the `agentsim` binary runs with.
 use agentsim_alloc as _;
@@ -17,7 +19,7 @@ use agentsim_alloc as _;
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (Some(mode), Some(Ok(n)), 2) = (args.first(), args.get(1).map(|n| n.parse::<u64>()), args.len()) else {
-        eprintln!("usage: peer-ten-calls scripted|rust|loop N");
+        eprintln!("usage: peer-ten-calls scripted|rust|engine|loop N");
         return ExitCode::from(2);
     };
     let (tally, seconds, cpu_seconds) = match mode.as_str() {
@@ -29,12 +31,16 @@ fn main() -> ExitCode {
             let world = built::world();
             timed(|| built::sweep_seeds(&world, 0..n))
         }
+        "engine" => {
+            let scenario = engine::Scenario::new();
+            timed(|| scenario.sweep_seeds(0..n))
+        }
         "loop" => {
             let mut minimal = minimal::Loop::default();
             timed(|| minimal.run(0..n))
         }
         other => {
-            eprintln!("peer-ten-calls: unknown mode `{other}` (scripted, rust, loop)");
+            eprintln!("peer-ten-calls: unknown mode `{other}` (scripted, rust, engine, loop)");
             return ExitCode::from(2);
         }
     };
