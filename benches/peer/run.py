@@ -145,15 +145,22 @@ def run_rounds(sides, n, repeats):
             side.measure(n)
 
 
-def report(title, sides, n, repeats, profile):
+def report(title, sides, n, repeats, profile, limit=None):
+    """Prints each side's costs and its speed against SimPy (the first side) and,
+    when `limit` (the minimal loop) is given, its cost as a multiple of the
+    limit's: a ratio between two compiled programs, which moves less with the
+    machine's day than a ratio to the interpreter."""
     simpy_cpu_us = sides[0].cpu_us_per_trajectory(n)
     print(f"{title}: {n} trajectories each, median of {repeats} rounds (order rotated), one thread, "
-          f"`{profile}` profile; us per trajectory in CPU time (the ratio's) and wall clock")
-    print(f"  {'':51} {'CPU us':>9} {'SimPy/this':>10} {'wall us':>9}  {'completion [95% Wilson]':<26} mean virtual time")
+          f"`{profile}` profile; us per trajectory in CPU time (the ratios') and wall clock")
+    limit_head = f" {'this/loop':>9}" if limit else ""
+    print(f"  {'':51} {'CPU us':>9} {'SimPy/this':>10}{limit_head} {'wall us':>9}  "
+          f"{'completion [95% Wilson]':<26} mean virtual time")
     for side in sides:
         cpu_us = side.cpu_us_per_trajectory(n)
         lo, hi = wilson(side.successes, n)
-        print(f"  {side.label:51} {cpu_us:9.2f} {simpy_cpu_us / cpu_us:9.1f}x {side.us_per_trajectory(n):9.2f}  "
+        to_limit = f" {cpu_us / limit.cpu_us_per_trajectory(n):8.1f}x" if limit else ""
+        print(f"  {side.label:51} {cpu_us:9.2f} {simpy_cpu_us / cpu_us:9.1f}x{to_limit} {side.us_per_trajectory(n):9.2f}  "
               f"{side.successes / n:.4f} [{lo:.4f}, {hi:.4f}]   {side.virtual_ms / n / 1000:.1f} s")
 
 
@@ -171,7 +178,7 @@ def ten_calls(python, target, n, repeats, profile, out_dir):
         Side("(d) minimal Rust loop", lambda n: printed_five([peer, "loop", str(n)])),
     ]
     run_rounds(sides, n, repeats)
-    report("10-call model", sides, n, repeats, profile)
+    report("10-call model", sides, n, repeats, profile, limit=sides[-1])
     closed = TEN_CALLS_CLOSED_FORM
     intervals = [(side.label, wilson(side.successes, n, Z_999)) for side in sides]
     misses = [label for label, (lo, hi) in intervals if not lo <= closed <= hi]
