@@ -44,9 +44,10 @@ fn leaf_or_walk(item: &Value, depth: u32) -> bool {
 }
 
 /// Whether a byte of `bytes` is a backtick, tested eight bytes at a time
-/// (`any_zero(w)` is non-zero exactly when a byte of `w` is zero: the
-/// any-test of "Bit Twiddling Hacks", exact). The last one to seven bytes
-/// are read into a word padded with zeros, which are no backtick.
+/// (`any_tick(w)` is true exactly when a byte of `w` is a backtick: the
+/// has-a-zero-byte test of "Bit Twiddling Hacks" on `w ^ TICKS`, exact). The
+/// last one to seven bytes are read into a word padded with zeros, which are
+/// no backtick.
 #[inline(always)]
 fn has_backtick(bytes: &[u8]) -> bool {
     const ONES: u64 = 0x0101_0101_0101_0101;

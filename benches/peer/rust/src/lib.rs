@@ -83,7 +83,7 @@ mod tests {
     }
 
     #[test]
-    fn engine_world_gives_the_same_tally_and_digests_on_1_and_2_threads() {
+    fn engine_world_gives_the_same_tally_and_digests_on_1_2_and_4_threads() {
         let scenario = engine::Scenario::new();
         let on_threads = |threads: usize| {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("the pool starts");
@@ -94,7 +94,9 @@ mod tests {
         };
         let (tally, digests) = on_threads(1);
         assert_eq!(tally, scenario.sweep_seeds(0..2_000), "the same seeds give the same tally twice");
-        assert_eq!(on_threads(2), (tally, digests), "and the same tally and digests on 2 threads");
+        let one = (tally, digests);
+        assert_eq!(on_threads(2), one, "and the same tally and digests on 2 threads");
+        assert_eq!(on_threads(4), one, "and on 4");
     }
 
     #[test]
