@@ -36,11 +36,26 @@ pub enum Outcome {
     Escalated,
     /// The agent itself failed.
     AgentError,
+    /// The task's state says done, but what the agent told its user could not
+    /// be read for certain (a claim the reader could not place or decide): not
+    /// counted a success, and not a failure of the agent either until a person
+    /// or a model judge reads it.
+    Uncertain,
+    /// A session whose agent never came (an MCP client that never connected,
+    /// or was refused): outside the agent's rates.
+    Absent,
+    /// A session that would have arrived after the horizon: it never started,
+    /// and is outside the agent's rates.
+    NotStarted,
+    /// The simulator broke one of its own invariants in this run (a bug of
+    /// agentsim's or of a world's, never the agent's): the seed is reported with
+    /// the command that reproduces it, and every other seed is kept.
+    SimError,
 }
 
 impl Outcome {
     /// Every outcome, in reporting order.
-    pub const ALL: [Outcome; 9] = [
+    pub const ALL: [Outcome; 13] = [
         Outcome::Success,
         Outcome::WrongResult,
         Outcome::Violation,
@@ -50,6 +65,10 @@ impl Outcome {
         Outcome::Horizon,
         Outcome::Escalated,
         Outcome::AgentError,
+        Outcome::Uncertain,
+        Outcome::Absent,
+        Outcome::NotStarted,
+        Outcome::SimError,
     ];
 
     /// The stable snake_case name used in files.
@@ -64,6 +83,10 @@ impl Outcome {
             Outcome::Horizon => "horizon",
             Outcome::Escalated => "escalated",
             Outcome::AgentError => "agent_error",
+            Outcome::Uncertain => "uncertain",
+            Outcome::Absent => "absent",
+            Outcome::NotStarted => "not_started",
+            Outcome::SimError => "sim_error",
         }
     }
 

@@ -27,21 +27,27 @@ impl Disagreement {
     }
 }
 
-/// How bad a failed outcome is, for ordering disagreements: a minefield (harm
-/// done) first, then a wrong result (the world left in a wrong state), then the
-/// agent's own error, runs that burned their budget, ran out of time or gave up,
-/// and last escalation (safe, only not solved).
+/// How bad a failed outcome is, for ordering disagreements: the simulator's
+/// own broken invariant first (a bug to see), then a minefield (harm done), a
+/// wrong result (the world left in a wrong state), the agent's own error, runs
+/// that burned their budget, ran out of time or gave up, escalation (safe, only
+/// not solved), and last what says nothing of the agent (an uncertain reading,
+/// a session absent or never started).
 pub fn severity(outcome: Outcome) -> u8 {
     match outcome {
-        Outcome::Violation => 0,
-        Outcome::WrongResult => 1,
-        Outcome::AgentError => 2,
-        Outcome::Looped => 3,
-        Outcome::BudgetExhausted => 4,
-        Outcome::Horizon => 5,
-        Outcome::GaveUp => 6,
-        Outcome::Escalated => 7,
-        Outcome::Success => 8,
+        Outcome::SimError => 0,
+        Outcome::Violation => 1,
+        Outcome::WrongResult => 2,
+        Outcome::AgentError => 3,
+        Outcome::Looped => 4,
+        Outcome::BudgetExhausted => 5,
+        Outcome::Horizon => 6,
+        Outcome::GaveUp => 7,
+        Outcome::Escalated => 8,
+        Outcome::Uncertain => 9,
+        Outcome::Absent => 10,
+        Outcome::NotStarted => 11,
+        Outcome::Success => 12,
     }
 }
 

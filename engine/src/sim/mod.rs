@@ -249,6 +249,9 @@ impl<'a, E> Sim<'a, E> {
             return false;
         };
         if at_ms > self.config.horizon_ms {
+            // The run ends with this event unhandled: what it carried (a tool
+            // result or an agent's action in flight) is dropped with it.
+            self.release(ev);
             self.now_ms = self.config.horizon_ms;
             self.end_open(world, |_| End::Horizon);
             return false;
@@ -256,6 +259,7 @@ impl<'a, E> Sim<'a, E> {
         assert!(at_ms >= self.now_ms, "time never runs backwards");
         self.now_ms = at_ms;
         if self.recorder.count() >= self.events_max {
+            self.release(ev);
             self.end_open(world, |_| End::Budget("events"));
             return false;
         }
@@ -279,11 +283,7 @@ impl<'a, E> Sim<'a, E> {
             && self.live(s).is_none()
         {
             // The session ended: what was still on its way is dropped.
-            match ev {
-                Ev::ToolDone { slot, .. } => drop(self.results.take(slot)),
-                Ev::Act(_, slot) => drop(self.actions.take(slot)),
-                _ => {}
-            }
+            self.release(ev);
             return;
         }
         self.enter(session);
@@ -332,6 +332,17 @@ impl<'a, E> Sim<'a, E> {
                 let (action, timeout_ms) = self.actions.take(slot);
                 self.act(s, action, timeout_ms, world)
             }
+        }
+    }
+
+    /// Drops an event that will not be handled, with what waits for it in a
+    /// slab (a tool result, an action): a value waits in its slab only while
+    /// its event is queued.
+    fn release(&mut self, ev: Ev<E>) {
+        match ev {
+            Ev::ToolDone { slot, .. } => drop(self.results.take(slot)),
+            Ev::Act(_, slot) => drop(self.actions.take(slot)),
+            _ => {}
         }
     }
 
