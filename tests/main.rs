@@ -19,6 +19,7 @@ mod external_errors;
 mod faults;
 mod flight_booking;
 mod fuzz_regressions;
+mod horizons;
 mod importance;
 mod importance_auto;
 mod incidents;

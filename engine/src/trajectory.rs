@@ -465,6 +465,43 @@ fn is_zero(x: &f64) -> bool {
 }
 
 impl Trajectory {
+    /// The trajectory of a run in which the simulator broke one of its own
+    /// invariants (`what` says which): outcome `sim_error`, no events, and a
+    /// digest of the seed and `what`, so the same broken run reports the same
+    /// row on any number of threads.
+    pub fn sim_error(seed: u64, what: &str) -> Self {
+        let mut hasher = Xxh3::with_seed(TRAJECTORY_DIGEST_SEED);
+        hasher.update(b"sim_error");
+        hasher.update(&seed.to_le_bytes());
+        hasher.update(what.as_bytes());
+        let end_reason = format!("agentsim broke an invariant (a bug of agentsim's, not the agent's): {what}");
+        Trajectory {
+            seed,
+            trial: 0,
+            outcome: Outcome::SimError,
+            verdict: Verdict {
+                success: false,
+                escalated: false,
+                milestone: "sim_error",
+                detail: end_reason.clone(),
+                told_accurately: None,
+            },
+            end_reason,
+            metrics: Metrics::default(),
+            fault_kinds: Vec::new(),
+            minefields: Vec::new(),
+            realised_faults: Vec::new(),
+            decisions: Vec::new(),
+            digest: Digest(hasher.digest128().to_le_bytes()),
+            events: Vec::new(),
+            state_hash: None,
+            checks: Vec::new(),
+            log_weight: 0.0,
+            rule_draws: Vec::new(),
+            sessions: Vec::new(),
+        }
+    }
+
     /// True when the trajectory met a fault and still ended safely.
     pub fn recovered(&self) -> bool {
         self.metrics.faults_seen > 0 && self.outcome.is_safe_end()

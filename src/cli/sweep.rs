@@ -299,6 +299,7 @@ impl Sweep<'_> {
             return interrupted(&summary, out, out);
         }
         errln!("wrote {}/trajectories.csv and {}/summary.json", out.display(), out.display());
+        warn_sim_errors(&summary, out);
         if let Some(first) = summary.failures.first() {
             errln!(
                 "wrote {} failing trajectories as incidents under {}/failures/ (replay: agentsim replay {}/{first})",
@@ -600,4 +601,19 @@ fn print_importance(i: &ImportanceSummary) -> Result<(), Failure> {
         errln!("warning: {warning}");
     }
     Ok(())
+}
+
+/// Says, loudly, when runs broke an invariant of agentsim's (`sim_error`): a
+/// bug to report, not the agent's failure; the incident replays it.
+fn warn_sim_errors(summary: &agentsim::Summary, out: &Path) {
+    let broken = summary.outcomes.iter().find(|(name, _)| name == "sim_error").map_or(0, |(_, n)| *n);
+    if broken == 0 {
+        return;
+    }
+    let incident = summary.failures.iter().find(|f| f.starts_with("failures/sim_error_"));
+    let reproduce =
+        incident.map_or(String::new(), |f| format!("; reproduce one with: agentsim replay {}/{f}", out.display()));
+    errln!(
+        "warning: {broken} trajectories broke an invariant of agentsim's (outcome sim_error: a bug of agentsim's or of the world's, not the agent's; every other seed was kept){reproduce}"
+    );
 }

@@ -109,6 +109,32 @@ pub fn run<'a, W: World>(
 /// Runs one trajectory of `world` with the sessions `config.sessions` asks
 /// for, each with its agent from `agents`.
 pub fn run_sessions<'a, W: World>(
+    world: W,
+    agents: Agents<'a>,
+    catalog: &'a Catalog,
+    streams: &'a StreamSource,
+    config: &'a SimConfig,
+) -> Trajectory {
+    let seed = streams.seed();
+    // A broken invariant costs this run, not the process: the panic becomes
+    // a `sim_error` trajectory (with what broke), and a sweep keeps every
+    // other seed. Nothing of the run is reused after it: its buffers are not
+    // handed on (`spare`), and the world and agents end with it.
+    let run = std::panic::AssertUnwindSafe(move || run_unguarded(world, agents, catalog, streams, config));
+    std::panic::catch_unwind(run).unwrap_or_else(|payload| Trajectory::sim_error(seed, &panic_text(&*payload)))
+}
+
+/// What a panic said: its message, when it carries one.
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    match (payload.downcast_ref::<&str>(), payload.downcast_ref::<String>()) {
+        (Some(text), _) => (*text).to_string(),
+        (None, Some(text)) => text.clone(),
+        (None, None) => "a panic without a message".to_string(),
+    }
+}
+
+/// [`run_sessions`] without the guard that turns a panic into a `sim_error`.
+fn run_unguarded<'a, W: World>(
     mut world: W,
     agents: Agents<'a>,
     catalog: &'a Catalog,
