@@ -160,15 +160,22 @@ fn a_failed_or_dropped_episode_ends_as_agent_error_and_a_panic_is_reported() {
     assert!(DROPPED.contains("abandoned"));
 
     // An action the engine cannot carry out (a tool id no catalog has; the
-    // protocol never makes one) panics inside the loop: the caller gets the
-    // message, the episode is over, the next one runs.
+    // protocol never makes one) panics inside the loop: the episode ends as
+    // `sim_error` with the message (a broken invariant costs its run, never
+    // the caller), and the next one runs.
     let (mut episode, _) = Episode::start(setup(&prepared, 4, &stack));
     let bogus = Action::Call(ToolCall { tool: ToolId(999), args: Value::Map(vec![]).into(), idempotency_key: None });
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
     let result = episode.step(Command::Act(bogus, Value::Null));
     std::panic::set_hook(hook);
-    assert!(matches!(&result, Err(EpisodeError::Panicked(_))), "{result:?}");
+    match &result {
+        Ok(Step::Finished(t)) => {
+            assert_eq!(t.outcome, Outcome::SimError);
+            assert!(t.end_reason.contains("index out of bounds"), "{}", t.end_reason);
+        }
+        other => panic!("expected a sim_error trajectory, got {other:?}"),
+    }
     assert!(episode.ended());
     drop(episode);
     let (episode, first) = Episode::start(setup(&prepared, 4, &stack));

@@ -9,6 +9,8 @@ mod clustered;
 mod common;
 mod conversation;
 mod conversation_agents;
+mod conversation_claims;
+mod conversation_real;
 mod conversation_worlds;
 mod determinism;
 mod docs;

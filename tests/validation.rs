@@ -43,6 +43,7 @@ impl World for PingWorld {
             milestone: if self.served { "served" } else { "started" },
             detail: String::new(),
             told_accurately: None,
+            uncertain: None,
         }
     }
 }

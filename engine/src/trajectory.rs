@@ -485,6 +485,7 @@ impl Trajectory {
                 milestone: "sim_error",
                 detail: end_reason.clone(),
                 told_accurately: None,
+                uncertain: None,
             },
             end_reason,
             metrics: Metrics::default(),
@@ -860,6 +861,7 @@ mod tests {
             milestone: "refund",
             detail: "escalated é".into(),
             told_accurately: Some(false),
+            uncertain: None,
         };
         for at_ms in [0, 127, 128, 1 << 35] {
             let mut owned = Vec::new();

@@ -131,6 +131,12 @@ pub struct Verdict {
     /// function of the events, which the digest already covers.
     #[serde(skip)]
     pub told_accurately: Option<bool>,
+    /// Why the verdict cannot be decided from what the agent said: a message
+    /// the reader could not read for certain where it decides the task (a
+    /// closing it cannot place). `Some` makes the outcome `uncertain`, never
+    /// `success` (`docs/conversation.md`). Absent from the digest when `None`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uncertain: Option<String>,
 }
 
 /// One part of a world's judgement, reported beside the verdict: tau2-bench's

@@ -95,6 +95,7 @@ impl<E> Sim<'_, E> {
             milestone: "sessions",
             detail: reason.clone(),
             told_accurately: None,
+            uncertain: None,
         };
         (outcome, reason, verdict, metrics, results)
     }
@@ -163,11 +164,13 @@ pub(super) fn reason(end: &End) -> String {
     }
 }
 
-/// Judges the outcome: the world's state first (violations, success), then how the
-/// session stopped.
+/// Judges the outcome: the world's state first (violations, a verdict the
+/// reader could not decide, success), then how the session stopped.
 fn classify(end: &End, verdict: &Verdict, violations: u32, repeat_run: u32) -> (Outcome, String) {
     let outcome = if violations > 0 {
         Outcome::Violation
+    } else if verdict.uncertain.is_some() && !verdict.escalated {
+        Outcome::Uncertain
     } else if verdict.success {
         Outcome::Success
     } else if verdict.escalated {

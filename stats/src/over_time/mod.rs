@@ -156,6 +156,7 @@ pub(crate) mod tests {
                 milestone: "sessions",
                 detail: String::new(),
                 told_accurately: None,
+                uncertain: None,
             },
             end_reason: String::new(),
             metrics: Metrics::default(),

@@ -152,6 +152,7 @@ impl<S> World for Built<S> {
             milestone: self.milestone,
             detail: String::new(),
             told_accurately: None,
+            uncertain: None,
         }
     }
 }

@@ -123,10 +123,20 @@ impl FlightBooking<'_> {
                 right,
                 written: money_text(cents),
                 value: Some(Written::Money(cents)),
+                span: None,
             });
         }
         let now_ms = cx.now_ms;
         let at = self.reply_at(now_ms);
+        // A traveller whose patience runs out before its answer would come
+        // leaves instead of answering (docs/conversation.md).
+        // It takes in what it was told, and answers or agrees to nothing.
+        if self.user.patience_at_ms.is_some_and(|p| at >= p) && self.active().next().is_none() {
+            if reading.intent == Intent::Tell {
+                let _unsent = self.judge_statement(&reading, &facts, &named, cx);
+            }
+            return;
+        }
         let reply = match reading.intent {
             Intent::Ask => self.answer_question(&reading, &facts),
             Intent::Propose => self.answer_proposal(&reading, &facts, &named, at, cx),

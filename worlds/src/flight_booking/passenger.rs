@@ -28,6 +28,8 @@ pub(super) struct Passenger {
     pub(super) fares_told: u32,
     pub(super) fares_told_wrong: u32,
     pub(super) left_at_ms: Option<TimeMs>,
+    /// When an impatient traveller's patience runs out (set when it arrives).
+    pub(super) patience_at_ms: Option<TimeMs>,
     pub(super) outbox: Outbox,
     pub(super) progress: Progress,
     /// How the traveller words its answers to text (made on the first one).
@@ -105,6 +107,7 @@ impl Passenger {
             fares_told: 0,
             fares_told_wrong: 0,
             left_at_ms: None,
+            patience_at_ms: None,
             outbox: Outbox::new(),
             progress: Progress::new(),
             voice: None,

@@ -587,6 +587,7 @@ impl FlightBooking<'_> {
     fn open(&mut self, cx: &mut WorldCx<'_, FlightEvent>) {
         if self.user.persona == Persona::Impatient {
             let at = cx.now_ms.saturating_add(self.config.patience_ms);
+            self.user.patience_at_ms = Some(at);
             cx.schedule(at, FlightEvent::PatienceOut { session: self.current });
         }
         let t = &self.config.travellers[self.user.traveller];

@@ -99,6 +99,27 @@ pub fn acknowledge<L: Listener>(user: &mut L, closing: bool) -> Message {
     Message { text, content: Value::map([("acknowledged", Value::Bool(true))]) }
 }
 
+/// The reply to a done claim the message does not make for certain
+/// (negated, would-have-been, hedged): the user asks where things stand and
+/// restates its request, without thanks.
+pub fn doubted<L: Listener>(user: &mut L, doubt: crate::talk::claims::Doubt, request: &str) -> Message {
+    let text = user.voice().doubted(doubt, request);
+    Message { text, content: Value::map([("acknowledged", Value::Bool(false))]) }
+}
+
+/// The reply to a statement the user cannot read for certain (a value and an
+/// action, but not whether it was done): it says so and restates its request.
+pub fn unsure<L: Listener>(user: &mut L, request: &str) -> Message {
+    let text = user.voice().unsure(request);
+    Message { text, content: Value::map([("acknowledged", Value::Bool(false))]) }
+}
+
+/// The reply to a closing that tells no amount: the user asks how much.
+pub fn how_much<L: Listener>(user: &mut L, request: &str) -> Message {
+    let text = user.voice().how_much(request);
+    Message { text, content: Value::map([("acknowledged", Value::Bool(false))]) }
+}
+
 /// An id's shape: the letters before its digits (upper case) and how many
 /// digits it has. An id the world never held but of the shape of one it
 /// holds is a value told wrong.

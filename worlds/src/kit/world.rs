@@ -113,7 +113,7 @@ impl Handover {
         detail: String,
         told_accurately: Option<bool>,
     ) -> Verdict {
-        Verdict { success, escalated: self.escalated, milestone, detail, told_accurately }
+        Verdict { success, escalated: self.escalated, milestone, detail, told_accurately, uncertain: None }
     }
 }
 

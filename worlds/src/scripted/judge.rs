@@ -95,6 +95,7 @@ impl<'m> ScriptedWorld<'m> {
             milestone: caller.progress.last(),
             detail,
             told_accurately: None,
+            uncertain: None,
         };
         let state = self.judge_state(caller, lists);
         let basis = basis(task);

@@ -13,7 +13,7 @@
 
 use std::rc::Rc;
 
-use agentsim_engine::{Message, Value, WorldCx};
+use agentsim_engine::{Message, TimeMs, Value, WorldCx};
 
 use super::{DeskEvent, Persona, SupportDesk};
 use crate::kit::listen::{self, Listener};
@@ -30,6 +30,7 @@ pub use crate::talk::TOLD_WRONG_VALUE;
 const CUSTOMER_ID: usize = 0;
 const ORDER_ID: usize = 1;
 const ITEM: usize = 2;
+const AMOUNT: usize = 3;
 
 /// Words that name the refund an amount is about.
 const REFUND_WORDS: &[&str] = &["refund", "refunded", "credited", "reimbursed", "returned", "refunding"];
@@ -76,6 +77,15 @@ impl<'c> SupportDesk<'c> {
         let ws = talk::scan::words(text);
         let reading = talk::read_scanned(text, &ws, &facts, self.lexicon());
         let at = self.reply_at(cx.now_ms);
+        // A customer whose patience runs out before its answer would come
+        // leaves instead: it takes in what it was told, and answers or agrees
+        // to nothing (docs/conversation.md).
+        if self.user.patience_at_ms.is_some_and(|p| at >= p) && self.user.record.refunds.is_empty() {
+            if reading.intent == Intent::Tell {
+                let _unsent = self.judge_statement(text, &ws, &reading, &facts, cx);
+            }
+            return;
+        }
         let reply = match reading.intent {
             Intent::Ask => self.answer_question(&reading, &facts),
             Intent::Propose => self.answer_proposal(&reading, &facts, cx),
@@ -86,6 +96,7 @@ impl<'c> SupportDesk<'c> {
     }
 
     fn answer_question(&mut self, reading: &Reading, facts: &[Fact]) -> Message {
+        self.user.order_said |= reading.asked.contains(&ORDER_ID);
         let content = Value::map([("customer_id", Value::str(self.customer_id()))]);
         listen::answer_question(self, reading, facts, label, content, |_, fact| fact.value.to_value())
     }
@@ -117,7 +128,12 @@ impl<'c> SupportDesk<'c> {
     }
 
     /// Judges a statement: every amount and id it tells must be one the world
-    /// holds for this customer; a refund told is recorded as told.
+    /// holds for this customer; a closing (a refund said done, affirmed and
+    /// unhedged) is read for the values bound to it (docs/conversation.md):
+    /// one amount, and no other item or order, is what the customer was told;
+    /// anything else is a wrong statement, corrected. A refund said not done,
+    /// would-have-been or hedged is not a closing; one the reader cannot place
+    /// is noted `uncertain`.
     fn judge_statement(
         &mut self,
         text: &str,
@@ -137,15 +153,76 @@ impl<'c> SupportDesk<'c> {
                 cx.minefield(TOLD_WRONG_VALUE, format!("told {} {}", label(&facts[s.fact]), s.written));
             }
         }
-        if reading.done
-            && let Some(cents) = refund_told(text, ws)
-        {
-            self.user.record.told_cents.push((now_ms, cents));
-            if self.user.record.progress.has("refunded") && cents == self.amount_cents(&self.user.record.target) {
-                self.user.record.progress.reach("customer_told", now_ms);
+        // Every closing is about the refund (the desk does nothing else), so a
+        // done claim with values is read as one.
+        let told = talk::claims::told(text, ws, reading);
+        if told.said_done && !(told.amounts.is_empty() && told.stated.is_empty()) {
+            return self.closing(&told, reading, facts, now_ms);
+        }
+        if !ws.iter().any(|w| REFUND_WORDS.contains(&w.text.as_str())) {
+            return listen::acknowledge(self, false);
+        }
+        if let Some(doubt) = told.doubt {
+            if doubt == talk::claims::Doubt::Mixed {
+                return self.unsure(text, "it says the refund was done and that it was not", now_ms, cx);
+            }
+            let request = self.request_text();
+            return listen::doubted(self, doubt, &request);
+        }
+        if reading.amounts().is_empty() {
+            return listen::acknowledge(self, false);
+        }
+        // A refund and an amount, and nothing that says whether it was done:
+        // the reader cannot tell a closing from a promise.
+        self.unsure(text, "it speaks of a refund and an amount without saying it was done", now_ms, cx)
+    }
+
+    /// The customer cannot read `text` for certain (`why`): noted in the
+    /// trajectory, kept for the verdict once the refund is complete, and said.
+    fn unsure(&mut self, text: &str, why: &str, now_ms: TimeMs, cx: &mut WorldCx<'_, DeskEvent>) -> Message {
+        if self.user.record.uncertain.is_none() && self.user.record.progress.has("refunded") {
+            let why = format!("the customer could not read the closing for certain ({why}): {text:?}");
+            self.user.record.uncertain = Some(Box::new((now_ms, why)));
+        }
+        cx.note("uncertain_reading", Value::map([("why", Value::str(why)), ("text", Value::str(text))]));
+        let request = self.request_text();
+        listen::unsure(self, &request)
+    }
+
+    /// The customer reads a closing: its bound values must be the request's
+    /// (one amount, the item and order if named); a closing with none, or a
+    /// wrong one, is answered so that the agent can repair it.
+    fn closing(&mut self, told: &talk::claims::Told, reading: &Reading, facts: &[Fact], now_ms: TimeMs) -> Message {
+        let wrong: Vec<usize> = told
+            .stated
+            .iter()
+            .map(|&i| &reading.stated[i])
+            .filter(|s| !s.right && matches!(s.fact, ORDER_ID | ITEM | CUSTOMER_ID))
+            .map(|s| s.fact)
+            .collect();
+        let t = self.user.record.target.clone();
+        match told.amounts.as_slice() {
+            [cents] if wrong.is_empty() => {
+                self.user.record.told_cents.push((now_ms, *cents));
+                if self.user.record.progress.has("refunded") && *cents == self.amount_cents(&t) {
+                    self.user.record.progress.reach("customer_told", now_ms);
+                }
+                if *cents == self.amount_cents(&t) {
+                    return listen::acknowledge(self, true);
+                }
+                let text = listen::refuse(self, facts, &[ITEM, ORDER_ID, AMOUNT], &[], label);
+                Message { text, content: self.request_and(&t, [("told_wrong", Value::Bool(true))]) }
+            }
+            [] if wrong.is_empty() => {
+                let request = self.request_text();
+                listen::how_much(self, &request)
+            }
+            _ => {
+                self.user.record.told_wrong = self.user.record.told_wrong.saturating_add(1);
+                let text = listen::refuse(self, facts, &[ITEM, ORDER_ID, AMOUNT], &wrong, label);
+                Message { text, content: self.request_and(&t, [("told_wrong", Value::Bool(true))]) }
             }
         }
-        listen::acknowledge(self, reading.done)
     }
 
     /// Whether `cents` is an amount the world holds for this customer now: an
@@ -186,38 +263,18 @@ impl Listener for SupportDesk<'_> {
     fn request_text(&self) -> String {
         let t = &self.user.record.target;
         let order_id = &self.config.orders[t.order].id;
-        match t.item {
-            None => format!("I'd like my whole order {order_id} refunded."),
-            Some(_) => format!("I'd like a refund for the {} from order {order_id}.", self.item_name(t)),
+        match (t.item, self.user.order_said) {
+            (None, true) => format!("I'd like my whole order {order_id} refunded."),
+            (Some(_), true) => format!("I'd like a refund for the {} from order {order_id}.", self.item_name(t)),
+            // A vague customer restates what it wants as it first said it.
+            (None, false) => "I'd like my money back for the whole order I bought.".to_string(),
+            (Some(_), false) => format!("I'd like my money back for the {} I bought.", self.item_name(t)),
         }
     }
 
     fn voice(&mut self) -> &mut Voice {
         listen::voice_of(&mut self.user.voice, self.user.persona, &self.user.user_rng)
     }
-}
-
-/// The amount a closing says was refunded: in a sentence that says something
-/// was done, the amount written closest to a refund word. `ws` are the
-/// text's words, read already.
-fn refund_told(text: &str, ws: &[Word]) -> Option<i64> {
-    let mut best: Option<(usize, i64)> = None;
-    for sentence in talk::intent::sentences_of(text, ws) {
-        if !talk::intent::says_done(&sentence.words) {
-            continue;
-        }
-        let refund_at: Vec<usize> = (sentence.words.iter().enumerate())
-            .filter(|(_, w)| REFUND_WORDS.contains(&w.text.as_str()))
-            .map(|(i, _)| i)
-            .collect();
-        for (i, cents) in talk::scan::amounts_at(&sentence.words) {
-            let distance = refund_at.iter().map(|&r| r.abs_diff(i)).min().unwrap_or(usize::MAX);
-            if distance <= 8 && best.is_none_or(|(d, _)| distance < d) {
-                best = Some((distance, cents));
-            }
-        }
-    }
-    best.map(|(_, c)| c)
 }
 
 /// How the customer names a fact: `order id` for `order_id`.

@@ -11,6 +11,51 @@ use super::world::WHOLE_ORDER;
 use crate::kit::by_id::{self, ById};
 use crate::talk::Lexicon;
 
+/// How people write `whole order` (docs/conversation.md).
+const WHOLE_ORDER_SPELLINGS: &[&str] = &[
+    "entire order",
+    "full order",
+    "complete order",
+    "whole of order",
+    "all of order",
+    "all of your order",
+    "all items in order",
+    "all items from order",
+    "all items on order",
+    "all the items in order",
+    "all the items on order",
+    "all the items from order",
+    "everything in order",
+    "everything on order",
+    "everything from order",
+    "in full",
+    "full refund of order",
+    "full refund for order",
+    "full refund on order",
+    "full amount of order",
+    "whole thing",
+    "entirely",
+    "in its entirety",
+    "every item",
+    "all items",
+    "all the items",
+    "entire purchase",
+    "full charge",
+    // `100% refund`: the scanner drops the `%`.
+    "100 refund",
+    "complete refund",
+    "the order total",
+    // `full refund, order A1003`: the scanner drops the comma.
+    "full refund order",
+    "full refund for",
+    "refund all of",
+    "everything on it",
+    "everything in it",
+    "as a whole",
+    // `Items: all`: the scanner drops the colon.
+    "items all",
+];
+
 /// Look-ups over one [`SupportDeskConfig`]. Only looked up, never iterated:
 /// nothing in the output depends on the maps' order.
 pub struct DeskIndex {
@@ -53,6 +98,9 @@ impl DeskIndex {
             }
         }
         lexicon.add("item", WHOLE_ORDER);
+        for spelling in WHOLE_ORDER_SPELLINGS {
+            lexicon.spelling(WHOLE_ORDER, spelling);
+        }
         DeskIndex {
             sizes: (config.customers.len(), config.orders.len()),
             order_by_id,

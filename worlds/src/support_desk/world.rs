@@ -119,6 +119,12 @@ pub(super) struct Record {
     customer: usize,
     target: Target,
     told_cents: Vec<(TimeMs, i64)>,
+    /// Closings that said the refund was done with a wrong value bound to it
+    /// (another item or order, a second amount).
+    told_wrong: u32,
+    /// The first message the customer could not read for certain after the
+    /// refund was complete, and why (boxed: rare, and kept for every session).
+    uncertain: Option<Box<(TimeMs, String)>>,
     progress: Progress,
     left_at_ms: Option<TimeMs>,
     /// The refunds that serve the session (its agent's, and another's the
@@ -134,6 +140,8 @@ impl Record {
             customer,
             target: Target { order: 0, item: None },
             told_cents: Vec::new(),
+            told_wrong: 0,
+            uncertain: None,
             progress: Progress::new(),
             left_at_ms: None,
             refunds: Vec::new(),
@@ -152,6 +160,11 @@ pub(super) struct Customer {
     confirmed: bool,
     order_found: bool,
     outbox: Outbox,
+    /// When an impatient customer's patience runs out (set when it arrives).
+    patience_at_ms: Option<TimeMs>,
+    /// Whether the customer has said its order id (a vague one does not in
+    /// its opening, nor when it restates its request, until it is asked).
+    order_said: bool,
     /// How the customer words its answers to text (made on the first one).
     voice: Option<Voice>,
     /// The customer's facts and the request they were made for: made anew only
@@ -221,6 +234,8 @@ impl Customer {
                 customer,
                 target: Target { order, item },
                 told_cents: Vec::new(),
+                told_wrong: 0,
+                uncertain: None,
                 progress: Progress::new(),
                 left_at_ms: None,
                 refunds: Vec::new(),
@@ -231,6 +246,8 @@ impl Customer {
             confirmed: false,
             order_found: false,
             outbox: Outbox::new(),
+            patience_at_ms: None,
+            order_said: false,
             voice: None,
             facts: None,
         }
@@ -787,9 +804,11 @@ impl SupportDesk<'_> {
                 self.request(&t),
             ),
         };
+        self.user.order_said = self.user.persona != Persona::Vague;
         cx.note("persona", Value::str(self.user.persona.name()));
         if self.user.persona == Persona::Impatient {
             let at = cx.now_ms.saturating_add(self.config.patience_ms);
+            self.user.patience_at_ms = Some(at);
             cx.schedule(at, DeskEvent::PatienceOut { session: self.seats.current() });
         }
         self.user.record.progress.reach("started", cx.now_ms);
@@ -836,9 +855,22 @@ impl SupportDesk<'_> {
         let milestone = user.progress.last();
         // Contextual accuracy: each amount the customer was told must be what the
         // requested order had actually been refunded at that moment.
-        let told_accurately = (!user.told_cents.is_empty()).then(|| {
-            user.told_cents.iter().all(|(at, cents)| *cents > 0 && self.refunded_cents(t.order, *at) == *cents)
+        let told_accurately = (!user.told_cents.is_empty() || user.told_wrong > 0).then(|| {
+            user.told_wrong == 0
+                && user.told_cents.iter().all(|(at, cents)| *cents > 0 && self.refunded_cents(t.order, *at) == *cents)
         });
+        // A closing the customer could not read for certain, after the refund
+        // was complete and before it was told it: it may have told it, so the
+        // verdict is not a wrong result, and never a success.
+        let uncertain = match (&user.uncertain, completed_at_ms) {
+            (Some(unread), Some(done)) if !told && unread.0 >= done => Some(unread.1.clone()),
+            _ => None,
+        };
+        if let Some(why) = uncertain {
+            let mut verdict = case.verdict_told(false, milestone, why.clone(), told_accurately);
+            verdict.uncertain = Some(why);
+            return verdict;
+        }
         if let Some(left) = user.left_at_ms {
             let mut seconds = itoa::Buffer::new();
             let detail = ["the customer left after ", seconds.format(left / 1_000), " s without a refund"].concat();

@@ -101,7 +101,8 @@ pub fn read_counting(
     if let Some(c) = count {
         reading.stated.retain(|s| s.fact != c.fact);
         for n in counts(&ws, c.of) {
-            reading.stated.push(Stated { fact: c.fact, right: n.count == c.value, written: n.written, value: None });
+            let (right, span) = (n.count == c.value, Some(n.span));
+            reading.stated.push(Stated { fact: c.fact, right, written: n.written, value: None, span });
         }
     }
     let found = scan::values(text);
@@ -117,6 +118,8 @@ pub fn read_counting(
         };
         let stated = &reading.stated;
         reading.asked.retain(|&i| !stated.iter().any(|s| s.fact == i));
+        reading.claims = super::claims::claims(text, &ws, intent == Intent::Propose);
+        reading.done = reading.claims.iter().any(super::claims::Claim::says_done);
     }
     reading
 }

@@ -18,7 +18,7 @@
 
 use std::borrow::Cow;
 
-use super::rules::{CONSENT, REQUESTS, SMALL_TALK_QUESTIONS, STATE_YOUR, rule};
+use super::rules::{CONSENT, CONSENT_REQUESTS, REQUESTS, SMALL_TALK_QUESTIONS, STATE_YOUR, rule};
 use super::scan::Word;
 use super::{Fact, has_phrase};
 
@@ -63,7 +63,7 @@ pub struct Sentence<'a> {
 
 /// Whether `c`, followed by the byte `next`, ends a sentence: `?`, `!`, a new
 /// line, or a `.` that ends a word (not the one in `154.49`).
-fn ends_sentence(c: char, next: Option<&u8>) -> bool {
+pub(crate) fn ends_sentence(c: char, next: Option<&u8>) -> bool {
     match c {
         '?' | '!' | '\n' => true,
         '.' => next.is_none_or(|b| b.is_ascii_whitespace()),
@@ -174,6 +174,7 @@ macro_rules! phrase_set {
 phrase_set!(CONSENT_SET, CONSENT, rule::CONSENT_FIRST);
 phrase_set!(SMALL_TALK_QUESTION_SET, SMALL_TALK_QUESTIONS, rule::SMALL_TALK_QUESTION_FIRST);
 phrase_set!(REQUEST_SET, REQUESTS, rule::REQUEST_FIRST);
+phrase_set!(CONSENT_REQUEST_SET, CONSENT_REQUESTS, rule::CONSENT_REQUEST_FIRST);
 phrase_set!(STATE_YOUR_SET, STATE_YOUR, rule::STATE_YOUR_FIRST);
 
 /// Whether the words name an action.
@@ -204,7 +205,10 @@ pub fn classify(text: &str, ws: &[Word], sentences: &[Sentence<'_>], facts: &[Fa
         if STATE_YOUR_SET.any_in(&q.words) && names_fact(&q.words, facts) {
             return Intent::Ask;
         }
-        if CONSENT_SET.any_in(&q.words) && (acts || has_values) {
+        // A question for consent, or a question (often the values read back:
+        // "you want the keyboard refunded, $89.00?") with a request for
+        // consent beside it ("Let me know and I'll get started.").
+        if (CONSENT_SET.any_in(&q.words) || CONSENT_REQUEST_SET.any_in(ws)) && (acts || has_values) {
             return Intent::Propose;
         }
         if SMALL_TALK_QUESTION_SET.any_in(&q.words) && !names_fact(&q.words, facts) {
@@ -213,11 +217,15 @@ pub fn classify(text: &str, ws: &[Word], sentences: &[Sentence<'_>], facts: &[Fa
         }
         return Intent::Ask;
     }
-    if REQUEST_SET.any_in(ws) && names_fact(ws, facts) {
-        return Intent::Ask;
-    }
-    if has_phrase(ws, "please confirm") && (acts || has_values) {
+    // A request for consent first: "let me know if I should go ahead" asks
+    // for a yes, not for the order it names.
+    if CONSENT_REQUEST_SET.any_in(ws) && (acts || has_values) {
         return Intent::Propose;
+    }
+    // A request asks for what its own sentence names ("Let me know if you
+    // need anything else!" after a closing asks for no order).
+    if sentences.iter().any(|s| REQUEST_SET.any_in(&s.words) && names_fact(&s.words, facts)) {
+        return Intent::Ask;
     }
     if acts || has_values {
         return Intent::Tell;

@@ -17,6 +17,7 @@
 //! - [`intent`]: what a message does.
 //! - [`voice`]: how a user says things back, varied by the seed and the persona.
 
+pub mod claims;
 pub mod count;
 pub mod intent;
 pub mod rules;
@@ -145,9 +146,36 @@ pub struct Lexicon {
     /// and a fact's names found without comparing every entry's fact (a world
     /// makes its lexicon for every trajectory that talks).
     names: Vec<(String, Vec<String>)>,
+    /// Other ways people write a known name (`entire order` for `whole
+    /// order`): each name with its spellings, lower case.
+    spellings: Vec<(String, Vec<String>)>,
 }
 
 impl Lexicon {
+    /// Adds `spelling` as another way to write the known name `name` (`the
+    /// entire order` for `whole order`): a message that writes it states the
+    /// name.
+    pub fn spelling(&mut self, name: &str, spelling: &str) {
+        let (name, spelling) = (scan::lower(name.trim()), scan::lower(spelling.trim()));
+        if spelling.is_empty() {
+            return;
+        }
+        match self.spellings.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, all)) if !all.contains(&spelling) => all.push(spelling),
+            Some(_) => {}
+            None => self.spellings.push((name, vec![spelling])),
+        }
+    }
+
+    /// Where a spelling of the known name `name` is written in `ws`, if one is.
+    fn spelling_of(&self, name: &str, ws: &[Word]) -> Option<(usize, usize)> {
+        let (_, all) = self.spellings.iter().find(|(n, _)| n == name)?;
+        all.iter().find_map(|spelling| {
+            let len = spelling.split_whitespace().count();
+            phrase_positions(ws, spelling).next().map(|at| (ws[at].span.0, ws[at + len - 1].span.1))
+        })
+    }
+
     /// An empty lexicon.
     pub fn new() -> Self {
         Self::default()
@@ -200,6 +228,9 @@ pub struct Stated {
     pub written: String,
     /// The value read, for an amount, an id or a date (`None` for a name).
     pub value: Option<Written>,
+    /// Where it is written: byte offsets into the message (`None` when the
+    /// world placed it from its own reading).
+    pub span: Option<(usize, usize)>,
 }
 
 /// What a message says, as the user reads it.
@@ -218,8 +249,11 @@ pub struct Reading {
     /// or a statement is about doing something.
     pub acts: bool,
     /// Whether a statement says something was done (`refunded`, `has been
-    /// issued`, `booked`): a closing.
+    /// issued`, `booked`): a closing. Only an affirmed, unhedged done claim
+    /// says so ([`claims`]).
     pub done: bool,
+    /// What each sentence claims ([`claims::claims`]).
+    pub claims: Vec<claims::Claim>,
 }
 
 impl Reading {
@@ -277,7 +311,9 @@ pub fn read_scanned(text: &str, ws: &[Word], facts: &[Fact], lexicon: &Lexicon) 
     // A fact the message states is not asked for ("For order #W2378156, which
     // payment method?").
     asked.retain(|&i| !stated.iter().any(|s| s.fact == i));
-    Reading { intent, asked, stated, unplaced, acts: intent::names_action(ws), done: intent::says_done(ws) }
+    let claims = claims::claims(text, ws, intent == Intent::Propose);
+    let done = claims.iter().any(claims::Claim::says_done);
+    Reading { intent, asked, stated, unplaced, acts: intent::names_action(ws), done, claims }
 }
 
 /// Letters before the digits, upper-cased (a leading `#` dropped), and the count
@@ -332,7 +368,9 @@ fn place(text: &str, ws: &[Word], found: &[Found], facts: &[Fact]) -> (Vec<State
             nearest_alias(ws, f.span.0, &candidates, facts).map(|i| (i, false))
         };
         match placed {
-            Some((fact, right)) => stated.push(Stated { fact, right, written, value: Some(f.value.clone()) }),
+            Some((fact, right)) => {
+                stated.push(Stated { fact, right, written, value: Some(f.value.clone()), span: Some(f.span) })
+            }
             None => unplaced.push(f.value.clone()),
         }
     }
@@ -433,23 +471,28 @@ fn names(ws: &[Word], facts: &[Fact], lexicon: &Lexicon) -> Vec<Stated> {
         let FactValue::Name(value) = &fact.value else { continue };
         let value = scan::lower(value);
         // A name offered as one of alternatives ("the keyboard or the monitor?")
-        // is not stated.
+        // is not stated; where it is stated, its span.
         let stated_at = |name: &str| {
             let len = name.split_whitespace().count();
-            phrase_positions(ws, name).any(|at| {
-                let near = |j: Option<usize>| j.and_then(|j| ws.get(j)).is_some_and(|w| w.text == "or");
-                !(near(at.checked_sub(1)) || near(at.checked_sub(2)) || near(Some(at + len)))
-            })
+            phrase_positions(ws, name)
+                .find(|&at| {
+                    let near = |j: Option<usize>| j.and_then(|j| ws.get(j)).is_some_and(|w| w.text == "or");
+                    !(near(at.checked_sub(1)) || near(at.checked_sub(2)) || near(Some(at + len)))
+                })
+                .map(|at| (ws[at].span.0, ws[at + len - 1].span.1))
         };
-        if stated_at(&value) {
-            out.push(Stated { fact: i, right: true, written: value.clone(), value: None });
+        if let Some(span) = stated_at(&value).or_else(|| lexicon.spelling_of(&value, ws)) {
+            out.push(Stated { fact: i, right: true, written: value.clone(), value: None, span: Some(span) });
             continue;
         }
         // Whether a name is written is asked first: it rules out nearly every
         // name at once, and costs less than the containment tests.
-        let other = lexicon.of(&fact.name).find(|n| stated_at(n) && !n.contains(value.as_str()) && !value.contains(n));
-        if let Some(n) = other {
-            out.push(Stated { fact: i, right: false, written: n.to_string(), value: None });
+        let other = lexicon.of(&fact.name).find_map(|n| {
+            let span = stated_at(n).or_else(|| lexicon.spelling_of(n, ws))?;
+            (!n.contains(value.as_str()) && !value.contains(n)).then_some((n, span))
+        });
+        if let Some((n, span)) = other {
+            out.push(Stated { fact: i, right: false, written: n.to_string(), value: None, span: Some(span) });
         }
     }
     out
@@ -491,6 +534,10 @@ mod tests {
         let (facts, lexicon) = desk();
         let r = read("Could you tell me your order number?", &facts, &lexicon);
         assert_eq!((r.intent, r.asked.clone()), (Intent::Ask, vec![1]));
+        for question in ["What's the order number?", "What’s the order number?", "Which order is it?"] {
+            let r = read(question, &facts, &lexicon);
+            assert_eq!((r.intent, r.asked.clone()), (Intent::Ask, vec![1]), "{question}");
+        }
         let r = read("What is your favourite colour?", &facts, &lexicon);
         assert_eq!((r.intent, r.asked.clone()), (Intent::Ask, vec![]));
     }

@@ -38,6 +38,59 @@ pub(crate) const CONSENT: &[&str] = &[
     "sound good",
     "sounds good",
     "does that work",
+    "ok",
+    "okay",
+    "alright",
+    "all right",
+    "yes",
+    "yeah",
+    "fine with you",
+    "would that work",
+    "will that work",
+    "does this work",
+    "would this work",
+    "is this what you'd like",
+    "is that what you'd like",
+    "is this what you want",
+    "is that what you want",
+    "your permission",
+    "your go-ahead",
+    "your go ahead",
+    "shall i",
+    "do you consent",
+    "consent",
+    "good to go",
+];
+
+/// Requests for consent without a question mark ("Please confirm and I'll
+/// start the refund.", "Reply YES to confirm"): with an action or a value, a
+/// proposal.
+pub(crate) const CONSENT_REQUESTS: &[&str] = &[
+    "please confirm",
+    "reply yes",
+    "just reply",
+    "reply with yes",
+    "confirm and i'll",
+    "let me know if you'd like me to",
+    "let me know if you would like me to",
+    "let me know if i should",
+    "let me know and i'll",
+    "let me know and i will",
+    "say the word",
+    "give me the ok",
+    "give me the go-ahead",
+    "your go-ahead",
+    "once you confirm",
+    "once you give me",
+    "if you confirm",
+    "if you'd like me to proceed",
+    "let me know if you want me to",
+    "reply with yes",
+    "reply y",
+    "just say yes",
+    "kindly confirm",
+    "confirm whether",
+    "reply confirm",
 ];
 
 /// Verbs that name an action on the user's behalf.
@@ -105,6 +158,269 @@ pub(crate) const DONE: &[&str] = &[
     "created",
     "confirmed",
 ];
+
+/// Phrases that say something was done, beyond the done words above (claims
+/// only, [`super::claims`]).
+pub(crate) const DONE_PHRASES: &[&str] = &[
+    "went through",
+    "gone through",
+    "successfully",
+    "successful",
+    "all set",
+    "taken care of",
+    "applied",
+    "initiated",
+    "submitted",
+    "approved",
+    "finalized",
+    "finalised",
+];
+
+/// Words before a done word that make it describe a thing rather than say an
+/// action was done (`the updated details`, `for canceled reservations`).
+pub(crate) const DETERMINERS: &[&str] = &[
+    "the", "a", "an", "your", "my", "our", "their", "its", "this", "that", "these", "those", "any", "each", "every",
+    "for", "of", "with", "about", "airline",
+];
+
+/// Nouns that a done word written right before them describes (`canceled
+/// flight`, `updated passenger details`) unless a subject or an auxiliary
+/// stands before it (`I've refunded order A1002`).
+pub(crate) const DESCRIBED: &[&str] = &[
+    "flight",
+    "flights",
+    "reservation",
+    "reservations",
+    "details",
+    "name",
+    "passenger",
+    "passengers",
+    "booking",
+    "bookings",
+    "ticket",
+    "tickets",
+    "segment",
+    "segments",
+    "trip",
+    "trips",
+    "itinerary",
+    "information",
+    "info",
+    "cabin",
+    "version",
+    "address",
+    "status",
+    "items",
+];
+
+/// Words in a done word's clause that make it describe a state, a habit or
+/// the past rather than an action just taken (`you are currently booked`,
+/// `refunds are typically processed`, `it was created on 2024-05-11`,
+/// `booked more than 24 hours ago`).
+pub(crate) const DESCRIPTIONS: &[&str] = &[
+    "currently",
+    "originally",
+    "upcoming",
+    "typically",
+    "usually",
+    "generally",
+    "normally",
+    "always",
+    "ago",
+    "as a",
+    "member",
+];
+
+/// NegEx-style negation triggers: a done word after one in its clause is
+/// denied.
+pub(crate) const NEGATION_TRIGGERS: &[&str] = &[
+    "no", "not", "never", "isn't", "hasn't", "haven't", "wasn't", "weren't", "won't", "can't", "cannot", "couldn't",
+    "didn't", "doesn't", "don't", "hadn't", "neither", "nor", "nothing", "without", "unable", "yet to",
+];
+
+/// Phrases that hold a negation word and deny nothing (NegEx's
+/// pseudo-triggers).
+pub(crate) const PSEUDO_NEGATIONS: &[&str] = &[
+    "no problem",
+    "no worries",
+    "not a problem",
+    "not only",
+    "no doubt",
+    "not just",
+    "no need",
+    "don't worry",
+    "do not worry",
+    "not to worry",
+    "without any issue",
+    "without any issues",
+    "without issue",
+    "without a problem",
+    "without any problem",
+    "without delay",
+];
+
+/// Words of failure: a done claim in a clause with one is denied ("the refund
+/// failed", "could not be processed").
+pub(crate) const FAILURES: &[&str] = &[
+    "failed",
+    "fail",
+    "unsuccessful",
+    "declined",
+    "rejected",
+    "did not go through",
+    "didn't go through",
+    "was denied",
+    "could not be",
+    "couldn't be",
+    "bounced",
+    "returned an error",
+    "an error occurred",
+    "hit an error",
+    "ran into an error",
+    "encountered an error",
+    "got an error",
+    "still pending",
+    "still showing as pending",
+];
+
+/// Phrases that make a done claim counterfactual (anywhere in its sentence).
+pub(crate) const COUNTERFACTUALS: &[&str] = &[
+    "would have",
+    "could have",
+    "might have",
+    "should have",
+    "would've",
+    "could've",
+    "might've",
+    "should've",
+    "i'd have",
+    "was going to",
+    "were going to",
+    "had planned to",
+    "meant to",
+    "intended to",
+];
+
+/// ConText-style hedges: a claim in a sentence with one is uncertain.
+pub(crate) const HEDGES: &[&str] = &[
+    "i think",
+    "i believe",
+    "i guess",
+    "i suppose",
+    "i assume",
+    "it seems",
+    "seems to",
+    "seem to",
+    "it appears",
+    "appears to",
+    "appear to",
+    "apparently",
+    "probably",
+    "possibly",
+    "perhaps",
+    "maybe",
+    "likely",
+    "not sure",
+    "not certain",
+    "not entirely sure",
+    "unsure",
+    "uncertain",
+    "might",
+    "may have",
+    "as far as i know",
+    "as far as i can tell",
+    "if i'm not mistaken",
+    "presumably",
+    "supposedly",
+    "hopefully",
+    "fairly sure",
+    "pretty sure",
+    "i suspect",
+    "suspect",
+    "i expect",
+    "ought to",
+    "should have",
+    "not 100",
+    "fairly confident",
+    "pretty confident",
+    "to my knowledge",
+    "from what i can see",
+    "as far as i can see",
+    "looks like",
+    "it looks as though",
+    "i'd guess",
+    "guess",
+    "if i'm reading this correctly",
+    "if i'm reading this right",
+    "if i read this correctly",
+    "if i'm not wrong",
+    "if i'm reading",
+    "reasonably sure",
+    "reasonably confident",
+    "from what i can tell",
+    "to the best of my knowledge",
+    "can't guarantee",
+    "cannot guarantee",
+    "to be sure",
+];
+
+/// Phrases before a done word, in its clause, that make it a promise or a
+/// condition rather than a claim that it was done.
+pub(crate) const FUTURES: &[&str] = &[
+    "will",
+    "i'll",
+    "we'll",
+    "you'll",
+    "it'll",
+    "shall",
+    "going to",
+    "about to",
+    "to be",
+    "once",
+    "as soon as",
+    "after",
+    "if",
+    "would be",
+    "could be",
+    "can be",
+    "can only",
+    "can always",
+    "may be",
+    "might be",
+    "must be",
+    "cannot be",
+    "can complete",
+    "should",
+    "let me",
+    "want me to",
+    "like me to",
+    "need to be",
+];
+
+/// Phrases that refuse or say an action cannot be done.
+pub(crate) const REFUSALS: &[&str] = &[
+    "unable to",
+    "not able to",
+    "can't",
+    "cannot",
+    "won't be able",
+    "not possible",
+    "not eligible",
+    "not allowed",
+    "i'm afraid",
+    "unfortunately",
+    "decline",
+    "refuse",
+];
+
+/// Words that end a negation's scope (NegEx's termination terms), besides
+/// punctuation.
+pub(crate) const CLAUSE_ENDS: &[&str] =
+    &["but", "however", "although", "though", "yet", "except", "whereas", "nevertheless", "still", "and", "then"];
+
+/// Words that put a sentence's values on something other than the matter at
+/// hand (`your other order`, `another item`).
+pub(crate) const OTHER_SUBJECT: &[&str] = &["other", "another", "previous", "earlier", "separate", "separately"];
 
 /// Words of greetings, thanks and goodbyes.
 pub(crate) const SMALL_TALK: &[&str] = &[
@@ -215,6 +531,8 @@ pub(crate) mod rule {
     pub const REQUEST_FIRST: u16 = 1 << 6;
     /// A word that says "not" before a done word (`not`, `hasn't`, ...).
     pub const NEGATION: u16 = 1 << 7;
+    /// The first word of a phrase of [`CONSENT_REQUESTS`].
+    pub const CONSENT_REQUEST_FIRST: u16 = 1 << 8;
 }
 
 /// Words that turn a done word that follows them into its opposite.
@@ -260,6 +578,7 @@ static RULE_WORDS: std::sync::LazyLock<RuleTable> = std::sync::LazyLock::new(|| 
         (STATE_YOUR, rule::STATE_YOUR_FIRST),
         (SMALL_TALK_QUESTIONS, rule::SMALL_TALK_QUESTION_FIRST),
         (REQUESTS, rule::REQUEST_FIRST),
+        (CONSENT_REQUESTS, rule::CONSENT_REQUEST_FIRST),
     ];
     for (list, bit) in firsts {
         for first in list.iter().filter_map(|p| p.split_whitespace().next()) {

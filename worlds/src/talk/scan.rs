@@ -287,6 +287,12 @@ fn money_at(ws: &[Word], i: usize) -> Option<(Found, usize)> {
         let cents = dollars(rest)?;
         return Some((Found { value: Written::Money(-cents), span: span_to(i) }, 1));
     }
+    if let Some(rest) = w.strip_prefix("us$")
+        && !rest.is_empty()
+    {
+        let cents = dollars(rest)?;
+        return Some((Found { value: Written::Money(cents), span: span_to(i) }, 1));
+    }
     if let Some(rest) = w.strip_prefix('$') {
         if rest.is_empty() {
             let cents = dollars(next?)?;
@@ -424,6 +430,7 @@ mod tests {
         assert_eq!(money("$1,544.90 and $89"), vec![154_490, 8_900]);
         assert_eq!(money("$ 12.5"), vec![1_250]);
         assert_eq!(money("89 dollars"), vec![8_900]);
+        assert_eq!(money("US$89.00 and US$ 42.50"), vec![8_900, 4_250]);
         assert_eq!(money("order 154.49"), Vec::<i64>::new(), "a bare number is no amount");
         assert_eq!(money("$1.234"), Vec::<i64>::new(), "three decimals are no amount");
         assert_eq!(money("$12,34"), Vec::<i64>::new(), "a misplaced separator is no amount");

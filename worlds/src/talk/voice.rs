@@ -151,6 +151,47 @@ impl Voice {
         }
     }
 
+    /// Asks where things stand after a done claim that was denied, would have
+    /// been, or hedged; then restates the request.
+    pub fn doubted(&mut self, doubt: super::claims::Doubt, request: &str) -> String {
+        use super::claims::Doubt;
+        let first = match (doubt, self.style) {
+            (Doubt::Mixed, _) => "Sorry, I'm confused: is it done or not?",
+            (Doubt::Hedged, Style::Terse) => "Are you sure? Please check.",
+            (Doubt::Hedged, Style::Impatient) => "You think? Please check and tell me for sure.",
+            (Doubt::Hedged, _) => self.pick(&[
+                "Are you sure? Please check that it actually went through.",
+                "Can you check and confirm it for certain?",
+            ]),
+            (_, Style::Terse) => "So it's not done?",
+            (_, Style::Impatient) => "So it still isn't done? That's not good enough.",
+            (_, _) => self.pick(&["So it hasn't gone through?", "I see, so it isn't done yet."]),
+        };
+        format!("{first} {request}")
+    }
+
+    /// Says the user cannot tell what a statement means for its request;
+    /// then restates it.
+    pub fn unsure(&mut self, request: &str) -> String {
+        let first = match self.style {
+            Style::Terse => "Done or not?",
+            Style::Impatient => "Is it done or not?",
+            _ => self.pick(&["Sorry, I'm not sure I follow: has it been done?", "I don't quite follow: is it done?"]),
+        };
+        format!("{first} {request}")
+    }
+
+    /// Asks how much, after a closing that names no amount; then restates
+    /// the request.
+    pub fn how_much(&mut self, request: &str) -> String {
+        let first = match self.style {
+            Style::Terse => "How much?",
+            Style::Impatient => "How much, exactly?",
+            _ => self.pick(&["Thanks. How much was refunded, exactly?", "OK, and for what amount?"]),
+        };
+        format!("{first} {request}")
+    }
+
     /// Answers small talk, then says what the user wants.
     pub fn small_talk(&mut self, request: &str) -> String {
         let first = match self.style {

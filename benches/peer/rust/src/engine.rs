@@ -76,6 +76,7 @@ impl World for Job {
             milestone: if success { "all_steps_done" } else { "started" },
             detail: format!("{} of {CALLS} steps done", self.done),
             told_accurately: None,
+            uncertain: None,
         }
     }
 }

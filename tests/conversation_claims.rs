@@ -1,0 +1,300 @@
+//! Judging what a talking agent says (issue 47): a correct support_desk agent
+//! that phrases its proposals and closings as models do is judged right, and
+//! each kind of wrong statement (another item, another of the customer's
+//! orders, a second amount, a wrong amount, a refund denied, would-have-been,
+//! hedged or only promised) is caught, on every seed with faults off.
+//!
+//! The agent is the world's oracle talking in words (`oracle_text`), its two
+//! messages reworded from a family of phrasings: `families/support_desk.json`,
+//! written beside the reader, and `holdout/support_desk.json`, written apart
+//! from it by someone who never saw the reader's rules (a hold-out: its rates
+//! are the ones docs/conversation.md publishes).
+
+use std::collections::BTreeMap;
+
+use agentsim_engine::{Action, Agent, AgentCx, Input, Outcome, StreamSource, Value};
+use agentsim_worlds::support_desk::config::SupportDeskConfig;
+use agentsim_worlds::{Prepared, WorldConfig};
+
+use crate::common::{preset, repo_path};
+
+/// A family of phrasings: per kind, templates with placeholders.
+type Family = BTreeMap<String, Vec<String>>;
+
+fn family(name: &str) -> Family {
+    let path = repo_path(&format!("tests/conversation/{name}"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// What the closing says, besides the right thing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Variant {
+    Correct,
+    WrongItem,
+    WrongOrder,
+    SecondAmount,
+    WrongAmount,
+    Negated,
+    Counterfactual,
+    Hedged,
+    Promised,
+}
+
+impl Variant {
+    const WRONG: [Variant; 8] = [
+        Variant::WrongItem,
+        Variant::WrongOrder,
+        Variant::SecondAmount,
+        Variant::WrongAmount,
+        Variant::Negated,
+        Variant::Counterfactual,
+        Variant::Hedged,
+        Variant::Promised,
+    ];
+
+    /// The family's kind of closing for this variant.
+    fn kind(self, whole: bool) -> &'static str {
+        match self {
+            Variant::Correct if whole => "close_whole",
+            Variant::Correct => "close_item",
+            Variant::WrongItem => "wrong_item",
+            Variant::WrongOrder => "wrong_order",
+            Variant::SecondAmount => "second_amount",
+            Variant::WrongAmount => "wrong_amount",
+            Variant::Negated => "negated",
+            Variant::Counterfactual => "counterfactual",
+            Variant::Hedged => "hedged",
+            Variant::Promised => "promised",
+        }
+    }
+}
+
+/// The values a message is written with.
+#[derive(Clone, Debug, Default)]
+struct Values {
+    item: String,
+    order: String,
+    amount_cents: i64,
+    other_order: Option<String>,
+    other_item: Option<String>,
+    second_cents: Option<i64>,
+}
+
+fn dollars(cents: i64) -> String {
+    format!("{}.{:02}", cents / 100, cents % 100)
+}
+
+impl Values {
+    /// `template` with its placeholders filled; `None` when it needs a value
+    /// this customer does not have (no other order).
+    fn fill(&self, template: &str) -> Option<String> {
+        let mut text = template
+            .replace("{item}", &self.item)
+            .replace("{order}", &self.order)
+            .replace("{amount}", &format!("${}", dollars(self.amount_cents)))
+            .replace("{amount_usd}", &format!("{} USD", dollars(self.amount_cents)))
+            .replace("{amount_bare}", &dollars(self.amount_cents))
+            .replace("{wrong_amount}", &format!("${}", dollars(self.amount_cents + 900)));
+        for (key, value) in [
+            ("{other_order}", self.other_order.clone()),
+            ("{other_item}", self.other_item.clone()),
+            ("{second_amount}", self.second_cents.map(|c| format!("${}", dollars(c)))),
+        ] {
+            if text.contains(key) {
+                text = text.replace(key, &value?);
+            }
+        }
+        Some(text)
+    }
+}
+
+/// The oracle in words, its proposal and closing reworded from `family`.
+struct Reworded {
+    inner: Box<dyn Agent>,
+    family: &'static Family,
+    config: &'static SupportDeskConfig,
+    variant: Variant,
+    pick: usize,
+    customer: Option<String>,
+    values: Option<Values>,
+    /// Whether this seed could not say the variant (no other order).
+    not_applicable: bool,
+}
+
+impl Reworded {
+    fn values_of(&self, item: &str, order: &str, amount_cents: i64) -> Values {
+        let config = self.config;
+        let customer = self.customer.clone().unwrap_or_default();
+        let mine: Vec<_> = config.orders.iter().filter(|o| o.customer == customer).collect();
+        let other_order = mine.iter().find(|o| o.id != order).map(|o| o.id.clone());
+        let other_item = config.orders.iter().flat_map(|o| &o.items).map(|i| i.name.clone()).find(|n| n != item);
+        let held = mine.iter().flat_map(|o| o.items.iter().map(|i| i.price_cents).chain([o.total_cents()]));
+        let second_cents = held.filter(|&c| c != amount_cents).min();
+        Values { item: item.to_string(), order: order.to_string(), amount_cents, other_order, other_item, second_cents }
+    }
+
+    fn template(&self, kind: &str) -> &'static str {
+        let list = &self.family[kind];
+        &list[self.pick % list.len()]
+    }
+
+    fn reword(&mut self, text: &str) -> String {
+        if let Some(rest) = text.strip_prefix("Shall I refund the ") {
+            let (item, rest) = rest.split_once(" from order ").expect("the oracle's proposal");
+            let (order, amount) = rest.split_once(", ").expect("the oracle's proposal");
+            let cents = agentsim_worlds::talk::scan::dollars(amount.trim_end_matches('?').trim_start_matches('$'))
+                .expect("an amount");
+            let values = self.values_of(item, order, cents);
+            let kind = if item == "whole order" { "propose_whole" } else { "propose_item" };
+            let said = values.fill(self.template(kind)).expect("a proposal needs no other value");
+            self.values = Some(values);
+            return said;
+        }
+        if text.starts_with("I've refunded ")
+            && let Some(values) = self.values.clone()
+        {
+            let whole = values.item == "whole order";
+            let kind = self.variant.kind(whole);
+            if whole && matches!(self.variant, Variant::WrongItem) || self.family[kind].is_empty() {
+                self.not_applicable = true;
+                return text.to_string();
+            }
+            let template = self.template(kind);
+            return match values.fill(template) {
+                Some(said) if !(whole && template.contains("{item}")) => said,
+                _ => {
+                    self.not_applicable = true;
+                    text.to_string()
+                }
+            };
+        }
+        text.to_string()
+    }
+}
+
+impl Agent for Reworded {
+    fn step(&mut self, input: Input, cx: &mut AgentCx<'_>) -> Action {
+        if let Input::User(message) = &input
+            && self.customer.is_none()
+        {
+            self.customer = message.content.get("customer_id").and_then(Value::as_str).map(str::to_string);
+        }
+        match self.inner.step(input, cx) {
+            Action::Say { text } => Action::Say { text: self.reword(&text) },
+            other => other,
+        }
+    }
+}
+
+/// Runs `variant` of `family` on `seeds` with faults off: per seed, the
+/// outcome, or `None` where the variant cannot be said (no other order).
+fn judged(family: &'static Family, variant: Variant, seeds: std::ops::Range<u64>) -> Vec<Option<Outcome>> {
+    let prepared: &'static Prepared = Box::leak(Box::new(agentsim_property::builtin("support_desk")));
+    let WorldConfig::SupportDesk(config) = &prepared.scenario.world else { panic!("support_desk") };
+    let config: &'static SupportDeskConfig = config;
+    let stack: &'static _ = Box::leak(Box::new(preset("oracle_text")));
+    let sim = prepared.scenario.sim_config(true, 0.0);
+    seeds
+        .map(|seed| {
+            let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let seen = flag.clone();
+            let make = move |expert, streams: &StreamSource| -> Box<dyn Agent> {
+                Box::new(Flagged {
+                    flag: seen.clone(),
+                    agent: Reworded {
+                        inner: stack.build(expert, streams),
+                        family,
+                        config,
+                        variant,
+                        pick: (seed as usize).wrapping_mul(7).wrapping_add(seed as usize / 3),
+                        customer: None,
+                        values: None,
+                        not_applicable: false,
+                    },
+                })
+            };
+            let t = prepared.run_each(seed, 0, false, &sim, &make);
+            let applies = !flag.load(std::sync::atomic::Ordering::SeqCst);
+            if applies
+                && std::env::var("SHOW").is_ok_and(|v| v == format!("{variant:?}"))
+                && (t.outcome == Outcome::Success) != (variant == Variant::Correct)
+            {
+                eprintln!("--- seed {seed} {}: {}", t.outcome, t.end_reason);
+                for e in t.events.iter().take(40) {
+                    if let agentsim_engine::EventKind::User(m) = &e.kind {
+                        eprintln!("  user: {}", m.text)
+                    }
+                    if let agentsim_engine::EventKind::Said { text } = &e.kind {
+                        eprintln!("  agent: {text}")
+                    }
+                }
+            }
+            applies.then_some(t.outcome)
+        })
+        .collect()
+}
+
+/// Carries a reworded agent's "not applicable" out of the run.
+struct Flagged {
+    flag: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    agent: Reworded,
+}
+
+impl Agent for Flagged {
+    fn step(&mut self, input: Input, cx: &mut AgentCx<'_>) -> Action {
+        let action = self.agent.step(input, cx);
+        if self.agent.not_applicable {
+            self.flag.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+        action
+    }
+}
+
+/// The share of seeds (where the variant applies) whose outcome `ok` accepts,
+/// with the counts of each outcome.
+fn rate(outcomes: &[Option<Outcome>], ok: impl Fn(Outcome) -> bool) -> (f64, usize, BTreeMap<&'static str, usize>) {
+    let applied: Vec<Outcome> = outcomes.iter().flatten().copied().collect();
+    let mut counts = BTreeMap::new();
+    for o in &applied {
+        *counts.entry(o.name()).or_default() += 1;
+    }
+    let good = applied.iter().filter(|o| ok(**o)).count();
+    (good as f64 / applied.len().max(1) as f64, applied.len(), counts)
+}
+
+/// Every family's rates: a correct agent judged right on at least 97% of the
+/// seeds, and each wrong statement caught (never `success`) on at least 97%
+/// of the seeds where it is made.
+fn assert_family(name: &str, seeds: std::ops::Range<u64>) {
+    let family: &'static Family = Box::leak(Box::new(family(name)));
+    let (right, n, counts) = rate(&judged(family, Variant::Correct, seeds.clone()), |o| o == Outcome::Success);
+    eprintln!("{name}: correct judged right {:.1}% of {n} seeds {counts:?}", right * 100.0);
+    let mut failures = Vec::new();
+    if right < 0.97 {
+        failures.push(format!("correct: {:.1}% right {counts:?}", right * 100.0));
+    }
+    for variant in Variant::WRONG {
+        let (caught, n, counts) = rate(&judged(family, variant, seeds.clone()), |o| o != Outcome::Success);
+        eprintln!("{name}: {variant:?} caught {:.1}% of {n} seeds {counts:?}", caught * 100.0);
+        if caught < 0.97 || n == 0 {
+            failures.push(format!("{variant:?}: {:.1}% caught of {n} {counts:?}", caught * 100.0));
+        }
+    }
+    assert!(failures.is_empty(), "{name}: {failures:#?}");
+}
+
+#[test]
+fn the_reader_judges_the_families_written_beside_it() {
+    assert_family("families/support_desk.json", 0..200);
+}
+
+#[test]
+fn the_reader_judges_the_first_hold_out_it_was_then_fixed_on() {
+    assert_family("holdout/support_desk_1.json", 0..200);
+}
+
+#[test]
+fn the_reader_judges_a_hold_out_it_never_saw() {
+    assert_family("holdout/support_desk_2.json", 0..200);
+}
