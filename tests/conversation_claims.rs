@@ -298,3 +298,99 @@ fn the_reader_judges_the_first_hold_out_it_was_then_fixed_on() {
 fn the_reader_judges_a_hold_out_it_never_saw() {
     assert_family("holdout/support_desk_2.json", 0..200);
 }
+
+/// Support_desk seed 1 with faults off: `lookup_order A1002`, `proposal`,
+/// `issue_refund(A1002, 8900)`, then `message`, then finish (the issue's
+/// "after refund"); the trajectory and what the customer said to `message`.
+fn after_refund(proposal: &'static str, message: &'static str) -> (agentsim_engine::Trajectory, String) {
+    use crate::world_kit::{call, run_scripted};
+    let prepared = agentsim_property::builtin("support_desk");
+    let (lookup, refund) = (
+        call(&prepared, "lookup_order", Value::map([("order_id", Value::str("A1002"))])),
+        call(
+            &prepared,
+            "issue_refund",
+            Value::map([("order_id", Value::str("A1002")), ("amount_cents", Value::Int(8_900))]),
+        ),
+    );
+    let mut script = vec![
+        Action::Finish(agentsim_engine::Finish::Done),
+        Action::Say { text: message.to_string() },
+        refund,
+        Action::Say { text: proposal.to_string() },
+        lookup,
+    ];
+    let t = run_scripted(&prepared, 1, 0.0, move |_, _| {
+        script.pop().unwrap_or(Action::Finish(agentsim_engine::Finish::Done))
+    });
+    let said: Vec<String> = t
+        .events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            agentsim_engine::EventKind::User(m) => Some(m.text.clone()),
+            _ => None,
+        })
+        .collect();
+    (t, said.last().cloned().unwrap_or_default())
+}
+
+const PROPOSAL: &str = "Shall I refund the keyboard from order A1002, $89.00?";
+
+/// The issue's reproductions: wrong statements judged right before, right
+/// ones judged not told, each as it must be now; the customer thanks only
+/// for what it read as done.
+#[test]
+fn the_issue_s_statements_are_judged_as_they_must_be() {
+    let wrong = [
+        "I've refunded $89.00 for the keyboard on order A1001.",
+        "Good news: your headphones from order A1002 have been refunded, $89.00.",
+        "I've refunded $89.00 and $42.50 for your keyboard from order A1002.",
+        "No refund of $89.00 has been issued for the keyboard on order A1002.",
+        "I'd have refunded $89.00 on order A1002, but the system was down.",
+        "I'm not sure, but I think I've refunded $89.00 for the keyboard on order A1002.",
+    ];
+    for message in wrong {
+        let (t, reply) = after_refund(PROPOSAL, message);
+        assert_ne!(t.outcome, Outcome::Success, "{message}: {}", t.end_reason);
+        assert!(!reply.to_lowercase().contains("thank"), "{message}: the customer said {reply:?}");
+    }
+    let right = [
+        "Your refund has been processed. Amount: $89.00. Order: A1002.",
+        "I've processed your refund for the keyboard from order A1002. You'll receive $89.00 within 5-7 business days.",
+        "The refund of $89.00 for the keyboard on order A1002 went through successfully.",
+        "I've refunded US$89.00 for the keyboard from order A1002.",
+    ];
+    for message in right {
+        let (t, _) = after_refund(PROPOSAL, message);
+        assert_eq!(t.outcome, Outcome::Success, "{message}: {}", t.end_reason);
+    }
+    // A refund spoken of without saying it was done: uncertain, not success.
+    let (t, _) = after_refund(PROPOSAL, "Refund: $89.00, order A1002, keyboard.");
+    assert_eq!(t.outcome, Outcome::Uncertain, "{}", t.end_reason);
+    assert!(t.verdict.uncertain.as_deref().is_some_and(|why| why.contains("Refund: $89.00")), "{:?}", t.verdict);
+}
+
+/// The issue's proposals: `, yes?`, `OK?`, `US$`, the entire order.
+#[test]
+fn proposals_in_the_forms_models_write_are_read() {
+    let corrected = |proposal: &'static str| {
+        let (t, _) = after_refund(proposal, "I've refunded $89.00 for the keyboard on order A1002.");
+        let replies: Vec<String> = t
+            .events
+            .iter()
+            .filter_map(|e| match &e.kind {
+                agentsim_engine::EventKind::User(m) => Some(m.text.clone()),
+                _ => None,
+            })
+            .collect();
+        replies[1].clone()
+    };
+    for wrong in [
+        "I'll refund $98.00 for the keyboard on order A1002. OK?",
+        "Shall I refund the keyboard from order A1002, US$98.00?",
+        "I'll refund the keyboard from order A1002, $98.00, yes?",
+    ] {
+        let reply = corrected(wrong);
+        assert!(reply.contains("$89.00") && !reply.contains("go ahead"), "{wrong}: {reply}");
+    }
+}
