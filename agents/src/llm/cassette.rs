@@ -126,11 +126,23 @@ pub fn store(dir: &Path, key: &str, request: &Json, entry: &Entry) -> Result<(),
     });
     let mut text = serde_json::to_string_pretty(&document).unwrap_or_default();
     text.push('\n');
-    let temporary = dir.join(format!(".{key}.{}.tmp", std::process::id()));
-    std::fs::write(&temporary, text).map_err(|e| bad(&temporary, &format!("cannot be written: {e}")))?;
-    std::fs::rename(&temporary, &file).map_err(|e| {
+    write_whole(&file, text.as_bytes())
+}
+
+/// Writes `bytes` to `file` whole: a new temporary file of an unpredictable
+/// name beside it ([`crate::temp_file`]: nothing planted there is written
+/// through), synced, renamed into place.
+fn write_whole(file: &Path, bytes: &[u8]) -> Result<(), LlmError> {
+    use std::io::Write;
+    let (mut handle, temporary) =
+        crate::temp_file::create_beside(file).map_err(|e| bad(file, &format!("cannot be written: {e}")))?;
+    let written = handle.write_all(bytes).and_then(|()| handle.sync_all()).and_then(|()| {
+        drop(handle);
+        std::fs::rename(&temporary, file)
+    });
+    written.map_err(|e| {
         let _ = std::fs::remove_file(&temporary);
-        bad(&file, &format!("cannot be written: {e}"))
+        bad(file, &format!("cannot be written: {e}"))
     })
 }
 
@@ -188,6 +200,22 @@ mod tests {
         std::fs::write(path(&dir, "k2"), "{\"format\": \"agentsim.llm.cassette\", \"version\": 2}").unwrap();
         let err = load(&dir, "k2").unwrap_err();
         assert!(err.reason.contains("version Some(2)") && err.reason.contains("k2.json"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_link_planted_at_a_temporary_name_is_never_written_through() {
+        let dir = std::env::temp_dir().join(format!("agentsim-cassette-link-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let victim = dir.join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        // The names a writer could predict: the key and the process id.
+        std::os::unix::fs::symlink(&victim, dir.join(format!(".k1.{}.tmp", std::process::id()))).unwrap();
+        std::os::unix::fs::symlink(&victim, dir.join(".k1.json.tmp")).unwrap();
+        let entry = Entry { response: json!({"choices": []}), retries: Vec::new() };
+        store(&dir, "k1", &json!({"model": "m"}), &entry).unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        assert_eq!(load(&dir, "k1").unwrap().map(|e| e.response), Some(entry.response));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
