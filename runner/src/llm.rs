@@ -73,7 +73,7 @@ pub fn endpoint(options: &LlmOptions) -> Result<Endpoint, Error> {
     if !(endpoint.base_url.starts_with("http://") || endpoint.base_url.starts_with("https://")) {
         return Err(Error::argument(format!(
             "--llm-base-url: `{}` is not an http:// or https:// URL",
-            endpoint.base_url
+            agentsim_agents::llm::redact::url(&endpoint.base_url)
         )));
     }
     if let Ok(text) = std::env::var(BACKOFF_ENV) {
