@@ -850,3 +850,21 @@ fn credentials_in_the_url_and_echoed_by_the_provider_are_never_written() {
     // The stored body is bounded: not the 4,000 bytes of padding.
     assert!(!all.contains(&"x".repeat(600)), "{all}");
 }
+
+#[test]
+fn a_cassette_that_cannot_be_recorded_into_is_refused_before_any_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = Fake::start(Faults::default());
+    std::fs::write(dir.path().join("afile"), "not a folder").unwrap();
+    for (cassette, mode) in [("afile", "record"), ("afile", "record-missing"), ("afile/sub", "record")] {
+        let args = ["sweep", "support_desk", "--agent", "llm:fake", "--seeds", "0..3", "--out", "o"];
+        let mut args = args.to_vec();
+        args.extend(["--llm-base-url", &fake.base_url, "--cassette", cassette, "--cassette-mode", mode]);
+        let output = agentsim(dir.path(), &args, &[("OPENAI_API_KEY", "")]);
+        let all = text(&output);
+        assert_eq!(output.status.code(), Some(2), "{cassette} {mode}: {all}");
+        assert!(all.contains(&format!("--cassette {cassette}")), "{all}");
+        assert_eq!(fake.requests(), 0, "no paid request is thrown away: {all}");
+    }
+    assert_eq!(std::fs::read_to_string(dir.path().join("afile")).unwrap(), "not a folder");
+}
