@@ -868,3 +868,32 @@ fn a_cassette_that_cannot_be_recorded_into_is_refused_before_any_request() {
     }
     assert_eq!(std::fs::read_to_string(dir.path().join("afile")).unwrap(), "not a folder");
 }
+
+/// A 200 whose assistant message says `padding` bytes of text and calls
+/// `lookup_order` on A1002 (text beside a call stays in the conversation).
+fn padded_call(padding: usize) -> (String, String, String) {
+    let message = json!({"role": "assistant", "content": "x".repeat(padding), "tool_calls": [{"id": "c1", "type": "function",
+        "function": {"name": "lookup_order", "arguments": "{\"order_id\":\"A1002\"}"}}]});
+    let body =
+        json!({"choices": [{"index": 0, "message": message}], "usage": {"prompt_tokens": 1, "completion_tokens": 1}});
+    ("200 OK".into(), String::new(), body.to_string())
+}
+
+#[test]
+fn what_an_answer_adds_and_what_a_request_sends_are_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    // One answer larger than an answer may be: the run ends at once.
+    let server = Scripted::start(Arc::new(|_, _| padded_call(300_000)));
+    let output = run_against(dir.path(), &format!("{}/v1", server.base_url), &[], &[("OPENAI_API_KEY", "")]);
+    let all = text(&output);
+    assert!(all.contains("outcome: agent_error") && all.contains("error.too_large"), "{all}");
+    assert!(all.contains("the model's answer is 300") && all.contains("256 KiB"), "{all}");
+    assert_eq!(server.lines().len(), 1, "{all}");
+    // Answers each within the bound, until the conversation is too large to send.
+    let server = Scripted::start(Arc::new(|_, _| padded_call(240_000)));
+    let output = run_against(dir.path(), &format!("{}/v1", server.base_url), &[], &[("OPENAI_API_KEY", "")]);
+    let all = text(&output);
+    assert!(all.contains("outcome: agent_error") && all.contains("error.too_large"), "{all}");
+    assert!(all.contains("the request would be") && all.contains("4 MiB"), "{all}");
+    assert!((15..=18).contains(&server.lines().len()), "{} requests: {all}", server.lines().len());
+}

@@ -79,6 +79,8 @@ impl LlmAgent {
         if let Some(usage) = answer.usage {
             cx.set_usage(usage);
         }
+        // Bounded before it joins the conversation, which every later request carries.
+        request::check_answer(request::canonical(&answer.message).len(), "the model's")?;
         self.messages.push(answer.message);
         self.queued = answer.calls.into();
         if let Some(action) = self.send_next() {

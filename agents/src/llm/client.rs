@@ -80,7 +80,12 @@ pub fn ask_with<A>(
     body: &Json,
     read: impl Fn(&Json) -> Result<A, answer::AnswerError>,
 ) -> Result<Asked<A>, LlmError> {
-    let key = request::key(body);
+    let canonical = request::canonical(body);
+    // Checked before any answer source: the same request is refused whether
+    // recorded or not, so a replay ends where the recording did.
+    request::check_request(&canonical)?;
+    let key = request::key_of_canonical(&canonical);
+    drop(canonical);
     if let Some(entry) = endpoint.answers.get(&key) {
         return replayed(entry.clone(), key, Source::Carried, "the incident's answer", &read);
     }
