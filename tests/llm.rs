@@ -897,3 +897,35 @@ fn what_an_answer_adds_and_what_a_request_sends_are_bounded() {
     assert!(all.contains("the request would be") && all.contains("4 MiB"), "{all}");
     assert!((15..=18).contains(&server.lines().len()), "{} requests: {all}", server.lines().len());
 }
+
+#[test]
+fn an_answer_without_usage_is_said_to_be_estimated_in_the_trajectory_and_the_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    // The scripted model, its `usage` removed (after the user's words) or not a
+    // count (after a tool's result).
+    let server = Scripted::start(Arc::new(|_, request| {
+        let (status, extra, body) = scripted_answer(request);
+        let mut body: Json = serde_json::from_str(&body).unwrap();
+        let last = request["messages"].as_array().unwrap().last().unwrap();
+        if last["role"] == "user" {
+            body.as_object_mut().unwrap().remove("usage");
+        } else {
+            body["usage"]["prompt_tokens"] = json!("many");
+        }
+        (status, extra, body.to_string())
+    }));
+    let base = format!("{}/v1", server.base_url);
+    let output = run_against(dir.path(), &base, &[], &[("OPENAI_API_KEY", "")]);
+    let all = text(&output);
+    assert!(all.contains("llm           usage_estimated no `usage` in the answer"), "{all}");
+    assert!(all.contains("llm           usage_estimated `usage.prompt_tokens` is not a count"), "{all}");
+    let args =
+        ["sweep", "support_desk", "--agent", "llm:fake", "--seeds", "0..2", "--out", "o", "--llm-base-url", &base];
+    let output = agentsim(dir.path(), &args, &[("OPENAI_API_KEY", "")]);
+    assert!(output.status.success(), "{}", text(&output));
+    let summary: Json =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("o/summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["decisions"]["llm.usage_estimated"]["trajectories"], 2, "{summary}");
+    let csv = std::fs::read_to_string(dir.path().join("o/trajectories.csv")).unwrap();
+    assert!(csv.lines().skip(1).all(|row| row.contains("llm.usage_estimated=")), "{csv}");
+}
