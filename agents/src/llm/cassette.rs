@@ -103,6 +103,12 @@ pub fn checksum(entry: &Entry) -> String {
 
 /// The entry of `key`, or `None` when the cassette has none.
 pub fn load(dir: &Path, key: &str) -> Result<Option<Entry>, LlmError> {
+    Ok(load_checked(dir, key)?.map(|(entry, _)| entry))
+}
+
+/// The entry of `key` and whether it had a checksum to check (an entry
+/// recorded before checksums has none), or `None` when the cassette has none.
+pub fn load_checked(dir: &Path, key: &str) -> Result<Option<(Entry, bool)>, LlmError> {
     let file = path(dir, key);
     let Some(text) = read_entry(&file)? else {
         return Ok(None);
@@ -127,7 +133,7 @@ pub fn load(dir: &Path, key: &str) -> Result<Option<Entry>, LlmError> {
     let entry = Entry { response, retries };
     // An entry recorded before checksums has none: read as it was (docs/llm.md).
     match json.get("checksum") {
-        None => {}
+        None => return Ok(Some((entry, false))),
         Some(Json::String(sum)) if *sum == checksum(&entry) => {}
         Some(Json::String(_)) => {
             return Err(bad(
@@ -137,7 +143,7 @@ pub fn load(dir: &Path, key: &str) -> Result<Option<Entry>, LlmError> {
         }
         Some(other) => return Err(bad(&file, &format!("has a `checksum` that is not a string: {other}"))),
     }
-    Ok(Some(entry))
+    Ok(Some((entry, true)))
 }
 
 /// The text of the entry `file`, `None` when there is none. Only a regular
@@ -300,7 +306,9 @@ mod tests {
         let mut old: Json = serde_json::from_str(&text).unwrap();
         old.as_object_mut().unwrap().remove("checksum");
         std::fs::write(path(&dir, "k1"), old.to_string()).unwrap();
-        assert_eq!(load(&dir, "k1").unwrap(), Some(entry));
+        assert_eq!(load_checked(&dir, "k1").unwrap(), Some((entry.clone(), false)));
+        store(&dir, "k1", &json!({"model": "m"}), &entry).unwrap();
+        assert_eq!(load_checked(&dir, "k1").unwrap(), Some((entry, true)));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

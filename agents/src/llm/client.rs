@@ -28,6 +28,9 @@ pub const BODY_BYTES_MAX: u64 = 8 << 20;
 pub enum Source {
     /// The cassette had it.
     Cassette,
+    /// The cassette had it in an entry without a checksum (recorded before
+    /// checksums), read unchecked.
+    CassetteUnchecked,
     /// The run carried it (an incident's answers).
     Carried,
     /// This process had it already (see [`super::memory`]).
@@ -46,6 +49,7 @@ impl Source {
         use agentsim_engine::Value;
         match self {
             Source::Cassette => ("source", Value::str("cassette")),
+            Source::CassetteUnchecked => ("source", Value::str("cassette (no checksum: unchecked)")),
             Source::Carried => ("source", Value::str("incident")),
             Source::Memory => ("source", Value::str("memory")),
             Source::Live { latency_ms } => ("latency_ms", Value::Int(*latency_ms as i64)),
@@ -107,13 +111,13 @@ pub fn ask_with<A>(
     if let Some((dir, mode)) = cassette
         && *mode != CassetteMode::Record
     {
-        match cassette::load(dir, &key)? {
-            Some(entry) => {
+        match cassette::load_checked(dir, &key)? {
+            Some((entry, checked)) => {
                 let file = cassette::path(dir, &key);
                 let asked = replayed(
                     entry.clone(),
                     key,
-                    Source::Cassette,
+                    if checked { Source::Cassette } else { Source::CassetteUnchecked },
                     &format!("cassette entry `{}`", file.display()),
                     &read,
                 )?;
