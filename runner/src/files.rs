@@ -181,7 +181,8 @@ pub fn check_output_dir(dir: &Path) -> Result<(), Error> {
 }
 
 /// An output directory locked against another agentsim writing it at the same
-/// time (two sweeps into one `--out` would share temporary files). The lock is
+/// time (two sweeps into one `--out` would leave one's rows beside the other's
+/// summary). The lock is
 /// `flock` on the directory itself: no lock file is left behind, and the kernel
 /// releases it when the process ends however it ends, so a killed run never
 /// leaves a stale lock.
