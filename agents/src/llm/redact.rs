@@ -15,7 +15,8 @@ pub const BODY_EXCERPT_BYTES_MAX: usize = 512;
 const SCRUB_WINDOW_BYTES: usize = 4096;
 
 /// Words whose value (`word=value`, `"word": "value"`) is a secret, matched
-/// as the end of a name (`api_key=`, `x-api-key:`, `access_token=`).
+/// as the end of a name (`api_key=`, `x-api-key:`, `access_token=`; not
+/// `max_tokens`, whose value a provider's error explains).
 const SECRET_NAMES: [&str; 6] = ["key", "token", "secret", "password", "passwd", "signature"];
 
 /// Schemes whose next word is a credential (`Authorization: Bearer ...`).
@@ -117,13 +118,14 @@ fn is_name_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
 }
 
-/// Where the value of a name ending at `at` starts, when the name is assigned
-/// one (`=`, or `:` in JSON or a header), its own letters and quotes skipped.
+/// Where the value of a name ending at `at` starts, when the name ends there
+/// (`api_key`, not `key_id`; `access_token`, not `max_tokens`) and is
+/// assigned one (`=`, or `:` in JSON or a header), quotes skipped.
 fn assigned_at(text: &str, at: usize) -> Option<usize> {
     let bytes = text.as_bytes();
     let mut i = at;
-    while i < bytes.len() && is_name_byte(bytes[i]) {
-        i += 1;
+    if i < bytes.len() && is_name_byte(bytes[i]) {
+        return None;
     }
     while i < bytes.len() && matches!(bytes[i], b'"' | b'\'' | b' ') {
         i += 1;
@@ -205,12 +207,13 @@ mod tests {
     #[test]
     fn bodies_lose_what_looks_like_a_credential_and_are_bounded() {
         let secrets = vec!["hunter22".to_string()];
-        let body = r#"{"error":"bad key sk-abcdefghijklmnop1234, Authorization: Bearer tok123; api_key=zzz&x=1", "password": "hunter22", "key_id": "kk"}"#;
+        let body = r#"{"error":"bad key sk-abcdefghijklmnop1234, Authorization: Bearer tok123; api_key=zzz&x=1", "password": "hunter22", "x-api-key": "kk12", "max_tokens": 4096}"#;
         let scrubbed = scrub(body, &secrets);
-        for secret in ["sk-abcdefghijklmnop1234", "tok123", "zzz", "hunter22", "kk"] {
+        for secret in ["sk-abcdefghijklmnop1234", "tok123", "zzz", "hunter22", "kk12"] {
             assert!(!scrubbed.contains(secret), "{secret}: {scrubbed}");
         }
         assert!(scrubbed.contains("x=1") && scrubbed.contains("bad key [redacted]"), "{scrubbed}");
+        assert!(scrubbed.contains(r#""max_tokens": 4096"#), "{scrubbed}");
         let long = format!("{}é{}", "a".repeat(511), "b".repeat(5000));
         let kept = super::body(&long, &[]);
         assert!(kept.len() <= BODY_EXCERPT_BYTES_MAX + "…".len() && kept.ends_with('…'), "{}", kept.len());
