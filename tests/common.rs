@@ -122,10 +122,28 @@ pub fn bare_record(seed: u64, outcome: agentsim_engine::Outcome, log_weight: f64
     }
 }
 
-/// Sends SIGINT to a running sweep `child` once its temporary CSV `temp` holds
-/// `rows` lines, and waits (at most 10 s) for it to end; its output.
-pub fn interrupt_after_rows(mut child: std::process::Child, temp: &Path, rows: usize) -> Output {
-    while std::fs::read_to_string(temp).map_or(0, |t| t.lines().count()) < rows {
+/// The temporary file an agentsim writing `target` writes now, if any: a
+/// `.NAME.<16 hex digits>.tmp` beside it (`agentsim_agents::temp_file`).
+pub fn temp_of(target: &Path) -> Option<std::path::PathBuf> {
+    let name = target.file_name()?.to_string_lossy().into_owned();
+    let (prefix, dir) = (format!(".{name}."), target.parent()?);
+    std::fs::read_dir(dir).ok()?.filter_map(Result::ok).map(|e| e.path()).find(|path| {
+        let file = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        file.strip_prefix(&prefix)
+            .and_then(|rest| rest.strip_suffix(".tmp"))
+            .is_some_and(|hex| hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+    })
+}
+
+/// The bytes written so far to the temporary file of `target` (0 when none).
+pub fn temp_len(target: &Path) -> u64 {
+    temp_of(target).and_then(|temp| std::fs::metadata(temp).ok()).map_or(0, |m| m.len())
+}
+
+/// Sends SIGINT to a running sweep `child` once the temporary file of its CSV
+/// `target` holds `rows` lines, and waits (at most 10 s) for it to end; its output.
+pub fn interrupt_after_rows(mut child: std::process::Child, target: &Path, rows: usize) -> Output {
+    while temp_of(target).and_then(|temp| std::fs::read_to_string(temp).ok()).map_or(0, |t| t.lines().count()) < rows {
         assert!(child.try_wait().unwrap().is_none(), "the sweep ended before it was interrupted");
         std::thread::sleep(std::time::Duration::from_millis(5));
     }

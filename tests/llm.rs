@@ -700,3 +700,232 @@ fn a_scenario_names_its_user_model_without_changing_its_world() {
     assert_eq!(output.status.code(), Some(2), "{}", text(&output));
     assert!(text(&output).contains("--user: expected `rules` or `llm:MODEL`, found `someone`"), "{}", text(&output));
 }
+
+/// What a [`Scripted`] server answers a request with: the status line's rest,
+/// extra header lines, the body.
+type Handler = dyn Fn(&str, &Json) -> (String, String, String) + Send + Sync;
+
+/// A loopback server answering each request with a handler of its request
+/// line and body; keeps the request lines it saw.
+struct Scripted {
+    base_url: String,
+    lines: Arc<Mutex<Vec<String>>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Scripted {
+    fn start(handler: Arc<Handler>) -> Scripted {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+        let base_url = format!("http://{}", listener.local_addr().unwrap());
+        listener.set_nonblocking(true).unwrap();
+        let (lines, stop) = (Arc::new(Mutex::new(Vec::new())), Arc::new(AtomicBool::new(false)));
+        let (seen, stopping) = (lines.clone(), stop.clone());
+        let thread = std::thread::spawn(move || {
+            while !stopping.load(Ordering::SeqCst) {
+                match listener.accept() {
+                    Ok((stream, _)) => {
+                        let (seen, handler) = (seen.clone(), handler.clone());
+                        std::thread::spawn(move || serve_scripted(stream, &*handler, &seen));
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(2)),
+                }
+            }
+        });
+        Scripted { base_url, lines, stop, thread: Some(thread) }
+    }
+
+    fn lines(&self) -> Vec<String> {
+        self.lines.lock().unwrap().clone()
+    }
+}
+
+impl Drop for Scripted {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(thread) = self.thread.take() {
+            thread.join().unwrap();
+        }
+    }
+}
+
+fn serve_scripted(stream: TcpStream, handler: &Handler, seen: &Mutex<Vec<String>>) {
+    stream.set_nonblocking(false).unwrap();
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let (mut first, mut length) = (String::new(), 0);
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        if line == "\r\n" {
+            break;
+        }
+        if first.is_empty() {
+            first = line.trim_end().to_string();
+        }
+        if let Some((name, value)) = line.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse().unwrap();
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).unwrap();
+    seen.lock().unwrap().push(first.clone());
+    let request: Json = serde_json::from_slice(&body).unwrap_or(Json::Null);
+    let (status, extra, text) = handler(&first, &request);
+    let mut stream = stream;
+    let head = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{extra}Connection: close\r\n\r\n",
+        text.len()
+    );
+    let _ = stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(text.as_bytes()));
+}
+
+/// The scripted support_desk model's answer to `request`, as a 200.
+fn scripted_answer(request: &Json) -> (String, String, String) {
+    let (status, extra, body) = respond(request, Faults::default(), &Mutex::new(BTreeSet::new()));
+    (status.to_string(), extra, body.to_string())
+}
+
+/// `agentsim run support_desk --agent llm:fake --seed 1` against `base_url`,
+/// with more arguments and environment; its stdout and stderr.
+fn run_against(dir: &Path, base_url: &str, more: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let mut args = vec!["run", "support_desk", "--agent", "llm:fake", "--seed", "1", "--llm-base-url", base_url];
+    args.extend_from_slice(more);
+    let mut env = env.to_vec();
+    env.push(("AGENTSIM_LLM_BACKOFF_MS", "1"));
+    agentsim(dir, &args, &env)
+}
+
+#[test]
+fn a_base_url_with_a_query_gets_the_path_before_the_query() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Scripted::start(Arc::new(|_, request| scripted_answer(request)));
+    let base = format!("{}/v1/?api-version=2024-06-01", server.base_url);
+    let output = run_against(dir.path(), &base, &[], &[("OPENAI_API_KEY", "")]);
+    assert!(text(&output).contains("outcome: success"), "{}", text(&output));
+    let lines = server.lines();
+    assert!(
+        !lines.is_empty() && lines.iter().all(|l| l == "POST /v1/chat/completions?api-version=2024-06-01 HTTP/1.1")
+    );
+}
+
+#[test]
+fn a_redirect_from_the_model_endpoint_is_not_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let elsewhere = Scripted::start(Arc::new(|_, request| scripted_answer(request)));
+    let target = format!("{}/v1/chat/completions", elsewhere.base_url);
+    let redirect = Scripted::start(Arc::new(move |_, _| {
+        ("307 Temporary Redirect".into(), format!("Location: {target}\r\n"), "{}".into())
+    }));
+    let output = run_against(dir.path(), &format!("{}/v1", redirect.base_url), &[], &[("OPENAI_API_KEY", "")]);
+    let all = text(&output);
+    assert!(elsewhere.lines().is_empty(), "the other host was asked: {all}");
+    assert!(all.contains("outcome: agent_error"), "{all}");
+    assert!(all.contains("http 307") && all.contains("redirects are not followed"), "{all}");
+    assert_eq!(redirect.lines().len(), 1, "a redirect is not retried: {all}");
+}
+
+#[test]
+fn credentials_in_the_url_and_echoed_by_the_provider_are_never_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = "sk-live-0123456789abcdef";
+    let echo = format!(
+        "{{\"error\": {{\"message\": \"Incorrect API key provided: {key}. Authorization: Bearer {key}; url had key=qsecret\"}}, \"pad\": \"{}\"}}",
+        "x".repeat(4000)
+    );
+    let server = Scripted::start(Arc::new(move |_, _| ("401 Unauthorized".into(), String::new(), echo.clone())));
+    let port = server.base_url.trim_start_matches("http://").to_string();
+    let base = format!("http://alice:pw-secret@{port}/v1?key=qsecret&api-version=1");
+    let output = run_against(dir.path(), &base, &["--record", "incident.ron"], &[("OPENAI_API_KEY", key)]);
+    let incident = std::fs::read_to_string(dir.path().join("incident.ron")).unwrap();
+    let all = text(&output) + incident.as_str();
+    assert!(all.contains("outcome: agent_error") && all.contains("http 401"), "{all}");
+    for secret in [key, "pw-secret", "qsecret", "alice"] {
+        assert!(!all.contains(secret), "`{secret}` was written: {all}");
+    }
+    assert!(all.contains("[redacted]"), "{all}");
+    // The stored body is bounded: not the 4,000 bytes of padding.
+    assert!(!all.contains(&"x".repeat(600)), "{all}");
+}
+
+#[test]
+fn a_cassette_that_cannot_be_recorded_into_is_refused_before_any_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = Fake::start(Faults::default());
+    std::fs::write(dir.path().join("afile"), "not a folder").unwrap();
+    for (cassette, mode) in [("afile", "record"), ("afile", "record-missing"), ("afile/sub", "record")] {
+        let args = ["sweep", "support_desk", "--agent", "llm:fake", "--seeds", "0..3", "--out", "o"];
+        let mut args = args.to_vec();
+        args.extend(["--llm-base-url", &fake.base_url, "--cassette", cassette, "--cassette-mode", mode]);
+        let output = agentsim(dir.path(), &args, &[("OPENAI_API_KEY", "")]);
+        let all = text(&output);
+        assert_eq!(output.status.code(), Some(2), "{cassette} {mode}: {all}");
+        assert!(all.contains(&format!("--cassette {cassette}")), "{all}");
+        assert_eq!(fake.requests(), 0, "no paid request is thrown away: {all}");
+    }
+    assert_eq!(std::fs::read_to_string(dir.path().join("afile")).unwrap(), "not a folder");
+}
+
+/// A 200 whose assistant message says `padding` bytes of text and calls
+/// `lookup_order` on A1002 (text beside a call stays in the conversation).
+fn padded_call(padding: usize) -> (String, String, String) {
+    let message = json!({"role": "assistant", "content": "x".repeat(padding), "tool_calls": [{"id": "c1", "type": "function",
+        "function": {"name": "lookup_order", "arguments": "{\"order_id\":\"A1002\"}"}}]});
+    let body =
+        json!({"choices": [{"index": 0, "message": message}], "usage": {"prompt_tokens": 1, "completion_tokens": 1}});
+    ("200 OK".into(), String::new(), body.to_string())
+}
+
+#[test]
+fn what_an_answer_adds_and_what_a_request_sends_are_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    // One answer larger than an answer may be: the run ends at once.
+    let server = Scripted::start(Arc::new(|_, _| padded_call(300_000)));
+    let output = run_against(dir.path(), &format!("{}/v1", server.base_url), &[], &[("OPENAI_API_KEY", "")]);
+    let all = text(&output);
+    assert!(all.contains("outcome: agent_error") && all.contains("error.too_large"), "{all}");
+    assert!(all.contains("the model's answer is 300") && all.contains("256 KiB"), "{all}");
+    assert_eq!(server.lines().len(), 1, "{all}");
+    // Answers each within the bound, until the conversation is too large to send.
+    let server = Scripted::start(Arc::new(|_, _| padded_call(240_000)));
+    let output = run_against(dir.path(), &format!("{}/v1", server.base_url), &[], &[("OPENAI_API_KEY", "")]);
+    let all = text(&output);
+    assert!(all.contains("outcome: agent_error") && all.contains("error.too_large"), "{all}");
+    assert!(all.contains("the request would be") && all.contains("4 MiB"), "{all}");
+    assert!((15..=18).contains(&server.lines().len()), "{} requests: {all}", server.lines().len());
+}
+
+#[test]
+fn an_answer_without_usage_is_said_to_be_estimated_in_the_trajectory_and_the_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    // The scripted model, its `usage` removed (after the user's words) or not a
+    // count (after a tool's result).
+    let server = Scripted::start(Arc::new(|_, request| {
+        let (status, extra, body) = scripted_answer(request);
+        let mut body: Json = serde_json::from_str(&body).unwrap();
+        let last = request["messages"].as_array().unwrap().last().unwrap();
+        if last["role"] == "user" {
+            body.as_object_mut().unwrap().remove("usage");
+        } else {
+            body["usage"]["prompt_tokens"] = json!("many");
+        }
+        (status, extra, body.to_string())
+    }));
+    let base = format!("{}/v1", server.base_url);
+    let output = run_against(dir.path(), &base, &[], &[("OPENAI_API_KEY", "")]);
+    let all = text(&output);
+    assert!(all.contains("llm           usage_estimated no `usage` in the answer"), "{all}");
+    assert!(all.contains("llm           usage_estimated `usage.prompt_tokens` is not a count"), "{all}");
+    let args =
+        ["sweep", "support_desk", "--agent", "llm:fake", "--seeds", "0..2", "--out", "o", "--llm-base-url", &base];
+    let output = agentsim(dir.path(), &args, &[("OPENAI_API_KEY", "")]);
+    assert!(output.status.success(), "{}", text(&output));
+    let summary: Json =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("o/summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["decisions"]["llm.usage_estimated"]["trajectories"], 2, "{summary}");
+    let csv = std::fs::read_to_string(dir.path().join("o/trajectories.csv")).unwrap();
+    assert!(csv.lines().skip(1).all(|row| row.contains("llm.usage_estimated=")), "{csv}");
+}

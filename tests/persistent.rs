@@ -199,7 +199,7 @@ fn an_interrupted_persistent_sweep_stops_soon_and_keeps_whole_seeds() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let output = crate::common::interrupt_after_rows(child, &dir.path().join("part/.trajectories.csv.tmp"), 20);
+    let output = crate::common::interrupt_after_rows(child, &dir.path().join("part/trajectories.csv"), 20);
     assert_eq!(output.status.code(), Some(130), "{}", text(&output));
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("part/summary.json")).unwrap()).unwrap();

@@ -48,8 +48,8 @@ fn interrupt_then_resume(args: &[&str], signal: libc::c_int, chunk_seeds: u64) {
         .unwrap();
     // Wait (by polling, with no time limit on the sweep) until rows reach the
     // temporary file: the sweep is then under way and far from its end.
-    let temps = [dir.path().join("part/.trajectories.csv.tmp"), dir.path().join("part/scale-0/.trajectories.csv.tmp")];
-    while temps.iter().all(|temp| std::fs::metadata(temp).map_or(0, |m| m.len()) == 0) {
+    let csvs = [dir.path().join("part/trajectories.csv"), dir.path().join("part/scale-0/trajectories.csv")];
+    while csvs.iter().all(|csv| crate::common::temp_len(csv) == 0) {
         assert!(child.try_wait().unwrap().is_none(), "the sweep ended before it was interrupted");
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
@@ -198,8 +198,7 @@ fn a_sweep_killed_outright_leaves_the_previous_run_whole() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let temp = dir.path().join("d/.trajectories.csv.tmp");
-    while std::fs::metadata(&temp).map_or(0, |m| m.len()) == 0 {
+    while crate::common::temp_len(&dir.path().join("d/trajectories.csv")) == 0 {
         assert!(child.try_wait().unwrap().is_none(), "the sweep ended before it was killed");
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
@@ -256,7 +255,7 @@ fn an_interruption_before_the_first_row_leaves_a_header_and_resumes() {
         .unwrap();
     // The temporary file is created after the handler is installed and before the
     // one chunk starts.
-    while !dir.path().join("part/.trajectories.csv.tmp").exists() {
+    while crate::common::temp_of(&dir.path().join("part/trajectories.csv")).is_none() {
         assert!(child.try_wait().unwrap().is_none(), "the sweep ended before it was interrupted");
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
@@ -298,7 +297,7 @@ fn an_interrupted_sweep_of_an_external_agent_stops_soon_and_keeps_what_finished(
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let output = crate::common::interrupt_after_rows(child, &dir.path().join("part/.trajectories.csv.tmp"), 3);
+    let output = crate::common::interrupt_after_rows(child, &dir.path().join("part/trajectories.csv"), 3);
     assert_eq!(output.status.code(), Some(130), "{}", text(&output));
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("part/summary.json")).unwrap()).unwrap();

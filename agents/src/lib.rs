@@ -44,6 +44,7 @@ mod print;
 mod reuse;
 pub mod stack;
 pub mod stack_check;
+pub mod temp_file;
 #[cfg(test)]
 mod testkit;
 

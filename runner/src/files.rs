@@ -7,7 +7,7 @@
 //! [`check_output_dir`]); an output directory is locked while a command writes
 //! it. Used by the binary and the Python module alike.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::os::unix::fs::FileTypeExt;
 use std::os::unix::io::AsRawFd;
@@ -181,7 +181,8 @@ pub fn check_output_dir(dir: &Path) -> Result<(), Error> {
 }
 
 /// An output directory locked against another agentsim writing it at the same
-/// time (two sweeps into one `--out` would share temporary files). The lock is
+/// time (two sweeps into one `--out` would leave one's rows beside the other's
+/// summary). The lock is
 /// `flock` on the directory itself: no lock file is left behind, and the kernel
 /// releases it when the process ends however it ends, so a killed run never
 /// leaves a stale lock.
@@ -228,16 +229,20 @@ pub struct AtomicFile {
 }
 
 impl AtomicFile {
-    /// Starts writing `target` (via `.NAME.tmp` beside it), creating its
-    /// missing folders. Errors name `target`, never the temporary file.
+    /// Starts writing `target` (via a new temporary file beside it, named
+    /// `.NAME.<16 random hex digits>.tmp` by [`agentsim_agents::temp_file`]:
+    /// nothing planted at a name is written through), creating its missing
+    /// folders. Errors name `target`, never the temporary file.
+    ///
+    /// Two writers of one target each write their own temporary file; the
+    /// last rename wins, and each leaves a whole file (a sweep's folder is
+    /// locked besides: [`lock_dir`]).
     pub fn create(target: &Path) -> Result<Self, Error> {
         check_target(target)?;
         if let Some(parent) = target.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| io_failure(target, &e))?;
         }
-        let name = target.file_name().and_then(|n| n.to_str()).unwrap_or("output");
-        let temp = target.with_file_name(format!(".{name}.tmp"));
-        let file = open_temp(&temp, target)?;
+        let (file, temp) = agentsim_agents::temp_file::create_beside(target).map_err(|e| io_failure(target, &e))?;
         Ok(Self { temp, target: target.to_path_buf(), writer: Some(BufWriter::new(file)), committed: false })
     }
 
@@ -259,55 +264,10 @@ impl AtomicFile {
     }
 }
 
-/// Opens `temp` for writing, locked (`flock`) against another agentsim writing
-/// the same target: without the lock, a second writer could truncate or rename
-/// the first one's half-written file. A temporary file left by a killed run is
-/// not locked (the kernel dropped the lock), so it is taken over; anything at
-/// that name that is not a regular file (a planted symlink, a FIFO) is removed,
-/// never followed or opened.
-fn open_temp(temp: &Path, target: &Path) -> Result<File, Error> {
-    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-    // A few tries: the name may be renamed away between opening and locking.
-    for _ in 0..8 {
-        if let Ok(m) = std::fs::symlink_metadata(temp)
-            && !m.file_type().is_file()
-        {
-            std::fs::remove_file(temp).map_err(|e| io_failure(target, &e))?;
-        }
-        let file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-            .open(temp)
-            .map_err(|e| io_failure(target, &e))?;
-        // SAFETY: `flock` on a descriptor this function owns; no memory is passed.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-            let e = std::io::Error::last_os_error();
-            if e.kind() == std::io::ErrorKind::WouldBlock {
-                return Err(Error::write(format!(
-                    "cannot write `{}`: another agentsim is writing it now",
-                    target.display()
-                )));
-            }
-            // No `flock` on this file system: written unlocked.
-        }
-        let ours = file.metadata().map_err(|e| io_failure(target, &e))?;
-        // Still the file at that name (not one renamed into place meanwhile)?
-        if std::fs::symlink_metadata(temp).is_ok_and(|m| m.dev() == ours.dev() && m.ino() == ours.ino())
-            && ours.file_type().is_file()
-        {
-            file.set_len(0).map_err(|e| io_failure(target, &e))?;
-            return Ok(file);
-        }
-    }
-    Err(Error::write(format!("cannot write `{}`: its temporary file keeps changing", target.display())))
-}
-
 impl Drop for AtomicFile {
     fn drop(&mut self) {
-        // Remove the partial file so nothing half-written is left behind (still
-        // holding its lock). After a commit the name may be another writer's.
+        // Remove the partial file so nothing half-written is left behind (the
+        // name is this writer's alone: created new, unpredictable).
         if !self.committed {
             let _ = std::fs::remove_file(&self.temp);
         }
@@ -324,4 +284,29 @@ pub fn write_atomic(target: &Path, bytes: &[u8]) -> Result<(), Error> {
     let mut file = AtomicFile::create(target)?;
     file.writer().write_all(bytes).map_err(|e| io_failure(target, &e))?;
     file.commit()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nothing_planted_at_a_temporary_name_is_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        // At the names a writer could predict: a hard link to another file (a
+        // symbolic link is refused by O_NOFOLLOW; a hard link is a regular
+        // file) and a symbolic link.
+        std::fs::hard_link(&victim, dir.path().join(".out.json.tmp")).unwrap();
+        std::os::unix::fs::symlink(&victim, dir.path().join(".out.json.tmp.tmp")).unwrap();
+        write_atomic(&dir.path().join("out.json"), b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        assert_eq!(std::fs::read_to_string(dir.path().join("out.json")).unwrap(), "new");
+        // Nothing of this writer is left beside it.
+        let mut names: Vec<String> =
+            std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into()).collect();
+        names.sort();
+        assert_eq!(names, [".out.json.tmp", ".out.json.tmp.tmp", "out.json", "victim"]);
+    }
 }

@@ -73,7 +73,7 @@ pub fn endpoint(options: &LlmOptions) -> Result<Endpoint, Error> {
     if !(endpoint.base_url.starts_with("http://") || endpoint.base_url.starts_with("https://")) {
         return Err(Error::argument(format!(
             "--llm-base-url: `{}` is not an http:// or https:// URL",
-            endpoint.base_url
+            agentsim_agents::llm::redact::url(&endpoint.base_url)
         )));
     }
     if let Ok(text) = std::env::var(BACKOFF_ENV) {
@@ -100,7 +100,35 @@ pub fn endpoint(options: &LlmOptions) -> Result<Endpoint, Error> {
     {
         return Err(Error::argument(format!("--cassette {}: no such folder to replay", dir.display())));
     }
+    if mode != CassetteMode::Replay
+        && let Some((dir, _)) = &endpoint.cassette
+    {
+        check_recording_folder(dir)?;
+    }
     Ok(endpoint)
+}
+
+/// Checks, before the first request, that answers can be recorded into the
+/// cassette `dir`: a folder (created when missing) in which a file can be
+/// created. Checked late, every answer asked would be paid for and thrown
+/// away, each episode an `agent_error`.
+fn check_recording_folder(dir: &Path) -> Result<(), Error> {
+    let refuse =
+        |why: String| Error::argument(format!("--cassette {}: {why}, so no answer could be recorded", dir.display()));
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return Err(refuse("is not a folder (a cassette is a folder of entries)".into())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir_all(dir).map_err(|e| refuse(format!("cannot be created ({e})")))?;
+        }
+        Err(e) => return Err(refuse(format!("cannot be read ({e})"))),
+    }
+    // Written the way an entry is: a new file beside where one would go.
+    let (probe, path) = agentsim_agents::temp_file::create_beside(&dir.join("probe"))
+        .map_err(|e| refuse(format!("cannot be written ({e})")))?;
+    drop(probe);
+    let _ = std::fs::remove_file(path);
+    Ok(())
 }
 
 /// Episodes in flight by default when a model is asked live.

@@ -77,12 +77,15 @@ fn write_checked(world: &agentsim::tau2::ImportedWorld, out: &Path) -> Result<()
     })?;
     let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(parent).map_err(|e| io_failure(out, &e))?;
-    let temp = parent.join(format!(".{}.import-{}", name.to_string_lossy(), std::process::id()));
+    // A new folder of an unpredictable name (as every temporary file's,
+    // `agentsim_agents::temp_file`): nothing planted there is written into or
+    // removed.
+    let temp = agentsim::agents::temp_file::name_beside(&parent.join(name), "import");
+    std::fs::create_dir(&temp).map_err(|e| io_failure(out, &e))?;
     let written = (|| -> Result<(), Failure> {
-        std::fs::create_dir(&temp).map_err(|e| io_failure(out, &e))?;
         for (file, text) in &world.files {
             let path = temp.join(file);
-            let mut f = std::fs::File::create(&path).map_err(|e| io_failure(&out.join(file), &e))?;
+            let mut f = std::fs::File::create_new(&path).map_err(|e| io_failure(&out.join(file), &e))?;
             f.write_all(text.as_bytes()).and_then(|()| f.sync_all()).map_err(|e| io_failure(&out.join(file), &e))?;
         }
         let scenario = temp.join(&world.scenario_file).display().to_string();

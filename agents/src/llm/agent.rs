@@ -76,9 +76,14 @@ impl LlmAgent {
         cx.note("llm", "answer", Value::str(key));
         let (what, detail) = source.diagnostic();
         cx.diagnose("llm", what, detail);
-        if let Some(usage) = answer.usage {
-            cx.set_usage(usage);
+        match answer.usage {
+            Ok(usage) => cx.set_usage(usage),
+            // The scenario's estimate counts instead: said, so that tokens and
+            // cost are never taken for measured (counted in `decisions`).
+            Err(why) => cx.note("llm", "usage_estimated", Value::str(why)),
         }
+        // Bounded before it joins the conversation, which every later request carries.
+        request::check_answer(request::canonical(&answer.message).len(), "the model's")?;
         self.messages.push(answer.message);
         self.queued = answer.calls.into();
         if let Some(action) = self.send_next() {

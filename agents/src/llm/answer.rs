@@ -73,8 +73,9 @@ pub struct Answer {
     pub text: Option<String>,
     /// The tool calls, in the order the model gave them.
     pub calls: Vec<PlannedCall>,
-    /// The tokens used, when the answer reports them.
-    pub usage: Option<Usage>,
+    /// The tokens used as the answer reports them, or why they cannot be
+    /// read (the scenario's estimate then counts, and the trajectory says so).
+    pub usage: Result<Usage, String>,
 }
 
 /// Reads a response body (parsed JSON) as an [`Answer`]; an error says why it
@@ -160,13 +161,20 @@ fn finish(args: &Json) -> Action {
     }
 }
 
-fn usage(response: &Json) -> Option<Usage> {
-    let tokens = |name: &str| response.pointer(&format!("/usage/{name}")).and_then(Json::as_u64);
-    let clamp = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
-    Some(Usage {
-        prompt_tokens: clamp(tokens("prompt_tokens")?),
-        completion_tokens: clamp(tokens("completion_tokens")?),
-    })
+/// The answer's `usage`, or why it cannot be read: absent, or a count that
+/// is missing or not a whole number (then nothing of it is taken).
+fn usage(response: &Json) -> Result<Usage, String> {
+    let Some(usage) = response.get("usage").filter(|u| !u.is_null()) else {
+        return Err("no `usage` in the answer".into());
+    };
+    let tokens = |name: &str| match usage.get(name) {
+        None | Some(Json::Null) => Err(format!("no `usage.{name}` in the answer")),
+        Some(n) => n
+            .as_u64()
+            .map(|n| u32::try_from(n).unwrap_or(u32::MAX))
+            .ok_or(format!("`usage.{name}` is not a count: {n}")),
+    };
+    Ok(Usage { prompt_tokens: tokens("prompt_tokens")?, completion_tokens: tokens("completion_tokens")? })
 }
 
 #[cfg(test)]
@@ -191,7 +199,12 @@ mod tests {
         .unwrap();
         assert_eq!(a.calls[0].action, Action::Call(testkit::lookup("o-1")));
         assert_eq!(a.calls[1].action, Action::Finish(Finish::Done));
-        assert_eq!(a.usage, Some(Usage { prompt_tokens: 10, completion_tokens: 3 }));
+        assert_eq!(a.usage, Ok(Usage { prompt_tokens: 10, completion_tokens: 3 }));
+        let mut unread = answer(json!({"content": "Hi"}));
+        unread["usage"]["completion_tokens"] = json!(-1);
+        assert_eq!(read(&unread, &catalog).unwrap().usage, Err("`usage.completion_tokens` is not a count: -1".into()));
+        unread.as_object_mut().unwrap().remove("usage");
+        assert_eq!(read(&unread, &catalog).unwrap().usage, Err("no `usage` in the answer".into()));
         assert_eq!(a.message["tool_calls"][1]["id"], "c2");
     }
 

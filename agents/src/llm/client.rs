@@ -18,7 +18,7 @@ use super::Endpoint;
 use super::answer::{self, Answer};
 use super::cassette::{self, CassetteMode, Entry, Recording};
 use super::error::{LlmError, LlmErrorKind};
-use super::{memory, request};
+use super::{memory, redact, request};
 
 /// The largest response body read, in bytes.
 pub const BODY_BYTES_MAX: u64 = 8 << 20;
@@ -28,6 +28,9 @@ pub const BODY_BYTES_MAX: u64 = 8 << 20;
 pub enum Source {
     /// The cassette had it.
     Cassette,
+    /// The cassette had it in an entry without a checksum (recorded before
+    /// checksums), read unchecked.
+    CassetteUnchecked,
     /// The run carried it (an incident's answers).
     Carried,
     /// This process had it already (see [`super::memory`]).
@@ -46,6 +49,7 @@ impl Source {
         use agentsim_engine::Value;
         match self {
             Source::Cassette => ("source", Value::str("cassette")),
+            Source::CassetteUnchecked => ("source", Value::str("cassette (no checksum: unchecked)")),
             Source::Carried => ("source", Value::str("incident")),
             Source::Memory => ("source", Value::str("memory")),
             Source::Live { latency_ms } => ("latency_ms", Value::Int(*latency_ms as i64)),
@@ -80,7 +84,12 @@ pub fn ask_with<A>(
     body: &Json,
     read: impl Fn(&Json) -> Result<A, answer::AnswerError>,
 ) -> Result<Asked<A>, LlmError> {
-    let key = request::key(body);
+    let canonical = request::canonical(body);
+    // Checked before any answer source: the same request is refused whether
+    // recorded or not, so a replay ends where the recording did.
+    request::check_request(&canonical)?;
+    let key = request::key_of_canonical(&canonical);
+    drop(canonical);
     if let Some(entry) = endpoint.answers.get(&key) {
         return replayed(entry.clone(), key, Source::Carried, "the incident's answer", &read);
     }
@@ -102,13 +111,13 @@ pub fn ask_with<A>(
     if let Some((dir, mode)) = cassette
         && *mode != CassetteMode::Record
     {
-        match cassette::load(dir, &key)? {
-            Some(entry) => {
+        match cassette::load_checked(dir, &key)? {
+            Some((entry, checked)) => {
                 let file = cassette::path(dir, &key);
                 let asked = replayed(
                     entry.clone(),
                     key,
-                    Source::Cassette,
+                    if checked { Source::Cassette } else { Source::CassetteUnchecked },
                     &format!("cassette entry `{}`", file.display()),
                     &read,
                 )?;
@@ -165,9 +174,12 @@ fn live<A>(
     key: &str,
     read: &impl Fn(&Json) -> Result<A, answer::AnswerError>,
 ) -> Result<(A, Json, Vec<String>, u64), LlmError> {
-    let url = format!("{}/chat/completions", endpoint.base_url.trim_end_matches('/'));
+    let url = completions_url(&endpoint.base_url);
     let text = body.to_string();
     let api_key = std::env::var(&endpoint.api_key_env).ok().filter(|k| !k.trim().is_empty());
+    // What must never be printed or written: the key, and what the URL carries.
+    let secrets: Vec<String> = redact::url_secrets(&url).into_iter().chain(api_key.clone()).collect();
+    let shown = redact::url(&url);
     let started = Instant::now();
     let mut failures: Vec<Failed> = Vec::new();
     for attempt in 1..=endpoint.attempts_max.max(1) {
@@ -182,15 +194,17 @@ fn live<A>(
             Ok(http) if http.status == 408 || http.status == 429 || http.status >= 500 => {
                 Failed { why: format!("http {}", http.status), retry_after_ms: http.retry_after_ms, malformed: false }
             }
-            Ok(http) => return Err(refused(&url, http.status, &http.body)),
+            Ok(http) if (300..400).contains(&http.status) => return Err(redirected(&shown, &http, &secrets)),
+            Ok(http) => return Err(refused(&shown, http.status, &http.body, &secrets)),
             Err(transport::SendError::Unsupported(reason)) => {
-                return Err(LlmError::new(LlmErrorKind::Unsupported, reason));
+                return Err(LlmError::new(LlmErrorKind::Unsupported, hide_url(&reason, &url, &shown, &secrets)));
             }
             Err(transport::SendError::Timeout) => {
                 Failed { why: "timeout".into(), retry_after_ms: None, malformed: false }
             }
             Err(transport::SendError::Failed(e)) => {
-                Failed { why: format!("connection: {e}"), retry_after_ms: None, malformed: false }
+                let why = format!("connection: {}", hide_url(&e, &url, &shown, &secrets));
+                Failed { why, retry_after_ms: None, malformed: false }
             }
         };
         let wait = failed.retry_after_ms.unwrap_or_else(|| backoff_ms(endpoint, attempt));
@@ -199,7 +213,7 @@ fn live<A>(
             std::thread::sleep(Duration::from_millis(wait.min(endpoint.backoff_cap_ms)));
         }
     }
-    Err(exhausted(&failures, key, &url))
+    Err(exhausted(&failures, key, &shown))
 }
 
 fn read_body<A>(
@@ -215,9 +229,50 @@ fn backoff_ms(endpoint: &Endpoint, attempt: u32) -> u64 {
     endpoint.backoff_base_ms.saturating_mul(1u64 << (attempt - 1).min(30))
 }
 
-fn refused(url: &str, status: u16, body: &str) -> LlmError {
-    let excerpt: String = body.chars().take(300).collect();
-    LlmError::new(LlmErrorKind::Refused, format!("the provider at {url} refused the request: http {status}: {excerpt}"))
+/// The URL requests go to: `/chat/completions` joined to the base URL's path,
+/// before its query (`http://h/v1?api-version=1` asks
+/// `http://h/v1/chat/completions?api-version=1`); a fragment is dropped (it is
+/// never sent).
+pub fn completions_url(base_url: &str) -> String {
+    let without_fragment = base_url.split('#').next().unwrap_or(base_url);
+    let (path, query) = match without_fragment.split_once('?') {
+        Some((path, query)) => (path, Some(query)),
+        None => (without_fragment, None),
+    };
+    let query = query.map_or_else(String::new, |q| format!("?{q}"));
+    format!("{}/chat/completions{query}", path.trim_end_matches('/'))
+}
+
+/// A message of the transport's with the URL shown redacted and any secret
+/// it quotes scrubbed.
+fn hide_url(message: &str, url: &str, shown: &str, secrets: &[String]) -> String {
+    redact::scrub(&message.replace(url, shown), secrets)
+}
+
+/// A provider's refusal (400, 401, 404): its status and the start of its body,
+/// scrubbed (a provider may echo the key) and bounded.
+fn refused(shown: &str, status: u16, body: &str, secrets: &[String]) -> LlmError {
+    let excerpt = redact::body(body, secrets);
+    LlmError::new(
+        LlmErrorKind::Refused,
+        format!("the provider at {shown} refused the request: http {status}: {excerpt}"),
+    )
+}
+
+/// A redirect: never followed (the answer of another host would be recorded
+/// as the model's, and the request, the key included, sent there).
+fn redirected(shown: &str, http: &transport::HttpAnswer, secrets: &[String]) -> LlmError {
+    let to = http
+        .location
+        .as_deref()
+        .map_or_else(|| "nowhere said".to_string(), |l| redact::scrub(&redact::url(l), secrets));
+    LlmError::new(
+        LlmErrorKind::Refused,
+        format!(
+            "the provider at {shown} answered http {} redirecting to {to}; redirects are not followed: give the final address as --llm-base-url",
+            http.status
+        ),
+    )
 }
 
 fn exhausted(failures: &[Failed], key: &str, url: &str) -> LlmError {
@@ -250,6 +305,8 @@ mod transport {
     pub struct HttpAnswer {
         pub status: u16,
         pub retry_after_ms: Option<u64>,
+        /// The `Location` header (a redirect's target).
+        pub location: Option<String>,
         pub body: String,
     }
 
@@ -283,6 +340,9 @@ mod transport {
                 .http_status_as_error(false)
                 .max_idle_connections(IDLE_CONNECTIONS_MAX)
                 .max_idle_connections_per_host(IDLE_CONNECTIONS_MAX)
+                // No redirect is followed: another host's answer would be
+                // recorded as the model's (the caller reports the 3xx).
+                .max_redirects(0)
                 .build()
                 .into()
         });
@@ -308,8 +368,9 @@ mod transport {
         let status = response.status().as_u16();
         let retry_after_ms =
             response.headers().get("retry-after").and_then(|v| v.to_str().ok()).and_then(retry_after_ms);
+        let location = response.headers().get("location").and_then(|v| v.to_str().ok()).map(str::to_string);
         let body = response.body_mut().with_config().limit(super::BODY_BYTES_MAX).read_to_string().map_err(failed)?;
-        Ok(HttpAnswer { status, retry_after_ms, body })
+        Ok(HttpAnswer { status, retry_after_ms, location, body })
     }
 
     #[cfg(not(feature = "http"))]

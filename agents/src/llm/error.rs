@@ -20,6 +20,10 @@ pub enum LlmErrorKind {
     Cassette,
     /// This build has no HTTP client (or no TLS for an `https` URL).
     Unsupported,
+    /// An answer larger than one may add to the conversation
+    /// ([`ANSWER_BYTES_MAX`](super::request::ANSWER_BYTES_MAX)), or a request
+    /// larger than one may be ([`REQUEST_BYTES_MAX`](super::request::REQUEST_BYTES_MAX)).
+    TooLarge,
 }
 
 impl LlmErrorKind {
@@ -32,6 +36,7 @@ impl LlmErrorKind {
             Self::Malformed => "error.malformed",
             Self::Cassette => "error.cassette",
             Self::Unsupported => "error.unsupported",
+            Self::TooLarge => "error.too_large",
         }
     }
 }

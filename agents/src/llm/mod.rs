@@ -28,6 +28,7 @@ pub mod cassette;
 pub mod client;
 pub mod error;
 pub mod memory;
+pub mod redact;
 pub mod request;
 pub mod user;
 

@@ -9,6 +9,7 @@
 use agentsim_engine::Catalog;
 use serde_json::{Value as Json, json};
 
+use super::error::{LlmError, LlmErrorKind};
 use super::{FINISH_TOOL, LlmConfig};
 use crate::external::protocol;
 
@@ -16,6 +17,50 @@ use crate::external::protocol;
 /// version of the key's definition gets a new context, so old keys never
 /// match requests they did not answer.
 pub const KEY_CONTEXT: &str = "agentsim llm cassette key v1";
+
+/// The most bytes one answer may add to a conversation (the assistant
+/// message, or a model user's words, as canonical JSON): far above any real
+/// answer (4,096 tokens are about 16 KiB), low enough that a model answering
+/// megabytes each turn ends its episode at the first such answer, instead of
+/// growing every later request by it.
+pub const ANSWER_BYTES_MAX: usize = 256 << 10;
+
+/// The most bytes of one request body (canonical JSON): above what any
+/// model's context holds (a million tokens are about 4 MiB of text), so only
+/// a runaway conversation reaches it; it bounds the memory and the traffic of
+/// every turn.
+pub const REQUEST_BYTES_MAX: usize = 4 << 20;
+
+/// Refuses an answer of `bytes` (what it adds to the conversation) larger
+/// than [`ANSWER_BYTES_MAX`]; `whose` says whose model answered.
+pub fn check_answer(bytes: usize, whose: &str) -> Result<(), LlmError> {
+    if bytes <= ANSWER_BYTES_MAX {
+        return Ok(());
+    }
+    Err(LlmError::new(
+        LlmErrorKind::TooLarge,
+        format!(
+            "{whose} answer is {bytes} bytes, more than the {} KiB one answer may add to the conversation",
+            ANSWER_BYTES_MAX >> 10
+        ),
+    ))
+}
+
+/// Refuses a request whose canonical encoding `canonical` is larger than
+/// [`REQUEST_BYTES_MAX`].
+pub fn check_request(canonical: &str) -> Result<(), LlmError> {
+    if canonical.len() <= REQUEST_BYTES_MAX {
+        return Ok(());
+    }
+    Err(LlmError::new(
+        LlmErrorKind::TooLarge,
+        format!(
+            "the request would be {} bytes, more than the {} MiB a request may be: the conversation grew too large",
+            canonical.len(),
+            REQUEST_BYTES_MAX >> 20
+        ),
+    ))
+}
 
 /// The world's tools as Chat Completions function schemas, in catalog order,
 /// with [`FINISH_TOOL`] last (unless the world has a tool of that name).
@@ -130,7 +175,12 @@ fn write_canonical(value: &Json, out: &mut String) {
 /// The cassette key of a request body: the BLAKE3 hash (64 hex digits) of its
 /// canonical encoding.
 pub fn key(body: &Json) -> String {
-    let hash = blake3::Hasher::new_derive_key(KEY_CONTEXT).update(canonical(body).as_bytes()).finalize();
+    key_of_canonical(&canonical(body))
+}
+
+/// The cassette key of a request body already in its canonical encoding.
+pub fn key_of_canonical(canonical: &str) -> String {
+    let hash = blake3::Hasher::new_derive_key(KEY_CONTEXT).update(canonical.as_bytes()).finalize();
     hash.to_hex().to_string()
 }
 

@@ -112,15 +112,20 @@ impl UserVoice for LlmUser {
             }
         }
         let body = request::user_body(&self.config, &self.messages);
-        match client::ask_with(&self.config.endpoint, &body, read_words) {
-            Ok(Asked { answer, key, retries, source }) => {
-                for why in &retries {
-                    cx.note(NOTE_SOURCE, "retry", Value::str(client::retry_kind(why)));
-                    cx.diagnose(NOTE_SOURCE, "retry_reason", Value::str(why.clone()));
-                }
-                cx.note(NOTE_SOURCE, "answer", Value::str(key));
-                let (what, detail) = source.diagnostic();
-                cx.diagnose(NOTE_SOURCE, what, detail);
+        let asked = client::ask_with(&self.config.endpoint, &body, read_words).and_then(|asked| {
+            for why in &asked.retries {
+                cx.note(NOTE_SOURCE, "retry", Value::str(client::retry_kind(why)));
+                cx.diagnose(NOTE_SOURCE, "retry_reason", Value::str(why.clone()));
+            }
+            cx.note(NOTE_SOURCE, "answer", Value::str(asked.key.clone()));
+            let (what, detail) = asked.source.diagnostic();
+            cx.diagnose(NOTE_SOURCE, what, detail);
+            // Bounded before it joins the conversation, which every later request carries.
+            request::check_answer(Json::String(asked.answer.clone()).to_string().len(), "the user's model's")?;
+            Ok(asked)
+        });
+        match asked {
+            Ok(Asked { answer, .. }) => {
                 self.messages.push(json!({"role": "assistant", "content": answer}));
                 match STOP_TOKENS.iter().find(|t| answer.contains(*t)) {
                     Some(_) => {
