@@ -323,6 +323,60 @@ fn a_sigterm_ends_every_session_and_the_run_is_judged_and_recorded() {
     replays(dir.path(), "stopped.ron");
 }
 
+/// A client that pipelines requests and does not read the answers keeps a
+/// connection writing after its session ended: the run's files are written
+/// the moment it is judged, and the server exits a short grace later (the
+/// socket is shut) rather than when the client reads or a write times out.
+/// (A reader that does read, slowly, is held to a total deadline per response:
+/// `http::tests::a_slow_reader_cannot_hold_a_response_past_its_deadline`.)
+#[test]
+fn a_client_that_does_not_read_neither_delays_the_record_nor_keeps_the_server_alive() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["--seed", "1", "--record", "slow.ron", "--verdict", "slow.json", "--client-wait-ms", "30000"];
+    let mut server = Server::start(dir.path(), &args);
+    let (_, session, _) = server.post(None, &initialize(1));
+    let session = session.unwrap();
+    let list = post(Some(&session), &request(2, "tools/list", json!({})), "application/json")
+        .replace("Connection: close\r\n", "");
+    let stream = TcpStream::connect(&server.address).unwrap();
+    let mut writer = stream.try_clone().unwrap();
+    std::thread::spawn(move || {
+        for _ in 0..20_000 {
+            if writer.write_all(list.as_bytes()).is_err() {
+                return;
+            }
+        }
+    });
+    // Time for the pipelined answers to fill the socket's buffers (a few MiB).
+    std::thread::sleep(Duration::from_millis(1500));
+    let (status, _, _) = server.raw(format!("DELETE /mcp HTTP/1.1\r\nMcp-Session-Id: {session}\r\n\r\n").as_bytes());
+    assert_eq!(status, 200);
+    let ended = Instant::now();
+    let within = |limit: Duration, done: &mut dyn FnMut() -> bool| loop {
+        if done() {
+            break Some(ended.elapsed());
+        }
+        if ended.elapsed() > limit {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let written = within(Duration::from_secs(4), &mut || {
+        dir.path().join("slow.ron").exists() && dir.path().join("slow.json").exists()
+    });
+    let exited = within(Duration::from_secs(6), &mut || server.child.try_wait().unwrap().is_some());
+    if exited.is_none() {
+        let _ = server.child.kill();
+    }
+    let stderr = server.stderr.lock().unwrap().clone();
+    assert!(written.is_some(), "no record or verdict 4 s after the run ended: {stderr}");
+    assert!(exited.is_some(), "the server still served a client that does not read 6 s after the run ended: {stderr}");
+    drop(stream);
+    let (ok, stderr) = server.wait();
+    assert!(ok && stderr.contains("outcome: "), "{stderr}");
+    replays(dir.path(), "slow.ron");
+}
+
 #[test]
 fn a_run_of_one_session_over_http_is_the_stdio_session() {
     let dir = tempfile::tempdir().unwrap();

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use std::hash::{BuildHasher, Hasher};
 use std::io::{self, Stderr};
 use std::net::TcpListener;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -32,7 +32,7 @@ use serde_json::Value as Json;
 
 use crate::client::{self, Channels, Client};
 use crate::http::{Connection, Limits, Next, Request, Response};
-use crate::{INVALID_REQUEST, Options, PARSE_ERROR, PROTOCOL_VERSIONS};
+use crate::{Ending, INVALID_REQUEST, Options, PARSE_ERROR, PROTOCOL_VERSIONS};
 
 /// The header that names a client's session.
 pub const SESSION_HEADER: &str = "Mcp-Session-Id";
@@ -42,6 +42,12 @@ pub const ENDPOINT: &str = "/mcp";
 
 /// How often waiting loops look at the stop flag and the run's end.
 const POLL_MS: u64 = 20;
+
+/// Once the run is judged (and its files written), how long connections still
+/// being answered get to finish before their sockets are shut: the last
+/// answers (a session ended) usually go out in milliseconds, and no client
+/// can keep the server from exiting past this.
+pub const CLOSE_GRACE_MS: u64 = 2_000;
 
 /// How the HTTP transport runs, besides [`Options`].
 #[derive(Clone, Debug)]
@@ -155,20 +161,30 @@ struct Server<'a> {
     closing: AtomicBool,
     /// Connections being served.
     connections: AtomicUsize,
+    /// A handle on each connection being served (by a number of its own), to
+    /// shut it down when the run is over.
+    sockets: Mutex<BTreeMap<u64, std::net::TcpStream>>,
+    /// Numbers the connections.
+    accepted: AtomicU64,
     /// Makes session ids hard to guess.
     ids: std::collections::hash_map::RandomState,
 }
 
 /// Serves the run of `prepared` at `options.seed` on `listener` until every
-/// session has ended (or `stop` is set, which ends them all as closed stdins
-/// do), and returns the judged trajectory of the whole run.
+/// session has ended (or `ending.stop` is set, which ends them all as closed
+/// stdins do), and returns the judged trajectory of the whole run. The
+/// trajectory goes to `ending.judged` the moment the run is judged, before any
+/// connection is waited for: then connections get [`CLOSE_GRACE_MS`] to finish
+/// their answers (less if `stop` is set) and are shut down, so a client that
+/// reads slowly or not at all neither loses the run nor holds the server.
 pub fn serve_http(
     prepared: &Prepared,
     options: &Options,
     http: &HttpOptions,
     listener: TcpListener,
-    stop: &AtomicBool,
+    ending: Ending<'_>,
 ) -> io::Result<Trajectory> {
+    let stop = ending.stop;
     listener.set_nonblocking(true)?;
     let stopping = Arc::new(AtomicBool::new(false));
     let server = Server {
@@ -181,6 +197,8 @@ pub fn serve_http(
         claimed: Mutex::new(0),
         closing: AtomicBool::new(false),
         connections: AtomicUsize::new(0),
+        sockets: Mutex::new(BTreeMap::new()),
+        accepted: AtomicU64::new(0),
         ids: std::collections::hash_map::RandomState::new(),
     };
     std::thread::scope(|scope| {
@@ -204,7 +222,10 @@ pub fn serve_http(
         }
         // Also when the run panicked: no connection may wait for it.
         server.close();
-        worker.join().map_err(|_| io::Error::other("the simulation thread panicked"))
+        let trajectory = worker.join().map_err(|_| io::Error::other("the simulation thread panicked"))?;
+        (ending.judged)(&trajectory);
+        server.shut_down(stop);
+        Ok(trajectory)
     })
 }
 
@@ -239,6 +260,22 @@ impl<'a> Server<'a> {
         self.closing.store(true, Ordering::SeqCst);
     }
 
+    /// The run is judged: connections get [`CLOSE_GRACE_MS`] (until `stop`)
+    /// to finish what they are writing, then every socket still open is shut
+    /// down, which ends its reads and writes at once.
+    fn shut_down(&self, stop: &AtomicBool) {
+        let grace_end = Instant::now() + Duration::from_millis(CLOSE_GRACE_MS);
+        while self.connections.load(Ordering::SeqCst) > 0 && Instant::now() < grace_end && !stop.load(Ordering::SeqCst)
+        {
+            std::thread::sleep(Duration::from_millis(POLL_MS));
+        }
+        if let Ok(sockets) = self.sockets.lock() {
+            for socket in sockets.values() {
+                let _ = socket.shutdown(std::net::Shutdown::Both);
+            }
+        }
+    }
+
     /// Serves a new connection on a thread of its own, or refuses it when
     /// too many are open.
     fn accept<'s>(&'s self, scope: &'s std::thread::Scope<'s, '_>, stream: std::net::TcpStream) {
@@ -246,11 +283,18 @@ impl<'a> Server<'a> {
         if self.connections.fetch_add(1, Ordering::SeqCst) >= self.http.connections_max {
             self.connections.fetch_sub(1, Ordering::SeqCst);
             let busy = Response::new(503, "text/plain", "too many connections\n");
-            let _ = connection.write(&busy, true);
+            let _ = connection.write(&busy, true, &self.http.limits);
             return;
+        }
+        let number = self.accepted.fetch_add(1, Ordering::SeqCst);
+        if let (Ok(handle), Ok(mut sockets)) = (connection.handle(), self.sockets.lock()) {
+            sockets.insert(number, handle);
         }
         scope.spawn(move || {
             self.serve_connection(connection);
+            if let Ok(mut sockets) = self.sockets.lock() {
+                sockets.remove(&number);
+            }
             self.connections.fetch_sub(1, Ordering::SeqCst);
         });
     }
@@ -262,7 +306,7 @@ impl<'a> Server<'a> {
                 Next::Request(request) => request,
                 Next::Refused(refusal) => {
                     let body = client::error(Json::Null, INVALID_REQUEST, refusal.reason);
-                    let _ = connection.write(&json_response(refusal.status, &body), true);
+                    let _ = connection.write(&json_response(refusal.status, &body), true, &self.http.limits);
                     connection.close_gracefully();
                     return;
                 }
@@ -270,7 +314,7 @@ impl<'a> Server<'a> {
             };
             let close = request.close || self.closing.load(Ordering::SeqCst);
             let (response, answered) = self.route(&request);
-            let written = connection.write(&response, close);
+            let written = connection.write(&response, close, &self.http.limits);
             if let Some(client) = answered {
                 match &written {
                     Ok(()) => lock(&client).answered(),

@@ -143,11 +143,17 @@ fn serve_http(
     errln!("{}", mcp::streamable::serving_line(prepared.scenario.sessions.count, bound));
     // The first signal ends every session as closed stdins do: judged, recorded.
     let stop = super::interrupt::install();
-    let t = mcp::streamable::serve_http(prepared, options, &http, listener, stop)
+    // The files are written the moment the run is judged, before the server
+    // waits for any connection: a client that reads its last answer slowly, or
+    // a signal, cannot lose them.
+    let mut written = Ok(());
+    let mut judged = |t: &Trajectory| written = write_session(args, prepared, layers, t);
+    let ending = Ending { stop, judged: &mut judged };
+    let t = mcp::streamable::serve_http(prepared, options, &http, listener, ending)
         .map_err(|e| Failure::input(format!("agentsim mcp: {e}")))?;
     print_sessions(&t);
     print_verdict(&t);
-    write_session(args, prepared, layers, &t)?;
+    written?;
     Ok(finish(args, prepared, &t))
 }
 
