@@ -106,6 +106,33 @@ impl Rendezvous {
     }
 }
 
+/// Which sessions have a client (the first `claimed`, in order), and when a
+/// client last initialized (at first, when the server started).
+struct Claims {
+    state: Mutex<(u32, Instant)>,
+}
+
+impl Claims {
+    fn new() -> Self {
+        Self { state: Mutex::new((0, Instant::now())) }
+    }
+
+    /// Whether `session` has a client, and when a client last initialized.
+    fn of(&self, session: SessionId) -> (bool, Instant) {
+        let state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        (session < state.0, state.1)
+    }
+
+    /// The next session for a client, while the run has one (of `count`).
+    fn claim(&self, count: u32) -> Option<SessionId> {
+        let mut state = self.state.lock().ok()?;
+        (state.0 < count).then(|| {
+            *state = (state.0 + 1, Instant::now());
+            state.0 - 1
+        })
+    }
+}
+
 /// The bridge's relay: hands the observation to the client and waits for its
 /// command, at most `wait` (or until the server stops).
 struct Waiting {
@@ -114,26 +141,62 @@ struct Waiting {
     from_server: Receiver<Command>,
     wait: Duration,
     stopping: Arc<AtomicBool>,
+    claims: Arc<Claims>,
+}
+
+impl Waiting {
+    /// How long the client of this session has had to answer, from `asked`
+    /// (the observation handed over): a client that initialized is waited
+    /// for from then (or from its `initialize`, if that came later); a
+    /// session no client has initialized, from the last time any client did
+    /// (or the server started). So sessions whose client never comes are
+    /// waited for together, one `wait` in all rather than one each, while a
+    /// client still arriving restarts the wait. `None` when there is time left.
+    fn expired(&self, asked: Instant, claimed_seen: &mut Option<Instant>) -> Option<Command> {
+        let (claimed, last_claim) = self.claims.of(self.session);
+        let since = match (claimed, *claimed_seen) {
+            (true, Some(at)) => at,
+            (true, None) => asked,
+            (false, _) => last_claim,
+        };
+        if since.elapsed() < self.wait {
+            return None;
+        }
+        let (session, waited_ms) = (self.session, self.wait.as_millis());
+        if claimed {
+            eprintln!(
+                "agentsim mcp: session {session}: no call from its client within {waited_ms} ms; ending the session"
+            );
+            Some(Command::Finish)
+        } else {
+            eprintln!(
+                "agentsim mcp: session {session}: no client came (none initialized within {waited_ms} ms of the last \
+                 one); the session is absent"
+            );
+            Some(Command::Absent)
+        }
+    }
 }
 
 impl Relay for Waiting {
     fn exchange(&mut self, observation: Observation) -> Option<Command> {
         self.to_server.send(observation).ok()?;
-        let deadline = Instant::now() + self.wait;
+        let asked = Instant::now();
+        // When a client was first seen to have this session, if it had none
+        // when the observation was handed over.
+        let unclaimed_at_ask = !self.claims.of(self.session).0;
+        let mut claimed_seen = None;
         loop {
             if self.stopping.load(Ordering::SeqCst) {
                 return None;
             }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                let waited_ms = self.wait.as_millis();
-                eprintln!(
-                    "agentsim mcp: session {}: no call from its client within {waited_ms} ms; ending the session",
-                    self.session
-                );
-                return None;
+            if unclaimed_at_ask && claimed_seen.is_none() && self.claims.of(self.session).0 {
+                claimed_seen = Some(Instant::now());
             }
-            match self.from_server.recv_timeout(left.min(Duration::from_millis(POLL_MS))) {
+            if let Some(ending) = self.expired(asked, &mut claimed_seen) {
+                return Some(ending);
+            }
+            match self.from_server.recv_timeout(Duration::from_millis(POLL_MS)) {
                 Ok(command) => return Some(command),
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => return None,
@@ -155,8 +218,8 @@ struct Server<'a> {
     count: u32,
     /// Clients by session id (in a `BTreeMap`: nothing here depends on hash order).
     clients: Mutex<BTreeMap<String, (SessionId, Shared<'a>)>>,
-    /// Sessions handed to a client so far.
-    claimed: Mutex<u32>,
+    /// Sessions handed to a client so far, shared with the relays.
+    claims: Arc<Claims>,
     /// Set when the run is over or the server is stopped: connections end.
     closing: AtomicBool,
     /// Connections being served.
@@ -194,7 +257,7 @@ pub fn serve_http(
         rendezvous: Arc::new(Rendezvous::default()),
         count: prepared.scenario.sessions.count,
         clients: Mutex::new(BTreeMap::new()),
-        claimed: Mutex::new(0),
+        claims: Arc::new(Claims::new()),
         closing: AtomicBool::new(false),
         connections: AtomicUsize::new(0),
         sockets: Mutex::new(BTreeMap::new()),
@@ -245,7 +308,8 @@ fn run(server: &Server<'_>, stopping: &Arc<AtomicBool>) -> Trajectory {
         let session = made.replace(made.get() + 1);
         let (to_server, from_server) =
             server.rendezvous.with(session, |ends| ends.bridge.take()).expect("each session's bridge is made once");
-        let relay = Waiting { session, to_server, from_server, wait, stopping: Arc::clone(stopping) };
+        let claims = Arc::clone(&server.claims);
+        let relay = Waiting { session, to_server, from_server, wait, stopping: Arc::clone(stopping), claims };
         let bridge = Bridge::relayed(Box::new(relay), messaging, options.reply_wait_ms);
         layers.wrap(Box::new(bridge), streams)
     };
@@ -368,8 +432,12 @@ impl<'a> Server<'a> {
         (response, Some(client))
     }
 
-    /// Opens the next session for an `initialize` without a session id.
+    /// Opens the next session for an `initialize` without a session id; one
+    /// refused (bad `params`) takes none.
     fn initialize(&self, request: &Request) -> (Response, Option<Shared<'a>>) {
+        if let Some(refusal) = client::initialize_refusal(&request.body) {
+            return (json_response(200, &refusal), None);
+        }
         let Some(session) = self.claim() else {
             let reason = format!("all {} sessions of the run have a client (or the run is over)", self.count);
             return (error_response(409, &reason), None);
@@ -393,11 +461,7 @@ impl<'a> Server<'a> {
         if self.closing.load(Ordering::SeqCst) {
             return None;
         }
-        let mut claimed = self.claimed.lock().ok()?;
-        (*claimed < self.count).then(|| {
-            *claimed += 1;
-            *claimed - 1
-        })
+        self.claims.claim(self.count)
     }
 
     fn client(&self, id: &str) -> Option<Shared<'a>> {
