@@ -379,7 +379,8 @@ fn a_sigterm_ends_every_session_and_the_run_is_judged_and_recorded() {
     let (ok, stderr) = server.wait();
     assert!(ok, "{stderr}");
     assert!(stderr.contains("interrupted (SIGTERM or SIGINT); ending every session"), "{stderr}");
-    assert!(stderr.contains("session 1: ") && stderr.contains("outcome: "), "{stderr}");
+    assert!(stderr.contains("session 1: absent  (no agent came)"), "no client came for it: {stderr}");
+    assert!(stderr.contains("outcome: "), "{stderr}");
     replays(dir.path(), "stopped.ron");
 }
 

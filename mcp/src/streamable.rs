@@ -188,7 +188,8 @@ impl Relay for Waiting {
         let mut claimed_seen = None;
         loop {
             if self.stopping.load(Ordering::SeqCst) {
-                return None;
+                // Stopped by a signal: a session no client came for is still absent.
+                return (!self.claims.of(self.session).0).then_some(Command::Absent);
             }
             if unclaimed_at_ask && claimed_seen.is_none() && self.claims.of(self.session).0 {
                 claimed_seen = Some(Instant::now());
