@@ -97,6 +97,10 @@ fn sessions_arriving_after_the_horizon_are_counted_as_not_started_outside_the_ag
     assert!(not_started > 0 && agents + not_started == 4 * 50, "{sessions}");
     assert_eq!(sessions["completion"]["n"].as_u64(), Some(agents), "{sessions}");
     assert!(stdout.contains("sessions not started"), "{stdout}");
+    let report = agentsim(dir.path(), &["report", "out-1", "-o", "r.html"], &[]);
+    assert!(report.status.success(), "{}", text(&report));
+    let html = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
+    assert!(html.contains(&format!("0 sessions absent (no agent came) and {not_started} not started")), "the report");
 }
 
 #[test]
