@@ -66,7 +66,8 @@ pub struct McpArgs {
     http: Option<String>,
     /// With --http: how long (wall clock) the run waits for a session's client
     /// to send its next call before it ends that session, as a closed stdin
-    /// ends a stdio session, in ms [default: 60000].
+    /// ends a stdio session, in ms [default: 60000]. A session no client has
+    /// initialized is absent once this long passed since the last initialize.
     #[arg(long, value_name = "MS")]
     client_wait_ms: Option<u64>,
 }
