@@ -152,8 +152,14 @@ impl Waiting {
     /// (or the server started). So sessions whose client never comes are
     /// waited for together, one `wait` in all rather than one each, while a
     /// client still arriving restarts the wait. `None` when there is time left.
-    fn expired(&self, asked: Instant, claimed_seen: &mut Option<Instant>) -> Option<Command> {
+    /// `claimed_seen` keeps when a client was first seen to have a session that
+    /// had none at `asked` (read in the same look as `claimed`, so a client
+    /// initializing between two looks is never timed from `asked`).
+    fn expired(&self, asked: Instant, unclaimed_at_ask: bool, claimed_seen: &mut Option<Instant>) -> Option<Command> {
         let (claimed, last_claim) = self.claims.of(self.session);
+        if claimed && unclaimed_at_ask && claimed_seen.is_none() {
+            *claimed_seen = Some(Instant::now());
+        }
         let since = match (claimed, *claimed_seen) {
             (true, Some(at)) => at,
             (true, None) => asked,
@@ -182,8 +188,6 @@ impl Relay for Waiting {
     fn exchange(&mut self, observation: Observation) -> Option<Command> {
         self.to_server.send(observation).ok()?;
         let asked = Instant::now();
-        // When a client was first seen to have this session, if it had none
-        // when the observation was handed over.
         let unclaimed_at_ask = !self.claims.of(self.session).0;
         let mut claimed_seen = None;
         loop {
@@ -191,10 +195,7 @@ impl Relay for Waiting {
                 // Stopped by a signal: a session no client came for is still absent.
                 return (!self.claims.of(self.session).0).then_some(Command::Absent);
             }
-            if unclaimed_at_ask && claimed_seen.is_none() && self.claims.of(self.session).0 {
-                claimed_seen = Some(Instant::now());
-            }
-            if let Some(ending) = self.expired(asked, &mut claimed_seen) {
+            if let Some(ending) = self.expired(asked, unclaimed_at_ask, &mut claimed_seen) {
                 return Some(ending);
             }
             match self.from_server.recv_timeout(Duration::from_millis(POLL_MS)) {
