@@ -297,12 +297,72 @@ fn a_client_that_leaves_mid_call_and_one_that_never_comes_end_their_sessions_whi
     let (ok, stderr) = server.wait();
     assert!(ok, "{stderr}");
     assert!(stderr.contains("session 0: [") && stderr.contains("lookup_order -> "), "the call was made: {stderr}");
-    for session in [0, 1] {
-        let silent = format!("session {session}: no call from its client within 1500 ms; ending the session");
-        assert!(stderr.contains(&silent), "{silent}: {stderr}");
-    }
+    let silent = "session 0: no call from its client within 1500 ms; ending the session";
+    assert!(stderr.contains(silent), "{silent}: {stderr}");
+    let absent = "session 1: no client came (none initialized within 1500 ms of the last one); the session is absent";
+    assert!(stderr.contains(absent) && stderr.contains("session 1: absent"), "{absent}: {stderr}");
     assert!(stderr.contains("outcome: ") && !stderr.contains("panicked"), "{stderr}");
     replays(dir.path(), "left.ron");
+}
+
+/// The race scenario cut to `count` sessions, written into `dir`.
+fn sessions_of(dir: &Path, count: usize) -> String {
+    let race = std::fs::read_to_string(repo_path("seeds/support_desk_race.ron")).unwrap();
+    let name = format!("race{count}.ron");
+    std::fs::write(dir.join(&name), race.replace("count: 10,", &format!("count: {count},"))).unwrap();
+    name
+}
+
+/// Sessions whose client never came are `absent`, outside the agents' count,
+/// and waited for together (one `--client-wait-ms` from the last client to
+/// initialize, not one each); an `initialize` refused for its `params` takes
+/// no session.
+#[test]
+fn clients_that_never_come_are_absent_waited_for_together_and_a_refused_initialize_takes_no_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = sessions_of(dir.path(), 6);
+    let args = [scenario.as_str(), "--seed", "0", "--client-wait-ms", "1000", "--record", "absent.ron"];
+    let server = Server::start(dir.path(), &args);
+    let refused = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": 5}).to_string();
+    let (status, session, body) = server.post(None, &refused);
+    assert!(status == 200 && session.is_none() && body.contains("-32602"), "{status} {session:?} {body}");
+    let (_, session, _) = server.post(None, &initialize(2));
+    let session = session.unwrap();
+    assert!(session.starts_with("s0-"), "the refused initialize took no session: {session}");
+    let (status, _, _) = server.post(Some(&session), &request(3, "prompts/get", json!({"name": "task"})));
+    assert_eq!(status, 200);
+    let (status, _, _) = server.raw(format!("DELETE /mcp HTTP/1.1\r\nMcp-Session-Id: {session}\r\n\r\n").as_bytes());
+    assert_eq!(status, 200);
+    let left = Instant::now();
+    let (ok, stderr) = server.wait();
+    let waited = left.elapsed();
+    assert!(ok, "{stderr}");
+    for absent in 1..6 {
+        let line = format!("session {absent}: absent  (no agent came)");
+        assert!(stderr.contains(&line), "{line}: {stderr}");
+    }
+    assert!(stderr.contains("session 0: wrong_result  (agent finished)"), "{stderr}");
+    assert!(stderr.contains("outcome: wrong_result"), "the run is its one client's session: {stderr}");
+    assert!(stderr.contains("0 of 1 sessions succeeded, 0 hurt by another, 5 absent"), "{stderr}");
+    // Five absent sessions one after another would take 5 s.
+    assert!(waited < Duration::from_millis(3_500), "absent clients waited for one at a time: {waited:?}");
+    replays(dir.path(), "absent.ron");
+}
+
+/// No client at all: the six sessions are waited for together, one
+/// `--client-wait-ms` from the server's start (one each would be 6 s), and
+/// the run, with no session of an agent's, is `absent`.
+#[test]
+fn a_run_whose_clients_never_come_waits_for_them_together_and_is_absent() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = sessions_of(dir.path(), 6);
+    let started = Instant::now();
+    let server = Server::start(dir.path(), &[scenario.as_str(), "--seed", "0", "--client-wait-ms", "1000"]);
+    let (ok, stderr) = server.wait();
+    let waited = started.elapsed();
+    assert!(ok, "{stderr}");
+    assert!(waited < Duration::from_millis(3_500), "absent clients waited for one at a time: {waited:?}: {stderr}");
+    assert!(stderr.contains("outcome: absent") && stderr.contains("0 of 0 sessions succeeded"), "{stderr}");
 }
 
 #[test]
@@ -319,8 +379,63 @@ fn a_sigterm_ends_every_session_and_the_run_is_judged_and_recorded() {
     let (ok, stderr) = server.wait();
     assert!(ok, "{stderr}");
     assert!(stderr.contains("interrupted (SIGTERM or SIGINT); ending every session"), "{stderr}");
-    assert!(stderr.contains("session 1: ") && stderr.contains("outcome: "), "{stderr}");
+    assert!(stderr.contains("session 1: absent  (no agent came)"), "no client came for it: {stderr}");
+    assert!(stderr.contains("outcome: "), "{stderr}");
     replays(dir.path(), "stopped.ron");
+}
+
+/// A client that pipelines requests and does not read the answers keeps a
+/// connection writing after its session ended: the run's files are written
+/// the moment it is judged, and the server exits a short grace later (the
+/// socket is shut) rather than when the client reads or a write times out.
+/// (A reader that does read, slowly, is held to a total deadline per response:
+/// `http::tests::a_slow_reader_cannot_hold_a_response_past_its_deadline`.)
+#[test]
+fn a_client_that_does_not_read_neither_delays_the_record_nor_keeps_the_server_alive() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["--seed", "1", "--record", "slow.ron", "--verdict", "slow.json", "--client-wait-ms", "30000"];
+    let mut server = Server::start(dir.path(), &args);
+    let (_, session, _) = server.post(None, &initialize(1));
+    let session = session.unwrap();
+    let list = post(Some(&session), &request(2, "tools/list", json!({})), "application/json")
+        .replace("Connection: close\r\n", "");
+    let stream = TcpStream::connect(&server.address).unwrap();
+    let mut writer = stream.try_clone().unwrap();
+    std::thread::spawn(move || {
+        for _ in 0..20_000 {
+            if writer.write_all(list.as_bytes()).is_err() {
+                return;
+            }
+        }
+    });
+    // Time for the pipelined answers to fill the socket's buffers (a few MiB).
+    std::thread::sleep(Duration::from_millis(1500));
+    let (status, _, _) = server.raw(format!("DELETE /mcp HTTP/1.1\r\nMcp-Session-Id: {session}\r\n\r\n").as_bytes());
+    assert_eq!(status, 200);
+    let ended = Instant::now();
+    let within = |limit: Duration, done: &mut dyn FnMut() -> bool| loop {
+        if done() {
+            break Some(ended.elapsed());
+        }
+        if ended.elapsed() > limit {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let written = within(Duration::from_secs(4), &mut || {
+        dir.path().join("slow.ron").exists() && dir.path().join("slow.json").exists()
+    });
+    let exited = within(Duration::from_secs(6), &mut || server.child.try_wait().unwrap().is_some());
+    if exited.is_none() {
+        let _ = server.child.kill();
+    }
+    let stderr = server.stderr.lock().unwrap().clone();
+    assert!(written.is_some(), "no record or verdict 4 s after the run ended: {stderr}");
+    assert!(exited.is_some(), "the server still served a client that does not read 6 s after the run ended: {stderr}");
+    drop(stream);
+    let (ok, stderr) = server.wait();
+    assert!(ok && stderr.contains("outcome: "), "{stderr}");
+    replays(dir.path(), "slow.ron");
 }
 
 #[test]

@@ -4,7 +4,7 @@
 //! `sessions` section.
 
 use agentsim::Runner;
-use agentsim_engine::Trajectory;
+use agentsim_engine::{Outcome, Trajectory};
 use agentsim_worlds::Prepared;
 
 use crate::common::{
@@ -57,6 +57,50 @@ fn a_run_of_the_load_scenario_holds_fifty_sessions_in_order() {
     assert_eq!(turns, t.metrics.turns, "the run's turns are its sessions' turns");
     let tool_calls: u32 = t.sessions.iter().map(|s| s.metrics.tool_calls).sum();
     assert_eq!(tool_calls, t.metrics.tool_calls, "the run's tool calls are its sessions' tool calls");
+}
+
+/// Sessions that would arrive after the horizon are in the run as
+/// `not_started` (at the times drawn for them), counted apart from the
+/// agents' sessions in the run's verdict, its row and the sweep's summary, on
+/// one thread as on four.
+#[test]
+fn sessions_arriving_after_the_horizon_are_counted_as_not_started_outside_the_agents_rates() {
+    let cut = seed_text(LOAD).replace("horizon_ms: 3_600_000", "horizon_ms: 60_000");
+    let p = prepare(&cut);
+    let t = run(&p, 0);
+    assert_eq!(t.sessions.len(), 50, "every session of the scenario is in the run");
+    let late: Vec<_> = t.sessions.iter().filter(|s| s.outcome == Outcome::NotStarted).collect();
+    assert!(!late.is_empty() && late.len() < 50, "{} not started", late.len());
+    for s in &late {
+        assert!(s.arrived_ms > 60_000 && s.end_reason == "arrives after the horizon", "{s:?}");
+        assert_eq!((s.metrics.turns, s.latency_ms()), (0, 0));
+    }
+    assert!(t.sessions.windows(2).all(|w| w[0].arrived_ms <= w[1].arrived_ms), "arrivals never go back in time");
+    let started = 50 - late.len();
+    let succeeded = t.sessions.iter().filter(|s| s.outcome == Outcome::Success).count();
+    assert!(
+        t.verdict.detail.starts_with(&format!("{succeeded} of {started} sessions succeeded"))
+            && t.verdict.detail.ends_with(&format!(", {} not started", late.len())),
+        "{}",
+        t.verdict.detail
+    );
+    assert_ne!(t.outcome, Outcome::NotStarted, "the run is judged on the sessions that started");
+    // The sweep: the shares are over the sessions that started.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("cut.ron"), &cut).unwrap();
+    let args = ["cut.ron", "--agent", "resilient", "--seeds", "0..4"];
+    let (stdout, rows, summary) = same_on_one_and_four_threads(dir.path(), &args, ("2", "1"));
+    assert!(rows.contains(";not_started="), "{rows}");
+    let summary: serde_json::Value = serde_json::from_str(&summary).unwrap();
+    let sessions = &summary["sessions"];
+    let (agents, not_started) = (sessions["sessions"].as_u64().unwrap(), sessions["not_started"].as_u64().unwrap());
+    assert!(not_started > 0 && agents + not_started == 4 * 50, "{sessions}");
+    assert_eq!(sessions["completion"]["n"].as_u64(), Some(agents), "{sessions}");
+    assert!(stdout.contains("sessions not started"), "{stdout}");
+    let report = agentsim(dir.path(), &["report", "out-1", "-o", "r.html"], &[]);
+    assert!(report.status.success(), "{}", text(&report));
+    let html = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
+    assert!(html.contains(&format!("0 sessions absent (no agent came) and {not_started} not started")), "the report");
 }
 
 #[test]

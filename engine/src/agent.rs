@@ -99,6 +99,12 @@ pub enum Finish {
         /// In words.
         reason: String,
     },
+    /// The agent never came: an MCP client that never initialized its
+    /// session (the server's word, recorded so that the session replays; no
+    /// agent protocol lets an agent say it). A session that ends so before
+    /// any tool call is judged [`crate::Outcome::Absent`], outside the agent's
+    /// rates; after one it is judged as [`Finish::Done`].
+    Absent,
 }
 
 /// How the planner reads tool results this turn. The noisy planner changes the lens

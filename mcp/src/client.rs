@@ -420,6 +420,17 @@ pub fn is_initialize(line: &[u8]) -> bool {
     matches!(parse(line), Ok(Some((_, method, _))) if method == "initialize")
 }
 
+/// The error an `initialize` request gets before it opens anything (its
+/// `params` not an object), so that the HTTP transport gives no session to
+/// an `initialize` it refuses; `None` for one that will be answered.
+pub fn initialize_refusal(line: &[u8]) -> Option<Json> {
+    let Ok(Some((id, _, message))) = parse(line) else { return None };
+    match message.get("params") {
+        None | Some(Json::Null) | Some(Json::Object(_)) => None,
+        Some(_) => Some(error(id, INVALID_PARAMS, "`params` must be an object")),
+    }
+}
+
 fn initialize(params: &Map<String, Json>) -> Json {
     let asked = params.get("protocolVersion").and_then(Json::as_str).unwrap_or("");
     let version = PROTOCOL_VERSIONS.iter().find(|v| **v == asked).unwrap_or(&PROTOCOL_VERSIONS[0]);

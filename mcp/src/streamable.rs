@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use std::hash::{BuildHasher, Hasher};
 use std::io::{self, Stderr};
 use std::net::TcpListener;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -32,7 +32,7 @@ use serde_json::Value as Json;
 
 use crate::client::{self, Channels, Client};
 use crate::http::{Connection, Limits, Next, Request, Response};
-use crate::{INVALID_REQUEST, Options, PARSE_ERROR, PROTOCOL_VERSIONS};
+use crate::{Ending, INVALID_REQUEST, Options, PARSE_ERROR, PROTOCOL_VERSIONS};
 
 /// The header that names a client's session.
 pub const SESSION_HEADER: &str = "Mcp-Session-Id";
@@ -42,6 +42,12 @@ pub const ENDPOINT: &str = "/mcp";
 
 /// How often waiting loops look at the stop flag and the run's end.
 const POLL_MS: u64 = 20;
+
+/// Once the run is judged (and its files written), how long connections still
+/// being answered get to finish before their sockets are shut: the last
+/// answers (a session ended) usually go out in milliseconds, and no client
+/// can keep the server from exiting past this.
+pub const CLOSE_GRACE_MS: u64 = 2_000;
 
 /// How the HTTP transport runs, besides [`Options`].
 #[derive(Clone, Debug)]
@@ -100,6 +106,33 @@ impl Rendezvous {
     }
 }
 
+/// Which sessions have a client (the first `claimed`, in order), and when a
+/// client last initialized (at first, when the server started).
+struct Claims {
+    state: Mutex<(u32, Instant)>,
+}
+
+impl Claims {
+    fn new() -> Self {
+        Self { state: Mutex::new((0, Instant::now())) }
+    }
+
+    /// Whether `session` has a client, and when a client last initialized.
+    fn of(&self, session: SessionId) -> (bool, Instant) {
+        let state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        (session < state.0, state.1)
+    }
+
+    /// The next session for a client, while the run has one (of `count`).
+    fn claim(&self, count: u32) -> Option<SessionId> {
+        let mut state = self.state.lock().ok()?;
+        (state.0 < count).then(|| {
+            *state = (state.0 + 1, Instant::now());
+            state.0 - 1
+        })
+    }
+}
+
 /// The bridge's relay: hands the observation to the client and waits for its
 /// command, at most `wait` (or until the server stops).
 struct Waiting {
@@ -108,26 +141,64 @@ struct Waiting {
     from_server: Receiver<Command>,
     wait: Duration,
     stopping: Arc<AtomicBool>,
+    claims: Arc<Claims>,
+}
+
+impl Waiting {
+    /// How long the client of this session has had to answer, from `asked`
+    /// (the observation handed over): a client that initialized is waited
+    /// for from then (or from its `initialize`, if that came later); a
+    /// session no client has initialized, from the last time any client did
+    /// (or the server started). So sessions whose client never comes are
+    /// waited for together, one `wait` in all rather than one each, while a
+    /// client still arriving restarts the wait. `None` when there is time left.
+    /// `claimed_seen` keeps when a client was first seen to have a session that
+    /// had none at `asked` (read in the same look as `claimed`, so a client
+    /// initializing between two looks is never timed from `asked`).
+    fn expired(&self, asked: Instant, unclaimed_at_ask: bool, claimed_seen: &mut Option<Instant>) -> Option<Command> {
+        let (claimed, last_claim) = self.claims.of(self.session);
+        if claimed && unclaimed_at_ask && claimed_seen.is_none() {
+            *claimed_seen = Some(Instant::now());
+        }
+        let since = match (claimed, *claimed_seen) {
+            (true, Some(at)) => at,
+            (true, None) => asked,
+            (false, _) => last_claim,
+        };
+        if since.elapsed() < self.wait {
+            return None;
+        }
+        let (session, waited_ms) = (self.session, self.wait.as_millis());
+        if claimed {
+            eprintln!(
+                "agentsim mcp: session {session}: no call from its client within {waited_ms} ms; ending the session"
+            );
+            Some(Command::Finish)
+        } else {
+            eprintln!(
+                "agentsim mcp: session {session}: no client came (none initialized within {waited_ms} ms of the last \
+                 one); the session is absent"
+            );
+            Some(Command::Absent)
+        }
+    }
 }
 
 impl Relay for Waiting {
     fn exchange(&mut self, observation: Observation) -> Option<Command> {
         self.to_server.send(observation).ok()?;
-        let deadline = Instant::now() + self.wait;
+        let asked = Instant::now();
+        let unclaimed_at_ask = !self.claims.of(self.session).0;
+        let mut claimed_seen = None;
         loop {
             if self.stopping.load(Ordering::SeqCst) {
-                return None;
+                // Stopped by a signal: a session no client came for is still absent.
+                return (!self.claims.of(self.session).0).then_some(Command::Absent);
             }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                let waited_ms = self.wait.as_millis();
-                eprintln!(
-                    "agentsim mcp: session {}: no call from its client within {waited_ms} ms; ending the session",
-                    self.session
-                );
-                return None;
+            if let Some(ending) = self.expired(asked, unclaimed_at_ask, &mut claimed_seen) {
+                return Some(ending);
             }
-            match self.from_server.recv_timeout(left.min(Duration::from_millis(POLL_MS))) {
+            match self.from_server.recv_timeout(Duration::from_millis(POLL_MS)) {
                 Ok(command) => return Some(command),
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => return None,
@@ -149,26 +220,36 @@ struct Server<'a> {
     count: u32,
     /// Clients by session id (in a `BTreeMap`: nothing here depends on hash order).
     clients: Mutex<BTreeMap<String, (SessionId, Shared<'a>)>>,
-    /// Sessions handed to a client so far.
-    claimed: Mutex<u32>,
+    /// Sessions handed to a client so far, shared with the relays.
+    claims: Arc<Claims>,
     /// Set when the run is over or the server is stopped: connections end.
     closing: AtomicBool,
     /// Connections being served.
     connections: AtomicUsize,
+    /// A handle on each connection being served (by a number of its own), to
+    /// shut it down when the run is over.
+    sockets: Mutex<BTreeMap<u64, std::net::TcpStream>>,
+    /// Numbers the connections.
+    accepted: AtomicU64,
     /// Makes session ids hard to guess.
     ids: std::collections::hash_map::RandomState,
 }
 
 /// Serves the run of `prepared` at `options.seed` on `listener` until every
-/// session has ended (or `stop` is set, which ends them all as closed stdins
-/// do), and returns the judged trajectory of the whole run.
+/// session has ended (or `ending.stop` is set, which ends them all as closed
+/// stdins do), and returns the judged trajectory of the whole run. The
+/// trajectory goes to `ending.judged` the moment the run is judged, before any
+/// connection is waited for: then connections get [`CLOSE_GRACE_MS`] to finish
+/// their answers (less if `stop` is set) and are shut down, so a client that
+/// reads slowly or not at all neither loses the run nor holds the server.
 pub fn serve_http(
     prepared: &Prepared,
     options: &Options,
     http: &HttpOptions,
     listener: TcpListener,
-    stop: &AtomicBool,
+    ending: Ending<'_>,
 ) -> io::Result<Trajectory> {
+    let stop = ending.stop;
     listener.set_nonblocking(true)?;
     let stopping = Arc::new(AtomicBool::new(false));
     let server = Server {
@@ -178,9 +259,11 @@ pub fn serve_http(
         rendezvous: Arc::new(Rendezvous::default()),
         count: prepared.scenario.sessions.count,
         clients: Mutex::new(BTreeMap::new()),
-        claimed: Mutex::new(0),
+        claims: Arc::new(Claims::new()),
         closing: AtomicBool::new(false),
         connections: AtomicUsize::new(0),
+        sockets: Mutex::new(BTreeMap::new()),
+        accepted: AtomicU64::new(0),
         ids: std::collections::hash_map::RandomState::new(),
     };
     std::thread::scope(|scope| {
@@ -204,7 +287,10 @@ pub fn serve_http(
         }
         // Also when the run panicked: no connection may wait for it.
         server.close();
-        worker.join().map_err(|_| io::Error::other("the simulation thread panicked"))
+        let trajectory = worker.join().map_err(|_| io::Error::other("the simulation thread panicked"))?;
+        (ending.judged)(&trajectory);
+        server.shut_down(stop);
+        Ok(trajectory)
     })
 }
 
@@ -224,7 +310,8 @@ fn run(server: &Server<'_>, stopping: &Arc<AtomicBool>) -> Trajectory {
         let session = made.replace(made.get() + 1);
         let (to_server, from_server) =
             server.rendezvous.with(session, |ends| ends.bridge.take()).expect("each session's bridge is made once");
-        let relay = Waiting { session, to_server, from_server, wait, stopping: Arc::clone(stopping) };
+        let claims = Arc::clone(&server.claims);
+        let relay = Waiting { session, to_server, from_server, wait, stopping: Arc::clone(stopping), claims };
         let bridge = Bridge::relayed(Box::new(relay), messaging, options.reply_wait_ms);
         layers.wrap(Box::new(bridge), streams)
     };
@@ -239,6 +326,22 @@ impl<'a> Server<'a> {
         self.closing.store(true, Ordering::SeqCst);
     }
 
+    /// The run is judged: connections get [`CLOSE_GRACE_MS`] (until `stop`)
+    /// to finish what they are writing, then every socket still open is shut
+    /// down, which ends its reads and writes at once.
+    fn shut_down(&self, stop: &AtomicBool) {
+        let grace_end = Instant::now() + Duration::from_millis(CLOSE_GRACE_MS);
+        while self.connections.load(Ordering::SeqCst) > 0 && Instant::now() < grace_end && !stop.load(Ordering::SeqCst)
+        {
+            std::thread::sleep(Duration::from_millis(POLL_MS));
+        }
+        if let Ok(sockets) = self.sockets.lock() {
+            for socket in sockets.values() {
+                let _ = socket.shutdown(std::net::Shutdown::Both);
+            }
+        }
+    }
+
     /// Serves a new connection on a thread of its own, or refuses it when
     /// too many are open.
     fn accept<'s>(&'s self, scope: &'s std::thread::Scope<'s, '_>, stream: std::net::TcpStream) {
@@ -246,11 +349,18 @@ impl<'a> Server<'a> {
         if self.connections.fetch_add(1, Ordering::SeqCst) >= self.http.connections_max {
             self.connections.fetch_sub(1, Ordering::SeqCst);
             let busy = Response::new(503, "text/plain", "too many connections\n");
-            let _ = connection.write(&busy, true);
+            let _ = connection.write(&busy, true, &self.http.limits);
             return;
+        }
+        let number = self.accepted.fetch_add(1, Ordering::SeqCst);
+        if let (Ok(handle), Ok(mut sockets)) = (connection.handle(), self.sockets.lock()) {
+            sockets.insert(number, handle);
         }
         scope.spawn(move || {
             self.serve_connection(connection);
+            if let Ok(mut sockets) = self.sockets.lock() {
+                sockets.remove(&number);
+            }
             self.connections.fetch_sub(1, Ordering::SeqCst);
         });
     }
@@ -262,7 +372,7 @@ impl<'a> Server<'a> {
                 Next::Request(request) => request,
                 Next::Refused(refusal) => {
                     let body = client::error(Json::Null, INVALID_REQUEST, refusal.reason);
-                    let _ = connection.write(&json_response(refusal.status, &body), true);
+                    let _ = connection.write(&json_response(refusal.status, &body), true, &self.http.limits);
                     connection.close_gracefully();
                     return;
                 }
@@ -270,7 +380,7 @@ impl<'a> Server<'a> {
             };
             let close = request.close || self.closing.load(Ordering::SeqCst);
             let (response, answered) = self.route(&request);
-            let written = connection.write(&response, close);
+            let written = connection.write(&response, close, &self.http.limits);
             if let Some(client) = answered {
                 match &written {
                     Ok(()) => lock(&client).answered(),
@@ -324,8 +434,12 @@ impl<'a> Server<'a> {
         (response, Some(client))
     }
 
-    /// Opens the next session for an `initialize` without a session id.
+    /// Opens the next session for an `initialize` without a session id; one
+    /// refused (bad `params`) takes none.
     fn initialize(&self, request: &Request) -> (Response, Option<Shared<'a>>) {
+        if let Some(refusal) = client::initialize_refusal(&request.body) {
+            return (json_response(200, &refusal), None);
+        }
         let Some(session) = self.claim() else {
             let reason = format!("all {} sessions of the run have a client (or the run is over)", self.count);
             return (error_response(409, &reason), None);
@@ -349,11 +463,7 @@ impl<'a> Server<'a> {
         if self.closing.load(Ordering::SeqCst) {
             return None;
         }
-        let mut claimed = self.claimed.lock().ok()?;
-        (*claimed < self.count).then(|| {
-            *claimed += 1;
-            *claimed - 1
-        })
+        self.claims.claim(self.count)
     }
 
     fn client(&self, id: &str) -> Option<Shared<'a>> {

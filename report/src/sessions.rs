@@ -52,8 +52,30 @@ pub(crate) fn sessions_section(out: &mut String, inputs: &[ReportInput]) {
         "Sessions completed and hurt by another session (a race), with 95% intervals by seed",
         &rows,
     );
+    outside_the_rates(out, &with_sessions);
     if !over_time.is_empty() {
         series_table(out, &over_time);
+    }
+}
+
+/// The sessions counted apart from the agents' (an MCP client that never
+/// came, a session past the horizon), for the sweeps that have any: the rates
+/// above leave them out, and the report says so rather than hide them.
+fn outside_the_rates(out: &mut String, with_sessions: &[(usize, &ReportInput)]) {
+    for (_, x) in with_sessions {
+        let sessions = &x.summary["sessions"];
+        let (absent, not_started) =
+            (sessions["absent"].as_u64().unwrap_or(0), sessions["not_started"].as_u64().unwrap_or(0));
+        if absent + not_started == 0 {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "<p class=\"meta\">{}: outside the rates, {absent} sessions absent (no agent came) and {not_started} \
+             not started (past the horizon), besides the {} sessions of the agents'.</p>",
+            escape(&x.label),
+            raw(&sessions["sessions"]),
+        );
     }
 }
 

@@ -40,6 +40,9 @@ pub enum Command {
     Act(Action, Value),
     /// The client is gone: finish (done).
     Finish,
+    /// No client ever came for this session: finish as absent (judged
+    /// `absent`, outside the agent's rates).
+    Absent,
     /// The agent failed (an exception, an action it could not express): the
     /// trajectory ends as `agent_error` with this reason, as an external agent's;
     /// `stderr` is its diagnostic (a traceback), kept beside the trajectory and
@@ -212,6 +215,10 @@ impl Agent for Bridge {
         let decided = match command {
             Command::Act(action, decision) => Ok((action, decision)),
             Command::Finish => decide(json!({"action": "finish", "outcome": "done"}), cx),
+            Command::Absent => {
+                let absent = json!({"protocol": protocol::PROTOCOL, "action": "finish", "outcome": "absent"});
+                protocol::parse_recorded_action(absent.to_string().as_bytes(), cx.catalog)
+            }
             Command::Fail { error, stderr } => {
                 self.failed = true;
                 // What the external agent (and so its replay) does on a failure.

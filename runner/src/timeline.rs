@@ -110,6 +110,7 @@ fn reply_text(reply: &Reply) -> String {
 fn finish_text(f: &Finish) -> String {
     match f {
         Finish::Done => "done".to_string(),
+        Finish::Absent => "absent (no agent came)".to_string(),
         Finish::GaveUp { reason } => format!("gave up: {reason}"),
         Finish::Halted { layer, reason } => format!("halted by {layer}: {reason}"),
         Finish::Failed { reason } => format!("failed: {reason}"),

@@ -66,7 +66,8 @@ pub struct McpArgs {
     http: Option<String>,
     /// With --http: how long (wall clock) the run waits for a session's client
     /// to send its next call before it ends that session, as a closed stdin
-    /// ends a stdio session, in ms [default: 60000].
+    /// ends a stdio session, in ms [default: 60000]. A session no client has
+    /// initialized is absent once this long passed since the last initialize.
     #[arg(long, value_name = "MS")]
     client_wait_ms: Option<u64>,
 }
@@ -143,11 +144,17 @@ fn serve_http(
     errln!("{}", mcp::streamable::serving_line(prepared.scenario.sessions.count, bound));
     // The first signal ends every session as closed stdins do: judged, recorded.
     let stop = super::interrupt::install();
-    let t = mcp::streamable::serve_http(prepared, options, &http, listener, stop)
+    // The files are written the moment the run is judged, before the server
+    // waits for any connection: a client that reads its last answer slowly, or
+    // a signal, cannot lose them.
+    let mut written = Ok(());
+    let mut judged = |t: &Trajectory| written = write_session(args, prepared, layers, t);
+    let ending = Ending { stop, judged: &mut judged };
+    let t = mcp::streamable::serve_http(prepared, options, &http, listener, ending)
         .map_err(|e| Failure::input(format!("agentsim mcp: {e}")))?;
     print_sessions(&t);
     print_verdict(&t);
-    write_session(args, prepared, layers, &t)?;
+    written?;
     Ok(finish(args, prepared, &t))
 }
 

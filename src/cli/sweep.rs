@@ -456,6 +456,14 @@ fn rate_rows(table: &mut Table, s: &Summary) {
             let (value, interval) = pct(rate);
             table.add_row(vec![name.to_string(), value, interval]);
         }
+        // Outside the shares above (their agent never came, or they would
+        // have arrived after the horizon), and counted all the same.
+        for (name, count) in [("sessions absent", sessions.absent), ("sessions not started", sessions.not_started)] {
+            if count > 0 {
+                let value = format!("{count}  (not in the shares: {} sessions of the agents')", sessions.sessions);
+                table.add_row(vec![name.to_string(), value, String::new()]);
+            }
+        }
     }
     if let Some(p) = &s.pass_k {
         let values: Vec<String> = p.values.iter().map(|(k, v)| format!("k={k} {}", percent(*v))).collect();
@@ -490,7 +498,8 @@ fn spread_rows(table: &mut Table, s: &Summary) {
         };
         table.add_row(per_run("task latency p50 (per run)", &sessions.latency_p50_ms));
         table.add_row(per_run("task latency p99 (per run)", &sessions.latency_p99_ms));
-        table.add_row(per_run("model queue (per run)", &sessions.model_queue_ms));
+        // A run's figure is its sessions' waits added up, not one session's wait.
+        table.add_row(per_run("model queue (run total)", &sessions.model_queue_ms));
     }
     table.add_row(vec![
         "cost per success".to_string(),

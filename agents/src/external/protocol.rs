@@ -390,6 +390,30 @@ pub fn parse_action(line: &[u8], catalog: &Catalog) -> Result<(Action, Value), P
     action_of(&json, catalog)
 }
 
+/// [`parse_action`] for a recorded decision: also reads the server's own
+/// `{"action": "finish", "outcome": "absent"}` (an MCP client that never came,
+/// [`Finish::Absent`]), which a recording holds and no agent may say
+/// ([`action_of`] refuses it, so an agent cannot take itself out of its rates).
+pub fn parse_recorded_action(line: &[u8], catalog: &Catalog) -> Result<(Action, Value), ProtocolError> {
+    let json: Json =
+        serde_json::from_slice(line).map_err(|e| ProtocolError::new(Kind::NotJson, None, format!("not JSON: {e}")))?;
+    let absent = json.get("action").and_then(Json::as_str) == Some("finish")
+        && json.get("outcome").and_then(Json::as_str) == Some("absent");
+    if !absent {
+        return action_of(&json, catalog);
+    }
+    // Read as `done` for every other field's checks, then recorded as it was.
+    let mut done = json;
+    done["outcome"] = Json::String("done".into());
+    let (_, mut decision) = action_of(&done, catalog)?;
+    if let Value::Map(pairs) = &mut decision {
+        for (_, value) in pairs.iter_mut().filter(|(key, _)| key == "outcome") {
+            *value = Value::Str("absent".into());
+        }
+    }
+    Ok((Action::Finish(Finish::Absent), decision))
+}
+
 /// [`parse_action`] of a line already read as JSON. The decision leaves out
 /// `protocol` and `episode` (which episode a persistent agent answered is not
 /// part of the decision: the trajectory is the same whichever process ran it).
@@ -546,6 +570,25 @@ mod tests {
             deep = items.pop().unwrap_or_default();
         }
         assert_eq!((depth, json), (50_000, Json::Null));
+    }
+
+    /// `absent` is the MCP server's word for a client that never came: a
+    /// recording holds it and replays it, and no live agent may say it (it
+    /// would take its session out of the agent's rates).
+    #[test]
+    fn only_a_recording_may_finish_a_session_as_absent() {
+        let catalog = testkit::catalog();
+        let line = r#"{"protocol":"agentsim/1","action":"finish","outcome":"absent"}"#;
+        let refused = parse_action(line.as_bytes(), &catalog).unwrap_err();
+        assert!(refused.to_string().contains("expected \"done\" or \"gave_up\""), "{refused}");
+        let (action, decision) = parse_recorded_action(line.as_bytes(), &catalog).unwrap();
+        assert_eq!(action, Action::Finish(Finish::Absent));
+        assert_eq!(to_json(&decision), serde_json::json!({"action": "finish", "outcome": "absent"}));
+        let done = r#"{"protocol":"agentsim/1","action":"finish","outcome":"done"}"#;
+        assert_eq!(
+            parse_recorded_action(done.as_bytes(), &catalog).unwrap(),
+            parse_action(done.as_bytes(), &catalog).unwrap()
+        );
     }
 
     #[test]

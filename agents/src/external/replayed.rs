@@ -139,7 +139,7 @@ impl Agent for ReplayedAgent {
                     map.insert("protocol".into(), serde_json::Value::String(protocol::PROTOCOL.into()));
                 }
                 let line = json.to_string();
-                match protocol::parse_action(line.as_bytes(), cx.catalog) {
+                match protocol::parse_recorded_action(line.as_bytes(), cx.catalog) {
                     Ok((action, decision)) => {
                         if let Some(think_ms) = protocol::reported_think_ms(&decision) {
                             cx.set_think_ms(think_ms);

@@ -19,7 +19,7 @@ mod priorities;
 mod session;
 mod spare;
 
-pub use finish::sessions_outcome;
+pub use finish::{is_agents, sessions_outcome};
 pub use session::Agents;
 
 use crate::agent::{Action, AgentCx, Finish, Input, Message};
@@ -170,6 +170,7 @@ fn run_unguarded<'a, W: World>(
         sessions: Vec::new(),
         open: 0,
         arrivals_rng: (!single).then(|| streams.stream("sessions")),
+        next_arrival_ms: None,
         capacity: config.sessions.model_capacity.as_ref().map(CapacityLine::new),
         ranks: (config.interleaving > 0).then(|| streams.stream(&format!("interleaving.{}", config.interleaving))),
         priorities: (config.interleaving > 0 && config.sessions.explore == crate::sessions::Explore::Priorities).then(
@@ -220,6 +221,9 @@ struct Sim<'a, E> {
     open: u32,
     /// Draws the arrival times (a run of many sessions).
     arrivals_rng: Option<Stream>,
+    /// When the next session to arrive is scheduled to, while one is: a run
+    /// that ends first counts it (and those after it) as not started.
+    next_arrival_ms: Option<TimeMs>,
     /// The model's shared capacity, when the scenario gives one.
     capacity: Option<CapacityLine>,
     /// Draws the rank of each event among those at the same time, when the
@@ -447,13 +451,15 @@ impl<'a, E> Sim<'a, E> {
 
     /// Schedules the arrival of session `session`, if the run holds it.
     fn schedule_arrival(&mut self, session: SessionId) {
+        self.next_arrival_ms = None;
         if session >= self.config.sessions.count {
             return;
         }
         let prev_ms = self.sessions.last().map_or(0, |s| s.arrived_ms);
         let rng = self.arrivals_rng.as_mut().expect("a run of many sessions draws its arrivals");
-        let at_ms = self.config.sessions.arrival.next_ms(session, prev_ms, rng);
-        self.push(at_ms.max(self.now_ms), Ev::Arrive(session));
+        let at_ms = self.config.sessions.arrival.next_ms(session, prev_ms, rng).max(self.now_ms);
+        self.next_arrival_ms = Some(at_ms);
+        self.push(at_ms, Ev::Arrive(session));
     }
 
     /// Ends `session` now; in a run of many, the end is recorded and the
