@@ -92,7 +92,7 @@ pub struct Done {
 }
 
 /// A failing run kept for an incident: which, and what its row records of it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KeptRun {
     /// Its outcome, seed and trial.
     pub kept: Kept,
@@ -103,13 +103,16 @@ pub struct KeptRun {
     /// does not say) a count it certainly reached: two a tool call and one a
     /// turn. What the re-run that records it would keep in memory.
     pub events: u64,
+    /// The tail of its external agent's stderr, when it failed and the run
+    /// was this process's (a row read back does not keep it).
+    pub stderr: Option<String>,
 }
 
 impl KeptRun {
     /// The kept run of `record`, which recorded `events` events when known.
     pub fn of(kept: Kept, record: &Record, events: Option<u64>) -> KeptRun {
         let events_min = record.tool_calls.saturating_mul(2).saturating_add(record.turns);
-        KeptRun { kept, digest: record.digest, events: events.unwrap_or(events_min) }
+        KeptRun { kept, digest: record.digest, events: events.unwrap_or(events_min), stderr: None }
     }
 }
 
@@ -278,7 +281,11 @@ impl Sweep<'_> {
         progress: &mut (dyn Progress + Send),
     ) -> Result<u64, Error> {
         let (prepared, stack, trials) = (self.prepared, self.stack, self.trials);
+        // An external agent's stderr of a failing run is kept with its row
+        // (the re-run that records it may not fail the same way).
+        let external = matches!(stack.planner, agentsim_agents::PlannerSpec::External(_));
         let runner = Runner::new(prepared, stack, false, fault_scale)
+            .with_diagnostics(external)
             .with_swarm(self.swarm)
             .with_importance(self.importance)
             .with_tilts(self.importance_plan.map(|p| p.probabilities(&prepared.catalog, fault_scale)));
@@ -307,7 +314,10 @@ impl Sweep<'_> {
                 prepared,
                 config,
                 layers: &stack.layers,
-                sim: prepared.scenario.sim_config(false, fault_scale),
+                sim: agentsim_engine::SimConfig {
+                    keep_diagnostics: true,
+                    ..prepared.scenario.sim_config(false, fault_scale)
+                },
                 swarm: self.swarm,
                 processes: rayon::current_num_threads(),
             };
@@ -393,6 +403,9 @@ pub struct Swept {
     pub line: Vec<u8>,
     /// The events it recorded (what recording it again would keep).
     pub events: u64,
+    /// The tail of its external agent's stderr, when the agent failed (see
+    /// [`KeptRun::stderr`]).
+    pub stderr: Option<String>,
 }
 
 impl Swept {
@@ -416,7 +429,8 @@ impl Swept {
         let mut record = Record::of(t);
         record.task.clone_from(&row.task);
         let events = u64::from(t.metrics.events);
-        Ok(Swept { trial, record, line: csv_line(&row, (trials > 1).then_some(trial))?, events })
+        let line = csv_line(&row, (trials > 1).then_some(trial))?;
+        Ok(Swept { trial, record, line, events, stderr: stderr_of(t) })
     }
 }
 
@@ -461,13 +475,14 @@ impl Rows {
     /// Adds the next row in (seed, trial) order; true when its seed is one of
     /// the failing seeds kept as an incident.
     pub fn add(&mut self, swept: &Swept) -> Result<bool, Error> {
-        let Swept { trial, record, line, events } = swept;
+        let Swept { trial, record, line, events, stderr } = swept;
         self.builder.add_record(record);
         self.virtual_ms_ran = self.virtual_ms_ran.saturating_add(record.virtual_ms);
         let kept = self.failing.note(*trial, record.outcome, record.seed);
         if kept {
             let run = *self.failing.kept.last().expect("a run just kept");
-            self.failing_runs.push(KeptRun::of(run, record, Some(*events)));
+            let run = KeptRun { stderr: stderr.clone(), ..KeptRun::of(run, record, Some(*events)) };
+            self.failing_runs.push(run);
         }
         self.csv_file.writer().write_all(line).map_err(|e| io_failure(&self.csv_path, &e))?;
         Ok(kept)
@@ -577,12 +592,20 @@ pub fn write_failures(
         }
         let t = recorder.run_trial(kept.seed, kept.trial);
         if t.outcome != kept.outcome || t.digest != run.digest {
-            let reason = format!(
+            let mut reason = format!(
                 "the re-run of {which} to record it ended {} (digest {}), not {} (digest {}) as its row records: \
                  the agent did not decide the same twice (a transient failure?), so the incident would hold another \
                  run: not written",
                 t.outcome, t.digest, kept.outcome, run.digest
             );
+            // What is left of the failing run: its agent's stderr, beside.
+            if let Some(stderr) = &run.stderr {
+                let beside = format!("{}.stderr.txt", file.trim_end_matches(".ron"));
+                let dir = out.join("failures");
+                std::fs::create_dir_all(&dir).map_err(|e| io_failure(&dir, &e))?;
+                write_atomic(&out.join(&beside), stderr.as_bytes())?;
+                reason.push_str(&format!("; its agent's stderr is in {beside}"));
+            }
             failures.skipped.push(SkippedFailure { file, reason });
             continue;
         }
@@ -595,6 +618,17 @@ pub fn write_failures(
         failures.skipped.extend(one.skipped);
     }
     Ok(failures)
+}
+
+/// The tail of an external agent's stderr a failing run kept (its last
+/// `("external", "stderr")` diagnostic), if any.
+fn stderr_of(t: &Trajectory) -> Option<String> {
+    t.events.iter().rev().filter(|e| e.diagnostic).find_map(|e| match &e.kind {
+        agentsim_engine::EventKind::Note(note) if (note.source, note.what) == ("external", "stderr") => {
+            note.detail.as_str().map(str::to_string)
+        }
+        _ => None,
+    })
 }
 
 /// Writes incidents as `out/failures/OUTCOME_seedN.ron`; one larger than
@@ -1073,5 +1107,9 @@ mod tests {
         assert_eq!(skipped[0].file, "failures/agent_error_seed0.ron");
         assert!(skipped[0].reason.contains("not agent_error"), "{skipped:?}");
         assert!(!out.join("failures/agent_error_seed0.ron").exists());
+        // The failing run's stderr is kept beside, and the reason says where.
+        let stderr = std::fs::read_to_string(out.join("failures/agent_error_seed0.stderr.txt")).unwrap();
+        assert!(stderr.contains("transient: the first run fell over"), "{stderr}");
+        assert!(skipped[0].reason.contains("agent_error_seed0.stderr.txt"), "{skipped:?}");
     }
 }

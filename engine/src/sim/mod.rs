@@ -125,6 +125,9 @@ pub fn run_sessions<'a, W: World>(
     let single = config.sessions.is_single();
     let spare = spare::take();
     let mut recorder = Recorder::with_batch(config.record, spare.digest_batch);
+    if config.keep_diagnostics {
+        recorder = recorder.with_diagnostics();
+    }
     if !single {
         recorder = recorder.with_sessions();
     }
