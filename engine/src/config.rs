@@ -121,6 +121,12 @@ pub struct SimConfig {
     pub model: ModelConfig,
     /// Keep every event (for timelines and incidents), not only the digest.
     pub record: bool,
+    /// Without `record`, still keep the last few diagnostics (an external
+    /// agent's stderr when it failed; outside the digest) among the events:
+    /// what a sweep keeps of a failing run it does not record, since a re-run
+    /// to record it may not fail the same way (see
+    /// [`crate::trajectory::DIAGNOSTICS_UNRECORDED_MAX`]).
+    pub keep_diagnostics: bool,
     /// How much fault injection: every drawn fault's probability is multiplied by
     /// it (saturating at 1). At 0 nothing is injected at all: no drawn fault, no rate
     /// limit, no explicit or traced fault (a session then never expires). At any
@@ -157,6 +163,7 @@ impl Default for SimConfig {
             budgets: Budgets::default(),
             model: ModelConfig::default(),
             record: false,
+            keep_diagnostics: false,
             fault_scale: 1.0,
             nominal_fault_scale: None,
             sampled_probabilities: None,

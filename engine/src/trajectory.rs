@@ -522,6 +522,10 @@ pub struct Recorder {
     hasher: Xxh3,
     buf: Vec<u8>,
     events: Option<Vec<Event>>,
+    /// Without `events`: the last diagnostics, when asked to keep them
+    /// ([`Recorder::with_diagnostics`]), at most
+    /// [`DIAGNOSTICS_UNRECORDED_MAX`].
+    diagnostics: Option<Vec<Event>>,
     count: u32,
     /// The time of the latest event digested: events are fed in time order,
     /// the digest's canonical order.
@@ -537,6 +541,11 @@ struct Acting {
     acting: Option<crate::sessions::SessionId>,
     marked: Option<crate::sessions::SessionId>,
 }
+
+/// The most diagnostics a run that keeps no events keeps when asked to
+/// ([`Recorder::with_diagnostics`]): the last ones, each an agent's stderr
+/// tail (bounded by the agent's `stderr_bytes_max`) or a model's note.
+pub const DIAGNOSTICS_UNRECORDED_MAX: usize = 8;
 
 /// The index of [`EventKind::End`] (serde numbers variants by position).
 const END: u32 = 9;
@@ -559,10 +568,20 @@ impl Recorder {
             hasher: Xxh3::with_seed(TRAJECTORY_DIGEST_SEED),
             buf: batch,
             events: keep.then(Vec::new),
+            diagnostics: None,
             count: 0,
             last_at_ms: 0,
             sessions: None,
         }
+    }
+
+    /// Keeps the last [`DIAGNOSTICS_UNRECORDED_MAX`] diagnostics when events
+    /// are not kept (they are among the events when they are).
+    pub fn with_diagnostics(mut self) -> Self {
+        if self.events.is_none() {
+            self.diagnostics = Some(Vec::new());
+        }
+        self
     }
 
     /// Marks the run as one of many sessions: [`Recorder::enter`] then
@@ -604,6 +623,13 @@ impl Recorder {
         let session = self.acting();
         if let Some(events) = &mut self.events {
             events.push(Event { at_ms, kind, diagnostic: true, session });
+        } else if let Some(kept) = &mut self.diagnostics {
+            // The last ones: an agent's failure ends its session, so its
+            // stderr comes late.
+            if kept.len() == DIAGNOSTICS_UNRECORDED_MAX {
+                kept.remove(0);
+            }
+            kept.push(Event { at_ms, kind, diagnostic: true, session });
         }
     }
 
@@ -762,7 +788,8 @@ impl Recorder {
     pub(crate) fn finish_with_batch(mut self) -> (Digest, Vec<Event>, Vec<u8>) {
         self.hasher.update(&self.buf);
         self.buf.clear();
-        (Digest(self.hasher.digest128().to_le_bytes()), self.events.unwrap_or_default(), self.buf)
+        let events = self.events.or(self.diagnostics).unwrap_or_default();
+        (Digest(self.hasher.digest128().to_le_bytes()), events, self.buf)
     }
 }
 

@@ -332,6 +332,7 @@ impl<'w> SweepBuilder<'w> {
             chunk_seeds: (crate::ordered::CHUNK_SEEDS / u64::from(self.trials)).max(1),
             in_flight: self.in_flight,
             stop: &stop,
+            incident_bytes_max: crate::incident::INCIDENT_BYTES_MAX,
         };
         let manifest = sweep.manifest(self.fault_scale, 0, 1);
         let ran = sweep.one(self.seeds.clone(), self.fault_scale, out, &manifest, false, &mut ())?;

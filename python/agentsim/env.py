@@ -98,19 +98,57 @@ def _observation_space():
     return _spaces.Dict({"kind": kinds, "text": text, "json": text})
 
 
+#: The deepest action: objects and arrays nested at most this many levels, the
+#: action itself the first (the protocol's ``DECISION_DEPTH_MAX``, which the
+#: engine checks again with the field's path). Checked here first, without
+#: recursion: ``json.dumps`` and ``json.loads`` of a deeper value raise
+#: RecursionError, which is no ValueError and would end a whole ``evaluate``
+#: instead of the one episode.
+ACTION_DEPTH_MAX = 16
+
+
+def _nested_within(value: Any, depth_max: int) -> bool:
+    """Whether ``value`` nests at most ``depth_max`` levels of dicts and lists.
+    Iterative, and bounded on a value that contains itself (its depth grows)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children = list(item.values())
+        elif isinstance(item, (list, tuple)):
+            children = list(item)
+        else:
+            continue
+        if depth > depth_max:
+            return False
+        stack.extend((child, depth + 1) for child in children)
+    return True
+
+
+def _too_deep() -> ValueError:
+    return ValueError(f"action: nested too deeply (at most {ACTION_DEPTH_MAX} levels of objects and arrays)")
+
+
 def _as_action(action: Any) -> str:
-    """An action as JSON text, or ValueError naming what is wrong."""
+    """An action as JSON text, or ValueError naming what is wrong (an action
+    nested too deeply included: the episode ends as agent_error, not the run)."""
     if isinstance(action, str):
         try:
             action = json.loads(action)
         except json.JSONDecodeError as e:
             raise ValueError(f"action: not JSON: {e}") from None
+        except RecursionError:
+            raise _too_deep() from None
     if not isinstance(action, dict):
         raise ValueError(f"action: expected a dict like {{'action': 'call', 'tool': ...}}, found {type(action).__name__}")
+    if not _nested_within(action, ACTION_DEPTH_MAX):
+        raise _too_deep()
     try:
         return json.dumps(action, allow_nan=False)
     except (TypeError, ValueError) as e:
         raise ValueError(f"action: not JSON-serialisable: {e}") from None
+    except RecursionError:
+        raise _too_deep() from None
 
 
 class Env(_Base):

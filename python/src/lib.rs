@@ -345,6 +345,7 @@ impl Evaluation {
                     chunk_seeds: 1,
                     in_flight: None,
                     stop: &stop,
+                    incident_bytes_max: agentsim::incident::INCIDENT_BYTES_MAX,
                 };
                 let manifest = sweep.manifest(w.fault_scale, 0, 1);
                 let mut builder = SummaryBuilder::with_trials(1);
@@ -419,10 +420,16 @@ impl Evaluation {
                 let incidents = std::mem::take(&mut self.incidents);
                 (*rows)
                     .finish(&out, &manifest, &self.agent, self.seeds.clone(), w.fault_scale, partial, |failing| {
-                        // Incidents of an earlier, interrupted run are on disk already.
-                        let names = failing.iter().map(Kept::incident_name).collect();
-                        agentsim::sweep::write_incidents(&out, incidents)?;
-                        Ok(names)
+                        // Incidents of an earlier, interrupted run are on disk already;
+                        // one of this run too large to write is listed as skipped.
+                        let written = agentsim::sweep::write_incidents(&out, incidents)?;
+                        let skipped: Vec<&str> = written.skipped.iter().map(|s| s.file.as_str()).collect();
+                        let names = failing
+                            .iter()
+                            .map(|r| r.kept.incident_name())
+                            .filter(|name| !skipped.contains(&name.as_str()))
+                            .collect();
+                        Ok(agentsim::sweep::Failures { written: names, skipped: written.skipped })
                     })
                     .map_err(|e| value_error("out", e))?
             }

@@ -1,5 +1,6 @@
 """agentsim.Env: the Gymnasium API, the checker on every built-in world, errors."""
 
+import functools
 import json
 import subprocess
 
@@ -124,6 +125,10 @@ def test_bad_arguments_raise_value_error_naming_the_field(kwargs, field):
         agentsim.Env(**kwargs)
 
 
+#: A list nested 15 deep: as an argument, 17 levels with the action and its args.
+NESTED_15 = functools.reduce(lambda v, _: [v], range(15), 1)
+
+
 @pytest.mark.parametrize(
     "action, message",
     [
@@ -139,6 +144,8 @@ def test_bad_arguments_raise_value_error_naming_the_field(kwargs, field):
         ("{not json", "not JSON"),
         ({"action": "call", "tool": "lookup_order", "args": {"order_id": float("nan")}}, "not JSON"),
         ({"action": "call", "tool": "lookup_order", "args": {"order_id": object()}}, "not JSON"),
+        ({"action": "call", "tool": "lookup_order", "args": {"a": NESTED_15}}, "too deeply"),
+        ('{"a":' * 100_000 + "1" + "}" * 100_000, "too deeply"),
     ],
 )
 def test_an_action_of_the_wrong_shape_raises_value_error_and_leaves_the_episode(action, message):

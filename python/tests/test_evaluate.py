@@ -353,3 +353,17 @@ def test_a_function_that_returns_awaitables_runs_in_one_event_loop_per_episode()
     result = agentsim.evaluate(agent, "support_desk", range(2))
     assert len(result.rows) == 2
     assert len(loops) == 6 and len({id(loop) for loop in loops}) == 2, "one loop per episode, not one per step"
+
+
+def test_a_deeply_nested_action_ends_its_episode_not_the_evaluation():
+    # Issue 46: json.dumps of an action nested 100,000 deep raised
+    # RecursionError out of evaluate; now each such episode is agent_error,
+    # saying why, and evaluate returns every row.
+    def deep(observation):
+        args = {"order_id": "A1001"}
+        for _ in range(100_000):
+            args = {"order_id": "A1001", "more": args}
+        return {"action": "call", "tool": "lookup_order", "args": args}
+
+    result = agentsim.evaluate(deep, "support_desk", range(3))
+    assert [row["outcome"] for row in result.rows] == ["agent_error"] * 3

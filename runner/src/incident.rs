@@ -39,6 +39,32 @@ pub const INCIDENT_VERSION_MIN: u32 = 1;
 /// refused when it is written, with its size.
 pub const INCIDENT_BYTES_MAX: u64 = 64 << 20;
 
+/// Fewer bytes than one recorded event adds to an incident, on average over a
+/// run: its timeline line (the time, the session and what happened, quoted and
+/// indented). Used to tell, before a failing run is re-run to record it, that
+/// its incident could not be written anyway (see [`bytes_min`]), so that the
+/// re-run, which keeps every event in memory, is bounded to
+/// [`INCIDENT_BYTES_MAX`] / 48 events (about 1.4 million). Measured: 75 to 83
+/// bytes an event on the shipped many-session scenarios, 104 on the 25,000
+/// sessions of issue 46 (a test keeps the bound below what is measured).
+pub const EVENT_BYTES_MIN: u64 = 48;
+
+/// The size of `scenario` as an incident holds it.
+pub fn scenario_bytes(scenario: &Scenario) -> u64 {
+    ron_text(scenario).len() as u64
+}
+
+/// A size the incident of a run of `events` recorded events over a scenario
+/// of `scenario_bytes` certainly reaches.
+pub fn bytes_min(scenario_bytes: u64, events: u64) -> u64 {
+    scenario_bytes.saturating_add(events.saturating_mul(EVENT_BYTES_MIN))
+}
+
+/// A bound in bytes as a person reads it: `64 MiB`, or `1000 bytes`.
+pub fn bytes_shown(bytes: u64) -> String {
+    if bytes >= 1 << 20 && bytes % (1 << 20) == 0 { format!("{} MiB", bytes >> 20) } else { format!("{bytes} bytes") }
+}
+
 /// The longest `agent` label an incident may have, in characters: the longest
 /// argument Linux passes to a process (`--agent cmd:...`), far below the size of
 /// the summaries it is copied into.
@@ -236,7 +262,9 @@ impl Incident {
         self.to_ron_within(INCIDENT_BYTES_MAX)
     }
 
-    fn to_ron_within(&self, bytes_max: u64) -> Result<String, WriteError> {
+    /// [`Incident::to_ron_bounded`] with another bound (a sweep's
+    /// `incident_bytes_max`).
+    pub fn to_ron_within(&self, bytes_max: u64) -> Result<String, WriteError> {
         let refuse = |kind: WriteErrorKind, message: String| WriteError { seed: self.seed, kind, message };
         if self.agent.chars().count() > AGENT_CHARS_MAX {
             return Err(refuse(
@@ -252,11 +280,11 @@ impl Incident {
             return Err(refuse(
                 WriteErrorKind::TooLarge { bytes: text.len() as u64, bytes_max },
                 format!(
-                    "the incident of seed {} would be {} bytes, more than the {} MiB an incident may have to be read back \
+                    "the incident of seed {} would be {} bytes, more than the {} an incident may have to be read back \
                  (its scenario is {} bytes and its timeline {} lines): not written",
                     self.seed,
                     text.len(),
-                    bytes_max >> 20,
+                    bytes_shown(bytes_max),
                     ron_text(&self.scenario).len(),
                     self.timeline.len()
                 ),

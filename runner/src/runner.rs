@@ -47,6 +47,13 @@ impl<'a> Runner<'a> {
         self
     }
 
+    /// Keeps the last diagnostics of a run that keeps no events (an external
+    /// agent's stderr: `SimConfig::keep_diagnostics`).
+    pub fn with_diagnostics(mut self, keep: bool) -> Self {
+        self.config.keep_diagnostics = keep;
+        self
+    }
+
     /// Turns swarm mode on or off: each seed draws its fault parameters from the
     /// scenario's `swarm` ranges (see `agentsim_worlds::swarm`).
     pub fn with_swarm(mut self, swarm: bool) -> Self {

@@ -16,8 +16,8 @@
 //! drift events one at a time. Every step is a deterministic run, so the result is
 //! the same on every machine.
 
-use agentsim_agents::StackSpec;
-use agentsim_engine::{Arrival, CallFault, Drift, Outcome, SessionId, TimeMs, Trajectory};
+use agentsim_agents::{PlannerSpec, StackSpec};
+use agentsim_engine::{Arrival, CallFault, Drift, EventKind, Message, Outcome, Reply, SessionId, TimeMs, Trajectory};
 use agentsim_worlds::{Prepared, Scenario};
 
 use crate::Runner;
@@ -66,6 +66,62 @@ pub struct Shrunk {
     pub events_after: u32,
     /// Runs spent.
     pub runs: u32,
+    /// Cuts that failed the same way but were refused as not faithful: the
+    /// agent's decisions were replayed (an external agent's incident) and a
+    /// session kept would have read other tool results or user messages than
+    /// the recording's, which its recorded decisions cannot react to.
+    pub unfaithful: u32,
+}
+
+/// What one session's agent read, in order: its user's messages and the
+/// replies of its tool calls. A run whose decisions are replayed is what was
+/// recorded only as long as every session reads what it read then.
+#[derive(Clone, Debug, PartialEq)]
+enum Read {
+    User(Message),
+    Reply(Reply),
+}
+
+/// What each session of `t` read, by session (a run of one: session 0).
+fn reads_of(t: &Trajectory) -> Vec<Vec<Read>> {
+    let mut reads: Vec<Vec<Read>> = Vec::new();
+    for event in t.events.iter().filter(|e| !e.diagnostic) {
+        let read = match &event.kind {
+            EventKind::User(message) => Read::User(message.clone()),
+            EventKind::Result { reply, .. } => Read::Reply(reply.clone()),
+            _ => continue,
+        };
+        let session = event.session.unwrap_or(0) as usize;
+        if reads.len() <= session {
+            reads.resize_with(session + 1, Vec::new);
+        }
+        reads[session].push(read);
+    }
+    reads
+}
+
+/// Whether every session of `cut` read what session `was(k)` of the
+/// recording read (`recorded`, by [`reads_of`]).
+fn reads_as_recorded(recorded: &[Vec<Read>], cut: &Trajectory, was: impl Fn(usize) -> usize) -> bool {
+    let none: Vec<Read> = Vec::new();
+    reads_of(cut).iter().enumerate().all(|(k, reads)| {
+        let then = recorded.get(was(k)).unwrap_or(&none);
+        reads.len() == then.len() && reads.iter().zip(then).all(|(a, b)| same_read(a, b))
+    })
+}
+
+/// Whether two reads are the same to an agent. A fault's refusal (a 429 or a
+/// 5xx) counts by its status and `Retry-After`: its wording is the schedule's
+/// (a rate limit made explicit by shrink says `too many requests` where the
+/// bucket said `rate limit exceeded`); every other read counts whole.
+fn same_read(a: &Read, b: &Read) -> bool {
+    match (a, b) {
+        (
+            Read::Reply(Reply::Error { status: s, retry_after_ms: r, .. }),
+            Read::Reply(Reply::Error { status: t, retry_after_ms: q, .. }),
+        ) if *s == 429 || *s >= 500 => s == t && r == q,
+        _ => a == b,
+    }
 }
 
 /// Why a seed could not be shrunk.
@@ -142,7 +198,21 @@ pub fn shrink_trial(
     }
     let sessions_before = prepared.scenario.sessions.count;
     let arrivals_ms = original.sessions.iter().map(|s| s.arrived_ms).collect();
-    let fewer = FewerSessions { prepared, stack, seed, trial, fault_scale, target: original.outcome, arrivals_ms };
+    // Recorded decisions cannot react to a world that changed: a cut is kept
+    // only if it replays what the recording read.
+    let replayed = matches!(stack.planner, PlannerSpec::Replayed(_));
+    let recorded = replayed.then(|| reads_of(&original));
+    let fewer = FewerSessions {
+        prepared,
+        stack,
+        seed,
+        trial,
+        fault_scale,
+        target: original.outcome,
+        arrivals_ms,
+        recorded: recorded.as_deref(),
+        unfaithful: std::cell::Cell::new(0),
+    };
     let (reduced, sessions_runs) = fewer.find();
     let (prepared, first) = match &reduced {
         Some((fewer, t)) => (fewer, t),
@@ -160,6 +230,8 @@ pub fn shrink_trial(
         key: prepared.key(),
         target: original.outcome,
         runs: sessions_runs,
+        recorded: replayed.then(|| reads_of(first)),
+        unfaithful: fewer.unfaithful.get(),
     };
     let faults = realised(prepared, first);
     let keep_drift = all_drift(prepared);
@@ -186,6 +258,7 @@ pub fn shrink_trial(
         events_after: best.metrics.events,
         trajectory: best,
         runs: trial.runs,
+        unfaithful: trial.unfaithful,
     })
 }
 
@@ -200,6 +273,11 @@ struct FewerSessions<'a> {
     target: Outcome,
     /// When each session of the original run arrived.
     arrivals_ms: Vec<TimeMs>,
+    /// What each session of the original run read, when its decisions are
+    /// replayed (see [`reads_as_recorded`]).
+    recorded: Option<&'a [Vec<Read>]>,
+    /// Cuts refused as not faithful.
+    unfaithful: std::cell::Cell<u32>,
 }
 
 impl FewerSessions<'_> {
@@ -224,7 +302,14 @@ impl FewerSessions<'_> {
             runs.set(runs.get() + 1);
             let prepared = self.with_kept(kept);
             let t = Runner::new(&prepared, self.stack, true, self.fault_scale).run_trial(self.seed, self.trial);
-            let failed = t.outcome == self.target;
+            let mut failed = t.outcome == self.target;
+            if failed
+                && let Some(recorded) = self.recorded
+                && !reads_as_recorded(recorded, &t, |k| kept[k] as usize)
+            {
+                self.unfaithful.set(self.unfaithful.get() + 1);
+                failed = false;
+            }
             if failed {
                 found = Some((kept.to_vec(), prepared, t));
             }
@@ -345,6 +430,11 @@ struct Trial<'a> {
     target: Outcome,
     /// Runs so far.
     runs: u32,
+    /// What each session of the run being shrunk read, when its decisions
+    /// are replayed: a schedule that changes it is refused.
+    recorded: Option<Vec<Vec<Read>>>,
+    /// Cuts refused as not faithful (sessions and faults).
+    unfaithful: u32,
 }
 
 impl Trial<'_> {
@@ -355,7 +445,16 @@ impl Trial<'_> {
         let scenario = with_schedule(&self.prepared.scenario, faults, keep_drift);
         let candidate = Prepared::with_key(scenario, self.key);
         let t = Runner::new(&candidate, self.stack, true, self.fault_scale).run_trial(self.seed, self.trial);
-        (t.outcome == self.target).then_some(t)
+        if t.outcome != self.target {
+            return None;
+        }
+        if let Some(recorded) = &self.recorded
+            && !reads_as_recorded(recorded, &t, |k| k)
+        {
+            self.unfaithful += 1;
+            return None;
+        }
+        Some(t)
     }
 
     /// The outcome of an unrecorded run under `faults`: what the schedule gives
@@ -400,5 +499,45 @@ impl Trial<'_> {
             }
         }
         keep_drift
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 46, item 12: shrinking an external agent's incident dropped the
+    /// session that raced and kept one whose replayed write no longer fit the
+    /// world it met. Every cut of a replayed run must read what the recording
+    /// read; checked here against the recording directly, session by session.
+    #[test]
+    fn a_shrunk_replayed_run_reads_what_its_recording_read() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+        let prepared = crate::load::scenario(&format!("{root}/seeds/support_desk_race.ron")).unwrap();
+        let command = format!("python3 {root}/examples/agents/support_desk_agent.py");
+        let config = agentsim_agents::external::ExternalConfig::new(&command);
+        let live = StackSpec { planner: PlannerSpec::External(config), layers: Vec::new() };
+        let (mut checked, mut refused) = (0, 0);
+        for seed in 0..6 {
+            let t = Runner::new(&prepared, &live, true, 1.0).run(seed);
+            if t.outcome != Outcome::Violation {
+                continue;
+            }
+            let steps = agentsim_agents::external::replayed::recorded_steps_of(&t, &prepared.scenario.sessions);
+            let replayed = StackSpec { planner: PlannerSpec::Replayed(steps), layers: Vec::new() };
+            let shrunk = shrink(&prepared, &replayed, seed, 1.0).expect("a violation shrinks");
+            let recorded = reads_of(&t);
+            let cut = reads_of(&shrunk.trajectory);
+            for (k, reads) in cut.iter().enumerate() {
+                let was = shrunk.sessions_kept.get(k).map_or(k, |&s| s as usize);
+                let same = reads.len() == recorded[was].len()
+                    && reads.iter().zip(&recorded[was]).all(|(a, b)| same_read(a, b));
+                assert!(same, "seed {seed}: kept session {k} (session {was}) read other results");
+            }
+            checked += 1;
+            refused += shrunk.unfaithful;
+        }
+        assert!(checked >= 2, "{checked} violations shrunk");
+        eprintln!("{checked} shrunk, {refused} cuts refused as not faithful");
     }
 }

@@ -20,7 +20,7 @@ use crate::files::{AtomicFile, io_failure, lock_dir, read_bounded, read_text, wr
 use crate::incident::{Incident, hex};
 use crate::shard::{SHARD_FORMAT, ShardManifest, shard_seeds};
 use agentsim_stats::rows_file::{FirstFailures, Kept, SeedOrder, header_line, read_rows};
-use agentsim_stats::summary::{Partial, Record, Summary};
+use agentsim_stats::summary::{Partial, Record, SkippedFailure, Summary};
 use agentsim_stats::{Row, SummaryBuilder};
 
 /// The manifest of a sweep's arguments, written with its rows into its output
@@ -74,6 +74,11 @@ pub struct Sweep<'a> {
     pub in_flight: Option<usize>,
     /// Set by a signal handler: the sweep stops between chunks.
     pub stop: &'a AtomicBool,
+    /// The largest incident written under `failures/`
+    /// ([`crate::incident::INCIDENT_BYTES_MAX`] but in tests): a larger one is
+    /// skipped with its reason in `summary.json`, and one that would certainly
+    /// be larger is not even re-run to record it.
+    pub incident_bytes_max: u64,
 }
 
 /// The rows already written by an interrupted run of the same sweep.
@@ -83,7 +88,41 @@ pub struct Done {
     /// The first seed without rows.
     pub next_seed: u64,
     /// The first failing seeds of each failure mode (first trial), in seed order.
-    pub failing: Vec<Kept>,
+    pub failing: Vec<KeptRun>,
+}
+
+/// A failing run kept for an incident: which, and what its row records of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeptRun {
+    /// Its outcome, seed and trial.
+    pub kept: Kept,
+    /// The digest its row records: the re-run that records its incident must
+    /// reproduce it, or the incident would hold another run.
+    pub digest: agentsim_engine::Digest,
+    /// The events it recorded, or (for a row read back by `--resume`, which
+    /// does not say) a count it certainly reached: two a tool call and one a
+    /// turn. What the re-run that records it would keep in memory.
+    pub events: u64,
+    /// The tail of its external agent's stderr, when it failed and the run
+    /// was this process's (a row read back does not keep it).
+    pub stderr: Option<String>,
+}
+
+impl KeptRun {
+    /// The kept run of `record`, which recorded `events` events when known.
+    pub fn of(kept: Kept, record: &Record, events: Option<u64>) -> KeptRun {
+        let events_min = record.tool_calls.saturating_mul(2).saturating_add(record.turns);
+        KeptRun { kept, digest: record.digest, events: events.unwrap_or(events_min), stderr: None }
+    }
+}
+
+/// What became of the failing runs kept for incidents.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Failures {
+    /// The incidents written, relative to the output directory.
+    pub written: Vec<String>,
+    /// The ones not written, and why.
+    pub skipped: Vec<SkippedFailure>,
 }
 
 impl Done {
@@ -190,11 +229,13 @@ impl Sweep<'_> {
         // Incidents are recorded at the scale the sweep drew at, so that they replay.
         let drawn_scale = self.importance.map_or(fault_scale, |s| crate::runner::tilted_scale(fault_scale, s));
         let (prepared, stack) = (self.prepared, self.stack);
+        let recording = Recording { agent: self.agent, swarm: self.swarm, fault_scale: drawn_scale };
+        let bytes_max = self.incident_bytes_max;
         let summary = rows.finish(out, manifest, self.agent, seeds, fault_scale, partial, |failures| {
             if record_failures {
-                write_failures(prepared, stack, self.agent, self.swarm, drawn_scale, out, failures)
+                write_failures(prepared, stack, &recording, out, failures, bytes_max)
             } else {
-                Ok(Vec::new())
+                Ok(Failures::default())
             }
         })?;
         let ran = (done_until - first_seed).saturating_mul(u64::from(self.trials));
@@ -240,7 +281,11 @@ impl Sweep<'_> {
         progress: &mut (dyn Progress + Send),
     ) -> Result<u64, Error> {
         let (prepared, stack, trials) = (self.prepared, self.stack, self.trials);
+        // An external agent's stderr of a failing run is kept with its row
+        // (the re-run that records it may not fail the same way).
+        let external = matches!(stack.planner, agentsim_agents::PlannerSpec::External(_));
         let runner = Runner::new(prepared, stack, false, fault_scale)
+            .with_diagnostics(external)
             .with_swarm(self.swarm)
             .with_importance(self.importance)
             .with_tilts(self.importance_plan.map(|p| p.probabilities(&prepared.catalog, fault_scale)));
@@ -269,7 +314,10 @@ impl Sweep<'_> {
                 prepared,
                 config,
                 layers: &stack.layers,
-                sim: prepared.scenario.sim_config(false, fault_scale),
+                sim: agentsim_engine::SimConfig {
+                    keep_diagnostics: true,
+                    ..prepared.scenario.sim_config(false, fault_scale)
+                },
                 swarm: self.swarm,
                 processes: rayon::current_num_threads(),
             };
@@ -332,12 +380,16 @@ pub fn read_done(
     let text = read_bounded(&path.to_string_lossy(), "trajectories", None)?;
     let mut order = SeedOrder::new(seeds.clone(), trials, false);
     let mut failing = FirstFailures::new(failures, Vec::new());
+    let mut runs = Vec::new();
     read_rows(&text, &path.display().to_string(), Some(&mut order), false, |row| -> Result<(), Error> {
-        failing.note(row.trial, row.record.outcome, row.record.seed);
+        if failing.note(row.trial, row.record.outcome, row.record.seed) {
+            let kept = *failing.kept.last().expect("a run just kept");
+            runs.push(KeptRun::of(kept, &row.record, None));
+        }
         builder.add_record(&row.record);
         Ok(())
     })?;
-    Ok(Done { bytes: text.into_bytes(), next_seed: order.next_seed(), failing: failing.kept })
+    Ok(Done { bytes: text.into_bytes(), next_seed: order.next_seed(), failing: runs })
 }
 
 /// One trajectory reduced, on the thread that ran it, to what the sweep's
@@ -349,6 +401,11 @@ pub struct Swept {
     pub record: Record,
     /// Its line of `trajectories.csv`, newline included.
     pub line: Vec<u8>,
+    /// The events it recorded (what recording it again would keep).
+    pub events: u64,
+    /// The tail of its external agent's stderr, when the agent failed (see
+    /// [`KeptRun::stderr`]).
+    pub stderr: Option<String>,
 }
 
 impl Swept {
@@ -371,7 +428,9 @@ impl Swept {
     pub fn of_row(t: &Trajectory, row: Row, trial: u32, trials: u32) -> Result<Swept, Error> {
         let mut record = Record::of(t);
         record.task.clone_from(&row.task);
-        Ok(Swept { trial, record, line: csv_line(&row, (trials > 1).then_some(trial))? })
+        let events = u64::from(t.metrics.events);
+        let line = csv_line(&row, (trials > 1).then_some(trial))?;
+        Ok(Swept { trial, record, line, events, stderr: stderr_of(t) })
     }
 }
 
@@ -384,6 +443,8 @@ pub struct Rows {
     builder: SummaryBuilder,
     /// The first failing seeds of each failure mode (first trial), in seed order.
     failing: FirstFailures,
+    /// What the rows of `failing` record, in the same order.
+    failing_runs: Vec<KeptRun>,
     /// Virtual time of the rows added (not of those a resume read back).
     pub virtual_ms_ran: u64,
 }
@@ -407,17 +468,22 @@ impl Rows {
             // still leaves a CSV with its header.
             file.write_all(header).map_err(|e| io_failure(&csv_path, &e))?;
         }
-        let failing = FirstFailures::new(failures_max, done.failing);
-        Ok(Rows { csv_path, csv_file, builder, failing, virtual_ms_ran: 0 })
+        let failing = FirstFailures::new(failures_max, done.failing.iter().map(|r| r.kept).collect());
+        Ok(Rows { csv_path, csv_file, builder, failing, failing_runs: done.failing, virtual_ms_ran: 0 })
     }
 
     /// Adds the next row in (seed, trial) order; true when its seed is one of
     /// the failing seeds kept as an incident.
     pub fn add(&mut self, swept: &Swept) -> Result<bool, Error> {
-        let Swept { trial, record, line } = swept;
+        let Swept { trial, record, line, events, stderr } = swept;
         self.builder.add_record(record);
         self.virtual_ms_ran = self.virtual_ms_ran.saturating_add(record.virtual_ms);
         let kept = self.failing.note(*trial, record.outcome, record.seed);
+        if kept {
+            let run = *self.failing.kept.last().expect("a run just kept");
+            let run = KeptRun { stderr: stderr.clone(), ..KeptRun::of(run, record, Some(*events)) };
+            self.failing_runs.push(run);
+        }
         self.csv_file.writer().write_all(line).map_err(|e| io_failure(&self.csv_path, &e))?;
         Ok(kept)
     }
@@ -435,12 +501,14 @@ impl Rows {
         seeds: Range<u64>,
         fault_scale: f64,
         partial: Option<Partial>,
-        failures: impl FnOnce(&[Kept]) -> Result<Vec<String>, Error>,
+        failures: impl FnOnce(&[KeptRun]) -> Result<Failures, Error>,
     ) -> Result<Summary, Error> {
         self.csv_file.writer().flush().map_err(|e| io_failure(&self.csv_path, &e))?;
         let mut summary = self.builder.finish(&manifest.scenario, agent, seeds, fault_scale);
         summary.partial = partial;
-        summary.failures = failures(&self.failing.kept)?;
+        let Failures { written, skipped } = failures(&self.failing_runs)?;
+        summary.failures = written;
+        summary.failures_skipped = skipped;
         // The manifest follows the rows it describes (a sweep killed outright leaves
         // the previous rows with their own manifest, never new arguments over old
         // rows), and the summary is renamed into place last.
@@ -476,53 +544,121 @@ pub fn write_summary(out: &Path, summary: &Summary) -> Result<(), Error> {
     write_atomic(&out.join("summary.json"), json.as_bytes())
 }
 
-/// Re-runs each failing seed with recording on and writes it as an incident under
-/// `out/failures/`; returns the paths relative to `out`.
+/// How a sweep's failing runs are recorded: the label, swarm and scale they ran with.
+pub struct Recording<'a> {
+    /// The agent as the user named it.
+    pub agent: &'a str,
+    /// Swarm mode.
+    pub swarm: bool,
+    /// The fault scale the runs drew at.
+    pub fault_scale: f64,
+}
+
+/// Re-runs each failing run with recording on and writes it as an incident
+/// under `out/failures/`. An incident is skipped, with its reason, when it would
+/// certainly be larger than `bytes_max` (then it is not re-run: recording holds
+/// every event in memory), when the re-run is not the run its row records (an
+/// agent that does not answer the same twice: the incident would hold another
+/// run), or when it is larger than `bytes_max` once recorded. Every other one is
+/// written; the rows and the summary are written whatever becomes of these.
 pub fn write_failures(
     prepared: &Prepared,
     stack: &StackSpec,
-    agent: &str,
-    swarm: bool,
-    fault_scale: f64,
+    recording: &Recording<'_>,
     out: &Path,
-    failing: &[Kept],
-) -> Result<Vec<String>, Error> {
+    failing: &[KeptRun],
+    bytes_max: u64,
+) -> Result<Failures, Error> {
+    let mut failures = Failures::default();
     if failing.is_empty() {
-        return Ok(Vec::new());
+        return Ok(failures);
     }
+    let Recording { agent, swarm, fault_scale } = *recording;
     let recorder = Runner::new(prepared, stack, true, fault_scale).with_swarm(swarm);
-    let incidents = failing.iter().map(|kept| {
+    let scenario_bytes = crate::incident::scenario_bytes(&prepared.scenario);
+    for run in failing {
+        let (kept, file) = (run.kept, run.kept.incident_name());
+        let which = crate::incident::seed_and_trial(kept.seed, kept.trial);
+        let bytes_min = crate::incident::bytes_min(scenario_bytes, run.events);
+        if bytes_min > bytes_max {
+            let reason = format!(
+                "the incident of {which} would be at least {bytes_min} bytes ({} events), more than the {} an \
+                 incident may have: not re-run to record it (recording keeps every event in memory), not written",
+                run.events,
+                crate::incident::bytes_shown(bytes_max)
+            );
+            failures.skipped.push(SkippedFailure { file, reason });
+            continue;
+        }
         let t = recorder.run_trial(kept.seed, kept.trial);
+        if t.outcome != kept.outcome || t.digest != run.digest {
+            let mut reason = format!(
+                "the re-run of {which} to record it ended {} (digest {}), not {} (digest {}) as its row records: \
+                 the agent did not decide the same twice (a transient failure?), so the incident would hold another \
+                 run: not written",
+                t.outcome, t.digest, kept.outcome, run.digest
+            );
+            // What is left of the failing run: its agent's stderr, beside.
+            if let Some(stderr) = &run.stderr {
+                let beside = format!("{}.stderr.txt", file.trim_end_matches(".ron"));
+                let dir = out.join("failures");
+                std::fs::create_dir_all(&dir).map_err(|e| io_failure(&dir, &e))?;
+                write_atomic(&out.join(&beside), stderr.as_bytes())?;
+                reason.push_str(&format!("; its agent's stderr is in {beside}"));
+            }
+            failures.skipped.push(SkippedFailure { file, reason });
+            continue;
+        }
         let mut incident = Incident::record(prepared, None, kept.seed, fault_scale, agent, stack, &t);
         incident.swarm = swarm;
-        (*kept, incident)
-    });
-    write_incidents(out, incidents)
+        drop(t);
+        // Written one at a time: one recorded run in memory at once.
+        let one = write_incidents_within(out, [(kept, incident)], bytes_max)?;
+        failures.written.extend(one.written);
+        failures.skipped.extend(one.skipped);
+    }
+    Ok(failures)
 }
 
-/// Writes incidents as `out/failures/OUTCOME_seedN.ron`; returns the paths
-/// relative to `out`.
-pub fn write_incidents(
+/// The tail of an external agent's stderr a failing run kept (its last
+/// `("external", "stderr")` diagnostic), if any.
+fn stderr_of(t: &Trajectory) -> Option<String> {
+    t.events.iter().rev().filter(|e| e.diagnostic).find_map(|e| match &e.kind {
+        agentsim_engine::EventKind::Note(note) if (note.source, note.what) == ("external", "stderr") => {
+            note.detail.as_str().map(str::to_string)
+        }
+        _ => None,
+    })
+}
+
+/// Writes incidents as `out/failures/OUTCOME_seedN.ron`; one larger than
+/// [`crate::incident::INCIDENT_BYTES_MAX`] (or that its reader would refuse)
+/// is skipped with its reason.
+pub fn write_incidents(out: &Path, incidents: impl IntoIterator<Item = (Kept, Incident)>) -> Result<Failures, Error> {
+    write_incidents_within(out, incidents, crate::incident::INCIDENT_BYTES_MAX)
+}
+
+fn write_incidents_within(
     out: &Path,
     incidents: impl IntoIterator<Item = (Kept, Incident)>,
-) -> Result<Vec<String>, Error> {
-    let mut written = Vec::new();
+    bytes_max: u64,
+) -> Result<Failures, Error> {
+    let mut failures = Failures::default();
     for (kept, incident) in incidents {
-        if written.is_empty() {
-            let dir = out.join("failures");
-            std::fs::create_dir_all(&dir).map_err(|e| io_failure(&dir, &e))?;
-        }
-        let name = kept.incident_name();
-        write_atomic(
-            &out.join(&name),
-            incident
-                .to_ron_bounded()
-                .map_err(|e| Error::write(format!("{}: {e}", out.join(&name).display())))?
-                .as_bytes(),
-        )?;
-        written.push(name);
+        let file = kept.incident_name();
+        let text = match incident.to_ron_within(bytes_max) {
+            Ok(text) => text,
+            Err(e) => {
+                failures.skipped.push(SkippedFailure { file, reason: e.message });
+                continue;
+            }
+        };
+        let dir = out.join("failures");
+        std::fs::create_dir_all(&dir).map_err(|e| io_failure(&dir, &e))?;
+        write_atomic(&out.join(&file), text.as_bytes())?;
+        failures.written.push(file);
     }
-    Ok(written)
+    Ok(failures)
 }
 
 /// Which optional columns `trajectories.csv` has.
@@ -698,6 +834,29 @@ fn shard_incident(dir: &Path, name: &str, kept: &Kept, digest: &agentsim_engine:
     Ok(text)
 }
 
+/// The entry of `failures_skipped` in the shard `dir`'s `summary.json` that
+/// names `file`, if any.
+fn shard_skipped(dir: &Path, file: &str) -> Result<Option<SkippedFailure>, Error> {
+    let path = dir.join("summary.json");
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let text = read_text(&path.to_string_lossy(), "shard summary")?;
+    let summary: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        Error::content(format!("{}:{}:{}: {e}", path.display(), e.line(), e.column())).at(
+            path.display().to_string(),
+            e.line(),
+            e.column(),
+        )
+    })?;
+    let entries = summary.get("failures_skipped").and_then(serde_json::Value::as_array);
+    let entry = entries.into_iter().flatten().find(|e| e.get("file").and_then(|f| f.as_str()) == Some(file));
+    Ok(entry.map(|e| SkippedFailure {
+        file: file.to_string(),
+        reason: e.get("reason").and_then(|r| r.as_str()).unwrap_or("skipped by its shard").to_string(),
+    }))
+}
+
 /// The shards of `shard_dirs`, in shard order, refused unless they are the
 /// shards of one sweep, each exactly once, and `out` is none of them.
 fn load_shards(shard_dirs: &[PathBuf], out: &Path) -> Result<Vec<Shard>, Error> {
@@ -784,15 +943,19 @@ pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<Summary, Error> {
     }
     let mut summary = builder.finish(&first.scenario, &first.agent, seeds, first.fault_scale);
     // Every incident checked before anything is written: a refused one leaves no output.
-    let incidents: Vec<(String, String)> = failing
-        .kept
-        .iter()
-        .zip(&kept_from)
-        .map(|(kept, (dir, digest))| {
-            let name = kept.incident_name();
-            shard_incident(dir, &name, kept, digest).map(|text| (name, text))
-        })
-        .collect::<Result<_, _>>()?;
+    let mut incidents: Vec<(String, String)> = Vec::new();
+    for (kept, (dir, digest)) in failing.kept.iter().zip(&kept_from) {
+        let name = kept.incident_name();
+        // A shard that skipped an incident (too large, or a re-run that was
+        // another run) said so in its summary: the skip carries over.
+        if !dir.join(&name).exists()
+            && let Some(skipped) = shard_skipped(dir, &name)?
+        {
+            summary.failures_skipped.push(skipped);
+            continue;
+        }
+        incidents.push((name.clone(), shard_incident(dir, &name, kept, digest)?));
+    }
     let _lock = lock_dir(out, true)?;
     for (name, text) in &incidents {
         write_atomic(&out.join(name), text.as_bytes())?;
@@ -801,4 +964,152 @@ pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<Summary, Error> {
     write_atomic(&out.join("trajectories.csv"), &csv_bytes)?;
     write_summary(out, &summary)?;
     Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seeds_file(name: &str) -> String {
+        format!("{}/../seeds/{name}", env!("CARGO_MANIFEST_DIR"))
+    }
+
+    /// A sweep of `stack` over `seeds` into `out`, keeping one incident a mode,
+    /// each at most `incident_bytes_max`.
+    fn sweep(
+        prepared: &Prepared,
+        stack: &StackSpec,
+        seeds: Range<u64>,
+        out: &Path,
+        incident_bytes_max: u64,
+    ) -> Summary {
+        let stop = AtomicBool::new(false);
+        let sweep = Sweep {
+            prepared,
+            stack,
+            agent: "test",
+            seeds: seeds.clone(),
+            trials: 1,
+            failures: 1,
+            swarm: false,
+            importance: None,
+            importance_plan: None,
+            chunk_seeds: 1,
+            in_flight: None,
+            stop: &stop,
+            incident_bytes_max,
+        };
+        let manifest = sweep.manifest(1.0, 0, 1);
+        sweep.one(seeds, 1.0, out, &manifest, false, &mut ()).expect("the sweep writes its files").summary
+    }
+
+    /// Issue 46, item 3: an incident too large to write used to fail the whole
+    /// sweep (no rows, no summary). Now the rows and the summary are written and
+    /// the incident is listed as skipped: one that would certainly be too large
+    /// is not even re-run to record it, one found too large once recorded is
+    /// not written.
+    #[test]
+    fn an_incident_too_large_leaves_the_rows_and_the_summary() {
+        let prepared = crate::load::scenario(&seeds_file("support_desk_race.ron")).unwrap();
+        let stack = agentsim_agents::preset("oracle").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let whole = sweep(&prepared, &stack, 0..2, &dir.path().join("whole"), crate::incident::INCIDENT_BYTES_MAX);
+        assert!(!whole.failures.is_empty() && whole.failures_skipped.is_empty(), "{:?}", whole.failures_skipped);
+        let written = std::fs::metadata(dir.path().join("whole").join(&whole.failures[0])).unwrap().len();
+        let scenario_bytes = crate::incident::scenario_bytes(&prepared.scenario);
+
+        // Just too small: recorded, then found too large.
+        let out = dir.path().join("recorded");
+        let summary = sweep(&prepared, &stack, 0..2, &out, written - 1);
+        assert!(summary.failures.is_empty(), "{:?}", summary.failures);
+        assert_eq!(summary.failures_skipped.len(), whole.failures.len());
+        assert!(summary.failures_skipped[0].reason.contains("more than the"), "{:?}", summary.failures_skipped);
+        assert_eq!(summary.digest, whole.digest);
+        let json = std::fs::read_to_string(out.join("summary.json")).unwrap();
+        assert!(json.contains("\"failures_skipped\"") && json.contains(&whole.failures[0]), "{json}");
+        assert_eq!(
+            std::fs::read(out.join("trajectories.csv")).unwrap(),
+            std::fs::read(dir.path().join("whole").join("trajectories.csv")).unwrap()
+        );
+        assert!(!out.join("failures").exists());
+        // The same bytes on 1 and 4 threads.
+        let json_of = |threads: usize| {
+            let out = dir.path().join(format!("threads{threads}"));
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| sweep(&prepared, &stack, 0..4, &out, written - 1));
+            std::fs::read(out.join("summary.json")).unwrap()
+        };
+        assert_eq!(json_of(1), json_of(4));
+
+        // Far too small: not re-run.
+        let out = dir.path().join("estimated");
+        let summary = sweep(&prepared, &stack, 0..2, &out, scenario_bytes + 100);
+        assert!(summary.failures.is_empty());
+        assert!(summary.failures_skipped[0].reason.contains("not re-run"), "{:?}", summary.failures_skipped);
+        assert!(out.join("trajectories.csv").is_file() && out.join("summary.json").is_file());
+
+        // A sweep with nothing skipped writes no `failures_skipped`: the bytes
+        // it always wrote.
+        let json = std::fs::read_to_string(dir.path().join("whole").join("summary.json")).unwrap();
+        assert!(!json.contains("failures_skipped"), "{json}");
+    }
+
+    /// The estimate that decides not to re-run is a true lower bound: every
+    /// shipped many-session scenario's incident is at least that large.
+    #[test]
+    fn the_size_estimate_of_an_incident_is_below_its_size() {
+        for name in ["support_desk.ron", "support_desk_race.ron", "flight_booking_load.ron", "weather_dining_load.ron"]
+        {
+            let prepared = crate::load::scenario(&seeds_file(name)).unwrap();
+            let stack = agentsim_agents::preset("resilient").unwrap();
+            let t = Runner::new(&prepared, &stack, true, 1.0).run(0);
+            let incident = Incident::record(&prepared, None, 0, 1.0, "resilient", &stack, &t);
+            let bytes = incident.to_ron().len() as u64;
+            let scenario_bytes = crate::incident::scenario_bytes(&prepared.scenario);
+            let events = u64::from(t.metrics.events);
+            let estimate = crate::incident::bytes_min(scenario_bytes, events);
+            assert!(estimate <= bytes, "{name}: estimated {estimate}, is {bytes} ({events} events)");
+            eprintln!("{name}: {} bytes an event", (bytes - scenario_bytes) / events.max(1));
+        }
+    }
+
+    /// Issue 46, item 13: an agent that fails and not on the re-run (a
+    /// transient failure; the first process it fails on is a shared one, so its
+    /// episode runs again alone and fails there too) had its incident hold the re-run, another run. Now
+    /// the re-run's outcome and digest are compared with the row's: a mismatch
+    /// is not written, and is listed with why.
+    #[test]
+    fn an_incident_whose_rerun_is_another_run_is_not_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let counter = dir.path().join("runs");
+        let script = dir.path().join("transient.py");
+        std::fs::write(
+            &script,
+            "import json, os, sys\n\
+             path = sys.argv[1]\n\
+             runs = len(open(path).read()) if os.path.exists(path) else 0\n\
+             open(path, 'a').write('x')\n\
+             sys.stdin.readline()\n\
+             if runs < 2:\n    sys.stderr.write('transient: the first run fell over\\n')\n    sys.exit(3)\n\
+             print(json.dumps({'protocol': 'agentsim/1', 'action': 'finish', 'outcome': 'done'}), flush=True)\n",
+        )
+        .unwrap();
+        let command = format!("python3 {} {}", script.display(), counter.display());
+        let config = agentsim_agents::external::ExternalConfig::new(&command);
+        let stack = StackSpec { planner: agentsim_agents::PlannerSpec::External(config), layers: Vec::new() };
+        let prepared = crate::load::scenario("support_desk").unwrap();
+        let out = dir.path().join("out");
+        let summary = sweep(&prepared, &stack, 0..1, &out, crate::incident::INCIDENT_BYTES_MAX);
+        assert_eq!(summary.outcomes.iter().find(|(o, _)| o == "agent_error").map(|(_, n)| *n), Some(1));
+        assert!(summary.failures.is_empty(), "{:?}", summary.failures);
+        let skipped = &summary.failures_skipped;
+        assert_eq!(skipped.len(), 1, "{skipped:?}");
+        assert_eq!(skipped[0].file, "failures/agent_error_seed0.ron");
+        assert!(skipped[0].reason.contains("not agent_error"), "{skipped:?}");
+        assert!(!out.join("failures/agent_error_seed0.ron").exists());
+        // The failing run's stderr is kept beside, and the reason says where.
+        let stderr = std::fs::read_to_string(out.join("failures/agent_error_seed0.stderr.txt")).unwrap();
+        assert!(stderr.contains("transient: the first run fell over"), "{stderr}");
+        assert!(skipped[0].reason.contains("agent_error_seed0.stderr.txt"), "{skipped:?}");
+    }
 }

@@ -189,6 +189,13 @@ pub fn shrink(
     outln!("  faults: {} -> {}", shrunk.faults_before, shrunk.faults_after)?;
     outln!("  drift:  {} -> {}", shrunk.drift_before, shrunk.drift_after)?;
     outln!("  events: {} -> {}", shrunk.events_before, shrunk.events_after)?;
+    if shrunk.unfaithful > 0 {
+        outln!(
+            "  refused {} cuts that failed the same way: the replayed agent would have read other tool results \
+             or user messages than it recorded, which its recorded decisions cannot react to",
+            shrunk.unfaithful
+        )?;
+    }
     for f in agentsim::shrink::realised(&minimal, &shrunk.trajectory) {
         outln!("  kept: {} call {}: {:?}", f.tool, f.fault.call, f.fault.fault)?;
     }

@@ -227,6 +227,7 @@ impl Sweep<'_> {
             chunk_seeds: self.chunk_seeds,
             in_flight: self.in_flight,
             stop: self.stop,
+            incident_bytes_max: agentsim::incident::INCIDENT_BYTES_MAX,
         }
     }
 
@@ -252,6 +253,9 @@ impl Sweep<'_> {
         let mut bar = Bar { label, quiet: self.args.quiet, bar: None };
         let started = Instant::now();
         let ran = self.library().one(seeds, fault_scale, out, manifest, resume, &mut bar)?;
+        for skipped in &ran.summary.failures_skipped {
+            errln!("warning: {}: {}", out.join(&skipped.file).display(), skipped.reason);
+        }
         let elapsed = started.elapsed();
         let seconds = elapsed.as_secs_f64().max(1e-9);
         errln!(

@@ -13,6 +13,16 @@ use agentsim_engine::{DigestChain, Outcome, Trajectory};
 use crate::importance::{ImportanceBuilder, ImportanceSummary};
 pub use crate::rows::{CHECK_COLUMN, Record, Row, append_check, parse_usd, row_check, usd};
 
+/// A failing run kept for an incident that was not written.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SkippedFailure {
+    /// The incident's path relative to the output directory, as it would have
+    /// been written (`failures/OUTCOME_seedN.ron`).
+    pub file: String,
+    /// Why it was not written, in words.
+    pub reason: String,
+}
+
 /// What `summary.json` holds.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Summary {
@@ -62,6 +72,12 @@ pub struct Summary {
     /// Incident files written for the first failures of each failure mode (paths
     /// relative to the output directory), ready for `agentsim replay`.
     pub failures: Vec<String>,
+    /// Failing runs whose incident was not written, each with why (too large to
+    /// be read back, or a re-run that was not the run its row records): the rows
+    /// and this summary are written whatever their incidents do. Left out when
+    /// empty, so a sweep with none writes the bytes it always did.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failures_skipped: Vec<SkippedFailure>,
     /// Attempts per seed (`--trials`); 1 unless pass^k was asked for. With more,
     /// every rate above counts each (seed, trial) as one trajectory.
     pub trials: u32,
@@ -399,6 +415,7 @@ impl SummaryBuilder {
             cost_usd_per_success: (successes > 0).then(|| usd(self.cost_total / successes)),
             digest: self.chain.finish().to_string(),
             failures: Vec::new(),
+            failures_skipped: Vec::new(),
             trials: self.trials,
             contextual_accuracy: Rate::wilson(self.told_accurately, self.told),
             tool_fidelity,

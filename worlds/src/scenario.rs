@@ -430,6 +430,7 @@ impl Scenario {
             budgets: self.budgets.clone(),
             model: self.model.clone(),
             record,
+            keep_diagnostics: false,
             fault_scale,
             nominal_fault_scale: None,
             sampled_probabilities: None,

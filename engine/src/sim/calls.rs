@@ -34,7 +34,10 @@ impl<'a, E> Sim<'a, E> {
         self.recorder.record_ref(now_ms, EventKindRef::Call { id, call: &call });
         self.check_lies_carried(session, &call);
         let minefields_before = self.minefields.len();
-        let (mut served, delivered) = self.serve(session, now_ms, &call, world);
+        let (mut served, delivered, applied_write) = self.serve(session, now_ms, &call, world);
+        if applied_write && !self.single {
+            self.sessions[session as usize].wrote(now_ms);
+        }
         if delivered && self.minefields.len() == minefields_before {
             self.check_recipient(session, &call);
         }
@@ -54,16 +57,17 @@ impl<'a, E> Sim<'a, E> {
         self.push(now_ms.saturating_add(served.latency_ms), done);
     }
 
-    /// Runs `call` through the tools and the world: what was served, and whether
-    /// the world applied it once with success (a duplicate effect is the service's).
+    /// Runs `call` through the tools and the world: what was served, whether
+    /// the world applied it once with success (a duplicate effect is the
+    /// service's), and whether it applied a write with success at all.
     fn serve<W: World<Event = E>>(
         &mut self,
         session: SessionId,
         now_ms: TimeMs,
         call: &ToolCall,
         world: &mut W,
-    ) -> (crate::runtime::Served, bool) {
-        let mut delivered = false;
+    ) -> (crate::runtime::Served, bool, bool) {
+        let (mut delivered, mut applied_write) = (false, false);
         let (scheduled, minefields, notes) = (&mut self.scheduled, &mut self.minefields, &mut self.world_notes);
         let write = self.catalog.spec(call.tool).def.kind == crate::tool::ToolKind::Write;
         let mut applications = 0u32;
@@ -74,6 +78,7 @@ impl<'a, E> Sim<'a, E> {
             let mut cx = WorldCx::new(now_ms, Some(session), scheduled, minefields, notes);
             let answer = world.handle(c, as_of_ms, &mut cx);
             delivered |= applications <= 1 && answer.is_ok();
+            applied_write |= write && answer.is_ok();
             if applications > 1 {
                 // A write applied again is the service's doing (`DuplicateEffect`),
                 // not the agent's: what it sets off is the world's to judge, and
@@ -83,7 +88,7 @@ impl<'a, E> Sim<'a, E> {
             }
             answer
         });
-        (served, delivered)
+        (served, delivered, applied_write)
     }
 
     /// Counts what one served call tells: a failure (and a repeat of the last

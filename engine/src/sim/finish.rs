@@ -81,8 +81,13 @@ impl<E> Sim<'_, E> {
         let mut results = Vec::with_capacity(self.config.sessions.count as usize);
         for (s, session) in self.sessions.iter().enumerate() {
             let mut result = judged(s as SessionId, session, world.judge_session(s as SessionId));
+            // The world names whose write its judge blames; the blame stands
+            // only if that session wrote during this one's life: a session that
+            // gave up before the other's first write was not hurt by it.
             if result.hurt_by.is_none() && result.outcome != Outcome::Success {
-                result.hurt_by = world.session_hurt_by(s as SessionId);
+                let (from_ms, to_ms) = (result.arrived_ms, result.ended_ms);
+                result.hurt_by =
+                    world.session_hurt_by(s as SessionId).filter(|&w| self.wrote_during(w, from_ms, to_ms));
             }
             add_counts(&mut metrics, &result.metrics);
             results.push(result);

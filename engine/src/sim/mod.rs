@@ -151,6 +151,9 @@ fn run_unguarded<'a, W: World>(
     let single = config.sessions.is_single();
     let spare = spare::take();
     let mut recorder = Recorder::with_batch(config.record, spare.digest_batch);
+    if config.keep_diagnostics {
+        recorder = recorder.with_diagnostics();
+    }
     if !single {
         recorder = recorder.with_sessions();
     }
@@ -400,6 +403,11 @@ impl<'a, E> Sim<'a, E> {
     }
 
     /// The live state of `session`, or `None` once it ended.
+    /// Whether session `writer` applied a write from `from_ms` to `to_ms`.
+    fn wrote_during(&self, writer: SessionId, from_ms: TimeMs, to_ms: TimeMs) -> bool {
+        self.sessions.get(writer as usize).is_some_and(|w| w.wrote_during(from_ms, to_ms))
+    }
+
     fn live(&mut self, session: SessionId) -> Option<&mut Live<'a>> {
         self.sessions.get_mut(session as usize).and_then(|s| s.live.as_deref_mut())
     }
@@ -731,10 +739,15 @@ impl<'a, E> Sim<'a, E> {
             self.world_violations += 1;
             return;
         };
+        // A race is blamed on the other session only through a write it made
+        // while this one was alive: a write before this session arrived was
+        // there for it to read.
+        let (arrived_ms, now_ms) = (self.sessions[s as usize].arrived_ms, self.now_ms);
+        let against = minefield.against.filter(|&w| self.wrote_during(w, arrived_ms, now_ms));
         let session = &mut self.sessions[s as usize];
         session.violations += 1;
         if session.hurt_by.is_none() {
-            session.hurt_by = minefield.against;
+            session.hurt_by = against;
         }
     }
 

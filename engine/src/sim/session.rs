@@ -127,11 +127,38 @@ pub(super) struct Session<'a> {
     pub(super) violations: u32,
     /// The first other session whose action made a minefield of this one's.
     pub(super) hurt_by: Option<SessionId>,
+    /// When its writes were applied, in time order, once each (a run of many
+    /// sessions): another session's failure is blamed on it only through a
+    /// write made during that session's life (see [`Session::wrote_during`]).
+    pub(super) writes_ms: Vec<TimeMs>,
 }
 
 impl<'a> Session<'a> {
     pub(super) fn arrive(at_ms: TimeMs, live: Live<'a>) -> Self {
-        Session { arrived_ms: at_ms, live: Some(Box::new(live)), ended: None, violations: 0, hurt_by: None }
+        Session {
+            arrived_ms: at_ms,
+            live: Some(Box::new(live)),
+            ended: None,
+            violations: 0,
+            hurt_by: None,
+            writes_ms: Vec::new(),
+        }
+    }
+
+    /// Notes a write of this session's applied at `at_ms` (times never go back).
+    pub(super) fn wrote(&mut self, at_ms: TimeMs) {
+        debug_assert!(self.writes_ms.last().is_none_or(|&t| t <= at_ms), "writes are noted in time order");
+        if self.writes_ms.last() != Some(&at_ms) {
+            self.writes_ms.push(at_ms);
+        }
+    }
+
+    /// Whether a write of this session was applied from `from_ms` to `to_ms`,
+    /// both included: what blaming it for another session's failure needs (a
+    /// write before that session arrived it could read; one after it ended
+    /// cannot have changed what it did).
+    pub(super) fn wrote_during(&self, from_ms: TimeMs, to_ms: TimeMs) -> bool {
+        any_within(&self.writes_ms, from_ms, to_ms)
     }
 
     /// Ends the session at `at_ms` for `end`: its agent is dropped, its counts kept.
@@ -148,6 +175,13 @@ impl<'a> Session<'a> {
     }
 }
 
+/// Whether a time of `sorted_ms` (ascending) lies from `from_ms` to `to_ms`,
+/// both included.
+fn any_within(sorted_ms: &[TimeMs], from_ms: TimeMs, to_ms: TimeMs) -> bool {
+    let first = sorted_ms.partition_point(|&t| t < from_ms);
+    sorted_ms.get(first).is_some_and(|&t| t <= to_ms)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -155,6 +189,18 @@ mod tests {
     /// What the loop keeps of every session of a run once it ended (the live
     /// state, boxed, is dropped with the agent): a slot of a few hundred
     /// bytes, whatever the agent held. Inline, the live state made it 4x.
+    /// A session is blamed for another's failure only through a write inside
+    /// the other's life, both ends included.
+    #[test]
+    fn a_write_counts_only_inside_the_window() {
+        let writes = [100, 250, 900];
+        let within = |from_ms, to_ms| any_within(&writes, from_ms, to_ms);
+        assert!(!within(0, 99), "before the first write");
+        assert!(within(0, 100) && within(100, 100) && within(101, 250));
+        assert!(!within(251, 899), "between two writes");
+        assert!(within(900, u64::MAX) && !within(901, u64::MAX));
+    }
+
     #[test]
     fn an_ended_session_keeps_a_small_slot() {
         let slot = std::mem::size_of::<Session<'static>>();
