@@ -67,7 +67,7 @@ fn drive(mut episode: Episode, first: Result<Step, EpisodeError>, prepared: &Pre
                 let line = observation.line.expect("the protocol bridge renders every observation");
                 step = episode.step(policy(&line, prepared)).expect("no panic");
             }
-            Step::Finished(trajectory) => return trajectory,
+            Step::Finished(trajectory) => return *trajectory,
         }
     }
 }

@@ -148,7 +148,7 @@ impl Episode {
             }
             Ok(Step::Finished(trajectory)) => {
                 self.observation = None;
-                self.trajectory = Some(trajectory);
+                self.trajectory = Some(*trajectory);
             }
             Err(e) => {
                 self.observation = None;

@@ -74,8 +74,8 @@ pub struct Setup {
 pub enum Step {
     /// The planner waits for a command on this observation.
     Observe(Observation),
-    /// The episode has ended.
-    Finished(Trajectory),
+    /// The episode has ended (boxed: a step is an observation far more often).
+    Finished(Box<Trajectory>),
 }
 
 /// An episode that could not go on.
@@ -208,7 +208,7 @@ impl Episode {
                 {
                     idle.push(done.into_stack());
                 }
-                Ok(Step::Finished(trajectory))
+                Ok(Step::Finished(Box::new(trajectory)))
             }
             Err(payload) => {
                 // A panic unwinds the coroutine's stack to its base: it is done.
@@ -230,7 +230,7 @@ impl Episode {
         while !self.ended() {
             let fail = Command::Fail { error: error.clone(), stderr: stderr.into() };
             match self.step(fail) {
-                Ok(Step::Finished(trajectory)) => return Some(trajectory),
+                Ok(Step::Finished(trajectory)) => return Some(*trajectory),
                 Ok(Step::Observe(_)) => {}
                 Err(_) => return None,
             }

@@ -345,7 +345,7 @@ impl Driver<'_> {
     fn fail_unit(&mut self, unit: u64, error: &ExternalError, stderr: &str) {
         let (mut episode, first) = Episode::start(self.setup(unit));
         let trajectory = match first.unwrap_or_else(|e| panic!("{e}")) {
-            Step::Finished(t) => t,
+            Step::Finished(t) => *t,
             Step::Observe(_) => episode.fail(error, stderr).expect("a running episode ends when it fails"),
         };
         self.finished.insert(unit, trajectory);
@@ -355,7 +355,7 @@ impl Driver<'_> {
         let (episode, first) = Episode::start(self.setup(unit));
         match first.unwrap_or_else(|e| panic!("{e}")) {
             Step::Finished(t) => {
-                self.finished.insert(unit, t);
+                self.finished.insert(unit, *t);
             }
             Step::Observe(observation) => {
                 self.slots[slot].ids += 1;
@@ -468,14 +468,14 @@ impl Driver<'_> {
                 let reason = format!("answer to observation {}: {e}", flight.seq);
                 let error = ExternalError::new(ErrorKind::InvalidAction, reason);
                 let trajectory = flight.episode.fail(&error, "").expect("a running episode ends when it fails");
-                Ok(Step::Finished(trajectory))
+                Ok(Step::Finished(Box::new(trajectory)))
             }
         };
         match step.unwrap_or_else(|e| panic!("{e}")) {
             Step::Observe(observation) => self.send(slot, id, flight, &observation),
             Step::Finished(trajectory) => {
                 let _ = self.slots[slot].process.send(&protocol::end_line(id));
-                self.finished.insert(flight.unit, trajectory);
+                self.finished.insert(flight.unit, *trajectory);
                 if self.slots[slot].solo {
                     // Its one episode is over.
                     self.slots.remove(slot).process.stop();

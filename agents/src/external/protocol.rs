@@ -494,16 +494,26 @@ fn call_of(message: &Map<String, Json>, catalog: &Catalog) -> Result<ToolCall, P
             return Err(ProtocolError::in_field(Kind::WrongType, "args", format!("expected an object, found {other}")));
         }
     };
-    // The tool list says `integer`: a fraction there is the agent's
-    // mistake about the declared schema (a protocol error), not a call.
-    for arg in catalog.spec(tool).def.args.iter().filter(|a| a.kind == ValueKind::Int) {
+    // The tool list gives every argument's type: a number with a fraction
+    // where it says anything but `number` (an integer, a string, ...) is the
+    // agent's mistake about the declared schema (a protocol error), never a
+    // value for the world to make sense of.
+    for arg in catalog.spec(tool).def.args.iter().filter(|a| a.kind != ValueKind::Float) {
         if let Some(Value::Float(x)) = args.get(&arg.name) {
             let path = format!("args.{}", arg.name);
-            return Err(ProtocolError::in_field(
-                Kind::NotInteger,
-                &path,
-                format!("{x} is not an integer, the type the tool declares"),
-            ));
+            let declared = kind_name(arg.kind);
+            return Err(match arg.kind {
+                ValueKind::Int => ProtocolError::in_field(
+                    Kind::NotInteger,
+                    &path,
+                    format!("{x} is not an integer, the type the tool declares"),
+                ),
+                _ => ProtocolError::in_field(
+                    Kind::WrongType,
+                    &path,
+                    format!("{x} is a number, and the tool declares {declared}"),
+                ),
+            });
         }
     }
     let idempotency_key = match message.get("idempotency_key") {
@@ -533,6 +543,11 @@ mod tests {
         let err = from_json(&json!(u64::MAX), "amount").unwrap_err();
         assert!(err.message().contains("not an integer"), "{err}");
         assert_eq!((err.kind(), err.field()), (ProtocolErrorKind::NotInteger, Some("amount")));
+        // A fraction where the tool declares a string is refused as well
+        // (issue 46, item 19): it never reaches the world.
+        let line = r#"{"protocol":"agentsim/1","action":"call","tool":"lookup_order","args":{"order_id":1002.5}}"#;
+        let err = parse_action(line.as_bytes(), &testkit::catalog()).unwrap_err();
+        assert_eq!((err.kind(), err.field()), (ProtocolErrorKind::WrongType, Some("args.order_id")), "{err}");
     }
 
     #[test]

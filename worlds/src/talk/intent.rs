@@ -262,6 +262,11 @@ pub fn asked(text: &str, sentences: &[Sentence<'_>], facts: &[Fact], lexicon: &s
     found
 }
 
+/// Words ending in `'s` that are a word and `is`, not a possessive: "What's
+/// the order number?" asks for the user's order.
+const CONTRACTIONS: &[&str] =
+    &["what's", "that's", "it's", "here's", "there's", "where's", "who's", "how's", "let's", "he's", "she's", "when's"];
+
 /// The facts whose aliases `ws` names as the user's.
 fn named(ws: &[Word], facts: &[Fact], lexicon: &super::Lexicon) -> Vec<usize> {
     let covered = lexicon.covered(ws);
@@ -273,7 +278,7 @@ fn named(ws: &[Word], facts: &[Fact], lexicon: &super::Lexicon) -> Vec<usize> {
                     let elsewhere = |w: Option<&str>| {
                         w.is_some_and(|w| {
                             matches!(w, "that" | "this" | "same" | "his" | "her" | "their" | "its" | "maiden")
-                                || w.ends_with("'s")
+                                || (w.ends_with("'s") && !CONTRACTIONS.contains(&w))
                         })
                     };
                     !covered[at] && !elsewhere(before(1)) && !elsewhere(before(2))
