@@ -175,7 +175,7 @@ fn sentence_claim(text: &str, ws: &[&Word], span: (usize, usize), question: bool
     let informs = ws.iter().any(|w| w.rules & rule::ACTION != 0 || w.text.chars().any(|c| c.is_ascii_digit()));
     // "You would have gotten $89.00 back": values of what did not happen.
     let polarity = if any_phrase(ws, COUNTERFACTUALS) { Polarity::Counterfactual } else { Polarity::Affirmed };
-    informs.then(|| Claim { act: Act::Informed, polarity, hedged, span, aside })
+    informs.then_some(Claim { act: Act::Informed, polarity, hedged, span, aside })
 }
 
 /// Where the sentence says something was done: its done words and the last
