@@ -303,8 +303,17 @@ fn the_reader_judges_a_hold_out_it_never_saw() {
 /// `issue_refund(A1002, 8900)`, then `message`, then finish (the issue's
 /// "after refund"); the trajectory and what the customer said to `message`.
 fn after_refund(proposal: &'static str, message: &'static str) -> (agentsim_engine::Trajectory, String) {
+    after_refund_in(&agentsim_property::builtin("support_desk"), proposal, message)
+}
+
+/// [`after_refund`] in `prepared` (support_desk, with a judge maybe).
+fn after_refund_in(
+    prepared: &Prepared,
+    proposal: &'static str,
+    message: &'static str,
+) -> (agentsim_engine::Trajectory, String) {
     use crate::world_kit::{call, run_scripted};
-    let prepared = agentsim_property::builtin("support_desk");
+    let prepared = prepared.clone();
     let (lookup, refund) = (
         call(&prepared, "lookup_order", Value::map([("order_id", Value::str("A1002"))])),
         call(
@@ -393,4 +402,88 @@ fn proposals_in_the_forms_models_write_are_read() {
         let reply = corrected(wrong);
         assert!(reply.contains("$89.00") && !reply.contains("go ahead"), "{wrong}: {reply}");
     }
+}
+
+/// What a judge was asked: the message and the customer's facts.
+type Asked = Vec<(String, Vec<(String, String)>)>;
+
+/// A judge that answers one fixed reading (or fails), and remembers what it
+/// was asked.
+struct FixedJudge {
+    answer: Result<agentsim_engine::JudgeAnswer, String>,
+    asked: std::sync::Mutex<Asked>,
+}
+
+impl agentsim_engine::ReadingJudge for FixedJudge {
+    fn read(&self, text: &str, facts: &[(String, String)]) -> Result<agentsim_engine::JudgeAnswer, String> {
+        self.asked.lock().unwrap().push((text.to_string(), facts.to_vec()));
+        self.answer.clone()
+    }
+}
+
+fn with_judge(
+    answer: Result<agentsim_engine::JudgeAnswer, String>,
+    message: &'static str,
+) -> (agentsim_engine::Trajectory, Asked) {
+    let judge = std::sync::Arc::new(FixedJudge { answer, asked: std::sync::Mutex::new(Vec::new()) });
+    let mut prepared = agentsim_property::builtin("support_desk");
+    prepared.set_judge(Some(judge.clone()));
+    let (t, _) = after_refund_in(&prepared, PROPOSAL, message);
+    let asked = judge.asked.lock().unwrap().clone();
+    (t, asked)
+}
+
+fn reading(
+    done: Option<bool>,
+    amount_cents: Option<i64>,
+    order: Option<&str>,
+    item: Option<&str>,
+) -> agentsim_engine::JudgeAnswer {
+    agentsim_engine::JudgeAnswer {
+        done,
+        amount_cents,
+        order_id: order.map(str::to_string),
+        item: item.map(str::to_string),
+        key: "k".into(),
+        retries: Vec::new(),
+    }
+}
+
+/// docs/conversation.md, "A model judge where the rules give up": a closing
+/// the rules leave uncertain is read by the judge, told the message and the
+/// customer's facts; its reading decides, and a judge that cannot tell leaves
+/// it uncertain. A closing the rules read is never asked about.
+#[test]
+fn a_judge_reads_the_closing_the_rules_cannot_decide() {
+    const TERSE: &str = "Refund: $89.00, order A1002, keyboard.";
+    let (t, asked) = with_judge(Ok(reading(Some(true), Some(8_900), Some("A1002"), Some("keyboard"))), TERSE);
+    assert_eq!(t.outcome, Outcome::Success, "{}", t.end_reason);
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0].0, TERSE);
+    assert!(asked[0].1.contains(&("amount".to_string(), "$89.00".to_string())), "{:?}", asked[0].1);
+    assert!(asked[0].1.contains(&("order_id".to_string(), "A1002".to_string())), "{:?}", asked[0].1);
+    let noted = t.events.iter().any(|e| format!("{:?}", e.kind).contains("judged_reading"));
+    assert!(noted, "the judged reading is in the trajectory");
+
+    let (t, _) = with_judge(Ok(reading(Some(true), Some(8_900), None, None)), TERSE);
+    assert_eq!(t.outcome, Outcome::Success, "values it does not name are not wrong: {}", t.end_reason);
+    for wrong in [
+        reading(Some(false), None, None, None),
+        reading(Some(true), Some(9_800), Some("A1002"), Some("keyboard")),
+        reading(Some(true), Some(8_900), Some("A1001"), Some("keyboard")),
+        reading(Some(true), Some(8_900), Some("A1002"), Some("headphones")),
+    ] {
+        let (t, _) = with_judge(Ok(wrong.clone()), TERSE);
+        assert_eq!(t.outcome, Outcome::WrongResult, "{wrong:?}: {}", t.end_reason);
+    }
+    for unsure in [Ok(reading(None, None, None, None)), Ok(reading(Some(true), None, None, None)), Err("down".into())] {
+        let (t, _) = with_judge(unsure.clone(), TERSE);
+        assert_eq!(t.outcome, Outcome::Uncertain, "{unsure:?}: {}", t.end_reason);
+    }
+    // Read by the rules: the judge is not asked, and cannot overturn it.
+    let (t, asked) = with_judge(
+        Ok(reading(Some(false), None, None, None)),
+        "I've refunded $89.00 for the keyboard from order A1002.",
+    );
+    assert_eq!((t.outcome, asked.len()), (Outcome::Success, 0));
 }

@@ -121,9 +121,11 @@ fn respond(request: &Json, faults: Faults, seen: &Mutex<BTreeSet<String>>) -> (&
     let tau2 = request["tools"]
         .as_array()
         .is_some_and(|t| t.iter().any(|f| f["function"]["name"] == "find_user_id_by_name_zip"));
+    let model = request["model"].as_str().unwrap_or_default();
     let mut answer = match request.get("tools") {
         Some(_) if tau2 => tau2_agent(messages),
-        Some(_) => script(messages),
+        Some(_) => script(messages, model == "fake-terse"),
+        None if model.starts_with("judge-") => judge(messages, model),
         None => customer(messages),
     };
     if faults.malformed && first_sight("malformed") {
@@ -140,8 +142,10 @@ fn respond(request: &Json, faults: Faults, seen: &Mutex<BTreeSet<String>>) -> (&
 }
 
 /// The scripted agent: look the order up, propose the refund in words, refund
-/// after a yes, tell the amount, end the conversation.
-fn script(messages: &[Json]) -> Json {
+/// after a yes, tell the amount, end the conversation. A `terse` agent (the
+/// model `fake-terse`) closes as "Refund: $89.00, order A1002, keyboard.",
+/// which the rules reader cannot decide (it never says the refund was done).
+fn script(messages: &[Json], terse: bool) -> Json {
     fn said<'a>(m: &'a Json, role: &str) -> Option<&'a str> {
         (m["role"] == role).then(|| m["content"].as_str().unwrap_or_default())
     }
@@ -163,9 +167,15 @@ fn script(messages: &[Json]) -> Json {
             })
         });
     if refunded {
-        let told = messages.iter().filter_map(|m| said(m, "assistant")).any(|t| t.starts_with("I've refunded"));
+        let told = messages
+            .iter()
+            .filter_map(|m| said(m, "assistant"))
+            .any(|t| t.starts_with("I've refunded") || t.starts_with("Refund:"));
         if told {
             return call(messages, "end_conversation", json!({"outcome": "done"}));
+        }
+        if terse {
+            return say(&format!("Refund: {money}, order {order_id}, {item}."));
         }
         return say(&format!("I've refunded {money} on order {order_id}."));
     }
@@ -215,6 +225,30 @@ fn customer(messages: &[Json]) -> Json {
         format!("My {}.", facts.join(", my "))
     } else {
         "OK.".to_string()
+    };
+    json!({"role": "assistant", "content": words})
+}
+
+/// The scripted judge (a request without tools from a model named `judge-..`):
+/// `judge-done` reads every message as the refund done with the customer's
+/// facts (the amount in cents, the order and the item); `judge-not-done` as
+/// not done; `judge-garbage` answers words that are not the JSON asked.
+fn judge(messages: &[Json], model: &str) -> Json {
+    let system = messages[0]["content"].as_str().unwrap_or_default();
+    assert!(system.contains("\"done\": true | false | null"), "{system}");
+    let asked = messages[1]["content"].as_str().unwrap_or_default();
+    let fact =
+        |name: &str| asked.lines().find_map(|l| l.strip_prefix(&format!("- {name}: "))).unwrap_or_default().to_string();
+    let amount = fact("amount");
+    let (dollars, cents) = amount.trim_start_matches('$').split_once('.').unwrap_or(("0", "0"));
+    let amount_cents = dollars.parse::<i64>().unwrap() * 100 + cents.parse::<i64>().unwrap();
+    let words = match model {
+        "judge-done" => {
+            json!({"done": true, "amount_cents": amount_cents, "order_id": fact("order_id"), "item": fact("item")})
+                .to_string()
+        }
+        "judge-not-done" => json!({"done": false, "amount_cents": null, "order_id": null, "item": null}).to_string(),
+        _ => "I would say it was probably done.".to_string(),
     };
     json!({"role": "assistant", "content": words})
 }
@@ -928,4 +962,114 @@ fn an_answer_without_usage_is_said_to_be_estimated_in_the_trajectory_and_the_sum
     assert_eq!(summary["decisions"]["llm.usage_estimated"]["trajectories"], 2, "{summary}");
     let csv = std::fs::read_to_string(dir.path().join("o/trajectories.csv")).unwrap();
     assert!(csv.lines().skip(1).all(|row| row.contains("llm.usage_estimated=")), "{csv}");
+}
+
+/// `agentsim sweep support_desk --agent llm:fake-terse` (an agent whose
+/// closings the rules reader cannot decide) with `more` arguments, against
+/// `fake` (or no server); the CSV and the summary.
+fn sweep_terse(dir: &Path, fake: Option<&Fake>, out: &str, threads: &str, more: &[&str]) -> String {
+    let base_url = fake.map_or("http://127.0.0.1:9/v1".to_string(), |f| f.base_url.clone());
+    let mut args = vec!["sweep", "support_desk", "--agent", "llm:fake-terse", "--seeds", "0..12", "--out", out];
+    args.extend(["--fault-scale", "0", "--llm-base-url", &base_url]);
+    args.extend_from_slice(more);
+    let env = [("RAYON_NUM_THREADS", threads), ("OPENAI_API_KEY", ""), ("AGENTSIM_LLM_BACKOFF_MS", "1")];
+    let output = agentsim(dir, &args, &env);
+    assert!(output.status.success(), "{}", text(&output));
+    let read = |file: &str| std::fs::read_to_string(dir.join(out).join(file)).unwrap();
+    read("trajectories.csv") + read("summary.json").as_str()
+}
+
+#[test]
+fn a_model_judge_reads_the_closings_the_rules_cannot_decide() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = Fake::start(Faults::default());
+    // The rules alone: a closing "Refund: $89.00, order A1002, keyboard."
+    // is uncertain, never success (the seeds whose scripted agent refunds).
+    let rules = outcomes(&sweep_terse(dir.path(), Some(&fake), "rules", "2", &[]));
+    let closed: Vec<usize> = (0..rules.len()).filter(|&i| rules[i] == "uncertain").collect();
+    assert!(closed.len() >= 8 && !rules.contains(&"success".to_string()), "{rules:?}");
+    // A judge that reads them as done with the customer's amount, order and
+    // item: the customer was told, and those runs succeed; the others are
+    // judged as before.
+    let done = outcomes(&sweep_terse(dir.path(), Some(&fake), "done", "2", &["--judge", "llm:judge-done"]));
+    for (i, outcome) in done.iter().enumerate() {
+        let expected = if closed.contains(&i) { "success" } else { rules[i].as_str() };
+        assert_eq!(outcome, expected, "seed {i}: {done:?} (rules alone: {rules:?})");
+    }
+    // Read as not done: the customer was never told, a wrong result.
+    let not_done = outcomes(&sweep_terse(dir.path(), Some(&fake), "not-done", "2", &["--judge", "llm:judge-not-done"]));
+    for (i, outcome) in not_done.iter().enumerate() {
+        let expected = if closed.contains(&i) { "wrong_result" } else { rules[i].as_str() };
+        assert_eq!(outcome, expected, "seed {i}: {not_done:?} (rules alone: {rules:?})");
+    }
+    // Its failing seeds replay offline from their incidents, which carry the
+    // judge (the scenario's `judge`) and its answers.
+    let failures = dir.path().join("not-done/failures");
+    let mut incidents: Vec<_> = std::fs::read_dir(&failures).unwrap().map(|e| e.unwrap().path()).collect();
+    incidents.sort();
+    assert!(!incidents.is_empty());
+    for file in incidents.iter().take(3) {
+        let text = std::fs::read_to_string(file).unwrap();
+        assert!(text.contains("judge: Llm(") && text.contains("answers: ["), "{text}");
+        let digest = text.split("digest: \"").nth(1).unwrap().split('"').next().unwrap();
+        let replayed = agentsim(dir.path(), &["replay", file.to_str().unwrap()], &[("OPENAI_API_KEY", "")]);
+        let all = text_of(&replayed);
+        assert!(replayed.status.success() && all.contains(&format!("(digest {digest})")), "{all}");
+    }
+    // A judge that does not answer in the shape asked decides nothing.
+    let garbage = outcomes(&sweep_terse(dir.path(), Some(&fake), "garbage", "2", &["--judge", "llm:judge-garbage"]));
+    assert_eq!(garbage, rules, "an unreadable judge leaves the readings uncertain");
+    // What the judge read is in the trajectory, in words.
+    let run = agentsim(
+        dir.path(),
+        &[
+            "run",
+            "support_desk",
+            "--agent",
+            "llm:fake-terse",
+            "--judge",
+            "llm:judge-done",
+            "--seed",
+            "1",
+            "--fault-scale",
+            "0",
+            "--llm-base-url",
+            &fake.base_url,
+        ],
+        &[("OPENAI_API_KEY", "")],
+    );
+    let timeline = text(&run);
+    assert!(timeline.contains("judged_reading") && timeline.contains("outcome: success"), "{timeline}");
+    // A bad judge spec is a usage error.
+    let bad = agentsim(dir.path(), &["run", "support_desk", "--judge", "gpt-4o", "--seed", "1"], &[]);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+    assert!(text(&bad).contains("--judge: expected `rules` or `llm:MODEL`"), "{}", text(&bad));
+}
+
+#[test]
+fn a_judged_sweep_records_and_replays_offline_to_the_same_bytes_on_1_and_4_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = Fake::start(Faults::default());
+    let cassette = ["--judge", "llm:judge-done", "--cassette", "judged", "--cassette-mode"];
+    let record = [&cassette[..], &["record"]].concat();
+    let recorded = sweep_terse(dir.path(), Some(&fake), "recorded", "4", &record);
+    let successes = outcomes(&recorded).iter().filter(|o| *o == "success").count();
+    assert!(successes >= 8, "{:?}", outcomes(&recorded));
+    // The judge's requests are in the cassette, under keys of their own.
+    let judged = std::fs::read_dir(dir.path().join("judged"))
+        .unwrap()
+        .map(|e| serde_json::from_str::<Json>(&std::fs::read_to_string(e.unwrap().path()).unwrap()).unwrap())
+        .filter(|e| e["request"]["model"] == "judge-done")
+        .count();
+    // (one per distinct closing and customer: seeds that meet the same customer
+    // ask the same request, answered once)
+    assert!(judged >= 4, "the judge's answers are recorded: {judged}");
+    drop(fake);
+
+    // The server is gone: the agent's and the judge's answers come from the cassette.
+    let replay = [&cassette[..], &["replay"]].concat();
+    let one = sweep_terse(dir.path(), None, "one", "1", &replay);
+    let four = sweep_terse(dir.path(), None, "four", "4", &replay);
+    assert_eq!(one, four, "the same bytes on 1 and 4 threads");
+    assert_eq!(one, recorded, "the replay is the recording");
 }

@@ -147,6 +147,10 @@ pub struct SimConfig {
     /// Who speaks for the world's user: its rules (the default), or a voice
     /// (a model, see [`crate::voice`]).
     pub user_voice: crate::voice::VoiceSlot,
+    /// Who reads what the world's rules cannot decide: nobody (the default:
+    /// the reading stays `uncertain`), or a judge (a model, see
+    /// [`crate::judge`]).
+    pub judge: crate::judge::JudgeSlot,
     /// How many sessions share the world, when they arrive and what they share
     /// of the model (one session by default: see [`crate::sessions`]).
     pub sessions: crate::sessions::Sessions,
@@ -168,6 +172,7 @@ impl Default for SimConfig {
             nominal_fault_scale: None,
             sampled_probabilities: None,
             user_voice: crate::voice::VoiceSlot::default(),
+            judge: crate::judge::JudgeSlot::default(),
             sessions: crate::sessions::Sessions::default(),
             interleaving: 0,
         }

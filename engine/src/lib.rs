@@ -20,6 +20,7 @@ pub mod fingerprint;
 pub mod hex;
 pub mod inject;
 pub mod input_error;
+pub mod judge;
 #[cfg(target_arch = "x86_64")]
 mod lanes;
 pub mod latency;
@@ -48,6 +49,7 @@ pub use corrupt::Lie;
 pub use fault::{Corruption, Fault, FaultRule, FaultTag, FieldPath, MalformedKind, Probability, Schedule};
 pub use inject::{Injected, InjectedArg, InjectionStyle};
 pub use input_error::{InputError, InputErrorKind};
+pub use judge::{JudgeAnswer, JudgeSlot, ReadingJudge};
 pub use latency::{Band, Latency};
 pub use rng::{Stream, StreamSource};
 pub use sessions::{Arrival, Explore, ModelCapacity, SessionId, Sessions};

@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use crate::agent::Message;
 use crate::call::{ToolCall, ToolError};
+use crate::judge::ReadingJudge;
 use crate::sessions::SessionId;
 use crate::time::TimeMs;
 use crate::value::Value;
@@ -19,6 +20,8 @@ pub struct WorldCx<'a, E> {
     scheduled: &'a mut Vec<(TimeMs, Scheduled<E>)>,
     minefields: &'a mut Vec<Minefield>,
     notes: &'a mut Vec<(&'static str, Value)>,
+    /// Who reads what the world's rules cannot decide ([`WorldCx::judge`]).
+    judge: Option<&'a dyn ReadingJudge>,
 }
 
 /// Something a world scheduled.
@@ -56,7 +59,21 @@ impl<'a, E> WorldCx<'a, E> {
         minefields: &'a mut Vec<Minefield>,
         notes: &'a mut Vec<(&'static str, Value)>,
     ) -> Self {
-        Self { now_ms, session, scheduled, minefields, notes }
+        Self { now_ms, session, scheduled, minefields, notes, judge: None }
+    }
+
+    /// This context with `judge` reading what the world's rules cannot
+    /// decide (the engine sets the run's [`crate::SimConfig::judge`]).
+    pub fn with_judge(mut self, judge: Option<&'a dyn ReadingJudge>) -> Self {
+        self.judge = judge;
+        self
+    }
+
+    /// The run's judge, when it has one: a world asks it to read a message its
+    /// rules leave uncertain, and notes what it read (see [`crate::judge`]).
+    /// `None`: the reading stays uncertain.
+    pub fn judge(&self) -> Option<&'a dyn ReadingJudge> {
+        self.judge
     }
 
     /// The session whose call or words are being handled (`None` while the

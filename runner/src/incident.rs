@@ -308,6 +308,7 @@ impl Incident {
             None => Prepared::new(self.scenario.clone()),
         };
         crate::llm::configure_user(&mut prepared, &self.offline_endpoint());
+        crate::llm::configure_judge(&mut prepared, &self.offline_endpoint());
         prepared
     }
 
@@ -374,7 +375,7 @@ fn replayable(stack: &StackSpec, trajectory: &Trajectory, sessions: &agentsim_en
 }
 
 /// The answers a recorded trajectory's models used (the notes `llm.answer`
-/// and `llm_user.answer` name their keys), in the order first used: from this
+/// and `llm_user.answer` and the world's `judged_reading` name their keys), in the order first used: from this
 /// process's memory, else from the stack's cassette folder. An answer found
 /// in neither is left out (its replay then ends naming the request).
 fn carried(trajectory: &Trajectory, stack: &StackSpec) -> Vec<CarriedAnswer> {
@@ -384,10 +385,17 @@ fn carried(trajectory: &Trajectory, stack: &StackSpec) -> Vec<CarriedAnswer> {
     };
     let mut keys: Vec<&str> = Vec::new();
     for event in &trajectory.events {
-        if let EventKind::Note(note) = &event.kind
-            && matches!(note.source, "llm" | agentsim_agents::llm::user::NOTE_SOURCE)
-            && note.what == "answer"
-            && let Some(key) = note.detail.as_str()
+        let key = match &event.kind {
+            EventKind::Note(note)
+                if matches!(note.source, "llm" | agentsim_agents::llm::user::NOTE_SOURCE) && note.what == "answer" =>
+            {
+                note.detail.as_str()
+            }
+            // A judge's reading names the key of the answer it read.
+            EventKind::World { what: "judged_reading", detail } => detail.get("key").and_then(|k| k.as_str()),
+            _ => None,
+        };
+        if let Some(key) = key
             && !keys.contains(&key)
         {
             keys.push(key);

@@ -5,10 +5,11 @@ use std::path::{Path, PathBuf};
 
 use std::sync::Arc;
 
+use agentsim_agents::llm::judge::LlmJudge;
 use agentsim_agents::llm::user::LlmUserFactory;
 use agentsim_agents::llm::{API_KEY_ENV_DEFAULT, BASE_URL_DEFAULT, CassetteMode, Endpoint, LlmConfig};
 use agentsim_agents::{PlannerSpec, StackSpec};
-use agentsim_worlds::{Prepared, UserModel, UserSpec};
+use agentsim_worlds::{JudgeModel, JudgeSpec, Prepared, UserModel, UserSpec};
 
 use crate::Error;
 
@@ -50,9 +51,9 @@ pub fn configure(
     scenario: &str,
 ) -> Result<(), Error> {
     let PlannerSpec::Llm(config) = &mut stack.planner else {
-        if options.any() && prepared.scenario.user.is_rules() {
+        if options.any() && prepared.scenario.user.is_rules() && prepared.scenario.judge.is_rules() {
             return Err(Error::argument(
-                "--llm-base-url, --llm-api-key-env, --cassette and --cassette-mode: only with a model as the agent or the user (--agent llm:MODEL, --user llm:MODEL, or a stack file whose planner is Llm(..))",
+                "--llm-base-url, --llm-api-key-env, --cassette and --cassette-mode: only with a model as the agent, the user or the judge (--agent llm:MODEL, --user llm:MODEL, --judge llm:MODEL, or a stack file whose planner is Llm(..))",
             ));
         }
         return Ok(());
@@ -139,7 +140,7 @@ pub const IN_FLIGHT_DEFAULT: usize = 64;
 /// wait on the network, not on the cores), `None` (one per core) otherwise,
 /// replaying a cassette included.
 pub fn in_flight_default(stack: &StackSpec, prepared: &Prepared, options: &LlmOptions) -> Option<usize> {
-    let model = matches!(stack.planner, PlannerSpec::Llm(_)) || prepared.has_user_voice();
+    let model = matches!(stack.planner, PlannerSpec::Llm(_)) || prepared.has_user_voice() || prepared.has_judge();
     let replaying = options.cassette.is_some() && options.cassette_mode.as_deref() == Some("replay");
     (model && !replaying).then_some(IN_FLIGHT_DEFAULT)
 }
@@ -169,6 +170,33 @@ pub fn configure_user(prepared: &mut Prepared, endpoint: &Endpoint) {
     config.system = model.instructions.clone();
     config.endpoint = endpoint.clone();
     prepared.set_user_voice(Some(Arc::new(LlmUserFactory { config })));
+}
+
+/// Reads `--judge`: `rules` (the rules reader alone) or `llm:MODEL`.
+pub fn parse_judge(spec: &str) -> Result<JudgeSpec, Error> {
+    match spec.strip_prefix("llm:") {
+        Some(model) if model.trim().is_empty() => Err(Error::argument("--judge llm:MODEL: the model name is empty")),
+        Some(model) => Ok(JudgeSpec::Llm(JudgeModel::new(model.trim()))),
+        None if spec == "rules" => Ok(JudgeSpec::Rules),
+        None => Err(Error::argument(format!("--judge: expected `rules` or `llm:MODEL`, found `{spec}`"))),
+    }
+}
+
+/// Sets up who reads what the rules cannot decide in `prepared`: when its
+/// scenario names a model (`judge: Llm(..)`, or `--judge llm:MODEL` put
+/// there), a judge over `endpoint` (made by [`endpoint`], or an incident's
+/// offline one).
+pub fn configure_judge(prepared: &mut Prepared, endpoint: &Endpoint) {
+    let JudgeSpec::Llm(model) = &prepared.scenario.judge else {
+        prepared.set_judge(None);
+        return;
+    };
+    let mut config = LlmConfig::new(&model.model);
+    config.temperature = model.temperature;
+    config.seed = model.seed;
+    config.max_tokens = model.max_tokens;
+    config.endpoint = endpoint.clone();
+    prepared.set_judge(Some(Arc::new(LlmJudge { config })));
 }
 
 /// The model's system prompt for the scenario `spec` names: the `policy.md`

@@ -72,7 +72,8 @@ pub fn agent(spec: &str, prepared: &Prepared, turn_limit_ms: u64, layers: Option
 
 /// The stack `setup` names ([`agent`]), with its model (if it is one) set up
 /// from the `--llm-*` and `--cassette*` flags; first, who speaks for the user
-/// (`--user`, else the scenario's `user`), set up from the same flags.
+/// (`--user`, else the scenario's `user`) and who judges what the rules cannot
+/// read (`--judge`, else the scenario's `judge`), set up from the same flags.
 pub fn setup_agent(setup: &super::Setup, prepared: &mut Prepared) -> Result<StackSpec, Failure> {
     let options = setup.llm.options();
     if let Some(user) = &setup.user {
@@ -80,6 +81,12 @@ pub fn setup_agent(setup: &super::Setup, prepared: &mut Prepared) -> Result<Stac
     }
     if !prepared.scenario.user.is_rules() {
         agentsim::llm::configure_user(prepared, &agentsim::llm::endpoint(&options)?);
+    }
+    if let Some(judge) = &setup.judge {
+        prepared.scenario.judge = agentsim::llm::parse_judge(judge)?;
+    }
+    if !prepared.scenario.judge.is_rules() {
+        agentsim::llm::configure_judge(prepared, &agentsim::llm::endpoint(&options)?);
     }
     let mut stack = agent(&setup.agent, prepared, setup.turn_limit_ms, setup.layers.as_deref())?;
     agentsim::llm::configure(&mut stack, &options, prepared, &setup.scenario)?;

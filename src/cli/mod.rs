@@ -148,6 +148,12 @@ struct Setup {
     /// the task, over the same endpoint and cassette as --agent llm:MODEL).
     #[arg(long, value_name = "SPEC")]
     user: Option<String>,
+    /// Who reads the agent's messages the rules reader cannot decide: `rules`
+    /// (nobody: the reading is `uncertain`, the default unless the scenario
+    /// names a model) or llm:MODEL (a model asked for a fixed JSON reading,
+    /// over the same endpoint and cassette as --agent llm:MODEL).
+    #[arg(long, value_name = "SPEC")]
+    judge: Option<String>,
     #[command(flatten)]
     llm: llm::LlmArgs,
 }

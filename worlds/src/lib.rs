@@ -24,4 +24,4 @@ pub mod weather_dining;
 pub mod world_model;
 
 pub use scenario::{BuiltinWorld, NamedWorld, Prepared, Scenario, ScenarioError, WorldConfig, WorldKind, WorldModel};
-pub use user_spec::{UserModel, UserSpec};
+pub use user_spec::{JudgeModel, JudgeSpec, UserModel, UserSpec};

@@ -17,7 +17,7 @@ use crate::newsroom::NewsroomConfig;
 use crate::scripted::{self, ScriptedConfig};
 use crate::support_desk::SupportDeskConfig;
 use crate::swarm::{Swarm, SwarmDraw};
-use crate::user_spec::UserSpec;
+use crate::user_spec::{JudgeSpec, UserSpec};
 use crate::weather_dining::WeatherDiningConfig;
 pub use crate::world_model::{Builtin, BuiltinWorld, NamedWorld, WorldKind, WorldModel, run_world};
 
@@ -51,6 +51,12 @@ pub struct Scenario {
     /// a model playing the user meets the same world as the rules do.
     #[serde(default, skip_serializing_if = "UserSpec::is_rules")]
     pub user: UserSpec,
+    /// Who reads what the world's rules cannot decide: nobody (the default,
+    /// left out of the canonical form; the reading stays `uncertain`), or a
+    /// model (docs/conversation.md). Not part of the key: a judge meets the
+    /// same world as the rules do.
+    #[serde(default, skip_serializing_if = "JudgeSpec::is_rules")]
+    pub judge: JudgeSpec,
     /// How many sessions share one world in each run, when they arrive and
     /// what they share of the model (see `agentsim_engine::sessions`; one
     /// session by default). Left out of the canonical form when it is the
@@ -248,6 +254,7 @@ impl Scenario {
             world: WorldConfig::Named(NamedWorld(world.to_string())),
             swarm: Swarm::default(),
             user: UserSpec::Rules,
+            judge: JudgeSpec::Rules,
             sessions: agentsim_engine::Sessions::default(),
         }
     }
@@ -409,10 +416,10 @@ impl Scenario {
         // What the trials explore is not part of the world: trial 0 of a
         // scenario that explores interleavings is the plain scenario's run.
         let explores = self.sessions.explore != agentsim_engine::Explore::Agents;
-        if self.user.is_rules() && !explores {
+        if self.user.is_rules() && self.judge.is_rules() && !explores {
             return agentsim_engine::rng::key_of(self);
         }
-        let mut plain = Scenario { user: UserSpec::Rules, ..self.clone() };
+        let mut plain = Scenario { user: UserSpec::Rules, judge: JudgeSpec::Rules, ..self.clone() };
         plain.sessions.explore = agentsim_engine::Explore::Agents;
         agentsim_engine::rng::key_of(&plain)
     }
@@ -435,6 +442,7 @@ impl Scenario {
             nominal_fault_scale: None,
             sampled_probabilities: None,
             user_voice: agentsim_engine::VoiceSlot::default(),
+            judge: agentsim_engine::JudgeSlot::default(),
             sessions: self.sessions.clone(),
             interleaving: 0,
         }
@@ -458,6 +466,9 @@ pub struct Prepared {
     /// Who speaks for the user when the scenario names a model
     /// ([`Prepared::set_user_voice`]); empty: the world's rules.
     voice: agentsim_engine::VoiceSlot,
+    /// Who reads what the rules cannot decide when the scenario names a model
+    /// ([`Prepared::set_judge`]); empty: nobody.
+    judge: agentsim_engine::JudgeSlot,
     /// The task of each seed, in turn (seed `s` runs `tasks[s % len]`; a task
     /// of weight `w` appears `w` times in a row); empty for a world without
     /// named tasks.
@@ -540,7 +551,15 @@ impl Prepared {
 
     fn assemble(scenario: Scenario, catalog: Catalog, key: [u8; 32], model: Arc<dyn WorldModel>) -> Prepared {
         let tasks = weighted(&*model, 0..model.tasks().len());
-        Prepared { scenario, catalog, key, model, tasks, voice: agentsim_engine::VoiceSlot::default() }
+        Prepared {
+            scenario,
+            catalog,
+            key,
+            model,
+            tasks,
+            voice: agentsim_engine::VoiceSlot::default(),
+            judge: agentsim_engine::JudgeSlot::default(),
+        }
     }
 
     /// Runs only the named tasks (`all` or none: every task), seed `s` taking
@@ -735,14 +754,34 @@ impl Prepared {
         self.model.run(task, catalog, &streams, &self.voiced(config), &mut *agent, swarm_note)
     }
 
-    /// `config` with the scenario's voice speaking for the user, when it names
-    /// one and `config` has none of its own.
+    /// `config` with the scenario's voice speaking for the user and its judge
+    /// reading, when it names them and `config` has none of its own.
     fn voiced<'c>(&self, config: &'c SimConfig) -> std::borrow::Cow<'c, SimConfig> {
-        if self.voice.0.is_some() && config.user_voice.0.is_none() {
-            std::borrow::Cow::Owned(SimConfig { user_voice: self.voice.clone(), ..config.clone() })
-        } else {
-            std::borrow::Cow::Borrowed(config)
+        let voice = self.voice.0.is_some() && config.user_voice.0.is_none();
+        let judge = self.judge.0.is_some() && config.judge.0.is_none();
+        if !(voice || judge) {
+            return std::borrow::Cow::Borrowed(config);
         }
+        let mut owned = config.clone();
+        if voice {
+            owned.user_voice = self.voice.clone();
+        }
+        if judge {
+            owned.judge = self.judge.clone();
+        }
+        std::borrow::Cow::Owned(owned)
+    }
+
+    /// Sets who reads what the world's rules cannot decide in every run: a
+    /// judge (a model, set up from the scenario's `judge` by the runner), or
+    /// nobody (`None`).
+    pub fn set_judge(&mut self, judge: Option<Arc<dyn agentsim_engine::ReadingJudge>>) {
+        self.judge = agentsim_engine::JudgeSlot(judge);
+    }
+
+    /// Whether a judge reads ([`Prepared::set_judge`]).
+    pub fn has_judge(&self) -> bool {
+        self.judge.0.is_some()
     }
 
     /// Sets who speaks for the user in every run: a voice made by `factory`

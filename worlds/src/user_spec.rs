@@ -62,3 +62,48 @@ impl UserModel {
         }
     }
 }
+
+/// Who reads what the world's rules cannot decide: nobody (the default: the
+/// reading stays `uncertain`), or a model (`judge: Llm(model: "...")` in a
+/// scenario, `--judge llm:MODEL` on the command line; docs/conversation.md,
+/// "A model judge where the rules give up"). Where it is served comes from the
+/// command line or the environment, as for the agent's and the user's models.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub enum JudgeSpec {
+    /// The rules reader alone.
+    #[default]
+    Rules,
+    /// A model behind an OpenAI-compatible endpoint.
+    Llm(JudgeModel),
+}
+
+impl JudgeSpec {
+    /// Whether the rules alone read (what a scenario leaves unwritten).
+    pub fn is_rules(&self) -> bool {
+        matches!(self, JudgeSpec::Rules)
+    }
+}
+
+/// The model that judges and its sampling parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JudgeModel {
+    /// The model name the endpoint serves.
+    pub model: String,
+    /// Sampling temperature (default 0).
+    #[serde(default = "zero")]
+    pub temperature: Option<f64>,
+    /// The provider's sampling seed, where it honours one.
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// Most tokens per answer.
+    #[serde(default)]
+    pub max_tokens: Option<u32>,
+}
+
+impl JudgeModel {
+    /// `model` at temperature 0.
+    pub fn new(model: &str) -> Self {
+        Self { model: model.to_string(), temperature: zero(), seed: None, max_tokens: None }
+    }
+}

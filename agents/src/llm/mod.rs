@@ -27,6 +27,7 @@ pub mod answer;
 pub mod cassette;
 pub mod client;
 pub mod error;
+pub mod judge;
 pub mod memory;
 pub mod redact;
 pub mod request;

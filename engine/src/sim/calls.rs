@@ -69,13 +69,14 @@ impl<'a, E> Sim<'a, E> {
     ) -> (crate::runtime::Served, bool, bool) {
         let (mut delivered, mut applied_write) = (false, false);
         let (scheduled, minefields, notes) = (&mut self.scheduled, &mut self.minefields, &mut self.world_notes);
+        let judge = self.config.judge.0.as_deref();
         let write = self.catalog.spec(call.tool).def.kind == crate::tool::ToolKind::Write;
         let mut applications = 0u32;
         self.tools.set_band(self.priorities.as_ref().map(|p| p.band(session)));
         let served = self.tools.call(now_ms, call, &mut |c, as_of_ms| {
             applications += u32::from(write);
             let before = minefields.len();
-            let mut cx = WorldCx::new(now_ms, Some(session), scheduled, minefields, notes);
+            let mut cx = WorldCx::new(now_ms, Some(session), scheduled, minefields, notes).with_judge(judge);
             let answer = world.handle(c, as_of_ms, &mut cx);
             delivered |= applications <= 1 && answer.is_ok();
             applied_write |= write && answer.is_ok();

@@ -383,6 +383,7 @@ impl<'a, E> Sim<'a, E> {
     /// the world's own start or event).
     fn world_cx(&mut self, session: Option<SessionId>) -> WorldCx<'_, E> {
         WorldCx::new(self.now_ms, session, &mut self.scheduled, &mut self.minefields, &mut self.world_notes)
+            .with_judge(self.config.judge.0.as_deref())
     }
 
     /// Schedules `ev` at `at_ms`: among events at the same time in the order

@@ -177,16 +177,97 @@ impl<'c> SupportDesk<'c> {
         self.unsure(text, "it speaks of a refund and an amount without saying it was done", now_ms, cx)
     }
 
-    /// The customer cannot read `text` for certain (`why`): noted in the
+    /// The customer cannot read `text` for certain (`why`): with a judge
+    /// (`--judge llm:MODEL`), the judge reads it (see [`Self::judged`]);
+    /// without one, or when the judge cannot tell, it is noted in the
     /// trajectory, kept for the verdict once the refund is complete, and said.
     fn unsure(&mut self, text: &str, why: &str, now_ms: TimeMs, cx: &mut WorldCx<'_, DeskEvent>) -> Message {
+        let mut why = why.to_string();
+        if let Some(judge) = cx.judge() {
+            match self.judged(judge, text, now_ms, cx) {
+                Ok(reply) => return reply,
+                Err(judge_why) => why = format!("{why}; the judge: {judge_why}"),
+            }
+        }
         if self.user.record.uncertain.is_none() && self.user.record.progress.has("refunded") {
             let why = format!("the customer could not read the closing for certain ({why}): {text:?}");
             self.user.record.uncertain = Some(Box::new((now_ms, why)));
         }
-        cx.note("uncertain_reading", Value::map([("why", Value::str(why)), ("text", Value::str(text))]));
+        cx.note("uncertain_reading", Value::map([("why", Value::str(&why)), ("text", Value::str(text))]));
         let request = self.request_text();
         listen::unsure(self, &request)
+    }
+
+    /// The judge reads `text`, which the rules could not decide, knowing the
+    /// customer's facts; what it read is the note `judged_reading` (in the
+    /// digest). Said done with the request's amount, and with its order and
+    /// item when it names them: the closing is read (told, as
+    /// [`Self::closing`] reads a right one). Said done with another amount,
+    /// order or item: a wrong statement, corrected. Said not done: doubted, as
+    /// a negated closing. Otherwise (the judge failed, or cannot tell, or says
+    /// done without an amount): `Err` with why, and the reading stays
+    /// uncertain.
+    fn judged(
+        &mut self,
+        judge: &dyn agentsim_engine::ReadingJudge,
+        text: &str,
+        now_ms: TimeMs,
+        cx: &mut WorldCx<'_, DeskEvent>,
+    ) -> Result<Message, String> {
+        let facts = self.facts();
+        let pairs: Vec<(String, String)> = facts.iter().map(|f| (f.name.clone(), f.value.shown())).collect();
+        let answer = match judge.read(text, &pairs) {
+            Ok(answer) => answer,
+            Err(reason) => {
+                let detail = Value::map([("text", Value::str(text)), ("failed", Value::str(&reason))]);
+                cx.note("judged_reading", detail);
+                return Err(format!("failed ({reason})"));
+            }
+        };
+        let t = self.user.record.target.clone();
+        let expected_cents = self.amount_cents(&t);
+        let order_right = answer
+            .order_id
+            .as_deref()
+            .is_none_or(|o| o.trim().trim_start_matches('#').eq_ignore_ascii_case(&self.config.orders[t.order].id));
+        let item_right = answer.item.as_deref().is_none_or(|i| same_item(i, self.item_name(&t), t.item.is_none()));
+        let reading = match (answer.done, answer.amount_cents) {
+            (Some(true), Some(cents)) if cents == expected_cents && order_right && item_right => "told",
+            (Some(true), Some(_)) => "told_wrong",
+            (Some(false), _) => "not_done",
+            _ => "cannot_tell",
+        };
+        let shown = |v: Option<String>| v.map_or(Value::Null, Value::Str);
+        let detail = Value::map([
+            ("text", Value::str(text)),
+            ("done", answer.done.map_or(Value::Null, Value::Bool)),
+            ("amount_cents", answer.amount_cents.map_or(Value::Null, Value::Int)),
+            ("order_id", shown(answer.order_id.clone())),
+            ("item", shown(answer.item.clone())),
+            ("reading", Value::str(reading)),
+            ("key", Value::str(&answer.key)),
+            ("retries", Value::List(answer.retries.iter().map(Value::str).collect())),
+        ]);
+        cx.note("judged_reading", detail);
+        match reading {
+            "told" => {
+                self.user.record.told_cents.push((now_ms, expected_cents));
+                if self.user.record.progress.has("refunded") {
+                    self.user.record.progress.reach("customer_told", now_ms);
+                }
+                Ok(listen::acknowledge(self, true))
+            }
+            "told_wrong" => {
+                self.user.record.told_wrong = self.user.record.told_wrong.saturating_add(1);
+                let text = listen::refuse(self, &facts, &[ITEM, ORDER_ID, AMOUNT], &[], label);
+                Ok(Message { text, content: self.request_and(&t, [("told_wrong", Value::Bool(true))]) })
+            }
+            "not_done" => {
+                let request = self.request_text();
+                Ok(listen::doubted(self, talk::claims::Doubt::Negated, &request))
+            }
+            _ => Err("it could not tell whether the refund was done, or for how much".to_string()),
+        }
     }
 
     /// The customer reads a closing: its bound values must be the request's
@@ -275,6 +356,18 @@ impl Listener for SupportDesk<'_> {
     fn voice(&mut self) -> &mut Voice {
         listen::voice_of(&mut self.user.voice, self.user.persona, &self.user.user_rng)
     }
+}
+
+/// Whether `said` (an item as the judge read it) is `item` (the request's;
+/// `whole` when the request is the whole order): the same words, or one
+/// within the other (`keyboard`, `wireless keyboard`), case aside.
+fn same_item(said: &str, item: &str, whole: bool) -> bool {
+    let said = said.trim().to_lowercase();
+    if whole {
+        return ["order", "whole", "entire", "all", "everything"].iter().any(|w| said.contains(w));
+    }
+    let item = item.to_lowercase();
+    !said.is_empty() && (said.contains(&item) || item.contains(&said))
 }
 
 /// How the customer names a fact: `order id` for `order_id`.
