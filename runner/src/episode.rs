@@ -70,9 +70,6 @@ pub struct Setup {
 }
 
 /// Where an episode stands after starting or a step.
-// One `Step` per planner turn, moved once: boxing the trajectory would cost an
-// allocation per episode for nothing measurable.
-#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Step {
     /// The planner waits for a command on this observation.
