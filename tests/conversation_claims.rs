@@ -295,6 +295,11 @@ fn the_reader_judges_the_first_hold_out_it_was_then_fixed_on() {
 }
 
 #[test]
+fn the_reader_judges_the_third_hold_out() {
+    assert_family("holdout/support_desk_3.json", 0..200);
+}
+
+#[test]
 fn the_reader_judges_a_hold_out_it_never_saw() {
     assert_family("holdout/support_desk_2.json", 0..200);
 }

@@ -111,7 +111,10 @@ impl<'c> SupportDesk<'c> {
             let content = self.request_and(&t, [("confirm", Value::Bool(false))]);
             return Message { text, content };
         }
-        if !reading.states_right(ITEM) {
+        // A whole order is named by its order and its total as well as by the
+        // words ("a full refund of $154.49 for order A1003").
+        let whole_by_values = t.item.is_none() && reading.states_right(ORDER_ID) && reading.states_right(AMOUNT);
+        if !reading.states_right(ITEM) && !whole_by_values {
             // "Shall I go ahead?", or an item the customer does not know ("the
             // monitor"): it restates what it wants instead of agreeing unseen.
             // The item (or `whole order`) is what the refund is of.

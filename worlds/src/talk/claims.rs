@@ -144,14 +144,27 @@ fn push_span(out: &mut Vec<((usize, usize), bool)>, text: &str, span: (usize, us
 /// per sentence that makes one, in order. `proposal` says whether the message
 /// as a whole asks for consent (its intent), which its questions then do.
 pub fn claims(text: &str, ws: &[Word], proposal: bool) -> Vec<Claim> {
-    let mut out = Vec::new();
+    let mut out: Vec<Claim> = Vec::new();
+    // A sentence that is only a hedge ("Refund processed... I think.")
+    // hedges the claims on either side of it.
+    let mut hedge_next = false;
     for (span, question) in sentence_spans(text) {
         let words: Vec<&Word> = ws.iter().filter(|w| w.span.0 >= span.0 && w.span.1 <= span.1).collect();
         if words.is_empty() {
             continue;
         }
-        if let Some(claim) = sentence_claim(text, &words, span, question, proposal) {
-            out.push(claim);
+        match sentence_claim(text, &words, span, question, proposal) {
+            Some(mut claim) => {
+                claim.hedged |= std::mem::take(&mut hedge_next);
+                out.push(claim);
+            }
+            None if any_phrase(&words, HEDGES) => {
+                if let Some(last) = out.last_mut() {
+                    last.hedged = true;
+                }
+                hedge_next = true;
+            }
+            None => {}
         }
     }
     out

@@ -60,6 +60,9 @@ pub(crate) const CONSENT: &[&str] = &[
     "do you consent",
     "consent",
     "good to go",
+    "do i have your",
+    "your approval",
+    "resolve this",
 ];
 
 /// Requests for consent without a question mark ("Please confirm and I'll
@@ -91,6 +94,9 @@ pub(crate) const CONSENT_REQUESTS: &[&str] = &[
     "kindly confirm",
     "confirm whether",
     "reply confirm",
+    "if yes",
+    "if so i'll",
+    "if you agree",
 ];
 
 /// Verbs that name an action on the user's behalf.
@@ -362,6 +368,9 @@ pub(crate) const HEDGES: &[&str] = &[
     "can't guarantee",
     "cannot guarantee",
     "to be sure",
+    "double-check",
+    "double check",
+    "not seeing it",
 ];
 
 /// Phrases before a done word, in its clause, that make it a promise or a
@@ -416,7 +425,7 @@ pub(crate) const REFUSALS: &[&str] = &[
 /// Words that end a negation's scope (NegEx's termination terms), besides
 /// punctuation.
 pub(crate) const CLAUSE_ENDS: &[&str] =
-    &["but", "however", "although", "though", "yet", "except", "whereas", "nevertheless", "still", "and", "then"];
+    &["but", "however", "although", "though", "except", "whereas", "nevertheless", "still", "and", "then"];
 
 /// Words that put a sentence's values on something other than the matter at
 /// hand (`your other order`, `another item`).
